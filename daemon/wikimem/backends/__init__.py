@@ -1,0 +1,106 @@
+"""Backends turn changed sources into page edits. Built-ins register like a third party would.
+
+The contract is small and typed: a backend has a `name`, the setting it needs
+(if any), and one method, `compile`, taking a Batch and returning a
+BatchResult of page edits. The compiler, not the backend, writes files: every
+edit passes the same guards whichever backend proposed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..sources import Document
+    from ..state import State
+    from ..workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """A source present in raw/ now."""
+
+    path: str  # workspace-relative: raw/...
+    sha256: str
+    page: str  # wiki-relative page path assigned to it (sources/<slug>.md)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What changed since the last compile, and read access to everything else."""
+
+    workspace: Workspace
+    settings: Settings
+    state: State
+    sources: Mapping[str, SourceRef]  # every current source, by path
+    changed: tuple[str, ...]  # new or modified sources, by path
+    renamed: Mapping[str, str]  # new path -> old path, content unchanged
+    removed: Mapping[str, str]  # removed source path -> its page
+    load: Callable[[str], Document]  # loads a changed source (raises SkipSource)
+    rebuild: bool = False  # re-render every page even if nothing changed
+
+
+@dataclass(frozen=True)
+class PageEdit:
+    """Create or replace (content) or delete (content None) a page under wiki/."""
+
+    path: str
+    content: str | None
+    kind: str
+    owner: str | None = None  # source path or concept key
+
+
+@dataclass(frozen=True)
+class SourceOutcome:
+    path: str
+    status: str  # compiled | skipped | failed
+    reason: str | None = None
+    title: str | None = None
+    usage: Mapping[str, int] = field(default_factory=dict)  # tokens, for model backends
+    concepts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    edits: tuple[PageEdit, ...]
+    outcomes: tuple[SourceOutcome, ...]
+    notes: tuple[str, ...] = ()
+
+
+class Backend(Protocol):
+    name: str
+    needs: str | None  # the setting or variable it cannot run without, e.g. ANTHROPIC_API_KEY
+
+    def compile(self, batch: Batch) -> BatchResult: ...
+
+
+_REGISTRY: dict[str, Callable[[Settings], Backend]] = {}
+
+
+def register(name: str, factory: Callable[[Settings], Backend]) -> None:
+    """Register a backend factory under a name (third-party backends call this too)."""
+    _REGISTRY[name] = factory
+
+
+def names() -> list[str]:
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def create(name: str, settings: Settings) -> Backend:
+    from ..errors import UsageError
+
+    _load_builtins()
+    if name not in _REGISTRY:
+        raise UsageError(f"unknown backend {name!r}; choose one of: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name](settings)
+
+
+def _load_builtins() -> None:
+    if "offline" not in _REGISTRY:
+        from . import offline
+
+        register("offline", offline.OfflineBackend)

@@ -1,0 +1,330 @@
+"""The offline backend: deterministic, no network. Same inputs, byte-identical pages.
+
+It analyses each changed source once (cached by content hash), chooses
+concepts across all sources (phrases several sources share, signalled by
+headings, code spans, emphasis or recurrence), and renders only the pages a
+change touches: the changed sources' pages, the concept pages they feed, and
+source pages whose concept links moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import posixpath
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis import Sentence, SourceAnalysis, analyze, tokens
+from ..config import Settings
+from ..pages import Page, escape_link_text, relative_link, slugify
+from ..sources import SkipSource
+from ..templating import render
+from . import Batch, BatchResult, PageEdit, SourceOutcome
+
+MAX_CONCEPT_LINKS = 20  # per source page
+MAX_QUOTED_SOURCES = 25  # per concept page
+QUOTES_PER_SOURCE = 2
+
+
+@dataclass
+class Concept:
+    key: str
+    title: str
+    aliases: list[str]
+    slug: str
+    sources: list[str] = field(default_factory=list)  # paths, newest first
+
+    @property
+    def page(self) -> str:
+        return f"concepts/{self.slug}.md"
+
+
+def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
+    """Concepts: phrases several sources share, with a signal that they name a thing.
+
+    A single word needs a strong signal (a heading, a type-like code span, an
+    emphasized definition) and weight across sources; phrases found in most
+    sources are too general to be worth a page, as are one-source phrases.
+    """
+    df: Counter[str] = Counter()
+    strength: Counter[str] = Counter()
+    strong_docs: Counter[str] = Counter()
+    signal_docs: Counter[str] = Counter()
+    surfaces: dict[str, Counter[str]] = defaultdict(Counter)
+    for data in analyses.values():
+        df.update(data["terms"].keys())
+        for key, (level, surface) in data["signals"].items():
+            strength[key] += level
+            signal_docs[key] += 1
+            if level >= 2:
+                strong_docs[key] += 1
+            surfaces[key][surface] += level
+    n = len(analyses)
+    max_df = n if n < 10 else max(2, int(0.6 * n))
+    scored: list[tuple[float, str]] = []
+    for key, count in strength.items():
+        docs = df[key]
+        if docs < 2 or docs > max_df:
+            continue
+        if " " in key:
+            ok = strong_docs[key] >= 1 or signal_docs[key] >= 2
+        else:
+            ok = strong_docs[key] >= 1 and count >= 4 and signal_docs[key] >= 2
+        if ok:
+            scored.append((count * math.log(1 + docs), key))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    keep = [key for _, key in scored[: 25 + n]]
+    concepts: dict[str, Concept] = {}
+    used_slugs: set[str] = set()
+    for key in sorted(keep):
+        forms = surfaces[key]
+        title = _title(max(sorted(forms), key=lambda f: forms[f]))
+        aliases = sorted({_title(f) for f in forms if _title(f).lower() != title.lower()}, key=str.lower)[:8]
+        slug = slugify(key)
+        if slug == "index" or slug.startswith("index-"):
+            slug = "concept-" + slug  # index*.md names are the catalogs'
+        while slug in used_slugs:
+            slug += "-2"
+        used_slugs.add(slug)
+        concepts[key] = Concept(key, title, aliases, slug)
+    return concepts
+
+
+def _title(surface: str) -> str:
+    surface = surface.strip().strip("`*_")
+    return surface[:1].upper() + surface[1:] if surface[:1].islower() and " " in surface else surface
+
+
+def _order_key(item: tuple[str, dict[str, Any]]) -> tuple[int, str, str]:
+    """Newest source first (by the date it carries), undated sources after, then by path."""
+    path, data = item
+    date = data.get("date") or ""
+    return (0 if date else 1, _invert(date), path)
+
+
+def _invert(date: str) -> str:
+    return "".join(chr(255 - ord(c)) for c in date)
+
+
+def _mentions(sentences: list[tuple[Sentence, str]], key: str) -> list[Sentence]:
+    """The first sentences of a source that mention a concept (first mentions tend to define)."""
+    needle = f" {key} "
+    found = []
+    for s, folded in sentences:
+        if needle in folded:
+            found.append(s)
+            if len(found) >= QUOTES_PER_SOURCE:
+                break
+    return found
+
+
+def _quotable(sentences: list[Sentence]) -> list[tuple[Sentence, str]]:
+    return [
+        (s, " " + " ".join(tokens(s.text)) + " ")
+        for s in sentences
+        if s.kind in ("para", "item", "table") and 25 <= len(s.text) <= 400
+    ]
+
+
+def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
+    """Relative link from a page to a line (or PDF page) of a raw file."""
+    return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}"
+
+
+def quote_text(text: str) -> str:
+    """A quote fit for a list item: one line, no stray link syntax that would dangle."""
+    text = " ".join(text.split())
+    return text.replace("[[", "[ [").replace("]]", "] ]")
+
+
+class OfflineBackend:
+    name = "offline"
+    needs: str | None = None
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+
+    # the offline analysis, cached in state.db by content hash
+    def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:
+        cached = batch.state.get_analysis(sha, self.name)
+        if cached is not None:
+            return cached
+        analysis = analyze(batch.load(path)).to_json()
+        batch.state.put_analysis(sha, self.name, analysis)
+        return {k: v for k, v in analysis.items() if k != "sentences"}
+
+    def compile(self, batch: Batch) -> BatchResult:
+        analyses: dict[str, dict[str, Any]] = {}
+        outcomes: list[SourceOutcome] = []
+        changed = set(batch.changed)
+        for path in sorted(batch.sources):
+            ref = batch.sources[path]
+            try:
+                analyses[path] = self._analysis(batch, path, ref.sha256)
+            except SkipSource as exc:
+                outcomes.append(SourceOutcome(path, "skipped", str(exc)))
+            except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+                outcomes.append(SourceOutcome(path, "failed", f"{type(exc).__name__}: {exc}"))
+        concepts = select_concepts(analyses)
+        ordered = sorted(analyses.items(), key=_order_key)
+        for concept in concepts.values():
+            concept.sources = [p for p, data in ordered if concept.key in data["terms"]]
+
+        previous = {path: row.concepts for path, row in batch.state.sources().items()}
+        source_concepts: dict[str, tuple[str, ...]] = {}
+        for path, data in analyses.items():
+            present = [k for k in concepts if k in data["terms"]]
+            present.sort(key=lambda k: (-data["terms"][k] * (1 + (data["signals"].get(k, [0])[0])), k))
+            source_concepts[path] = tuple(present[:MAX_CONCEPT_LINKS])
+
+        wiki = batch.workspace.wiki
+        touched = changed | set(batch.renamed)
+        edits: list[PageEdit] = []
+        sentence_cache: dict[str, list[Sentence]] = {}
+
+        def sentences_of(path: str) -> list[Sentence]:
+            if path not in sentence_cache:
+                raw = batch.state.get_sentences(batch.sources[path].sha256, self.name) or []
+                sentence_cache[path] = [Sentence(*s) for s in raw]
+            return sentence_cache[path]
+
+        quotable_cache: dict[str, list[tuple[Sentence, str]]] = {}
+
+        def quotable_of(path: str) -> list[tuple[Sentence, str]]:
+            if path not in quotable_cache:
+                quotable_cache[path] = _quotable(sentences_of(path))
+            return quotable_cache[path]
+
+        for path, data in sorted(analyses.items()):
+            ref = batch.sources[path]
+            needs = (
+                batch.rebuild
+                or path in touched
+                or previous.get(path) != source_concepts[path]
+                or not (wiki / ref.page).exists()
+            )
+            if needs:
+                page = self._source_page(ref.page, path, ref.sha256, data, sentences_of(path),
+                                         [concepts[k] for k in source_concepts[path]])
+                edits.append(PageEdit(ref.page, page.dumps(), "source", path))
+            outcomes.append(SourceOutcome(
+                path, "compiled" if path in touched else "unchanged", title=data["title"],
+                concepts=source_concepts[path]))
+
+        # concept pages: re-render those whose inputs changed (fingerprint in state meta)
+        old_prints: dict[str, str] = batch.state.get_meta("offline.concepts", {})
+        new_prints: dict[str, str] = {}
+        for key, concept in sorted(concepts.items()):
+            shown = concept.sources[:MAX_QUOTED_SOURCES]
+            fingerprint = hashlib.sha1(json.dumps([
+                concept.title, concept.aliases, concept.slug,
+                [(p, batch.sources[p].sha256, batch.sources[p].page, analyses[p]["title"]) for p in concept.sources],
+            ]).encode()).hexdigest()
+            new_prints[key] = fingerprint
+            if batch.rebuild or old_prints.get(key) != fingerprint or not (wiki / concept.page).exists():
+                quotes = [(p, analyses[p], _mentions(quotable_of(p), key)) for p in shown]
+                page = self._concept_page(concept, quotes, analyses, batch)
+                edits.append(PageEdit(concept.page, page.dumps(), "concept", key))
+        for key in sorted(set(old_prints) - set(new_prints)):
+            edits.append(PageEdit(f"concepts/{slugify(key)}.md", None, "concept", key))
+        batch.state.set_meta("offline.concepts", new_prints)
+        return BatchResult(tuple(edits), tuple(outcomes))
+
+    # --- rendering -------------------------------------------------------------------------
+
+    def _source_page(
+        self,
+        page_path: str,
+        source_path: str,
+        sha: str,
+        data: dict[str, Any],
+        sentences: list[Sentence],
+        concepts: list[Concept],
+    ) -> Page:
+        anchor = data["anchor"]
+        raw_link = relative_link(page_path, "../" + source_path)
+
+        def cite(line: int) -> str:
+            return citation(page_path, source_path, anchor, line)
+
+        name = posixpath.basename(source_path)
+        unit = "page" if anchor.startswith("page") else "line"
+        summary = " ".join(quote_text(sentences[i].text) for i in data["summary"] if i < len(sentences))
+        facts = [
+            {"text": quote_text(sentences[i].text), "link": cite(sentences[i].line),
+             "where": f"{name}, {unit} {sentences[i].line}"}
+            for i in data["facts"] if i < len(sentences)
+        ]
+        outline = [
+            {"indent": "  " * max(0, level - min(o[0] for o in data["outline"])),
+             "text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line)}
+            for level, text, line in data["outline"]
+        ]
+        body = render(
+            "source_page.md.j2",
+            title=data["title"],
+            summary=summary,
+            source_path=source_path,
+            raw_link=raw_link,
+            format=data["format"],
+            date=data.get("date"),
+            outline=outline,
+            facts=facts,
+            concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
+            warnings=data.get("warnings", []),
+        )
+        meta: dict[str, Any] = {
+            "title": data["title"],
+            "kind": "source",
+            "sources": [source_path],
+            "source_sha256": sha,
+            "aliases": [],
+        }
+        if data.get("date"):
+            meta["date"] = data["date"]
+        return Page(page_path, meta, body)
+
+    def _concept_page(
+        self,
+        concept: Concept,
+        quotes: list[tuple[str, dict[str, Any], list[Sentence]]],
+        analyses: dict[str, dict[str, Any]],
+        batch: Batch,
+    ) -> Page:
+        page_path = concept.page
+        blocks = []
+        for path, data, sentences in quotes:
+            unit = "page" if data["anchor"].startswith("page") else "line"
+            blocks.append({
+                "title": escape_link_text(data["title"]),
+                "link": relative_link(page_path, batch.sources[path].page),
+                "date": data.get("date"),
+                "quotes": [
+                    {"text": quote_text(s.text), "link": citation(page_path, path, data["anchor"], s.line),
+                     "where": f"{posixpath.basename(path)}, {unit} {s.line}"}
+                    for s in sentences
+                ],
+            })
+        more = [
+            {"title": escape_link_text(analyses[p]["title"]), "link": relative_link(page_path, batch.sources[p].page)}
+            for p in concept.sources[MAX_QUOTED_SOURCES:]
+        ]
+        body = render(
+            "concept_page.md.j2",
+            title=concept.title,
+            aliases=concept.aliases,
+            count=len(concept.sources),
+            blocks=blocks,
+            more=more,
+        )
+        meta = {
+            "title": concept.title,
+            "kind": "concept",
+            "sources": list(concept.sources),
+            "aliases": concept.aliases,
+        }
+        return Page(page_path, meta, body)

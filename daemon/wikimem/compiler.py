@@ -1,0 +1,461 @@
+"""The compile pipeline: scan raw/, plan from state.db, run a backend, guard and write, then
+regenerate index.md and append log.md.
+
+Data flow (DESIGN.md): raw/ -> scan -> plan (hash vs state) -> backend.compile() -> page
+edits -> guard (paths, human edits, front matter) -> atomic write -> state.db, index.md,
+log.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import os
+import posixpath
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import index_page, log_page
+from .backends import Batch, PageEdit, SourceRef, create
+from .config import Settings
+from .errors import PathEscape
+from .pages import FrontMatterError, Page, content_hash, loads_page, slugify
+from .sources import Document, SkipSource, is_ignored_name, load_source
+from .state import SourceRow, State
+from .workspace import Workspace, atomic_write, confine, remove_stale_temp_files, writer_lock
+
+log = logging.getLogger("wikimem.compile")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class CompileReport:
+    backend: str
+    noop: bool = False
+    compiled: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    removed_sources: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["renamed"] = [{"from": a, "to": b} for a, b in self.renamed]
+        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        data["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+
+@dataclass(frozen=True)
+class RawFile:
+    path: str  # workspace-relative
+    file: Path
+    size: int
+    mtime_ns: int
+
+
+def today() -> str:
+    """The date stamped into `updated`; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
+    """Every candidate source under raw/, and the files refused outright (with a reason)."""
+    files: list[RawFile] = []
+    refused: list[tuple[str, str]] = []
+    raw_root = ws.raw.resolve()
+    for dirpath, dirnames, filenames in os.walk(ws.raw, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if is_ignored_name(name):
+                continue
+            full = Path(dirpath) / name
+            rel = "raw/" + full.relative_to(ws.raw).as_posix()
+            if full.is_symlink():
+                target = full.resolve()
+                if raw_root not in target.parents:
+                    refused.append((rel, "symlink to a file outside raw/; not followed"))
+                    continue
+            try:
+                st = full.stat()
+            except OSError as exc:
+                refused.append((rel, f"cannot read ({exc.strerror})"))
+                continue
+            if not full.is_file():
+                continue
+            files.append(RawFile(rel, full, st.st_size, st.st_mtime_ns))
+    return files, refused
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def assign_page(path: str, taken: set[str]) -> str:
+    """sources/<slug>.md for a raw path, unique among `taken`."""
+    inner = path.removeprefix("raw/")
+    stem, ext = posixpath.splitext(inner)
+    for candidate in (slugify(stem), slugify(inner), slugify(f"{stem}-{ext}")):
+        page = f"sources/{candidate}.md"
+        if page not in taken:
+            return page
+    n = 2
+    while f"sources/{slugify(stem)}-{n}.md" in taken:
+        n += 1
+    return f"sources/{slugify(stem)}-{n}.md"
+
+
+def read_page(wiki: Path, rel: str) -> Page | None:
+    path = wiki / rel
+    try:
+        return loads_page(rel, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, FrontMatterError):
+        return None
+
+
+def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:
+    """After .wikimem/ was deleted (a fresh clone): trust pages whose source hash still matches."""
+    restored = 0
+    folder = ws.wiki / "sources"
+    if not folder.is_dir():
+        return 0
+    with state.transaction():
+        for page_file in sorted(folder.rglob("*.md")):
+            rel = page_file.relative_to(ws.wiki).as_posix()
+            if index_page.is_catalog(rel):
+                continue
+            text = page_file.read_text(encoding="utf-8", errors="replace")
+            try:
+                page = loads_page(rel, text)
+            except FrontMatterError:
+                continue
+            if page.kind != "source" or not page.sources:
+                continue
+            raw = current.get(page.sources[0])
+            sha = str(page.meta.get("source_sha256") or "")
+            if raw is None or not sha or file_sha256(raw.file) != sha:
+                continue
+            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
+            state.put_page(rel, content_hash(text), "source", raw.path)
+            restored += 1
+        for page_file in sorted((ws.wiki / "concepts").rglob("*.md")) if (ws.wiki / "concepts").is_dir() else []:
+            rel = page_file.relative_to(ws.wiki).as_posix()
+            if not index_page.is_catalog(rel):
+                state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
+    return restored
+
+
+def strip_updated(text: str) -> str:
+    return "\n".join(line for line in text.split("\n") if not line.startswith("updated: "))
+
+
+def stamp(content: str, existing: str | None) -> str:
+    """Set `updated:` in front matter: kept from the existing page when nothing else changed."""
+    if existing is not None and strip_updated(existing) == strip_updated(content):
+        return existing
+    lines = content.split("\n")
+    # insert after `date:`/`aliases:` i.e. before the closing '---' of the front matter
+    try:
+        close = lines.index("---", 1)
+    except ValueError:
+        return content
+    lines.insert(close, f"updated: {today()}")
+    return "\n".join(lines)
+
+
+def compile_workspace(
+    ws: Workspace,
+    settings: Settings,
+    *,
+    backend_name: str | None = None,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+    wait: float = 0.0,
+) -> CompileReport:
+    """Compile raw/ into wiki/ under the writer lock. The one entry point for CLI, daemon and MCP."""
+    with writer_lock(ws, wait=wait, holder="wikimem compile"):
+        return _compile_locked(ws, settings, backend_name or settings.backend, rebuild, progress)
+
+
+def _compile_locked(
+    ws: Workspace, settings: Settings, backend_name: str, rebuild: bool, progress: Progress | None
+) -> CompileReport:
+    started = time.perf_counter()
+    backend = create(backend_name, settings)
+    report = CompileReport(backend=backend.name)
+    remove_stale_temp_files(ws.wiki)
+    state = State(ws.state_db)
+    try:
+        files, refused = scan_raw(ws)
+        current = {f.path: f for f in files}
+        if state.fresh:
+            restored = rebuild_state(ws, state, current)
+            if restored:
+                report.warnings.append(f"state rebuilt from {restored} source pages")
+        rows = state.sources()
+
+        # --- plan: hash only what size+mtime say may have changed
+        shas: dict[str, str] = {}
+        for f in files:
+            row = rows.get(f.path)
+            if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
+                shas[f.path] = row.sha256
+            else:
+                shas[f.path] = file_sha256(f.file)
+        skipped_before = {
+            p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256
+        }
+        max_bytes = int(settings.max_source_mb * 1_000_000)
+        candidates = [f for f in files if f.path not in skipped_before]
+        changed: list[str] = []
+        for f in candidates:
+            row = rows.get(f.path)
+            if row is None or row.sha256 != shas[f.path] or row.status in ("failed",):
+                changed.append(f.path)
+        gone = {p: row for p, row in rows.items() if p not in current}
+        # a rename: same content under a new path; move the page without recompiling
+        by_sha_gone = {row.sha256: p for p, row in gone.items() if row.status == "compiled"}
+        renamed: dict[str, str] = {}
+        for path in list(changed):
+            old = by_sha_gone.get(shas[path])
+            if old and rows.get(path) is None:
+                renamed[path] = old
+                changed.remove(path)
+                del by_sha_gone[shas[path]]
+        removed = {p: (row.page or "") for p, row in gone.items() if p not in renamed.values()}
+        new_refused = [(p, r) for p, r in refused if (rows.get(p) is None or rows[p].status != "skipped")]
+        for p, r in new_refused:
+            state.put_source(SourceRow(p, "", 0, 0, None, "skipped", r, 0, ()))
+            report.skipped.append((p, r))
+        pages_state = state.pages()
+        missing_pages = [p for p in pages_state if not (ws.wiki / p).exists()]
+        index_missing = not (ws.wiki / "index.md").exists()
+        for f in files:
+            row = rows.get(f.path)
+            if row and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
+                state.put_source(SourceRow(**{**asdict(row), "size": f.size, "mtime_ns": f.mtime_ns, "concepts": row.concepts}))
+        if not (changed or renamed or removed or missing_pages or rebuild or index_missing or new_refused):
+            report.noop = True
+            report.unchanged = len(candidates)
+            report.seconds = time.perf_counter() - started
+            return report
+
+        # --- assign pages, build the batch
+        taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
+        refs: dict[str, SourceRef] = {}
+        for f in candidates:
+            row = rows.get(f.path)
+            page = row.page if row and row.page else None
+            if page is None:
+                page = assign_page(f.path, taken)
+                taken.add(page)
+            refs[f.path] = SourceRef(f.path, shas[f.path], page)
+        def load(path: str) -> Document:
+            f = current[path]
+            if progress:
+                progress(path, len(changed), 1)
+            return load_source(f.file, path, max_bytes=max_bytes)
+
+        batch = Batch(
+            workspace=ws, settings=settings, state=state, sources=refs, changed=tuple(changed),
+            renamed=renamed, removed=removed, load=load, rebuild=rebuild,
+        )
+        with state.transaction():
+            result = backend.compile(batch)
+            outcomes = {o.path: o for o in result.outcomes}
+            report.warnings.extend(result.notes)
+            # --- guard and write
+            entries: list[log_page.LogEntry] = []
+            per_source: dict[str, dict[str, list[str]]] = {}
+            batch_changes: dict[str, list[str]] = {"created": [], "updated": [], "removed": [], "kept": []}
+            pages_state = state.pages()
+            skipped_now = {p for p, o in outcomes.items() if o.status in ("skipped", "failed")}
+
+            def apply(edit: PageEdit, bucket: dict[str, list[str]]) -> None:
+                try:
+                    target = confine(ws.wiki, edit.path)
+                except PathEscape as exc:
+                    report.warnings.append(f"refused edit: {exc}")
+                    return
+                rel = target.relative_to(ws.wiki.resolve()).as_posix()
+                if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
+                    report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
+                    return
+                exists = target.exists()
+                disk = target.read_bytes() if exists else None
+                known = pages_state.get(rel)
+                human = exists and (known is None or known[0] != content_hash(disk or b""))
+                if edit.content is None:
+                    if not exists:
+                        state.delete_page(rel)
+                        return
+                    if human:
+                        bucket["kept"].append(rel)
+                        state.delete_page(rel)
+                        return
+                    target.unlink()
+                    state.delete_page(rel)
+                    bucket["removed"].append(rel)
+                    return
+                if human:
+                    bucket["kept"].append(rel)
+                    proposed = ws.state_dir / "proposed" / rel
+                    atomic_write(proposed, stamp(edit.content, None))
+                    return
+                text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
+                data = text.encode("utf-8")
+                if disk != data:
+                    atomic_write(target, data)
+                    bucket["updated" if exists else "created"].append(rel)
+                state.put_page(rel, content_hash(data), edit.kind, edit.owner)
+
+            for edit in result.edits:
+                owner = edit.owner if edit.kind == "source" and edit.owner in refs else None
+                bucket = per_source.setdefault(owner, {"created": [], "updated": [], "removed": [], "kept": []}) if owner else batch_changes
+                apply(edit, bucket)
+
+            # removed sources: drop their pages
+            for path, page in sorted(removed.items()):
+                bucket = per_source.setdefault(path, {"created": [], "updated": [], "removed": [], "kept": []})
+                if page:
+                    apply(PageEdit(page, None, "source", path), bucket)
+                state.delete_source(path)
+                report.removed_sources.append(path)
+            # renamed sources: the old page goes, the new one was rendered above
+            for new, old in sorted(renamed.items()):
+                old_page = rows[old].page
+                if old_page and old_page != refs[new].page:
+                    apply(PageEdit(old_page, None, "source", old), per_source.setdefault(new, {"created": [], "updated": [], "removed": [], "kept": []}))
+                state.delete_source(old)
+                report.renamed.append((old, new))
+
+            # --- state rows and log entries per source
+            for path, ref in sorted(refs.items()):
+                outcome = outcomes.get(path)
+                f = current[path]
+                if outcome is None:
+                    continue
+                if outcome.status in ("skipped", "failed"):
+                    row = rows.get(path)
+                    attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
+                    state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
+                    (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
+                    continue
+                state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts))
+                if path in changed or path in renamed:
+                    report.compiled.append(path)
+                else:
+                    report.unchanged += 1
+            for path, reason in report.skipped:
+                entries.append(log_page.LogEntry("skip", path, (f"- reason: {reason}",)))
+            for path, reason in report.failed:
+                entries.append(log_page.LogEntry("fail", path, (f"- error: {reason}",)))
+            for old, new in report.renamed:
+                changes = per_source.get(new, {})
+                entries.append(log_page.LogEntry("rename", f"{old} -> {new}", _change_lines(changes)))
+            for path in sorted(changed):
+                if path in skipped_now or path not in outcomes:
+                    continue
+                changes = per_source.get(path, {})
+                title = outcomes[path].title or path
+                lines = _change_lines(changes)
+                usage = outcomes[path].usage
+                if usage:
+                    lines.append("- tokens: " + ", ".join(f"{k} {v}" for k, v in sorted(usage.items())))
+                entries.append(log_page.LogEntry("ingest", f"{title} ({path})", lines))
+            for path in report.removed_sources:
+                entries.append(log_page.LogEntry("remove", path, _change_lines(per_source.get(path, {}))))
+            for bucket in [batch_changes, *per_source.values()]:
+                for key in ("created", "updated", "removed", "kept"):
+                    getattr(report, key).extend(bucket.get(key, []))
+
+            # --- index.md, regenerated by code
+            index_changes = write_index(ws, state)
+            report.created.extend(p for p, how in index_changes if how == "created")
+            report.updated.extend(p for p, how in index_changes if how == "updated")
+            state.prune_analyses(r.sha256 for r in refs.values())
+            report.seconds = time.perf_counter() - started
+            summary = _change_lines(batch_changes)
+            summary += log_page.list_lines("index", [p for p, _ in index_changes])
+            summary.append(
+                f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
+                f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
+            )
+            summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
+            if any([report.created, report.updated, report.removed, report.kept, entries]):
+                entries.append(log_page.LogEntry("compile", f"{len(refs)} sources", summary))
+                log_page.append(ws.wiki / "log.md", entries)
+        return report
+    finally:
+        state.close()
+
+
+def _change_lines(changes: dict[str, list[str]]) -> list[str]:
+    lines: list[str] = []
+    for key, label in (("created", "created"), ("updated", "updated"), ("removed", "removed"),
+                       ("kept", "kept (edited by a person; not overwritten)")):
+        lines += log_page.list_lines(label, changes.get(key, []))
+    return lines
+
+
+def collect_entries(ws: Workspace) -> dict[str, list[index_page.Entry]]:
+    sections: dict[str, list[index_page.Entry]] = {name: [] for name, _ in index_page.SECTIONS}
+    for folder in sections:
+        base = ws.wiki / folder
+        if not base.is_dir():
+            continue
+        for file in sorted(base.rglob("*.md")):
+            rel = file.relative_to(ws.wiki).as_posix()
+            if index_page.is_catalog(rel) or file.name.startswith("."):
+                continue
+            page = read_page(ws.wiki, rel)
+            if page is None:
+                sections[folder].append(index_page.Entry(rel, file.stem, "(front matter unreadable: see wikimem lint)"))
+                continue
+            sections[folder].append(index_page.Entry(rel, page.title, index_page.describe(page)))
+    return sections
+
+
+def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:
+    """Regenerate index.md and the catalogs; remove catalogs no longer needed. Returns changes."""
+    extra = [("open problems", "lint.md")] if (ws.wiki / "lint.md").exists() else []
+    pages = index_page.build(collect_entries(ws), extra_links=extra, root=ws.root)
+    changes: list[tuple[str, str]] = []
+    for rel, content in sorted(pages.items()):
+        target = ws.wiki / rel
+        data = content.encode("utf-8")
+        if target.exists():
+            if target.read_bytes() == data:
+                continue
+            changes.append((rel, "updated"))
+        else:
+            changes.append((rel, "created"))
+        atomic_write(target, data)
+    for folder, _ in index_page.SECTIONS:
+        base = ws.wiki / folder
+        if base.is_dir():
+            for file in base.glob("index*.md"):
+                rel = file.relative_to(ws.wiki).as_posix()
+                if index_page.is_catalog(rel) and rel not in pages:
+                    file.unlink()
+                    changes.append((rel, "removed"))
+    return changes

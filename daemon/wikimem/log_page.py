@@ -1,0 +1,77 @@
+"""log.md: append-only, one entry per operation, written by code only.
+
+Entries are appended with O_APPEND and fsync; the file is never rewritten, so
+an agent or a person can trust that an earlier entry is as it was written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HEADER = "# Log\n\nAppend-only record of every operation wikimem ran on this wiki, oldest first.\n`grep '^## \\[' log.md | tail -5` shows the last five.\n"
+ENTRY_RE = re.compile(r"^## \[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ)\] (\w[\w-]*) \| (.*)$")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    operation: str  # ingest | remove | rename | skip | fail | compile | lint | query | undo ...
+    subject: str
+    lines: Sequence[str] = field(default_factory=tuple)  # "- key: value" lines below the heading
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def format_entry(entry: LogEntry, when: dt.datetime) -> str:
+    stamp = when.strftime("%Y-%m-%d %H:%M:%SZ")
+    subject = " ".join(entry.subject.split())
+    body = "".join(f"{line}\n" for line in entry.lines)
+    return f"\n## [{stamp}] {entry.operation} | {subject}\n{body}"
+
+
+def append(log_path: Path, entries: Iterable[LogEntry], when: dt.datetime | None = None) -> int:
+    """Append entries; creates log.md with its header if missing. Returns entries written."""
+    when = when or now_utc()
+    text = "".join(format_entry(e, when) for e in entries)
+    if not text:
+        return 0
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    new = not log_path.exists() or log_path.stat().st_size == 0
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        payload = (HEADER if new else "") + text
+        os.write(fd, payload.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return text.count("\n## [")
+
+
+def list_lines(label: str, items: Iterable[str], limit: int = 50) -> list[str]:
+    """`- label: a, b, c` (or nothing for an empty list); long lists say how many were left out."""
+    values = list(items)
+    if not values:
+        return []
+    shown = ", ".join(values[:limit])
+    extra = f" (+{len(values) - limit} more)" if len(values) > limit else ""
+    return [f"- {label}: {shown}{extra}"]
+
+
+def read_entries(log_path: Path) -> list[tuple[str, str, str, list[str]]]:
+    """(timestamp, operation, subject, body lines) for each entry, oldest first."""
+    if not log_path.exists():
+        return []
+    entries: list[tuple[str, str, str, list[str]]] = []
+    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = ENTRY_RE.match(line)
+        if m:
+            entries.append((m.group(1), m.group(2), m.group(3), []))
+        elif entries and line.startswith("- "):
+            entries[-1][3].append(line)
+    return entries

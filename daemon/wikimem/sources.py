@@ -1,0 +1,543 @@
+"""Loaders: a raw file becomes a Document of blocks, each block knowing its line in the file.
+
+Every loader keeps the mapping back to the raw file (a line, or a page for
+PDF) so the wiki can cite exactly where a sentence came from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .pages import FrontMatterError, parse_meta, split_front_matter
+
+TEXT_SUFFIXES = {".md", ".markdown", ".mdown", ".txt", ".text", ".rst", ".article", ".slide"}
+HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
+PDF_SUFFIXES = {".pdf"}
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+# files in raw/ that are never sources (licences, notes to self are still sources)
+IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+
+
+class SkipSource(Exception):
+    """The file is not a source wikimem can read; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # heading | para | code | item | table
+    text: str
+    line: int  # 1-based line in the raw file (page number for PDF)
+    level: int = 0
+
+
+@dataclass
+class Document:
+    path: str  # workspace-relative, e.g. raw/notes/a.md
+    format: str
+    title: str
+    blocks: list[Block]
+    meta: dict[str, Any] = field(default_factory=dict)
+    date: str | None = None
+    anchor: str = "L"  # "L" for line anchors (#L12), "page=" for PDF pages
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+def is_ignored_name(name: str) -> bool:
+    """Editor and download noise that never becomes a source."""
+    return (
+        name in IGNORED_NAMES
+        or name.startswith((".", "~", ".#"))
+        or name.endswith(("~", ".swp", ".swx", ".part", ".crdownload", ".tmp", ".download"))
+    )
+
+
+def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str]]:
+    """Decode a text file: UTF-8 (with BOM), else a clearly reported Latin-1 fallback."""
+    data = path.read_bytes() if raw_bytes is None else raw_bytes
+    if b"\x00" in data[:8192]:
+        raise SkipSource("binary file (contains NUL bytes)")
+    warnings: list[str] = []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = data.decode("cp1252", errors="replace")
+        warnings.append(f"not valid UTF-8 (byte {exc.start}); decoded as Windows-1252")
+    controls = sum(1 for ch in text[:8192] if ord(ch) < 32 and ch not in "\n\r\t\f")
+    if controls > 0.1 * max(1, min(len(text), 8192)):
+        raise SkipSource("binary file (mostly control characters)")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
+
+
+# --- inline Markdown clean-up -------------------------------------------------------------
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_HEADING_ATTR = re.compile(r"\s*\{#[^}]*\}\s*$")
+_MDBOOK = re.compile(r"\{\{#[^}]*\}\}")
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_SPACES = re.compile(r"[ \t]+")
+_GO_DOC_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
+_PEP_HEADER = re.compile(r"^([A-Z][A-Za-z-]+):\s+(.*)$")
+
+
+def _keep_absolute(match: re.Match[str]) -> str:
+    text, url = match.group(1), match.group(2)
+    if re.match(r"^(https?|mailto):", url, re.IGNORECASE):
+        return f"[{text}]({url})"
+    return text
+
+
+def clean_inline(text: str) -> str:
+    """Drop the source's own relative links (they would break in the wiki) and markup noise."""
+    text = _HTML_COMMENT.sub("", text)
+    text = _MDBOOK.sub("", text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)
+    text = _LINK.sub(_keep_absolute, text)
+    text = _REF_LINK.sub(lambda m: m.group(1), text)
+    text = _FOOTNOTE.sub("", text)
+    if "<" in text:
+        text = _TAG.sub("", _BR.sub(" ", text))
+    text = html.unescape(text) if "&" in text else text
+    return _SPACES.sub(" ", text).strip()
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```+|~~~+)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_SETEXT = re.compile(r"^(=+|-+)\s*$")
+_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:.])\1{2,}\s*$")
+
+
+def parse_markdown(text: str, line_offset: int = 0, *, rst: bool = False) -> list[Block]:
+    """Line-based block parser: headings, paragraphs, list items, tables, code.
+
+    Not a full CommonMark parser: it needs only block boundaries and the line
+    each block starts on, which full parsers do not all keep.
+    """
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    para: list[str] = []
+    para_start = 0
+    para_kind = "para"
+
+    def flush() -> None:
+        nonlocal para
+        if para:
+            joined = "\n".join(para).strip()
+            if joined:
+                blocks.append(Block(para_kind, joined, para_start + line_offset))
+        para = []
+
+    in_fence: str | None = None
+    fence_lines: list[str] = []
+    fence_start = 0
+    in_comment = False
+    in_skip_tag: str | None = None
+    rst_literal = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        lineno = i + 1
+        stripped = line.strip()
+        if in_fence:
+            if stripped.startswith(in_fence):
+                blocks.append(Block("code", "\n".join(fence_lines), fence_start + line_offset))
+                in_fence, fence_lines = None, []
+            else:
+                fence_lines.append(line)
+            i += 1
+            continue
+        if in_comment:
+            if "-->" in line:
+                in_comment = False
+            i += 1
+            continue
+        if in_skip_tag:
+            if f"</{in_skip_tag}" in line.lower():
+                in_skip_tag = None
+            i += 1
+            continue
+        if rst_literal:
+            if stripped and not line[:1].isspace():
+                rst_literal = False
+            else:
+                i += 1
+                continue
+        fence = _FENCE.match(line)
+        if fence:
+            flush()
+            in_fence, fence_start = fence.group(1)[:3], lineno
+            i += 1
+            continue
+        if stripped.startswith("<!--") and "-->" not in stripped:
+            flush()
+            in_comment = True
+            i += 1
+            continue
+        tag = re.match(r"^<(style|script|svg)\b", stripped, re.IGNORECASE)
+        if tag and f"</{tag.group(1).lower()}" not in stripped.lower():
+            flush()
+            in_skip_tag = tag.group(1).lower()
+            i += 1
+            continue
+        if not stripped or _MDBOOK.fullmatch(stripped) or re.fullmatch(r"<!--.*-->", stripped):
+            flush()
+            i += 1
+            continue
+        if rst and stripped.startswith(".. "):
+            flush()
+            # a directive and its indented body
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i][:1].isspace()):
+                i += 1
+            continue
+        atx = _ATX.match(line) if not rst else None
+        if atx:
+            flush()
+            title = clean_inline(_HEADING_ATTR.sub("", atx.group(2)))
+            if title:
+                blocks.append(Block("heading", title, lineno + line_offset, len(atx.group(1))))
+            i += 1
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if (
+            not para
+            and stripped
+            and (_SETEXT.match(nxt) if not rst else _RST_UNDERLINE.match(nxt))
+            and not _ITEM.match(line)
+            and (not rst or len(nxt.strip()) >= len(stripped) - 1)
+        ):
+            level = 1 if nxt.strip()[0] in "=#" else 2
+            blocks.append(Block("heading", clean_inline(stripped), lineno + line_offset, level))
+            i += 2
+            continue
+        if rst and _RST_UNDERLINE.match(line) and not para:
+            i += 1  # an overline
+            continue
+        if _ITEM.match(line):
+            flush()
+            para_kind, para_start, para = "item", lineno, [_ITEM.sub("", line)]
+        elif stripped.startswith("|"):
+            if para_kind != "table":
+                flush()
+                para_kind, para_start = "table", lineno
+            if not re.fullmatch(r"\|?[\s:|-]+\|?", stripped):
+                para.append(stripped)
+        elif line[:4] == "    " and not para and not rst:
+            flush()
+            code_start = lineno
+            code: list[str] = []
+            while i < len(lines) and (lines[i][:4] == "    " or not lines[i].strip()):
+                code.append(lines[i])
+                i += 1
+            blocks.append(Block("code", "\n".join(code).strip("\n"), code_start + line_offset))
+            continue
+        else:
+            if para_kind == "table" or (para_kind == "item" and not line[:1].isspace()):
+                flush()
+            if not para:
+                para_kind, para_start = "para", lineno
+            para.append(line)
+        if rst and stripped.endswith("::"):
+            flush()
+            rst_literal = True
+        i += 1
+    flush()
+    if in_fence and fence_lines:
+        blocks.append(Block("code", "\n".join(fence_lines), fence_start + line_offset))
+    # clean inline markup of prose blocks once, here
+    cleaned: list[Block] = []
+    for b in blocks:
+        if b.kind in ("code", "heading"):
+            cleaned.append(b)
+        elif text := clean_inline(b.text):
+            cleaned.append(Block(b.kind, text, b.line, b.level))
+    return cleaned
+
+
+# --- dates ---------------------------------------------------------------------------------
+
+_MONTHS = {m: i for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
+_ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
+_TEXT_DATE = re.compile(
+    r"\b(\d{1,2})\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b"
+    r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d\d)\b"
+)
+
+
+def find_date(text: str) -> str | None:
+    """The first calendar date in a short text, as YYYY-MM-DD."""
+    iso = _ISO_DATE.search(text)
+    m = _TEXT_DATE.search(text)
+    candidates: list[tuple[int, str]] = []
+    if iso:
+        candidates.append((iso.start(), f"{iso.group(1)}-{iso.group(2)}-{iso.group(3)}"))
+    if m:
+        if m.group(1):
+            day, month, year = m.group(1), m.group(2), m.group(3)
+        else:
+            month, day, year = m.group(4), m.group(5), m.group(6)
+        candidates.append((m.start(), f"{year}-{_MONTHS[month[:3].lower()]:02d}-{int(day):02d}"))
+    for _, value in sorted(candidates):
+        try:
+            dt.date.fromisoformat(value)
+            return value
+        except ValueError:
+            continue
+    return None
+
+
+def _meta_date(meta: dict[str, Any]) -> str | None:
+    for key in ("date", "published", "created", "updated"):
+        value = meta.get(key)
+        if isinstance(value, dt.datetime):
+            return value.date().isoformat()
+        if isinstance(value, dt.date):
+            return value.isoformat()
+        if isinstance(value, str) and (found := find_date(value)):
+            return found
+    return None
+
+
+def _first_heading(blocks: list[Block]) -> str | None:
+    heads = [b for b in blocks if b.kind == "heading"]
+    if not heads:
+        return None
+    top = min(b.level for b in heads)
+    return next(b.text for b in heads if b.level == top)
+
+
+def _title_from_name(path: str) -> str:
+    stem = Path(path).stem
+    return re.sub(r"[-_]+", " ", stem).strip() or stem
+
+
+# --- loaders -------------------------------------------------------------------------------
+
+
+def load_markdown(path: str, text: str, *, rst: bool = False) -> Document:
+    warnings: list[str] = []
+    meta: dict[str, Any] = {}
+    fm, body, offset = split_front_matter(text)
+    if fm is not None:
+        try:
+            meta = parse_meta(fm)
+        except FrontMatterError as exc:
+            warnings.append(f"{exc}; front matter ignored")
+            meta = {}
+    blocks = parse_markdown(body, offset, rst=rst)
+    if rst and blocks and blocks[0].kind == "para" and not meta:
+        # PEP-style RFC 822 header ("PEP: 8", "Title: ...", "Created: ...")
+        lines = [ln for ln in blocks[0].text.split("\n") if not ln.startswith(" ")]
+        header = [_PEP_HEADER.match(line) for line in lines]
+        if header and all(header):
+            meta = {m.group(1).lower(): m.group(2).strip() for m in header if m}
+    title = meta.get("title") if isinstance(meta.get("title"), str) else None
+    title = title or _first_heading(blocks) or _title_from_name(path)
+    date = _meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
+    fmt = "rst" if rst else "markdown"
+    return Document(path, fmt, clean_inline(title), blocks, meta, date, warnings=warnings)
+
+
+def load_plain(path: str, text: str) -> Document:
+    blocks = []
+    for block in parse_markdown(text):
+        # plain text has no headings: a setext-looking underline is still a heading
+        blocks.append(block)
+    title = _first_heading(blocks)
+    if not title:
+        lines = [
+            line.strip()
+            for b in blocks[:4]
+            if b.kind == "para" and not re.search(r"(?i)copyright|license", b.text)
+            for line in b.text.split("\n")
+            if line.strip() and not re.match(r"(?i)(copyright|\(c\)|all rights reserved|license)", line.strip())
+        ]
+        first_line = lines[0] if lines else ""
+        title = first_line if 0 < len(first_line) <= 80 else _title_from_name(path)
+    return Document(path, "text", title, blocks, {}, find_date(text[:2000]))
+
+
+def load_present(path: str, text: str) -> Document:
+    """Go present format (.article, .slide): title line, header block, `*` sections, `.code` directives."""
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    title = ""
+    header_end = 0
+    for i, line in enumerate(lines):
+        if line.strip():
+            title = line.strip()
+            header_end = i
+            break
+    # header: lines after the title until the first `*` section or two blank lines
+    i = header_end + 1
+    header_lines = []
+    while i < len(lines) and not lines[i].startswith("*"):
+        header_lines.append(lines[i])
+        i += 1
+        if len(header_lines) > 20:
+            break
+    date = find_date("\n".join(header_lines))
+    body_lines = []
+    for j, line in enumerate(lines):
+        if j <= header_end:
+            body_lines.append("")
+            continue
+        heading = re.match(r"^(\*{1,3})\s+(.*)$", line)
+        if heading:
+            body_lines.append("#" * (len(heading.group(1)) + 1) + " " + heading.group(2))
+        elif re.match(r"^\.(code|play|image|iframe|html|link|caption|background|video|figure)\b", line):
+            body_lines.append("")
+        elif line.startswith(": "):
+            body_lines.append(line[2:])  # presenter notes are prose too
+        else:
+            body_lines.append(line)
+    blocks = parse_markdown("\n".join(body_lines))
+    return Document(path, "present", title or _title_from_name(path), blocks, {}, date)
+
+
+def load_html(path: str, text: str) -> Document:
+    from bs4 import BeautifulSoup
+    from markdownify import markdownify
+
+    fm, body, offset = split_front_matter(text)
+    meta: dict[str, Any] = {}
+    warnings: list[str] = []
+    if fm is not None:
+        try:
+            meta = parse_meta(fm)
+        except FrontMatterError as exc:
+            warnings.append(f"{exc}; front matter ignored")
+    go_meta = _GO_DOC_META.match(body)
+    if go_meta:
+        import json
+
+        try:
+            meta.update({k.lower(): v for k, v in json.loads(go_meta.group(1)).items()})
+        except ValueError:
+            warnings.append("unreadable metadata comment ignored")
+    soup = BeautifulSoup(body, "html.parser")
+    for tag in soup(["script", "style", "nav", "noscript", "svg"]):
+        tag.decompose()
+    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    if soup.title:
+        soup.title.decompose()
+    markdown = markdownify(str(soup), heading_style="ATX", strip=["img"], bullets="-")
+    converted = parse_markdown(markdown)
+    blocks = _map_lines(converted, body, offset)
+    title = meta.get("title") if isinstance(meta.get("title"), str) else None
+    title = title or page_title or _first_heading(blocks) or _title_from_name(path)
+    date = _meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
+    return Document(path, "html", clean_inline(title), blocks, meta, date, warnings=warnings)
+
+
+def _plain_words(text: str) -> str:
+    text = re.sub(r"[`*_\[\]()#>|]", " ", html.unescape(_TAG.sub(" ", text)))
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def _map_lines(blocks: list[Block], raw: str, offset: int) -> list[Block]:
+    """Point converted blocks back at the raw HTML line they came from (first match, in order)."""
+    raw_lines = [_plain_words(line) for line in raw.split("\n")]
+    cursor = 0
+    mapped: list[Block] = []
+    for block in blocks:
+        probe = _plain_words(block.text)[:24].strip()
+        found = None
+        if probe:
+            for j in range(cursor, len(raw_lines)):
+                if probe[:12] in raw_lines[j] and (probe in raw_lines[j] or probe[:12] in raw_lines[j]):
+                    found = j
+                    break
+        if found is not None:
+            cursor = found
+        mapped.append(Block(block.kind, block.text, (found if found is not None else cursor) + 1 + offset, block.level))
+    return mapped
+
+
+def load_pdf(path: str, file: Path) -> Document:
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(str(file))
+        pages = [page.extract_text() or "" for page in reader.pages]
+        info_title = (reader.metadata.title if reader.metadata else None) or ""
+    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+        raise SkipSource(f"unreadable PDF ({exc})") from exc
+    blocks: list[Block] = []
+    for number, page_text in enumerate(pages, 1):
+        paragraphs = re.split(r"\n\s*\n", page_text)
+        if len(paragraphs) == 1:
+            # many slide PDFs have no blank lines: one paragraph per page keeps sentences whole
+            paragraphs = [page_text]
+        for para in paragraphs:
+            para = re.sub(r"[ \t]+", " ", para).strip()
+            if para:
+                first, _, rest = para.partition("\n")
+                if number > 0 and len(first) < 80 and rest and not first.endswith((".", ",", ":")):
+                    blocks.append(Block("heading", first.strip(), number, 2))
+                    if rest.strip():
+                        blocks.append(Block("para", rest.strip(), number))
+                else:
+                    blocks.append(Block("para", para, number))
+    if not blocks:
+        raise SkipSource("PDF has no extractable text (scanned images?)")
+    title = str(info_title).strip() or next((b.text for b in blocks if b.kind == "heading"), "")
+    return Document(path, "pdf", title or _title_from_name(path), blocks, {}, find_date(" ".join(pages[:1])[:2000]), anchor="page=")
+
+
+Loader = Callable[[str, Path, int], Document]
+
+
+def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
+    """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use."""
+    suffix = file.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise SkipSource(f"unsupported file type {suffix or '(no extension)'}")
+    size = file.stat().st_size
+    if size > max_bytes:
+        raise SkipSource(
+            f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB cap; raise max_source_mb in wikimem.toml)"
+        )
+    if size == 0:
+        raise SkipSource("empty file")
+    if suffix in PDF_SUFFIXES:
+        return load_pdf(rel_path, file)
+    text, warnings = read_text(file)
+    if not text.strip():
+        raise SkipSource("empty file (only white space)")
+    if suffix in HTML_SUFFIXES:
+        doc = load_html(rel_path, text)
+    elif suffix in (".article", ".slide"):
+        doc = load_present(rel_path, text)
+    elif suffix == ".rst":
+        doc = load_markdown(rel_path, text, rst=True)
+    elif suffix in (".txt", ".text"):
+        doc = load_plain(rel_path, text)
+    else:
+        doc = load_markdown(rel_path, text)
+    doc.warnings[:0] = warnings
+    if not any(b.kind != "code" for b in doc.blocks):
+        raise SkipSource("no prose found to compile")
+    return doc

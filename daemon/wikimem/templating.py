@@ -1,0 +1,32 @@
+"""Jinja2 templates: the workspace's own `templates/` first, then the ones shipped with wikimem."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+PACKAGE_TEMPLATES = Path(__file__).parent / "templates"
+
+
+@cache
+def _environment(workspace_templates: Path | None) -> Any:
+    import jinja2
+
+    search = [str(p) for p in (workspace_templates, PACKAGE_TEMPLATES) if p and p.is_dir()]
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        autoescape=False,  # Markdown, not HTML
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return env
+
+
+def render(name: str, root: Path | None = None, **context: Any) -> str:
+    """Render templates/<name>; a workspace may override any template by placing its own copy."""
+    folder = root / "templates" if root else None
+    env = _environment(folder if folder and folder.is_dir() else None)
+    return str(env.get_template(name).render(**context))

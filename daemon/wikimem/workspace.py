@@ -1,0 +1,136 @@
+"""The workspace on disk: its layout, safe paths inside it, atomic writes and the writer lock."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PathEscape, WorkspaceBusy
+
+STATE_DIR = ".wikimem"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A folder holding raw/, wiki/ and .wikimem/."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, root: str | os.PathLike[str]) -> Workspace:
+        return cls(Path(root).expanduser().resolve())
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def wiki(self) -> Path:
+        return self.root / "wiki"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def state_db(self) -> Path:
+        return self.state_dir / "state.db"
+
+    def rel(self, path: Path) -> str:
+        """Workspace-relative POSIX path, as written in pages and JSON."""
+        return path.resolve().relative_to(self.root).as_posix() if path.is_absolute() else path.as_posix()
+
+    def is_initialized(self) -> bool:
+        return self.raw.is_dir() and self.wiki.is_dir()
+
+
+def confine(base: Path, relative: str) -> Path:
+    """Resolve `relative` inside `base`, refusing anything that lands outside it.
+
+    Refuses absolute paths, `..` that climbs out, and symlinks whose target is
+    outside `base`. Returns the resolved path (which need not exist).
+    """
+    if not relative or "\x00" in relative:
+        raise PathEscape(f"invalid path {relative!r}")
+    candidate = Path(relative)
+    if candidate.is_absolute() or relative.startswith(("/", "\\")):
+        raise PathEscape(f"{relative!r} is absolute; give a path relative to {base.name}/")
+    base_resolved = base.resolve()
+    resolved = (base_resolved / candidate).resolve()
+    if resolved != base_resolved and base_resolved not in resolved.parents:
+        raise PathEscape(f"{relative!r} points outside {base.name}/")
+    return resolved
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write via a temp file in the same folder and rename, so a crash leaves old or new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=".wikimem-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def remove_stale_temp_files(folder: Path) -> int:
+    """Delete temp files a killed writer left behind; returns how many."""
+    count = 0
+    if not folder.is_dir():
+        return 0
+    for tmp in folder.rglob(".wikimem-*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            count += 1
+    return count
+
+
+@contextlib.contextmanager
+def writer_lock(ws: Workspace, *, wait: float = 0.0, holder: str = "compile") -> Iterator[None]:
+    """Hold `.wikimem/lock` (an OS lock, released by the kernel if the process dies).
+
+    With wait=0 a busy workspace raises WorkspaceBusy at once, naming the holder.
+    """
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = ws.state_dir / "lock"
+    handle = open(lock_path, "a+")  # noqa: SIM115 - held for the life of the context
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    handle.seek(0)
+                    who = handle.read().strip() or "another wikimem process"
+                    raise WorkspaceBusy(
+                        f"{who} is writing this workspace; wait for it, use --wait SECONDS, "
+                        "or let the daemon compile (it picks up raw/ changes itself)"
+                    ) from None
+                time.sleep(0.1)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{holder} (pid {os.getpid()})")
+        handle.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            handle.seek(0)
+            handle.truncate()
+        handle.close()
