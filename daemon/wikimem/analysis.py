@@ -8,10 +8,10 @@ analysed twice.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 import re
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .sources import Document
@@ -44,7 +44,9 @@ GENERIC = frozenset(
     different various certain specific particular general common simple small large big little
     important main whole rest sure true false yes also instead already actually basically simply
     text document documents file files item items list step steps usage user users value values
-    code program programs programming""".split()
+    code program programs programming appendix filename src content contents data name names output input add write read build source
+    project object update create set call run make show level option options feature features
+    support supports detail use""".split()
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
@@ -126,7 +128,7 @@ def name_key(surface: str) -> str | None:
         return None
     if not is_content(toks[0]) or not is_content(toks[-1]):
         return None
-    if len(toks) == 1 and (len(toks[0]) < 3 or toks[0] in GENERIC):
+    if len(toks) == 1 and (len(toks[0]) < 2 or toks[0] in GENERIC):
         return None
     return " ".join(toks)
 
@@ -255,7 +257,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         for i, s in enumerate(sentences)
         if s.kind in ("para", "item", "table")
         and 20 <= len(s.text) <= 400
-        and (_FACT.search(_XREF.sub("", s.text)) or _NAME.search(s.text))
+        and (_FACT.search(_XREF.sub("", _CODE_SPAN.sub("", s.text))) or _NAME.search(s.text))
         and i not in summary
     ]
     fact_n = min(25, 4 + len(sentences) // 25)
@@ -278,7 +280,9 @@ def analyze(doc: Document) -> SourceAnalysis:
     raw_text = doc.text
     for match in _CODE_SPAN.finditer(raw_text):
         surface = match.group(1).strip()
-        if re.fullmatch(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?", surface):
+        if re.fullmatch(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?", surface) and not re.search(
+            r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh)$", surface
+        ):
             # type-like names (Box<T>, HashMap, std::io) are stronger than bare identifiers
             type_like = surface[0].isupper() or "<" in surface or "::" in surface
             signal(name_key(surface), 2 if type_like else 1, surface)
@@ -291,6 +295,11 @@ def analyze(doc: Document) -> SourceAnalysis:
         content = [t for t in head_toks if is_content(t)]
         if 1 <= len(content) <= 3 and len(head_toks) <= 4:
             signal(name_key(s.text), 2, s.text)
+        if _heading_level(doc, s.line) <= 2:
+            # the words of a title name what the document is about
+            for word in content:
+                if word not in GENERIC and len(word) > 3 and not word.endswith("ing"):
+                    signal(word, 2, _surface(s.text, word))
         for key in phrase_keys(head_toks):
             if " " in key and not key.split()[0].endswith("ing"):
                 signal(key, 2, key)
@@ -316,6 +325,23 @@ def analyze(doc: Document) -> SourceAnalysis:
     )
 
 
+_FILE_EXT = frozenset("rs go py md txt toml json html htm js ts c h sh yaml yml lock mod".split())
+
+
 def _generic(key: str) -> bool:
     words = key.split()
+    if len(words) > 1 and words[-1] in _FILE_EXT:
+        return True  # a file name such as src/lib.rs, not a concept
     return all(w in GENERIC or w in STOPWORDS for w in words) or (len(words) == 1 and len(key) < 3)
+
+
+def _heading_level(doc: Document, line: int) -> int:
+    return next((b.level for b in doc.blocks if b.kind == "heading" and b.line == line), 6)
+
+
+def _surface(text: str, word: str) -> str:
+    """The heading's own spelling of a folded word ("Lifetimes" for "lifetime")."""
+    for match in _WORD.finditer(text):
+        if _fold(match.group(0).lower()) == word:
+            return match.group(0)
+    return word

@@ -24,7 +24,7 @@ from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .pages import FrontMatterError, Page, content_hash, loads_page, slugify
-from .sources import Document, SkipSource, is_ignored_name, load_source
+from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State
 from .workspace import Workspace, atomic_write, confine, remove_stale_temp_files, writer_lock
 

@@ -85,6 +85,7 @@ _LINK = re.compile(r"\[([^\]]+)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_REF_DEF = re.compile(r"^\[[^\]]+\]:\s*\S+")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _HEADING_ATTR = re.compile(r"\s*\{#[^}]*\}\s*$")
 _MDBOOK = re.compile(r"\{\{#[^}]*\}\}")
@@ -196,7 +197,16 @@ def parse_markdown(text: str, line_offset: int = 0, *, rst: bool = False) -> lis
             in_skip_tag = tag.group(1).lower()
             i += 1
             continue
-        if not stripped or _MDBOOK.fullmatch(stripped) or re.fullmatch(r"<!--.*-->", stripped):
+        if stripped.startswith(">") and not rst:
+            # a blockquote: its text is prose like any other
+            line = re.sub(r"^\s*(?:>\s?)+", "", line)
+            stripped = line.strip()
+        if (
+            not stripped
+            or _MDBOOK.fullmatch(stripped)
+            or _HTML_COMMENT.fullmatch(stripped)
+            or _REF_DEF.match(stripped)
+        ):
             flush()
             i += 1
             continue

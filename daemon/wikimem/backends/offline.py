@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis import Sentence, SourceAnalysis, analyze, tokens
+from ..analysis import Sentence, analyze, tokens
 from ..config import Settings
 from ..pages import Page, escape_link_text, relative_link, slugify
 from ..sources import SkipSource
@@ -37,6 +37,14 @@ class Concept:
     aliases: list[str]
     slug: str
     sources: list[str] = field(default_factory=list)  # paths, newest first
+    keys: tuple[str, ...] = ()  # every phrase key that names it ("hash map", "hashmap")
+
+    def __post_init__(self) -> None:
+        if not self.keys:
+            self.keys = (self.key,)
+
+    def in_terms(self, terms: dict[str, int]) -> int:
+        return sum(terms.get(k, 0) for k in self.keys)
 
     @property
     def page(self) -> str:
@@ -73,15 +81,29 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
         if " " in key:
             ok = strong_docs[key] >= 1 or signal_docs[key] >= 2
         else:
-            ok = strong_docs[key] >= 1 and count >= 4 and signal_docs[key] >= 2
+            ok = strong_docs[key] >= 1 and (signal_docs[key] >= 2 or docs >= 5)
         if ok:
-            scored.append((count * math.log(1 + docs), key))
+            # how widely it is discussed, times how clearly it is named (capped so one doc's code
+            # spans cannot outweigh breadth)
+            weight = math.log(1 + docs) * (2 + min(count, 12)) * (1.3 if " " in key else 1.0)
+            scored.append((weight, key))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    keep = [key for _, key in scored[: 25 + n]]
+    keep = [key for _, key in scored[: 20 + n // 2]]
+    # one page per thing: "hashmap" (from `HashMap`) and "hash map" (prose) are one concept
+    merged: dict[str, list[str]] = defaultdict(list)
+    for key in keep:
+        merged[key.replace(" ", "")].append(key)
+    for key in df:
+        squashed = key.replace(" ", "")
+        if squashed in merged and key not in merged[squashed] and df[key] >= 2:
+            merged[squashed].append(key)
     concepts: dict[str, Concept] = {}
     used_slugs: set[str] = set()
-    for key in sorted(keep):
-        forms = surfaces[key]
+    for group in sorted(merged.values(), key=lambda g: min(g)):
+        key = max(sorted(group), key=lambda k: (df[k], " " in k))
+        forms: Counter[str] = Counter()
+        for k in group:
+            forms.update(surfaces.get(k, Counter({k: 1})))
         title = _title(max(sorted(forms), key=lambda f: forms[f]))
         aliases = sorted({_title(f) for f in forms if _title(f).lower() != title.lower()}, key=str.lower)[:8]
         slug = slugify(key)
@@ -90,7 +112,7 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
         while slug in used_slugs:
             slug += "-2"
         used_slugs.add(slug)
-        concepts[key] = Concept(key, title, aliases, slug)
+        concepts[key] = Concept(key, title, aliases, slug, keys=tuple(sorted(group)))
     return concepts
 
 
@@ -110,12 +132,12 @@ def _invert(date: str) -> str:
     return "".join(chr(255 - ord(c)) for c in date)
 
 
-def _mentions(sentences: list[tuple[Sentence, str]], key: str) -> list[Sentence]:
+def _mentions(sentences: list[tuple[Sentence, str]], keys: tuple[str, ...]) -> list[Sentence]:
     """The first sentences of a source that mention a concept (first mentions tend to define)."""
-    needle = f" {key} "
+    needles = [f" {key} " for key in keys]
     found = []
     for s, folded in sentences:
-        if needle in folded:
+        if any(needle in folded for needle in needles):
             found.append(s)
             if len(found) >= QUOTES_PER_SOURCE:
                 break
@@ -172,13 +194,17 @@ class OfflineBackend:
         concepts = select_concepts(analyses)
         ordered = sorted(analyses.items(), key=_order_key)
         for concept in concepts.values():
-            concept.sources = [p for p, data in ordered if concept.key in data["terms"]]
+            concept.sources = [p for p, data in ordered if concept.in_terms(data["terms"])]
 
         previous = {path: row.concepts for path, row in batch.state.sources().items()}
         source_concepts: dict[str, tuple[str, ...]] = {}
+        n_sources = max(1, len(analyses))
         for path, data in analyses.items():
-            present = [k for k in concepts if k in data["terms"]]
-            present.sort(key=lambda k: (-data["terms"][k] * (1 + (data["signals"].get(k, [0])[0])), k))
+            present = [k for k, c in concepts.items() if c.in_terms(data["terms"])]
+            # what this source says most about, weighed against how common the concept is
+            present.sort(key=lambda k: (
+                -concepts[k].in_terms(data["terms"]) * (1 + data["signals"].get(k, [0])[0])
+                * math.log(1 + n_sources / len(concepts[k].sources)), k))
             source_concepts[path] = tuple(present[:MAX_CONCEPT_LINKS])
 
         wiki = batch.workspace.wiki
@@ -216,21 +242,25 @@ class OfflineBackend:
                 concepts=source_concepts[path]))
 
         # concept pages: re-render those whose inputs changed (fingerprint in state meta)
-        old_prints: dict[str, str] = batch.state.get_meta("offline.concepts", {})
-        new_prints: dict[str, str] = {}
+        # key -> [fingerprint, page]; a concept re-renders only when its inputs changed
+        old_prints: dict[str, list[str]] = batch.state.get_meta("offline.concepts", {})
+        new_prints: dict[str, list[str]] = {}
         for key, concept in sorted(concepts.items()):
             shown = concept.sources[:MAX_QUOTED_SOURCES]
             fingerprint = hashlib.sha1(json.dumps([
-                concept.title, concept.aliases, concept.slug,
+                concept.title, concept.aliases, concept.slug, concept.keys,
                 [(p, batch.sources[p].sha256, batch.sources[p].page, analyses[p]["title"]) for p in concept.sources],
             ]).encode()).hexdigest()
-            new_prints[key] = fingerprint
-            if batch.rebuild or old_prints.get(key) != fingerprint or not (wiki / concept.page).exists():
-                quotes = [(p, analyses[p], _mentions(quotable_of(p), key)) for p in shown]
+            new_prints[key] = [fingerprint, concept.page]
+            if batch.rebuild or old_prints.get(key) != new_prints[key] or not (wiki / concept.page).exists():
+                quotes = [(p, analyses[p], _mentions(quotable_of(p), concept.keys)) for p in shown]
                 page = self._concept_page(concept, quotes, analyses, batch)
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", key))
-        for key in sorted(set(old_prints) - set(new_prints)):
-            edits.append(PageEdit(f"concepts/{slugify(key)}.md", None, "concept", key))
+        live_pages = {page for _, page in new_prints.values()}
+        for key in sorted(set(old_prints)):
+            old_page = old_prints[key][1]
+            if old_page not in live_pages:
+                edits.append(PageEdit(old_page, None, "concept", key))
         batch.state.set_meta("offline.concepts", new_prints)
         return BatchResult(tuple(edits), tuple(outcomes))
 
