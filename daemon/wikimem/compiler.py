@@ -190,14 +190,20 @@ def compile_workspace(
     rebuild: bool = False,
     progress: Progress | None = None,
     wait: float = 0.0,
+    give_up_after: int | None = None,
 ) -> CompileReport:
-    """Compile raw/ into wiki/ under the writer lock. The one entry point for CLI, daemon and MCP."""
+    """Compile raw/ into wiki/ under the writer lock. The one entry point for CLI, daemon and MCP.
+
+    give_up_after=N (the daemon): a source that failed N times with the same content is left
+    alone until it changes, so a broken file does not cost a retry (or tokens) on every batch.
+    """
     with writer_lock(ws, wait=wait, holder="wikimem compile"):
-        return _compile_locked(ws, settings, backend_name or settings.backend, rebuild, progress)
+        return _compile_locked(ws, settings, backend_name or settings.backend, rebuild, progress, give_up_after)
 
 
 def _compile_locked(
-    ws: Workspace, settings: Settings, backend_name: str, rebuild: bool, progress: Progress | None
+    ws: Workspace, settings: Settings, backend_name: str, rebuild: bool, progress: Progress | None,
+    give_up_after: int | None = None,
 ) -> CompileReport:
     started = time.perf_counter()
     backend = create(backend_name, settings)
@@ -224,6 +230,11 @@ def _compile_locked(
         skipped_before = {
             p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256
         }
+        if give_up_after:
+            skipped_before |= {
+                p for p, row in rows.items()
+                if row.status == "failed" and row.attempts >= give_up_after and shas.get(p) == row.sha256
+            }
         max_bytes = int(settings.max_source_mb * 1_000_000)
         candidates = [f for f in files if f.path not in skipped_before]
         changed: list[str] = []

@@ -7,6 +7,7 @@ import errno
 import fcntl
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -98,12 +99,25 @@ def remove_stale_temp_files(folder: Path) -> int:
     return count
 
 
+# roots whose lock this thread holds with reentrant=True (the daemon, for its whole life)
+_held = threading.local()
+
+
 @contextlib.contextmanager
-def writer_lock(ws: Workspace, *, wait: float = 0.0, holder: str = "compile") -> Iterator[None]:
+def writer_lock(
+    ws: Workspace, *, wait: float = 0.0, holder: str = "compile", reentrant: bool = False
+) -> Iterator[None]:
     """Hold `.wikimem/lock` (an OS lock, released by the kernel if the process dies).
 
     With wait=0 a busy workspace raises WorkspaceBusy at once, naming the holder.
+    reentrant=True (the daemon): nested writer_lock calls from the same thread, such as
+    compile_workspace and lint run by the daemon's worker, pass through instead of
+    colliding with the lock their own process holds. Plain callers keep the strict lock.
     """
+    held: set[Path] = _held.__dict__.setdefault("roots", set())
+    if ws.root in held:
+        yield
+        return
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     lock_path = ws.state_dir / "lock"
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the life of the context
@@ -128,7 +142,12 @@ def writer_lock(ws: Workspace, *, wait: float = 0.0, holder: str = "compile") ->
         handle.truncate()
         handle.write(f"{holder} (pid {os.getpid()})")
         handle.flush()
-        yield
+        if reentrant:
+            held.add(ws.root)
+        try:
+            yield
+        finally:
+            held.discard(ws.root)
     finally:
         with contextlib.suppress(OSError):
             handle.seek(0)
