@@ -315,6 +315,10 @@ def _compile_locked(
                 disk = target.read_bytes() if exists else None
                 known = pages_state.get(rel)
                 human = exists and (known is None or known[0] != content_hash(disk or b""))
+                if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
+                    # exactly the bytes we would write: a compile killed before state.db
+                    # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
+                    human = False
                 if edit.content is None:
                     if not exists:
                         state.delete_page(rel)
