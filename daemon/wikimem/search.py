@@ -1,0 +1,680 @@
+"""Full-text search over the wiki pages and the raw sources, with a derived whoosh index.
+
+The index lives in `.wikimem/search/` and is never the truth: `wikimem reindex`
+rebuilds it from `wiki/` and `raw/`. `update_index` keeps it current
+incrementally by comparing each file's size and mtime with a manifest, so calling
+it before every query costs one directory walk when nothing changed.
+
+Each document is cut into passages (a heading and the text under it, capped in
+size) so a long source ranks by its best section, not by its average; results
+are grouped back into one hit per file. Ranking uses what the wiki knows:
+title, aliases and headings weigh more than body text; compiled pages weigh a
+little more than the raw text they summarize; and within a series of documents
+that differ only by a version or date in their title ("Go 1.25 Release Notes",
+"Go 1.27 Release Notes") the newer one ranks higher, strongly so when the
+question asks for the current value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .workspace import Workspace, atomic_write
+
+log = logging.getLogger("wikimem.search")
+
+INDEX_DIR = "search"
+# bump when the schema, chunking or analysis changes: an old index is then rebuilt
+INDEX_VERSION = 3
+KINDS = ("source", "concept", "answer", "raw")
+WIKI_FOLDERS = ("sources", "concepts", "answers")
+CHUNK_CHARS = 1500
+MAX_STORED_CHARS = 12_000
+
+# query-time field weights (BM25F per field, summed): the words a page is *about*
+# (title, aliases, headings) say more than a passing mention in the body
+FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "headings": 2.0, "where": 1.2, "body": 1.0}
+# compiled pages summarize and link; prefer them over the raw text when both match
+KIND_PRIOR = {"source": 1.15, "concept": 1.05, "answer": 1.2, "raw": 1.0}
+RECENCY = 0.15  # bonus for the newest member of a series
+RECENCY_CURRENT = 0.6  # ... when the question asks for the current / latest value
+CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "most recent"}
+
+# dropped from questions (on top of whoosh's own index stop list): question words and
+# fillers that would otherwise match almost every passage
+QUERY_STOP = frozenset(
+    """a an and are as at be been but by can could did do does doing for from had has have how
+    i if in into is it its me my of on or our should so than that the their them then there these
+    they this those to was we were what when where which who whom whose why will with would you your
+    about also any each just more most only other some such very via vs used use using tell
+    explain describe show give find me please""".split()
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a wiki page or a raw source, with the passage that matched best."""
+
+    path: str  # workspace-relative: wiki/... or raw/...
+    title: str
+    kind: str  # source | concept | answer | raw
+    score: float
+    snippet: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "kind": self.kind,
+                "score": round(self.score, 4), "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A hit with the detail citations need: the line the snippet starts on and the passage text."""
+
+    hit: Hit
+    line: int | None  # line in the file (page number for PDF sources)
+    anchor: str  # "L" (#L12) or "page=" (#page=3)
+    heading: str
+    text: str
+
+
+@dataclass
+class IndexReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    files: int = 0
+    passages: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.rebuilt)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "files": self.files,
+                "passages": self.passages, "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3)}
+
+
+# --- analysis ---------------------------------------------------------------------------------
+
+_ANALYZER: Any = None
+
+
+def analyzer() -> Any:
+    global _ANALYZER
+    if _ANALYZER is None:
+        from whoosh.analysis import StemmingAnalyzer
+
+        # the default token pattern keeps versions and identifiers whole: 1.19, go1.21, f64
+        _ANALYZER = StemmingAnalyzer(minsize=1, cachesize=50_000)
+    return _ANALYZER
+
+
+def schema() -> Any:
+    from whoosh.fields import ID, STORED, TEXT, Schema
+
+    ana = analyzer()
+    return Schema(
+        path=ID(stored=True),
+        kind=ID(stored=True),
+        title=TEXT(analyzer=ana, stored=True),
+        aliases=TEXT(analyzer=ana),
+        headings=TEXT(analyzer=ana, stored=True),
+        where=TEXT(analyzer=ana),
+        body=TEXT(analyzer=ana, stored=True),
+        lines=STORED,  # [[offset in body, line in file], ...] for citing the snippet's line
+        anchor=STORED,
+    )
+
+
+_PATH_WORDS = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")
+
+
+def path_words(path: str) -> str:
+    """`raw/release-notes/go1.19.md` -> "raw release notes go 1.19 md": versions stay whole."""
+    return " ".join(_PATH_WORDS.findall(path))
+
+
+# --- documents ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chunk:
+    heading: str
+    text: str
+    lines: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Doc:
+    path: str  # workspace-relative
+    kind: str
+    title: str
+    aliases: str
+    date: str | None
+    anchor: str
+    chunks: tuple[Chunk, ...]
+    sources: tuple[str, ...] = ()
+
+
+def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
+    """Group blocks into passages: a new one at every heading (level <= 3) or when one grows long."""
+    chunks: list[Chunk] = []
+    trail: list[tuple[int, str]] = []
+    parts: list[str] = []
+    lines: list[tuple[int, int]] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal parts, lines, size
+        if parts:
+            chunks.append(Chunk(" / ".join(t for _, t in trail), "\n".join(parts)[:MAX_STORED_CHARS], tuple(lines)))
+        parts, lines, size = [], [], 0
+
+    for block in blocks:
+        text = block.text.strip()
+        if not text:
+            continue
+        if block.kind == "heading" and block.level <= 3:
+            flush()
+            level = block.level or 1
+            trail = [(lv, t) for lv, t in trail if lv < level] + [(level, text)]
+            continue
+        if size and size + len(text) > CHUNK_CHARS:
+            flush()
+        lines.append((size, block.line))
+        parts.append(text)
+        size += len(text) + 1
+    flush()
+    if not chunks and trail:
+        chunks.append(Chunk(" / ".join(t for _, t in trail), "", ()))
+    return chunks
+
+
+def load_wiki_page(ws: Workspace, rel: str) -> Doc | None:
+    from .pages import FrontMatterError, parse_meta, split_front_matter
+    from .sources import parse_markdown
+
+    text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
+    fm, body, offset = split_front_matter(text)
+    try:
+        meta = parse_meta(fm) if fm is not None else {}
+    except FrontMatterError:
+        meta = {}  # still searchable by its text; lint reports the front matter
+    folder = rel.split("/", 1)[0]
+    kind = str(meta.get("kind") or {"sources": "source", "concepts": "concept", "answers": "answer"}[folder])
+    if kind not in KINDS:
+        kind = {"sources": "source", "concepts": "concept", "answers": "answer"}[folder]
+    title = str(meta.get("title") or Path(rel).stem)
+    aliases = meta.get("aliases") or []
+    alias_text = " ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(aliases)
+    sources = meta.get("sources") or []
+    sources = [str(s) for s in sources] if isinstance(sources, list) else [str(sources)]
+    date = meta.get("date")
+    blocks = parse_markdown(body, offset)
+    # the page's own H1 repeats the title; leave it out of the heading trail
+    if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
+        blocks = blocks[1:]
+    return Doc("wiki/" + rel, kind, title, alias_text, str(date) if date else None, "L",
+               tuple(chunk_blocks(blocks)), tuple(sources))
+
+
+def load_raw_file(ws: Workspace, rel: str, max_bytes: int) -> Doc:
+    """Raises SkipSource for files that are not readable sources."""
+    from .sources import load_source
+
+    doc = load_source(ws.root / rel, rel, max_bytes=max_bytes)
+    title = doc.title or Path(rel).stem
+    blocks = list(doc.blocks)
+    if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
+        blocks = blocks[1:]
+    return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(chunk_blocks(blocks)))
+
+
+# --- files and manifest ---------------------------------------------------------------------
+
+
+def index_dir(ws: Workspace) -> Path:
+    return ws.state_dir / INDEX_DIR
+
+
+def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
+    """Every file search covers, with (size, mtime_ns). One scandir walk, no reads."""
+    from .sources import is_ignored_name
+
+    found: dict[str, tuple[int, int]] = {}
+
+    def walk(folder: Path, prefix: str, keep: Any) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or is_ignored_name(name):
+                continue
+            rel = f"{prefix}{name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(Path(entry.path), rel + "/", keep)
+                    continue
+                if entry.is_symlink():
+                    # a symlink out of the workspace is not searched (compile refuses it too)
+                    target = Path(entry.path).resolve()
+                    if ws.root not in target.parents:
+                        continue
+                st = entry.stat()
+            except OSError:
+                continue
+            if keep(rel):
+                found[rel] = (st.st_size, st.st_mtime_ns)
+
+    walk(ws.raw, "raw/", lambda rel: True)
+    for folder in WIKI_FOLDERS:
+        walk(ws.wiki / folder, f"wiki/{folder}/", _is_wiki_page)
+    return found
+
+
+def _is_wiki_page(rel: str) -> bool:
+    from .index_page import is_catalog
+
+    return rel.endswith(".md") and not is_catalog(rel.removeprefix("wiki/"))
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+        return None
+    return data
+
+
+# --- priors: series of versioned or dated documents -------------------------------------------
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+
+
+def series_key(path: str, title: str) -> str | None:
+    """Documents that differ only by the numbers in their title belong to one series."""
+    if not _NUMBER.search(title):
+        return None
+    folder = path.rsplit("/", 1)[0] if path.startswith("raw/") else "wiki"
+    return folder + "|" + _NUMBER.sub("#", title.lower()).strip()
+
+
+def version_of(title: str) -> tuple[int, ...]:
+    m = _NUMBER.search(title)
+    return tuple(int(x) for x in m.group(0).split(".")[:4]) if m else ()
+
+
+def compute_priors(docs: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Recency rank in [0, 1] within each series (1 = newest); only series of two or more."""
+    groups: dict[str, list[tuple[Any, str]]] = {}
+    for path, info in docs.items():
+        key = series_key(path, info.get("title") or "")
+        if key is None:
+            continue
+        order = (info.get("date") or "", version_of(info["title"]))
+        groups.setdefault(key, []).append((order, path))
+    ranks: dict[str, float] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort()
+        # documents whose version or date ties share a rank
+        distinct = sorted({o for o, _ in members})
+        for order, path in members:
+            ranks[path] = distinct.index(order) / max(1, len(distinct) - 1)
+    return ranks
+
+
+# --- the index --------------------------------------------------------------------------------
+
+
+def _settings_max_bytes(ws: Workspace) -> int:
+    try:
+        from .config import load_settings
+
+        return int(load_settings(ws.root).max_source_mb * 1_000_000)
+    except Exception:  # a broken wikimem.toml must not stop search; compile reports it
+        return 10_000_000
+
+
+def _open_or_create(folder: Path, fresh: bool) -> Any:
+    from whoosh import index as windex
+
+    if fresh and folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not fresh and windex.exists_in(str(folder)):
+        return windex.open_dir(str(folder))
+    return windex.create_in(str(folder), schema())
+
+
+def _add(writer: Any, doc: Doc) -> int:
+    for chunk in doc.chunks or (Chunk("", "", ()),):
+        writer.add_document(
+            path=doc.path, kind=doc.kind, title=doc.title, aliases=doc.aliases, headings=chunk.heading,
+            where=path_words(doc.path), body=chunk.text, lines=[list(x) for x in chunk.lines],
+            anchor=doc.anchor,
+        )
+    return max(1, len(doc.chunks))
+
+
+def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0) -> IndexReport:
+    """Bring the index in line with wiki/ and raw/; the minimum work when nothing changed.
+
+    Returns what changed. When another process holds the index's write lock it waits
+    up to `wait` seconds, then leaves the index as it is (searches still work on it).
+    """
+    started = time.perf_counter()
+    report = IndexReport(rebuilt=rebuild)
+    folder = index_dir(ws)
+    manifest = None if rebuild else _read_manifest(folder)
+    if manifest is None:
+        rebuild = report.rebuilt = True
+        manifest = {"version": INDEX_VERSION, "files": {}, "docs": {}, "skipped": {}}
+    files: dict[str, list[int]] = manifest["files"]
+    current = walk_files(ws)
+    report.files = len(current)
+    changed = [p for p, stat in current.items() if files.get(p) != list(stat)]
+    gone = [p for p in files if p not in current]
+    if not (changed or gone or rebuild):
+        report.seconds = time.perf_counter() - started
+        return report
+
+    from whoosh.index import LockError
+
+    from .sources import SkipSource
+
+    try:
+        ix = _open_or_create(folder, rebuild)
+    except Exception as exc:  # a damaged index is derived data: rebuild it rather than fail
+        log.warning("search index unreadable (%s); rebuilding", exc)
+        ix = _open_or_create(folder, True)
+        rebuild = report.rebuilt = True
+        files.clear()
+        manifest["docs"].clear()
+        changed = list(current)
+        gone = []
+    try:
+        writer = ix.writer(timeout=wait, limitmb=128)
+    except LockError:
+        log.info("search index is being updated by another process; searching it as it is")
+        report.seconds = time.perf_counter() - started
+        return report
+    max_bytes = _settings_max_bytes(ws)
+    docs: dict[str, Any] = manifest["docs"]
+    skipped: dict[str, Any] = manifest.setdefault("skipped", {})
+    try:
+        for path in gone:
+            writer.delete_by_term("path", path)
+            files.pop(path, None)
+            docs.pop(path, None)
+            skipped.pop(path, None)
+            report.removed.append(path)
+        for path in sorted(changed):
+            known = path in files
+            if known and not rebuild:
+                writer.delete_by_term("path", path)
+            try:
+                doc = load_wiki_page(ws, path.removeprefix("wiki/")) if path.startswith("wiki/") else \
+                    load_raw_file(ws, path, max_bytes)
+            except SkipSource as exc:
+                skipped[path] = str(exc)
+                report.skipped.append((path, str(exc)))
+                docs.pop(path, None)
+                files[path] = list(current[path])
+                continue
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                # vanished or unreadable mid-walk: try again next time
+                log.info("not indexed %s: %s", path, exc)
+                files.pop(path, None)
+                docs.pop(path, None)
+                continue
+            skipped.pop(path, None)
+            report.passages += _add(writer, doc)
+            docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date}
+            files[path] = list(current[path])
+            (report.updated if known and not rebuild else report.added).append(path)
+        manifest["priors"] = compute_priors(docs)
+        writer.commit(optimize=rebuild)
+    except BaseException:
+        writer.cancel()
+        raise
+    atomic_write(folder / "manifest.json", json.dumps(manifest, separators=(",", ":"), sort_keys=True))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def reindex(ws: Workspace) -> IndexReport:
+    """Throw the index away and build it again from wiki/ and raw/."""
+    return update_index(ws, rebuild=True, wait=30.0)
+
+
+# --- queries ----------------------------------------------------------------------------------
+
+_PHRASE = re.compile(r'"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    terms: tuple[str, ...]  # analyzed (stemmed) terms, stop words dropped
+    phrases: tuple[tuple[str, ...], ...]
+    current: bool  # asks for the current value: favour the newest in a series
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Natural language in, terms out: every content word counts, none is required."""
+    ana = analyzer()
+    phrases = tuple(
+        tuple(t.text for t in ana(p)) for p in _PHRASE.findall(text) if any(True for _ in ana(p))
+    )
+    words = re.findall(r"[\w.]+", text.lower())
+    current = any(w in CURRENT_WORDS for w in words)
+    content = " ".join(w for w in re.findall(r"\S+", text) if w.lower().strip("?!.,;:\"'()`") not in QUERY_STOP)
+    terms = [t.text for t in ana(content)]
+    if not terms:  # a query of only stop words: search them rather than nothing
+        from whoosh.analysis import StandardAnalyzer
+
+        terms = [t.text for t in StandardAnalyzer(stoplist=None)(text)]
+    seen: dict[str, None] = {}
+    for term in terms:
+        seen.setdefault(term, None)
+    return ParsedQuery(tuple(seen), phrases, current)
+
+
+def build_query(parsed: ParsedQuery, kinds: tuple[str, ...] | None) -> Any:
+    from whoosh import query as Q
+
+    # one flat disjunction: nested Ors and whoosh's coordination wrapper cost 10-20x more
+    # time in pure Python for little change in ranking
+    clauses: list[Any] = [Q.Term(f, term, boost=b) for term in parsed.terms for f, b in FIELD_BOOSTS.items()]
+    for phrase in parsed.phrases:
+        if len(phrase) > 1:
+            clauses.append(Q.Or([Q.Phrase("body", list(phrase), boost=2.0),
+                                 Q.Phrase("title", list(phrase), boost=4.0),
+                                 Q.Phrase("headings", list(phrase), boost=3.0)]))
+    if not clauses:
+        return None
+    query: Any = Q.Or(clauses) if len(clauses) > 1 else clauses[0]
+    if kinds:
+        query = Q.And([query, Q.Or([Q.Term("kind", k) for k in kinds])])
+    return query
+
+
+class Engine:
+    """An open index and searcher, reused across queries by long-lived callers (MCP, daemon).
+
+    `fresh_within` lets a server skip the directory walk when it checked less than that
+    many seconds ago and log.md has not changed (every compile appends to it).
+    """
+
+    def __init__(self, ws: Workspace, *, fresh_within: float = 0.0):
+        self.ws = ws
+        self.fresh_within = fresh_within
+        self._checked = 0.0
+        self._log_stat: tuple[int, int] | None = None
+        self._ix: Any = None
+        self._searcher: Any = None
+        self._priors: dict[str, float] = {}
+        self._docs: dict[str, Any] = {}
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+        self._searcher = self._ix = None
+
+    def _log_signature(self) -> tuple[int, int] | None:
+        try:
+            st = (self.ws.wiki / "log.md").stat()
+            return (st.st_size, st.st_mtime_ns)
+        except OSError:
+            return None
+
+    def refresh(self, force: bool = False) -> None:
+        now = time.monotonic()
+        sig = self._log_signature()
+        if (not force and self._searcher is not None and self.fresh_within > 0
+                and now - self._checked < self.fresh_within and sig == self._log_stat):
+            return
+        report = update_index(self.ws)
+        self._checked, self._log_stat = now, sig
+        if self._searcher is None or report.changed:
+            self._reopen()
+
+    def _reopen(self) -> None:
+        from whoosh import index as windex
+
+        self.close()
+        folder = index_dir(self.ws)
+        self._ix = windex.open_dir(str(folder))
+        self._searcher = self._ix.searcher()
+        manifest = _read_manifest(folder) or {}
+        self._priors = manifest.get("priors", {})
+        self._docs = manifest.get("docs", {})
+
+    def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+        if kinds:
+            bad = [k for k in kinds if k not in KINDS]
+            if bad:
+                from .errors import UsageError
+
+                raise UsageError(f"unknown kind {', '.join(bad)}; valid: {', '.join(KINDS)}")
+        parsed = parse_query(query)
+        q = build_query(parsed, tuple(kinds) if kinds else None)
+        if q is None or limit <= 0:
+            return []
+        self.refresh()
+        searcher = self._searcher
+        recency = RECENCY_CURRENT if parsed.current else RECENCY
+        want = max(limit * 8, 40)
+        best: dict[str, tuple[float, Any]] = {}
+        while True:
+            # optimize=False: whoosh's block-quality skipping is slower than plain scoring
+            # on passage-sized documents (measured in bench/)
+            results = searcher.search(q, limit=want, optimize=False)
+            for hit in results:
+                path = hit["path"]
+                score = hit.score * KIND_PRIOR.get(hit["kind"], 1.0) * (1 + recency * self._priors.get(path, 0.0))
+                if path not in best or score > best[path][0]:
+                    best[path] = (score, hit.fields())
+            # long documents can fill the window with their own passages; widen until enough files
+            if len(best) >= limit or results.scored_length() < want or want >= 5000:
+                break
+            want *= 4
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+        out = []
+        stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
+        for path, (score, fields) in ranked:
+            snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [])
+            heading = fields.get("headings") or ""
+            if not snippet:
+                snippet = heading or fields.get("title", "")
+            out.append(Passage(
+                Hit(path, fields.get("title") or path, fields["kind"], score, snippet),
+                line, fields.get("anchor") or "L", heading, fields.get("body") or "",
+            ))
+        return out
+
+
+def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int = 240) -> tuple[str, int | None]:
+    """The window of `body` with the most distinct query terms, and the file line it starts on."""
+    if not body:
+        return "", None
+    ana = analyzer()
+    tokens = [(t.text, t.startchar) for t in ana(body, chars=True, removestops=False)]
+    hits = [(pos, text) for text, pos in tokens if text in stems]
+    start = 0
+    if hits:
+        best_count, best_pos = -1, 0
+        for i, (pos, _) in enumerate(hits):
+            seen = {text for p, text in hits[i:] if p < pos + width * 0.8}
+            if len(seen) > best_count:
+                best_count, best_pos = len(seen), pos
+        start = best_pos
+        # back up to the start of the sentence or line when it is near
+        window = body[max(0, start - 120) : start]
+        cut = max(window.rfind(". "), window.rfind("\n"))
+        start = start - len(window) + cut + 1 if cut >= 0 else max(0, start - 40)
+    text = body[start : start + width]
+    text = " ".join(text.split())
+    if start > 0:
+        text = "…" + text
+    if start + width < len(body):
+        text = text.rsplit(" ", 1)[0] + "…"
+    line = None
+    for offset, file_line in lines:
+        if offset <= start + 1:
+            line = file_line
+        else:
+            break
+    if line is None and lines:
+        line = lines[0][1]
+    return text, line
+
+
+_ENGINES: dict[Path, Engine] = {}
+
+
+def engine(ws: Workspace, *, fresh_within: float = 0.0) -> Engine:
+    """The engine for a workspace, kept for the life of the process."""
+    eng = _ENGINES.get(ws.root)
+    if eng is None:
+        eng = _ENGINES[ws.root] = Engine(ws, fresh_within=fresh_within)
+    eng.fresh_within = fresh_within
+    return eng
+
+
+def search(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Hit]:
+    """Rank wiki pages and raw sources for a question or keywords; brings the index up to date first."""
+    return [p.hit for p in engine(ws).passages(query, limit, kinds)]
+
+
+def search_passages(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+    """As `search`, with the line and passage text that query answers and context packs cite."""
+    return engine(ws).passages(query, limit, kinds)
+
+
+@contextlib.contextmanager
+def opened(ws: Workspace, *, fresh_within: float = 0.0) -> Iterator[Engine]:
+    eng = Engine(ws, fresh_within=fresh_within)
+    try:
+        yield eng
+    finally:
+        eng.close()
