@@ -45,8 +45,8 @@ GENERIC = frozenset(
     important main whole rest sure true false yes also instead already actually basically simply
     text document documents file files item items list step steps usage user users value values
     code program programs programming appendix filename src content contents data name names output input add write read build source
-    project object update create set call run make show level option options feature features
-    support supports detail use""".split()
+    project object update create set call run make show level
+    detail use""".split()
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
@@ -285,7 +285,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         ):
             # type-like names (Box<T>, HashMap, std::io) are stronger than bare identifiers
             type_like = surface[0].isupper() or "<" in surface or "::" in surface
-            signal(name_key(surface), 2 if type_like else 1, surface)
+            signal(name_key(surface), 2 if type_like else 1, f"`{surface}`")
     for match in _EMPHASIS.finditer(raw_text):
         signal(name_key(match.group(1)), 3, match.group(1).strip())
     for s in sentences:

@@ -242,7 +242,8 @@ def _compile_locked(
             row = rows.get(f.path)
             if row is None or row.sha256 != shas[f.path] or row.status in ("failed",):
                 changed.append(f.path)
-        gone = {p: row for p, row in rows.items() if p not in current}
+        refused_paths = {p for p, _ in refused}
+        gone = {p: row for p, row in rows.items() if p not in current and p not in refused_paths}
         # a rename: same content under a new path; move the page without recompiling
         by_sha_gone = {row.sha256: p for p, row in gone.items() if row.status == "compiled"}
         renamed: dict[str, str] = {}
@@ -331,6 +332,15 @@ def _compile_locked(
                     state.delete_page(rel)
                     bucket["removed"].append(rel)
                     return
+                if human and edit.base_sha256 is not None and edit.base_sha256 == content_hash(disk or b""):
+                    # an in-place edit on top of the person's current text (the anthropic
+                    # backend's str_replace/insert): apply it, but leave the recorded hash alone
+                    # so the page stays marked as edited by a person and is never overwritten
+                    text = stamp(edit.content, (disk or b"").decode("utf-8", "replace"))
+                    if text.encode("utf-8") != disk:
+                        atomic_write(target, text.encode("utf-8"))
+                        bucket["updated"].append(rel)
+                    return
                 if human:
                     bucket["kept"].append(rel)
                     proposed = ws.state_dir / "proposed" / rel
@@ -396,6 +406,8 @@ def _compile_locked(
                 usage = outcomes[path].usage
                 if usage:
                     lines.append("- tokens: " + ", ".join(f"{k} {v}" for k, v in sorted(usage.items())))
+                if outcomes[path].cost_usd is not None:
+                    lines.append(f"- cost: ~${outcomes[path].cost_usd:.4f} (estimate at list prices)")
                 entries.append(log_page.LogEntry("ingest", f"{title} ({path})", lines))
             for path in report.removed_sources:
                 entries.append(log_page.LogEntry("remove", path, _change_lines(per_source.get(path, {}))))

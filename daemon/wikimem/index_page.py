@@ -41,10 +41,16 @@ def is_catalog(path: str) -> bool:
 
 
 def describe(page: Page, limit: int = 110) -> str:
-    """One line: the first prose sentence of the body, without Markdown links."""
+    """One line: the first prose sentence of the body (a concept: its first quote), without links."""
     for line in page.body.splitlines():
         line = line.strip()
-        if not line or line.startswith(("#", "-", ">", "|", "Source:", "```")):
+        if page.kind == "concept":
+            if not line.startswith('- "'):
+                continue
+            line = re.sub(r"\s*\(\[[^\]]*\]\([^)]*\)\)\s*$", "", line[2:])
+            count = len(page.sources)
+            line = f"{count} source{'s' if count != 1 else ''}: {line}"
+        elif not line or line.startswith(("#", "-", ">", "|", "Source:", "```")):
             continue
         line = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line)
         line = re.sub(r"[*_`]", "", line)

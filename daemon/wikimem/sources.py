@@ -80,8 +80,10 @@ def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str
 
 # --- inline Markdown clean-up -------------------------------------------------------------
 
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+# link text may hold one level of brackets: [`Null[T]`](/pkg/database/sql/#Null)
+_TEXT = r"((?:[^\[\]]|\[[^\[\]]*\])*)"
+_IMAGE = re.compile(r"!\[" + _TEXT + r"\]\([^)]*\)")
+_LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)

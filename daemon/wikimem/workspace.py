@@ -122,10 +122,12 @@ def writer_lock(
     lock_path = ws.state_dir / "lock"
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the life of the context
     deadline = time.monotonic() + wait
+    acquired = False
     try:
         while True:
             try:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                acquired = True
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -149,7 +151,8 @@ def writer_lock(
         finally:
             held.discard(ws.root)
     finally:
-        with contextlib.suppress(OSError):
-            handle.seek(0)
-            handle.truncate()
+        if acquired:  # only the holder clears its name; a refused waiter leaves it for others
+            with contextlib.suppress(OSError):
+                handle.seek(0)
+                handle.truncate()
         handle.close()

@@ -81,7 +81,7 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
         if " " in key:
             ok = strong_docs[key] >= 1 or signal_docs[key] >= 2
         else:
-            ok = strong_docs[key] >= 1 and (signal_docs[key] >= 2 or docs >= 5)
+            ok = strong_docs[key] >= 1 and (signal_docs[key] >= 2 or docs >= min(5, max(2, n // 2)))
         if ok:
             # how widely it is discussed, times how clearly it is named (capped so one doc's code
             # spans cannot outweigh breadth)
@@ -97,10 +97,19 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
         squashed = key.replace(" ", "")
         if squashed in merged and key not in merged[squashed] and df[key] >= 2:
             merged[squashed].append(key)
+    # a word that mostly appears inside one chosen phrase is that phrase ("canary" in "canary release")
+    for squashed, group in sorted(merged.items()):
+        if len(group) != 1 or " " in group[0] or squashed not in merged:
+            continue
+        word = group[0]
+        hosts = [g for s2, g in merged.items() if s2 != squashed and any(word in k.split() for k in g)]
+        if len(hosts) == 1 and max(df[k] for k in hosts[0]) >= 0.6 * df[word]:
+            hosts[0].append(word)
+            merged[squashed] = []
     concepts: dict[str, Concept] = {}
     used_slugs: set[str] = set()
-    for group in sorted(merged.values(), key=lambda g: min(g)):
-        key = max(sorted(group), key=lambda k: (df[k], " " in k))
+    for group in sorted((g for g in merged.values() if g), key=lambda g: min(g)):
+        key = max(sorted(group), key=lambda k: (" " in k, df[k]))
         forms: Counter[str] = Counter()
         for k in group:
             forms.update(surfaces.get(k, Counter({k: 1})))
@@ -117,8 +126,12 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
 
 
 def _title(surface: str) -> str:
-    surface = surface.strip().strip("`*_")
-    return surface[:1].upper() + surface[1:] if surface[:1].islower() and " " in surface else surface
+    """Prose phrases get a capital ("Rollback"); code keeps its spelling (`i32`, `println!`)."""
+    surface = surface.strip()
+    if surface.startswith("`"):
+        return surface.strip("`")
+    surface = surface.strip("*_")
+    return surface[:1].upper() + surface[1:] if surface[:1].islower() else surface
 
 
 def _order_key(item: tuple[str, dict[str, Any]]) -> tuple[int, str, str]:

@@ -1,0 +1,84 @@
+"""Bad input: each gets one clear line, nothing else breaks, raw/ is never modified."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+from conftest import snapshot, write
+from linkcheck import broken_links
+
+from wikimem.cli import main
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.workspace import Workspace
+
+GOOD = "# Good note\n\nThe canary release took 5% of traffic on 2026-03-01.\n"
+
+
+def test_every_kind_of_bad_input_gets_one_line_and_the_rest_compiles(ws: Workspace, tmp_path: Path) -> None:
+    write(ws, "good.md", GOOD)
+    write(ws, "other good.md", "# Other\n\nA canary release again, 30 minutes long.\n")
+    write(ws, "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200))
+    write(ws, "binary.md", b"# looks like text\x00\x01\x02" + bytes(100))
+    write(ws, "latin1.txt", "Caf\xe9 notes\n\nThe caf\xe9 opens at 7:00 on weekdays.\n".encode("latin-1"))
+    write(ws, "empty.md", "")
+    write(ws, "blank.md", "\n\n   \n")
+    write(ws, "bad-yaml.md", "---\ntitle: [unclosed\n---\n# Bad yaml\n\nThe body still counts: 42 items.\n")
+    bomb = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n---\n# Bomb\n\nStill a note with 1 fact.\n"
+    write(ws, "bomb.md", bomb)
+    write(ws, "ünïcödé name with spaces.md", "# Ünïcödé\n\nNon-ASCII names work: 3 of them.\n")
+    write(ws, "huge.txt", "x" * 2_100_000)
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nNever read through a symlink.\n")
+    os.symlink(outside, ws.raw / "link-out.md")
+    before = snapshot(ws.raw)
+
+    settings = load_settings(ws.root, {"max_source_mb": 2}, environ={})
+    report = compile_workspace(ws, settings)
+
+    skipped = dict(report.skipped)
+    assert "binary" in skipped["raw/image.png"] or "unsupported" in skipped["raw/image.png"]
+    assert "binary" in skipped["raw/binary.md"]
+    assert "empty" in skipped["raw/empty.md"] and "empty" in skipped["raw/blank.md"]
+    assert "too large" in skipped["raw/huge.txt"] and "max_source_mb" in skipped["raw/huge.txt"]
+    assert "outside raw/" in skipped["raw/link-out.md"]
+    for reason in skipped.values():
+        assert "\n" not in reason and len(reason) < 200
+    assert report.failed == []
+    compiled = set(report.compiled)
+    assert {"raw/good.md", "raw/latin1.txt", "raw/bad-yaml.md", "raw/bomb.md",
+            "raw/ünïcödé name with spaces.md"} <= compiled
+    assert "Windows-1252" in (ws.wiki / "sources/latin1.md").read_text()
+    assert "malformed YAML" in (ws.wiki / "sources/bad-yaml.md").read_text()
+    assert "aliases" in (ws.wiki / "sources/bomb.md").read_text()
+    assert "Never read" not in "".join(p.read_text() for p in ws.wiki.rglob("*.md"))
+    log = (ws.wiki / "log.md").read_text()
+    assert "skip | raw/huge.txt" in log and "skip | raw/link-out.md" in log
+    assert snapshot(ws.raw) == before  # raw/ never modified
+    assert broken_links(ws.wiki) == []
+    # skipped files are reported once, not on every run
+    again = compile_workspace(ws, settings)
+    assert again.noop and again.skipped == []
+
+
+def test_a_crash_mid_write_leaves_no_temp_files_or_torn_pages(ws: Workspace) -> None:
+    write(ws, "good.md", GOOD)
+    settings = load_settings(ws.root, environ={})
+    compile_workspace(ws, settings)
+    # what a killed writer leaves: a temp file next to the page it was replacing
+    (ws.wiki / "sources" / ".wikimem-abc123.tmp").write_text("half a pa")
+    write(ws, "good.md", GOOD + "\nOne more line with 7 facts.\n")
+    compile_workspace(ws, settings)
+    assert not list(ws.wiki.rglob(".wikimem-*.tmp"))
+    assert "7 facts" in (ws.wiki / "sources/good.md").read_text()
+
+
+def test_cli_reports_skips_on_stderr_and_json_on_stdout(ws: Workspace) -> None:
+    write(ws, "good.md", GOOD)
+    write(ws, "blob.bin", b"\x00\x01")
+    result = CliRunner().invoke(main, ["compile", "--root", str(ws.root)])
+    assert result.exit_code == 0
+    assert "skipped  raw/blob.bin: unsupported file type .bin" in result.stderr
+    assert result.stdout == ""

@@ -1,0 +1,271 @@
+"""The offline compile end to end, on small fixtures written here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import snapshot, write
+from linkcheck import broken_links
+
+from wikimem.cli import main
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.errors import WorkspaceBusy
+from wikimem.init import init_workspace
+from wikimem.pages import loads_page
+from wikimem.workspace import Workspace, writer_lock
+
+ALPHA = """---
+title: Alpha notes
+date: 2025-03-01
+---
+# Alpha notes
+
+The *canary release* sends 5% of traffic to a new build for 30 minutes. A canary release
+protects users from bad builds. See [the checklist](checklist.md) and [the site](/docs/deploy).
+
+## Rollback
+
+A rollback returns the service to build 2290 within 4 minutes.
+"""
+
+BETA = """# Beta notes
+
+Our canary release policy changed in 2026: the canary release now takes 10% of traffic.
+The rollback budget is 4 minutes. The rollback is done by the on-call engineer.
+
+## Canary release
+
+Every canary release is watched for 30 minutes.
+"""
+
+GAMMA = "Gamma notes\n\nA rollback is cheap. The canary release caught the fault on 3 October 2026.\n"
+
+
+def compile_(ws: Workspace, **kwargs):
+    return compile_workspace(ws, load_settings(ws.root, environ={}), **kwargs)
+
+
+def mtimes(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix(): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def three(ws: Workspace) -> Workspace:
+    write(ws, "alpha.md", ALPHA)
+    write(ws, "sub dir/beta.md", BETA)
+    write(ws, "gamma.txt", GAMMA)
+    return ws
+
+
+def test_compile_makes_source_and_concept_pages_linked_both_ways(three: Workspace) -> None:
+    report = compile_(three)
+    assert sorted(report.compiled) == ["raw/alpha.md", "raw/gamma.txt", "raw/sub dir/beta.md"]
+    wiki = three.wiki
+    sources = sorted(p.name for p in (wiki / "sources").glob("*.md"))
+    assert sources == ["alpha.md", "gamma.md", "sub-dir-beta.md"]
+    concepts = sorted(p.name for p in (wiki / "concepts").glob("*.md"))
+    assert "canary-release.md" in concepts and "rollback.md" in concepts
+    alpha = loads_page("sources/alpha.md", (wiki / "sources/alpha.md").read_text())
+    assert alpha.meta["kind"] == "source"
+    assert alpha.meta["sources"] == ["raw/alpha.md"]
+    assert alpha.meta["source_sha256"] == hashlib.sha256((three.raw / "alpha.md").read_bytes()).hexdigest()
+    assert alpha.meta["date"] == "2025-03-01"
+    assert "(../concepts/canary-release.md)" in alpha.body
+    canary = loads_page("c", (wiki / "concepts/canary-release.md").read_text())
+    assert canary.meta["kind"] == "concept"
+    assert set(canary.meta["sources"]) == {"raw/alpha.md", "raw/sub dir/beta.md", "raw/gamma.txt"}
+    assert "(../sources/alpha.md)" in canary.body
+    # key facts are verbatim, with a line citation into raw/
+    assert '"A rollback returns the service to build 2290 within 4 minutes."' in alpha.body
+    assert "(../../raw/alpha.md#L12)" in alpha.body
+    assert broken_links(wiki) == []
+
+
+def test_quotes_drop_the_sources_own_relative_links(three: Workspace) -> None:
+    compile_(three)
+    text = "".join(p.read_text() for p in three.wiki.rglob("*.md"))
+    assert "checklist.md)" not in text and "/docs/deploy" not in text
+    assert broken_links(three.wiki) == []
+
+
+def test_noop_compile_writes_nothing(three: Workspace) -> None:
+    compile_(three)
+    before, times = snapshot(three.wiki), mtimes(three.wiki)
+    report = compile_(three)
+    assert report.noop
+    assert snapshot(three.wiki) == before
+    assert mtimes(three.wiki) == times  # not even rewritten with the same bytes
+
+
+def test_two_fresh_compiles_are_byte_identical(tmp_path: Path) -> None:
+    results = []
+    for name in ("one", "two"):
+        ws = Workspace.at(tmp_path / name)
+        init_workspace(ws)
+        write(ws, "alpha.md", ALPHA)
+        write(ws, "sub dir/beta.md", BETA)
+        write(ws, "gamma.txt", GAMMA)
+        compile_(ws)
+        pages = snapshot(ws.wiki)
+        pages.pop("log.md")  # log.md records wall-clock times of operations, by design
+        results.append(pages)
+    assert results[0] == results[1]
+    body = "".join(v.decode() for v in results[0].values())
+    assert str(tmp_path) not in body  # no absolute paths in pages
+
+
+def test_changed_source_updates_its_pages_only(three: Workspace) -> None:
+    compile_(three)
+    before = snapshot(three.wiki)
+    write(three, "gamma.txt", GAMMA + "\nThe rollback drill runs every 14 days.\n")
+    report = compile_(three)
+    assert report.compiled == ["raw/gamma.txt"]
+    after = snapshot(three.wiki)
+    changed = {k for k in after if before.get(k) != after[k]}
+    assert "sources/gamma.md" in changed
+    assert "sources/alpha.md" not in changed
+    assert "every 14 days" in after["sources/gamma.md"].decode()
+
+
+def test_deleted_source_removes_its_page_and_mentions(three: Workspace) -> None:
+    compile_(three)
+    (three.raw / "gamma.txt").unlink()
+    report = compile_(three)
+    assert report.removed_sources == ["raw/gamma.txt"]
+    assert not (three.wiki / "sources/gamma.md").exists()
+    text = "".join(p.read_text() for p in three.wiki.rglob("*.md") if p.name != "log.md")
+    assert "gamma" not in text.lower()
+    assert broken_links(three.wiki) == []
+
+
+def test_renamed_source_moves_without_recompiling(three: Workspace) -> None:
+    compile_(three)
+    (three.raw / "archive").mkdir()
+    os.rename(three.raw / "gamma.txt", three.raw / "archive" / "gamma.txt")
+    report = compile_(three)
+    assert report.renamed == [("raw/gamma.txt", "raw/archive/gamma.txt")]
+    assert report.compiled == ["raw/archive/gamma.txt"]
+    assert not (three.wiki / "sources/gamma.md").exists()
+    assert (three.wiki / "sources/archive-gamma.md").exists()
+    assert broken_links(three.wiki) == []
+    log = (three.wiki / "log.md").read_text()
+    assert "rename | raw/gamma.txt -> raw/archive/gamma.txt" in log
+
+
+def test_a_persons_edit_is_never_overwritten(three: Workspace) -> None:
+    compile_(three)
+    page = three.wiki / "sources/gamma.md"
+    edited = page.read_text() + "\nMy own note: ask Dana about the drill.\n"
+    page.write_text(edited)
+    write(three, "gamma.txt", GAMMA + "\nA new sentence from 2027.\n")
+    report = compile_(three)
+    assert "sources/gamma.md" in report.kept
+    assert page.read_text() == edited
+    assert (three.state_dir / "proposed/sources/gamma.md").exists()
+    assert "kept (edited by a person; not overwritten): sources/gamma.md" in (three.wiki / "log.md").read_text()
+    # and a deleted source does not delete an edited page either
+    (three.raw / "gamma.txt").unlink()
+    report = compile_(three)
+    assert page.read_text() == edited
+
+
+def test_state_is_derived_a_fresh_clone_recompiles_nothing(three: Workspace) -> None:
+    compile_(three)
+    before, times = snapshot(three.wiki), mtimes(three.wiki)
+    shutil.rmtree(three.state_dir)
+    report = compile_(three)
+    assert report.compiled == []
+    assert snapshot(three.wiki) == before
+    assert mtimes(three.wiki) == times
+    assert compile_(three).noop
+
+
+def test_log_is_appended_in_the_documented_form(three: Workspace) -> None:
+    compile_(three)
+    log1 = (three.wiki / "log.md").read_text()
+    assert re.search(r"^## \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\] ingest \| Alpha notes \(raw/alpha\.md\)$", log1, re.M)
+    assert re.search(r"^- created: sources/alpha\.md", log1, re.M)
+    assert re.search(r"^- backend: offline, \d+\.\d\d s$", log1, re.M)
+    write(three, "delta.md", "# Delta\n\nA canary release and a rollback, on 5 May 2026.\n")
+    compile_(three)
+    log2 = (three.wiki / "log.md").read_text()
+    assert log2.startswith(log1)
+    assert "ingest | Delta (raw/delta.md)" in log2[len(log1):]
+
+
+def test_index_stays_within_agent_caps_at_any_size(ws: Workspace) -> None:
+    for i in range(450):
+        write(ws, f"bulk/note-{i:04d}.md", f"# Note {i} about canary release number {i}\n\n"
+              f"The canary release {i} took {i} minutes and the rollback {i} took {i + 1} minutes.\n")
+    compile_(ws)
+    index = ws.wiki / "index.md"
+    text = index.read_text()
+    assert len(text.splitlines()) <= 200 and len(text.encode()) <= 25_000
+    catalogs = [p for p in ws.wiki.rglob("index*.md") if p != index]
+    assert catalogs, "a large wiki links to per-section catalogs"
+    for catalog in catalogs:
+        body = catalog.read_text()
+        assert len(body.splitlines()) <= 200 and len(body.encode()) <= 25_000, catalog
+    listed = "".join(p.read_text() for p in ws.wiki.rglob("index*.md"))
+    for page in (ws.wiki / "sources").glob("note-*.md"):
+        assert f"({page.name})" in listed or f"sources/{page.name})" in listed
+    assert broken_links(ws.wiki) == []
+
+
+def test_second_writer_is_told_clearly(three: Workspace) -> None:
+    with writer_lock(three, holder="wikimem daemon"):
+        with pytest.raises(WorkspaceBusy, match="wikimem daemon"):
+            compile_(three)
+        result = CliRunner().invoke(main, ["compile", "--root", str(three.root)])
+        assert result.exit_code == 4
+        assert "wikimem daemon" in result.output
+
+
+def test_cli_json_contract(three: Workspace) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["compile", "--root", str(three.root), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"ok", "backend", "noop", "compiled", "unchanged", "renamed", "removed_sources", "skipped",
+            "failed", "created", "updated", "removed", "kept", "warnings", "seconds"} <= set(data)
+    assert data["ok"] is True and data["backend"] == "offline"
+    again = json.loads(runner.invoke(main, ["compile", "--root", str(three.root), "--json"]).stdout)
+    assert again["noop"] is True
+    missing = runner.invoke(main, ["compile", "--root", str(three.root / "nope"), "--json"])
+    assert missing.exit_code == 2
+    assert json.loads(missing.stdout)["ok"] is False
+    bad = runner.invoke(main, ["compile", "--root", str(three.root), "--backend", "nonesuch"])
+    assert bad.exit_code == 2 and "offline" in bad.output
+
+
+def test_init_is_idempotent_and_never_overwrites(tmp_path: Path) -> None:
+    ws = Workspace.at(tmp_path / "notes")
+    (ws.raw).mkdir(parents=True)
+    (ws.raw / "existing.md").write_text("# Existing\n\nKept as is.\n")
+    first = init_workspace(ws)
+    assert "wiki/AGENTS.md" in first.created and "wiki/index.md" in first.created
+    (ws.wiki / "AGENTS.md").write_text("# My own rules\n")
+    (ws.root / "wikimem.toml").write_text('backend = "offline"\n')
+    second = init_workspace(ws)
+    assert second.created == []
+    assert (ws.wiki / "AGENTS.md").read_text() == "# My own rules\n"
+    assert (ws.raw / "existing.md").read_text() == "# Existing\n\nKept as is.\n"
+    assert compile_workspace(ws, load_settings(ws.root, environ={})).compiled == ["raw/existing.md"]
+
+
+def test_relative_links_in_a_quoted_sentence_keep_their_words(ws: Workspace) -> None:
+    write(ws, "a.md", "# A\n\nRelease 1.2 shipped on 2026-01-05, see [the notes](notes/r12.md) and [site](/doc/x).\n")
+    write(ws, "b.md", "# B\n\nRelease 1.3 shipped on 2026-02-05 after [release 1.2](a.md).\n")
+    compile_(ws)
+    page = (ws.wiki / "sources/a.md").read_text()
+    assert "Release 1.2 shipped on 2026-01-05, see the notes and site." in page
+    assert "r12.md" not in page and "/doc/x" not in page
+    assert broken_links(ws.wiki) == []

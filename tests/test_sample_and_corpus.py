@@ -1,0 +1,72 @@
+"""The repository's sample workspace stays in sync, and the real corpora compile cleanly."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO, corpus, snapshot
+from linkcheck import broken_links
+
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.init import init_workspace
+from wikimem.workspace import Workspace
+
+
+def normalized(pages: dict[str, bytes]) -> dict[str, str]:
+    """Pages without the two things that legitimately differ between runs: log.md and dates."""
+    out = {}
+    for rel, data in pages.items():
+        if rel == "log.md":
+            continue
+        text = data.decode("utf-8")
+        out[rel] = "\n".join(line for line in text.split("\n") if not line.startswith("updated: "))
+    return out
+
+
+def test_committed_sample_wiki_is_what_compile_makes(tmp_path: Path) -> None:
+    ws = Workspace.at(tmp_path / "sample")
+    shutil.copytree(REPO / "raw", ws.raw)
+    shutil.copy(REPO / "wikimem.toml", ws.root / "wikimem.toml")
+    init_workspace(ws)
+    (ws.wiki / "AGENTS.md").write_bytes((REPO / "wiki" / "AGENTS.md").read_bytes())
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert normalized(snapshot(ws.wiki)) == normalized(snapshot(REPO / "wiki")), (
+        "wiki/ is out of date: run `wikimem compile --root .` and commit wiki/"
+    )
+
+
+def compile_corpus(name: str, root: Path) -> tuple[Workspace, object]:
+    source = corpus(name)
+    ws = Workspace.at(root)
+    init_workspace(ws)
+    shutil.rmtree(ws.raw)
+    shutil.copytree(source, ws.raw)
+    return ws, compile_workspace(ws, load_settings(ws.root, environ={}))
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["topics", "versions", "formats"])
+def test_real_corpus_compiles_cleanly(name: str, tmp_path: Path) -> None:
+    ws, report = compile_corpus(name, tmp_path / "one")
+    raw_files = [p for p in ws.raw.rglob("*") if p.is_file()]
+    handled = set(report.compiled) | {p for p, _ in report.skipped}
+    assert len(handled) == len(raw_files)
+    assert report.failed == []
+    for path in report.compiled:
+        assert any(f"sources: [{path}]" in p.read_text() or f"- {path}\n" in p.read_text()
+                   for p in (ws.wiki / "sources").glob("*.md")), path
+    # only non-documents are skipped (licences without an extension, a .tsv table)
+    for path, reason in report.skipped:
+        assert "unsupported file type" in reason, (path, reason)
+    assert broken_links(ws.wiki) == []
+    index = (ws.wiki / "index.md").read_text()
+    assert len(index.splitlines()) <= 200 and len(index.encode()) <= 25_000
+    assert len(list((ws.wiki / "concepts").glob("*.md"))) >= 10
+    first = snapshot(ws.wiki)
+    assert compile_workspace(ws, load_settings(ws.root, environ={})).noop
+    assert snapshot(ws.wiki) == first
+    ws2, _ = compile_corpus(name, tmp_path / "two")
+    assert normalized(snapshot(ws2.wiki)) == normalized(first)
