@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from click.testing import CliRunner
+
 from conftest import snapshot, write
 from linkcheck import broken_links
-
 from wikimem.cli import main
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings

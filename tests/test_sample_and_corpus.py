@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, corpus, snapshot
 from linkcheck import broken_links
-
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.init import init_workspace
