@@ -209,5 +209,65 @@ def print_compile_summary(report: Any) -> None:
         say(f"  note     {warning}")
 
 
+@main.command()
+@root_option
+@backend_option
+@click.option("--polling", is_flag=True, help="Poll raw/ every 2 s instead of using native file events (network folders).")
+@quiet_option
+@handle_errors
+def run(root: Path | None, backend: str | None, polling: bool, quiet: bool) -> None:
+    """Run the daemon in the foreground: watch raw/, compile changes, lint on a schedule.
+
+    Compiles what changed while it was down, then every file dropped, edited, moved or
+    deleted in raw/. One daemon per workspace (a second exits with code 4). SIGTERM or
+    Ctrl-C finishes the current batch and exits 0. Logs go to stderr (warnings only with
+    --quiet) and to .wikimem/daemon.log; `wikimem status` shows what it is doing.
+
+    \b
+    Example:
+      wikimem run --root ~/notes
+    """
+    from .backends import create
+    from .config import load_settings
+    from .service import Daemon, DaemonOptions
+
+    ws = open_workspace(root)
+    settings = load_settings(ws.root, {"backend": backend})
+    options = DaemonOptions.from_settings(settings, polling=polling)
+    create(settings.backend, settings)  # an unknown backend fails now, not at the first drop
+    if logging.getLogger().level == logging.DEBUG:
+        level = logging.DEBUG
+    else:
+        level = logging.WARNING if quiet else logging.INFO
+    sys.exit(Daemon(ws, settings, options, log_level=level).run())
+
+
+@main.command()
+@root_option
+@json_option
+@handle_errors
+def status(root: Path | None, as_json: bool) -> None:
+    """Show what the workspace's daemon is doing: state, queue, last compile and lint, errors.
+
+    Exit code 0 when a daemon is running, 1 when none is (so it works as a health check).
+
+    \b
+    Example:
+      wikimem status --root ~/notes
+      wikimem status --root ~/notes --json | jq .last_compile
+    """
+    from .service import daemon_status, format_status
+
+    ws = open_workspace(root)
+    data = daemon_status(ws)
+    if as_json:
+        emit_json({"ok": bool(data["running"]), **data})
+    else:
+        for line in format_status(data):
+            click.echo(line)
+    if not data["running"]:
+        sys.exit(EXIT_ERROR)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
