@@ -35,7 +35,7 @@ log = logging.getLogger("wikimem.search")
 
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 KINDS = ("source", "concept", "answer", "raw")
 WIKI_FOLDERS = ("sources", "concepts", "answers")
 CHUNK_CHARS = 1500
@@ -45,9 +45,11 @@ MAX_STORED_CHARS = 12_000
 # (title, aliases, headings) say more than a passing mention in the body
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "headings": 2.0, "where": 1.2, "body": 1.0}
 # compiled pages summarize and link; prefer them over the raw text when both match
-KIND_PRIOR = {"source": 1.15, "concept": 1.05, "answer": 1.2, "raw": 1.0}
+KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
 RECENCY = 0.15  # bonus for the newest member of a series
-RECENCY_CURRENT = 0.6  # ... when the question asks for the current / latest value
+RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest value
+# a word in more than this share of index entries only adds to passages that match a rarer one
+COMMON_FRACTION = 0.08
 CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "most recent"}
 
 # dropped from questions (on top of whoosh's own index stop list): question words and
@@ -124,16 +126,21 @@ def analyzer() -> Any:
 
 
 def schema() -> Any:
+    """Two levels of entry per file: one `doc` entry (what the file is about: title, aliases,
+    path) and one `part` entry per passage (its heading trail and text). A file scores its
+    best passage plus its doc entry, so a title counts once per file instead of once per
+    passage, and the title postings stay short."""
     from whoosh.fields import ID, STORED, TEXT, Schema
 
     ana = analyzer()
     return Schema(
         path=ID(stored=True),
         kind=ID(stored=True),
+        level=ID(stored=True),  # doc | part
         title=TEXT(analyzer=ana, stored=True),
         aliases=TEXT(analyzer=ana),
-        headings=TEXT(analyzer=ana, stored=True),
         where=TEXT(analyzer=ana),
+        headings=TEXT(analyzer=ana, stored=True),
         body=TEXT(analyzer=ana, stored=True),
         lines=STORED,  # [[offset in body, line in file], ...] for citing the snippet's line
         anchor=STORED,
@@ -367,13 +374,12 @@ def _open_or_create(folder: Path, fresh: bool) -> Any:
 
 
 def _add(writer: Any, doc: Doc) -> int:
-    for chunk in doc.chunks or (Chunk("", "", ()),):
-        writer.add_document(
-            path=doc.path, kind=doc.kind, title=doc.title, aliases=doc.aliases, headings=chunk.heading,
-            where=path_words(doc.path), body=chunk.text, lines=[list(x) for x in chunk.lines],
-            anchor=doc.anchor,
-        )
-    return max(1, len(doc.chunks))
+    writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
+                        where=path_words(doc.path), anchor=doc.anchor)
+    for chunk in doc.chunks:
+        writer.add_document(path=doc.path, kind=doc.kind, level="part", headings=chunk.heading,
+                            body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor)
+    return len(doc.chunks)
 
 
 def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0) -> IndexReport:
@@ -499,22 +505,49 @@ def parse_query(text: str) -> ParsedQuery:
     return ParsedQuery(tuple(seen), phrases, current)
 
 
-def build_query(parsed: ParsedQuery, kinds: tuple[str, ...] | None) -> Any:
+def weighting() -> Any:
+    """BM25F without length normalization for the doc-level fields: only doc entries have a
+    title, so the average title length over all entries is tiny and normal BM25 would
+    crush every title match."""
+    from whoosh.scoring import BM25F
+
+    return BM25F(title_B=0.0, aliases_B=0.0, where_B=0.0)
+
+
+def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
+    """Every content word may match (OR), in any field, with the field's weight.
+
+    Words found in a large share of passages ("go" in Go release notes) only add to the
+    score of passages that match a rarer word too (whoosh's AndMaybe): they rarely decide
+    anything, and scoring their long posting lists is most of the cost of a query.
+    """
     from whoosh import query as Q
 
-    # one flat disjunction: nested Ors and whoosh's coordination wrapper cost 10-20x more
-    # time in pure Python for little change in ranking
-    clauses: list[Any] = [Q.Term(f, term, boost=b) for term in parsed.terms for f, b in FIELD_BOOSTS.items()]
-    for phrase in parsed.phrases:
-        if len(phrase) > 1:
-            clauses.append(Q.Or([Q.Phrase("body", list(phrase), boost=2.0),
-                                 Q.Phrase("title", list(phrase), boost=4.0),
-                                 Q.Phrase("headings", list(phrase), boost=3.0)]))
-    if not clauses:
+    def clauses(terms: Iterable[str]) -> list[Any]:
+        return [Q.Term(f, t, boost=b) for t in terms for f, b in FIELD_BOOSTS.items()]
+
+    def either(items: list[Any]) -> Any:
+        return Q.Or(items) if len(items) > 1 else items[0]
+
+    common: list[str] = []
+    rare = list(parsed.terms)
+    if doc_frequency is not None and doc_count > 200:
+        cutoff = COMMON_FRACTION * doc_count
+        common = [t for t in parsed.terms if doc_frequency("body", t) > cutoff]
+        rare = [t for t in parsed.terms if t not in common]
+    phrases = [
+        Q.Or([Q.Phrase("body", list(p), boost=2.0), Q.Phrase("title", list(p), boost=4.0),
+              Q.Phrase("headings", list(p), boost=3.0)])
+        for p in parsed.phrases if len(p) > 1
+    ]
+    main = clauses(rare) + phrases
+    if not main:  # only common words: score them all
+        main, common = clauses(common), []
+    if not main:
         return None
-    query: Any = Q.Or(clauses) if len(clauses) > 1 else clauses[0]
-    if kinds:
-        query = Q.And([query, Q.Or([Q.Term("kind", k) for k in kinds])])
+    query = either(main)
+    if common:
+        query = Q.AndMaybe(query, either(clauses(common)))
     return query
 
 
@@ -564,12 +597,14 @@ class Engine:
         self.close()
         folder = index_dir(self.ws)
         self._ix = windex.open_dir(str(folder))
-        self._searcher = self._ix.searcher()
+        self._searcher = self._ix.searcher(weighting=weighting())
         manifest = _read_manifest(folder) or {}
         self._priors = manifest.get("priors", {})
         self._docs = manifest.get("docs", {})
 
     def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+        from whoosh import query as Q
+
         if kinds:
             bad = [k for k in kinds if k not in KINDS]
             if bad:
@@ -577,37 +612,49 @@ class Engine:
 
                 raise UsageError(f"unknown kind {', '.join(bad)}; valid: {', '.join(KINDS)}")
         parsed = parse_query(query)
-        q = build_query(parsed, tuple(kinds) if kinds else None)
-        if q is None or limit <= 0:
+        if not parsed.terms and not parsed.phrases or limit <= 0:
             return []
         self.refresh()
         searcher = self._searcher
+        q = build_query(parsed, searcher.doc_frequency, searcher.doc_count())
+        if q is None:
+            return []
+        kind_filter = Q.Or([Q.Term("kind", k) for k in kinds]) if kinds else None
         recency = RECENCY_CURRENT if parsed.current else RECENCY
-        want = max(limit * 8, 40)
-        best: dict[str, tuple[float, Any]] = {}
+        want = max(limit * 4, 20)
+        parts: dict[str, tuple[float, Any]] = {}
+        heads: dict[str, float] = {}
+        kind_of: dict[str, str] = {}
         while True:
-            # optimize=False: whoosh's block-quality skipping is slower than plain scoring
-            # on passage-sized documents (measured in bench/)
-            results = searcher.search(q, limit=want, optimize=False)
+            # optimize=False: whoosh's block-quality skipping costs more than it saves on
+            # passage-sized entries (measured with bench/search_speed.py)
+            results = searcher.search(q, limit=want, optimize=False, filter=kind_filter)
             for hit in results:
                 path = hit["path"]
-                score = hit.score * KIND_PRIOR.get(hit["kind"], 1.0) * (1 + recency * self._priors.get(path, 0.0))
-                if path not in best or score > best[path][0]:
-                    best[path] = (score, hit.fields())
-            # long documents can fill the window with their own passages; widen until enough files
-            if len(best) >= limit or results.scored_length() < want or want >= 5000:
+                kind_of[path] = hit["kind"]
+                if hit.get("level") == "doc":
+                    heads[path] = hit.score
+                elif path not in parts or hit.score > parts[path][0]:
+                    parts[path] = (hit.score, hit.fields())
+            # a long document can fill the window with its own passages; widen until enough files
+            if len(kind_of) >= limit or results.scored_length() < want or want >= 5000:
                 break
             want *= 4
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-        out = []
+
+        def final(path: str) -> float:
+            base = (parts[path][0] if path in parts else 0.0) + heads.get(path, 0.0)
+            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
+
+        ranked = sorted(((final(p), p) for p in kind_of), key=lambda sp: (-sp[0], sp[1]))[:limit]
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
-        for path, (score, fields) in ranked:
+        out = []
+        for score, path in ranked:
+            fields = parts[path][1] if path in parts else (searcher.document(path=path, level="part") or {})
             snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [])
             heading = fields.get("headings") or ""
-            if not snippet:
-                snippet = heading or fields.get("title", "")
+            title = str((self._docs.get(path) or {}).get("title") or path)
             out.append(Passage(
-                Hit(path, fields.get("title") or path, fields["kind"], score, snippet),
+                Hit(path, title, kind_of[path], score, snippet or heading or title),
                 line, fields.get("anchor") or "L", heading, fields.get("body") or "",
             ))
         return out
