@@ -51,6 +51,10 @@ class PageEdit:
     content: str | None
     kind: str
     owner: str | None = None  # source path or concept key
+    # The hash of the on-disk page this edit was made on top of. A backend that edits a page a
+    # person changed (a small str_replace/insert that keeps their text) sets it; the compiler
+    # applies such an edit only while the file still has exactly that hash.
+    base_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class SourceOutcome:
     title: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)  # tokens, for model backends
     concepts: tuple[str, ...] = ()
+    cost_usd: float | None = None  # estimated from list prices, for model backends
 
 
 @dataclass(frozen=True)
@@ -90,13 +95,48 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def resolve(name: str, settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The backend `name` stands for, and why: `auto` becomes anthropic or offline."""
+    import os
+
+    if name != "auto":
+        return name, f"backend = {name!r} ({settings.where('backend')})"
+    env = os.environ if environ is None else environ
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        if env.get(var):
+            return "anthropic", f"backend auto: {var} is set"
+    if settings.base_url:
+        return "anthropic", f"backend auto: base_url is set ({settings.where('base_url')})"
+    return "offline", "backend auto: no ANTHROPIC_API_KEY and no base_url, so no network"
+
+
+class _Resolved:
+    """A backend chosen by `auto`: behaves as the chosen one and says which and why in its notes."""
+
+    def __init__(self, inner: Backend, reason: str):
+        self.inner = inner
+        self.name = inner.name
+        self.needs = inner.needs
+        self.reason = reason
+
+    def compile(self, batch: Batch) -> BatchResult:
+        result = self.inner.compile(batch)
+        return BatchResult(result.edits, result.outcomes, (f"{self.reason} -> {self.name}", *result.notes))
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self.inner, attr)
+
+
 def create(name: str, settings: Settings) -> Backend:
     from ..errors import UsageError
 
     _load_builtins()
-    if name not in _REGISTRY:
-        raise UsageError(f"unknown backend {name!r}; choose one of: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](settings)
+    chosen, reason = resolve(name, settings)
+    if chosen not in _REGISTRY:
+        valid = ", ".join([*sorted(_REGISTRY), "auto"])
+        raise UsageError(f"unknown backend {name!r}; choose one of: {valid}")
+    backend = _REGISTRY[chosen](settings)
+    return _Resolved(backend, reason) if name == "auto" else backend
 
 
 def _load_builtins() -> None:
@@ -104,3 +144,11 @@ def _load_builtins() -> None:
         from . import offline
 
         register("offline", offline.OfflineBackend)
+    if "anthropic" not in _REGISTRY:
+        # a lazy factory: importing wikimem (or listing backends) never imports the anthropic SDK
+        def anthropic_backend(settings: Settings) -> Backend:
+            from .anthropic import AnthropicBackend
+
+            return AnthropicBackend(settings)
+
+        register("anthropic", anthropic_backend)

@@ -1,0 +1,435 @@
+"""The memory tool the model edits the wiki with: `/memories` is `wiki/`, every write is staged.
+
+The model sees the Claude memory tool (`memory_20250818`): view, create, str_replace,
+insert, delete, rename. Command parsing and dispatch come from the SDK's
+`BetaAbstractMemoryTool`; this module supplies the storage and the guards.
+
+Writes never touch the disk. They land in an overlay with two layers: `pending`
+(what the model did for the source being compiled) over `committed` (what earlier
+sources of this run did), reading through to the real wiki. When a source finishes
+and its pages validate, `commit()` folds pending into committed; when it fails,
+`discard()` drops it, so a failed or truncated source leaves no trace. After the
+batch, `page_edits()` turns the committed layer into PageEdits, which the compiler
+guards and writes like any other backend's.
+
+Guards, each answered to the model as a tool error it can read (ToolError):
+- no path outside wiki/ (`..`, absolute paths, symlinks);
+- index.md, log.md, lint.md and the catalogs are written by code: view only;
+- AGENTS.md belongs to the user: view only;
+- a page a person edited since wikimem wrote it: str_replace/insert only;
+- source pages belong to their sources: the model creates only its own source's page;
+- existing pages are edited in place, never overwritten, deleted or renamed, and an edit
+  may not remove more than half of a page that other sources built. Whatever a source
+  says, compiling it can only change its own page and add to the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from ..errors import PathEscape
+from ..index_page import is_catalog
+from ..pages import FrontMatterError, content_hash, loads_page, slugify
+from ..workspace import confine
+
+log = logging.getLogger("wikimem.anthropic")
+
+ROOT = "/memories"
+WRITABLE_FOLDERS = ("sources", "concepts")
+CODE_PAGES = ("index.md", "log.md", "lint.md")
+USER_PAGES = ("AGENTS.md",)
+MAX_PAGE_CHARS = 200_000  # a page bigger than this is a dump, not a wiki page
+MAX_VIEW_LINES = 1500  # a longer file is shown in ranges (log.md grows without bound)
+MAX_LISTING = 400
+MIN_KEEP = 0.5  # an edit to a page others built may not shrink it below half
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+@dataclass
+class Staged:
+    content: str | None  # None: deleted
+    base: str | None  # hash of the file on disk when first staged; None when it did not exist
+
+
+class Overlay:
+    """Staged page writes over the real wiki: pending (this source) over committed (this run)."""
+
+    def __init__(self, wiki: Path):
+        self.wiki = wiki
+        self.committed: dict[str, Staged] = {}
+        self.pending: dict[str, Staged] = {}
+
+    def _disk(self, rel: str) -> str | None:
+        path = self.wiki / rel
+        if not path.is_file():
+            return None
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def committed_text(self, rel: str) -> str | None:
+        """The page as it stands before this source: this run's earlier sources, else the disk."""
+        if rel in self.committed:
+            return self.committed[rel].content
+        return self._disk(rel)
+
+    def read(self, rel: str) -> str | None:
+        if rel in self.pending:
+            return self.pending[rel].content
+        return self.committed_text(rel)
+
+    def exists(self, rel: str) -> bool:
+        return self.read(rel) is not None
+
+    def is_dir(self, rel: str) -> bool:
+        if rel == "":
+            return True
+        if (self.wiki / rel).is_dir():
+            return True
+        prefix = rel.rstrip("/") + "/"
+        return any(p.startswith(prefix) and s.content is not None for p, s in self._merged().items())
+
+    def _merged(self) -> dict[str, Staged]:
+        return {**self.committed, **self.pending}
+
+    def write(self, rel: str, content: str | None) -> None:
+        if rel in self.pending:
+            self.pending[rel].content = content
+            return
+        base = self.committed[rel].base if rel in self.committed else _hash_or_none(self._disk(rel))
+        self.pending[rel] = Staged(content, base)
+
+    def commit(self) -> None:
+        for rel, staged in self.pending.items():
+            if rel in self.committed:
+                self.committed[rel].content = staged.content
+            else:
+                self.committed[rel] = staged
+        self.pending = {}
+
+    def discard(self) -> None:
+        self.pending = {}
+
+    def files(self, folder: str = "") -> Iterator[str]:
+        """Every page under `folder` (wiki-relative), staged writes included, deletions excluded."""
+        seen: set[str] = set()
+        merged = self._merged()
+        base = self.wiki / folder if folder else self.wiki
+        if base.is_dir():
+            for path in sorted(base.rglob("*")):
+                rel = path.relative_to(self.wiki).as_posix()
+                if any(part.startswith(".") for part in rel.split("/")) or not path.is_file():
+                    continue
+                seen.add(rel)
+                if rel in merged and merged[rel].content is None:
+                    continue
+                yield rel
+        prefix = f"{folder.rstrip('/')}/" if folder else ""
+        for rel in sorted(merged):
+            if rel not in seen and rel.startswith(prefix) and merged[rel].content is not None:
+                yield rel
+
+
+def _hash_or_none(text: str | None) -> str | None:
+    return None if text is None else content_hash(text)
+
+
+def numbered(lines: list[str], start: int) -> str:
+    return "\n".join(f"{str(i + start).rjust(6)}\t{line}" for i, line in enumerate(lines))
+
+
+class WikiMemoryTool(BetaAbstractMemoryTool):
+    """The memory tool rooted at wiki/, writing into an Overlay, with wikimem's guards."""
+
+    def __init__(self, wiki: Path, overlay: Overlay, recorded: Mapping[str, str], *, cache_control: None = None):
+        super().__init__(cache_control=cache_control)
+        self.wiki = wiki
+        self.overlay = overlay
+        self.recorded = recorded  # wiki-relative path -> hash wikimem last wrote (state.db pages)
+        self._human: dict[str, bool] = {}
+        self.source_path = ""
+        self.own_page = ""
+        self.created: set[str] = set()  # pages this source created (may be rewritten, renamed, deleted)
+        self.refusals: list[str] = []
+
+    # --- per source
+    def begin(self, source_path: str, own_page: str) -> None:
+        self.source_path = source_path
+        self.own_page = own_page
+        self.created = set()
+        self.refusals = []
+
+    def is_human(self, rel: str) -> bool:
+        """A page on disk that differs from what wikimem last wrote (or that wikimem never wrote)."""
+        if rel not in self._human:
+            path = self.wiki / rel
+            if not path.is_file():
+                self._human[rel] = False
+            else:
+                self._human[rel] = self.recorded.get(rel) != content_hash(path.read_bytes())
+        return self._human[rel]
+
+    # --- paths
+    def to_rel(self, path: object) -> str:
+        if not isinstance(path, str) or not path.strip():
+            raise self._refuse(f"a path is required, such as {ROOT}/concepts/<name>.md")
+        text = path.strip()
+        if text != ROOT and not text.startswith(ROOT + "/"):
+            raise self._refuse(f"{path!r} is outside the wiki: paths start with {ROOT}/ (the wiki's folder)")
+        rel = text[len(ROOT) :].strip("/")
+        parts = rel.split("/") if rel else []
+        if "\\" in rel or "\x00" in rel or ".." in parts:
+            raise self._refuse(f"{path!r}: '..' and backslashes are not allowed; stay inside {ROOT}/")
+        rel = "/".join(p for p in parts if p not in ("", "."))
+        if rel:
+            try:
+                confine(self.wiki, rel)
+            except PathEscape as exc:
+                raise self._refuse(f"{path!r} leads outside the wiki ({exc}); refused") from None
+        return rel
+
+    def show(self, rel: str) -> str:
+        return f"{ROOT}/{rel}" if rel else ROOT
+
+    def _refuse(self, message: str) -> ToolError:
+        self.refusals.append(message)
+        log.info("memory tool refused: %s", message)
+        return ToolError(f"Refused: {message}")
+
+    def _check_writable(self, rel: str) -> None:
+        shown = self.show(rel)
+        if rel == "":
+            raise self._refuse(f"{ROOT} itself cannot be changed")
+        name = posixpath.basename(rel)
+        if rel in CODE_PAGES or is_catalog(rel):
+            raise self._refuse(f"{shown} is written by wikimem's code (index and log are regenerated after you finish); view it, do not edit it")
+        if rel in USER_PAGES:
+            raise self._refuse(f"{shown} belongs to the user; you may view it, not edit it")
+        folder = rel.split("/", 1)[0]
+        if folder not in WRITABLE_FOLDERS or rel.count("/") != 1 or not name.endswith(".md"):
+            raise self._refuse(
+                f"{shown}: pages are written only as {ROOT}/sources/<name>.md (this source's page) "
+                f"or {ROOT}/concepts/<name>.md; everything else is view only"
+            )
+        path = self.wiki / rel
+        if path.is_symlink() or (self.wiki / folder).is_symlink():
+            raise self._refuse(f"{shown} is a symbolic link; links are view only")
+
+    def _check_new_name(self, rel: str) -> None:
+        stem = posixpath.splitext(posixpath.basename(rel))[0]
+        if not _SLUG.fullmatch(stem):
+            folder = posixpath.dirname(rel)
+            raise self._refuse(
+                f"page names are lowercase words joined by hyphens; use {ROOT}/{folder}/{slugify(stem)}.md"
+            )
+        if rel.startswith("sources/") and rel != self.own_page:
+            raise self._refuse(
+                f"source pages belong to their own sources; this source's page is {self.show(self.own_page)}"
+            )
+
+    def _check_keeps(self, rel: str, new: str) -> None:
+        """Edits to a page other sources built keep most of it and leave its front matter readable."""
+        if rel in self.created or (rel == self.own_page and not self.is_human(rel)):
+            return
+        before = self.overlay.committed_text(rel)
+        if before is None:
+            return
+        if len(new) < MIN_KEEP * len(before):
+            raise self._refuse(
+                f"this edit would remove more than half of {self.show(rel)}, which other sources built; "
+                "make smaller edits that add to it"
+            )
+        try:
+            loads_page(rel, new)
+        except FrontMatterError as exc:
+            raise self._refuse(f"this edit would break the front matter of {self.show(rel)} ({exc})") from None
+
+    def _text(self, rel: str, shown: str) -> str:
+        text = self.overlay.read(rel)
+        if text is None:
+            if self.overlay.is_dir(rel):
+                raise ToolError(f"The path {shown} is a directory, not a file.")
+            raise ToolError(f"The path {shown} does not exist. Please provide a valid path.")
+        return text
+
+    # --- commands
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        rel = self.to_rel(command.path)
+        shown = self.show(rel)
+        if self.overlay.is_dir(rel) and self.overlay.read(rel) is None:
+            return self._listing(rel, shown)
+        text = self._text(rel, shown)
+        lines = text.split("\n")
+        start = 1
+        view_range = getattr(command, "view_range", None)
+        if view_range and len(view_range) == 2:
+            first = max(1, int(view_range[0]))
+            last = len(lines) if int(view_range[1]) == -1 else int(view_range[1])
+            lines = lines[first - 1 : last]
+            start = first
+        note = ""
+        if len(lines) > MAX_VIEW_LINES:
+            note = (
+                f"\n[{len(lines) - MAX_VIEW_LINES} more lines; view them with view_range "
+                f"[{start + MAX_VIEW_LINES}, -1]]"
+            )
+            lines = lines[:MAX_VIEW_LINES]
+        return f"Here's the content of {shown} with line numbers:\n{numbered(lines, start)}{note}"
+
+    def _listing(self, rel: str, shown: str) -> str:
+        entries: set[str] = set()
+        for file in self.overlay.files(rel):
+            inner = file[len(rel) + 1 :] if rel else file
+            parts = inner.split("/")
+            for depth in range(1, min(len(parts), 2)):
+                entries.add("/".join(parts[:depth]) + "/")
+            if len(parts) <= 2:
+                entries.add(inner)
+        ordered = sorted(entries)
+        more = len(ordered) - MAX_LISTING
+        lines = [f"{shown}/{e}" if rel else f"{ROOT}/{e}" for e in ordered[:MAX_LISTING]]
+        header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
+        tail = f"\n[{more} more entries; use search_wiki or view a subfolder]" if more > 0 else ""
+        return f"{header}\n{shown}\n" + "\n".join(lines) + tail
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        rel = self.to_rel(command.path)
+        shown = self.show(rel)
+        self._check_writable(rel)
+        text = command.file_text if isinstance(command.file_text, str) else ""
+        if len(text) > MAX_PAGE_CHARS:
+            raise self._refuse(f"{shown} would be {len(text)} characters; keep a page under {MAX_PAGE_CHARS}")
+        exists = self.overlay.exists(rel)
+        if exists:
+            if self.is_human(rel):
+                raise self._refuse(
+                    f"a person edited {shown} since wikimem last wrote it: you may view it and make small "
+                    "edits with str_replace or insert, but not overwrite it"
+                )
+            if rel not in self.created and rel != self.own_page:
+                raise self._refuse(
+                    f"{shown} already exists; add to it with str_replace or insert (create makes new pages "
+                    "and may rewrite only this source's own page)"
+                )
+        else:
+            self._check_new_name(rel)
+            self.created.add(rel)
+        self.overlay.write(rel, text)
+        return f"File {'overwritten' if exists else 'created'} successfully at: {shown}"
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        rel = self.to_rel(command.path)
+        shown = self.show(rel)
+        self._check_writable(rel)
+        content = self._text(rel, shown)
+        old, new = command.old_str, command.new_str if command.new_str is not None else ""
+        if not old:
+            raise ToolError("old_str must not be empty.")
+        count = content.count(old)
+        if count == 0:
+            raise ToolError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {shown}.")
+        if count > 1:
+            lines, start = [], 0
+            while (pos := content.find(old, start)) != -1:
+                lines.append(content[:pos].count("\n") + 1)
+                start = pos + 1
+            raise ToolError(
+                f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
+                f"{', '.join(map(str, lines))}. Please ensure it is unique"
+            )
+        pos = content.find(old)
+        updated = content.replace(old, new, 1)
+        self._check_keeps(rel, updated)
+        self.overlay.write(rel, updated)
+        line = content[:pos].count("\n")
+        new_lines = updated.split("\n")
+        first = max(0, line - 2)
+        snippet = numbered(new_lines[first : min(len(new_lines), line + 3 + new.count("\n"))], first + 1)
+        return f"The memory file has been edited. Here is the snippet showing the change (with line numbers):\n{snippet}"
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        rel = self.to_rel(command.path)
+        shown = self.show(rel)
+        self._check_writable(rel)
+        content = self._text(rel, shown)
+        lines = content.split("\n")
+        if content.endswith("\n"):
+            lines.pop()
+        at = command.insert_line
+        if not isinstance(at, int) or at < 0 or at > len(lines):
+            raise ToolError(f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}].")
+        lines.insert(at, (command.insert_text or "").rstrip("\n"))
+        updated = "\n".join(lines) + "\n"
+        self._check_keeps(rel, updated)
+        self.overlay.write(rel, updated)
+        return f"The file {shown} has been edited."
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        rel = self.to_rel(command.path)
+        shown = self.show(rel)
+        self._check_writable(rel)
+        if not self.overlay.exists(rel):
+            raise ToolError(f"The path {shown} does not exist")
+        if rel not in self.created:
+            raise self._refuse(
+                f"{shown} existed before this source; only pages created while compiling this source can be "
+                "deleted (wikimem removes a source's page itself when the source goes away)"
+            )
+        self.overlay.write(rel, None)
+        self.created.discard(rel)
+        return f"Successfully deleted {shown}"
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        old = self.to_rel(command.old_path)
+        new = self.to_rel(command.new_path)
+        self._check_writable(old)
+        self._check_writable(new)
+        if not self.overlay.exists(old):
+            raise ToolError(f"The path {self.show(old)} does not exist")
+        if old not in self.created:
+            raise self._refuse(
+                f"{self.show(old)} existed before this source; only pages created while compiling this source "
+                "can be renamed (give the other name in its `aliases` instead)"
+            )
+        if self.overlay.exists(new):
+            raise ToolError(f"The destination {self.show(new)} already exists")
+        self._check_new_name(new)
+        text = self.overlay.read(old)
+        self.overlay.write(new, text)
+        self.overlay.write(old, None)
+        self.created.discard(old)
+        self.created.add(new)
+        return f"Successfully renamed {self.show(old)} to {self.show(new)}"
+
+    def clear_all_memory(self) -> str:
+        raise self._refuse("the wiki cannot be cleared")
+
+    # --- for the backend
+    def run(self, tool_input: object) -> tuple[str, bool]:
+        """Run one tool call; returns (text for the model, is_error). Never raises for bad input."""
+        try:
+            result = self.call(tool_input)
+        except ToolError as exc:
+            return str(exc.content) if isinstance(exc.content, str) else str(exc), True
+        except (NotImplementedError, AttributeError, TypeError, ValueError, KeyError) as exc:
+            # malformed input (no `command`, a missing field): the SDK's dispatch raises these
+            log.debug("bad memory command %r", tool_input, exc_info=True)
+            return f"Error: invalid memory command ({type(exc).__name__}: {exc})", True
+        return (result if isinstance(result, str) else str(result)), False
+
