@@ -21,7 +21,7 @@ CONFIG_FILE = "wikimem.toml"
 @dataclass(frozen=True)
 class Settings:
     backend: str = "offline"
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"  # claude-sonnet-4-5 retires 2026-11-30
     max_tokens: int = 8192
     base_url: str | None = None
     max_source_mb: float = 10.0
@@ -44,6 +44,7 @@ ENV_VARS: dict[str, str] = {
     "model": "WIKIMEM_MODEL",
     "base_url": "ANTHROPIC_BASE_URL",
     "max_source_mb": "WIKIMEM_MAX_SOURCE_MB",
+    "git": "WIKIMEM_GIT",
 }
 
 

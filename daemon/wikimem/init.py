@@ -10,7 +10,7 @@ from .workspace import Workspace, atomic_write
 
 DEFAULT_TOML = """# wikimem settings: every key is optional. Precedence: flag > environment > this file > default.
 # backend = "offline"        # offline | anthropic | auto
-# model = "claude-sonnet-4-5"
+# model = "claude-sonnet-5-5"
 # max_source_mb = 10
 # debounce_seconds = 0.75
 # rescan_minutes = 10

@@ -55,15 +55,21 @@ EST_TURNS = 10
 EST_TOOL_TOKENS_PER_TURN = 1_500
 EST_OUTPUT_PER_PART = 6_000
 
-# USD per million tokens (input, output), list prices; cache writes cost 1.25x input, reads 0.1x
-PRICES: tuple[tuple[str, float, float], ...] = (
-    ("opus-4-5", 5.0, 25.0),
-    ("opus-4-6", 5.0, 25.0),
-    ("opus", 15.0, 75.0),
-    ("sonnet", 3.0, 15.0),
-    ("haiku-4", 1.0, 5.0),
-    ("3-5-haiku", 0.8, 4.0),
-    ("haiku", 0.25, 1.25),
+# USD per million tokens: (name pattern, input, output, cache-read multiple of input), from
+# platform.claude.com/docs/en/about-claude/pricing (Nov 2026); the first match wins, and 5-minute
+# cache writes cost 1.25x input. A model without an entry (a local model) gets no cost estimate.
+PRICES: tuple[tuple[str, float, float, float], ...] = (
+    (r"(fable|mythos)-5-1", 10.0, 50.0, 0.025),
+    (r"fable|mythos", 10.0, 50.0, 0.1),
+    (r"opus-5-5", 4.0, 20.0, 0.05),
+    (r"opus-(5|4-[5-9])", 5.0, 25.0, 0.1),
+    (r"opus", 15.0, 75.0, 0.1),
+    (r"sonnet-5", 2.0, 10.0, 0.1),
+    (r"sonnet", 3.0, 15.0, 0.1),
+    (r"haiku-5", 0.10, 0.50, 0.1),
+    (r"haiku-4", 1.0, 5.0, 0.1),
+    (r"3-5-haiku|haiku-3-5", 0.8, 4.0, 0.1),
+    (r"haiku", 0.25, 1.25, 0.1),
 )
 
 SEARCH_TOOL: dict[str, Any] = {
@@ -144,13 +150,13 @@ class Usage:
         return {"input": self.input, "output": self.output, "cache_read": self.cache_read, "cache_write": self.cache_write}
 
 
-def prices(model: str) -> tuple[float, float] | None:
+def prices(model: str) -> tuple[float, float, float] | None:
     name = model.lower()
     if "claude" not in name:
         return None
-    for key, price_in, price_out in PRICES:
-        if key in name:
-            return price_in, price_out
+    for pattern, price_in, price_out, read in PRICES:
+        if re.search(pattern, name):
+            return price_in, price_out, read
     return None
 
 
@@ -159,11 +165,11 @@ def cost_usd(model: str, usage: Usage) -> float | None:
     price = prices(model)
     if price is None:
         return None
-    price_in, price_out = price
+    price_in, price_out, read = price
     total = (
         usage.input * price_in
         + usage.cache_write * price_in * 1.25
-        + usage.cache_read * price_in * 0.1
+        + usage.cache_read * price_in * read
         + usage.output * price_out
     ) / 1_000_000
     return round(total, 6)
@@ -505,6 +511,10 @@ class AnthropicBackend:
             messages.append({"role": "assistant", "content": [_block_param(b) for b in content] or [{"type": "text", "text": "(no reply)"}]})
             uses = [b for b in content if getattr(b, "type", "") == "tool_use"]
             stop = message.stop_reason
+            if stop is None:
+                # the SDK hands back what arrived when a stream ends without message_stop (a dropped
+                # connection); half a reply is not something to act on
+                raise SourceFailed("the response broke off before it finished (no stop_reason); nothing was applied")
             if stop == "refusal":
                 raise SourceFailed("the model declined to compile this source (stop_reason refusal)")
             if stop == "model_context_window_exceeded":
