@@ -153,7 +153,9 @@ class OverflowWatch(logging.Handler):
 OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 
 
-def start_observer(ws: Workspace, handler: RawEventHandler, *, polling: bool = False) -> tuple[BaseObserver, str]:
+def start_observer(
+    ws: Workspace, handler: RawEventHandler, *, polling: bool = False, poll_interval: float = 2.0
+) -> tuple[BaseObserver, str]:
     """Start watching raw/ recursively; returns the observer and its kind (for status).
 
     Falls back to polling (every 2 s) when the native observer cannot start, typically
@@ -179,7 +181,7 @@ def start_observer(ws: Workspace, handler: RawEventHandler, *, polling: bool = F
                 pass
     from watchdog.observers.polling import PollingObserver
 
-    observer = PollingObserver(timeout=2)
+    observer = PollingObserver(timeout=poll_interval)
     observer.schedule(handler, str(ws.raw), recursive=True, event_filter=EVENT_TYPES)
     observer.start()
     return observer, "polling"
