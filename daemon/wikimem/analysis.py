@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
@@ -60,6 +60,8 @@ _FACT = re.compile(
 )
 # cross-references are numbers, but not facts
 _XREF = re.compile(r"\b(?:Listing|Figure|Chapter|Section|Table|Appendix|Example)s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
+_CELL_SEP = re.compile(r"\s*\|\s*")
+_NEWLINE = re.compile("\n")
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)+")
 
 
@@ -94,6 +96,7 @@ def is_content(word: str) -> bool:
     return word not in STOPWORDS and not word[0].isdigit() and len(word) > 1
 
 
+@lru_cache(maxsize=131072)
 def is_edge(word: str) -> bool:
     """May a phrase start or end with this word? Not a stop word, a number or a generic word."""
     return is_content(word) and word not in GENERIC
@@ -103,19 +106,19 @@ def phrase_keys(toks: list[str], max_n: int = 3) -> set[str]:
     """Every 1..max_n-gram that starts and ends with a content word, as a space-joined key."""
     keys: set[str] = set()
     n_toks = len(toks)
-    for i, first in enumerate(toks):
-        if not is_edge(first):
+    edge = [is_edge(t) for t in toks]
+    for i in range(n_toks):
+        if not edge[i]:
             continue
-        for n in range(1, max_n + 1):
+        keys.add(toks[i])
+        for n in range(2, max_n + 1):
             if i + n > n_toks:
                 break
-            last = toks[i + n - 1]
-            if n > 1 and (
-                not is_edge(last)
-                or any(t[0].isdigit() or t in STOPWORDS for t in toks[i + 1 : i + n - 1])
-            ):
-                continue
-            keys.add(" ".join(toks[i : i + n]))
+            inner = toks[i + n - 2] if n > 2 else None
+            if inner is not None and (inner[0].isdigit() or inner in STOPWORDS):
+                break  # longer n-grams would contain it too
+            if edge[i + n - 1]:
+                keys.add(" ".join(toks[i : i + n]))
     return keys
 
 
@@ -157,7 +160,8 @@ class SourceAnalysis:
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict deep-copies
+        data["outline"] = [list(o) for o in self.outline]
         data["sentences"] = [[s.text, s.line, s.kind] for s in self.sentences]
         return data
 
@@ -178,9 +182,9 @@ def split_sentences(doc: Document) -> list[Sentence]:
             for offset, row in enumerate(block.text.split("\n")):
                 row = row.strip().strip("|").strip()
                 if row:
-                    out.append(Sentence(re.sub(r"\s*\|\s*", " | ", row), block.line + offset, block.kind))
+                    out.append(Sentence(_CELL_SEP.sub(" | ", row), block.line + offset, block.kind))
             continue
-        line_starts = [0] + [m.end() for m in re.finditer("\n", block.text)]
+        line_starts = [0] + [m.end() for m in _NEWLINE.finditer(block.text)] if "\n" in block.text else [0]
         pieces: list[tuple[int, str]] = []
         start = 0
         for m in _SENTENCE_END.finditer(block.text):
@@ -200,38 +204,42 @@ def split_sentences(doc: Document) -> list[Sentence]:
 
 
 def textrank(bags: list[set[str]], *, iterations: int = 30, damping: float = 0.85) -> list[float]:
-    """Sentence centrality (TextRank) over word-overlap similarity; sparse, deterministic."""
+    """Sentence centrality (TextRank) over word-overlap similarity, deterministic.
+
+    TextRank weighs two sentences by shared words / (log|a| + log|b|). We use the
+    geometric form shared * f(a) * f(b), f = 1/sqrt(2 log|s|), which ranks alike and
+    factorises: W = F M M^T F (M the sentence-word incidence), so each iteration is
+    O(words in the text) instead of O(sentence pairs).
+    """
     n = len(bags)
     if n == 0:
         return []
     df: Counter[str] = Counter(w for bag in bags for w in bag)
-    too_common = max(3, min(50, int(0.3 * n)))
-    postings: dict[str, list[int]] = defaultdict(list)
-    for i, bag in enumerate(bags):
-        for w in bag:
-            if df[w] <= too_common:
-                postings[w].append(i)
-    weights: list[dict[int, float]] = [defaultdict(float) for _ in range(n)]
-    logs = [math.log(len(b) + 1) for b in bags]
-    for docs in postings.values():
-        if len(docs) < 2:
-            continue
-        for a_i, a in enumerate(docs):
-            for b in docs[a_i + 1 :]:
-                w = 1.0 / (logs[a] + logs[b] + 1e-9)
-                weights[a][b] += w
-                weights[b][a] += w
-    out_sum = [sum(w.values()) for w in weights]
+    too_common = max(3, int(0.3 * n))
+    ids: dict[str, int] = {}
+    rows = [[ids.setdefault(w, len(ids)) for w in sorted(bag) if 1 < df[w] <= too_common] for bag in bags]
+    f = [1.0 / math.sqrt(2 * math.log(len(bag) + 1) + 1e-9) for bag in bags]
+
+    def multiply(x: list[float]) -> list[float]:
+        word_sum = [0.0] * len(ids)
+        for a, row in enumerate(rows):
+            fx = f[a] * x[a]
+            if fx:
+                for w in row:
+                    word_sum[w] += fx
+        # minus each sentence's similarity with itself
+        return [f[a] * (sum([word_sum[w] for w in row]) - f[a] * x[a] * len(row)) for a, row in enumerate(rows)]
+
+    out_sum = multiply([1.0] * n)
     score = [1.0 / n] * n
     for _ in range(iterations):
-        new = [(1 - damping) / n] * n
-        for a in range(n):
-            if out_sum[a] == 0:
-                continue
-            share = damping * score[a] / out_sum[a]
-            for b, w in weights[a].items():
-                new[b] += share * w
+        y = [score[a] / out_sum[a] if out_sum[a] > 1e-12 else 0.0 for a in range(n)]
+        spread = multiply(y)
+        new = [(1 - damping) / n + damping * v for v in spread]
+        converged = sum(abs(a - b) for a, b in zip(new, score, strict=True)) < 1e-6
         score = new
+        if converged:
+            break
     return score
 
 
@@ -239,9 +247,9 @@ def analyze(doc: Document) -> SourceAnalysis:
     sentences = split_sentences(doc)
     prose = [i for i, s in enumerate(sentences) if s.kind in ("para", "item")]
     toks_by_sentence = [tokens(s.text) for s in sentences]
-    # centrality over at most 250 prose sentences; longer documents keep those with most content words
+    # centrality over at most 1500 prose sentences; longer documents keep those with most content words
     bags = {i: {t for t in toks_by_sentence[i] if is_content(t)} for i in prose}
-    ranked_pool = sorted(prose, key=lambda i: (-len(bags[i]), i))[:250] if len(prose) > 250 else prose
+    ranked_pool = sorted(prose, key=lambda i: (-len(bags[i]), i))[:1500] if len(prose) > 1500 else prose
     pool = sorted(ranked_pool)
     scores = dict(zip(pool, textrank([bags[i] for i in pool]), strict=True))
 

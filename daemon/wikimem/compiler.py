@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import index_page, log_page
+from . import history, index_page, log_page
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
@@ -217,6 +217,8 @@ def _compile_locked(
             restored = rebuild_state(ws, state, current)
             if restored:
                 report.warnings.append(f"state rebuilt from {restored} source pages")
+        # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
+        history.sync(ws, settings, state)
         rows = state.sources()
 
         # --- plan: hash only what size+mtime say may have changed
@@ -290,6 +292,7 @@ def _compile_locked(
         batch = Batch(
             workspace=ws, settings=settings, state=state, sources=refs, changed=tuple(changed),
             renamed=renamed, removed=removed, load=load, rebuild=rebuild,
+            files={p: f.file for p, f in current.items()}, max_bytes=max_bytes,
         )
         with state.transaction():
             result = backend.compile(batch)
@@ -431,6 +434,8 @@ def _compile_locked(
             if any([report.created, report.updated, report.removed, report.kept, entries]):
                 entries.append(log_page.LogEntry("compile", f"{len(refs)} sources", summary))
                 log_page.append(ws.wiki / "log.md", entries)
+                history.record(ws, settings, operation="compile", entries=entries, paths=[
+                    *report.created, *report.updated, *report.removed, *(p for p, _ in index_changes), "log.md"])
         return report
     finally:
         state.close()

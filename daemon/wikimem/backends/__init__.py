@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ class Batch:
     removed: Mapping[str, str]  # removed source path -> its page
     load: Callable[[str], Document]  # loads a changed source (raises SkipSource)
     rebuild: bool = False  # re-render every page even if nothing changed
+    files: Mapping[str, Path] = field(default_factory=dict)  # source path -> file, for worker processes
+    max_bytes: int = 10_000_000  # the size cap load() applies
 
 
 @dataclass(frozen=True)

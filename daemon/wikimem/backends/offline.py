@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import posixpath
 import re
 from collections import Counter, defaultdict
@@ -26,6 +27,7 @@ from ..templating import render
 from . import Batch, BatchResult, PageEdit, SourceOutcome
 
 MAX_CONCEPT_LINKS = 20  # per source page
+PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
 MAX_QUOTED_SOURCES = 25  # per concept page
 QUOTES_PER_SOURCE = 2
 
@@ -165,6 +167,21 @@ def _quotable(sentences: list[Sentence]) -> list[tuple[Sentence, str]]:
     ]
 
 
+def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
+    """Worker process: ("ok", analysis JSON) | ("skipped", reason) | ("failed", error)."""
+    from pathlib import Path
+
+    from ..sources import load_source
+
+    file, path, max_bytes = job
+    try:
+        return "ok", analyze(load_source(Path(file), path, max_bytes=max_bytes)).to_json()
+    except SkipSource as exc:
+        return "skipped", str(exc)
+    except Exception as exc:  # noqa: BLE001 - reported per source, never stops the run
+        return "failed", f"{type(exc).__name__}: {exc}"
+
+
 def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
     """Relative link from a page to a line (or PDF page) of a raw file."""
     return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}"
@@ -192,11 +209,45 @@ class OfflineBackend:
         batch.state.put_analysis(sha, self.name, analysis)
         return {k: v for k, v in analysis.items() if k != "sentences"}
 
+    def _analyse_in_parallel(self, batch: Batch) -> dict[str, tuple[str, Any]]:
+        """Load and analyse uncached sources on every core when there are many of them.
+
+        A first compile of a large raw/ is CPU-bound; analysis of one source never
+        depends on another, so worker processes split it. Small batches (the daemon's
+        usual one or two files) stay in-process: starting workers would cost more.
+        """
+        todo = [
+            (p, batch.sources[p].sha256)
+            for p in sorted(batch.sources)
+            if p in batch.files and batch.state.get_analysis(batch.sources[p].sha256, self.name) is None
+        ]
+        workers = min(4, os.cpu_count() or 1)
+        if len(todo) < PARALLEL_THRESHOLD or workers < 2:
+            return {}
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # forkserver, not fork: the daemon has watcher and scheduler threads
+        context = multiprocessing.get_context("forkserver")
+        results: dict[str, tuple[str, Any]] = {}
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            jobs = [(str(batch.files[p]), p, batch.max_bytes) for p, _ in todo]
+            for (path, sha), result in zip(todo, pool.map(_load_and_analyse, jobs, chunksize=4), strict=True):
+                if result[0] == "ok":
+                    batch.state.put_analysis(sha, self.name, result[1])
+                results[path] = result
+        return results
+
     def compile(self, batch: Batch) -> BatchResult:
         analyses: dict[str, dict[str, Any]] = {}
         outcomes: list[SourceOutcome] = []
         changed = set(batch.changed)
+        parallel = self._analyse_in_parallel(batch)
         for path in sorted(batch.sources):
+            status, detail = parallel.get(path, ("", None))
+            if status in ("skipped", "failed"):
+                outcomes.append(SourceOutcome(path, status, str(detail)))
+                continue
             ref = batch.sources[path]
             try:
                 analyses[path] = self._analysis(batch, path, ref.sha256)
