@@ -85,12 +85,12 @@ def build(sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]
         return out
     catalogs = []
     for section in inline:
-        entries: list[Entry] = section["entries"]  # type: ignore[assignment]
-        if not entries:
+        listed: list[Entry] = section["entries"]  # type: ignore[assignment]
+        if not listed:
             continue
         folder = str(section["folder"])
-        out.update(_catalog(folder, str(section["label"]), entries, root))
-        catalogs.append({"label": section["label"], "count": len(entries), "link": f"{folder}/index.md"})
+        out.update(_catalog(folder, str(section["label"]), listed, root))
+        catalogs.append({"label": section["label"], "count": len(listed), "link": f"{folder}/index.md"})
     out["index.md"] = render("index.md.j2", root, sections=inline, catalogs=catalogs, extra_links=extra_links)
     return out
 

@@ -103,7 +103,10 @@ class State:
         rows = self.db.execute(
             "SELECT path, sha256, size, mtime_ns, page, status, reason, attempts, concepts FROM sources"
         )
-        return {r[0]: SourceRow(*r[:8], tuple(json.loads(r[8]))) for r in rows}
+        return {
+            r[0]: SourceRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])))
+            for r in rows
+        }
 
     def put_source(self, row: SourceRow) -> None:
         self.db.execute(
