@@ -1,0 +1,245 @@
+"""`wikimem lint`: a wiki health check that people, CI and agents can trust.
+
+    report = run_lint(ws, settings)              # every rule; writes wiki/lint.md when it changed
+    report = run_lint(ws, settings, ["stale"])   # some rules; writes nothing
+    accept(ws, settings, "1718f0b202b4", "both are right: different platforms")
+
+Rules are pure functions of a Context (pages, links, raw files and state.db,
+each loaded once); run_lint applies the accepted-findings file, optional safe
+fixes, and writes lint.md, index.md and a log.md entry only when something
+changed, so running it twice in a row writes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import NamedTuple
+
+from ..config import Settings
+from ..errors import UsageError, WorkspaceBusy
+from ..workspace import Workspace, atomic_write, writer_lock
+from . import claims, dispositions, logcheck, secrets, sourcing, structure
+from .context import Context, load_context
+from .model import Finding, Fix, LintReport
+
+__all__ = ["RULES", "Finding", "Fix", "LintReport", "Rule", "accept", "run_lint"]
+
+
+class Rule(NamedTuple):
+    name: str
+    check: Callable[[Context], Iterable[Finding]]
+    severity: str  # the highest severity it reports
+    about: str
+
+
+RULES: dict[str, Rule] = {r.name: r for r in (
+    Rule("broken-link", structure.broken_links, "error", "relative Markdown link or [[wikilink]] to nothing"),
+    Rule("orphan", structure.orphans, "info", "page no other page links to"),
+    Rule("missing-from-index", structure.missing_from_index, "warning", "page not listed in index.md or its catalogs"),
+    Rule("frontmatter", structure.front_matter, "error", "front matter malformed (error) or missing title/kind/sources (warning)"),
+    Rule("duplicate", structure.duplicates, "warning", "two pages of one kind for one thing (same title or alias up to case, plural, punctuation)"),
+    Rule("missing-concept", structure.missing_concepts, "info", "[[Name]] wanted by 3+ pages but no page exists"),
+    Rule("size", structure.size_caps, "error", "index.md/AGENTS.md over 200 lines or 25 KB (error); page over 100 KB (warning)"),
+    Rule("stale", sourcing.stale, "error", "source deleted (error) or changed (warning) since its page was compiled"),
+    Rule("superseded", claims.superseded, "warning", "a newer source gives another value for the same fact"),
+    Rule("contradicted", claims.contradicted, "warning", "a plan against its outcome, or same-time sources that disagree"),
+    Rule("ungrounded", sourcing.ungrounded, "error", "quoted words not in the source the quote cites"),
+    Rule("secret", secrets.secrets, "error", "API key, token or private key on a page"),
+    Rule("log-integrity", logcheck.log_integrity, "error", "an earlier log.md entry changed or removed"),
+)}
+LINT_PAGE = "lint.md"
+
+
+def _select(rules: list[str] | None) -> list[Rule]:
+    if not rules:
+        return list(RULES.values())
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise UsageError(f"unknown rule(s): {', '.join(unknown)}; valid: {', '.join(RULES)}")
+    return [RULES[r] for r in dict.fromkeys(rules)]
+
+
+def today() -> str:
+    from ..compiler import today as compile_today
+
+    return compile_today()
+
+
+def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Context, list[Finding], list[str]]:
+    if not ws.wiki.is_dir():
+        raise UsageError(f"{ws.root} has no wiki/ folder; run: wikimem init {ws.root}")
+    ctx = load_context(ws, settings)
+    findings: list[Finding] = []
+    notes: list[str] = []
+    try:
+        for rule in selected:
+            findings.extend(rule.check(ctx))
+    finally:
+        from .corpus import SourceCache
+
+        cache = ctx._cache.get("sources")
+        if isinstance(cache, SourceCache):
+            cache.close()
+    # one finding per id (two rules never share ids, but one rule may reach the same evidence twice)
+    unique = list({f.id: f for f in findings}.values())
+    return ctx, unique, notes
+
+
+def run_lint(
+    ws: Workspace,
+    settings: Settings,
+    rules: list[str] | None = None,
+    *,
+    fix: bool = False,
+    dry_run: bool = False,
+    write: bool = True,
+    lock: bool = True,
+    wait: float = 2.0,
+) -> LintReport:
+    """Run the rules and return the report.
+
+    write: update wiki/lint.md, index.md and log.md when something changed (full runs only: a
+    run of some rules must not replace the report of all of them). lock=False when the caller
+    already holds the writer lock (the daemon's worker). fix: make the safe repairs; with
+    dry_run, only list them. dry_run never writes anything.
+    """
+    started = time.perf_counter()
+    selected = _select(rules)
+    ctx, findings, notes = _check(ws, settings, selected)
+    accepted_map, problem = dispositions.load(ws)
+    if problem:
+        notes.append(problem)
+    open_findings = [f for f in findings if f.id not in accepted_map]
+    accepted = [f for f in findings if f.id in accepted_map]
+    fixes: list[Fix] = []
+    written: list[str] = []
+    full = rules is None or set(rules) >= set(RULES)
+    wants_write = (write or fix) and not dry_run
+    if fix or dry_run:
+        from . import fixes as fixing
+
+        planned, new_text = fixing.plan(ctx, open_findings)
+        fixes = planned
+        if fix and not dry_run and planned:
+            with _maybe_lock(ws, lock, wait, required=True):
+                fixes = fixing.apply(ctx, planned, new_text)
+            written += sorted({f.path for f in fixes if f.applied})
+            # re-check so the report shows the wiki as the fixes left it
+            ctx, findings, more = _check(ws, settings, selected)
+            notes += more
+            open_findings = [f for f in findings if f.id not in accepted_map]
+            accepted = [f for f in findings if f.id in accepted_map]
+    report = LintReport(
+        findings=_sorted(open_findings), accepted=_sorted(accepted), rules=tuple(r.name for r in selected),
+        pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
+        fixes=fixes, notes=notes,
+    )
+    if wants_write and full:
+        try:
+            with _maybe_lock(ws, lock, wait, required=False):
+                written += _record(ctx, report)
+        except WorkspaceBusy as exc:
+            notes.append(f"wiki/lint.md not updated: {exc}")
+    elif wants_write and "log-integrity" in report.rules:
+        logcheck.record(ctx, report.findings)
+    return replace(report, seconds=time.perf_counter() - started, written=sorted(set(written)))
+
+
+def _sorted(findings: list[Finding]) -> list[Finding]:
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.rule, f.paths, f.lines, f.id))
+
+
+class _maybe_lock:  # noqa: N801 - used as a context manager like writer_lock
+    def __init__(self, ws: Workspace, lock: bool, wait: float, required: bool):
+        self.cm = writer_lock(ws, wait=wait, holder="wikimem lint") if lock else None
+
+    def __enter__(self) -> None:
+        if self.cm is not None:
+            self.cm.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.cm is not None:
+            self.cm.__exit__(*exc)  # type: ignore[arg-type]
+
+
+def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) -> list[str]:
+    """Write lint.md, link it from index.md and append a log entry: only when something changed."""
+    from .. import log_page
+    from ..compiler import write_index
+    from .report import lint_md
+
+    ws = ctx.ws
+    written: list[str] = []
+    target = ws.wiki / LINT_PAGE
+    content = lint_md(report)
+    old = target.read_text(encoding="utf-8") if target.exists() else None
+    applied = [f for f in report.fixes if f.applied]
+    if old != content:
+        atomic_write(target, content)
+        written.append(f"wiki/{LINT_PAGE}")
+        written += [f"wiki/{rel}" for rel, _how in write_index(ws)]
+    if old != content or applied or extra:
+        by_rule = Counter(f.rule for f in report.findings)
+        lines = [f"- findings: {', '.join(f'{rule} {n}' for rule, n in sorted(by_rule.items())) or 'none'}"]
+        if report.accepted:
+            lines.append(f"- accepted: {len(report.accepted)}")
+        lines += log_page.list_lines("fixed", [f"{f.action} {f.path}" for f in applied])
+        lines += extra or []
+        if old != content:
+            lines.append(f"- report: {LINT_PAGE}")
+        c = report.counts
+        log_page.append(ws.wiki / "log.md", [log_page.LogEntry(
+            "lint", f"{c['error']} errors, {c['warning']} warnings, {c['info']} info", lines)])
+        written.append("wiki/log.md")
+    if "log-integrity" in report.rules:
+        logcheck.record(ctx, report.findings)
+    return written
+
+
+def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait: float = 2.0) -> tuple[Finding, LintReport]:
+    """Record a finding as accepted (by id or an unambiguous prefix of 4+ characters)."""
+    if not why or not why.strip():
+        raise UsageError("say why the finding is acceptable: --accept ID --why \"both are right: different platforms\"")
+    ctx, findings, notes = _check(ws, settings, list(RULES.values()))
+    wanted = finding_id.strip().lower()
+    matches = [f for f in findings if f.id == wanted] or (
+        [f for f in findings if f.id.startswith(wanted)] if len(wanted) >= 4 else []
+    )
+    if not matches:
+        raise UsageError(f"no open finding has id {finding_id!r}; run `wikimem lint` to list the ids")
+    if len(matches) > 1:
+        raise UsageError(f"id {finding_id!r} matches {len(matches)} findings; give more characters")
+    finding = matches[0]
+    with writer_lock(ws, wait=wait, holder="wikimem lint --accept"):
+        dispositions.add(ws, finding, why, today())
+    accepted_map, problem = dispositions.load(ws)
+    report = LintReport(
+        findings=_sorted([f for f in findings if f.id not in accepted_map]),
+        accepted=_sorted([f for f in findings if f.id in accepted_map]),
+        rules=tuple(RULES), pages=sum(1 for p in ctx.pages.values() if not p.is_generated),
+        sources=len(ctx.raw_files), notes=notes + ([problem] if problem else []),
+    )
+    with writer_lock(ws, wait=wait, holder="wikimem lint --accept"):
+        written = _record(ctx, report, [f"- accepted {finding.id} ({finding.rule}): {' '.join(why.split())}"])
+    return finding, replace(report, written=sorted(set(written + [f"wiki/{dispositions.FILE}"])))
+
+
+def deep_unavailable(settings: Settings) -> str:
+    """--deep asks a model to judge candidate contradictions; this build has no such judge yet."""
+    return (
+        "--deep is not available in this build (it needs the anthropic backend and is not implemented yet); "
+        "showing the rule-based findings, whose superseded/contradicted entries are the candidates it would judge"
+    )
+
+
+def rule_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    return dict(Counter(f.rule for f in findings))
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()

@@ -1,0 +1,256 @@
+"""Everything the rules read, loaded once: wiki pages with their links, raw files, state.db rows.
+
+Rules are pure functions of this context, so each file is read and each page
+parsed a single time however many rules look at it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from .. import index_page
+from ..config import Settings
+from ..pages import FrontMatterError, Page, parse_meta, split_front_matter
+from ..workspace import Workspace
+
+# files at the top of wiki/ that are written by code or owned by the user, not pages
+SPECIAL = ("index.md", "log.md", "AGENTS.md", "lint.md")
+SECTIONS = tuple(name for name, _ in index_page.SECTIONS)
+
+_FENCE = re.compile(r"^(\s*)(```+|~~~+).*?^\1\2[ \t]*$", re.MULTILINE | re.DOTALL)
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# [text](target "title") with escaped brackets allowed in the text; images too
+_MD_LINK = re.compile(r"!?\[((?:\\.|[^\]\\\n])*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_WIKILINK = re.compile(r"\[\[([^\]\|#\n]+)(#[^\]\|\n]*)?(?:\|([^\]\n]*))?\]\]")
+_EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    target: str  # as written
+    line: int  # 1-based line in the page file
+    kind: str  # md | wiki
+    resolved: str | None  # workspace-relative path ("wiki/...", "raw/...") or None when external/anchor
+    fragment: str = ""
+
+
+@dataclass
+class WikiPage:
+    path: str  # wiki-relative
+    text: str
+    size: int
+    page: Page | None
+    error: str | None  # front matter that could not be read
+    has_front_matter: bool
+    body_offset: int  # lines before the body
+    body: str
+    _newlines: list[int] | None = None
+
+    @property
+    def wpath(self) -> str:
+        return "wiki/" + self.path
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.page.meta if self.page else {}
+
+    @property
+    def kind(self) -> str:
+        return self.page.kind if self.page else ""
+
+    @property
+    def title(self) -> str:
+        return self.page.title if self.page else posixpath.splitext(posixpath.basename(self.path))[0]
+
+    @property
+    def section(self) -> str:
+        return self.path.split("/", 1)[0] if "/" in self.path else ""
+
+    @property
+    def is_generated(self) -> bool:
+        return self.path in SPECIAL or index_page.is_catalog(self.path)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a character offset in the whole file."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect.bisect_left(self._newlines, offset) + 1
+
+    @cached_property
+    def prose(self) -> str:
+        """The text with fenced code and code spans blanked (same length, so offsets hold)."""
+        text = self.text
+        if "`" in text or "~~~" in text:
+            text = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+            text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+        return text
+
+
+@dataclass
+class Context:
+    ws: Workspace
+    settings: Settings
+    pages: dict[str, WikiPage]  # wiki-relative path -> page (Markdown files only)
+    wiki_files: set[str]  # every file under wiki/, wiki-relative
+    raw_files: dict[str, Path]  # workspace-relative raw path -> file
+    state_pages: dict[str, tuple[str, str, str | None]]
+    state_sources: dict[str, Any]
+    _links: dict[str, list[Link]] = field(default_factory=dict)
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def links(self, page: WikiPage) -> list[Link]:
+        cached = self._links.get(page.path)
+        if cached is None:
+            cached = self._links[page.path] = extract_links(page, self)
+        return cached
+
+    def exists(self, wpath: str) -> bool:
+        """Does a workspace-relative path exist (wiki/ and raw/ from the scan, else the disk)?"""
+        if wpath.startswith("wiki/"):
+            rel = wpath[5:]
+            return rel in self.wiki_files or rel.rstrip("/") in self._wiki_dirs
+        if wpath.startswith("raw/") and wpath in self.raw_files:
+            return True
+        known = self._cache.setdefault("exists", {})
+        if wpath not in known:
+            known[wpath] = (self.ws.root / wpath).exists()
+        return bool(known[wpath])
+
+    @cached_property
+    def _wiki_dirs(self) -> set[str]:
+        dirs = {""}
+        for f in self.wiki_files:
+            parts = f.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                dirs.add("/".join(parts[:i]))
+        return dirs
+
+    @cached_property
+    def by_stem(self) -> dict[str, list[str]]:
+        """[[wikilink]] resolution: file name without .md, and title, lowercased (as Obsidian matches)."""
+        out: dict[str, list[str]] = {}
+        for path, page in self.pages.items():
+            keys = {posixpath.splitext(posixpath.basename(path))[0].lower(), posixpath.splitext(path)[0].lower()}
+            if page.page is not None:
+                keys.add(page.title.lower())
+            for key in keys:
+                out.setdefault(key, []).append(path)
+        return out
+
+
+def load_context(ws: Workspace, settings: Settings) -> Context:
+    pages: dict[str, WikiPage] = {}
+    wiki_files: set[str] = set()
+    wiki_root = ws.wiki
+    if wiki_root.is_dir():
+        base_len = len(str(wiki_root)) + 1
+        for dirpath, dirnames, filenames in os.walk(wiki_root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            prefix = dirpath[base_len:].replace(os.sep, "/")
+            for name in filenames:
+                rel = f"{prefix}/{name}" if prefix else name
+                wiki_files.add(rel)
+                if name.endswith(".md") and not name.startswith("."):
+                    pages[rel] = read_wiki_page(Path(dirpath) / name, rel)
+    raw_files: dict[str, Path] = {}
+    if ws.raw.is_dir():
+        from ..compiler import scan_raw
+
+        files, _refused = scan_raw(ws)
+        raw_files = {f.path: f.file for f in files}
+    state_pages: dict[str, tuple[str, str, str | None]] = {}
+    state_sources: dict[str, Any] = {}
+    if ws.state_db.exists():
+        from ..state import State
+
+        state = State(ws.state_db)
+        try:
+            state_pages = state.pages()
+            state_sources = state.sources()
+        finally:
+            state.close()
+    return Context(ws, settings, dict(sorted(pages.items())), wiki_files, raw_files, state_pages, state_sources)
+
+
+def read_wiki_page(file: Path, rel: str) -> WikiPage:
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        return WikiPage(rel, "", 0, None, f"cannot read ({exc.strerror})", False, 0, "")
+    text = data.decode("utf-8", errors="replace")
+    fm, body, offset = split_front_matter(text)
+    error = None
+    page: Page | None
+    if fm is None:
+        page = Page(rel, {}, body)
+        if text.startswith("---"):
+            error = "front matter is opened with '---' but never closed"
+            page = None
+    else:
+        try:
+            page = Page(rel, parse_meta(fm), body)
+        except FrontMatterError as exc:
+            page, error = None, str(exc)
+    if b"\xef\xbf\xbd" not in data and "\ufffd" in text:
+        error = error or "file is not valid UTF-8"
+    return WikiPage(rel, text, len(data), page, error, fm is not None, offset, body)
+
+
+def resolve_target(page_path: str, target: str) -> tuple[str | None, str]:
+    """A link target written on wiki/<page_path> as a workspace-relative path, and its #fragment.
+
+    None for external URLs and same-page anchors. A path that climbs out of the
+    workspace resolves to "../..." so the broken-link rule reports it.
+    """
+    if _EXTERNAL.match(target):
+        return None, ""
+    path, _, fragment = target.partition("#")
+    path = path.split("?", 1)[0]
+    if not path:
+        return None, fragment
+    path = unquote(path)
+    if path.startswith("/"):
+        # root-relative links mean "the site root" on GitHub and most renderers; treat as workspace root
+        joined = posixpath.normpath(path.lstrip("/"))
+    else:
+        joined = posixpath.normpath(posixpath.join("wiki", posixpath.dirname(page_path), path))
+    return joined, fragment
+
+
+def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
+    out: list[Link] = []
+    text = page.prose
+    start = len(text) - len(page.body)  # the body is kept byte for byte; front matter is not Markdown
+    if "](" in text:
+        for m in _MD_LINK.finditer(text, start):
+            target = m.group(2)
+            resolved, fragment = resolve_target(page.path, target)
+            out.append(Link(m.group(1), target, page.line_of(m.start()), "md", resolved, fragment))
+    if "[[" in text:
+        for m in _WIKILINK.finditer(text, start):
+            name = m.group(1).strip()
+            resolved = None
+            if ctx is not None:
+                resolved = resolve_wikilink(ctx, page.path, name)
+            out.append(Link(m.group(3) or name, name, page.line_of(m.start()), "wiki", resolved or f"wiki/?{name}", (m.group(2) or "")[1:]))
+    return out
+
+
+def resolve_wikilink(ctx: Context, from_path: str, name: str) -> str | None:
+    key = name.lower().removesuffix(".md")
+    candidates = ctx.by_stem.get(key)
+    if not candidates:
+        rel = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), name))
+        if rel in ctx.wiki_files or rel + ".md" in ctx.wiki_files:
+            return "wiki/" + (rel if rel in ctx.wiki_files else rel + ".md")
+        return None
+    return "wiki/" + sorted(candidates)[0]

@@ -1,0 +1,205 @@
+"""The raw sources as lint reads them: words, dated order and claims, cached by content hash.
+
+Lint reads the raw files themselves (through sources.load_source), never what a
+page summarised. Loading and claim extraction are cached in
+`.wikimem/lint-cache.db` by the file's SHA-256, so a second run on an unchanged
+wiki reads no source twice; the cache is derived and safe to delete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..analysis import split_sentences
+from ..sources import Block, Document, SkipSource, clean_inline, load_source
+from .context import Context
+
+CACHE_VERSION = 5  # bump when what is cached changes shape or meaning
+_WORDS = re.compile(r"\w+")
+# "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
+LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+_TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*)\s+v?(\d+(?:\.\d+)*)\b")
+
+
+def words(text: str) -> str:
+    """Lowercase word sequence, space-padded, so `" a b " in words(doc)` tests a run of words."""
+    return " " + " ".join(_WORDS.findall(text.lower())) + " "
+
+
+@dataclass
+class SourceText:
+    path: str  # raw/...
+    sha256: str
+    title: str = ""
+    date: str | None = None  # the date the document carries (front matter or its own text)
+    version: tuple[str, tuple[int, ...]] | None = None  # ("go", (1, 22)) from the title: release order
+    mtime_ns: int = 0
+    words: str = ""
+    sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, line)
+    skipped: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title, "date": self.date,
+            "version": [self.version[0], list(self.version[1])] if self.version else None,
+            "words": self.words, "sentences": self.sentences, "skipped": self.skipped,
+        }
+
+
+def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
+    m = _TITLE_VERSION.search(title)
+    if not m:
+        return None
+    return m.group(1).lower(), tuple(int(x) for x in m.group(2).split("."))
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class SourceCache:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.memo: dict[str, SourceText | None] = {}
+        self.shas: dict[str, str | None] = {}
+        self.db: sqlite3.Connection | None = None
+        path = ctx.ws.state_dir / "lint-cache.db"
+        if ctx.ws.state_dir.is_dir():
+            with contextlib.suppress(sqlite3.Error):
+                self.db = sqlite3.connect(str(path), isolation_level=None, timeout=5)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("CREATE TABLE IF NOT EXISTS docs (sha256 TEXT, version INTEGER, data TEXT, PRIMARY KEY (sha256, version))")
+        self.pending: list[tuple[str, int, str]] = []
+
+    def close(self) -> None:
+        if self.db is None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            if self.pending:
+                self.db.execute("BEGIN")
+                self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?)", self.pending)
+                self.db.execute("COMMIT")
+            self.db.close()
+        self.db = None
+
+    def sha(self, path: str) -> str | None:
+        """Current hash of a raw file; state.db's row is trusted while size and mtime match."""
+        if path in self.shas:
+            return self.shas[path]
+        file = self.ctx.raw_files.get(path)
+        value: str | None = None
+        if file is not None:
+            try:
+                st = file.stat()
+                row = self.ctx.state_sources.get(path)
+                if row is not None and row.sha256 and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns:
+                    value = row.sha256
+                else:
+                    value = file_sha256(file)
+            except OSError:
+                value = None
+        self.shas[path] = value
+        return value
+
+    def get(self, path: str) -> SourceText | None:
+        if path in self.memo:
+            return self.memo[path]
+        result = self._load(path)
+        self.memo[path] = result
+        return result
+
+    def _load(self, path: str) -> SourceText | None:
+        file = self.ctx.raw_files.get(path)
+        sha = self.sha(path)
+        if file is None or sha is None:
+            return None
+        try:
+            mtime = file.stat().st_mtime_ns
+        except OSError:
+            return None
+        if self.db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                row = self.db.execute("SELECT data FROM docs WHERE sha256=? AND version=?", (sha, CACHE_VERSION)).fetchone()
+                if row:
+                    data = json.loads(row[0])
+                    version = data.get("version")
+                    return SourceText(
+                        path, sha, data["title"], data["date"],
+                        (version[0], tuple(version[1])) if version else None, mtime, data["words"],
+                        [tuple(s) for s in data["sentences"]], data.get("skipped"),  # type: ignore[misc]
+                    )
+        max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
+        try:
+            doc = load_source(file, path, max_bytes=max_bytes)
+        except SkipSource as exc:
+            text = SourceText(path, sha, mtime_ns=mtime, skipped=str(exc))
+        except (OSError, ValueError) as exc:
+            text = SourceText(path, sha, mtime_ns=mtime, skipped=f"unreadable ({exc})")
+        else:
+            sentences = [(s.text, s.line) for s in split_sentences(_with_prose_code(doc)) if s.kind != "heading"]
+            text = SourceText(
+                path, sha, doc.title, doc.date, title_version(doc.title), mtime,
+                words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
+            )
+        self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json())))
+        return text
+
+
+_CODE_LIKE = re.compile(r"[{};]\s*$|:=|^\s*(?:func|import|package|return|if|for|var|const|type|def|class)\b|^\s*[$#>]\s|\)\s*$", re.M)
+
+
+def _with_prose_code(doc: Document) -> Document:
+    """The document with prose that the loader read as indented code given back as paragraphs.
+
+    Definition-list continuations (`:   text` then lines indented four spaces, as in
+    the Go release notes) come out of the Markdown loader as code blocks, yet they
+    are the sentences that state defaults and requirements. A paragraph of such a
+    block counts as prose when it reads like sentences and has no code tokens.
+    """
+    if not any(b.kind == "code" for b in doc.blocks):
+        return doc
+    blocks: list[Block] = []
+    for block in doc.blocks:
+        if block.kind != "code":
+            blocks.append(block)
+            continue
+        lines = block.text.split("\n")
+        start = 0
+        for i in range(len(lines) + 1):
+            if i < len(lines) and lines[i].strip():
+                continue
+            para = lines[start:i]
+            first = start
+            start = i + 1
+            if not para:
+                continue
+            joined = "\n".join(line.strip() for line in para)
+            if _CODE_LIKE.search(joined) or not re.search(r"[a-z]{3,}[^.!?]*[.!?](?:\s|$)", joined):
+                continue
+            cleaned_lines = [clean_inline(line) for line in joined.split("\n")]
+            lead = 0
+            while lead < len(cleaned_lines) and not cleaned_lines[lead]:
+                lead += 1
+            text = "\n".join(cleaned_lines[lead:]).strip()
+            letters = sum(ch.isalpha() or ch == " " for ch in text)
+            if text and letters >= 0.75 * len(text):
+                blocks.append(Block("para", text, block.line + first + lead))
+    return Document(doc.path, doc.format, doc.title, blocks, doc.meta, doc.date, doc.anchor, doc.warnings)
+
+
+def cache(ctx: Context) -> SourceCache:
+    existing = ctx._cache.get("sources")
+    if existing is None:
+        existing = ctx._cache["sources"] = SourceCache(ctx)
+    return existing

@@ -1,0 +1,113 @@
+"""Log integrity: log.md is append-only, so an earlier entry that changed or vanished is a finding.
+
+Each run records a digest chain of the entries in `.wikimem/log-chain.json`:
+for every entry its heading, its own SHA-256 and a chained hash over all
+entries up to it. The next run checks that every recorded entry is still in
+log.md, unchanged and in order; entries appended since are simply added.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..workspace import atomic_write
+from .context import Context
+from .model import Finding
+
+CHAIN_FILE = "log-chain.json"
+_HEADING = re.compile(r"^## \[", re.MULTILINE)
+
+
+def entries(text: str) -> list[tuple[str, str]]:
+    """(heading line, entry text) for each entry; the header before the first entry is not one."""
+    starts = [m.start() for m in _HEADING.finditer(text)]
+    out = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        chunk = text[start:end].rstrip("\n") + "\n"
+        out.append((chunk.split("\n", 1)[0], chunk))
+    return out
+
+
+def chain(items: list[tuple[str, str]]) -> list[dict[str, str]]:
+    out = []
+    running = ""
+    for heading, chunk in items:
+        digest = hashlib.sha256(chunk.encode("utf-8")).hexdigest()
+        running = hashlib.sha256((running + digest).encode("ascii")).hexdigest()
+        out.append({"heading": heading, "sha256": digest, "chain": running})
+    return out
+
+
+def chain_path(ctx: Context) -> Path:
+    return ctx.ws.state_dir / CHAIN_FILE
+
+
+def load_chain(path: Path) -> list[dict[str, str]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    items = data.get("entries") if isinstance(data, dict) else None
+    return items if isinstance(items, list) else None
+
+
+def save_chain(path: Path, log_text: str) -> None:
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps({"version": 1, "entries": chain(entries(log_text))}, indent=1) + "\n")
+
+
+def log_integrity(ctx: Context) -> Iterator[Finding]:
+    log_page = ctx.pages.get("log.md")
+    recorded = load_chain(chain_path(ctx))
+    ctx._cache["log_chain_checked"] = True
+    if recorded is None:
+        return  # first run (or .wikimem/ was deleted): nothing to compare with yet; this run records
+    if log_page is None:
+        if recorded:
+            yield Finding.make(
+                "log-integrity", "error", f"wiki/log.md was deleted ({len(recorded)} recorded entries are gone)",
+                paths=["wiki/log.md"], evidence={"deleted": True, "entries": len(recorded)},
+            )
+        return
+    current = chain(entries(log_page.text))
+    position: dict[str, list[int]] = {}
+    for i, item in enumerate(current):
+        position.setdefault(item["sha256"], []).append(i)
+    cursor = 0
+    lines = [m.start() for m in _HEADING.finditer(log_page.text)]
+    for item in recorded:
+        digest = str(item.get("sha256", ""))
+        found = next((i for i in position.get(digest, []) if i >= cursor), None)
+        if found is not None:
+            cursor = found + 1
+            continue
+        heading = str(item.get("heading", "?"))
+        same_heading = next((i for i, c in enumerate(current) if c["heading"] == heading), None)
+        how = "changed" if same_heading is not None else "removed"
+        line = log_page.line_of(lines[same_heading]) if same_heading is not None else 0
+        yield Finding.make(
+            "log-integrity", "error",
+            f"wiki/log.md: the earlier entry {heading!r} was {how} (log.md is append-only)",
+            paths=["wiki/log.md"], lines=[line],
+            evidence={"entry": heading, "sha256": digest, "how": how},
+        )
+
+
+def record(ctx: Context, findings: list[Any]) -> None:
+    """Remember the log as it is now, unless an open finding still needs the old record."""
+    if any(f.rule == "log-integrity" for f in findings):
+        return
+    log_file = ctx.ws.wiki / "log.md"
+    try:
+        text = log_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    save_chain(chain_path(ctx), text)

@@ -1,0 +1,122 @@
+"""Findings and the report: plain frozen data, the contract between the rules and every adapter."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info")
+
+
+def finding_id(rule: str, evidence: dict[str, Any]) -> str:
+    """A stable id: the rule plus the evidence that makes the finding true.
+
+    Line numbers are left out of the evidence on purpose (they move when an
+    unrelated paragraph is added), so an accepted finding stays accepted until
+    what it is about changes.
+    """
+    payload = json.dumps([rule, evidence], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # error | warning | info
+    message: str
+    paths: tuple[str, ...] = ()  # workspace-relative (wiki/..., raw/...)
+    lines: tuple[int, ...] = ()  # one per path where known (0 = whole file)
+    evidence: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    fixable: bool = False
+    id: str = ""
+
+    @classmethod
+    def make(
+        cls,
+        rule: str,
+        severity: str,
+        message: str,
+        *,
+        paths: tuple[str, ...] | list[str] = (),
+        lines: tuple[int, ...] | list[int] = (),
+        evidence: dict[str, Any] | None = None,
+        fixable: bool = False,
+    ) -> Finding:
+        ev = dict(evidence or {})
+        return cls(rule, severity, message, tuple(paths), tuple(lines), ev, fixable, finding_id(rule, ev))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "paths": list(self.paths),
+            "lines": list(self.lines),
+            "evidence": self.evidence,
+            "fixable": self.fixable,
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One safe mechanical repair: what it changes and why it is safe."""
+
+    path: str  # workspace-relative
+    action: str  # rebuild-index | drop-link | add-backlink
+    detail: str
+    applied: bool = False
+    skipped: str | None = None  # why it was not applied (edited by a person, ...)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "action": self.action, "detail": self.detail, "applied": self.applied, "skipped": self.skipped}
+
+
+@dataclass(frozen=True)
+class LintReport:
+    findings: list[Finding]
+    accepted: list[Finding] = field(default_factory=list)
+    rules: tuple[str, ...] = ()
+    pages: int = 0
+    sources: int = 0
+    seconds: float = 0.0
+    fixes: list[Fix] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)  # files this run wrote (lint.md, index.md, log.md)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in SEVERITIES}
+        for f in self.findings:
+            out[f.severity] = out.get(f.severity, 0) + 1
+        return out
+
+    @property
+    def errors(self) -> int:
+        return self.counts["error"]
+
+    @property
+    def warnings(self) -> int:
+        return self.counts["warning"]
+
+    @property
+    def infos(self) -> int:
+        return self.counts["info"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.errors == 0,
+            "counts": self.counts,
+            "errors": self.errors,
+            "rules": list(self.rules),
+            "pages": self.pages,
+            "sources": self.sources,
+            "seconds": round(self.seconds, 3),
+            "findings": [f.to_json() for f in self.findings],
+            "accepted": [f.to_json() for f in self.accepted],
+            "fixes": [f.to_json() for f in self.fixes],
+            "notes": list(self.notes),
+            "written": list(self.written),
+        }

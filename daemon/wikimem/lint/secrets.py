@@ -1,0 +1,72 @@
+"""Secrets in pages: wiki pages are fed to agents, so a key on a page is a key handed out."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from .context import Context
+from .model import Finding
+
+# (name, pattern): specific formats first; each is anchored on a prefix the issuer documents
+PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("private key", re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")),
+    ("Anthropic API key", re.compile(r"\bsk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-proj-[A-Za-z0-9_-]{40,}")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("Stripe secret key", re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}\b")),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+]
+# key = value assignments whose value looks random (high entropy, letters and digits)
+ASSIGNMENT = re.compile(
+    r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret)"
+    r"\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{16,})"
+)
+# documentation examples and placeholders are not secrets
+PLACEHOLDER = re.compile(r"(?i)example|xxxx|your[_-]|placeholder|dummy|redacted|changeme|<|\.\.\.|\*\*\*|0000000|1234567")
+
+
+def entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(c / len(text) * math.log2(c / len(text)) for c in counts.values())
+
+
+def redact(secret: str) -> str:
+    return f"{secret[:4]}…({len(secret)} chars)"
+
+
+def secrets(ctx: Context) -> Iterator[Finding]:
+    for page in ctx.pages.values():
+        text = page.text
+        hits: list[tuple[int, str, str]] = []
+        for name, pattern in PATTERNS:
+            for m in pattern.finditer(text):
+                if not PLACEHOLDER.search(m.group(0)):
+                    hits.append((m.start(), name, m.group(0)))
+        if "=" in text or ":" in text:
+            for m in ASSIGNMENT.finditer(text):
+                value = m.group("value")
+                if (
+                    not PLACEHOLDER.search(value)
+                    and entropy(value) >= 3.5
+                    and re.search(r"\d", value)
+                    and re.search(r"[A-Za-z]", value)
+                    and not any(abs(m.start("value") - at) < 3 for at, _, _ in hits)
+                ):
+                    hits.append((m.start("value"), "credential assignment", value))
+        for at, name, secret in sorted(hits):
+            line = page.line_of(at)
+            digest = hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]
+            # the secret itself never goes into the report, lint.md or the JSON: a hash identifies it
+            yield Finding.make(
+                "secret", "error",
+                f"{page.wpath} line {line}: {name} {redact(secret)}; remove it from the page (and rotate it)",
+                paths=[page.wpath], lines=[line],
+                evidence={"page": page.wpath, "kind": name, "sha256": digest},
+            )

@@ -1,0 +1,120 @@
+"""Rules about a page and its sources: stale pages and ungrounded quotes."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from .context import Context
+from .corpus import LINK_TARGET, cache, words
+from .model import Finding
+from .structure import content_pages
+
+# - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes
+_QUOTE = re.compile(
+    r"[\"“](?P<quote>[^\n]{8,}?)[\"”]\s*\(\[[^\]\n]*\]\((?P<target>[^)\s]+)\)\)"
+)
+_ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
+
+
+def stale(ctx: Context) -> Iterator[Finding]:
+    sources = cache(ctx)
+    # who depends on which raw file: concept and answer pages list them under `sources`
+    dependents: dict[str, list[str]] = defaultdict(list)
+    for page in content_pages(ctx):
+        if page.page is not None and page.kind != "source":
+            for src in page.page.sources:
+                dependents[src].append(page.wpath)
+    for page in content_pages(ctx):
+        if page.kind != "source" or page.page is None or not page.page.sources:
+            continue
+        raw = page.page.sources[0]
+        recorded = str(page.meta.get("source_sha256") or "")
+        deps = sorted(dependents.get(raw, []))
+        tail = f"; {len(deps)} page(s) depend on it" if deps else ""
+        if raw not in ctx.raw_files:
+            yield Finding.make(
+                "stale", "error",
+                f"{page.wpath} describes {raw}, which no longer exists{tail} (run wikimem compile to remove it)",
+                paths=[page.wpath, raw, *deps], evidence={"page": page.wpath, "source": raw, "state": "deleted"},
+            )
+            continue
+        if not recorded:
+            continue  # the frontmatter rule reports a source page without a hash
+        current = sources.sha(raw)
+        if current is not None and current != recorded:
+            yield Finding.make(
+                "stale", "warning",
+                f"{raw} changed since {page.wpath} was compiled{tail} (run wikimem compile)",
+                paths=[page.wpath, raw, *deps],
+                evidence={"page": page.wpath, "source": raw, "compiled": recorded, "current": current},
+            )
+
+
+def ungrounded(ctx: Context) -> Iterator[Finding]:
+    sources = cache(ctx)
+    raw_words: dict[str, str | None] = {}
+    for page in content_pages(ctx):
+        text = page.text
+        if "](" not in text or "raw/" not in text:
+            continue
+        for m in _QUOTE.finditer(text, len(text) - len(page.body)):
+            target = m.group("target")
+            if "raw/" not in target:
+                continue
+            from .context import resolve_target
+
+            resolved, _fragment = resolve_target(page.path, target)
+            if not resolved or not resolved.startswith("raw/") or resolved not in ctx.raw_files:
+                continue  # a missing source is the stale and broken-link rules' business
+            doc = sources.get(resolved)
+            if doc is None or doc.skipped:
+                continue
+            quote = m.group("quote")
+            missing = [part for part in fragments(quote) if words(part) not in doc.words]
+            if not missing:
+                continue
+            # the loader drops markup; a person may quote the file as written, so check the raw text too
+            if resolved not in raw_words:
+                try:
+                    raw_text = ctx.raw_files[resolved].read_text(encoding="utf-8", errors="replace")
+                    raw_words[resolved] = words(LINK_TARGET.sub("]", raw_text))
+                except OSError:
+                    raw_words[resolved] = None
+            if raw_words[resolved] is not None and all(words(p) in raw_words[resolved] for p in missing):
+                continue
+            line = page.line_of(m.start())
+            yield Finding.make(
+                "ungrounded", "error",
+                f"{page.wpath} line {line} quotes {resolved}, but these words are not in it: "
+                f"\"{_short(missing[0])}\"",
+                paths=[page.wpath, resolved], lines=[line, 0],
+                evidence={"page": page.wpath, "source": resolved, "quote": quote},
+            )
+
+
+def fragments(quote: str) -> list[str]:
+    """The runs of words a quote claims, compared on words alone.
+
+    Link targets go (the compile strips a source's relative links but keeps their
+    words); an ellipsis splits the quote, and the word cut by it is dropped.
+    """
+    quote = LINK_TARGET.sub("]", quote)
+    parts = _ELLIPSIS.split(quote)
+    out = []
+    for i, part in enumerate(parts):
+        toks = part.split()
+        if i < len(parts) - 1:
+            toks = toks[:-1]
+        if i > 0:
+            toks = toks[1:]
+        text = " ".join(toks)
+        if len(words(text).split()) >= 2:
+            out.append(text)
+    return out
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

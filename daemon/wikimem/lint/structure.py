@@ -1,0 +1,241 @@
+"""Structural rules: links, orphans, the index, front matter, duplicates, missing concepts, size caps."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterator
+
+from .. import index_page
+from ..analysis import singular
+from ..pages import PAGE_KINDS
+from .context import SECTIONS, Context, WikiPage
+from .model import Finding
+
+# agent loaders (Claude Code, Codex) cut memory files at about these sizes
+CAP_LINES = index_page.MAX_LINES
+CAP_BYTES = index_page.MAX_BYTES
+# a page bigger than this does not fit one file read of an agent (about 25k tokens)
+PAGE_MAX_BYTES = 100_000
+
+
+def content_pages(ctx: Context) -> Iterator[WikiPage]:
+    """Pages a person or backend wrote, not the generated index/log/lint files."""
+    for page in ctx.pages.values():
+        if not page.is_generated:
+            yield page
+
+
+def broken_links(ctx: Context) -> Iterator[Finding]:
+    for page in ctx.pages.values():
+        if page.path in ("log.md", "lint.md"):
+            continue  # log.md records history (links to pages since removed are true there); lint.md is ours
+        for link in ctx.links(page):
+            if link.resolved is None:
+                continue
+            if link.kind == "wiki":
+                if link.resolved.startswith("wiki/?"):
+                    yield Finding.make(
+                        "broken-link", "error",
+                        f"[[{link.target}]] matches no page (by file name or title)",
+                        paths=[page.wpath], lines=[link.line],
+                        evidence={"page": page.wpath, "target": link.target, "kind": "wikilink"},
+                    )
+                continue
+            target = link.resolved
+            if target.startswith(".."):
+                yield Finding.make(
+                    "broken-link", "error", f"link to {link.target} points outside the workspace",
+                    paths=[page.wpath], lines=[link.line],
+                    evidence={"page": page.wpath, "target": link.target, "kind": "outside"},
+                )
+                continue
+            if ctx.exists(target):
+                continue
+            removed_source = target.startswith("wiki/sources/")
+            yield Finding.make(
+                "broken-link", "error",
+                f"link to {link.target} ({target}) points at nothing"
+                + (" (a source page that was removed)" if removed_source else ""),
+                paths=[page.wpath], lines=[link.line],
+                evidence={"page": page.wpath, "target": link.target, "kind": "md"},
+                fixable=removed_source,
+            )
+
+
+def _inbound(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
+    """wiki path -> pages linking to it (generated pages excluded), and paths the index/catalogs link."""
+    inbound: dict[str, set[str]] = defaultdict(set)
+    indexed: set[str] = set()
+    for page in ctx.pages.values():
+        is_catalog = page.path == "index.md" or index_page.is_catalog(page.path)
+        if page.path in ("log.md", "lint.md"):
+            continue
+        for link in ctx.links(page):
+            if not link.resolved or not link.resolved.startswith("wiki/"):
+                continue
+            target = link.resolved[5:]
+            if is_catalog:
+                indexed.add(target)
+            elif target != page.path:
+                inbound[target].add(page.path)
+    return inbound, indexed
+
+
+def orphans(ctx: Context) -> Iterator[Finding]:
+    inbound, indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
+    for page in content_pages(ctx):
+        if page.section not in SECTIONS or inbound.get(page.path):
+            continue
+        where = "only the index links to it" if page.path in indexed else "nothing links to it"
+        yield Finding.make(
+            "orphan", "info", f"{page.wpath} has no links from other pages ({where})",
+            paths=[page.wpath], lines=[0], evidence={"page": page.wpath},
+        )
+
+
+def missing_from_index(ctx: Context) -> Iterator[Finding]:
+    inbound, indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
+    if "index.md" not in ctx.pages:
+        yield Finding.make(
+            "missing-from-index", "error", "wiki/index.md is missing (agents read it first)",
+            paths=["wiki/index.md"], evidence={"page": "wiki/index.md"}, fixable=True,
+        )
+        return
+    for page in content_pages(ctx):
+        if page.section in SECTIONS and page.path not in indexed:
+            yield Finding.make(
+                "missing-from-index", "warning", f"{page.wpath} is not listed in index.md or its catalogs",
+                paths=[page.wpath], lines=[0], evidence={"page": page.wpath}, fixable=True,
+            )
+
+
+def front_matter(ctx: Context) -> Iterator[Finding]:
+    for page in content_pages(ctx):
+        where = [page.wpath]
+        if page.error:
+            yield Finding.make(
+                "frontmatter", "error", f"{page.wpath}: {page.error}",
+                paths=where, lines=[1], evidence={"page": page.wpath, "error": page.error},
+            )
+            continue
+        if page.section not in SECTIONS:
+            continue  # a person's own notes elsewhere in wiki/ need no wikimem front matter
+        if not page.has_front_matter:
+            yield Finding.make(
+                "frontmatter", "warning", f"{page.wpath} has no front matter (title, kind, sources)",
+                paths=where, lines=[1], evidence={"page": page.wpath, "error": "missing"},
+            )
+            continue
+        meta = page.meta
+        problems = []
+        if not isinstance(meta.get("title"), str) or not str(meta.get("title")).strip():
+            problems.append("no title")
+        kind = meta.get("kind")
+        if kind not in PAGE_KINDS:
+            problems.append(f"kind {kind!r} is not one of {', '.join(PAGE_KINDS)}" if kind else "no kind")
+        sources = meta.get("sources")
+        if sources is not None and not (isinstance(sources, list) and all(isinstance(s, str) for s in sources)):
+            problems.append("sources is not a list of paths")
+        if kind == "source" and not meta.get("source_sha256"):
+            problems.append("source page without source_sha256")
+        if kind == "source" and not sources:
+            problems.append("source page without sources")
+        aliases = meta.get("aliases")
+        if aliases is not None and not isinstance(aliases, list):
+            problems.append("aliases is not a list")
+        if problems:
+            yield Finding.make(
+                "frontmatter", "warning", f"{page.wpath}: " + "; ".join(problems),
+                paths=where, lines=[1], evidence={"page": page.wpath, "problems": problems},
+            )
+
+
+_PUNCT = re.compile(r"[^\w\s]+|_")
+_LEADING = frozenset({"the", "a", "an"})
+
+
+def title_key(text: str) -> str:
+    """Near-identical titles share a key: case, punctuation, accents, plurals and a leading article."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
+    words = _PUNCT.sub(" ", ascii_text.lower()).split()
+    while len(words) > 1 and words[0] in _LEADING:
+        words = words[1:]
+    return " ".join(singular(w) for w in words)
+
+
+def duplicates(ctx: Context) -> Iterator[Finding]:
+    groups: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for page in content_pages(ctx):
+        if page.page is None or page.section not in SECTIONS:
+            continue
+        names = [page.title]
+        aliases = page.meta.get("aliases")
+        if isinstance(aliases, list):
+            names += [str(a) for a in aliases]
+        for name in names:
+            key = title_key(name)
+            if key:
+                groups[(page.kind, key)].add(page.path)
+    seen: set[tuple[str, ...]] = set()
+    for (kind, key), paths in sorted(groups.items()):
+        if len(paths) < 2:
+            continue
+        members = tuple(sorted(paths))
+        if members in seen:
+            continue
+        seen.add(members)
+        # numbered items ("Go 1.21", "Go 1.22") never meet here: digits are part of the key
+        titles = [ctx.pages[p].title for p in members]
+        yield Finding.make(
+            "duplicate", "warning",
+            f"{len(members)} {kind or 'untyped'} pages for one thing ({', '.join(repr(t) for t in titles)}): merge them or add aliases",
+            paths=["wiki/" + p for p in members], lines=[0] * len(members),
+            evidence={"key": key, "pages": ["wiki/" + p for p in members]},
+        )
+
+
+def missing_concepts(ctx: Context, min_pages: int = 3) -> Iterator[Finding]:
+    """[[Name]] links to a page that does not exist, on several pages: the wiki wants a page for it."""
+    wanted: dict[str, set[str]] = defaultdict(set)
+    surface: dict[str, str] = {}
+    for page in content_pages(ctx):
+        for link in ctx.links(page):
+            if link.kind == "wiki" and link.resolved and link.resolved.startswith("wiki/?"):
+                key = title_key(link.target)
+                wanted[key].add(page.path)
+                surface.setdefault(key, link.target)
+    for key, pages in sorted(wanted.items()):
+        if len(pages) >= min_pages:
+            yield Finding.make(
+                "missing-concept", "info",
+                f"{surface[key]!r} is linked from {len(pages)} pages but has no page of its own",
+                paths=["wiki/" + p for p in sorted(pages)][:20], evidence={"concept": key},
+            )
+
+
+def size_caps(ctx: Context) -> Iterator[Finding]:
+    for name in ("index.md", "AGENTS.md"):
+        page = ctx.pages.get(name)
+        if page is None:
+            continue
+        lines = page.text.count("\n") + (0 if page.text.endswith("\n") or not page.text else 1)
+        if lines > CAP_LINES or page.size > CAP_BYTES:
+            yield Finding.make(
+                "size", "error",
+                f"wiki/{name} is {lines} lines / {page.size} bytes; agents load only the first "
+                f"{CAP_LINES} lines / {CAP_BYTES // 1000} KB"
+                + (" (run wikimem lint --fix to rebuild the index)" if name == "index.md" else ""),
+                paths=[f"wiki/{name}"], lines=[CAP_LINES + 1 if lines > CAP_LINES else 0],
+                evidence={"page": f"wiki/{name}", "over": "lines" if lines > CAP_LINES else "bytes"},
+                fixable=name == "index.md",
+            )
+    for page in ctx.pages.values():
+        if page.size > PAGE_MAX_BYTES:
+            yield Finding.make(
+                "size", "warning",
+                f"{page.wpath} is {page.size // 1000} KB: too large for an agent to load in one read "
+                f"(over {PAGE_MAX_BYTES // 1000} KB); split it",
+                paths=[page.wpath], evidence={"page": page.wpath, "over": "page"},
+            )
