@@ -211,6 +211,81 @@ def print_compile_summary(report: Any) -> None:
 
 @main.command()
 @root_option
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many operations to show, newest first.")
+@json_option
+@handle_errors
+def history(root: Path | None, limit: int, as_json: bool) -> None:
+    """List the recent operations that changed wiki/, each with its git commit.
+
+    Needs the workspace in a git repository (or git = true in wikimem.toml).
+
+    \b
+    Example:
+      wikimem history -n 5
+      wikimem history --json | jq '.operations[0].commit'
+    """
+    from .config import load_settings
+    from .history import operations
+
+    ws = open_workspace(root)
+    ops = operations(ws, load_settings(ws.root), limit=limit)
+    if as_json:
+        emit_json({"ok": True, "operations": [op.to_json() for op in ops]})
+        return
+    if not ops:
+        say("no wikimem operations in the git history yet")
+    for op in ops:
+        state = f"  [undone by {op.undone_by[:7]}]" if op.undone_by else ""
+        when = op.date[:16].replace("T", " ")
+        click.echo(f"{op.short}  {when}  {op.operation:<8} {op.subject}{state}")
+
+
+@main.command()
+@click.argument("operation", required=False)
+@root_option
+@click.option("--dry-run", is_flag=True, help="Say what would be reverted; change nothing.")
+@click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another writer.")
+@json_option
+@quiet_option
+@handle_errors
+def undo(operation: str | None, root: Path | None, dry_run: bool, wait: float, as_json: bool, quiet: bool) -> None:
+    """Revert the last operation (or the one named) as a new git commit.
+
+    OPERATION is a commit from `wikimem history` or an operation name (compile, lint, ...,
+    meaning its latest run). log.md keeps the original entry and gains an undo entry.
+    Refuses, changing nothing, when a page the operation wrote was edited since.
+
+    \b
+    Example:
+      wikimem undo
+      wikimem undo 3f2a9c1
+    """
+    from .config import load_settings
+    from .history import undo as undo_operation
+
+    ws = open_workspace(root)
+    result = undo_operation(ws, load_settings(ws.root), operation, wait=wait, dry_run=dry_run)
+    if as_json:
+        emit_json({"ok": True, **result.to_json()})
+        return
+    op = result.undone
+    verb = "would undo" if dry_run else "undid"
+    made = f" as {result.commit[:7]}" if result.commit else ""
+    say(f"{verb} {op.short} ({op.operation}: {op.subject}){made}: {len(result.restored)} pages restored, "
+        f"{len(result.removed)} removed", quiet=quiet)
+    for path in result.restored:
+        say(f"  restored wiki/{path}", quiet=quiet)
+    for path in result.removed:
+        say(f"  removed  wiki/{path}", quiet=quiet)
+    for path in result.held:
+        say(f"  held     {path} (not compiled again until it changes)", quiet=quiet)
+    if result.commit and not dry_run:
+        say(f"to redo: wikimem undo {result.commit[:7]}", quiet=quiet)
+
+
+@main.command()
+@root_option
 @backend_option
 @click.option("--polling", is_flag=True, help="Poll raw/ every 2 s instead of using native file events (network folders).")
 @quiet_option
@@ -267,6 +342,247 @@ def status(root: Path | None, as_json: bool) -> None:
             click.echo(line)
     if not data["running"]:
         sys.exit(EXIT_ERROR)
+
+
+@main.command()
+@root_option
+@click.option("--rule", "rules", multiple=True, metavar="NAME", help="Run only this rule (repeatable); see README for the list.")
+@click.option("--fix", is_flag=True, help="Make safe mechanical repairs (index, dead links, back-links) on pages nobody edited.")
+@click.option("--dry-run", is_flag=True, help="List the repairs --fix would make; write nothing.")
+@click.option("--accept", "accept_id", metavar="ID", default=None, help="Record a finding as accepted (needs --why).")
+@click.option("--why", default=None, help="Why the accepted finding is fine (kept in wiki/.lint-accepted.json).")
+@click.option("--deep", is_flag=True, help="Ask the model to judge candidate contradictions (not available yet).")
+@click.option("--wait", type=float, default=2.0, show_default=True, help="Seconds to wait for another writer before writing lint.md.")
+@json_option
+@quiet_option
+@handle_errors
+def lint(
+    root: Path | None, rules: tuple[str, ...], fix: bool, dry_run: bool, accept_id: str | None, why: str | None,
+    deep: bool, wait: float, as_json: bool, quiet: bool,
+) -> None:
+    """Check the wiki: broken links, stale pages, superseded or contradicted facts, secrets, ...
+
+    Findings go to stdout (one per line, or --json); exit 0 when no errors, 3 when errors.
+    A full run rewrites wiki/lint.md (linked from index.md) and logs to log.md when the
+    result changed.
+
+    \b
+    Example:
+      wikimem lint --root ~/notes
+      wikimem lint --json | jq '.findings[] | select(.rule == "superseded")'
+      wikimem lint --accept 1718f0b202b4 --why "both are right: different platforms"
+    """
+    from .config import load_settings
+    from .errors import UsageError
+    from .lint import accept, deep_unavailable, run_lint
+    from .lint.report import summary, terminal_lines
+
+    ws = open_workspace(root)
+    settings = load_settings(ws.root)
+    if why is not None and accept_id is None:
+        raise UsageError("--why goes with --accept ID")
+    if accept_id is not None:
+        if rules or fix or dry_run:
+            raise UsageError("--accept records one finding; run it without --rule, --fix or --dry-run")
+        finding, report = accept(ws, settings, accept_id, why or "", wait=wait)
+        if as_json:
+            emit_json({**report.to_json(), "accepted_now": finding.to_json()})
+        else:
+            say(f"accepted {finding.id} ({finding.rule}): {finding.message}", quiet=quiet)
+            say(summary(report), quiet=quiet)
+        return
+    notes = [deep_unavailable(settings)] if deep else []
+    report = run_lint(ws, settings, list(rules) or None, fix=fix, dry_run=dry_run, wait=wait)
+    if as_json:
+        data = report.to_json()
+        data["notes"] = notes + data["notes"]
+        emit_json(data)
+    else:
+        for line in terminal_lines(report):
+            click.echo(line)
+        for note in notes + report.notes:
+            say(f"note: {note}", quiet=quiet)
+        for item in report.fixes:
+            state = "fixed" if item.applied else (f"skipped ({item.skipped})" if item.skipped else "would fix")
+            say(f"{state:<10} {item.action:<14} {item.path}: {item.detail}", quiet=quiet)
+        say(summary(report), quiet=quiet)
+    if report.errors:
+        sys.exit(EXIT_LINT)
+
+
+# --- search, query and the agent contract ----------------------------------------------------
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@root_option
+@click.option("-n", "--limit", type=click.IntRange(min=1, max=1000), default=10, show_default=True,
+              help="Most results to show.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["source", "concept", "answer", "raw"]),
+              help="Only this kind of result (repeatable).")
+@json_option
+@handle_errors
+def search(query: tuple[str, ...], root: Path | None, limit: int, kinds: tuple[str, ...], as_json: bool) -> None:
+    """Search wiki pages and raw sources; natural-language questions work.
+
+    Updates the search index first when files changed (cheap when nothing did).
+
+    \b
+    Example:
+      wikimem search "minimum macOS version" --root ~/notes -n 5
+      wikimem search "what is ownership" --json | jq -r '.results[0].path'
+    """
+    from .search import search as run_search
+
+    ws = open_workspace(root)
+    hits = run_search(ws, " ".join(query), limit=limit, kinds=kinds or None)
+    if as_json:
+        emit_json({"results": [h.to_json() for h in hits]})
+        return
+    if not hits:
+        say("no matches; try other words (wikimem search matches any of them, ranked)")
+        return
+    for n, hit in enumerate(hits, 1):
+        click.echo(f"{n:>2}. {hit.path}  [{hit.kind}, {hit.score:.1f}] {hit.title}")
+        click.echo(f"    {hit.snippet}")
+
+
+@main.command()
+@root_option
+@json_option
+@quiet_option
+@handle_errors
+def reindex(root: Path | None, as_json: bool, quiet: bool) -> None:
+    """Rebuild the search index in .wikimem/search/ from wiki/ and raw/.
+
+    Never needed for correctness (search updates the index itself); use it after an
+    upgrade or if the index seems wrong.
+
+    \b
+    Example:
+      wikimem reindex --root ~/notes
+    """
+    from .search import reindex as rebuild
+
+    ws = open_workspace(root)
+    report = rebuild(ws)
+    if as_json:
+        emit_json({"ok": True, **report.to_json()})
+        return
+    say(f"indexed {report.files - len(report.skipped)} files as {report.passages} passages "
+        f"in {report.seconds:.2f} s", quiet=quiet)
+    for path, reason in report.skipped:
+        say(f"  skipped  {path}: {reason}", quiet=quiet)
+
+
+@main.command()
+@click.argument("question", nargs=-1, required=True)
+@root_option
+@backend_option
+@click.option("--save", is_flag=True, help="File the answer as a page in wiki/answers/ (and log it).")
+@json_option
+@quiet_option
+@handle_errors
+def query(question: tuple[str, ...], root: Path | None, backend: str | None, save: bool, as_json: bool,
+          quiet: bool) -> None:
+    """Answer a question from the wiki, citing the pages and raw lines it comes from.
+
+    \b
+    Example:
+      wikimem query "what is the current minimum macOS version" --root ~/notes
+      wikimem query "how do I bootstrap the toolchain" --save
+    """
+    from .config import load_settings
+    from .query import answer
+
+    ws = open_workspace(root)
+    settings = load_settings(ws.root, {"backend": backend})
+    result = answer(ws, settings, " ".join(question), save=save)
+    if as_json:
+        emit_json({"ok": True, **result.to_json()})
+        return
+    click.echo(result.text)
+    if result.saved:
+        say(f"saved {result.saved}", quiet=quiet)
+
+
+@main.command()
+@root_option
+@click.option("--allow-write", is_flag=True, help="Add the add_note tool (writes only to raw/inbox/).")
+@handle_errors
+def mcp(root: Path | None, allow_write: bool) -> None:
+    """Serve the wiki to MCP clients (Claude Code, Codex, Cursor) over stdio.
+
+    Tools: search, read, list_pages, recent_log, lint, context (and add_note with
+    --allow-write). Resources: wiki://index.md, wiki://AGENTS.md.
+
+    \b
+    Example:
+      claude mcp add wikimem -- wikimem mcp --root ~/notes
+    """
+    from .mcp_server import serve
+
+    ws = open_workspace(root)
+    serve(ws, allow_write=allow_write)
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@root_option
+@click.option("--budget", type=click.IntRange(min=1), default=8000, show_default=True,
+              help="Token budget for the whole pack (about 4 characters a token).")
+@json_option
+@handle_errors
+def context(query: tuple[str, ...], root: Path | None, budget: int, as_json: bool) -> None:
+    """Print a context pack for an agent without tools: index excerpt and best pages within a budget.
+
+    \b
+    Example:
+      wikimem context "how do we bootstrap the toolchain" --budget 8000 > context.md
+    """
+    from .context import build_context
+
+    ws = open_workspace(root)
+    pack = build_context(ws, " ".join(query), budget)
+    if as_json:
+        emit_json({"ok": True, **pack.to_json()})
+        return
+    click.echo(pack.render())
+
+
+@main.group()
+def agents() -> None:
+    """Point coding agents at the wiki (AGENTS.md / CLAUDE.md in a project)."""
+
+
+@agents.command("install")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@root_option
+@click.option("--remove", is_flag=True, help="Take the section (and the CLAUDE.md import) out again.")
+@json_option
+@quiet_option
+@handle_errors
+def agents_install(directory: Path, root: Path | None, remove: bool, as_json: bool, quiet: bool) -> None:
+    """Add (or update) a wiki section in DIRECTORY/AGENTS.md, and an @AGENTS.md import in its CLAUDE.md.
+
+    Idempotent; only the text between wikimem's markers is ever changed.
+
+    \b
+    Example:
+      wikimem agents install ~/code/myproject --root ~/notes
+      wikimem agents install ~/code/myproject --root ~/notes --remove
+    """
+    from .agents import install
+
+    ws = open_workspace(root)
+    result = install(directory, ws, remove=remove)
+    if as_json:
+        emit_json({"ok": True, **result.to_json()})
+        return
+    for name in result.changed:
+        say(f"{'updated' if not remove else 'removed wikimem section from'} {Path(result.project) / name}", quiet=quiet)
+    if not result.changed:
+        say("nothing to change", quiet=quiet)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,230 @@
+"""`wikimem mcp`: the wiki over the Model Context Protocol (stdio), with the official SDK.
+
+A thin adapter over the same core functions the CLI uses. Read-only unless started
+with `--allow-write`, which adds one tool, `add_note`, that drops a Markdown note into
+raw/inbox/ for the daemon (or the next compile) to turn into pages: agents contribute
+sources, they never edit the wiki. Every path argument is confined to the workspace's
+wiki/ and raw/ folders; `..`, absolute paths and symlinks that lead out are refused
+with an error result. The SDK points fd 1 at stderr while serving, so nothing but
+protocol reaches stdout.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+from typing import Any
+
+from .errors import PathEscape, WikimemError
+from .workspace import Workspace, confine
+
+log = logging.getLogger("wikimem.mcp")
+
+READ_MAX_CHARS = 60_000
+NOTE_MAX_BYTES = 1_000_000
+# a server answers many queries in a row: walk the folders for changes at most this often
+# (sooner whenever log.md changed, i.e. after every compile)
+FRESH_WITHIN_SECONDS = 2.0
+
+INSTRUCTIONS = """This server serves a wikimem wiki: Markdown pages compiled from the documents in raw/.
+Start with the resource wiki://index.md (the catalog) or the search tool; read pages and raw sources
+with read (paths like wiki/sources/x.md or raw/notes.md, as search returns them). Pages cite raw
+sources by line (raw/x.md#L12): read the source with start_line when an exact figure matters."""
+
+
+def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
+    """A workspace path (wiki/... or raw/...) -> (normalized path, file); refuses anything else."""
+    path = (path or "").strip()
+    if path.startswith("./"):
+        path = path[2:]
+    path = path.split("#", 1)[0]  # accept citation targets such as raw/x.md#L12
+    file = confine(ws.root, path)
+    rel = file.relative_to(ws.root).as_posix()
+    if not (rel.startswith("wiki/") or rel.startswith("raw/")):
+        raise PathEscape(f"{path!r} is outside wiki/ and raw/; only those can be read")
+    return rel, file
+
+
+def read_file(ws: Workspace, path: str, start_line: int = 1, max_lines: int = 400) -> dict[str, Any]:
+    """A page or source as text, with line numbers kept so citations (#L12) can be followed."""
+    rel, file = resolve(ws, path)
+    if file.is_dir():
+        entries = sorted(p.relative_to(ws.root).as_posix() + ("/" if p.is_dir() else "")
+                         for p in file.iterdir() if not p.name.startswith("."))
+        return {"path": rel, "kind": "folder", "entries": entries}
+    if not file.is_file():
+        raise WikimemError(f"no such file: {rel}; search or list_pages gives valid paths")
+    if file.suffix.lower() == ".pdf":
+        from .sources import SkipSource, load_source
+
+        try:
+            doc = load_source(file, rel, max_bytes=200_000_000)
+        except SkipSource as exc:
+            raise WikimemError(f"cannot read {rel}: {exc}") from None
+        lines = [f"[page {b.line}] {b.text}" for b in doc.blocks]
+    else:
+        from .sources import SkipSource, read_text
+
+        try:
+            text, _ = read_text(file)
+        except SkipSource as exc:
+            raise WikimemError(f"cannot read {rel}: {exc}") from None
+        lines = text.split("\n")
+    start = max(1, start_line)
+    chunk = lines[start - 1 : start - 1 + max(1, max_lines)]
+    body = "\n".join(chunk)
+    if len(body) > READ_MAX_CHARS:
+        body = body[:READ_MAX_CHARS]
+    end = start + len(chunk) - 1
+    return {"path": rel, "start_line": start, "end_line": end, "total_lines": len(lines),
+            "truncated": end < len(lines) or len(body) >= READ_MAX_CHARS, "text": body}
+
+
+def list_pages(ws: Workspace, kind: str | None = None) -> list[dict[str, Any]]:
+    from .compiler import collect_entries
+
+    folders = {"source": "sources", "concept": "concepts", "answer": "answers"}
+    if kind and kind not in folders:
+        raise WikimemError(f"unknown kind {kind!r}; valid: {', '.join(folders)}")
+    out = []
+    for folder, entries in collect_entries(ws).items():
+        page_kind = next(k for k, f in folders.items() if f == folder)
+        if kind and page_kind != kind:
+            continue
+        out += [{"path": "wiki/" + e.path, "title": e.title, "kind": page_kind, "description": e.description}
+                for e in entries]
+    return out
+
+
+def recent_log(ws: Workspace, limit: int = 10) -> list[dict[str, Any]]:
+    from .log_page import read_entries
+
+    entries = read_entries(ws.wiki / "log.md")[-max(1, limit):]
+    return [{"time": t, "operation": op, "subject": subject, "lines": lines} for t, op, subject, lines in reversed(entries)]
+
+
+def lint_findings(ws: Workspace) -> dict[str, Any]:
+    """The current findings: the lint module's JSON report when it can run, else wiki/lint.md."""
+    try:
+        from .config import load_settings
+        from .lint import run_lint  # type: ignore[attr-defined]
+
+        report = run_lint(ws, load_settings(ws.root))
+        return report.to_json() if hasattr(report, "to_json") else {"report": str(report)}
+    except ImportError:
+        pass
+    lint_md = ws.wiki / "lint.md"
+    if lint_md.is_file():
+        return {"source": "wiki/lint.md", "text": lint_md.read_text(encoding="utf-8", errors="replace")}
+    return {"source": None, "text": "No lint report yet: run `wikimem lint`."}
+
+
+def add_note(ws: Workspace, title: str, text: str) -> dict[str, Any]:
+    """Drop a Markdown note into raw/inbox/ (never overwriting) for the next compile."""
+    from .pages import slugify
+    from .workspace import atomic_write
+
+    title = " ".join((title or "").split())
+    if not title or not (text or "").strip():
+        raise WikimemError("a note needs a title and some text")
+    data = f"# {title}\n\n{text.strip()}\n".encode()
+    if len(data) > NOTE_MAX_BYTES:
+        raise WikimemError(f"note too large ({len(data)} bytes > {NOTE_MAX_BYTES}); split it")
+    inbox = ws.raw / "inbox"
+    confine(ws.raw, "inbox")  # raw/inbox must not be a symlink out of the workspace
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+    base = f"{stamp}-{slugify(title, max_length=60)}"
+    name, n = f"{base}.md", 2
+    while (inbox / name).exists():
+        name, n = f"{base}-{n}.md", n + 1
+    atomic_write(inbox / name, data)
+    return {"path": f"raw/inbox/{name}", "bytes": len(data),
+            "note": "queued: the daemon compiles it shortly, or run wikimem compile"}
+
+
+def build_server(ws: Workspace, *, allow_write: bool = False) -> Any:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from . import __version__
+    from .search import Engine
+
+    server = MCPServer(name="wikimem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    engine = Engine(ws, fresh_within=FRESH_WITHIN_SECONDS)
+    lock = threading.Lock()  # sync tools run in worker threads; one whoosh searcher serves them in turn
+
+    def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except WikimemError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def search(query: str, limit: int = 10, kind: str | None = None) -> dict[str, Any]:
+        """Search the wiki pages and raw sources. Natural-language questions work.
+
+        Returns up to `limit` results, best first: path (wiki/... or raw/..., for `read`), title,
+        kind (source | concept | answer | raw), score and a snippet. `kind` keeps one kind only.
+        """
+        limit = max(1, min(int(limit), 50))
+        with lock:
+            hits = guarded(engine.passages, query, limit, (kind,) if kind else None)
+        return {"results": [p.hit.to_json() | {"line": p.line} for p in hits]}
+
+    @server.tool()
+    def read(path: str, start_line: int = 1, max_lines: int = 400) -> dict[str, Any]:
+        """Read a wiki page or raw source by its workspace path (e.g. wiki/index.md,
+        raw/notes/a.md, or a citation such as raw/a.md#L40 with start_line=40). Folders list
+        their entries. Long files come in slices: pass start_line to continue."""
+        return guarded(read_file, ws, path, start_line, max_lines)
+
+    @server.tool(name="list_pages")
+    def list_pages_tool(kind: str | None = None) -> dict[str, Any]:
+        """List wiki pages with their title and one-line description; kind: source, concept or answer."""
+        return {"pages": guarded(list_pages, ws, kind)}
+
+    @server.tool(name="recent_log")
+    def recent_log_tool(limit: int = 10) -> dict[str, Any]:
+        """The most recent operations from wiki/log.md (ingests, removals, queries, lint), newest first."""
+        return {"entries": guarded(recent_log, ws, max(1, min(int(limit), 200)))}
+
+    @server.tool()
+    def lint() -> dict[str, Any]:
+        """Current lint findings: stale pages, broken links, conflicting or superseded claims."""
+        return guarded(lint_findings, ws)
+
+    @server.tool()
+    def context(query: str, budget: int = 8000) -> str:
+        """A context pack: the index excerpt and the best pages for `query` within `budget` tokens,
+        each with its path and freshness, as one Markdown document."""
+        from .context import build_context
+
+        with lock:
+            engine.refresh()
+            return guarded(build_context, ws, query, int(budget)).render()
+
+    if allow_write:
+        @server.tool(name="add_note")
+        def add_note_tool(title: str, text: str) -> dict[str, Any]:
+            """Contribute a source: writes a Markdown note to raw/inbox/ for wikimem to compile into
+            the wiki. Never edits existing pages or files."""
+            return guarded(add_note, ws, title, text)
+
+    @server.resource("wiki://index.md", name="index", description="The wiki's catalog: read it first.",
+                     mime_type="text/markdown")
+    def index_resource() -> str:
+        return (ws.wiki / "index.md").read_text(encoding="utf-8")
+
+    @server.resource("wiki://AGENTS.md", name="AGENTS", description="How this wiki is laid out and kept.",
+                     mime_type="text/markdown")
+    def agents_resource() -> str:
+        return (ws.wiki / "AGENTS.md").read_text(encoding="utf-8")
+
+    return server
+
+
+def serve(ws: Workspace, *, allow_write: bool = False) -> None:
+    server = build_server(ws, allow_write=allow_write)
+    log.info("serving %s over stdio (write: %s)", ws.root, allow_write)
+    server.run("stdio")

@@ -1,0 +1,191 @@
+"""The wiki as Claude's memory tool, for Claude API users (`anthropic` SDK's BetaAbstractMemoryTool).
+
+`/memories` is the wiki (read-only), `/memories/raw/` the raw sources the pages cite
+(read-only), and `/memories/inbox/` is `raw/inbox/`: the one place the model may
+create, edit, rename or delete files. What lands there is a source like any other,
+which wikimem compiles into pages; the model never edits the wiki itself.
+
+    from anthropic import Anthropic
+    from wikimem.memory_tool import WikiMemoryTool
+
+    tool = WikiMemoryTool("~/notes")
+    runner = Anthropic().beta.messages.tool_runner(
+        model="claude-sonnet-4-5", max_tokens=2048, tools=[tool],
+        messages=[{"role": "user", "content": "What does the wiki say about the minimum macOS version?"}],
+    )
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from .errors import PathEscape
+from .workspace import Workspace, atomic_write, confine
+
+ROOT = "/memories"
+INBOX = "inbox"
+RAW = "raw"
+MAX_FILE_BYTES = 1_000_000
+LINE_WIDTH = 6
+
+
+class WikiMemoryTool(BetaAbstractMemoryTool):
+    """Serve a wikimem workspace as the memory tool's /memories directory."""
+
+    def __init__(self, root: str | os.PathLike[str] | Workspace, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ws = root if isinstance(root, Workspace) else Workspace.at(root)
+        if not self.ws.wiki.is_dir():
+            raise ValueError(f"{self.ws.root} is not a wikimem workspace (no wiki/); run: wikimem init {self.ws.root}")
+
+    # --- paths ---------------------------------------------------------------------------
+
+    def _resolve(self, path: str, *, write: bool = False) -> tuple[Path, str]:
+        """A /memories path -> (file on disk, area); refuses escapes and writes outside the inbox."""
+        if path != ROOT and not path.startswith(ROOT + "/"):
+            raise ToolError(f"Path must start with {ROOT}, got: {path}")
+        rel = path[len(ROOT):].strip("/")
+        head, _, rest = rel.partition("/")
+        if head == INBOX:
+            base, area = self.ws.raw / INBOX, INBOX
+        elif head == RAW:
+            base, area = self.ws.raw, RAW
+        else:
+            base, area, rest = self.ws.wiki, "wiki", rel
+        if write and area != INBOX:
+            raise ToolError(
+                f"{path} is read-only: the wiki is compiled by wikimem. Write new notes under {ROOT}/{INBOX}/ "
+                "and they become sources for the wiki."
+            )
+        if area == INBOX:
+            if write:
+                base.mkdir(parents=True, exist_ok=True)
+            confine(self.ws.raw, INBOX)  # raw/inbox itself must not lead out of the workspace
+        try:
+            target = confine(base, rest) if rest else base.resolve()
+        except PathEscape as exc:
+            raise ToolError(f"Path {path} would escape {ROOT}: {exc}") from None
+        return target, area
+
+    # --- commands ------------------------------------------------------------------------
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        target, area = self._resolve(command.path)
+        if target.is_dir() or (area == INBOX and not target.exists() and command.path.rstrip("/").endswith(INBOX)):
+            return self._listing(command.path.rstrip("/") or ROOT, target)
+        if not target.is_file():
+            raise ToolError(f"The path {command.path} does not exist. Please provide a valid path.")
+        try:
+            text = target.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ToolError(f"Cannot read {command.path}: {exc.strerror}") from None
+        lines = text.split("\n")
+        start = 1
+        if command.view_range and len(command.view_range) == 2:
+            first, last = command.view_range
+            start = max(1, first)
+            lines = lines[start - 1 : (None if last == -1 else last)]
+        numbered = "\n".join(f"{str(i).rjust(LINE_WIDTH)}\t{line}" for i, line in enumerate(lines, start))
+        return f"Here's the content of {command.path} with line numbers:\n{numbered}"
+
+    def _listing(self, shown: str, folder: Path) -> str:
+        rows: list[str] = [shown + "/"]
+
+        def walk(path: Path, prefix: str, depth: int) -> None:
+            if depth > 2 or not path.is_dir():
+                return
+            for item in sorted(path.iterdir(), key=lambda p: p.name):
+                if item.name.startswith(".") or (item.is_symlink() and self.ws.root not in item.resolve().parents):
+                    continue
+                rows.append(f"{prefix}{item.name}{'/' if item.is_dir() else ''}")
+                if item.is_dir():
+                    walk(item, f"{prefix}{item.name}/", depth + 1)
+
+        walk(folder, shown + "/", 1)
+        if shown == ROOT:
+            rows += [f"{ROOT}/{RAW}/  (the raw sources pages cite; read-only)",
+                     f"{ROOT}/{INBOX}/  (write new notes here; they become sources)"]
+        note = "" if shown.startswith(f"{ROOT}/{INBOX}") else " (read-only)"
+        return f"Files and directories up to 2 levels deep in {shown}{note}:\n" + "\n".join(rows)
+
+    def _check_size(self, text: str) -> None:
+        if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+            raise ToolError(f"Too large: notes are limited to {MAX_FILE_BYTES} bytes")
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        target, _ = self._resolve(command.path, write=True)
+        if target.is_dir():
+            raise ToolError(f"{command.path} is a directory")
+        self._check_size(command.file_text)
+        existed = target.exists()
+        atomic_write(target, command.file_text)
+        return f"File {'overwritten' if existed else 'created'} successfully at: {command.path}"
+
+    def _read_inbox(self, path: str) -> tuple[Path, str]:
+        target, _ = self._resolve(path, write=True)
+        if not target.is_file():
+            raise ToolError(f"The path {path} does not exist. Please provide a valid path.")
+        return target, target.read_text(encoding="utf-8", errors="replace")
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        target, text = self._read_inbox(command.path)
+        count = text.count(command.old_str)
+        if count == 0:
+            raise ToolError(f"No replacement was performed, old_str did not appear verbatim in {command.path}.")
+        if count > 1:
+            raise ToolError(f"No replacement was performed. Multiple occurrences of old_str in {command.path}.")
+        new = text.replace(command.old_str, command.new_str, 1)
+        self._check_size(new)
+        atomic_write(target, new)
+        return "The memory file has been edited."
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        target, text = self._read_inbox(command.path)
+        lines = text.split("\n")
+        if command.insert_line < 0 or command.insert_line > len(lines):
+            raise ToolError(f"Invalid insert_line {command.insert_line}: the file has {len(lines)} lines")
+        lines[command.insert_line:command.insert_line] = command.insert_text.rstrip("\n").split("\n")
+        new = "\n".join(lines)
+        self._check_size(new)
+        atomic_write(target, new)
+        return f"Text inserted at line {command.insert_line} in {command.path}."
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        target, _ = self._resolve(command.path, write=True)
+        if target == (self.ws.raw / INBOX).resolve():
+            raise ToolError(f"{ROOT}/{INBOX} itself cannot be deleted")
+        if target.is_dir():
+            if any(target.iterdir()):
+                raise ToolError(f"{command.path} is not empty; delete its files first")
+            target.rmdir()
+        elif target.exists():
+            target.unlink()
+        else:
+            raise ToolError(f"The path {command.path} does not exist.")
+        return f"Successfully deleted {command.path}"
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        old, _ = self._resolve(command.old_path, write=True)
+        new, _ = self._resolve(command.new_path, write=True)
+        if not old.exists():
+            raise ToolError(f"The path {command.old_path} does not exist.")
+        if new.exists():
+            raise ToolError(f"The destination {command.new_path} already exists")
+        new.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(old, new)
+        return f"Successfully renamed {command.old_path} to {command.new_path}"
+
+    def clear_all_memory(self) -> str:
+        raise ToolError("The wiki cannot be cleared through the memory tool; it is compiled from raw/")

@@ -1,0 +1,209 @@
+"""`wikimem query`: answer a question from the wiki, with citations; optionally file the answer.
+
+Offline (the default backend) the answer is the best passages search finds, each
+quoted with a citation to the page or raw line it came from: no model, no
+network, nothing invented. A backend that writes prose (anthropic) plugs in by
+building an `Answer` from the same passages (see `gather`).
+
+`--save` files the answer as a page under wiki/answers/ (kind: answer, with the
+raw files it draws on in `sources`), appends a `query` entry to log.md and
+regenerates index.md, all under the writer lock.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .config import Settings
+from .workspace import Workspace
+
+PASSAGES = 5
+QUOTE_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Cited:
+    """One passage of the answer: what it says and where it comes from."""
+
+    path: str  # workspace-relative file the passage was found in
+    title: str
+    kind: str
+    score: float
+    quote: str
+    line: int | None
+    anchor: str  # "L" or "page="
+    sources: tuple[str, ...] = ()  # raw files behind it (the file itself for raw hits)
+
+    @property
+    def target(self) -> str:
+        """`raw/x.md#L12`: the path with its line or page anchor."""
+        return f"{self.path}#{self.anchor}{self.line}" if self.line else self.path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "kind": self.kind, "score": round(self.score, 4),
+                "quote": self.quote, "line": self.line, "citation": self.target, "sources": list(self.sources)}
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    text: str  # Markdown; links are workspace-relative (rewritten when saved into wiki/answers/)
+    passages: tuple[Cited, ...]
+    sources: tuple[str, ...]  # raw files the answer draws on
+    backend: str = "offline"
+    saved: str | None = None  # wiki/answers/<slug>.md once filed
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"question": self.question, "answer": self.text, "backend": self.backend,
+                "passages": [p.to_json() for p in self.passages], "sources": list(self.sources),
+                "saved": self.saved, "usage": self.usage}
+
+
+def _page_sources(ws: Workspace, path: str) -> tuple[str, ...]:
+    from .pages import FrontMatterError, loads_page
+
+    try:
+        page = loads_page(path, (ws.root / path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, FrontMatterError):
+        return ()
+    return tuple(s for s in page.sources if s.startswith("raw/"))
+
+
+_CITED_IN_TEXT = re.compile(r"\(([^()]+?), (?:line|page) (\d+)\)")
+
+
+def _quote(text: str, snippet: str) -> str:
+    """The snippet, widened to whole sentences from the passage where that is short enough."""
+    core = snippet.strip("…").strip()
+    flat = " ".join(text.split())
+    at = flat.find(core[:60]) if core else -1
+    if at < 0:
+        return snippet
+    start = max(flat.rfind(". ", 0, at) + 2 if flat.rfind(". ", 0, at) >= 0 else 0, at - 200)
+    end_dot = flat.find(". ", at + len(core))
+    end = end_dot + 1 if 0 <= end_dot < at + QUOTE_CHARS else min(len(flat), at + len(core))
+    out = flat[start:end].strip()
+    if len(out) > QUOTE_CHARS:
+        out = out[:QUOTE_CHARS].rsplit(" ", 1)[0] + "…"
+    return out
+
+
+def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
+    """The best passages for a question, each with the line it sits on and its raw sources."""
+    from .search import search_passages
+
+    out: list[Cited] = []
+    for p in search_passages(ws, question, limit=limit):
+        hit = p.hit
+        sources: tuple[str, ...]
+        if hit.kind == "raw":
+            sources = (hit.path,)
+        elif hit.kind == "source":
+            sources = _page_sources(ws, hit.path)[:1]
+        else:
+            sources = ()
+        out.append(Cited(hit.path, hit.title, hit.kind, hit.score, _quote(p.text, hit.snippet), p.line,
+                         p.anchor, sources))
+    return out
+
+
+def offline_text(question: str, passages: list[Cited]) -> str:
+    if not passages:
+        return ("Nothing in the wiki or its sources matches this question. Try other words, or add a "
+                "source that covers it to raw/.")
+    lines = ["The passages that best match the question, most relevant first (offline backend: "
+             "quoted, not summarized)."]
+    lines.append("")
+    for n, c in enumerate(passages, 1):
+        label = f"{posixpath.basename(c.path)}, {'page' if c.anchor.startswith('page') else 'line'} {c.line}" \
+            if c.line else posixpath.basename(c.path)
+        lines.append(f"{n}. **{c.title}** ([{label}]({c.target}))")
+        lines.append(f"   > {c.quote}")
+    return "\n".join(lines)
+
+
+def answer(ws: Workspace, settings: Settings, question: str, save: bool = False) -> Answer:
+    """Answer a question from the wiki; `save` files it under wiki/answers/."""
+    from .errors import UsageError
+
+    question = " ".join(question.split())
+    if not question:
+        raise UsageError("empty question; ask something, e.g. wikimem query \"what is ownership\"")
+    passages = gather(ws, question)
+    sources = tuple(dict.fromkeys(s for c in passages for s in c.sources))
+    result = Answer(question, offline_text(question, passages), tuple(passages), sources, backend="offline")
+    if save:
+        result = save_answer(ws, result)
+    return result
+
+
+def _relink(text: str, page: str) -> str:
+    """Workspace-relative link targets -> relative to the answer page inside wiki/."""
+    from .pages import relative_link
+
+    def fix(m: re.Match[str]) -> str:
+        target = m.group(2)
+        path, _, frag = target.partition("#")
+        if path.startswith("wiki/"):
+            rel = relative_link(page, path.removeprefix("wiki/"))
+        elif path.startswith("raw/"):
+            rel = relative_link(page, "../" + path)
+        else:
+            return m.group(0)
+        return f"[{m.group(1)}]({rel}{'#' + frag if frag else ''})"
+
+    return re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", fix, text)
+
+
+def save_answer(ws: Workspace, result: Answer, *, wait: float = 5.0) -> Answer:
+    """File the answer as wiki/answers/<slug>.md, log it and regenerate the index."""
+    from . import log_page
+    from .compiler import today, write_index
+    from .pages import Page, slugify
+    from .workspace import atomic_write, writer_lock
+
+    with writer_lock(ws, wait=wait, holder="wikimem query --save"):
+        folder = ws.wiki / "answers"
+        base = slugify(result.question, max_length=60)
+        rel = f"answers/{base}.md"
+        n = 2
+        # the same question again updates its page; another question never overwrites one
+        while (ws.wiki / rel).exists() and not _same_question(ws.wiki / rel, result.question):
+            rel = f"answers/{base}-{n}.md"
+            n += 1
+        existed = (ws.wiki / rel).exists()
+        meta: dict[str, Any] = {"title": result.question, "kind": "answer", "sources": list(result.sources),
+                                "question": result.question, "backend": result.backend, "updated": today()}
+        body = f"# {result.question}\n\n{_relink(result.text, rel)}\n"
+        if result.passages:
+            body += "\n## Found in\n\n" + "\n".join(
+                f"- [{c.title}]({_relink_path(rel, c.path)})" for c in result.passages) + "\n"
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(ws.wiki / rel, Page(rel, meta, body).dumps())
+        changes = write_index(ws)
+        lines = log_page.list_lines("updated" if existed else "created", [rel])
+        lines += log_page.list_lines("sources", list(result.sources))
+        lines += log_page.list_lines("index", [p for p, _ in changes])
+        lines.append(f"- backend: {result.backend}")
+        log_page.append(ws.wiki / "log.md", [log_page.LogEntry("query", result.question, lines)])
+    return replace(result, saved="wiki/" + rel)
+
+
+def _relink_path(page: str, path: str) -> str:
+    from .pages import relative_link
+
+    return relative_link(page, path.removeprefix("wiki/") if path.startswith("wiki/") else "../" + path)
+
+
+def _same_question(file: Any, question: str) -> bool:
+    from .pages import FrontMatterError, loads_page
+
+    try:
+        page = loads_page("answers/x.md", file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, FrontMatterError):
+        return False
+    return str(page.meta.get("question") or page.meta.get("title") or "") == question
