@@ -1,0 +1,706 @@
+"""wikimem benchmarks: every figure beside a baseline measured in the same run, as a ratio.
+
+    python bench/run.py            # full: the 187-source corpora, 1k and 10k generated sources
+    python bench/run.py --quick    # under a minute on 2 cores: 300 generated sources, fewer repeats
+    python bench/run.py --scale 2000 --repeats 5
+
+Prints a Markdown table on stdout (progress on stderr) and writes the full result,
+every sample included, as JSON to bench/results/ (gitignored).
+
+Each figure is the median of several runs of a separate process (`wikimem ...` as a
+user runs it), interleaved with runs of its baseline (plain whoosh, or a bare walk of
+raw/), so a machine busy with other work slows both alike and the ratio holds.
+Absolute times are indicative only. Peak memory is the child's own ru_maxrss (os.wait4).
+
+The other engineers' figure modules are run when present (bench/retrieval.py,
+bench/daemon_bench.py, bench/lint_bench.py): each as `python bench/<name>.py --json`
+(plus `--quick` and `--scale N` when its --help offers them); a missing one is a
+"not available yet" row, a failing one an "error" row. They may read
+WIKIMEM_BENCH_SCALE_ROOT (a compiled generated workspace of --scale sources),
+WIKIMEM_BENCH_CORPUS_ROOT (the compiled 187-source workspace) and WIKIMEM_BENCH_QUICK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "daemon"))
+sys.path.insert(0, str(HERE))
+
+import scale  # noqa: E402 - bench/scale.py, next to this file
+
+PY = sys.executable
+RESULTS = HERE / "results"
+SMALL = 100  # the small generated workspace a single-source change is compared against
+EPOCH = "1798675200"  # SOURCE_DATE_EPOCH for every wikimem process: stable `updated:` stamps
+
+
+# --- running and measuring one process --------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    seconds: float
+    rss_mb: float
+    rc: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.stdout)
+        except ValueError:
+            return None
+
+
+def wikimem_cmd() -> list[str]:
+    script = Path(PY).with_name("wikimem")
+    return [str(script)] if script.exists() else [PY, "-m", "wikimem.cli"]
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ANTHROPIC_") and k not in ("WIKIMEM_BACKEND", "WIKIMEM_ROOT")}
+    env["SOURCE_DATE_EPOCH"] = EPOCH
+    env["PYTHONPATH"] = str(REPO / "daemon") + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def measure(cmd: list[str], *, timeout: float = 1800, env: dict[str, str] | None = None) -> Sample:
+    """Run one process; its wall time and its own peak RSS (wait4 rusage, not the harness's)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env or child_env(), start_new_session=True)
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting
+        out.seek(0)
+        err.seek(0)
+        return Sample(seconds, usage.ru_maxrss / 1024, proc.returncode,
+                      out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+
+
+def wikimem(*args: str, timeout: float = 1800) -> Sample:
+    return measure([*wikimem_cmd(), *args], timeout=timeout)
+
+
+def baseline(*args: str, timeout: float = 1800) -> Sample:
+    return measure([PY, str(HERE / "baselines.py"), *args], timeout=timeout)
+
+
+def checked(sample: Sample, what: str) -> Sample:
+    if sample.rc != 0:
+        tail = (sample.stderr.strip().splitlines() or [""])[-1]
+        raise BenchError(f"{what} exited {sample.rc}: {tail[:300]}")
+    return sample
+
+
+class BenchError(Exception):
+    """A measured command failed; the figure becomes an error row, the run goes on."""
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    figure: str
+    value: float | None = None
+    unit: str = "s"
+    baseline: str = ""
+    baseline_value: float | None = None
+    goal: str = ""
+    goal_ratio: float | None = None  # the goal is value / baseline_value <= this
+    goal_abs: float | None = None  # the goal is value <= this (in `unit`)
+    status: str = ""  # ok | over | error | not available yet | info
+    note: str = ""
+    samples: list[float] = field(default_factory=list)
+    baseline_samples: list[float] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.value is None or not self.baseline_value:
+            return None
+        return self.value / self.baseline_value
+
+    def judge(self) -> Row:
+        if self.status:
+            return self
+        checks = []
+        if self.goal_ratio is not None and self.ratio is not None:
+            checks.append(self.ratio <= self.goal_ratio)
+        if self.goal_abs is not None and self.value is not None:
+            checks.append(self.value <= self.goal_abs)
+        self.status = ("ok" if all(checks) else "over") if checks else "info"
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ratio"] = None if self.ratio is None else round(self.ratio, 3)
+        return data
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "s":
+        return f"{value:.2f} s" if value >= 0.1 else f"{value * 1000:.0f} ms"
+    if unit == "ms":
+        return f"{value:.1f} ms"
+    if unit == "MB":
+        return f"{value:.0f} MB"
+    if unit in ("", "x"):
+        return f"{value:.3g}"
+    return f"{value:.3g} {unit}"
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| figure | wikimem | baseline (same run) | ratio | goal | status |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        base = f"{r.baseline}: {fmt(r.baseline_value, r.unit)}" if r.baseline and r.baseline_value is not None else (r.baseline or "—")
+        ratio = f"{r.ratio:.2f}x" if r.ratio is not None else "—"
+        value = fmt(r.value, r.unit) if r.value is not None else "—"
+        status = r.status + (f": {r.note}" if r.note else "")
+        lines.append(f"| {r.figure} | {value} | {base} | {ratio} | {r.goal or '—'} | {status} |")
+    return "\n".join(lines)
+
+
+# --- workspaces --------------------------------------------------------------------------------
+
+
+def say(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def init_ws(root: Path) -> None:
+    from wikimem.init import init_workspace
+    from wikimem.workspace import Workspace
+
+    init_workspace(Workspace.at(root))
+
+
+def reset_ws(root: Path) -> None:
+    """Back to a workspace that has raw/ and nothing compiled."""
+    shutil.rmtree(root / "wiki", ignore_errors=True)
+    shutil.rmtree(root / ".wikimem", ignore_errors=True)
+    init_ws(root)
+
+
+def corpus_ws(root: Path) -> int:
+    """The 187 sources of ../shared/corpus copied into raw/topics, raw/versions, raw/formats."""
+    init_ws(root)
+    count = 0
+    for name in scale.CORPORA:
+        src = scale.CORPUS / name / "raw"
+        if src.is_dir():
+            shutil.copytree(src, root / "raw" / name)
+            count += sum(1 for p in src.rglob("*") if p.is_file())
+    return count
+
+
+Snapshot = dict[str, tuple[int, int, int]]
+
+
+def snapshot(folder: Path) -> Snapshot:
+    """Every file's size, mtime and inode: a rewrite with the same bytes still shows (new inode)."""
+    out: Snapshot = {}
+    for path in folder.rglob("*"):
+        if path.is_file():
+            st = path.stat()
+            out[path.relative_to(folder).as_posix()] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+def diff(before: Snapshot, after: Snapshot) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def probe_questions(limit: int = 12) -> list[str]:
+    path = scale.CORPUS / "probes-public.jsonl"
+    questions = []
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                questions.append(json.loads(line)["question"])
+    fallback = ["What is the minimum macOS version required by Go?", "ownership and borrowing rules",
+                "How do lifetimes prevent dangling references?"]
+    return (questions or fallback)[:limit]
+
+
+def has_command(name: str) -> bool:
+    return wikimem(name, "--help", timeout=60).rc == 0
+
+
+# --- the figures ---------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, work: Path):
+        self.args = args
+        self.quick: bool = args.quick
+        self.work = work
+        self.repeats: int = args.repeats or (3 if self.quick else 5)
+        self.scale: int = args.scale or (300 if self.quick else 10_000)
+        self.rows: list[Row] = []
+        self.raw_modules: dict[str, Any] = {}
+        self.queries = probe_questions()
+        self.queries_file = work / "queries.json"
+        self.queries_file.write_text(json.dumps(self.queries))
+        self.search_cli = has_command("search")
+        self.mcp_cli = has_command("mcp")
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row.judge())
+        r = self.rows[-1]
+        say(f"  {r.figure}: {fmt(r.value, r.unit)}"
+            + (f" vs {fmt(r.baseline_value, r.unit)} ({r.ratio:.2f}x)" if r.ratio is not None else "")
+            + f" [{r.status}{': ' + r.note if r.note else ''}]")
+
+    @contextmanager
+    def figure(self, name: str, **defaults: Any) -> Iterator[None]:
+        """A failing figure becomes an error row; the rest of the run goes on."""
+        try:
+            yield
+        except (BenchError, OSError, ValueError, KeyError) as exc:
+            self.add(Row(name, status="error", note=str(exc)[:300], **defaults))
+
+    def interleaved(self, ours: Callable[[int], Sample], theirs: Callable[[int], Sample], n: int,
+                    what: str) -> tuple[list[Sample], list[Sample]]:
+        a: list[Sample] = []
+        b: list[Sample] = []
+        for i in range(n):
+            b.append(checked(theirs(i), f"baseline for {what}"))
+            a.append(checked(ours(i), what))
+        return a, b
+
+    # 1. full offline compile of the corpora vs a plain whoosh index of the same files
+    def full_compile(self, root: Path, label: str, n: int, goal: bool = True) -> tuple[Sample, Sample] | None:
+        index_dir = self.work / f"whoosh-{root.name}"
+
+        def ours(_: int) -> Sample:
+            reset_ws(root)
+            return wikimem("compile", "--root", str(root), "--backend", "offline", "--json", "--quiet")
+
+        def theirs(_: int) -> Sample:
+            shutil.rmtree(index_dir, ignore_errors=True)
+            return baseline("index", str(root / "raw"), str(index_dir))
+
+        fig = f"full compile, {label}"
+        with self.figure(fig, baseline="plain whoosh index"):
+            a, b = self.interleaved(ours, theirs, n, fig)
+            report = a[-1].json() or {}
+            self.add(Row(
+                fig, median([s.seconds for s in a]), "s", "plain whoosh index", median([s.seconds for s in b]),
+                goal="≤ 1.5x" if goal else "", goal_ratio=1.5 if goal else None,
+                note=f"{len(report.get('created', []))} pages, n={n}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+            ))
+            return a[-1], b[-1]
+        return None
+
+    # 2. no-op compile: time, and proof that it writes nothing
+    def noop(self, root: Path, label: str, goal_s: float) -> None:
+        fig = f"no-op compile, {label}"
+        with self.figure(fig, baseline="walk + stat raw/"):
+            before = {"wiki": snapshot(root / "wiki"), "raw": snapshot(root / "raw"),
+                      ".wikimem": snapshot(root / ".wikimem")}
+            n = self.repeats + 2
+            a, b = self.interleaved(
+                lambda _: wikimem("compile", "--root", str(root), "--json", "--quiet"),
+                lambda _: baseline("walk", str(root / "raw")), n, fig)
+            reports = [s.json() or {} for s in a]
+            changed = {k: diff(v, snapshot(root / k)) for k, v in before.items()}
+            not_noop = sum(1 for r in reports if not r.get("noop"))
+            wrote = changed["wiki"] + changed["raw"]
+            status = "" if not wrote and not not_noop else "over"
+            note = "wrote nothing in wiki/ or raw/ (verified)" if not wrote else f"WROTE {len(wrote)} files: {', '.join(wrote[:5])}"
+            if not_noop:
+                note += f"; {not_noop}/{n} runs did not report noop"
+            inner = median([float(r.get("seconds", 0.0)) for r in reports])
+            note += f"; in-process {inner * 1000:.0f} ms"
+            if changed[".wikimem"]:
+                note += f"; .wikimem/ touched: {', '.join(changed['.wikimem'][:4])}"
+            self.add(Row(
+                fig, median([s.seconds for s in a]), "s", "walk + stat raw/", median([s.seconds for s in b]),
+                goal=f"≤ {goal_s:g} s, writes nothing", goal_abs=goal_s, status=status, note=note,
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+                extra={"wrote": wrote, "state_touched": changed[".wikimem"], "in_process_s": inner},
+            ))
+
+    # 3. one changed source at scale vs the same change in a small workspace
+    def single_change(self, big: Path, small: Path, n: int) -> None:
+        fig = f"one changed source, {self.scale:,} sources"
+        with self.figure(fig, baseline=f"same edit at {SMALL} sources"):
+            pool = scale.load_pool()
+            rel = scale.note_path(0)
+            original = scale.note_text(0, pool)
+            written: dict[str, list[int]] = {"big": [], "small": []}
+
+            def edit_and_compile(root: Path, k: int, key: str) -> Sample:
+                (root / "raw" / rel).write_text(scale.edit_text(original, k, pool), encoding="utf-8")
+                sample = wikimem("compile", "--root", str(root), "--json", "--quiet")
+                report = sample.json() or {}
+                written[key].append(sum(len(report.get(x, [])) for x in ("created", "updated", "removed")))
+                return sample
+
+            a, b = self.interleaved(lambda k: edit_and_compile(big, k + 1, "big"),
+                                    lambda k: edit_and_compile(small, k + 1, "small"), n, fig)
+            self.add(Row(
+                fig, median([s.seconds for s in a]), "s", f"same edit at {SMALL} sources",
+                median([s.seconds for s in b]), goal="≤ 2x (cost of the source, not the wiki)", goal_ratio=2.0,
+                note=f"pages written: median {median(written['big']):.0f} at {self.scale:,}, "
+                     f"{median(written['small']):.0f} at {SMALL}; n={n}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+                extra={"pages_written": written},
+            ))
+
+    # 4. cold `wikimem search` process vs a cold plain whoosh query process
+    def cold_search(self, root: Path, index_dir: Path, label: str) -> None:
+        fig = f"cold search process, {label}"
+        if not self.search_cli:
+            self.add(Row(fig, status="not available yet", note="no `wikimem search` command"))
+            return
+        with self.figure(fig, baseline="cold plain whoosh query"):
+            # the first search may build the index: not what "cold process" measures
+            checked(wikimem("search", self.queries[0], "--root", str(root), "--json", timeout=1800), "first search")
+            n = self.repeats + 4
+            a, b = self.interleaved(
+                lambda i: wikimem("search", self.queries[i % len(self.queries)], "--root", str(root), "--json"),
+                lambda i: baseline("query", str(index_dir), self.queries[i % len(self.queries)]), n, fig)
+            self.add(Row(
+                fig, median([s.seconds for s in a]), "s", "cold plain whoosh query", median([s.seconds for s in b]),
+                goal="≤ 1.0x", goal_ratio=1.0, note=f"n={n}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+            ))
+
+    # 5. warm search p50, in-process and over MCP
+    def warm_search(self, root: Path, index_dir: Path, label: str) -> None:
+        n = 60 if self.quick else 200
+        base: dict[str, Any] | None = None
+
+        def worker(kind: str, target: Path) -> dict[str, Any]:
+            sample = baseline(kind, str(target), str(self.queries_file), str(n), timeout=3600)
+            data = sample.json()
+            if sample.rc != 0 or not isinstance(data, dict):
+                tail = (sample.stderr.strip().splitlines() or ["no output"])[-1]
+                raise BenchError(f"{kind} exited {sample.rc}: {tail[:300]}")
+            if "error" in data:
+                raise BenchError(str(data["error"]))
+            return data
+
+        for kind, fig, available in (
+            ("warm-wikimem", f"warm search p50 in-process, {label}", self._has_module("wikimem.search")),
+            ("warm-mcp", f"warm search p50 over MCP, {label}", self.mcp_cli),
+        ):
+            if not available:
+                self.add(Row(fig, status="not available yet",
+                             note="no wikimem.search module" if kind == "warm-wikimem" else "no `wikimem mcp` command"))
+                continue
+            with self.figure(fig, baseline="warm plain whoosh query p50"):
+                if base is None:
+                    base = worker("warm-whoosh", index_dir)
+                ours = worker(kind, root)
+                self.add(Row(
+                    fig, median(ours["latencies_ms"]), "ms", "warm plain whoosh query p50",
+                    median(base["latencies_ms"]), goal="≤ 5 ms", goal_abs=5.0,
+                    note=f"p90 {statistics.quantiles(ours['latencies_ms'], n=10)[-1]:.1f} ms; n={n}; {ours.get('via', '')}",
+                    samples=ours["latencies_ms"], baseline_samples=base["latencies_ms"],
+                ))
+
+    @staticmethod
+    def _has_module(name: str) -> bool:
+        import importlib.util
+
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ImportError:
+            return False
+
+    # 6. peak memory of a compile at scale vs the plain whoosh index of the same files
+    def peak_memory(self, ours: Sample, theirs: Sample, label: str) -> None:
+        self.add(Row(
+            f"peak RSS of a full compile, {label}", ours.rss_mb, "MB", "plain whoosh index", theirs.rss_mb,
+            goal="", note="one run (ru_maxrss of the compile process)",
+            samples=[ours.rss_mb], baseline_samples=[theirs.rss_mb],
+        ))
+
+    # 7. the other engineers' modules
+    def modules(self, corpus_root: Path, scale_root: Path) -> None:
+        for name, adapter in (("retrieval", retrieval_rows), ("lint_bench", lint_rows), ("daemon_bench", daemon_rows)):
+            path = HERE / f"{name}.py"
+            fig = f"bench/{name}.py"
+            if not path.exists():
+                self.add(Row(fig, status="not available yet", note=f"bench/{name}.py does not exist yet"))
+                continue
+            helptext = measure([PY, str(path), "--help"], timeout=120)
+            args = [PY, str(path)]
+            if "--json" in helptext.stdout:
+                args.append("--json")
+            if self.quick and "--quick" in helptext.stdout:
+                args.append("--quick")
+            if "--scale" in helptext.stdout:
+                args += ["--scale", str(self.scale)]
+            say(f"running {' '.join(args[1:])}")
+            env = child_env(WIKIMEM_BENCH_SCALE_ROOT=str(scale_root), WIKIMEM_BENCH_CORPUS_ROOT=str(corpus_root),
+                            WIKIMEM_BENCH_QUICK="1" if self.quick else "")
+            sample = measure(args, timeout=1800, env=env)
+            data = sample.json()
+            if sample.rc != 0 or data is None:
+                tail = (sample.stderr.strip().splitlines() or ["no JSON on stdout"])[-1]
+                self.add(Row(fig, status="error", note=f"exited {sample.rc}: {tail[:200]}"))
+                continue
+            try:
+                rows = adapter(data)
+            except (KeyError, TypeError, ValueError) as exc:
+                rows = []
+                say(f"  {fig}: unexpected JSON ({exc}); recorded raw")
+            if not rows:
+                rows = generic_rows(fig, data)
+            for row in rows:
+                row.extra.setdefault("module", name)
+                row.extra.setdefault("module_seconds", round(sample.seconds, 2))
+                self.add(row)
+            self.raw_modules[name] = data
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def retrieval_rows(data: dict[str, Any]) -> list[Row]:
+    """bench/retrieval.py: recall@5 and MRR for wikimem vs plain whoosh BM25 (OR) on the probes."""
+    ours, base = data["wikimem"], data["bm25_or"]
+    k = data.get("k", 5)
+    rows = []
+    for key, label in ((f"recall@{k}", f"retrieval recall@{k}"), ("mrr", "retrieval MRR")):
+        rows.append(Row(
+            f"{label}, {ours['probes']} probes", _num(ours[key]), "", "plain whoosh BM25 over raw/",
+            _num(base[key]), goal="higher is better", status="info",
+            note=f"BM25 AND: {base_and[key]}" if (base_and := data.get("bm25_and")) else "",
+        ))
+    if "supersede_newer_first" in data:
+        rows.append(Row("supersede probes: newer source first", status="info", note=str(data["supersede_newer_first"])))
+    return rows
+
+
+def _find(data: Any, *names: str) -> Any:
+    """The first value under any of `names`, searched depth-first (the modules' JSON is their own)."""
+    if isinstance(data, dict):
+        for name in names:
+            if name in data:
+                return data[name]
+        for value in data.values():
+            found = _find(value, *names)
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for value in data:
+            found = _find(value, *names)
+            if found is not None:
+                return found
+    return None
+
+
+def rows_from_contract(data: Any) -> list[Row]:
+    """Modules may print {"rows": [{"figure", "value", "unit", "baseline", "baseline_value", "goal"...}]}."""
+    if not (isinstance(data, dict) and isinstance(data.get("rows"), list)):
+        return []
+    out = []
+    for r in data["rows"]:
+        if isinstance(r, dict) and "figure" in r:
+            known = {f: r[f] for f in ("figure", "value", "unit", "baseline", "baseline_value", "goal",
+                                        "goal_ratio", "goal_abs", "note", "status") if f in r}
+            out.append(Row(**known))
+    return out
+
+
+def lint_rows(data: Any) -> list[Row]:
+    rows = rows_from_contract(data)
+    if rows:
+        return rows
+    seconds = _find(data, "median_s", "lint_seconds", "seconds", "median_seconds", "p50_s")
+    pages = _find(data, "pages", "page_count")
+    if _num(seconds) is None:
+        return []
+    base = _find(data, "baseline_s", "baseline_seconds")
+    return [Row(f"lint, all rule-based checks{f', {pages:,} pages' if isinstance(pages, int) else ''}",
+                _num(seconds), "s", "baseline" if _num(base) is not None else "", _num(base),
+                goal="≤ 5 s", goal_abs=5.0)]
+
+
+def daemon_rows(data: Any) -> list[Row]:
+    rows = rows_from_contract(data)
+    if rows:
+        return rows
+    out = []
+    drop = _find(data, "drop_to_page_median_s", "drop_to_page_s", "median_s")
+    if _num(drop) is not None:
+        out.append(Row("daemon drop-to-page median", _num(drop), "s", goal="≤ 1 s", goal_abs=1.0))
+    rss = _find(data, "idle_rss_mb", "rss_mb")
+    if _num(rss) is not None:
+        out.append(Row("daemon idle RSS", _num(rss), "MB", goal="≤ 60 MB", goal_abs=60.0))
+    cpu = _find(data, "idle_cpu_percent", "idle_cpu_pct", "idle_cpu")
+    if _num(cpu) is not None:
+        out.append(Row("daemon idle CPU", _num(cpu), "%", goal="~0", status="info"))
+    return out
+
+
+def generic_rows(fig: str, data: Any) -> list[Row]:
+    """Whatever numbers a module printed at its top level, so nothing measured is lost."""
+    rows = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if _num(value) is not None:
+                rows.append(Row(f"{fig}: {key}", _num(value), "", status="info"))
+    return rows or [Row(fig, status="info", note="ran; no figures recognised (see JSON)")]
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+    }
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "daemon"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        info["commit"] = commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="wikimem-bench-", dir=args.workdir))
+    info = machine()
+    bench = Bench(args, work)
+    say(f"work folder {work}; scale {bench.scale:,}; repeats {bench.repeats}; "
+        f"search command {'yes' if bench.search_cli else 'no'}, mcp command {'yes' if bench.mcp_cli else 'no'}")
+    try:
+        corpus = work / "corpus"
+        if not (scale.CORPUS / "topics" / "raw").is_dir():
+            raise SystemExit(f"bench: the corpora are missing: {scale.CORPUS} (../shared/corpus)")
+        n_sources = corpus_ws(corpus)
+        label = f"{n_sources} corpus sources"
+
+        say(f"full compile of the corpora ({n_sources} sources) vs plain whoosh")
+        bench.full_compile(corpus, label, 1 if bench.quick else 3)
+        corpus_index = work / "whoosh-corpus"
+        say("no-op compile of the corpora")
+        bench.noop(corpus, label, 0.3)
+        say("cold search, corpora")
+        bench.cold_search(corpus, corpus_index, label)
+
+        sizes = [bench.scale] if bench.quick or bench.scale <= 1000 else [1000, bench.scale]
+        big = work / f"scale-{bench.scale}"
+        for size in sizes:
+            root = work / f"scale-{size}"
+            say(f"generating {size:,} sources")
+            scale.build(root, size)
+            say(f"full compile, {size:,} generated sources (one run; peak RSS)")
+            pair = bench.full_compile(root, f"{size:,} generated sources", 1, goal=False)
+            if pair:
+                bench.peak_memory(pair[0], pair[1], f"{size:,} sources")
+        label_big = f"{bench.scale:,} sources"
+        say(f"no-op compile at {label_big}")
+        bench.noop(big, label_big, 1.0)
+        say(f"one changed source at {label_big} vs {SMALL}")
+        small = work / f"scale-{SMALL}"
+        scale.build(small, SMALL)
+        checked(wikimem("compile", "--root", str(small), "--quiet"), f"compile at {SMALL}")
+        bench.single_change(big, small, bench.repeats)
+        say(f"warm search at {label_big}")
+        bench.warm_search(big, work / f"whoosh-scale-{bench.scale}", label_big)
+
+        if not args.skip_modules:
+            bench.modules(corpus, big)
+    finally:
+        if args.keep:
+            say(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    info["loadavg_end"] = os.getloadavg()
+    return {
+        "when": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": "python bench/run.py " + " ".join(sys.argv[1:]),
+        "quick": bench.quick, "scale": bench.scale, "repeats": bench.repeats,
+        "machine": info, "seconds": round(time.perf_counter() - started, 1),
+        "corpus_pool": scale.load_pool().fingerprint,
+        "rows": [r.to_json() for r in bench.rows],
+        "modules": bench.raw_modules,
+        "table": table(bench.rows),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="under a minute: 300 generated sources, fewer repeats")
+    parser.add_argument("--scale", type=int, default=None, help="generated sources for the scale figures (default 10000; quick 300)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per figure, median reported (default 5; quick 3)")
+    parser.add_argument("--out", type=Path, default=None, help="JSON file to write (default bench/results/<time>.json)")
+    parser.add_argument("--workdir", type=Path, default=None, help="where to build the temporary workspaces")
+    parser.add_argument("--keep", action="store_true", help="keep the workspaces (their path is printed)")
+    parser.add_argument("--skip-modules", action="store_true", help="skip retrieval/lint/daemon modules")
+    args = parser.parse_args(argv)
+    if args.scale is not None and args.scale < SMALL:
+        parser.error(f"--scale must be at least {SMALL}")
+    result = run(args)
+    out = args.out or RESULTS / f"{result['when'].replace(':', '')}{'-quick' if args.quick else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    m = result["machine"]
+    print(f"wikimem bench, {result['when']}, commit {m.get('commit', '?')}, {m.get('cpus')} CPUs "
+          f"({m.get('cpu', '?')}), load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, "
+          f"{'quick' if result['quick'] else 'full'} run in {result['seconds']:.0f} s\n")
+    print(result["table"])
+    print(f"\nratios are the figure: absolute times are indicative only. JSON: {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
