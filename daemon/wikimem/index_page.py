@@ -22,7 +22,7 @@ MAX_BYTES = 25_000
 ENTRY_LINES = 170
 ENTRY_BYTES = 22_000
 SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("answers", "Answers"))
-CATALOG_NAME = re.compile(r"(^|/)index(-\d+)?\.md$")
+CATALOG_NAME = re.compile(r"(^|/)index(-\d+)*\.md$")
 
 
 @dataclass(frozen=True)
@@ -96,23 +96,33 @@ def build(sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]
 
 
 def _catalog(folder: str, label: str, entries: list[Entry], root: Path | None) -> dict[str, str]:
+    """`folder/index.md`, split into as many levels of numbered parts as the caps require."""
     out: dict[str, str] = {}
     top = f"{folder}/index.md"
-    lines = [e.line(top) for e in entries]
-    if _fits(lines):
-        out[top] = _catalog_page(label, lines, None)
-        return out
-    parts = _chunks(entries, f"{folder}/index-1.md")
-    part_links = []
-    for number, part in enumerate(parts, 1):
-        path = f"{folder}/index-{number}.md"
-        title = f"{label}, part {number} of {len(parts)}"
-        out[path] = _catalog_page(title, [e.line(path) for e in part], "[All parts](index.md)")
-        part_links.append(f"- [{escape_link_text(part[0].title)} … {escape_link_text(part[-1].title)}](index-{number}.md) ({len(part)})")
-    if not _fits(part_links):
-        raise ValueError(f"{len(entries)} {folder} entries exceed a two-level catalog")
-    out[top] = _catalog_page(label, part_links, None)
+    items = entries
+    level = 1
+    while not _fits([e.line(top) for e in items]):
+        parts = _chunks(items, f"{folder}/index-1.md")
+        uppers: list[Entry] = []
+        for number, part in enumerate(parts, 1):
+            name = f"index-{number}.md" if level == 1 else f"index-{level}-{number}.md"
+            path = f"{folder}/{name}"
+            title = f"{label}, part {number} of {len(parts)}" + (f" (level {level})" if level > 1 else "")
+            out[path] = _catalog_page(title, [e.line(path) for e in part], "[All parts](index.md)")
+            span = f"{_first_title(part[0])} … {_last_title(part[-1])}"
+            uppers.append(Entry(path, span, f"{len(part)} entries"))
+        items = uppers
+        level += 1
+    out[top] = _catalog_page(label, [e.line(top) for e in items], None)
     return out
+
+
+def _first_title(entry: Entry) -> str:
+    return entry.title.split(" … ")[0]
+
+
+def _last_title(entry: Entry) -> str:
+    return entry.title.split(" … ")[-1]
 
 
 def _catalog_page(title: str, lines: list[str], back: str | None) -> str:
