@@ -54,6 +54,7 @@ FALLBACK_IDENT = {
     "GIT_COMMITTER_NAME": "wikimem", "GIT_COMMITTER_EMAIL": "wikimem@localhost",
 }
 _warned: set[str] = set()
+PAST = {"ingest": "ingested", "remove": "removed", "rename": "renamed", "skip": "skipped", "fail": "failed"}
 
 
 class GitError(WikimemError):
@@ -225,9 +226,9 @@ def compose_message(operation: str, entries: Sequence[log_page.LogEntry]) -> str
         subject = f"{details[0].operation} {details[0].subject}"
     elif details:
         counts = Counter(e.operation for e in details)
-        subject = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
+        subject = ", ".join(f"{n} {PAST.get(op, op)}" for op, n in sorted(counts.items()))
         if main:
-            subject += f" ({main.subject})"
+            subject += f" (of {main.subject})"
     elif main:
         subject = main.subject
     else:
