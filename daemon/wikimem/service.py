@@ -170,6 +170,7 @@ class Daemon:
         self._handlers: list[logging.Handler] = []
         self._raw_id: tuple[int, int] | None = None
         self._overflow: OverflowWatch | None = None
+        self._batches = 0
         self._previous_signals: dict[int, Any] = {}
         self.ready = threading.Event()  # set when the catch-up is done and the worker is idle
 
@@ -246,7 +247,8 @@ class Daemon:
             self.state, self.detail = "idle", ""
             self.pending_count = 0
             self._write_status(force=True)
-            self.ready.set()
+            if self._batches:
+                self.ready.set()
             pending = Pending()
             work = self._get(self._idle_timeout())
             if work is not None:
@@ -268,6 +270,7 @@ class Daemon:
                 self._compile(pending)
             if pending.lint and not self.stopping.is_set():
                 self._lint()
+            self._batches += 1
 
     def _get(self, timeout: float | None) -> Work | None:
         try:
