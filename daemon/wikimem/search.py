@@ -588,7 +588,8 @@ class Engine:
             return
         report = update_index(self.ws)
         self._checked, self._log_stat = now, sig
-        if self._searcher is None or report.changed:
+        # another process (or another Engine) may have updated the index since we opened it
+        if self._searcher is None or report.changed or not self._searcher.up_to_date():
             self._reopen()
 
     def _reopen(self) -> None:

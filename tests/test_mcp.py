@@ -1,0 +1,158 @@
+"""The MCP server, driven by the official MCP client over stdio in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import write
+
+from wikimem.compiler import compile_workspace
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+
+def server_params(root: Path, *extra: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "SOURCE_DATE_EPOCH", "PYTHONPATH")}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "wikimem.cli", "mcp", "--root", str(root), *extra], env=env,
+    )
+
+
+async def with_session(root: Path, body, *extra: str):
+    async with stdio_client(server_params(root, *extra)) as (read, write_stream):
+        async with ClientSession(read, write_stream) as session:
+            await session.initialize()
+            return await body(session)
+
+
+def structured(result) -> dict:
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+@pytest.fixture
+def compiled(ws, settings):
+    write(ws, "notes/port.md", "# Web server\n\nThe server listens on TCP port 7878.\n\nIt serves one file.\n")
+    write(ws, "notes/tea.md", "# Tea\n\nGreen tea is brewed at 80 degrees for two minutes.\n")
+    compile_workspace(ws, settings)
+    return ws
+
+
+def test_tools_search_read_and_resources(compiled, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret outside the workspace\n", encoding="utf-8")
+    os.symlink(outside, compiled.wiki / "sources" / "escape.md")
+
+    async def body(session):
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert tools == {"search", "read", "list_pages", "recent_log", "lint", "context"}
+
+        found = structured(await session.call_tool("search", {"query": "Which TCP port does the server listen on?"}))
+        top = found["results"][0]
+        assert top["path"] in ("raw/notes/port.md", "wiki/sources/notes-port.md")
+        assert "7878" in top["snippet"]
+
+        page = structured(await session.call_tool("read", {"path": top["path"]}))
+        assert "7878" in page["text"] and page["path"] == top["path"]
+        cited = structured(await session.call_tool("read", {"path": "raw/notes/port.md#L3", "start_line": 3,
+                                                            "max_lines": 1}))
+        assert cited["text"] == "The server listens on TCP port 7878."
+
+        for bad in ("../outside.md", "/etc/passwd", "wiki/sources/escape.md", "wiki/../../outside.md",
+                    ".wikimem/state.db", "wikimem.toml"):
+            result = await session.call_tool("read", {"path": bad})
+            assert result.is_error, bad
+            assert "secret" not in result.content[0].text
+
+        pages = structured(await session.call_tool("list_pages", {"kind": "source"}))["pages"]
+        assert {p["path"] for p in pages} >= {"wiki/sources/notes-port.md", "wiki/sources/notes-tea.md"}
+        assert (await session.call_tool("list_pages", {"kind": "bogus"})).is_error
+
+        log = structured(await session.call_tool("recent_log", {"limit": 2}))["entries"]
+        assert log and log[0]["operation"] in ("compile", "ingest")
+
+        pack = await session.call_tool("context", {"query": "green tea temperature", "budget": 1000})
+        assert not pack.is_error and "80 degrees" in pack.content[0].text
+
+        lint = await session.call_tool("lint", {})
+        assert not lint.is_error
+
+        resources = {str(r.uri) for r in (await session.list_resources()).resources}
+        assert resources == {"wiki://index.md", "wiki://AGENTS.md"}
+        index = await session.read_resource("wiki://index.md")
+        assert "Web server" in index.contents[0].text
+
+        # read-only: no write tool without --allow-write
+        assert (await session.call_tool("add_note", {"title": "x", "text": "y"})).is_error
+
+    anyio.run(with_session, compiled.root, body)
+
+
+def test_allow_write_adds_a_note_to_the_inbox_only(compiled):
+    before = {p.relative_to(compiled.wiki) for p in compiled.wiki.rglob("*")}
+
+    async def body(session):
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert "add_note" in tools
+        result = structured(await session.call_tool("add_note", {"title": "Kettle tip", "text": "Descale monthly."}))
+        assert result["path"].startswith("raw/inbox/") and result["path"].endswith("kettle-tip.md")
+        again = structured(await session.call_tool("add_note", {"title": "Kettle tip", "text": "Twice."}))
+        assert again["path"] != result["path"]  # never overwrites
+        return result["path"]
+
+    path = anyio.run(with_session, compiled.root, body, "--allow-write")
+    assert (compiled.root / path).read_text(encoding="utf-8") == "# Kettle tip\n\nDescale monthly.\n"
+    assert {p.relative_to(compiled.wiki) for p in compiled.wiki.rglob("*")} == before
+
+
+def test_stdout_carries_only_protocol(compiled):
+    """Drive the server by hand: every line on stdout must be a JSON-RPC message."""
+    import subprocess
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "tea"}}},
+    ]
+    import select
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wikimem.cli", "--debug", "mcp", "--root", str(compiled.root)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        proc.stdin.flush()
+        replies = []
+        while not any(r.get("id") == 2 for r in replies):
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "no reply from the server within 60 s"
+            line = proc.stdout.readline()
+            assert line, "server closed stdout"
+            replies.append(json.loads(line))  # anything but JSON-RPC on stdout fails here
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert all(r.get("jsonrpc") == "2.0" for r in replies)
+    assert "Tea" in json.dumps(replies[-1]["result"])
+
+
+def test_not_a_workspace_fails_fast_with_one_line(tmp_path):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "wikimem.cli", "mcp", "--root", str(tmp_path / "none")],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1

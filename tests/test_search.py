@@ -1,0 +1,171 @@
+"""Search: the derived whoosh index, its incremental updates, natural questions and ranking."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from conftest import corpus, write
+
+from wikimem import search as S
+from wikimem.cli import main
+from wikimem.compiler import compile_workspace
+
+NOTES = {
+    "notes/toolchain.md": "# Bootstrapping the toolchain\n\nThe build needs Go 1.22 to bootstrap.\n\n"
+                          "## Caches\n\nThe build cache lives in ~/.cache/build and is pruned weekly.\n",
+    "notes/release-1.md": "# Widget 1 Release Notes\n\nWidget 1 requires macOS 11 Big Sur or later.\n",
+    "notes/release-2.md": "# Widget 2 Release Notes\n\nWidget 2 requires macOS 13 Ventura or later.\n",
+    "notes/cooking.md": "# Sourdough\n\nFeed the starter twice a day with rye flour and water.\n",
+}
+
+
+@pytest.fixture
+def compiled(ws, settings):
+    for rel, text in NOTES.items():
+        write(ws, rel, text)
+    compile_workspace(ws, settings)
+    return ws
+
+
+def paths(hits):
+    return [h.path for h in hits]
+
+
+def test_natural_question_finds_the_passage_and_not_by_and_of_all_words(compiled):
+    hits = S.search(compiled, "How long is the build cache kept before it is pruned?", limit=5)
+    assert hits, "a natural question must match on its content words"
+    top = hits[0]
+    assert top.path in ("raw/notes/toolchain.md", "wiki/sources/notes-toolchain.md")
+    assert "pruned weekly" in top.snippet
+    assert top.kind in ("raw", "source") and top.title == "Bootstrapping the toolchain"
+    assert all(h.path.startswith(("wiki/", "raw/")) for h in hits)
+
+
+def test_hit_contract(compiled):
+    hit = S.search(compiled, "sourdough starter", limit=1)[0]
+    assert set(hit.to_json()) == {"path", "title", "kind", "score", "snippet"}
+    with pytest.raises(Exception):
+        hit.score = 0  # frozen
+
+
+def test_kinds_filter_and_bad_kind(compiled):
+    assert {h.kind for h in S.search(compiled, "macOS", kinds=("raw",))} == {"raw"}
+    assert {h.kind for h in S.search(compiled, "macOS", kinds=("source",))} == {"source"}
+    from wikimem.errors import UsageError
+
+    with pytest.raises(UsageError):
+        S.search(compiled, "macOS", kinds=("nope",))
+
+
+def test_newer_member_of_a_series_ranks_first_for_current_questions(compiled):
+    hits = S.search(compiled, "What is the current minimum macOS version required by Widget?", limit=4)
+    ranked = [h.path for h in hits if h.path.startswith("raw/")]
+    assert ranked.index("raw/notes/release-2.md") < ranked.index("raw/notes/release-1.md")
+
+
+def test_update_index_is_incremental_and_a_noop_when_nothing_changed(compiled):
+    first = S.update_index(compiled)
+    again = S.update_index(compiled)
+    assert not again.changed and again.added == again.updated == again.removed == []
+    assert first.files == again.files
+    write(compiled, "notes/new.md", "# Zebra facts\n\nZebras have stripes that confuse flies.\n")
+    report = S.update_index(compiled)
+    assert report.added == ["raw/notes/new.md"] and not report.rebuilt
+    assert S.search(compiled, "why do zebras have stripes", limit=1)[0].path == "raw/notes/new.md"
+    (compiled.raw / "notes" / "new.md").unlink()
+    report = S.update_index(compiled)
+    assert report.removed == ["raw/notes/new.md"]
+    assert "raw/notes/new.md" not in paths(S.search(compiled, "zebras stripes flies"))
+
+
+def test_edit_in_place_is_seen(compiled):
+    S.update_index(compiled)
+    path = compiled.raw / "notes" / "cooking.md"
+    path.write_text("# Sourdough\n\nFeed the starter with spelt flour.\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # a different mtime even on coarse clocks
+    assert S.update_index(compiled).updated == ["raw/notes/cooking.md"]
+    assert "spelt" in S.search(compiled, "spelt", limit=1)[0].snippet
+
+
+def test_index_is_derived_deleting_or_corrupting_it_rebuilds(compiled):
+    S.update_index(compiled)
+    shutil.rmtree(compiled.state_dir / "search")
+    assert S.update_index(compiled).rebuilt
+    # a damaged manifest is not trusted
+    (compiled.state_dir / "search" / "manifest.json").write_text("{broken", encoding="utf-8")
+    assert S.update_index(compiled).rebuilt
+    S.engine(compiled).close()
+    for f in (compiled.state_dir / "search").glob("*.seg"):
+        f.write_bytes(b"garbage")
+    (compiled.state_dir / "search" / "manifest.json").unlink()
+    assert S.search(compiled, "sourdough", limit=1)[0].title == "Sourdough"
+
+
+def test_unreadable_and_unsupported_files_are_skipped_not_fatal(ws):
+    write(ws, "blob.bin", b"\x00\x01\x02" * 100)
+    write(ws, "bad.md", b"\x00binary pretending to be markdown")
+    write(ws, "ok.md", "# Fine\n\nA readable note about lighthouses.\n")
+    report = S.update_index(ws)
+    assert {p for p, _ in report.skipped} == {"raw/blob.bin", "raw/bad.md"}
+    assert S.search(ws, "lighthouses")[0].path == "raw/ok.md"
+
+
+def test_symlink_out_of_workspace_is_not_indexed(ws, tmp_path):
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nThe launch code is swordfish.\n", encoding="utf-8")
+    os.symlink(outside, ws.raw / "link.md")
+    S.update_index(ws)
+    assert S.search(ws, "swordfish launch code") == []
+
+
+def test_stop_word_only_and_empty_queries(compiled):
+    assert S.search(compiled, "") == []
+    assert S.search(compiled, "the of and") == [] or all(h.path for h in S.search(compiled, "the of and"))
+    # query syntax characters are plain text, never a parse error
+    assert isinstance(S.search(compiled, 'macOS AND (OR "unbalanced'), list)
+
+
+def test_repo_wiki_pages_index_front_matter_fields(ws):
+    page = ws.wiki / "concepts" / "tardigrade.md"
+    page.write_text("---\ntitle: Tardigrade\nkind: concept\naliases: [water bear, moss piglet]\n---\n"
+                    "# Tardigrade\n\nMicro-animals that survive freezing.\n", encoding="utf-8")
+    hit = S.search(ws, "moss piglet", limit=1)[0]
+    assert (hit.path, hit.kind, hit.title) == ("wiki/concepts/tardigrade.md", "concept", "Tardigrade")
+
+
+def test_cli_search_json_and_text(compiled):
+    runner = CliRunner()
+    result = runner.invoke(main, ["search", "sourdough", "starter", "--root", str(compiled.root), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"results"} and data["results"]
+    assert set(data["results"][0]) == {"path", "title", "kind", "score", "snippet"}
+    result = runner.invoke(main, ["search", "sourdough", "--root", str(compiled.root), "-n", "1"])
+    assert result.exit_code == 0 and "Sourdough" in result.stdout
+    result = runner.invoke(main, ["search", "x", "--root", str(compiled.root / "nope")])
+    assert result.exit_code == 2
+
+
+def test_cli_reindex(compiled):
+    result = CliRunner().invoke(main, ["reindex", "--root", str(compiled.root), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["ok"] and data["rebuilt"] and data["files"] >= len(NOTES)
+
+
+def test_real_corpus_question(tmp_path, settings):
+    from wikimem.init import init_workspace
+    from wikimem.workspace import Workspace
+
+    src = corpus("versions")
+    ws = Workspace.at(tmp_path / "v")
+    init_workspace(ws)
+    (ws.raw / "release-notes").mkdir()
+    for name in ("go1.21.md", "go1.23.md", "go1.25.md", "go1.27.md"):
+        shutil.copy(src / "release-notes" / name, ws.raw / "release-notes" / name)
+    hits = S.search(ws, "What is the current minimum macOS version required by Go?", limit=5)
+    assert "raw/release-notes/go1.27.md" in [h.path for h in hits]
