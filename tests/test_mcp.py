@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import write
 
+from conftest import write
 from wikimem.compiler import compile_workspace
 
 pytest.importorskip("mcp")

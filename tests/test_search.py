@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 
 import pytest
 from click.testing import CliRunner
-from conftest import corpus, write
 
+from conftest import corpus, write
 from wikimem import search as S
 from wikimem.cli import main
 from wikimem.compiler import compile_workspace
@@ -48,8 +49,8 @@ def test_natural_question_finds_the_passage_and_not_by_and_of_all_words(compiled
 def test_hit_contract(compiled):
     hit = S.search(compiled, "sourdough starter", limit=1)[0]
     assert set(hit.to_json()) == {"path", "title", "kind", "score", "snippet"}
-    with pytest.raises(Exception):
-        hit.score = 0  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hit.score = 0  # type: ignore[misc]
 
 
 def test_kinds_filter_and_bad_kind(compiled):
