@@ -44,7 +44,7 @@ from anthropic.types.beta import (
 
 from ..errors import PathEscape
 from ..index_page import is_catalog
-from ..pages import FrontMatterError, content_hash, loads_page, slugify
+from ..pages import FrontMatterError, content_hash, parse_meta, slugify, split_front_matter
 from ..workspace import confine
 
 log = logging.getLogger("wikimem.anthropic")
@@ -255,8 +255,11 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
                 f"this edit would remove more than half of {self.show(rel)}, which other sources built; "
                 "make smaller edits that add to it"
             )
+        had_front_matter = split_front_matter(before)[0] is not None
         try:
-            loads_page(rel, new)
+            fm = split_front_matter(new)[0]
+            if had_front_matter and (fm is None or not str(parse_meta(fm).get("title") or "").strip()):
+                raise FrontMatterError("the front matter or its title would be gone")
         except FrontMatterError as exc:
             raise self._refuse(f"this edit would break the front matter of {self.show(rel)} ({exc})") from None
 
@@ -312,7 +315,9 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         rel = self.to_rel(command.path)
         shown = self.show(rel)
         self._check_writable(rel)
-        text = command.file_text if isinstance(command.file_text, str) else ""
+        text = getattr(command, "file_text", None)
+        if not isinstance(text, str):
+            raise ToolError("create needs `file_text`, the whole content of the page")
         if len(text) > MAX_PAGE_CHARS:
             raise self._refuse(f"{shown} would be {len(text)} characters; keep a page under {MAX_PAGE_CHARS}")
         exists = self.overlay.exists(rel)
@@ -338,9 +343,10 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         shown = self.show(rel)
         self._check_writable(rel)
         content = self._text(rel, shown)
-        old, new = command.old_str, command.new_str if command.new_str is not None else ""
-        if not old:
-            raise ToolError("old_str must not be empty.")
+        old, new = getattr(command, "old_str", None), getattr(command, "new_str", None)
+        if not isinstance(old, str) or not old:
+            raise ToolError("str_replace needs a non-empty `old_str` that appears once in the file")
+        new = new if isinstance(new, str) else ""
         count = content.count(old)
         if count == 0:
             raise ToolError(f"No replacement was performed, old_str `{old}` did not appear verbatim in {shown}.")
@@ -371,10 +377,13 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         lines = content.split("\n")
         if content.endswith("\n"):
             lines.pop()
-        at = command.insert_line
+        at = getattr(command, "insert_line", None)
         if not isinstance(at, int) or at < 0 or at > len(lines):
             raise ToolError(f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}].")
-        lines.insert(at, (command.insert_text or "").rstrip("\n"))
+        insert_text = getattr(command, "insert_text", None)
+        if not isinstance(insert_text, str):
+            raise ToolError("insert needs `insert_text`")
+        lines.insert(at, insert_text.rstrip("\n"))
         updated = "\n".join(lines) + "\n"
         self._check_keeps(rel, updated)
         self.overlay.write(rel, updated)
