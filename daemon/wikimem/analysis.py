@@ -16,6 +16,9 @@ from typing import Any
 
 from .sources import Document
 
+# bump when analysis output changes: cached analyses of another version are recomputed
+ANALYSIS_VERSION = 2
+
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any
     anyone anything are aren't around as at be because been before being below between both but by can
@@ -306,7 +309,8 @@ def analyze(doc: Document) -> SourceAnalysis:
         if _heading_level(doc, s.line) <= 2:
             # the words of a title name what the document is about
             for word in content:
-                if word not in GENERIC and len(word) > 3 and not word.endswith("ing"):
+                # nouns only, roughly: "What we learned" and "Getting started" name no thing
+                if word not in GENERIC and len(word) > 3 and not word.endswith(("ing", "ed")):
                     signal(word, 2, _surface(s.text, word))
         for key in phrase_keys(head_toks):
             if " " in key and not key.split()[0].endswith("ing"):

@@ -74,6 +74,20 @@ def handle_errors(f: F) -> F:
                 click.echo(f"wikimem: {exc}", err=True)
             log.debug("error", exc_info=True)
             sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            # a bug, not a user error: one line for people, the traceback in the debug log;
+            # under the test suite it propagates so failures show their traceback
+            if os.environ.get("WIKIMEM_TESTING"):
+                raise
+            log.debug("internal error", exc_info=True)
+            message = f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+            if kwargs.get("as_json"):
+                emit_json({"ok": False, "error": message, "exit_code": EXIT_ERROR})
+            else:
+                click.echo(f"wikimem: {message}", err=True)
+            sys.exit(EXIT_ERROR)
 
     return wrapper  # type: ignore[return-value]
 

@@ -138,6 +138,9 @@ class State:
             (sha256, backend, json.dumps(body), json.dumps(data.get("sentences", []))),
         )
 
+    def clear_analyses(self, backend: str) -> None:
+        self.db.execute("DELETE FROM analyses WHERE backend=?", (backend,))
+
     def prune_analyses(self, keep: Iterable[str]) -> None:
         keep_set = set(keep)
         stale = [r[0] for r in self.db.execute("SELECT sha256 FROM analyses") if r[0] not in keep_set]

@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis import Sentence, analyze, tokens
+from ..analysis import ANALYSIS_VERSION, Sentence, analyze, tokens
 from ..config import Settings
 from ..pages import Page, escape_link_text, relative_link, slugify
 from ..sources import SkipSource
@@ -136,11 +136,17 @@ def _title(surface: str) -> str:
     return surface[:1].upper() + surface[1:] if surface[:1].islower() else surface
 
 
-def _order_key(item: tuple[str, dict[str, Any]]) -> tuple[int, str, str]:
-    """Newest source first (by the date it carries), undated sources after, then by path."""
+def _order_key(item: tuple[str, dict[str, Any]]) -> tuple[Any, ...]:
+    """Newest source first: by the date it carries; undated ones by the version in their
+    title, highest first ("Go 1.22" before "Go 1.9"); then by path."""
     path, data = item
     date = data.get("date") or ""
-    return (0 if date else 1, _invert(date), path)
+    return (0 if date else 1, _invert(date), _version_desc(data.get("title") or ""), path)
+
+
+def _version_desc(title: str) -> tuple[int, ...]:
+    match = re.search(r"\d+(?:\.\d+)+|\d+", title)
+    return tuple(-int(x) for x in match.group(0).split(".")) if match else (1,)
 
 
 def _invert(date: str) -> str:
@@ -199,14 +205,16 @@ class OfflineBackend:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        # the analysis cache key: a new analyser version never reuses old analyses
+        self.cache_key = f"{self.name}:{ANALYSIS_VERSION}"
 
     # the offline analysis, cached in state.db by content hash
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:
-        cached = batch.state.get_analysis(sha, self.name)
+        cached = batch.state.get_analysis(sha, self.cache_key)
         if cached is not None:
             return cached
         analysis = analyze(batch.load(path)).to_json()
-        batch.state.put_analysis(sha, self.name, analysis)
+        batch.state.put_analysis(sha, self.cache_key, analysis)
         return {k: v for k, v in analysis.items() if k != "sentences"}
 
     def _analyse_in_parallel(self, batch: Batch) -> dict[str, tuple[str, Any]]:
@@ -219,7 +227,7 @@ class OfflineBackend:
         todo = [
             (p, batch.sources[p].sha256)
             for p in sorted(batch.sources)
-            if p in batch.files and batch.state.get_analysis(batch.sources[p].sha256, self.name) is None
+            if p in batch.files and batch.state.get_analysis(batch.sources[p].sha256, self.cache_key) is None
         ]
         workers = min(4, os.cpu_count() or 1)
         if len(todo) < PARALLEL_THRESHOLD or workers < 2:
@@ -234,7 +242,7 @@ class OfflineBackend:
             jobs = [(str(batch.files[p]), p, batch.max_bytes) for p, _ in todo]
             for (path, sha), result in zip(todo, pool.map(_load_and_analyse, jobs, chunksize=4), strict=True):
                 if result[0] == "ok":
-                    batch.state.put_analysis(sha, self.name, result[1])
+                    batch.state.put_analysis(sha, self.cache_key, result[1])
                 results[path] = result
         return results
 
@@ -242,6 +250,8 @@ class OfflineBackend:
         analyses: dict[str, dict[str, Any]] = {}
         outcomes: list[SourceOutcome] = []
         changed = set(batch.changed)
+        if batch.rebuild:
+            batch.state.clear_analyses(self.cache_key)  # --rebuild means: read every source again
         parallel = self._analyse_in_parallel(batch)
         for path in sorted(batch.sources):
             status, detail = parallel.get(path, ("", None))
@@ -278,7 +288,7 @@ class OfflineBackend:
 
         def sentences_of(path: str) -> list[Sentence]:
             if path not in sentence_cache:
-                raw = batch.state.get_sentences(batch.sources[path].sha256, self.name) or []
+                raw = batch.state.get_sentences(batch.sources[path].sha256, self.cache_key) or []
                 sentence_cache[path] = [Sentence(*s) for s in raw]
             return sentence_cache[path]
 
