@@ -336,6 +336,7 @@ def test_undo_then_undo_walks_back_and_a_named_undo_redoes(repo_ws: Workspace) -
     assert second.undone.commit != first.undone.commit
     assert not (ws.wiki / "sources" / "moles.md").exists()
     assert sorted(second.held) == ["raw/aging.md", "raw/moles.md"]
+    assert (ws.wiki / ".gitattributes").is_file()  # came with the first compile, serves them all
 
     ops = history.operations(ws, settings)
     assert [op.operation for op in ops[:2]] == ["undo", "undo"]

@@ -524,7 +524,9 @@ def undo(
         op = _pick(repo, ops, target)
         parent_proc = repo.git("rev-parse", "-q", "--verify", f"{op.commit}^", check=False)
         parent = parent_proc.stdout.decode().strip() if parent_proc.returncode == 0 else None
-        pages = [f for f in op.files if f not in GENERATED and not index_page.is_catalog(f)]
+        # .gitattributes came with the first commit and serves every later one: it stays
+        pages = [f for f in op.files
+                 if f not in (*GENERATED, ".gitattributes") and not index_page.is_catalog(f)]
         if not pages:
             raise WikimemError(f"{op.short} ({op.operation}) changed only index.md and log.md; nothing to undo")
         full = [repo.path(p) for p in pages]
@@ -696,7 +698,11 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
         ]
         adopted = _adopt(ws, repo, state, candidates)
         state.set_meta("git.head", head)
-        _reindex(ws, settings)
+        # a merge may have combined two versions of index.md; a fast-forward (or our own
+        # commits) cannot, and regenerating reads every page, so only after merges
+        merges = repo.out("rev-list", "--merges", "--count", f"{last}..{head}" if known_last else head)
+        if merges != "0":
+            _reindex(ws, settings)
         return adopted
     except Exception as exc:  # noqa: BLE001 - reconciling is an optimisation; compile goes on without it
         log.warning("could not reconcile state with git history: %s", exc)

@@ -135,7 +135,16 @@ def answer(ws: Workspace, settings: Settings, question: str, save: bool = False)
         raise UsageError("empty question; ask something, e.g. wikimem query \"what is ownership\"")
     passages = gather(ws, question)
     sources = tuple(dict.fromkeys(s for c in passages for s in c.sources))
-    result = Answer(question, offline_text(question, passages), tuple(passages), sources, backend="offline")
+    from .backends import resolve
+
+    if resolve(settings.backend, settings)[0] == "anthropic" and passages:
+        # a synthesized answer from the same passages; with nothing found there is nothing to pay for
+        from .backends.anthropic import synthesize
+
+        text, usage = synthesize(ws, settings, question, passages)
+        result = Answer(question, text, tuple(passages), sources, backend="anthropic", usage=usage)
+    else:
+        result = Answer(question, offline_text(question, passages), tuple(passages), sources, backend="offline")
     if save:
         result = save_answer(ws, result)
     return result
