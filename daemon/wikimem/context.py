@@ -163,6 +163,11 @@ def build_context(ws: Workspace, query: str, budget: int = 8000, *, candidates: 
         except OSError:
             continue
         updated, stale = freshness(ws, hit.path, full)
+        if hit.path.startswith("wiki/"):
+            # the item header already gives path, kind and freshness: spare the front matter's tokens
+            from .pages import split_front_matter
+
+            full = split_front_matter(full)[1].strip("\n") + "\n"
         overhead = estimate_tokens(f"## {hit.path} ({hit.kind}, updated 0000-00-00, best passage only)\n\n") + 2
         for text, whole in ((full, True), (p.text or hit.snippet, False)):
             cost = estimate_tokens(text) + overhead

@@ -97,8 +97,12 @@ def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
     from .search import search_passages
 
     out: list[Cited] = []
-    for p in search_passages(ws, question, limit=limit):
+    for p in search_passages(ws, question, limit=limit + 1):
         hit = p.hit
+        if hit.kind == "answer" and hit.title == question:
+            continue  # an earlier answer to this very question: answer afresh from the material
+        if len(out) == limit:
+            break
         sources: tuple[str, ...]
         if hit.kind == "raw":
             sources = (hit.path,)
@@ -115,8 +119,10 @@ def offline_text(question: str, passages: list[Cited]) -> str:
     if not passages:
         return ("Nothing in the wiki or its sources matches this question. Try other words, or add a "
                 "source that covers it to raw/.")
-    lines = ["The passages that best match the question, most relevant first (offline backend: "
-             "quoted, not summarized)."]
+    best = passages[0]
+    # the first prose line doubles as the page's one-line description in index.md
+    lines = [f"Best match, from [{best.title}]({best.target}): {best.quote}", ""]
+    lines.append("All passages that match, most relevant first (offline backend: quoted, not summarized):")
     lines.append("")
     for n, c in enumerate(passages, 1):
         label = f"{posixpath.basename(c.path)}, {'page' if c.anchor.startswith('page') else 'line'} {c.line}" \

@@ -1,0 +1,101 @@
+"""Offline `wikimem query` and context packs: passages with citations, --save files an answer page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write
+from wikimem.cli import main
+from wikimem.compiler import compile_workspace
+from wikimem.context import build_context
+from wikimem.errors import UsageError
+from wikimem.log_page import read_entries
+from wikimem.pages import loads_page
+from wikimem.query import Answer, answer
+
+
+@pytest.fixture
+def compiled(ws, settings):
+    write(ws, "port.md", "# Web server\n\nThe server listens on TCP port 7878.\n\nIt serves one file.\n")
+    write(ws, "tea.md", "# Tea\n\nGreen tea is brewed at 80 degrees for two minutes.\n\nBlack tea takes boiling water.\n")
+    compile_workspace(ws, settings)
+    return ws
+
+
+def test_answer_cites_lines(compiled, settings):
+    result = answer(compiled, settings, "Which TCP port does the server listen on?")
+    assert isinstance(result, Answer) and result.backend == "offline" and result.saved is None
+    assert result.passages and "7878" in result.passages[0].quote
+    assert "raw/port.md" in result.sources
+    raw = next(c for c in result.passages if c.path == "raw/port.md")
+    assert raw.line == 3 and raw.target == "raw/port.md#L3"
+    assert "(raw/port.md#L3)" in result.text
+    assert list((compiled.wiki / "answers").glob("*.md")) == []
+
+
+def test_save_files_an_answer_page_logs_and_indexes(compiled, settings):
+    result = answer(compiled, settings, "Which TCP port does the server listen on?", save=True)
+    assert result.saved == "wiki/answers/which-tcp-port-does-the-server-listen-on.md"
+    text = (compiled.root / result.saved).read_text(encoding="utf-8")
+    page = loads_page(result.saved, text)
+    assert page.kind == "answer" and page.sources == ["raw/port.md"]
+    assert page.title == "Which TCP port does the server listen on?"
+    # links inside the page are relative to it, so they work in any editor
+    assert "](../../raw/port.md#L3)" in text
+    assert "answers/which-tcp-port-does-the-server-listen-on.md" in (compiled.wiki / "index.md").read_text()
+    last = read_entries(compiled.wiki / "log.md")[-1]
+    assert last[1] == "query" and last[2] == "Which TCP port does the server listen on?"
+    # the same question again updates its page instead of making a second one
+    answer(compiled, settings, "Which TCP port does the server listen on?", save=True)
+    assert len(list((compiled.wiki / "answers").glob("*.md"))) == 1
+    # raw/ is never touched
+    assert sorted(p.name for p in compiled.raw.iterdir()) == ["port.md", "tea.md"]
+
+
+def test_no_match_and_empty_question(compiled, settings):
+    result = answer(compiled, settings, "xylophone quasar")
+    assert result.passages == () and "Nothing in the wiki" in result.text
+    with pytest.raises(UsageError):
+        answer(compiled, settings, "   ")
+
+
+def test_cli_query_json_and_save(compiled):
+    runner = CliRunner()
+    res = runner.invoke(main, ["query", "green", "tea", "temperature", "--root", str(compiled.root), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["ok"] and data["passages"][0]["citation"].startswith(("raw/tea.md", "wiki/sources/tea.md"))
+    res = runner.invoke(main, ["query", "green tea temperature", "--root", str(compiled.root), "--save"])
+    assert res.exit_code == 0 and "80 degrees" in res.stdout
+    assert "saved wiki/answers/green-tea-temperature.md" in res.stderr
+
+
+def test_context_pack_within_budget_with_freshness(compiled):
+    pack = build_context(compiled, "green tea temperature", budget=400)
+    assert pack.tokens <= 400
+    assert pack.items and pack.items[0].path in ("wiki/sources/tea.md", "raw/tea.md")
+    text = pack.render()
+    assert "80 degrees" in text and "updated" in text
+    assert "Tea" in pack.index_excerpt
+    # a source that changed since the compile makes its page stale
+    (compiled.raw / "tea.md").write_text("# Tea\n\nGreen tea is brewed at 75 degrees.\n", encoding="utf-8")
+    stale = {i.path: i.stale for i in build_context(compiled, "green tea temperature", budget=2000).items}
+    assert stale.get("wiki/sources/tea.md") is True
+
+
+def test_context_budget_is_respected_when_pages_do_not_fit(compiled):
+    pack = build_context(compiled, "tea", budget=200)
+    assert pack.tokens <= 200
+    with pytest.raises(UsageError):
+        build_context(compiled, "tea", budget=10)
+
+
+def test_cli_context_json(compiled):
+    res = CliRunner().invoke(main, ["context", "server port", "--budget", "1500", "--root", str(compiled.root),
+                                    "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["tokens"] <= 1500 and data["items"][0]["path"] and "updated" in data["items"][0]
