@@ -446,3 +446,27 @@ def test_importing_wikimem_does_not_import_the_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_query_synthesizes_an_answer_with_citations(ws: Workspace, server: FakeMessagesServer) -> None:
+    from wikimem.query import answer
+
+    write(ws, "tardigrades.md", TARDIGRADES)
+    compile_workspace(ws, load_settings(ws.root, {"backend": "offline"}, environ={}))
+
+    def answer_turn(body: dict[str, Any]):
+        prompt = body["messages"][0]["content"][0]["text"]
+        cite = re.search(r"cite as (\(\[[^\]]+\]\([^)]+\)\))", prompt)
+        assert cite and "<passages-" in prompt
+        return reply(text(f"About 30.5 years {cite.group(1)}; see also [made up](raw/nowhere.md#L1)."))
+
+    server.add(answer_turn)
+    settings = load_settings(ws.root, {"backend": "anthropic", "base_url": server.url}, environ={})
+    result = answer(ws, settings, "how long were tardigrades frozen", save=True)
+    assert result.backend == "anthropic"
+    assert re.search(r"About 30\.5 years \(\[[^\]]+\]\((raw|wiki)/[^)]+\)\)", result.text)
+    assert "see also made up." in result.text  # a link to something search did not find is unlinked
+    assert result.usage["output"] == 50
+    assert "stream" not in server.bodies[0]  # a short answer: plain JSON, not a stream
+    saved = (ws.root / str(result.saved)).read_text()
+    assert "backend: anthropic" in saved and "About 30.5 years" in saved
