@@ -134,7 +134,9 @@ def warm_mcp(root: Path, queries: list[str], n: int) -> dict[str, Any]:
                         (t for t in tools if "search" in t.name), None)
                     if tool is None:
                         return {"error": "the MCP server has no search tool: " + ", ".join(t.name for t in tools)}
-                    props = (tool.inputSchema or {}).get("properties", {})
+                    # mcp 2.x names it input_schema; 1.x inputSchema
+                    schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None) or {}
+                    props = schema.get("properties", {})
                     key = next((k for k in ("query", "q", "text", "question") if k in props), None) or next(
                         iter(props), "query")
                     await session.call_tool(tool.name, {key: queries[0]})
@@ -143,7 +145,7 @@ def warm_mcp(root: Path, queries: list[str], n: int) -> dict[str, Any]:
                         started = time.perf_counter()
                         result = await session.call_tool(tool.name, {key: queries[i % len(queries)]})
                         out.append((time.perf_counter() - started) * 1000)
-                        if getattr(result, "isError", False) or getattr(result, "is_error", False):
+                        if getattr(result, "is_error", False) or getattr(result, "isError", False):
                             return {"error": f"search tool returned an error: {str(result.content)[:200]}"}
                     return {"latencies_ms": out, "via": f"tool {tool.name}({key}=...)"}
 

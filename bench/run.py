@@ -113,10 +113,16 @@ def baseline(*args: str, timeout: float = 1800) -> Sample:
     return measure([PY, str(HERE / "baselines.py"), *args], timeout=timeout)
 
 
+def last_line(text: str) -> str:
+    """The line of a traceback worth a table cell: the last one with words (not ExceptionGroup art)."""
+    lines = [ln.strip(" |+-") for ln in text.strip().splitlines()]
+    lines = [ln for ln in lines if any(c.isalpha() for c in ln)]
+    return (lines or ["no output"])[-1][:300]
+
+
 def checked(sample: Sample, what: str) -> Sample:
     if sample.rc != 0:
-        tail = (sample.stderr.strip().splitlines() or [""])[-1]
-        raise BenchError(f"{what} exited {sample.rc}: {tail[:300]}")
+        raise BenchError(f"{what} exited {sample.rc}: {last_line(sample.stderr)}")
     return sample
 
 
@@ -174,7 +180,7 @@ def fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
     if unit == "s":
-        return f"{value:.2f} s" if value >= 0.1 else f"{value * 1000:.0f} ms"
+        return f"{value:.2f} s" if value >= 1 else f"{value * 1000:.0f} ms"
     if unit == "ms":
         return f"{value:.1f} ms"
     if unit == "MB":
@@ -272,13 +278,19 @@ class Bench:
         self.args = args
         self.quick: bool = args.quick
         self.work = work
-        self.repeats: int = args.repeats or (3 if self.quick else 5)
+        self.repeats: int = args.repeats or (2 if self.quick else 3)
         self.scale: int = args.scale or (300 if self.quick else 10_000)
+        # the small workspace a one-source change is compared with: a tenth of the wiki or less
+        self.small: int = min(SMALL, max(2, self.scale // 10))
+        self.warm_n: int = 20 * args.repeats if args.repeats else (60 if self.quick else 200)
+        self.module_dir: Path = HERE
         self.rows: list[Row] = []
         self.raw_modules: dict[str, Any] = {}
         self.queries = probe_questions()
         self.queries_file = work / "queries.json"
         self.queries_file.write_text(json.dumps(self.queries))
+        # the floor under every `wikimem` figure: a process that starts, imports the CLI and exits
+        self.startup = median([checked(wikimem("--version"), "wikimem --version").seconds for _ in range(3)])
         self.search_cli = has_command("search")
         self.mcp_cli = has_command("mcp")
 
@@ -350,7 +362,7 @@ class Bench:
             if not_noop:
                 note += f"; {not_noop}/{n} runs did not report noop"
             inner = median([float(r.get("seconds", 0.0)) for r in reports])
-            note += f"; in-process {inner * 1000:.0f} ms"
+            note += f"; in-process {inner * 1000:.0f} ms, process start {self.startup * 1000:.0f} ms"
             if changed[".wikimem"]:
                 note += f"; .wikimem/ touched: {', '.join(changed['.wikimem'][:4])}"
             self.add(Row(
@@ -363,7 +375,7 @@ class Bench:
     # 3. one changed source at scale vs the same change in a small workspace
     def single_change(self, big: Path, small: Path, n: int) -> None:
         fig = f"one changed source, {self.scale:,} sources"
-        with self.figure(fig, baseline=f"same edit at {SMALL} sources"):
+        with self.figure(fig, baseline=f"same edit at {self.small} sources"):
             pool = scale.load_pool()
             rel = scale.note_path(0)
             original = scale.note_text(0, pool)
@@ -379,10 +391,10 @@ class Bench:
             a, b = self.interleaved(lambda k: edit_and_compile(big, k + 1, "big"),
                                     lambda k: edit_and_compile(small, k + 1, "small"), n, fig)
             self.add(Row(
-                fig, median([s.seconds for s in a]), "s", f"same edit at {SMALL} sources",
+                fig, median([s.seconds for s in a]), "s", f"same edit at {self.small} sources",
                 median([s.seconds for s in b]), goal="≤ 2x (cost of the source, not the wiki)", goal_ratio=2.0,
                 note=f"pages written: median {median(written['big']):.0f} at {self.scale:,}, "
-                     f"{median(written['small']):.0f} at {SMALL}; n={n}",
+                     f"{median(written['small']):.0f} at {self.small}; n={n}",
                 samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
                 extra={"pages_written": written},
             ))
@@ -396,7 +408,7 @@ class Bench:
         with self.figure(fig, baseline="cold plain whoosh query"):
             # the first search may build the index: not what "cold process" measures
             checked(wikimem("search", self.queries[0], "--root", str(root), "--json", timeout=1800), "first search")
-            n = self.repeats + 4
+            n = 2 * self.repeats + 1
             a, b = self.interleaved(
                 lambda i: wikimem("search", self.queries[i % len(self.queries)], "--root", str(root), "--json"),
                 lambda i: baseline("query", str(index_dir), self.queries[i % len(self.queries)]), n, fig)
@@ -408,15 +420,14 @@ class Bench:
 
     # 5. warm search p50, in-process and over MCP
     def warm_search(self, root: Path, index_dir: Path, label: str) -> None:
-        n = 60 if self.quick else 200
+        n = self.warm_n
         base: dict[str, Any] | None = None
 
         def worker(kind: str, target: Path) -> dict[str, Any]:
             sample = baseline(kind, str(target), str(self.queries_file), str(n), timeout=3600)
             data = sample.json()
             if sample.rc != 0 or not isinstance(data, dict):
-                tail = (sample.stderr.strip().splitlines() or ["no output"])[-1]
-                raise BenchError(f"{kind} exited {sample.rc}: {tail[:300]}")
+                raise BenchError(f"{kind} exited {sample.rc}: {last_line(sample.stderr)}")
             if "error" in data:
                 raise BenchError(str(data["error"]))
             return data
@@ -460,7 +471,7 @@ class Bench:
     # 7. the other engineers' modules
     def modules(self, corpus_root: Path, scale_root: Path) -> None:
         for name, adapter in (("retrieval", retrieval_rows), ("lint_bench", lint_rows), ("daemon_bench", daemon_rows)):
-            path = HERE / f"{name}.py"
+            path = self.module_dir / f"{name}.py"
             fig = f"bench/{name}.py"
             if not path.exists():
                 self.add(Row(fig, status="not available yet", note=f"bench/{name}.py does not exist yet"))
@@ -479,8 +490,7 @@ class Bench:
             sample = measure(args, timeout=1800, env=env)
             data = sample.json()
             if sample.rc != 0 or data is None:
-                tail = (sample.stderr.strip().splitlines() or ["no JSON on stdout"])[-1]
-                self.add(Row(fig, status="error", note=f"exited {sample.rc}: {tail[:200]}"))
+                self.add(Row(fig, status="error", note=f"exited {sample.rc}: {last_line(sample.stderr)}"))
                 continue
             try:
                 rows = adapter(data)
@@ -623,7 +633,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         f"search command {'yes' if bench.search_cli else 'no'}, mcp command {'yes' if bench.mcp_cli else 'no'}")
     try:
         corpus = work / "corpus"
-        if not (scale.CORPUS / "topics" / "raw").is_dir():
+        if not any((scale.CORPUS / name / "raw").is_dir() for name in scale.CORPORA):
             raise SystemExit(f"bench: the corpora are missing: {scale.CORPUS} (../shared/corpus)")
         n_sources = corpus_ws(corpus)
         label = f"{n_sources} corpus sources"
@@ -649,10 +659,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         label_big = f"{bench.scale:,} sources"
         say(f"no-op compile at {label_big}")
         bench.noop(big, label_big, 1.0)
-        say(f"one changed source at {label_big} vs {SMALL}")
-        small = work / f"scale-{SMALL}"
-        scale.build(small, SMALL)
-        checked(wikimem("compile", "--root", str(small), "--quiet"), f"compile at {SMALL}")
+        say(f"one changed source at {label_big} vs {bench.small}")
+        small = work / f"scale-small-{bench.small}"
+        scale.build(small, bench.small)
+        checked(wikimem("compile", "--root", str(small), "--quiet"), f"compile at {bench.small}")
         bench.single_change(big, small, bench.repeats)
         say(f"warm search at {label_big}")
         bench.warm_search(big, work / f"whoosh-scale-{bench.scale}", label_big)
@@ -681,14 +691,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="under a minute: 300 generated sources, fewer repeats")
     parser.add_argument("--scale", type=int, default=None, help="generated sources for the scale figures (default 10000; quick 300)")
-    parser.add_argument("--repeats", type=int, default=None, help="runs per figure, median reported (default 5; quick 3)")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per figure, median reported (default 3; quick 2; no-op and search get more)")
     parser.add_argument("--out", type=Path, default=None, help="JSON file to write (default bench/results/<time>.json)")
     parser.add_argument("--workdir", type=Path, default=None, help="where to build the temporary workspaces")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces (their path is printed)")
     parser.add_argument("--skip-modules", action="store_true", help="skip retrieval/lint/daemon modules")
+    parser.add_argument("--corpus-root", type=Path, default=None,
+                        help="folder holding topics/raw, versions/raw, formats/raw (default ../shared/corpus)")
     args = parser.parse_args(argv)
-    if args.scale is not None and args.scale < SMALL:
-        parser.error(f"--scale must be at least {SMALL}")
+    if args.scale is not None and args.scale < 10:
+        parser.error("--scale must be at least 10")
+    if args.repeats is not None and args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    if args.corpus_root is not None:
+        if not args.corpus_root.is_dir():
+            parser.error(f"--corpus-root {args.corpus_root} is not a folder")
+        scale.CORPUS = args.corpus_root.resolve()
     result = run(args)
     out = args.out or RESULTS / f"{result['when'].replace(':', '')}{'-quick' if args.quick else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
