@@ -470,3 +470,25 @@ def test_query_synthesizes_an_answer_with_citations(ws: Workspace, server: FakeM
     assert "stream" not in server.bodies[0]  # a short answer: plain JSON, not a stream
     saved = (ws.root / str(result.saved)).read_text()
     assert "backend: anthropic" in saved and "About 30.5 years" in saved
+
+
+def test_estimate_prints_tokens_and_sends_nothing(ws: Workspace, server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wikimem.cli import main
+
+    write(ws, "a.md", "# A\n\n" + "Alpha is the first letter. " * 20 + "\n")
+    write(ws, "big.md", "# Big\n\n" + "\n".join(f"Line {i} of a long document." for i in range(6000)) + "\n")
+    write(ws, "empty.md", "")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    before = snapshot(ws.root)
+    result = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--backend", "anthropic", "--estimate", "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    assert plan["backend"] == "anthropic" and plan["model"] == "claude-sonnet-5-5"
+    by_path = {s["path"]: s for s in plan["sources"]}
+    assert set(by_path) == {"raw/a.md", "raw/big.md"} and plan["skipped"][0]["path"] == "raw/empty.md"
+    assert by_path["raw/big.md"]["parts"] >= 3 and by_path["raw/big.md"]["input_tokens"] > by_path["raw/a.md"]["input_tokens"]
+    assert plan["input_tokens"] == sum(s["input_tokens"] for s in plan["sources"]) and plan["cost_usd"] > 0
+    assert server.requests == [] and snapshot(ws.root) == before  # nothing sent, nothing written
+    text_out = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--backend", "anthropic", "--estimate"])
+    assert re.search(r"^raw/big\.md\t\d+ parts\t~[\d,]+ input", text_out.stdout, re.M)
+    assert "total: 2 sources" in text_out.stdout and "nothing was sent" in text_out.stderr

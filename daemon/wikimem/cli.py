@@ -170,22 +170,34 @@ class _Progress:
 @backend_option
 @click.option("--rebuild", is_flag=True, help="Re-render every page, even where nothing changed.")
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another writer.")
+@click.option("--estimate", is_flag=True, help="Print the tokens a compile would spend; send and write nothing.")
 @json_option
 @quiet_option
 @handle_errors
-def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, as_json: bool, quiet: bool) -> None:  # noqa: A001
+def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, estimate: bool, as_json: bool,  # noqa: A001
+            quiet: bool) -> None:
     """Compile new and changed sources in raw/ into wiki/ (incremental; a no-op writes nothing).
 
     \b
     Example:
       wikimem compile --root ~/notes
       wikimem compile --root ~/notes --json | jq .created
+      wikimem compile --backend anthropic --estimate
     """
     from .compiler import compile_workspace
     from .config import load_settings
 
     ws = open_workspace(root)
     settings = load_settings(ws.root, {"backend": backend})
+    if estimate:
+        from .backends.anthropic import estimate_compile
+
+        plan = estimate_compile(ws, settings)
+        if as_json:
+            emit_json({"ok": True, **plan.to_json()})
+        else:
+            print_estimate(plan, quiet=quiet)
+        return
     progress = _Progress(not quiet and not as_json)
     try:
         report = compile_workspace(ws, settings, rebuild=rebuild, progress=progress, wait=wait)
@@ -198,6 +210,26 @@ def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, 
         print_compile_summary(report)
     if failed:
         sys.exit(EXIT_ERROR)
+
+
+def print_estimate(plan: Any, *, quiet: bool) -> None:
+    """The plan on stdout (it is the command's data), the caveats on stderr."""
+    say(plan.reason + f" -> {plan.backend}", quiet=quiet)
+    if not plan.sources:
+        click.echo("nothing to compile: no new, changed or failed sources")
+    for s in plan.sources:
+        flag = "  OVER source_token_budget" if s.budgeted > plan.budget else ""
+        click.echo(f"{s.path}\t{s.parts} part{'s' if s.parts != 1 else ''}\t~{s.input:,} input\t"
+                   f"~{s.output:,} output\t~{s.cache_read:,} cache read{flag}")
+    for path, reason in plan.skipped:
+        click.echo(f"{path}\tskipped: {reason}")
+    cost = plan.cost_usd
+    money = "" if cost is None else f", ~${cost:.2f} at list prices"
+    click.echo(f"total: {len(plan.sources)} sources, ~{plan.input:,} input + ~{plan.output:,} output tokens"
+               f" (+ ~{plan.cache_read:,} cache reads){money}")
+    if plan.backend == "anthropic":
+        say(f"estimate only, nothing was sent: model {plan.model}, ~3.6 characters per token, about 10 turns "
+            "per part; the API's own counts go to log.md when you compile", quiet=quiet)
 
 
 def print_compile_summary(report: Any) -> None:

@@ -313,6 +313,27 @@ class _Run:
     notes: list[str] = field(default_factory=list)
 
 
+def system_prompt(ws: Workspace) -> list[dict[str, Any]]:
+    """The stable prefix's system part: AGENTS.md, the compile instructions, index.md; cached."""
+    agents = _read(ws.wiki / "AGENTS.md") or "(this wiki has no AGENTS.md)"
+    instructions = render("compile_instructions.md.j2", ws.root)
+    index = _read(ws.wiki / "index.md") or "(empty)"
+    if len(index) > INDEX_CHARS:
+        index = index[:INDEX_CHARS] + "\n[index.md continues; use search_wiki]"
+    return [
+        {"type": "text", "text": f"<agents_md>\n{agents.strip()}\n</agents_md>"},
+        {
+            "type": "text",
+            "text": f"{instructions.strip()}\n\n<index_md>\n{index.strip()}\n</index_md>",
+            "cache_control": {"type": "ephemeral"},
+        },
+    ]
+
+
+def prefix_tokens_of(system: Sequence[Mapping[str, Any]]) -> int:
+    return tokens_of(sum(len(str(b["text"])) for b in system) + 4_000)  # + the tool definitions
+
+
 def credentials(environ: Mapping[str, str]) -> str | None:
     """The variable that carries credentials the SDK will use, if any."""
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
@@ -354,21 +375,8 @@ class AnthropicBackend:
             self._client = anthropic.Anthropic(**kwargs)
         return self._client
 
-    # --- the prefix every request of a run shares
     def system_prompt(self, ws: Workspace) -> list[dict[str, Any]]:
-        agents = _read(ws.wiki / "AGENTS.md") or "(this wiki has no AGENTS.md)"
-        instructions = render("compile_instructions.md.j2", ws.root)
-        index = _read(ws.wiki / "index.md") or "(empty)"
-        if len(index) > INDEX_CHARS:
-            index = index[:INDEX_CHARS] + "\n[index.md continues; use search_wiki]"
-        return [
-            {"type": "text", "text": f"<agents_md>\n{agents.strip()}\n</agents_md>"},
-            {
-                "type": "text",
-                "text": f"{instructions.strip()}\n\n<index_md>\n{index.strip()}\n</index_md>",
-                "cache_control": {"type": "ephemeral"},
-            },
-        ]
+        return system_prompt(ws)
 
     def compile(self, batch: Batch) -> BatchResult:
         ws = batch.workspace
@@ -378,7 +386,7 @@ class AnthropicBackend:
         tool = WikiMemoryTool(ws.wiki, overlay, recorded)
         system = self.system_prompt(ws)
         tools = [tool.to_dict(), SEARCH_TOOL, READ_SOURCE_TOOL]
-        prefix_tokens = tokens_of(sum(len(b["text"]) for b in system) + 4_000)  # + tool definitions
+        prefix_tokens = prefix_tokens_of(system)
         run = _Run(batch, None, overlay, tool, system, tools, prefix_tokens, owners)
         outcomes: list[SourceOutcome] = []
         total = Usage()
@@ -971,3 +979,99 @@ def hashlib_hex(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+# --- `wikimem compile --estimate`: what a compile would send, before sending anything
+
+
+@dataclass(frozen=True)
+class Estimate:
+    backend: str
+    reason: str
+    model: str
+    sources: tuple[SourceEstimate, ...]
+    skipped: tuple[tuple[str, str], ...]
+    budget: int
+
+    @property
+    def input(self) -> int:
+        return sum(s.input for s in self.sources)
+
+    @property
+    def output(self) -> int:
+        return sum(s.output for s in self.sources)
+
+    @property
+    def cache_read(self) -> int:
+        return sum(s.cache_read for s in self.sources)
+
+    @property
+    def cost_usd(self) -> float | None:
+        if self.backend != "anthropic":
+            return 0.0
+        # the input the budget counts is mostly cache writes (the source part, each new turn)
+        return cost_usd(self.model, Usage(0, self.output, self.cache_read, self.input))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "reason": self.reason,
+            "model": self.model if self.backend == "anthropic" else None,
+            "source_token_budget": self.budget,
+            "sources": [
+                {"path": s.path, "parts": s.parts, "input_tokens": s.input, "output_tokens": s.output,
+                 "cache_read_tokens": s.cache_read, "over_budget": s.budgeted > self.budget}
+                for s in self.sources
+            ],
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "input_tokens": self.input,
+            "output_tokens": self.output,
+            "cache_read_tokens": self.cache_read,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def estimate_compile(ws: Workspace, settings: Settings, backend_name: str | None = None) -> Estimate:
+    """Which sources the next compile would send and the tokens each should take. Sends nothing.
+
+    It plans like the compiler (new, changed and failed sources, by hash against state.db)
+    without taking the writer lock or writing anything, and sizes each source the way the
+    backend will send it (parts, prefix, a typical number of turns).
+    """
+    from ..compiler import file_sha256, scan_raw
+    from ..sources import load_source
+    from ..state import State
+    from . import resolve
+
+    name, reason = resolve(backend_name or settings.backend, settings)
+    files, _ = scan_raw(ws)
+    rows: dict[str, Any] = {}
+    if ws.state_db.exists():
+        state = State(ws.state_db)
+        try:
+            rows = state.sources()
+        finally:
+            state.close()
+    changed = []
+    for f in files:
+        row = rows.get(f.path)
+        if row is not None and row.size == f.size and row.mtime_ns == f.mtime_ns and row.status != "failed":
+            continue
+        if row is not None and row.status in ("compiled", "skipped") and row.sha256 == file_sha256(f.file):
+            continue
+        changed.append(f)
+    prefix = prefix_tokens_of(system_prompt(ws))
+    estimates: list[SourceEstimate] = []
+    skipped: list[tuple[str, str]] = []
+    for f in changed:
+        if name != "anthropic":
+            estimates.append(SourceEstimate(f.path, 1, 0, 0, 0))
+            continue
+        try:
+            doc = load_source(f.file, f.path, max_bytes=int(settings.max_source_mb * 1_000_000))
+        except SkipSource as exc:
+            skipped.append((f.path, str(exc)))
+            continue
+        st = source_text(doc, f.file)
+        estimates.append(estimate_source(st, prefix, settings.max_turns))
+    return Estimate(name, reason, settings.model, tuple(estimates), tuple(skipped), settings.source_token_budget)
