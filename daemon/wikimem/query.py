@@ -152,7 +152,7 @@ def answer(ws: Workspace, settings: Settings, question: str, save: bool = False)
     else:
         result = Answer(question, offline_text(question, passages), tuple(passages), sources, backend="offline")
     if save:
-        result = save_answer(ws, result)
+        result = save_answer(ws, settings, result)
     return result
 
 
@@ -174,9 +174,10 @@ def _relink(text: str, page: str) -> str:
     return re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", fix, text)
 
 
-def save_answer(ws: Workspace, result: Answer, *, wait: float = 5.0) -> Answer:
-    """File the answer as wiki/answers/<slug>.md, log it and regenerate the index."""
-    from . import log_page
+def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: float = 5.0) -> Answer:
+    """File the answer as wiki/answers/<slug>.md, log it, regenerate the index and (in a git
+    work tree) commit exactly those files as one operation."""
+    from . import history, log_page
     from .compiler import today, write_index
     from .pages import Page, slugify
     from .workspace import atomic_write, writer_lock
@@ -204,7 +205,10 @@ def save_answer(ws: Workspace, result: Answer, *, wait: float = 5.0) -> Answer:
         lines += log_page.list_lines("sources", list(result.sources))
         lines += log_page.list_lines("index", [p for p, _ in changes])
         lines.append(f"- backend: {result.backend}")
-        log_page.append(ws.wiki / "log.md", [log_page.LogEntry("query", result.question, lines)])
+        entry = log_page.LogEntry("query", result.question, lines)
+        log_page.append(ws.wiki / "log.md", [entry])
+        history.record(ws, settings, operation="query", paths=[rel, "log.md", *(p for p, _ in changes)],
+                       entries=[entry])
     return replace(result, saved="wiki/" + rel)
 
 
