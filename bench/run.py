@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -470,40 +471,66 @@ class Bench:
 
     # 7. the other engineers' modules
     def modules(self, corpus_root: Path, scale_root: Path) -> None:
-        for name, adapter in (("retrieval", retrieval_rows), ("lint_bench", lint_rows), ("daemon_bench", daemon_rows)):
+        for name, adapter, line_goal, full_only in MODULES:
             path = self.module_dir / f"{name}.py"
             fig = f"bench/{name}.py"
             if not path.exists():
                 self.add(Row(fig, status="not available yet", note=f"bench/{name}.py does not exist yet"))
                 continue
-            helptext = measure([PY, str(path), "--help"], timeout=120)
+            if full_only and self.quick:
+                self.add(Row(fig, status="skipped", note="full runs only (slow)"))
+                continue
+            helptext = measure([PY, str(path), "--help"], timeout=120).stdout
             args = [PY, str(path)]
-            if "--json" in helptext.stdout:
+            if "--json" in helptext:
                 args.append("--json")
-            if self.quick and "--quick" in helptext.stdout:
+            if self.quick and "--quick" in helptext:
                 args.append("--quick")
-            if "--scale" in helptext.stdout:
+            if "--scale" in helptext:
                 args += ["--scale", str(self.scale)]
-            say(f"running {' '.join(args[1:])}")
+            elif "--pages" in helptext and (self.quick or self.scale < 10_000):
+                args += ["--pages", str(max(self.scale, 1000))]
+            say(f"running bench/{name}.py {' '.join(args[2:])}")
             env = child_env(WIKIMEM_BENCH_SCALE_ROOT=str(scale_root), WIKIMEM_BENCH_CORPUS_ROOT=str(corpus_root),
                             WIKIMEM_BENCH_QUICK="1" if self.quick else "")
             sample = measure(args, timeout=1800, env=env)
-            data = sample.json()
-            if sample.rc != 0 or data is None:
+            if sample.rc != 0:
                 self.add(Row(fig, status="error", note=f"exited {sample.rc}: {last_line(sample.stderr)}"))
                 continue
-            try:
-                rows = adapter(data)
-            except (KeyError, TypeError, ValueError) as exc:
-                rows = []
-                say(f"  {fig}: unexpected JSON ({exc}); recorded raw")
-            if not rows:
-                rows = generic_rows(fig, data)
+            data = sample.json()
+            rows: list[Row] = []
+            if data is None:
+                # no --json yet: read its "label   1.23 s" lines, so the figure is still reported
+                rows = text_rows(name, sample.stdout, line_goal)
+                data = {"stdout": sample.stdout[-4000:]}
+            else:
+                try:
+                    rows = adapter(data)
+                except (KeyError, TypeError, ValueError) as exc:
+                    say(f"  {fig}: unexpected JSON ({exc}); recorded raw")
+                rows = rows or generic_rows(fig, data)
             for row in rows:
                 row.extra.setdefault("module", name)
                 row.extra.setdefault("module_seconds", round(sample.seconds, 2))
                 self.add(row)
             self.raw_modules[name] = data
+
+
+_TIMING_LINE = re.compile(r"^\s*(?P<label>[A-Za-z][^\n]*?)\s{2,}(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b(?P<rest>.*)$")
+
+
+def text_rows(name: str, stdout: str, goal: float | None) -> list[Row]:
+    """Timing lines of a module's plain output ("cold (no lint cache)    1.23 s   10000 pages")."""
+    rows = []
+    for line in stdout.splitlines():
+        m = _TIMING_LINE.match(line)
+        if not m:
+            continue
+        value = float(m.group("value")) / (1000 if m.group("unit") == "ms" else 1)
+        rest = " ".join(m.group("rest").split())[:120]
+        rows.append(Row(f"{name}: {m.group('label').strip()}", value, "s", goal=f"≤ {goal:g} s" if goal else "",
+                        goal_abs=goal, note=rest, extra={"line": line.strip()}))
+    return rows or [Row(f"bench/{name}.py", status="info", note="ran; printed no timing lines (see JSON)")]
 
 
 def _num(value: Any) -> float | None:
@@ -589,13 +616,21 @@ def daemon_rows(data: Any) -> list[Row]:
 
 
 def generic_rows(fig: str, data: Any) -> list[Row]:
-    """Whatever numbers a module printed at its top level, so nothing measured is lost."""
-    rows = []
+    """The rows contract if the module used it, else whatever numbers it printed at its top level."""
+    rows = rows_from_contract(data)
     if isinstance(data, dict):
         for key, value in data.items():
             if _num(value) is not None:
                 rows.append(Row(f"{fig}: {key}", _num(value), "", status="info"))
     return rows or [Row(fig, status="info", note="ran; no figures recognised (see JSON)")]
+
+
+MODULES: tuple[tuple[str, Callable[[Any], list[Row]], float | None, bool], ...] = (
+    ("retrieval", retrieval_rows, None, False),
+    ("lint_bench", lint_rows, 5.0, False),
+    ("daemon_bench", daemon_rows, None, False),
+    ("history_bench", lambda data: [], None, True),
+)
 
 
 # --- the run ---------------------------------------------------------------------------------------

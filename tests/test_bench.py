@@ -116,20 +116,28 @@ def test_rows_judge_ratio_and_absolute_goals() -> None:
 
 def test_figure_modules_missing_failing_and_reporting(tmp_path: Path) -> None:
     run = load("run")
+    # plain text timing lines (what bench/lint_bench.py prints), the JSON rows contract, a crash
     (tmp_path / "lint_bench.py").write_text(
-        "import json\nprint(json.dumps({'rows': [{'figure': 'lint, 10 pages', 'value': 0.5, "
-        "'unit': 's', 'goal': '<= 5 s', 'goal_abs': 5.0}]}))\n")
-    (tmp_path / "daemon_bench.py").write_text("import sys\nprint('daemon exploded', file=sys.stderr)\nsys.exit(1)\n")
+        "print('generated 10 pages')\nprint('cold (no lint cache)        6.50 s   10 pages')\n"
+        "print('warm (lint cache)           120 ms   10 pages')\n")
+    (tmp_path / "daemon_bench.py").write_text(
+        "import json, sys\nif '--help' in sys.argv:\n    sys.exit(print('usage: daemon_bench.py [--json]'))\n"
+        "assert '--json' in sys.argv\n"
+        "print(json.dumps({'rows': [{'figure': 'idle RSS', 'value': 41.0, 'unit': 'MB', 'goal_abs': 60.0}]}))\n")
+    (tmp_path / "retrieval.py").write_text("import sys\nprint('retrieval exploded', file=sys.stderr)\nsys.exit(1)\n")
     args = run.argparse.Namespace(quick=True, repeats=1, scale=10)
     bench = run.Bench.__new__(run.Bench)
     bench.args, bench.quick, bench.scale, bench.rows, bench.raw_modules = args, True, 10, [], {}
     bench.module_dir = tmp_path
     bench.modules(tmp_path, tmp_path)
     by_fig = {r.figure: r for r in bench.rows}
-    assert by_fig["bench/retrieval.py"].status == "not available yet"
-    assert by_fig["bench/daemon_bench.py"].status == "error"
-    assert "daemon exploded" in by_fig["bench/daemon_bench.py"].note
-    assert by_fig["lint, 10 pages"].status == "ok" and by_fig["lint, 10 pages"].value == 0.5
+    assert by_fig["bench/history_bench.py"].status == "not available yet"
+    assert by_fig["bench/retrieval.py"].status == "error"
+    assert "retrieval exploded" in by_fig["bench/retrieval.py"].note
+    assert by_fig["lint_bench: cold (no lint cache)"].status == "over"  # 6.5 s > 5 s
+    assert by_fig["lint_bench: warm (lint cache)"].value == pytest.approx(0.12)
+    assert by_fig["lint_bench: warm (lint cache)"].status == "ok"
+    assert by_fig["idle RSS"].status == "ok" and by_fig["idle RSS"].value == 41.0
 
 
 def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
