@@ -72,12 +72,17 @@ def today() -> str:
 def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Context, list[Finding], list[str]]:
     if not ws.wiki.is_dir():
         raise UsageError(f"{ws.root} has no wiki/ folder; run: wikimem init {ws.root}")
+    started = time.process_time()
     ctx = load_context(ws, settings)
+    timings = ctx._cache.setdefault("timings", {})
+    timings["load"] = time.process_time() - started
     findings: list[Finding] = []
     notes: list[str] = []
     try:
         for rule in selected:
+            started = time.process_time()
             findings.extend(rule.check(ctx))
+            timings[rule.name] = time.process_time() - started
     finally:
         from .corpus import SourceCache
 
@@ -136,7 +141,7 @@ def run_lint(
     report = LintReport(
         findings=_sorted(open_findings), accepted=_sorted(accepted), rules=tuple(r.name for r in selected),
         pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
-        fixes=fixes, notes=notes,
+        fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx._cache.get("timings", {}).items()},
     )
     if wants_write and full:
         try:

@@ -50,6 +50,8 @@ cl go1 part level rfc pep iso fips ecma ieee""".split())
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect""".split())
+# a claim needs one of these words; most sentences have none, and skip the regexes
+_HINTS = ("requir", "least", "minimum", "default", "later", "newer", "higher", "above", "+", "only support", "only run")
 _ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos"}
 
 
@@ -113,6 +115,9 @@ def extract(doc: SourceText) -> list[Claim]:
     out: list[Claim] = []
     for sentence, line in doc.sentences:
         if len(sentence) > 600 or not any(ch.isdigit() for ch in sentence):
+            continue
+        lower = sentence.lower()
+        if not any(hint in lower for hint in _HINTS):
             continue
         mentions = list(VERSIONED.finditer(sentence))
         if not mentions:
@@ -216,6 +221,15 @@ class Order:
                 return (-1 if ma < mb else 1), "file time"
         return 0, "undated"
 
+    def bucket(self, path: str) -> object:
+        """Sources that compare as "same time" share a bucket (a superset; compare() decides)."""
+        d = self.docs[path]
+        if self.date.get(path):
+            return ("date", self.date[path])
+        if d.version:
+            return ("version", d.version)
+        return ("undated",)
+
     def label(self, path: str) -> str:
         d = self.docs[path]
         if self.date.get(path):
@@ -234,7 +248,7 @@ def _claims(ctx: Context) -> tuple[list[Claim], Order]:
         return found  # type: ignore[no-any-return]
     sources = cache(ctx)
     docs = [d for p in sorted(ctx.raw_files) if (d := sources.get(p)) is not None and not d.skipped]
-    claims = [c for d in docs for c in extract(d)]
+    claims = [c for d in docs for c in d.claims]
     result = (claims, Order(docs))
     ctx._cache["claims"] = result
     return result
@@ -364,29 +378,34 @@ def contradicted(ctx: Context) -> Iterator[Finding]:
             )
         # 2. two sources of the same time (or no order at all) that disagree
         seen: set[tuple[str, str]] = set()
-        for i, a in enumerate(actual):
-            for b in actual[i + 1 :]:
-                if a.source == b.source or compatible(a.value, b.value):
-                    continue
-                pair = tuple(sorted((a.source, b.source)))
-                if pair in seen:
-                    continue
-                cmp, how = order.compare(a.source, b.source)
-                if cmp != 0:
-                    continue
-                if a.subject is not None and b.subject is not None and a.subject != b.subject:
-                    continue  # about different releases: both can be true
-                seen.add(pair)  # type: ignore[arg-type]
-                yield Finding.make(
-                    "contradicted", "warning",
-                    f"{label}: {a.source} says {a.value_text}, {b.source} says {b.value_text}, and neither is newer ({how})",
-                    paths=[a.source, b.source], lines=[a.line, b.line],
-                    evidence={
-                        "fact": label,
-                        "a": {"path": a.source, "sentence": a.sentence},
-                        "b": {"path": b.source, "sentence": b.sentence},
-                    },
-                )
+        buckets: dict[object, list[Claim]] = defaultdict(list)
+        for c in actual:
+            # only claims that no date, release or file time orders can contradict each other
+            buckets[order.bucket(c.source)].append(c)
+        for bucket in buckets.values():
+            for i, a in enumerate(bucket):
+                for b in bucket[i + 1 :]:
+                    if a.source == b.source or compatible(a.value, b.value):
+                        continue
+                    pair = tuple(sorted((a.source, b.source)))
+                    if pair in seen:
+                        continue
+                    cmp, how = order.compare(a.source, b.source)
+                    if cmp != 0:
+                        continue
+                    if a.subject is not None and b.subject is not None and a.subject != b.subject:
+                        continue  # about different releases: both can be true
+                    seen.add(pair)  # type: ignore[arg-type]
+                    yield Finding.make(
+                        "contradicted", "warning",
+                        f"{label}: {a.source} says {a.value_text}, {b.source} says {b.value_text}, and neither is newer ({how})",
+                        paths=[a.source, b.source], lines=[a.line, b.line],
+                        evidence={
+                            "fact": label,
+                            "a": {"path": a.source, "sentence": a.sentence},
+                            "b": {"path": b.source, "sentence": b.sentence},
+                        },
+                    )
 
 
 def _earliest(order: Order, claims: list[Claim]) -> Claim | None:

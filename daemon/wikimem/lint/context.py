@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from .. import index_page
 from ..config import Settings
 from ..pages import FrontMatterError, Page, parse_meta, split_front_matter
+from ..sources import is_ignored_name
 from ..workspace import Workspace
 
 # files at the top of wiki/ that are written by code or owned by the user, not pages
@@ -37,7 +38,7 @@ _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 class Link:
     text: str
     target: str  # as written
-    line: int  # 1-based line in the page file
+    at: int  # character offset in the page file (page.line_of(at) gives the line, when a finding needs it)
     kind: str  # md | wiki
     resolved: str | None  # workspace-relative path ("wiki/...", "raw/...") or None when external/anchor
     fragment: str = ""
@@ -75,9 +76,13 @@ class WikiPage:
     def section(self) -> str:
         return self.path.split("/", 1)[0] if "/" in self.path else ""
 
-    @property
+    @cached_property
     def is_generated(self) -> bool:
         return self.path in SPECIAL or index_page.is_catalog(self.path)
+
+    @cached_property
+    def folder(self) -> str:
+        return posixpath.dirname(self.path)
 
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset in the whole file."""
@@ -101,7 +106,7 @@ class Context:
     settings: Settings
     pages: dict[str, WikiPage]  # wiki-relative path -> page (Markdown files only)
     wiki_files: set[str]  # every file under wiki/, wiki-relative
-    raw_files: dict[str, Path]  # workspace-relative raw path -> file
+    raw_files: dict[str, str]  # workspace-relative raw path -> file system path
     state_pages: dict[str, tuple[str, str, str | None]]
     state_sources: dict[str, Any]
     _links: dict[str, list[Link]] = field(default_factory=dict)
@@ -160,13 +165,8 @@ def load_context(ws: Workspace, settings: Settings) -> Context:
                 rel = f"{prefix}/{name}" if prefix else name
                 wiki_files.add(rel)
                 if name.endswith(".md") and not name.startswith("."):
-                    pages[rel] = read_wiki_page(Path(dirpath) / name, rel)
-    raw_files: dict[str, Path] = {}
-    if ws.raw.is_dir():
-        from ..compiler import scan_raw
-
-        files, _refused = scan_raw(ws)
-        raw_files = {f.path: f.file for f in files}
+                    pages[rel] = read_wiki_page(os.path.join(dirpath, name), rel)
+    raw_files = scan_raw_files(ws)
     state_pages: dict[str, tuple[str, str, str | None]] = {}
     state_sources: dict[str, Any] = {}
     if ws.state_db.exists():
@@ -181,9 +181,46 @@ def load_context(ws: Workspace, settings: Settings) -> Context:
     return Context(ws, settings, dict(sorted(pages.items())), wiki_files, raw_files, state_pages, state_sources)
 
 
-def read_wiki_page(file: Path, rel: str) -> WikiPage:
+def scan_raw_files(ws: Workspace) -> dict[str, str]:
+    """The raw files compile would consider (compiler.scan_raw's rules), with os.scandir's cached types.
+
+    Same filters: dot folders, editor noise, and symlinks leaving raw/ are skipped.
+    scan_raw stats every file for compile's change detection; lint needs only the
+    names, which the directory entries give without a system call each.
+    """
+    out: dict[str, str] = {}
+    if not ws.raw.is_dir():
+        return out
+    raw_root = ws.raw.resolve()
+    stack = [(str(ws.raw), "raw")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if not name.startswith("."):
+                    stack.append((entry.path, f"{prefix}/{name}"))
+                continue
+            if is_ignored_name(name):
+                continue
+            if entry.is_symlink():
+                target = Path(entry.path).resolve()
+                if raw_root not in target.parents or not target.is_file():
+                    continue
+            elif not entry.is_file(follow_symlinks=False):
+                continue
+            out[f"{prefix}/{name}"] = entry.path
+    return dict(sorted(out.items()))
+
+
+def read_wiki_page(file: str, rel: str) -> WikiPage:
     try:
-        data = file.read_bytes()
+        with open(file, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         return WikiPage(rel, "", 0, None, f"cannot read ({exc.strerror})", False, 0, "")
     text = data.decode("utf-8", errors="replace")
@@ -197,7 +234,8 @@ def read_wiki_page(file: Path, rel: str) -> WikiPage:
             page = None
     else:
         try:
-            page = Page(rel, parse_meta(fm), body)
+            meta = simple_meta(fm)
+            page = Page(rel, meta if meta is not None else parse_meta(fm), body)
         except FrontMatterError as exc:
             page, error = None, str(exc)
     if b"\xef\xbf\xbd" not in data and "\ufffd" in text:
@@ -205,7 +243,59 @@ def read_wiki_page(file: Path, rel: str) -> WikiPage:
     return WikiPage(rel, text, len(data), page, error, fm is not None, offset, body)
 
 
-def resolve_target(page_path: str, target: str) -> tuple[str | None, str]:
+_SIMPLE_KEY = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+_SIMPLE_ITEM = re.compile(r"^- (.*?)[ \t]*$")
+_PLAIN = re.compile(r"^[A-Za-z_/.][^:#{}\[\],&*!|>'\"%@`]*$")
+_ISO_DAY = re.compile(r"^\d{4}-\d\d-\d\d$")
+_YAML_WORDS = frozenset("true false yes no on off null ~ y n".split())
+
+
+def simple_meta(fm: str) -> dict[str, Any] | None:
+    """Front matter as wikimem writes it (`key: plain`, `key: []`, `key:` + `- item`), without YAML.
+
+    Parsing YAML is most of the time lint spends on a large wiki; this reads only
+    the plain shapes and returns None for anything else (quotes, flow lists with
+    items, numbers, booleans, anchors, nesting), which then goes to the real YAML
+    parser. Dates stay ISO strings, as loads_page returns them.
+    """
+    meta: dict[str, Any] = {}
+    current: list[str] | None = None
+    for line in fm.split("\n"):
+        if not line.strip():
+            continue
+        item = _SIMPLE_ITEM.match(line)
+        if item is not None:
+            if current is None or not _PLAIN.match(item.group(1)) or item.group(1).lower() in _YAML_WORDS:
+                return None
+            current.append(item.group(1))
+            continue
+        m = _SIMPLE_KEY.match(line)
+        if m is None or m.group(1) in meta:
+            return None
+        value = m.group(2)
+        if value is None or value == "":
+            current = meta[m.group(1)] = []
+            continue
+        current = None
+        if value == "[]":
+            meta[m.group(1)] = []
+        elif _ISO_DAY.match(value) or (_PLAIN.match(value) and value.lower() not in _YAML_WORDS and not value.endswith(" ")):
+            meta[m.group(1)] = value
+        elif re.fullmatch(r"[0-9a-f]{64}", value):  # a hash that happens to start with a digit
+            meta[m.group(1)] = value
+        else:
+            return None
+    # "key:" with no items is null in YAML, not an empty list
+    for key, value in list(meta.items()):
+        if value == [] and not re.search(rf"^{re.escape(key)}:[ \t]*\[\]", fm, re.MULTILINE):
+            meta[key] = None
+    return meta
+
+
+_RESOLVED: dict[tuple[str, str], str] = {}
+
+
+def resolve_target(page_path: str, target: str, folder: str | None = None) -> tuple[str | None, str]:
     """A link target written on wiki/<page_path> as a workspace-relative path, and its #fragment.
 
     None for external URLs and same-page anchors. A path that climbs out of the
@@ -217,12 +307,19 @@ def resolve_target(page_path: str, target: str) -> tuple[str | None, str]:
     path = path.split("?", 1)[0]
     if not path:
         return None, fragment
-    path = unquote(path)
-    if path.startswith("/"):
-        # root-relative links mean "the site root" on GitHub and most renderers; treat as workspace root
-        joined = posixpath.normpath(path.lstrip("/"))
-    else:
-        joined = posixpath.normpath(posixpath.join("wiki", posixpath.dirname(page_path), path))
+    folder = posixpath.dirname(page_path) if folder is None else folder
+    key = (folder, path)
+    joined = _RESOLVED.get(key)
+    if joined is None:
+        path = unquote(path) if "%" in path else path
+        if path.startswith("/"):
+            # root-relative links mean "the site root" on GitHub and most renderers; treat as workspace root
+            joined = posixpath.normpath(path.lstrip("/"))
+        else:
+            joined = posixpath.normpath(posixpath.join("wiki", folder, path))
+        if len(_RESOLVED) > 200_000:
+            _RESOLVED.clear()
+        _RESOLVED[key] = joined
     return joined, fragment
 
 
@@ -233,15 +330,15 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
     if "](" in text:
         for m in _MD_LINK.finditer(text, start):
             target = m.group(2)
-            resolved, fragment = resolve_target(page.path, target)
-            out.append(Link(m.group(1), target, page.line_of(m.start()), "md", resolved, fragment))
+            resolved, fragment = resolve_target(page.path, target, page.folder)
+            out.append(Link(m.group(1), target, m.start(), "md", resolved, fragment))
     if "[[" in text:
         for m in _WIKILINK.finditer(text, start):
             name = m.group(1).strip()
             resolved = None
             if ctx is not None:
                 resolved = resolve_wikilink(ctx, page.path, name)
-            out.append(Link(m.group(3) or name, name, page.line_of(m.start()), "wiki", resolved or f"wiki/?{name}", (m.group(2) or "")[1:]))
+            out.append(Link(m.group(3) or name, name, m.start(), "wiki", resolved or f"wiki/?{name}", (m.group(2) or "")[1:]))
     return out
 
 

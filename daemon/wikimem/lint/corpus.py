@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from .context import Context
 
-CACHE_VERSION = 5  # bump when what is cached changes shape or meaning
+CACHE_VERSION = 6  # bump when what is cached changes shape or meaning
 _WORDS = re.compile(r"\w+")
 # "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
 LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
@@ -42,14 +43,17 @@ class SourceText:
     version: tuple[str, tuple[int, ...]] | None = None  # ("go", (1, 22)) from the title: release order
     mtime_ns: int = 0
     words: str = ""
-    sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, line)
+    sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, line); not cached
     skipped: str | None = None
+    claims: list[Any] = field(default_factory=list)  # claims.Claim, extracted once and cached
 
     def to_json(self) -> dict[str, Any]:
         return {
             "title": self.title, "date": self.date,
             "version": [self.version[0], list(self.version[1])] if self.version else None,
-            "words": self.words, "sentences": self.sentences, "skipped": self.skipped,
+            "words": self.words, "skipped": self.skipped,
+            "claims": [[list(c.key), list(c.value), c.value_text, c.plan, list(c.subject) if c.subject else None,
+                        c.sentence, c.line] for c in self.claims],
         }
 
 
@@ -60,7 +64,7 @@ def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
     return m.group(1).lower(), tuple(int(x) for x in m.group(2).split("."))
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -101,7 +105,7 @@ class SourceCache:
         value: str | None = None
         if file is not None:
             try:
-                st = file.stat()
+                st = os.stat(file)
                 row = self.ctx.state_sources.get(path)
                 if row is not None and row.sha256 and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns:
                     value = row.sha256
@@ -125,23 +129,30 @@ class SourceCache:
         if file is None or sha is None:
             return None
         try:
-            mtime = file.stat().st_mtime_ns
+            mtime = os.stat(file).st_mtime_ns
         except OSError:
             return None
         if self.db is not None:
             with contextlib.suppress(sqlite3.Error):
                 row = self.db.execute("SELECT data FROM docs WHERE sha256=? AND version=?", (sha, CACHE_VERSION)).fetchone()
                 if row:
+                    from .claims import Claim
+
                     data = json.loads(row[0])
                     version = data.get("version")
+                    # claims are cached without their path: a copied or renamed file shares the hash
+                    claims = [
+                        Claim(tuple(k), tuple(v), vt, plan, tuple(subj) if subj else None, path, sentence, line)  # type: ignore[arg-type]
+                        for k, v, vt, plan, subj, sentence, line in data.get("claims", [])
+                    ]
                     return SourceText(
                         path, sha, data["title"], data["date"],
                         (version[0], tuple(version[1])) if version else None, mtime, data["words"],
-                        [tuple(s) for s in data["sentences"]], data.get("skipped"),  # type: ignore[misc]
+                        [], data.get("skipped"), claims,
                     )
         max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
         try:
-            doc = load_source(file, path, max_bytes=max_bytes)
+            doc = load_source(Path(file), path, max_bytes=max_bytes)
         except SkipSource as exc:
             text = SourceText(path, sha, mtime_ns=mtime, skipped=str(exc))
         except (OSError, ValueError) as exc:
@@ -152,6 +163,9 @@ class SourceCache:
                 path, sha, doc.title, doc.date, title_version(doc.title), mtime,
                 words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
             )
+            from .claims import extract
+
+            text.claims = extract(text)
         self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json())))
         return text
 

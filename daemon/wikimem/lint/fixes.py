@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..backends.offline import MAX_CONCEPT_LINKS
 from ..pages import content_hash, escape_link_text, relative_link
 from ..workspace import atomic_write
 from .context import Context, WikiPage
@@ -68,6 +69,10 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
                 continue
             if any(link.resolved == page.wpath for link in ctx.links(source)):
                 continue
+            # the compiler links at most MAX_CONCEPT_LINKS concepts from a source page, by design;
+            # adding more would be undone by the next compile, so a full Concepts line is left alone
+            if _concept_links(source.text) >= MAX_CONCEPT_LINKS:
+                continue
             if any(f.action == "add-backlink" and f.path == source.wpath and page.path in f.detail for f in fixes):
                 continue
             why_not = written_by_wikimem(ctx, source)
@@ -80,6 +85,12 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
             new_text[source.path] = _add_concept(text, link_md)
             fixes.append(Fix(source.wpath, "add-backlink", detail))
     return fixes, new_text
+
+
+def _concept_links(text: str) -> int:
+    _, _, section = text.partition("\n## Concepts\n")
+    section = section.split("\n#", 1)[0]
+    return section.count("](")
 
 
 def _add_concept(text: str, link_md: str) -> str:

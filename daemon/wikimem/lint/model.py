@@ -85,6 +85,7 @@ class LintReport:
     fixes: list[Fix] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)  # files this run wrote (lint.md, index.md, log.md)
+    timings: dict[str, float] = field(default_factory=dict)  # CPU seconds: "load" and each rule
 
     @property
     def counts(self) -> dict[str, int]:
@@ -119,4 +120,5 @@ class LintReport:
             "fixes": [f.to_json() for f in self.fixes],
             "notes": list(self.notes),
             "written": list(self.written),
+            "timings": dict(self.timings),
         }

@@ -12,22 +12,25 @@ from .context import Context
 from .model import Finding
 
 # (name, pattern): specific formats first; each is anchored on a prefix the issuer documents
-PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("private key", re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-proj-[A-Za-z0-9_-]{40,}")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("Stripe secret key", re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}\b")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
+# (name, literal every match contains, pattern): the literal is a cheap test before the regex runs
+PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
+    ("private key", ("-----BEGIN",), re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")),
+    ("Anthropic API key", ("sk-ant-",), re.compile(r"\bsk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}")),
+    ("OpenAI API key", ("sk-",), re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-proj-[A-Za-z0-9_-]{40,}")),
+    ("AWS access key id", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", ("gh", "github_pat_"), re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b")),
+    ("Slack token", ("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("Stripe secret key", ("k_live_",), re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}\b")),
+    ("JSON web token", ("eyJ",), re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")),
 ]
+_ASSIGNMENT_HINTS = ("key", "secret", "token", "passw")
 # key = value assignments whose value looks random (high entropy, letters and digits)
 ASSIGNMENT = re.compile(
     r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret)"
     r"\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{16,})"
 )
+_ASSIGNMENT_FAST = re.compile(r"(?:key|secret|token|passw(?:or)?d)[\"']?\s*[:=]\s*[\"']?[a-z0-9_\-+/=.]{16}")
 # documentation examples and placeholders are not secrets
 PLACEHOLDER = re.compile(r"(?i)example|xxxx|your[_-]|placeholder|dummy|redacted|changeme|<|\.\.\.|\*\*\*|0000000|1234567")
 
@@ -45,11 +48,14 @@ def secrets(ctx: Context) -> Iterator[Finding]:
     for page in ctx.pages.values():
         text = page.text
         hits: list[tuple[int, str, str]] = []
-        for name, pattern in PATTERNS:
+        for name, literals, pattern in PATTERNS:
+            if not any(lit in text for lit in literals):
+                continue
             for m in pattern.finditer(text):
                 if not PLACEHOLDER.search(m.group(0)):
                     hits.append((m.start(), name, m.group(0)))
-        if "=" in text or ":" in text:
+        lower = text.lower()
+        if any(h in lower for h in _ASSIGNMENT_HINTS) and _ASSIGNMENT_FAST.search(lower):
             for m in ASSIGNMENT.finditer(text):
                 value = m.group("value")
                 if (

@@ -78,7 +78,8 @@ def ungrounded(ctx: Context) -> Iterator[Finding]:
             # the loader drops markup; a person may quote the file as written, so check the raw text too
             if resolved not in raw_words:
                 try:
-                    raw_text = ctx.raw_files[resolved].read_text(encoding="utf-8", errors="replace")
+                    with open(ctx.raw_files[resolved], encoding="utf-8", errors="replace") as handle:
+                        raw_text = handle.read()
                     raw_words[resolved] = words(LINK_TARGET.sub("]", raw_text))
                 except OSError:
                     raw_words[resolved] = None

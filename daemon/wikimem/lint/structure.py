@@ -39,7 +39,7 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
                     yield Finding.make(
                         "broken-link", "error",
                         f"[[{link.target}]] matches no page (by file name or title)",
-                        paths=[page.wpath], lines=[link.line],
+                        paths=[page.wpath], lines=[page.line_of(link.at)],
                         evidence={"page": page.wpath, "target": link.target, "kind": "wikilink"},
                     )
                 continue
@@ -47,7 +47,7 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
             if target.startswith(".."):
                 yield Finding.make(
                     "broken-link", "error", f"link to {link.target} points outside the workspace",
-                    paths=[page.wpath], lines=[link.line],
+                    paths=[page.wpath], lines=[page.line_of(link.at)],
                     evidence={"page": page.wpath, "target": link.target, "kind": "outside"},
                 )
                 continue
@@ -58,7 +58,7 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
                 "broken-link", "error",
                 f"link to {link.target} ({target}) points at nothing"
                 + (" (a source page that was removed)" if removed_source else ""),
-                paths=[page.wpath], lines=[link.line],
+                paths=[page.wpath], lines=[page.line_of(link.at)],
                 evidence={"page": page.wpath, "target": link.target, "kind": "md"},
                 fixable=removed_source,
             )
