@@ -557,3 +557,28 @@ def test_commits_without_a_configured_identity(repo_ws: Workspace, monkeypatch) 
     write(repo_ws, "moles.md", MOLES)
     compile_(repo_ws)
     assert git(repo_ws.root, "log", "-1", "--format=%an <%ae>") == "wikimem <wikimem@localhost>"
+
+
+def test_no_commit_during_a_merge_in_progress(repo_ws: Workspace, caplog) -> None:
+    ws = repo_ws
+    (ws.root / "notes.txt").write_text("base\n")
+    git(ws.root, "add", "notes.txt")
+    git(ws.root, "commit", "-q", "-m", "notes")
+    git(ws.root, "checkout", "-q", "-b", "side")
+    (ws.root / "notes.txt").write_text("side\n")
+    git(ws.root, "commit", "-q", "-am", "side")
+    git(ws.root, "checkout", "-q", "main")
+    (ws.root / "notes.txt").write_text("main\n")
+    git(ws.root, "commit", "-q", "-am", "main")
+    merge = subprocess.run(["git", "merge", "-q", "side"], cwd=ws.root, capture_output=True, text=True)
+    assert merge.returncode != 0  # a conflict: the person is mid-merge
+    tip = head(ws)
+    caplog.set_level(logging.WARNING, logger="wikimem.history")
+    write(ws, "moles.md", MOLES)
+    report = compile_(ws)
+    assert report.created and head(ws) == tip
+    assert any("merge is in progress" in r.getMessage() for r in caplog.records)
+    # the person's conflict is untouched
+    assert git(ws.root, "diff", "--name-only", "--diff-filter=U") == "notes.txt"
+    with pytest.raises(WikimemError, match="merge is in progress"):
+        history.undo(ws, load_settings(ws.root, environ={}))

@@ -175,6 +175,19 @@ def require_repository(ws: Workspace, settings: Settings) -> Repo:
     return repo
 
 
+IN_PROGRESS = {"MERGE_HEAD": "merge", "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert",
+               "rebase-merge": "rebase", "rebase-apply": "rebase or am", "BISECT_LOG": "bisect"}
+
+
+def _in_progress(repo: Repo) -> str | None:
+    """The git operation the user is in the middle of (a merge, a rebase, ...), if any."""
+    git_dir = Path(repo.out("rev-parse", "--absolute-git-dir"))
+    for name, what in IN_PROGRESS.items():
+        if (git_dir / name).exists():
+            return what
+    return None
+
+
 def _head(repo: Repo) -> str | None:
     proc = repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
     if proc.returncode != 0:
@@ -318,6 +331,11 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
         wanted = [p for p in wanted if p not in ignored or p in tracked]
         if not wanted:
             return None
+    busy = _in_progress(repo)
+    if busy:
+        # committing under a half-done merge or rebase would tangle our commit into theirs
+        raise GitError(f"a git {busy} is in progress, so the pages are written but not committed; "
+                       f"git status lists them, to commit with your {busy}")
     text = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
     ident: Mapping[str, str] = {}
     for _attempt in range(3):
@@ -519,6 +537,9 @@ def undo(
     person or by a later operation, rather than lose that change.
     """
     repo = require_repository(ws, settings)
+    busy = _in_progress(repo)
+    if busy:
+        raise WikimemError(f"a git {busy} is in progress; finish or abort it, then undo")
     with writer_lock(ws, wait=wait, holder="wikimem undo"):
         ops = operations(ws, settings, limit=None)
         op = _pick(repo, ops, target)
@@ -727,13 +748,20 @@ def _reindex(ws: Workspace, settings: Settings) -> None:
 def _adopt(ws: Workspace, repo: Repo, state: State, candidates: list[str]) -> int:
     from .state import SourceRow
 
-    head_blobs = _blobs(repo, "HEAD", [repo.path(rel) for rel in candidates])
     pages = state.pages()
     rows = state.sources()
+    # most candidates are this machine's own commits, already in state: skip those cheaply
+    on_disk = {rel: _read(ws.wiki / rel) for rel in candidates}
+    candidates = [
+        rel for rel in candidates
+        if (on_disk[rel] is None and rel in pages)
+        or (on_disk[rel] is not None and (rel not in pages or pages[rel][0] != content_hash(on_disk[rel] or b"")))
+    ]
+    head_blobs = _blobs(repo, "HEAD", [repo.path(rel) for rel in candidates])
     adopted = 0
     with state.transaction():
         for rel in candidates:
-            disk = _read(ws.wiki / rel)
+            disk = on_disk[rel]
             if disk != head_blobs[repo.path(rel)]:
                 continue  # changed again on this machine since: whoever did it owns it
             known = pages.get(rel)
