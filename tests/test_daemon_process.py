@@ -1,0 +1,194 @@
+"""`wikimem run` as a real process: signals, the one-writer lock, kill -9 recovery, status."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write
+from wikimem.pages import loads_page
+from wikimem.service import daemon_status
+from wikimem.workspace import Workspace
+
+CLI = [sys.executable, "-m", "wikimem.cli"]
+FAST_TOML = 'debounce_seconds = 0.2\nrescan_minutes = 0\nlint_schedule = "off"\n'
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def cli(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+
+
+def note(i: int, words: str = "") -> str:
+    return (
+        f"# Field note {i}\n\n"
+        f"Tardigrade sample {i} was collected from moss in {1990 + i % 30}. "
+        f"It survived {i % 50 + 1} years frozen at -20 C and revived within {i % 24 + 1} hours. "
+        f"Cryptobiosis lets tardigrades suspend metabolism. {words}\n\n"
+        "## Method\n\n"
+        + "".join(f"Step {k}: the moss was rehydrated with {k * 10} ml of water over {k} hours.\n" for k in range(1, 15))
+    )
+
+
+class Proc:
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.err = open(ws.root / "daemon-stderr.txt", "w+", encoding="utf-8")  # noqa: SIM115
+        self.p = subprocess.Popen([*CLI, "run", "--root", str(ws.root)], stdout=subprocess.DEVNULL,
+                                  stderr=self.err, env=os.environ.copy())
+
+    def stderr(self) -> str:
+        self.err.flush()
+        return (self.ws.root / "daemon-stderr.txt").read_text(encoding="utf-8")
+
+    def status(self) -> dict[str, Any]:
+        return daemon_status(self.ws)
+
+    def wait_idle(self, *, compiles: int = 1) -> dict[str, Any]:
+        def check() -> dict[str, Any] | None:
+            if self.p.poll() is not None:
+                raise AssertionError(f"daemon exited with {self.p.returncode}: {self.stderr()}")
+            st = self.status()
+            ok = st.get("running") and st.get("state") == "idle" and st.get("compiles", 0) >= compiles and st.get("queue") == 0
+            return st if ok else None
+        return wait_for(check, what="the daemon to be idle")
+
+    def close(self) -> None:
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(30)
+        self.err.close()
+
+
+@pytest.fixture
+def proc(ws: Workspace) -> Iterator[Callable[[], Proc]]:
+    (ws.root / "wikimem.toml").write_text(FAST_TOML, encoding="utf-8")
+    started: list[Proc] = []
+
+    def start() -> Proc:
+        p = Proc(ws)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.close()
+
+
+def source_pages(ws: Workspace) -> dict[str, Path]:
+    """raw path -> its source page."""
+    out = {}
+    for page in (ws.wiki / "sources").glob("*.md"):
+        parsed = loads_page(page.name, page.read_text(encoding="utf-8"))
+        for src in parsed.sources:
+            out[src] = page
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_stops_cleanly_with_exit_0(ws: Workspace, proc, sig: signal.Signals) -> None:
+    d = proc()
+    d.wait_idle()
+    write(ws, "a.md", note(1))
+    wait_for(lambda: "raw/a.md" in source_pages(ws) and d.status().get("state") == "idle", what="a.md's page")
+    d.p.send_signal(sig)
+    assert d.p.wait(30) == 0, d.stderr()
+    st = d.status()
+    assert st["running"] is False and st["state"] == "stopped"
+    assert "stopped" in d.stderr()
+    # the lock went with it: a one-shot compile runs, and has nothing to do
+    done = cli("compile", "--root", str(ws.root), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["noop"] is True
+
+
+def test_one_writer_per_workspace(ws: Workspace, proc) -> None:
+    d = proc()
+    d.wait_idle()
+    second = cli("run", "--root", str(ws.root), timeout=30)
+    assert second.returncode == 4
+    assert "already running" in second.stderr and f"pid {d.p.pid}" in second.stderr
+    assert second.stderr.count("\n") == 1  # one line
+
+    one_shot = cli("compile", "--root", str(ws.root))
+    assert one_shot.returncode == 4 and "wikimem daemon" in one_shot.stderr
+    as_json = cli("compile", "--root", str(ws.root), "--json")
+    assert as_json.returncode == 4 and json.loads(as_json.stdout)["exit_code"] == 4
+
+    status = cli("status", "--root", str(ws.root), "--json")
+    assert status.returncode == 0
+    data = json.loads(status.stdout)
+    assert data["running"] is True and data["pid"] == d.p.pid and data["ok"] is True
+    assert d.p.poll() is None  # the refused ones did not disturb the running daemon
+    d.p.terminate()
+    assert d.p.wait(30) == 0
+
+
+def test_status_command_exit_codes(ws: Workspace, proc) -> None:
+    never = cli("status", "--root", str(ws.root))
+    assert never.returncode == 1 and "no daemon has run" in never.stdout
+    d = proc()
+    d.wait_idle()
+    up = cli("status", "--root", str(ws.root))
+    assert up.returncode == 0 and up.stdout.startswith(f"running: pid {d.p.pid}")
+    d.p.terminate()
+    d.p.wait(30)
+    down = cli("status", "--root", str(ws.root), "--json")
+    assert down.returncode == 1
+    assert json.loads(down.stdout)["state"] == "stopped"
+
+
+@pytest.mark.parametrize("moment", ["analysing", "writing"])
+def test_kill_9_loses_nothing(ws: Workspace, proc, moment: str) -> None:
+    """Kill the daemon in the middle of a batch; the next start catches up, and nothing is torn,
+    left behind as a temp file, or mistaken for a person's edit."""
+    d = proc()
+    d.wait_idle()
+    names = [f"notes/note-{i:03d}.md" for i in range(60)]
+    for i, name in enumerate(names):
+        write(ws, name, note(i, "tardigrades and rotifers " * (i % 5)))
+    # kill as soon as the batch starts (sources are being read and analysed), or as soon as
+    # its first page is on disk (pages written, state.db not yet committed)
+    if moment == "analysing":
+        wait_for(lambda: d.status().get("state") == "compiling", what="the batch to start")
+    else:
+        wait_for(lambda: any((ws.wiki / "sources").glob("*.md")), what="the first page")
+    d.p.send_signal(signal.SIGKILL)
+    d.p.wait(30)
+
+    st = cli("status", "--root", str(ws.root))
+    assert st.returncode == 1 and "without cleaning up" in st.stdout
+
+    d2 = proc()
+    d2.wait_idle()
+    st2 = d2.status()
+    assert st2["last_compile"]["ok"] is True and st2["last_compile"]["kept"] == []
+    pages = source_pages(ws)
+    assert sorted(pages) == sorted(f"raw/{n}" for n in names)
+    for page in [*(ws.wiki / "sources").glob("*.md"), *(ws.wiki / "concepts").glob("*.md")]:
+        loads_page(page.name, page.read_text(encoding="utf-8"))  # raises on a torn page
+    leftovers = [p for p in ws.root.rglob("*") if p.name.startswith(".wikimem-") and p.suffix == ".tmp"]
+    assert leftovers == []
+    assert not (ws.state_dir / "proposed").exists() or not any((ws.state_dir / "proposed").rglob("*.md"))
+    d2.p.terminate()
+    assert d2.p.wait(30) == 0
+    again = cli("compile", "--root", str(ws.root), "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["noop"] is True
