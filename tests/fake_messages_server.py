@@ -29,6 +29,10 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
+def thinking(value: str, signature: str = "sig-abc123") -> dict[str, Any]:
+    return {"type": "thinking", "thinking": value, "signature": signature}
+
+
 def tool(name: str, tool_input: dict[str, Any], tool_id: str | None = None) -> dict[str, Any]:
     return {"type": "tool_use", "id": tool_id or f"toolu_{next(_ids):04d}", "name": name, "input": tool_input}
 
@@ -217,6 +221,11 @@ class FakeMessagesServer:
             pieces = [value[i : i + 40] for i in range(0, len(value), 40)] or [""]
             for piece in pieces[: 1 if cut else None]:
                 self._event(handler, "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})
+        elif block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            self._event(handler, "content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+            self._event(handler, "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}})
+            self._event(handler, "content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": block["signature"]}})
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             self._event(handler, "content_block_start", {"type": "content_block_start", "index": index, "content_block": start})

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import snapshot, write
-from fake_messages_server import Cut, Error, FakeMessagesServer, memory, reply, text, tool
+from fake_messages_server import Cut, Error, FakeMessagesServer, memory, reply, text, thinking, tool
 from wikimem.backends import register, resolve
 from wikimem.backends.anthropic import NO_KEY, AnthropicBackend
 from wikimem.compiler import compile_workspace, file_sha256
@@ -492,3 +492,17 @@ def test_estimate_prints_tokens_and_sends_nothing(ws: Workspace, server: FakeMes
     text_out = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--backend", "anthropic", "--estimate"])
     assert re.search(r"^raw/big\.md\t\d+ parts\t~[\d,]+ input", text_out.stdout, re.M)
     assert "total: 2 sources" in text_out.stdout and "nothing was sent" in text_out.stderr
+
+
+def test_thinking_blocks_go_back_unchanged(ws: Workspace, server: FakeMessagesServer) -> None:
+    # current models return their text between tool calls as thinking blocks, which must be
+    # sent back as they came (with their signature) for the conversation to continue
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    server.add(
+        reply(thinking("I should write the page."), memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),
+        reply(text("Done.")),
+    )
+    report = compile_with(ws, server)
+    assert report.failed == []
+    assistant = server.bodies[1]["messages"][1]
+    assert assistant["content"][0] == {"type": "thinking", "thinking": "I should write the page.", "signature": "sig-abc123"}

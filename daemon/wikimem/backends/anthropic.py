@@ -53,7 +53,7 @@ INDEX_CHARS = 30_000  # index.md stays under 25 KB; a bigger one is cut, the mod
 # rough per-part shape of a compile, for estimates: turns, what each turn reads back, what it writes
 EST_TURNS = 10
 EST_TOOL_TOKENS_PER_TURN = 1_500
-EST_OUTPUT_PER_PART = 6_000
+EST_OUTPUT_PER_PART = 8_000
 
 # USD per million tokens: (name pattern, input, output, cache-read multiple of input), from
 # platform.claude.com/docs/en/about-claude/pricing (Nov 2026); the first match wins, and 5-minute
@@ -254,15 +254,18 @@ class SourceEstimate:
 
 
 def estimate_source(st: SourceText, prefix_tokens: int, max_turns: int) -> SourceEstimate:
-    turns = max(1, min(max_turns, EST_TURNS))
+    """Expected tokens for one source: a short note takes a few turns, a full part about ten."""
     input_tokens = prefix_tokens
+    output = 0
     cache_read = 0
     for part in st.parts:
         part_tokens = tokens_of(len(part))
+        turns = max(1, min(max_turns, EST_TURNS, 3 + part_tokens // 2_000))
         input_tokens += part_tokens + turns * EST_TOOL_TOKENS_PER_TURN
+        output += min(EST_OUTPUT_PER_PART, 3_000 + part_tokens // 3)
         # each turn rereads the prefix, the part and the history so far from the cache
         cache_read += turns * (prefix_tokens + part_tokens) + EST_TOOL_TOKENS_PER_TURN * turns * (turns - 1) // 2
-    return SourceEstimate(st.path, len(st.parts), input_tokens, EST_OUTPUT_PER_PART * len(st.parts), cache_read)
+    return SourceEstimate(st.path, len(st.parts), input_tokens, output, cache_read)
 
 
 # --- links
