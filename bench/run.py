@@ -61,10 +61,11 @@ EPOCH = "1798675200"  # SOURCE_DATE_EPOCH for every wikimem process: stable `upd
 @dataclass
 class Sample:
     seconds: float
-    rss_mb: float
+    rss_mb: float  # ru_maxrss from wait4: the largest single process (it or a reaped worker)
     rc: int
     stdout: str
     stderr: str
+    tree_rss_mb: float = 0.0  # peak of the summed RSS of its process group, sampled (0 if not asked)
 
     def json(self) -> Any:
         try:
@@ -87,31 +88,70 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def measure(cmd: list[str], *, timeout: float = 1800, env: dict[str, str] | None = None) -> Sample:
-    """Run one process; its wall time and its own peak RSS (wait4 rusage, not the harness's)."""
+PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024 / 1024 if hasattr(os, "sysconf") else 4096 / 1024 / 1024
+
+
+def group_rss_mb(pgid: int) -> float:
+    """Summed RSS of every process in a process group (a compile and its worker processes)."""
+    total = 0.0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) == pgid:  # fields after "comm)": state ppid pgrp ...
+                with open(f"/proc/{entry.name}/statm", "rb") as handle:
+                    total += int(handle.read().split()[1]) * PAGE_MB
+        except (OSError, IndexError, ValueError):
+            continue  # the process ended while we looked
+    return total
+
+
+def measure(cmd: list[str], *, timeout: float = 1800, env: dict[str, str] | None = None,
+            tree: bool = False) -> Sample:
+    """Run one process; its wall time and its own peak RSS (wait4 rusage, not the harness's).
+
+    With tree=True a thread also samples the summed RSS of the process's group every 50 ms:
+    ru_maxrss is the largest single process, but a compile's worker processes run together.
+    """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env or child_env(), start_new_session=True)
         timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
         timer.start()
+        peak = [0.0]
+        done = threading.Event()
+
+        def sample_tree() -> None:
+            while not done.wait(0.05):
+                peak[0] = max(peak[0], group_rss_mb(proc.pid))
+
+        sampler = threading.Thread(target=sample_tree, daemon=True) if tree and os.path.isdir("/proc") else None
+        if sampler:
+            sampler.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            done.set()
+            if sampler:
+                sampler.join()
         seconds = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen from waiting
         out.seek(0)
         err.seek(0)
         return Sample(seconds, usage.ru_maxrss / 1024, proc.returncode,
-                      out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+                      out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
+                      max(peak[0], usage.ru_maxrss / 1024) if sampler else 0.0)
 
 
-def wikimem(*args: str, timeout: float = 1800) -> Sample:
-    return measure([*wikimem_cmd(), *args], timeout=timeout)
+def wikimem(*args: str, timeout: float = 1800, tree: bool = False) -> Sample:
+    return measure([*wikimem_cmd(), *args], timeout=timeout, tree=tree)
 
 
-def baseline(*args: str, timeout: float = 1800) -> Sample:
-    return measure([PY, str(HERE / "baselines.py"), *args], timeout=timeout)
+def baseline(*args: str, timeout: float = 1800, tree: bool = False) -> Sample:
+    return measure([PY, str(HERE / "baselines.py"), *args], timeout=timeout, tree=tree)
 
 
 def last_line(text: str) -> str:
@@ -325,11 +365,11 @@ class Bench:
 
         def ours(_: int) -> Sample:
             reset_ws(root)
-            return wikimem("compile", "--root", str(root), "--backend", "offline", "--json", "--quiet")
+            return wikimem("compile", "--root", str(root), "--backend", "offline", "--json", "--quiet", tree=True)
 
         def theirs(_: int) -> Sample:
             shutil.rmtree(index_dir, ignore_errors=True)
-            return baseline("index", str(root / "raw"), str(index_dir))
+            return baseline("index", str(root / "raw"), str(index_dir), tree=True)
 
         fig = f"full compile, {label}"
         with self.figure(fig, baseline="plain whoosh index"):
@@ -464,9 +504,10 @@ class Bench:
     # 6. peak memory of a compile at scale vs the plain whoosh index of the same files
     def peak_memory(self, ours: Sample, theirs: Sample, label: str) -> None:
         self.add(Row(
-            f"peak RSS of a full compile, {label}", ours.rss_mb, "MB", "plain whoosh index", theirs.rss_mb,
-            goal="", note="one run (ru_maxrss of the compile process)",
-            samples=[ours.rss_mb], baseline_samples=[theirs.rss_mb],
+            f"peak RSS of a full compile, {label}", ours.tree_rss_mb, "MB", "plain whoosh index", theirs.tree_rss_mb,
+            goal="", note=f"one run; RSS summed over the process and its workers (largest single process {ours.rss_mb:.0f} MB)",
+            samples=[ours.tree_rss_mb], baseline_samples=[theirs.tree_rss_mb],
+            extra={"largest_process_mb": ours.rss_mb, "baseline_largest_process_mb": theirs.rss_mb},
         ))
 
     # 7. the other engineers' modules

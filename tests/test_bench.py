@@ -86,11 +86,12 @@ def test_pool_from_the_real_corpora_is_stable() -> None:
 def test_measure_reports_time_rss_and_output() -> None:
     run = load("run")
     sample = run.measure([sys.executable, "-c", "import sys; b = bytearray(40_000_000); print('out'); "
-                          "print('err', file=sys.stderr); sys.exit(3)"])
+                          "print('err', file=sys.stderr); sys.exit(3)"], tree=True)
     assert sample.rc == 3
     assert sample.stdout.strip() == "out" and sample.stderr.strip() == "err"
     assert sample.seconds > 0
     assert sample.rss_mb >= 40  # the child's own peak, not the harness's
+    assert sample.tree_rss_mb >= sample.rss_mb
 
 
 def test_snapshot_sees_a_rewrite_with_identical_bytes(tmp_path: Path) -> None:
