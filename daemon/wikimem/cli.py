@@ -228,7 +228,7 @@ def print_estimate(plan: Any, *, quiet: bool) -> None:
     click.echo(f"total: {len(plan.sources)} sources, ~{plan.input:,} input + ~{plan.output:,} output tokens"
                f" (+ ~{plan.cache_read:,} cache reads){money}")
     if plan.backend == "anthropic":
-        say(f"estimate only, nothing was sent: model {plan.model}, ~3.6 characters per token, about 10 turns "
+        say(f"estimate only, nothing was sent: model {plan.model}, ~3.6 characters per token, 3 to 10 turns "
             "per part; the API's own counts go to log.md when you compile", quiet=quiet)
 
 
