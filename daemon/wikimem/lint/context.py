@@ -170,15 +170,32 @@ def load_context(ws: Workspace, settings: Settings) -> Context:
     state_pages: dict[str, tuple[str, str, str | None]] = {}
     state_sources: dict[str, Any] = {}
     if ws.state_db.exists():
-        from ..state import State
-
-        state = State(ws.state_db)
-        try:
-            state_pages = state.pages()
-            state_sources = state.sources()
-        finally:
-            state.close()
+        state_pages, state_sources = read_state(ws.state_db)
     return Context(ws, settings, dict(sorted(pages.items())), wiki_files, raw_files, state_pages, state_sources)
+
+
+def read_state(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], dict[str, Any]]:
+    """Pages and sources from state.db, opened read-only: lint (and --dry-run above all) writes nothing there."""
+    import json
+    import sqlite3
+
+    from ..state import SourceRow
+
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return {}, {}
+    try:
+        pages = {r[0]: (r[1], r[2], r[3]) for r in db.execute("SELECT path, sha256, kind, owner FROM pages")}
+        sources = {
+            r[0]: SourceRow(*r[:8], tuple(json.loads(r[8])))
+            for r in db.execute("SELECT path, sha256, size, mtime_ns, page, status, reason, attempts, concepts FROM sources")
+        }
+        return pages, sources
+    except (sqlite3.Error, ValueError):
+        return {}, {}  # an unreadable or older state: rules that need it fall back to hashing files
+    finally:
+        db.close()
 
 
 def scan_raw_files(ws: Workspace) -> dict[str, str]:

@@ -33,13 +33,19 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
     """The fixes to make, and the new text of each page to rewrite."""
     fixes: list[Fix] = []
     new_text: dict[str, str] = {}
-    if any(f.fixable and f.rule in ("missing-from-index", "size") for f in findings):
-        fixes.append(Fix("wiki/index.md", "rebuild-index", "regenerate index.md and its catalogs from the pages"))
-    # 1. links to removed source pages -> plain text
+    # 1. links to removed source pages -> plain text; in index.md and the catalogs (written by code
+    # from the pages) the same repair is a rebuild
     dead: dict[str, set[str]] = {}
+    rebuild = False
     for f in findings:
         if f.rule == "broken-link" and f.fixable:
-            dead.setdefault(f.evidence["page"][5:], set()).add(f.evidence["target"])
+            rel = f.evidence["page"][5:]
+            if ctx.pages[rel].is_generated:
+                rebuild = True
+            else:
+                dead.setdefault(rel, set()).add(f.evidence["target"])
+    if rebuild or any(f.fixable and f.rule in ("missing-from-index", "size") for f in findings):
+        fixes.append(Fix("wiki/index.md", "rebuild-index", "regenerate index.md and its catalogs from the pages"))
     for rel, targets in sorted(dead.items()):
         page = ctx.pages[rel]
         why_not = written_by_wikimem(ctx, page)

@@ -1,0 +1,421 @@
+"""wikimem lint: one planted fault per rule, a clean compiled wiki, dispositions, fixes, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conftest import corpus, snapshot, write
+from wikimem import log_page
+from wikimem.cli import main
+from wikimem.compiler import compile_workspace
+from wikimem.lint import RULES, run_lint
+from wikimem.lint.context import simple_meta
+from wikimem.lint.structure import title_key
+from wikimem.pages import parse_meta
+from wikimem.state import State
+from wikimem.workspace import Workspace
+
+WIDGET_2 = """---
+title: Widget 2.0 Release Notes
+date: 2023-01-10
+---
+# Widget 2.0 Release Notes
+
+Widget 2.0 is a release of the Widget toolkit with a faster **render queue**.
+
+## Requirements
+
+Widget 2.0 requires Python 3.8 or later.
+Widget 3.0 will require Python 3.9 or later.
+Previous versions required Python 2.7.
+
+## Render queue
+
+The render queue now batches 64 frames per flush, as required by RFC 7231 caching rules.
+"""
+WIDGET_3 = """---
+title: Widget 3.0 Release Notes
+date: 2024-01-10
+---
+# Widget 3.0 Release Notes
+
+Widget 3.0 improves the render queue and the plugin loader.
+
+## Plugin loader
+
+The plugin loader scans 12 folders at start and caches the render queue layout.
+"""
+WIDGET_4 = """---
+title: Widget 4.0 Release Notes
+date: 2025-01-10
+---
+# Widget 4.0 Release Notes
+
+Widget 4.0 finishes the plugin loader rewrite and speeds up the render queue.
+
+## Requirements
+
+Widget 4.0 requires Python 3.9 or later.
+
+## Render queue
+
+The render queue now batches 128 frames per flush.
+"""
+NOTES = """# Field notes
+
+The render queue and the plugin loader were measured on 3 machines in March 2024.
+The plugin loader took 40 ms per folder; the render queue flushed every 16 ms.
+"""
+
+
+def compiled(ws: Workspace, settings, *, widgets: bool = True) -> None:
+    write(ws, "notes.md", NOTES)
+    if widgets:
+        write(ws, "widget-2.md", WIDGET_2)
+        write(ws, "widget-3.md", WIDGET_3)
+        write(ws, "widget-4.md", WIDGET_4)
+    compile_workspace(ws, settings)
+
+
+def by_rule(report, rule: str) -> list:
+    return [f for f in report.findings if f.rule == rule]
+
+
+def page(ws: Workspace, rel: str, text: str) -> Path:
+    path = ws.wiki / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+CONCEPT = "---\ntitle: {title}\nkind: concept\nsources: []\naliases: {aliases}\n---\n# {title}\n\n{body}\n"
+
+
+# --- a clean wiki ---------------------------------------------------------------------------
+
+
+def test_clean_compiled_wiki_has_no_errors_and_a_second_run_writes_nothing(ws, settings):
+    compiled(ws, settings, widgets=False)
+    first = run_lint(ws, settings)
+    assert first.errors == 0, [f.message for f in first.findings]
+    assert not [f for f in first.findings if f.severity == "warning"], [f.message for f in first.findings]
+    assert "wiki/lint.md" in first.written and "wiki/log.md" in first.written
+    assert "[lint.md](lint.md)" in (ws.wiki / "index.md").read_text(encoding="utf-8")
+    before = snapshot(ws.wiki)
+    second = run_lint(ws, settings)
+    assert second.written == []
+    assert snapshot(ws.wiki) == before  # idempotent: no new log entry, same lint.md
+    assert [e[1] for e in log_page.read_entries(ws.wiki / "log.md")].count("lint") == 1
+
+
+def test_compiled_quotes_are_grounded_and_claims_are_found(ws, settings):
+    compiled(ws, settings)
+    report = run_lint(ws, settings, write=False)
+    assert report.errors == 0, [f.message for f in report.findings if f.severity == "error"]
+    assert not by_rule(report, "ungrounded")
+
+
+# --- one planted fault per rule ---------------------------------------------------------------
+
+
+def test_broken_links_markdown_and_wikilinks(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "notes/mine.md", "# Mine\n\nSee [gone](../concepts/nope.md) and [[Nowhere at all]].\n\n"
+         "Fine: [index](../index.md), [web](https://example.org), `[code](../x.md)`.\n")
+    found = by_rule(run_lint(ws, settings, ["broken-link"], write=False), "broken-link")
+    targets = sorted(f.evidence["target"] for f in found)
+    assert targets == ["../concepts/nope.md", "Nowhere at all"]
+    assert all(f.paths == ("wiki/notes/mine.md",) and f.lines == (3,) and f.severity == "error" for f in found)
+
+
+def test_orphan_and_missing_from_index(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "concepts/lonely.md", CONCEPT.format(title="Lonely", aliases="[]", body="Nobody links here."))
+    report = run_lint(ws, settings, ["orphan", "missing-from-index"], write=False)
+    orphans = [f.paths for f in by_rule(report, "orphan")]
+    assert ("wiki/concepts/lonely.md",) in orphans and all(f.severity == "info" for f in by_rule(report, "orphan"))
+    missing = by_rule(report, "missing-from-index")
+    assert [f.paths for f in missing] == [("wiki/concepts/lonely.md",)] and missing[0].fixable
+
+
+def test_malformed_front_matter_is_a_finding_not_a_crash(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "concepts/broken.md", "---\ntitle: [unclosed\nkind: concept\n---\n# Broken\n")
+    page(ws, "concepts/bare.md", "# No front matter at all\n")
+    page(ws, "concepts/odd.md", "---\ntitle: Odd\nkind: gadget\n---\n# Odd\n")
+    page(ws, "concepts/never-closed.md", "---\ntitle: Never closed\n# Body\n")
+    found = {f.paths[0]: f for f in by_rule(run_lint(ws, settings, write=False), "frontmatter")}
+    assert found["wiki/concepts/broken.md"].severity == "error"
+    assert found["wiki/concepts/never-closed.md"].severity == "error"
+    assert found["wiki/concepts/bare.md"].severity == "warning"
+    assert "gadget" in found["wiki/concepts/odd.md"].message
+
+
+def test_duplicates_by_title_and_alias_but_never_numbered_items(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "concepts/smart-pointer.md", CONCEPT.format(title="Smart pointer", aliases="[]", body="x"))
+    page(ws, "concepts/smart-pointers.md", CONCEPT.format(title="The Smart Pointers", aliases="[]", body="x"))
+    page(ws, "concepts/box.md", CONCEPT.format(title="Box", aliases="[Box<T>]", body="x"))
+    page(ws, "concepts/box-t.md", CONCEPT.format(title="Box<T>", aliases="[]", body="x"))
+    page(ws, "concepts/go-1-21.md", CONCEPT.format(title="Go 1.21", aliases="[]", body="x"))
+    page(ws, "concepts/go-1-22.md", CONCEPT.format(title="Go 1.22", aliases="[]", body="x"))
+    found = by_rule(run_lint(ws, settings, ["duplicate"], write=False), "duplicate")
+    groups = sorted(tuple(f.evidence["pages"]) for f in found)
+    assert groups == [
+        ("wiki/concepts/box-t.md", "wiki/concepts/box.md"),
+        ("wiki/concepts/smart-pointer.md", "wiki/concepts/smart-pointers.md"),
+    ]
+    assert title_key("Go 1.21") != title_key("Go 1.22")
+
+
+def test_missing_concept_wanted_by_several_pages(ws, settings):
+    compiled(ws, settings, widgets=False)
+    for n in range(3):
+        page(ws, f"answers/a{n}.md", f"---\ntitle: Answer {n}\nkind: answer\nsources: []\n---\nThe [[Borrow checker]] again.\n")
+    found = by_rule(run_lint(ws, settings, ["missing-concept"], write=False), "missing-concept")
+    assert len(found) == 1 and "Borrow checker" in found[0].message and found[0].severity == "info"
+
+
+def test_size_caps_on_agents_md(ws, settings):
+    compiled(ws, settings, widgets=False)
+    (ws.wiki / "AGENTS.md").write_text("# Agents\n" + "- a rule\n" * 250, encoding="utf-8")
+    found = by_rule(run_lint(ws, settings, ["size"], write=False), "size")
+    assert [(f.paths, f.severity) for f in found] == [(("wiki/AGENTS.md",), "error")]
+
+
+def test_stale_source_changed_or_deleted_and_dependents(ws, settings):
+    compiled(ws, settings)
+    (ws.raw / "widget-3.md").write_text(WIDGET_3 + "\nA new paragraph.\n", encoding="utf-8")
+    (ws.raw / "notes.md").unlink()
+    found = {f.evidence["source"]: f for f in by_rule(run_lint(ws, settings, ["stale"], write=False), "stale")}
+    assert found["raw/widget-3.md"].severity == "warning"
+    assert found["raw/notes.md"].severity == "error"
+    # concept pages quoting the changed source are named as depending on it
+    assert any(p.startswith("wiki/concepts/") for p in found["raw/widget-3.md"].paths)
+
+
+def test_superseded_and_contradicted_quote_both_sentences(ws, settings):
+    compiled(ws, settings)
+    report = run_lint(ws, settings, ["superseded", "contradicted"], write=False)
+    (sup,) = by_rule(report, "superseded")
+    assert sup.evidence["old"] == {"path": "raw/widget-2.md", "sentence": "Widget 2.0 requires Python 3.8 or later.", "value": "3.8"}
+    assert sup.evidence["current"]["path"] == "raw/widget-4.md"
+    assert sup.lines == (11, 11) and "which is current" in sup.message
+    (con,) = by_rule(report, "contradicted")
+    assert con.evidence["plan"]["sentence"] == "Widget 3.0 will require Python 3.9 or later."
+    assert con.evidence["outcome"]["sentence"] == "Widget 4.0 requires Python 3.9 or later."
+    # every quoted sentence is verbatim in the raw file it names
+    for f in (sup, con):
+        for item in f.evidence.values():
+            if isinstance(item, dict):
+                raw = (ws.root / item["path"]).read_text(encoding="utf-8")
+                assert item["sentence"] in " ".join(raw.split())
+
+
+def test_release_order_dates_an_undated_source(ws, settings):
+    # no dates: the version numbers in the titles order the sources (1.9 < 1.10)
+    write(ws, "a.md", "# Gizmo 1.9 notes\n\nGizmo 1.9 requires Linux kernel 3.2 or later.\n")
+    write(ws, "b.md", "# Gizmo 1.10 notes\n\nGizmo 1.10 requires Linux kernel 4.4 or later.\n")
+    compile_workspace(ws, settings)
+    (sup,) = by_rule(run_lint(ws, settings, ["superseded"], write=False), "superseded")
+    assert sup.evidence["current"]["path"] == "raw/b.md" and sup.evidence["basis"] == "release order"
+
+
+def test_same_time_sources_that_disagree_are_contradicted(ws, settings):
+    write(ws, "a.md", "---\ndate: 2024-05-01\n---\n# Team A\n\nThe service requires Postgres 14 or later.\n")
+    write(ws, "b.md", "---\ndate: 2024-05-01\n---\n# Team B\n\nThe service requires Postgres 16 or later.\n")
+    compile_workspace(ws, settings)
+    report = run_lint(ws, settings, ["superseded", "contradicted"], write=False)
+    assert not by_rule(report, "superseded")
+    (con,) = by_rule(report, "contradicted")
+    assert "neither is newer" in con.message and set(con.paths) == {"raw/a.md", "raw/b.md"}
+
+
+def test_ungrounded_quote(ws, settings):
+    compiled(ws, settings)
+    target = ws.wiki / "sources/widget-2.md"
+    text = target.read_text(encoding="utf-8")
+    assert "batches 64 frames" in text
+    target.write_text(text.replace("batches 64 frames", "batches 640 frames"), encoding="utf-8")
+    (found,) = by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded")
+    assert found.paths == ("wiki/sources/widget-2.md", "raw/widget-2.md") and "640" in found.message
+
+
+def test_secrets_are_found_and_never_echoed(ws, settings):
+    compiled(ws, settings, widgets=False)
+    key = "sk-ant-api03-" + "Zq8xT4vL2mN7pR1sK9wY3bH6jD5fG0cAu7Ee2Wn4Hb1Mk"
+    page(ws, "answers/leak.md", "---\ntitle: Leak\nkind: answer\nsources: []\n---\n"
+         f"Use {key} for the API.\n\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\n"
+         "The docs' example key AKIAIOSFODNN7EXAMPLE is not a secret.\npassword = hunter2\n")
+    report = run_lint(ws, settings, ["secret"], write=False)
+    kinds = sorted(f.evidence["kind"] for f in by_rule(report, "secret"))
+    assert kinds == ["Anthropic API key", "private key"]
+    assert key not in json.dumps(report.to_json())
+
+
+def test_log_integrity_changed_and_removed_entries(ws, settings):
+    compiled(ws, settings, widgets=False)
+    assert not by_rule(run_lint(ws, settings), "log-integrity")  # first run records the chain
+    write(ws, "more.md", "# More\n\nThe render queue also runs on 2 threads since 2024.\n")
+    compile_workspace(ws, settings)  # appending is fine
+    assert not by_rule(run_lint(ws, settings, ["log-integrity"]), "log-integrity")
+    log = ws.wiki / "log.md"
+    text = log.read_text(encoding="utf-8")
+    first_ingest = re.search(r"^## \[.*\] ingest \| .*$", text, re.MULTILINE)
+    assert first_ingest
+    log.write_text(text.replace("- created:", "- made:", 1), encoding="utf-8")
+    found = by_rule(run_lint(ws, settings, ["log-integrity"]), "log-integrity")
+    assert found and found[0].evidence["how"] == "changed" and found[0].severity == "error"
+    log.write_text(text.replace(first_ingest.group(0), "", 1), encoding="utf-8")
+    found = by_rule(run_lint(ws, settings, ["log-integrity"]), "log-integrity")
+    assert any(f.evidence["how"] == "removed" for f in found)
+
+
+def test_every_rule_has_a_planted_fault_test():
+    tested = set(re.findall(r'"([a-z-]+)"', Path(__file__).read_text(encoding="utf-8")))
+    assert set(RULES) <= tested
+
+
+# --- dispositions ---------------------------------------------------------------------------
+
+
+def test_accept_hides_a_finding_until_its_evidence_changes(ws, settings):
+    compiled(ws, settings)
+    (sup,) = by_rule(run_lint(ws, settings), "superseded")
+    runner = CliRunner()
+    result = runner.invoke(main, ["lint", "--root", str(ws.root), "--accept", sup.id[:6], "--why", "both shipped"])
+    assert result.exit_code == 0, result.output
+    stored = json.loads((ws.wiki / ".lint-accepted.json").read_text(encoding="utf-8"))
+    assert stored["accepted"][0]["id"] == sup.id and stored["accepted"][0]["why"] == "both shipped"
+    again = run_lint(ws, settings)
+    assert not by_rule(again, "superseded") and [f.id for f in again.accepted] == [sup.id]
+    assert sup.id not in (ws.wiki / "lint.md").read_text(encoding="utf-8")
+    # new evidence (the current value changes) brings the finding back with a new id
+    write(ws, "widget-5.md", "---\ntitle: Widget 5.0 Release Notes\ndate: 2026-01-10\n---\n# Widget 5.0\n\n"
+          "Widget 5.0 requires Python 3.11 or later.\n")
+    compile_workspace(ws, settings)
+    (back,) = by_rule(run_lint(ws, settings, write=False), "superseded")
+    assert back.id != sup.id
+
+
+def test_accept_needs_a_known_id_and_a_reason(ws, settings):
+    compiled(ws, settings, widgets=False)
+    runner = CliRunner()
+    result = runner.invoke(main, ["lint", "--root", str(ws.root), "--accept", "ffffffffffff", "--why", "x"])
+    assert result.exit_code == 2 and "no open finding" in result.output
+    result = runner.invoke(main, ["lint", "--root", str(ws.root), "--why", "x"])
+    assert result.exit_code == 2
+
+
+# --- fixes ----------------------------------------------------------------------------------
+
+
+def test_fix_dry_run_then_fix_drops_dead_links_and_rebuilds_index(ws, settings):
+    compiled(ws, settings)
+    concept = next(p for p in sorted((ws.wiki / "concepts").glob("*.md")) if "sources/widget-3.md" in p.read_text(encoding="utf-8"))
+    (ws.wiki / "sources/widget-3.md").unlink()  # a source page removed by hand; its raw file stays
+    page(ws, "concepts/lonely.md", CONCEPT.format(title="Lonely", aliases="[]", body="Nobody links here."))
+    before = snapshot(ws.wiki), snapshot(ws.raw), ws.state_db.read_bytes()
+    dry = run_lint(ws, settings, fix=True, dry_run=True)
+    # --dry-run writes nothing in wiki/, raw/ or state.db (only its own derived cache may appear in .wikimem/)
+    assert (snapshot(ws.wiki), snapshot(ws.raw), ws.state_db.read_bytes()) == before
+    actions = {(f.action, f.path) for f in dry.fixes}
+    assert ("rebuild-index", "wiki/index.md") in actions
+    assert ("drop-link", f"wiki/{concept.relative_to(ws.wiki).as_posix()}") in actions
+    done = run_lint(ws, settings, fix=True)
+    assert all(f.applied for f in done.fixes)
+    assert "../sources/widget-3.md" not in concept.read_text(encoding="utf-8")
+    assert "Widget 3.0 Release Notes" in concept.read_text(encoding="utf-8")  # the words stay
+    assert not by_rule(done, "missing-from-index") and not by_rule(done, "broken-link")
+    # the rewritten page is recorded as wikimem's, so compile will not mistake it for a person's edit
+    state = State(ws.state_db)
+    try:
+        from wikimem.pages import content_hash
+
+        rel = concept.relative_to(ws.wiki).as_posix()
+        assert state.pages()[rel][0] == content_hash(concept.read_bytes())
+    finally:
+        state.close()
+
+
+def test_fix_never_rewrites_a_page_a_person_edited(ws, settings):
+    compiled(ws, settings)
+    concept = next(p for p in sorted((ws.wiki / "concepts").glob("*.md")) if "sources/widget-3.md" in p.read_text(encoding="utf-8"))
+    concept.write_text(concept.read_text(encoding="utf-8") + "\nMy own note.\n", encoding="utf-8")
+    (ws.wiki / "sources/widget-3.md").unlink()
+    edited = concept.read_bytes()
+    report = run_lint(ws, settings, fix=True)
+    assert concept.read_bytes() == edited
+    skipped = [f for f in report.fixes if f.path.endswith(concept.name)]
+    assert skipped and skipped[0].skipped and "edited by a person" in skipped[0].skipped
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+def test_cli_exit_codes_and_json_document(ws, settings):
+    compiled(ws, settings, widgets=False)
+    runner = CliRunner()
+    clean = runner.invoke(main, ["lint", "--root", str(ws.root), "--json"])
+    assert clean.exit_code == 0, clean.output
+    data = json.loads(clean.stdout)
+    assert {"ok", "counts", "errors", "findings", "accepted", "fixes", "rules", "notes", "seconds"} <= set(data)
+    page(ws, "notes/mine.md", "# Mine\n\n[gone](nope.md)\n")
+    bad = runner.invoke(main, ["lint", "--root", str(ws.root), "--json"])
+    assert bad.exit_code == 3
+    finding = json.loads(bad.stdout)["findings"][0]
+    assert set(finding) == {"id", "rule", "severity", "message", "paths", "lines", "evidence", "fixable"}
+    text = runner.invoke(main, ["lint", "--root", str(ws.root), "--rule", "broken-link"])
+    assert text.exit_code == 3 and "wiki/notes/mine.md:3" in text.stdout
+    unknown = runner.invoke(main, ["lint", "--root", str(ws.root), "--rule", "nonsense"])
+    assert unknown.exit_code == 2 and "valid:" in unknown.output
+    deep = runner.invoke(main, ["lint", "--root", str(ws.root), "--deep", "--rule", "secret"])
+    assert deep.exit_code == 0 and "not available" in deep.stderr
+
+
+def test_plain_front_matter_reader_agrees_with_yaml():
+    cases = [
+        "title: Go 1.22 Release Notes\nkind: source\nsources:\n- raw/a b.md\nsource_sha256: 0123abcd\naliases: []\nupdated: 2026-11-29",
+        "title: A\naliases:\nkind: concept",
+    ]
+    for fm in cases:
+        meta = simple_meta(fm)
+        expected = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in parse_meta(fm).items()}
+        assert meta is None or meta == expected
+    assert simple_meta("title: 'quoted: yes'") is None
+    assert simple_meta("count: 3") is None
+    assert simple_meta("flag: true") is None
+
+
+# --- the real corpus --------------------------------------------------------------------------
+
+
+def test_versions_corpus_finds_the_known_changes_without_noise(tmp_path, settings):
+    raw = corpus("versions")
+    ws = Workspace.at(tmp_path / "versions")
+    from wikimem.init import init_workspace
+
+    init_workspace(ws)
+    shutil.rmtree(ws.raw)
+    shutil.copytree(raw, ws.raw)
+    compile_workspace(ws, settings)
+    report = run_lint(ws, settings, ["superseded", "contradicted", "ungrounded", "stale"], write=False)
+    superseded = {f.evidence["fact"]: f for f in by_rule(report, "superseded")}
+    assert superseded["minimum macOS version"].evidence["current"]["path"] == "raw/release-notes/go1.27.md"
+    assert superseded["minimum Windows version"].evidence["old"]["path"] == "raw/release-notes/go1.11.md"
+    tls = superseded["default TLS version (server)"]
+    assert tls.evidence["old"]["sentence"] == "The server-side default is unchanged at TLS 1.0."
+    assert tls.evidence["current"]["path"] == "raw/release-notes/go1.22.md"
+    plans = [f for f in by_rule(report, "contradicted") if "plan" in f.evidence]
+    assert any(
+        f.evidence["plan"]["path"] == "raw/release-notes/go1.18.md" and f.evidence["outcome"]["path"] == "raw/release-notes/go1.20.md"
+        for f in plans
+    )
+    # one finding per fact, not per pair of releases: 56 documents give a short list
+    assert len(by_rule(report, "superseded")) + len(by_rule(report, "contradicted")) <= 20
+    assert not by_rule(report, "ungrounded") and not by_rule(report, "stale")
