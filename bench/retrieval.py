@@ -124,6 +124,14 @@ def baseline_search(ix: Any, question: str, grouping: str) -> list[str]:
         return [h["path"] for h in s.search(q, limit=DEPTH)]
 
 
+def rank_of(raw: str, ranked: list[str], judge: Judge) -> int:
+    """Rank of the raw file, or of the source page compiled from it (whichever comes first)."""
+    for i, path in enumerate(ranked):
+        if path == raw or (path.startswith("wiki/sources/") and judge.texts(path) and judge.cache[path][1] == [raw]):
+            return i
+    return 10_000
+
+
 def score(ranked: list[str], judge: Judge, evidence: str) -> int | None:
     for rank, path in enumerate(ranked[:DEPTH], 1):
         if judge.holds(path, evidence):
@@ -176,13 +184,7 @@ def run(probes_path: Path | None = None, corpus_root: Path | None = None, *, kee
                 if probe.get("old_source"):
                     # supersede probes: does the newer source outrank the superseded one?
                     new_raw, old_raw = "raw/" + probe["source"].split("/raw/", 1)[1], "raw/" + probe["old_source"].split("/raw/", 1)[1]
-                    def first(raw: str, ranked: list[str] = ours) -> int:
-                        for i, p in enumerate(ranked):
-                            if p == raw or (p.startswith("wiki/sources/") and judge.texts(p)[1:] and
-                                            (root / raw).is_file() and judge.cache[p][1] == [raw]):
-                                return i
-                        return 10_000
-                    row["newer_first"] = first(new_raw) < first(old_raw)
+                    row["newer_first"] = rank_of(new_raw, ours, judge) < rank_of(old_raw, ours, judge)
                 rows.append(row)
     finally:
         if keep is None:
