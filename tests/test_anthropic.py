@@ -284,7 +284,7 @@ def test_truncated_stream_leaves_the_wiki_untouched_and_is_retried(ws: Workspace
     assert (ws.wiki / "sources/b.md").exists()  # and the run went on
     assert "sources/a.md" not in (ws.wiki / "index.md").read_text()
     log_md = (ws.wiki / "log.md").read_text()
-    assert re.search(r"\] fail \| raw/a.md\n- error: the response broke off", log_md)
+    assert re.search(r"\] fail \| raw/a.md\n- error: the response broke off.*\n- tokens: cache_read \d+, cache_write \d+, input \d+, output \d+\n- cost: ", log_md)
     # the next run retries it
     server.add(
         reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),

@@ -396,7 +396,14 @@ def _compile_locked(
             for path, reason in report.skipped:
                 entries.append(log_page.LogEntry("skip", path, (f"- reason: {reason}",)))
             for path, reason in report.failed:
-                entries.append(log_page.LogEntry("fail", path, (f"- error: {reason}",)))
+                spent = outcomes[path].usage if path in outcomes else {}
+                # a model backend may have spent tokens before it failed; the log says how many
+                lines = [f"- error: {reason}"]
+                if spent:
+                    lines.append("- tokens: " + ", ".join(f"{k} {v}" for k, v in sorted(spent.items())))
+                if path in outcomes and outcomes[path].cost_usd is not None:
+                    lines.append(f"- cost: ~${outcomes[path].cost_usd:.4f} (estimate at list prices)")
+                entries.append(log_page.LogEntry("fail", path, tuple(lines)))
             for old, new in report.renamed:
                 changes = per_source.get(new, {})
                 entries.append(log_page.LogEntry("rename", f"{old} -> {new}", _change_lines(changes)))

@@ -411,6 +411,7 @@ class AnthropicBackend:
                 continue
             started = time.perf_counter()
             usage = Usage()
+            failure: SourceFailed | None = None
             try:
                 if run.client is None:
                     run.client = self.client()
@@ -420,17 +421,24 @@ class AnthropicBackend:
                 outcomes.append(SourceOutcome(path, "skipped", str(exc)))
                 continue
             except SourceFailed as exc:
+                failure = exc
+            except OSError as exc:
+                # the file went away or became unreadable since the scan: the next run tries again
+                failure = SourceFailed(f"cannot read it ({exc.strerror or exc})")
+            except Exception as exc:  # noqa: BLE001 - one source's surprise must not cost the others their pages
+                log.warning("compiling %s failed unexpectedly", path, exc_info=True)
+                failure = SourceFailed(f"internal error ({type(exc).__name__}: {exc}); run with --debug and report it")
+            total.merge(usage)
+            if failure is not None:
                 overlay.discard()
-                total.merge(usage)
-                if isinstance(exc, RunAborted):
-                    aborted = str(exc)
+                if isinstance(failure, RunAborted):
+                    aborted = str(failure)
                 outcomes.append(
-                    SourceOutcome(path, "failed", str(exc), usage=usage.as_dict(), cost_usd=self._cost(usage))
+                    SourceOutcome(path, "failed", str(failure), usage=usage.as_dict(), cost_usd=self._cost(usage))
                 )
-                log.warning("%s failed: %s", path, exc)
+                log.warning("%s failed: %s", path, failure)
                 continue
             overlay.commit()
-            total.merge(usage)
             log.info("%s compiled in %.1f s, %d turns", path, time.perf_counter() - started, usage.turns)
             outcomes.append(
                 SourceOutcome(
