@@ -260,46 +260,47 @@ def index_dir(ws: Workspace) -> Path:
 
 
 def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
-    """Every file search covers, with (size, mtime_ns). One scandir walk, no reads."""
+    """Every file search covers, with (size, mtime_ns). One scandir walk, no reads.
+
+    This runs before every search, so it stays lean: string paths, no per-file imports.
+    """
+    from .index_page import is_catalog
     from .sources import is_ignored_name
 
     found: dict[str, tuple[int, int]] = {}
+    root = str(ws.root)
 
-    def walk(folder: Path, prefix: str, keep: Any) -> None:
+    def walk(folder: str, prefix: str, wiki: bool) -> None:
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as it:
+                entries = list(it)
         except OSError:
             return
         for entry in entries:
             name = entry.name
             if name.startswith(".") or is_ignored_name(name):
                 continue
-            rel = f"{prefix}{name}"
+            rel = prefix + name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    walk(Path(entry.path), rel + "/", keep)
+                    walk(entry.path, rel + "/", wiki)
                     continue
                 if entry.is_symlink():
                     # a symlink out of the workspace is not searched (compile refuses it too)
-                    target = Path(entry.path).resolve()
-                    if ws.root not in target.parents:
+                    target = os.path.realpath(entry.path)
+                    if not target.startswith(root + os.sep) or not entry.is_file():
                         continue
                 st = entry.stat()
             except OSError:
                 continue
-            if keep(rel):
-                found[rel] = (st.st_size, st.st_mtime_ns)
+            if wiki and (not name.endswith(".md") or is_catalog(rel[5:])):
+                continue
+            found[rel] = (st.st_size, st.st_mtime_ns)
 
-    walk(ws.raw, "raw/", lambda rel: True)
+    walk(str(ws.raw), "raw/", False)
     for folder in WIKI_FOLDERS:
-        walk(ws.wiki / folder, f"wiki/{folder}/", _is_wiki_page)
+        walk(str(ws.wiki / folder), f"wiki/{folder}/", True)
     return found
-
-
-def _is_wiki_page(rel: str) -> bool:
-    from .index_page import is_catalog
-
-    return rel.endswith(".md") and not is_catalog(rel.removeprefix("wiki/"))
 
 
 def _read_manifest(folder: Path) -> dict[str, Any] | None:
