@@ -6,6 +6,7 @@ the same run, so a figure is a ratio that survives a noisy machine:
     python bench/baselines.py index RAW_DIR INDEX_DIR     # plain whoosh index of the raw files
     python bench/baselines.py query INDEX_DIR "question"  # one cold plain whoosh query
     python bench/baselines.py walk RAW_DIR                # walk and stat every file: a no-op's floor
+    python bench/baselines.py read WIKI_DIR               # read every page: a whole-wiki check's floor
     python bench/baselines.py warm-whoosh INDEX_DIR QUERIES.json N
     python bench/baselines.py warm-wikimem ROOT QUERIES.json N
     python bench/baselines.py warm-mcp ROOT QUERIES.json N
@@ -82,6 +83,15 @@ def walk(raw: Path) -> int:
         for name in filenames:
             os.stat(os.path.join(dirpath, name))
             count += 1
+    return count
+
+
+def read_all(folder: Path) -> int:
+    """Read and decode every Markdown file under a folder: the floor of any whole-wiki check."""
+    count = 0
+    for file in sorted(folder.rglob("*.md")):
+        file.read_bytes().decode("utf-8", errors="replace")
+        count += 1
     return count
 
 
@@ -162,6 +172,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"documents": count}))
     elif cmd == "query":
         print(json.dumps({"results": query(open_searcher(Path(args[0])), args[1])}))
+    elif cmd == "read":
+        print(json.dumps({"files": read_all(Path(args[0]))}))
     elif cmd == "walk":
         print(json.dumps({"files": walk(Path(args[0]))}))
     elif cmd in ("warm-whoosh", "warm-wikimem", "warm-mcp"):

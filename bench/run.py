@@ -492,6 +492,37 @@ class Bench:
                     samples=ours["latencies_ms"], baseline_samples=base["latencies_ms"],
                 ))
 
+    # 6b. lint, every rule-based check, on the compiled scale wiki (it writes lint.md: run it last)
+    def lint(self, root: Path, label: str) -> None:
+        fig = f"lint (all rule-based checks), {label}"
+        if not has_command("lint"):
+            self.add(Row(fig, status="not available yet", note="no `wikimem lint` command"))
+            return
+        pages = sum(1 for _ in (root / "wiki").rglob("*.md"))
+
+        def lint_run(_: int) -> Sample:
+            sample = wikimem("lint", "--root", str(root), "--json", "--quiet")
+            if sample.rc not in (0, 3):  # 3: the wiki has lint errors, which is a result, not a failure
+                raise BenchError(f"wikimem lint exited {sample.rc}: {last_line(sample.stderr)}")
+            return sample
+
+        with self.figure(fig, baseline="read every page"):
+            base_first = checked(baseline("read", str(root / "wiki")), "read every page")
+            cold = lint_run(0)
+            findings = (cold.json() or {}).get("findings", [])
+            self.add(Row(
+                f"{fig}, first run", cold.seconds, "s", "read every page", base_first.seconds,
+                goal="≤ 5 s", goal_abs=5.0, note=f"{pages:,} pages; {len(findings)} findings; n=1",
+                samples=[cold.seconds], baseline_samples=[base_first.seconds],
+            ))
+            a, b = self.interleaved(lint_run, lambda _: baseline("read", str(root / "wiki")), self.repeats, fig)
+            self.add(Row(
+                f"{fig}, again", median([s.seconds for s in a]), "s", "read every page",
+                median([s.seconds for s in b]), goal="≤ 5 s", goal_abs=5.0,
+                note=f"{pages:,} pages; n={self.repeats}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+            ))
+
     @staticmethod
     def _has_module(name: str) -> bool:
         import importlib.util
@@ -742,6 +773,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bench.single_change(big, small, bench.repeats)
         say(f"warm search at {label_big}")
         bench.warm_search(big, work / f"whoosh-scale-{bench.scale}", label_big)
+        say(f"lint at {label_big}")
+        bench.lint(big, label_big)
 
         if not args.skip_modules:
             bench.modules(corpus, big)
