@@ -506,3 +506,49 @@ def test_thinking_blocks_go_back_unchanged(ws: Workspace, server: FakeMessagesSe
     assert report.failed == []
     assistant = server.bodies[1]["messages"][1]
     assert assistant["content"][0] == {"type": "thinking", "thinking": "I should write the page.", "signature": "sig-abc123"}
+
+
+def test_a_source_that_keeps_failing_is_not_paid_for_forever(ws: Workspace, server: FakeMessagesServer) -> None:
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    for _ in range(3):  # the model never finishes within max_turns=1: a failure that costs tokens
+        server.add(reply(memory("view", path="/memories")))
+        report = compile_with(ws, server, max_turns=1)
+        assert "max_turns" in report.failed[0][1]
+    assert len(server.requests) == 3
+    report = compile_with(ws, server, max_turns=1)
+    assert report.failed[0][1].startswith("not retried: failed 3 times (last: the model was still working")
+    report = compile_with(ws, server, max_turns=1)
+    assert report.failed[0][1].startswith("not retried: failed 3 times")
+    assert len(server.requests) == 3  # nothing more was sent
+    write(ws, "a.md", "# A\n\nAlpha is the first letter, edited.\n")  # a new version is tried again
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),
+        reply(text("Done.")),
+    )
+    assert compile_with(ws, server).compiled == ["raw/a.md"]
+
+
+def test_a_renamed_source_moves_its_page_without_calling_the_model(ws: Workspace, server: FakeMessagesServer) -> None:
+    first_compile(ws, server)
+    calls = len(server.requests)
+    (ws.raw / "animals").mkdir()
+    (ws.raw / "tardigrades.md").rename(ws.raw / "animals" / "water-bears.md")
+    report = compile_with(ws, server)
+    assert report.renamed == [("raw/tardigrades.md", "raw/animals/water-bears.md")] and report.failed == []
+    assert len(server.requests) == calls  # same content: nothing to ask the model
+    assert not (ws.wiki / "sources/tardigrades.md").exists()
+    moved = page(ws, "sources/animals-water-bears.md")
+    assert moved.sources == ["raw/animals/water-bears.md"] and "raw/animals/water-bears.md#L5" in moved.body
+    concept = (ws.wiki / "concepts/cryptobiosis.md").read_text()
+    assert "../sources/animals-water-bears.md" in concept and "sources/tardigrades.md" not in concept
+
+
+def test_a_source_page_deleted_by_hand_is_compiled_again(ws: Workspace, server: FakeMessagesServer) -> None:
+    first_compile(ws, server)
+    (ws.wiki / "sources/tardigrades.md").unlink()
+    server.add(
+        reply(memory("create", path="/memories/sources/tardigrades.md", file_text=SOURCE_PAGE)),
+        reply(text("Done.")),
+    )
+    report = compile_with(ws, server)
+    assert report.failed == [] and "sources/tardigrades.md" in report.created

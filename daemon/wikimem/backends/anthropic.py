@@ -48,6 +48,15 @@ NO_KEY = "No Anthropic key: set ANTHROPIC_API_KEY or use --backend offline"
 MEMORY_BETA = "context-management-2025-06-27"
 PART_CHARS = 60_000  # ~16k tokens: a part leaves room for the pages the model views and writes
 CHARS_PER_TOKEN = 3.6  # for estimates only; the API's counts are what gets recorded
+# A source that failed this often, with the same content, for a reason that cost tokens (a budget,
+# the model's own failure), is not sent again until it changes: the daemon compiles every few
+# minutes and would otherwise pay for the same failure each time. Transient errors (network,
+# API status, credentials) cost nothing and are always retried.
+GIVE_UP_AFTER = 3
+TRANSIENT = (
+    "not attempted", "the API refused", "model or endpoint", "API error", "cannot reach",
+    "the response broke off", "cannot read it", "reading it needs",
+)
 MAX_FIX_ROUNDS = 2  # times code hands validation problems back before it accepts or fails
 INDEX_CHARS = 30_000  # index.md stays under 25 KB; a bigger one is cut, the model can search
 # rough per-part shape of a compile, for estimates: turns, what each turn reads back, what it writes
@@ -404,10 +413,23 @@ class AnthropicBackend:
                 if not (ws.wiki / ref.page).exists():
                     work.append(path)
         aborted: str | None = None
+        rows = batch.state.sources()
         for path in sorted(set(work)):
             ref = batch.sources[path]
             if aborted:
                 outcomes.append(SourceOutcome(path, "failed", f"not attempted: {aborted}"))
+                continue
+            row = rows.get(path)
+            last = (row.reason or "") if row else ""
+            if (
+                row is not None and not batch.rebuild and row.status == "failed" and row.sha256 == ref.sha256
+                and row.attempts >= GIVE_UP_AFTER and (last.startswith("not retried") or not last.startswith(TRANSIENT))
+            ):
+                reason = last if last.startswith("not retried") else (
+                    f"not retried: failed {row.attempts} times (last: {last}); edit the file, or run "
+                    "wikimem compile --rebuild (which recompiles every source)"
+                )
+                outcomes.append(SourceOutcome(path, "failed", reason))
                 continue
             started = time.perf_counter()
             usage = Usage()
