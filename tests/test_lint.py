@@ -419,3 +419,37 @@ def test_versions_corpus_finds_the_known_changes_without_noise(tmp_path, setting
     # one finding per fact, not per pair of releases: 56 documents give a short list
     assert len(by_rule(report, "superseded")) + len(by_rule(report, "contradicted")) <= 20
     assert not by_rule(report, "ungrounded") and not by_rule(report, "stale")
+
+
+def test_duplicate_sources_same_text_or_same_name_in_two_formats(ws, settings):
+    text = " ".join(f"Sentence {i} says the render queue flushes after frame {i * 7} of the plugin run." for i in range(20))
+    write(ws, "talk.md", f"# A talk\n\n{text}\n")
+    write(ws, "talk.txt", f"A talk, as text\n\n{text}\n")
+    write(ws, "copies/old-talk.md", f"# An older copy\n\n{text}\n")
+    write(ws, "other.md", "# Other\n\nNothing in common with the talk at all, just 3 words about gardening in May.\n")
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["duplicate"], write=False), "duplicate")
+    same_name = [f for f in found if f.evidence.get("same_name")]
+    same_text = [f for f in found if f.evidence.get("same_text")]
+    assert [f.evidence["sources"] for f in same_name] == [["raw/talk.md", "raw/talk.txt"]]
+    assert sorted(tuple(f.evidence["sources"]) for f in same_text) == [
+        ("raw/copies/old-talk.md", "raw/talk.md"), ("raw/copies/old-talk.md", "raw/talk.txt"),
+    ]
+    assert not any("raw/other.md" in f.paths for f in found)
+
+
+def test_bold_terms_on_several_pages_want_a_page_but_cross_references_do_not(ws, settings):
+    compiled(ws, settings, widgets=False)
+    for n in range(3):
+        page(ws, f"answers/b{n}.md", f"---\ntitle: B{n}\nkind: answer\nsources: []\n---\n"
+             f"The **frame budget** matters; see **Chapter 17**.\n")
+    found = by_rule(run_lint(ws, settings, ["missing-concept"], write=False), "missing-concept")
+    assert [f.evidence["concept"] for f in found] == ["frame budget"]
+
+
+def test_stale_names_pages_that_link_to_the_stale_page(ws, settings):
+    compiled(ws, settings)
+    page(ws, "answers/why.md", "---\ntitle: Why\nkind: answer\nsources: []\n---\nSee [notes](../sources/notes.md).\n")
+    (ws.raw / "notes.md").write_text(NOTES + "\nOne more line, 5 ms.\n", encoding="utf-8")
+    (found,) = by_rule(run_lint(ws, settings, ["stale"], write=False), "stale")
+    assert "wiki/answers/why.md" in found.paths and found.severity == "warning"

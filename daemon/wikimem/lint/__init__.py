@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..config import Settings
 from ..errors import UsageError, WorkspaceBusy
@@ -146,9 +146,14 @@ def run_lint(
     if wants_write and full:
         try:
             with _maybe_lock(ws, lock, wait, required=False):
-                written += _record(ctx, report)
+                recorded, entry = _record(ctx, report)
+                written += recorded
+                _commit(ws, settings, written, entry)
         except WorkspaceBusy as exc:
             notes.append(f"wiki/lint.md not updated: {exc}")
+    elif written:
+        with _maybe_lock(ws, lock, wait, required=True):
+            _commit(ws, settings, written)
     elif wants_write and "log-integrity" in report.rules:
         logcheck.record(ctx, report.findings)
     return replace(report, seconds=time.perf_counter() - started, written=sorted(set(written)))
@@ -172,7 +177,17 @@ class _maybe_lock:  # noqa: N801 - used as a context manager like writer_lock
             self.cm.__exit__(*exc)  # type: ignore[arg-type]
 
 
-def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) -> list[str]:
+def _commit(ws: Workspace, settings: Settings, written: list[str], entry: Any = None) -> None:
+    """One git commit for what this run wrote (history.record is a no-op outside git, and never raises)."""
+    paths = sorted({p[5:] for p in written if p.startswith("wiki/")})
+    if not paths:
+        return
+    from .. import history
+
+    history.record(ws, settings, operation="lint", paths=paths, entries=[entry] if entry is not None else [])
+
+
+def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) -> tuple[list[str], Any]:
     """Write lint.md, link it from index.md and append a log entry: only when something changed."""
     from .. import log_page
     from ..compiler import write_index
@@ -180,6 +195,7 @@ def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) ->
 
     ws = ctx.ws
     written: list[str] = []
+    entry = None
     target = ws.wiki / LINT_PAGE
     content = lint_md(report)
     old = target.read_text(encoding="utf-8") if target.exists() else None
@@ -198,12 +214,12 @@ def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) ->
         if old != content:
             lines.append(f"- report: {LINT_PAGE}")
         c = report.counts
-        log_page.append(ws.wiki / "log.md", [log_page.LogEntry(
-            "lint", f"{c['error']} errors, {c['warning']} warnings, {c['info']} info", lines)])
+        entry = log_page.LogEntry("lint", f"{c['error']} errors, {c['warning']} warnings, {c['info']} info", lines)
+        log_page.append(ws.wiki / "log.md", [entry])
         written.append("wiki/log.md")
     if "log-integrity" in report.rules:
         logcheck.record(ctx, report.findings)
-    return written
+    return written, entry
 
 
 def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait: float = 2.0) -> tuple[Finding, LintReport]:
@@ -230,8 +246,10 @@ def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait
         sources=len(ctx.raw_files), notes=notes + ([problem] if problem else []),
     )
     with writer_lock(ws, wait=wait, holder="wikimem lint --accept"):
-        written = _record(ctx, report, [f"- accepted {finding.id} ({finding.rule}): {' '.join(why.split())}"])
-    return finding, replace(report, written=sorted(set(written + [f"wiki/{dispositions.FILE}"])))
+        written, entry = _record(ctx, report, [f"- accepted {finding.id} ({finding.rule}): {' '.join(why.split())}"])
+        written.append(f"wiki/{dispositions.FILE}")
+        _commit(ws, settings, written, entry)
+    return finding, replace(report, written=sorted(set(written)))
 
 
 def deep_unavailable(settings: Settings) -> str:

@@ -22,7 +22,7 @@ from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from .context import Context
 
-CACHE_VERSION = 6  # bump when what is cached changes shape or meaning
+CACHE_VERSION = 7  # bump when what is cached changes shape or meaning
 _WORDS = re.compile(r"\w+")
 # "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
 LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
@@ -46,12 +46,13 @@ class SourceText:
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, line); not cached
     skipped: str | None = None
     claims: list[Any] = field(default_factory=list)  # claims.Claim, extracted once and cached
+    sketch: tuple[int, ...] | None = None  # passage hashes for the duplicate rule, cached
 
     def to_json(self) -> dict[str, Any]:
         return {
             "title": self.title, "date": self.date,
             "version": [self.version[0], list(self.version[1])] if self.version else None,
-            "words": self.words, "skipped": self.skipped,
+            "words": self.words, "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
             "claims": [[list(c.key), list(c.value), c.value_text, c.plan, list(c.subject) if c.subject else None,
                         c.sentence, c.line] for c in self.claims],
         }
@@ -145,10 +146,11 @@ class SourceCache:
                         Claim(tuple(k), tuple(v), vt, plan, tuple(subj) if subj else None, path, sentence, line)  # type: ignore[arg-type]
                         for k, v, vt, plan, subj, sentence, line in data.get("claims", [])
                     ]
+                    sketch = data.get("sketch")
                     return SourceText(
                         path, sha, data["title"], data["date"],
                         (version[0], tuple(version[1])) if version else None, mtime, data["words"],
-                        [], data.get("skipped"), claims,
+                        [], data.get("skipped"), claims, tuple(sketch) if sketch is not None else None,
                     )
         max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
         try:
@@ -164,8 +166,10 @@ class SourceCache:
                 words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
             )
             from .claims import extract
+            from .structure import _sketch
 
             text.claims = extract(text)
+            text.sketch = _sketch(text.words)
         self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json())))
         return text
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from .context import Context
 from .corpus import LINK_TARGET, cache, words
 from .model import Finding
-from .structure import content_pages
+from .structure import _inbound, content_pages
 
 # - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes
 _QUOTE = re.compile(
@@ -26,12 +26,15 @@ def stale(ctx: Context) -> Iterator[Finding]:
         if page.page is not None and page.kind != "source":
             for src in page.page.sources:
                 dependents[src].append(page.wpath)
+    inbound, _indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
     for page in content_pages(ctx):
         if page.kind != "source" or page.page is None or not page.page.sources:
             continue
         raw = page.page.sources[0]
         recorded = str(page.meta.get("source_sha256") or "")
-        deps = sorted(dependents.get(raw, []))
+        # pages that depend on it: they list the raw file under `sources`, or link to its page
+        linked = {"wiki/" + p for p in inbound.get(page.path, ())}
+        deps = sorted(set(dependents.get(raw, [])) | linked)
         tail = f"; {len(deps)} page(s) depend on it" if deps else ""
         if raw not in ctx.raw_files:
             yield Finding.make(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import unicodedata
+import zlib
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -166,6 +168,11 @@ def title_key(text: str) -> str:
 
 
 def duplicates(ctx: Context) -> Iterator[Finding]:
+    yield from duplicate_titles(ctx)
+    yield from duplicate_sources(ctx)
+
+
+def duplicate_titles(ctx: Context) -> Iterator[Finding]:
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for page in content_pages(ctx):
         if page.page is None or page.section not in SECTIONS:
@@ -196,21 +203,41 @@ def duplicates(ctx: Context) -> Iterator[Finding]:
         )
 
 
+_BOLD = re.compile(r"(?<![\w*])\*\*([A-Za-z][\w'’/+.-]*(?: [\w'’/+.-]+){0,3})\*\*(?![\w*])")
+
+
 def missing_concepts(ctx: Context, min_pages: int = 3) -> Iterator[Finding]:
-    """[[Name]] links to a page that does not exist, on several pages: the wiki wants a page for it."""
+    """A term several pages want a page for: [[Name]] links to nothing, or **Name** set in bold
+    (how terms are emphasized where they are defined) on several pages, with no page titled or
+    aliased so."""
     wanted: dict[str, set[str]] = defaultdict(set)
     surface: dict[str, str] = {}
+    known: set[str] = set()
+    for page in ctx.pages.values():
+        if page.page is None:
+            continue
+        known.add(title_key(page.title))
+        aliases = page.meta.get("aliases")
+        if isinstance(aliases, list):
+            known.update(title_key(str(a)) for a in aliases)
     for page in content_pages(ctx):
         for link in ctx.links(page):
             if link.kind == "wiki" and link.resolved and link.resolved.startswith("wiki/?"):
                 key = title_key(link.target)
                 wanted[key].add(page.path)
                 surface.setdefault(key, link.target)
+        if "**" in page.body:
+            for m in _BOLD.finditer(page.prose, len(page.text) - len(page.body)):
+                key = title_key(m.group(1))
+                # numbered terms are cross-references ("Chapter 17", "Listing 3-2"), not concepts
+                if key and key not in known and len(key) > 2 and not any(ch.isdigit() for ch in key):
+                    wanted[key].add(page.path)
+                    surface.setdefault(key, m.group(1))
     for key, pages in sorted(wanted.items()):
         if len(pages) >= min_pages:
             yield Finding.make(
                 "missing-concept", "info",
-                f"{surface[key]!r} is linked from {len(pages)} pages but has no page of its own",
+                f"{surface[key]!r} is wanted by {len(pages)} pages (a [[link]] or in bold) but has no page of its own",
                 paths=["wiki/" + p for p in sorted(pages)][:20], evidence={"concept": key},
             )
 
@@ -239,3 +266,83 @@ def size_caps(ctx: Context) -> Iterator[Finding]:
                 f"(over {PAGE_MAX_BYTES // 1000} KB); split it",
                 paths=[page.wpath], evidence={"page": page.wpath, "over": "page"},
             )
+
+
+SHINGLE = 5  # words per passage compared
+SKETCH = 64  # smallest passage hashes kept per source (a bottom-k MinHash sketch)
+SAME_TEXT = 0.6  # estimated share of passages in common above which two sources are one document
+
+
+def _sketch(words: str) -> tuple[int, ...]:
+    toks = words.split()
+    if len(toks) < SHINGLE * 4:
+        return ()
+    # crc32: fast, and stable across processes (hash() is salted), so findings do not flicker between runs
+    hashes = {zlib.crc32(" ".join(toks[i : i + SHINGLE]).encode()) for i in range(len(toks) - SHINGLE + 1)}
+    return tuple(sorted(hashes)[:SKETCH])
+
+
+def duplicate_sources(ctx: Context) -> Iterator[Finding]:
+    """Two raw files with the same text (a talk as PDF and as .txt): their pages say the same thing twice."""
+    from .corpus import cache
+
+    sources = cache(ctx)
+    sketches: dict[str, tuple[int, ...]] = {}
+    by_hash: dict[int, list[str]] = defaultdict(list)
+    stems: dict[str, list[str]] = defaultdict(list)
+    for path in ctx.raw_files:
+        doc = sources.get(path)
+        if doc is None or doc.skipped:
+            continue
+        stems[posixpath.splitext(path)[0]].append(path)
+        sketch = doc.sketch if doc.sketch is not None else _sketch(doc.words)
+        if sketch:
+            sketches[path] = sketch
+            for h in sketch:
+                by_hash[h].append(path)
+    shared: dict[tuple[str, str], int] = defaultdict(int)
+    for paths in by_hash.values():
+        if 1 < len(paths) <= 50:  # a passage in 50+ sources is boilerplate (a licence), not a duplicate
+            for i, a in enumerate(paths):
+                for b in paths[i + 1 :]:
+                    shared[(a, b) if a < b else (b, a)] += 1
+    pages = _source_pages(ctx)
+    same_stem: set[tuple[str, str]] = set()
+    for _stem, paths in sorted(stems.items()):
+        # talk.pdf and talk.txt side by side: one document in two formats, whatever the extractor made of each
+        if len(paths) > 1:
+            paths = sorted(paths)
+            same_stem.update((a, b) for i, a in enumerate(paths) for b in paths[i + 1 :])
+            yield Finding.make(
+                "duplicate", "warning",
+                f"{', '.join(paths)} are one document in {len(paths)} formats: both are compiled into pages; "
+                "keep one in raw/ (or accept this if both are wanted)",
+                paths=[p for path in paths for p in pages.get(path, [])] + paths,
+                evidence={"sources": paths, "same_name": True},
+            )
+    for (a, b), count in sorted(shared.items()):
+        if (a, b) in same_stem:
+            continue
+        if count < SKETCH // 8:
+            continue
+        union = sorted(set(sketches[a]) | set(sketches[b]))[:SKETCH]
+        both = set(sketches[a]) & set(sketches[b])
+        similarity = sum(1 for h in union if h in both) / len(union)
+        if similarity < SAME_TEXT:
+            continue
+        yield Finding.make(
+            "duplicate", "warning",
+            f"{a} and {b} hold the same text (about {similarity:.0%} of passages shared): "
+            "keep one, or give one page the other's title as an alias",
+            paths=[*pages.get(a, []), *pages.get(b, []), a, b],
+            evidence={"sources": [a, b], "same_text": True},
+        )
+
+
+def _source_pages(ctx: Context) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for page in ctx.pages.values():
+        if page.kind == "source" and page.page is not None:
+            for src in page.page.sources[:1]:
+                out[src].append(page.wpath)
+    return out
