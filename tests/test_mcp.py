@@ -83,8 +83,8 @@ def test_tools_search_read_and_resources(compiled, tmp_path):
         pack = await session.call_tool("context", {"query": "green tea temperature", "budget": 1000})
         assert not pack.is_error and "80 degrees" in pack.content[0].text
 
-        lint = await session.call_tool("lint", {})
-        assert not lint.is_error
+        lint = structured(await session.call_tool("lint", {}))
+        assert isinstance(lint["findings"], list) and "counts" in lint
 
         resources = {str(r.uri) for r in (await session.list_resources()).resources}
         assert resources == {"wiki://index.md", "wiki://AGENTS.md"}
@@ -94,7 +94,11 @@ def test_tools_search_read_and_resources(compiled, tmp_path):
         # read-only: no write tool without --allow-write
         assert (await session.call_tool("add_note", {"title": "x", "text": "y"})).is_error
 
+    log_before = (compiled.wiki / "log.md").read_bytes()
     anyio.run(with_session, compiled.root, body)
+    # read-only: not even lint wrote its report or a log entry
+    assert (compiled.wiki / "log.md").read_bytes() == log_before
+    assert not (compiled.wiki / "lint.md").exists()
 
 
 def test_allow_write_adds_a_note_to_the_inbox_only(compiled):

@@ -105,15 +105,16 @@ def recent_log(ws: Workspace, limit: int = 10) -> list[dict[str, Any]]:
 
 
 def lint_findings(ws: Workspace) -> dict[str, Any]:
-    """The current findings: the lint module's JSON report when it can run, else wiki/lint.md."""
+    """The current findings, computed now without writing anything (wiki/lint.md as a fallback)."""
     try:
         from .config import load_settings
-        from .lint import run_lint  # type: ignore[attr-defined]
-
-        report = run_lint(ws, load_settings(ws.root))
-        return report.to_json() if hasattr(report, "to_json") else {"report": str(report)}
-    except ImportError:
-        pass
+        from .lint import run_lint
+    except ImportError:  # a build without the lint module: serve the last written report
+        run_lint = None
+    if run_lint is not None:
+        # write=False: the server is read-only; lint.md and log.md stay as the last real run left them
+        report = run_lint(ws, load_settings(ws.root), write=False, lock=False)
+        return report.to_json()
     lint_md = ws.wiki / "lint.md"
     if lint_md.is_file():
         return {"source": "wiki/lint.md", "text": lint_md.read_text(encoding="utf-8", errors="replace")}
