@@ -62,6 +62,7 @@ class DaemonOptions:
     """The daemon's knobs. From Settings in normal use; tests shorten the clocks."""
 
     debounce: float = 0.75  # quiet time after the last event before a batch is compiled
+    complete_quiet: float = 0.2  # ... when every changed file was closed or moved into place
     max_batch_wait: float = 30.0  # compile anyway after this long, even if events keep coming
     open_write_wait: float = 30.0  # how long to wait for a file still open for writing
     rescan: Schedule = field(default_factory=lambda: interval_minutes(10))
@@ -121,6 +122,12 @@ class Pending:
     @property
     def compile(self) -> bool:
         return bool(self.changes) or self.rescan
+
+    @property
+    def complete(self) -> bool:
+        # "created" as a last event is a file moved in from outside raw/ (watchdog reports an
+        # unpaired move as a create); a file created to be written is followed by modified
+        return all(ev in ("closed", "moved", "deleted", "created") for ev in self.changes.values())
 
     @property
     def open_writes(self) -> list[str]:
@@ -306,7 +313,7 @@ class Daemon:
             if now - pending.first >= opts.max_batch_wait:
                 log.info("changes kept coming for %.0f s; compiling what is there", opts.max_batch_wait)
                 return
-            quiet_left = pending.last_change + opts.debounce - now
+            quiet_left = pending.last_change + self._quiet_period(pending) - now
             if quiet_left <= 0:
                 still_open = pending.open_writes if self.watcher_kind != "polling" else []
                 if still_open and now - pending.last_change < opts.open_write_wait:
@@ -324,6 +331,16 @@ class Daemon:
                 pending.add(work)
                 if work.kind == "change":
                     sizes = self._sizes(pending)
+
+    def _quiet_period(self, pending: Pending) -> float:
+        """The full debounce while a write may still be under way; a short grace once every
+        changed file is known complete: closed by its writer, moved into place, or deleted.
+        That is what lets a dropped file show up in well under a second, while a burst
+        (a `cp -r`, a sync client) still arrives as one batch: its events are microseconds
+        apart. Polling sees no close events, so it always waits the full debounce."""
+        if self.watcher_kind == "polling" or not pending.complete:
+            return self.options.debounce
+        return min(self.options.debounce, self.options.complete_quiet)
 
     def _sizes(self, pending: Pending) -> dict[str, tuple[int, int] | None]:
         """(size, mtime) of each changed path; skipped for big bursts, where the full scan
