@@ -523,10 +523,15 @@ def test_teammates_compiling_in_parallel_merge_cleanly(tmp_path: Path) -> None:
     compile_(bob)
     git(bob.root, "add", "raw")
     git(bob.root, "commit", "-q", "-m", "coffee")
+    bob_log, alice_log = (bob.wiki / "log.md").read_text(), (alice.wiki / "log.md").read_text()
     merge = subprocess.run(["git", "pull", "-q", "--no-rebase", "--no-edit", str(origin), "main"],
                            cwd=bob.root, capture_output=True, text=True)
-    # wiki/.gitattributes (written with the first commit) merges log.md and index.md by union
+    # wiki/.gitattributes names wikimem's merge drivers: no conflict in log.md or index.md
     assert merge.returncode == 0, merge.stderr
+    merged = (bob.wiki / "log.md").read_text()
+    assert merged.startswith(bob_log)  # bob's log exactly as it was, alice's new entries after it
+    for entry in history._entry_chunks(alice_log)[1] + history._entry_chunks(bob_log)[1]:
+        assert entry in history._entry_chunks(merged)[1]
     entries = read_entries(bob.wiki / "log.md")
     assert any("raw/tea.txt" in e[2] for e in entries) and any("raw/coffee.txt" in e[2] for e in entries)
 
@@ -582,3 +587,51 @@ def test_no_commit_during_a_merge_in_progress(repo_ws: Workspace, caplog) -> Non
     assert git(ws.root, "diff", "--name-only", "--diff-filter=U") == "notes.txt"
     with pytest.raises(WikimemError, match="merge is in progress"):
         history.undo(ws, load_settings(ws.root, environ={}))
+
+
+def test_pulled_renames_and_removals_are_not_redone(tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    alice = new_repo_ws(tmp_path / "alice")
+    for name, text in (("moles.md", MOLES), ("aging.md", AGING), ("cancer.md", CANCER)):
+        write(alice, name, text)
+    compile_(alice)
+    git(alice.root, "add", "raw")
+    git(alice.root, "commit", "-q", "-m", "sources")
+    git(alice.root, "push", "-q", str(origin), "main")
+    git(tmp_path, "clone", "-q", str(origin), "bob")
+    bob = Workspace.at(tmp_path / "bob")
+    assert compile_(bob).noop
+
+    (alice.raw / "mammals").mkdir()
+    git(alice.root, "mv", "raw/aging.md", "raw/mammals/aging.md")
+    git(alice.root, "rm", "-q", "raw/cancer.md")
+    report = compile_(alice)
+    assert report.renamed and report.removed_sources == ["raw/cancer.md"]
+    git(alice.root, "commit", "-q", "-m", "reorganise sources")
+    git(alice.root, "push", "-q", str(origin), "main")
+    git(bob.root, "pull", "-q", "--ff-only", str(origin), "main")
+
+    picked_up = compile_(bob)
+    assert picked_up.noop, picked_up
+    assert not picked_up.renamed and not picked_up.removed_sources and not picked_up.kept
+    state = State(bob.state_db)
+    try:
+        rows = state.sources()
+        assert "raw/cancer.md" not in rows and "raw/aging.md" not in rows
+        assert rows["raw/mammals/aging.md"].status == "compiled"
+        assert set(state.pages()) == {
+            p for p in snapshot(bob.wiki) if p.startswith(("sources/", "concepts/")) and not p.endswith("index.md")}
+    finally:
+        state.close()
+
+
+def test_merge_log_keeps_every_entry_intact() -> None:
+    base = "# Log\n\n## [1] init | x\n- a\n"
+    ours = base + "\n## [3] ingest | bob\n- created: b.md\n- backend: offline, 0.01 s\n"
+    theirs = base + "\n## [2] ingest | alice\n- created: a.md\n- backend: offline, 0.01 s\n"
+    merged = history.merge_log(base, ours, theirs)
+    # git's union merge would fold the shared last line into one, changing bob's entry
+    assert merged == ours + "\n## [2] ingest | alice\n- created: a.md\n- backend: offline, 0.01 s\n"
+    assert history.merge_log(base, ours, ours) == ours
+    assert history.merge_log(base, ours, base) == ours
