@@ -22,7 +22,7 @@ CONFIG_FILE = "wikimem.toml"
 class Settings:
     backend: str = "offline"
     model: str = "claude-sonnet-5-5"  # claude-sonnet-4-5 retires 2026-11-30
-    max_tokens: int = 8192
+    max_tokens: int = 16_000  # per turn; current models think before they write, within this limit
     base_url: str | None = None
     max_source_mb: float = 10.0
     max_turns: int = 30

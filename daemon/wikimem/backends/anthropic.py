@@ -397,7 +397,7 @@ class AnthropicBackend:
         overlay = Overlay(ws.wiki)
         tool = WikiMemoryTool(ws.wiki, overlay, recorded)
         system = self.system_prompt(ws)
-        tools = [tool.to_dict(), SEARCH_TOOL, READ_SOURCE_TOOL]
+        tools: list[dict[str, Any]] = [dict(tool.to_dict()), SEARCH_TOOL, READ_SOURCE_TOOL]
         prefix_tokens = prefix_tokens_of(system)
         run = _Run(batch, None, overlay, tool, system, tools, prefix_tokens, owners)
         outcomes: list[SourceOutcome] = []
@@ -561,7 +561,7 @@ class AnthropicBackend:
             if stop == "model_context_window_exceeded":
                 raise SourceFailed("the conversation outgrew the model's context window; lower max_turns or part size")
             if stop == "max_tokens":
-                cut = content[-1] if content and getattr(content[-1], "type", "") == "tool_use" else None
+                cut: Any = content[-1] if content and getattr(content[-1], "type", "") == "tool_use" else None
                 results = [
                     _tool_result(
                         b.id,
@@ -983,7 +983,7 @@ def synthesize(
     try:
         message = client.beta.messages.create(
             model=settings.model,
-            max_tokens=min(settings.max_tokens, 4096),
+            max_tokens=min(settings.max_tokens, 8_000),
             system=[{"type": "text", "text": ANSWER_SYSTEM}],
             messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
         )
