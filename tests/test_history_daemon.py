@@ -1,0 +1,91 @@
+"""A running daemon picks up a wiki pulled from a teammate without recompiling it.
+
+Real git, a real watchdog observer and the daemon's worker thread. Every wait polls with a
+generous timeout; nothing relies on a fixed sleep for correctness.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write
+from test_history import AGING, CANCER, MOLES, compile_, git, head, new_repo_ws
+from wikimem.config import load_settings
+from wikimem.scheduler import parse_schedule
+from wikimem.service import Daemon, DaemonOptions, read_status_file
+from wikimem.workspace import Workspace
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def test_running_daemon_picks_up_a_pull_without_recompiling(tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    alice = new_repo_ws(tmp_path / "alice")
+    write(alice, "moles.md", MOLES)
+    write(alice, "aging.md", AGING)
+    compile_(alice)
+    git(alice.root, "add", "raw")
+    git(alice.root, "commit", "-q", "-m", "sources")
+    git(alice.root, "push", "-q", str(origin), "main")
+    git(tmp_path, "clone", "-q", str(origin), "bob")
+    bob = Workspace.at(tmp_path / "bob")
+
+    settings = load_settings(bob.root, environ={})
+    options = DaemonOptions.from_settings(
+        settings, debounce=0.2, rescan=parse_schedule("off"), lint=parse_schedule("off"))
+    daemon = Daemon(bob, settings, options, log_to_stderr=False)
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(daemon.run()), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: daemon.ready.is_set() or result, "the catch-up compile")
+        status = lambda: read_status_file(bob) or {}  # noqa: E731
+        wait_for(lambda: status().get("state") == "idle", "the daemon to be idle")
+        compiles = status().get("compiles", 0)
+
+        write(alice, "cancer.md", CANCER)  # also changes pages bob has
+        assert compile_(alice).updated
+        git(alice.root, "add", "raw")
+        git(alice.root, "commit", "-q", "-m", "cancer source")
+        git(alice.root, "push", "-q", str(origin), "main")
+        git(bob.root, "pull", "-q", "--ff-only", str(origin), "main")
+        pulled = head(bob)
+
+        st = wait_for(lambda: status() if status().get("compiles", 0) > compiles
+                      and status().get("state") == "idle" else None, "the daemon's compile after the pull")
+        last = st["last_compile"]
+        assert last["ok"] and last["noop"] and last["compiled"] == 0 and not last["kept"], last
+        assert head(bob) == pulled  # nothing rewritten, so nothing to commit
+        assert not (bob.state_dir / "proposed").exists()
+    finally:
+        daemon.stop()
+        thread.join(30)
+    assert not thread.is_alive()
