@@ -318,7 +318,9 @@ def test_accept_needs_a_known_id_and_a_reason(ws, settings):
 def test_fix_dry_run_then_fix_drops_dead_links_and_rebuilds_index(ws, settings):
     compiled(ws, settings)
     concept = next(p for p in sorted((ws.wiki / "concepts").glob("*.md")) if "sources/widget-3.md" in p.read_text(encoding="utf-8"))
-    (ws.wiki / "sources/widget-3.md").unlink()  # a source page removed by hand; its raw file stays
+    # the source and its page are gone (deleted by hand, no compile since): links to the page are dead
+    (ws.raw / "widget-3.md").unlink()
+    (ws.wiki / "sources/widget-3.md").unlink()
     page(ws, "concepts/lonely.md", CONCEPT.format(title="Lonely", aliases="[]", body="Nobody links here."))
     before = snapshot(ws.wiki), snapshot(ws.raw), ws.state_db.read_bytes()
     dry = run_lint(ws, settings, fix=True, dry_run=True)
@@ -331,7 +333,9 @@ def test_fix_dry_run_then_fix_drops_dead_links_and_rebuilds_index(ws, settings):
     assert all(f.applied for f in done.fixes)
     assert "../sources/widget-3.md" not in concept.read_text(encoding="utf-8")
     assert "Widget 3.0 Release Notes" in concept.read_text(encoding="utf-8")  # the words stay
-    assert not by_rule(done, "missing-from-index") and not by_rule(done, "broken-link")
+    assert not by_rule(done, "missing-from-index")
+    # links to the removed page are gone; citations of the deleted raw file remain (compile re-renders those)
+    assert not [f for f in by_rule(done, "broken-link") if "sources/widget-3.md" in f.evidence["target"]]
     # the rewritten page is recorded as wikimem's, so compile will not mistake it for a person's edit
     state = State(ws.state_db)
     try:
@@ -347,12 +351,22 @@ def test_fix_never_rewrites_a_page_a_person_edited(ws, settings):
     compiled(ws, settings)
     concept = next(p for p in sorted((ws.wiki / "concepts").glob("*.md")) if "sources/widget-3.md" in p.read_text(encoding="utf-8"))
     concept.write_text(concept.read_text(encoding="utf-8") + "\nMy own note.\n", encoding="utf-8")
+    (ws.raw / "widget-3.md").unlink()
     (ws.wiki / "sources/widget-3.md").unlink()
     edited = concept.read_bytes()
     report = run_lint(ws, settings, fix=True)
     assert concept.read_bytes() == edited
     skipped = [f for f in report.fixes if f.path.endswith(concept.name)]
     assert skipped and skipped[0].skipped and "edited by a person" in skipped[0].skipped
+
+
+def test_a_page_whose_source_still_exists_is_restored_by_compile_not_unlinked(ws, settings):
+    compiled(ws, settings)
+    (ws.wiki / "sources/widget-3.md").unlink()
+    report = run_lint(ws, settings, ["broken-link"], fix=True, dry_run=True)
+    dead = [f for f in by_rule(report, "broken-link") if f.evidence["page"].startswith("wiki/concepts/")]
+    assert dead and not any(f.fixable for f in dead) and "wikimem compile" in dead[0].message
+    assert not [f for f in report.fixes if f.action == "drop-link"]
 
 
 # --- the command line -------------------------------------------------------------------------

@@ -449,8 +449,9 @@ def lint(
         for note in notes + report.notes:
             say(f"note: {note}", quiet=quiet)
         for item in report.fixes:
-            state = "fixed" if item.applied else (f"skipped ({item.skipped})" if item.skipped else "would fix")
-            say(f"{state:<10} {item.action:<14} {item.path}: {item.detail}", quiet=quiet)
+            state = "fixed" if item.applied else ("skipped" if item.skipped else "would fix")
+            why = f" ({item.skipped})" if item.skipped else ""
+            say(f"{state:<10} {item.action:<14} {item.path}: {item.detail}{why}", quiet=quiet)
         say(summary(report), quiet=quiet)
     if report.errors:
         sys.exit(EXIT_LINT)

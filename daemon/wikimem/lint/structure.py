@@ -30,6 +30,7 @@ def content_pages(ctx: Context) -> Iterator[WikiPage]:
 
 
 def broken_links(ctx: Context) -> Iterator[Finding]:
+    page_sources = {row.page: path for path, row in ctx.state_sources.items() if getattr(row, "page", None)}
     for page in ctx.pages.values():
         if page.path in ("log.md", "lint.md"):
             continue  # log.md records history (links to pages since removed are true there); lint.md is ours
@@ -55,11 +56,21 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
                 continue
             if ctx.exists(target):
                 continue
-            removed_source = target.startswith("wiki/sources/")
+            note = ""
+            removed_source = False
+            if target.startswith("wiki/sources/"):
+                raw = page_sources.get(target[5:])
+                if raw and raw in ctx.raw_files:
+                    # the page is gone but its source is not: compile brings the page back, links intact
+                    note = f" (its source {raw} is still there: run wikimem compile to restore the page)"
+                else:
+                    removed_source = True
+                    note = " (a source page that was removed)"
+            elif target.startswith("raw/") and page.section in SECTIONS:
+                note = " (the source is gone: run wikimem compile to update the page)"
             yield Finding.make(
                 "broken-link", "error",
-                f"link to {link.target} ({target}) points at nothing"
-                + (" (a source page that was removed)" if removed_source else ""),
+                f"link to {link.target} ({target}) points at nothing{note}",
                 paths=[page.wpath], lines=[page.line_of(link.at)],
                 evidence={"page": page.wpath, "target": link.target, "kind": "md"},
                 fixable=removed_source,
