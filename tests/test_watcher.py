@@ -229,3 +229,31 @@ def test_real_observer_reports_drops_edits_renames_and_deletes(ws: Workspace, po
     finally:
         stop_observer(observer)
     assert not observer.is_alive()
+
+
+def test_falls_back_to_polling_when_native_watching_fails(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On a tree larger than fs.inotify.max_user_watches the native observer cannot start;
+    the daemon must still see changes (by polling) and say why."""
+    import errno
+
+    import watchdog.observers
+    from watchdog.observers.inotify import InotifyObserver
+
+    class NoWatchesLeft(InotifyObserver):
+        def start(self) -> None:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", NoWatchesLeft)
+    items: queue.Queue[Work] = queue.Queue()
+    with caplog.at_level(logging.WARNING, logger="wikimem.daemon"):
+        observer, kind = start_observer(ws, RawEventHandler(ws, items.put), poll_interval=0.1)
+    try:
+        assert kind == "polling"
+        assert "max_user_watches" in caplog.text
+        (ws.raw / "a.md").write_text("# A\n", encoding="utf-8")
+        work = wait_for(lambda: None if items.empty() else items.get(), what="an event from the polling observer")
+        assert work.path == "raw/a.md"
+    finally:
+        stop_observer(observer)

@@ -315,7 +315,8 @@ class Daemon:
                 return
             quiet_left = pending.last_change + self._quiet_period(pending) - now
             if quiet_left <= 0:
-                still_open = pending.open_writes if self.watcher_kind != "polling" else []
+                # only inotify reports close-after-write; elsewhere "modified" is all we ever see
+                still_open = pending.open_writes if self.watcher_kind == "inotify" else []
                 if still_open and now - pending.last_change < opts.open_write_wait:
                     quiet_left = min(opts.debounce, 0.5) or 0.1
                 else:
@@ -337,8 +338,9 @@ class Daemon:
         changed file is known complete: closed by its writer, moved into place, or deleted.
         That is what lets a dropped file show up in well under a second, while a burst
         (a `cp -r`, a sync client) still arrives as one batch: its events are microseconds
-        apart. Polling sees no close events, so it always waits the full debounce."""
-        if self.watcher_kind == "polling" or not pending.complete:
+        apart. Only inotify (Linux) reports close-after-write; polling, FSEvents and the rest
+        always wait the full debounce."""
+        if self.watcher_kind != "inotify" or not pending.complete:
             return self.options.debounce
         return min(self.options.debounce, self.options.complete_quiet)
 
