@@ -552,3 +552,15 @@ def test_a_source_page_deleted_by_hand_is_compiled_again(ws: Workspace, server: 
     )
     report = compile_with(ws, server)
     assert report.failed == [] and "sources/tardigrades.md" in report.created
+
+
+def test_a_changed_source_whose_page_the_model_left_alone(ws: Workspace, server: FakeMessagesServer) -> None:
+    first_compile(ws, server)
+    write(ws, "tardigrades.md", TARDIGRADES + "\nA new line.\n")
+    server.add(reply(text("Nothing to change.")), reply(text("Still nothing.")), reply(text("No.")))
+    report = compile_with(ws, server)
+    assert report.failed == []
+    nudge = server.bodies[-2]["messages"][-1]["content"][0]["text"]
+    assert "the source changed since /memories/sources/tardigrades.md was written" in nudge
+    # code still records the hash the page now stands for
+    assert page(ws, "sources/tardigrades.md").meta["source_sha256"] == file_sha256(ws.raw / "tardigrades.md")

@@ -674,6 +674,11 @@ class AnthropicBackend:
         overlay = run.overlay
         if overlay.read(page) is None:
             problems.append(f"the source page {ROOT}/{page} does not exist; create it")
+        elif final and page not in overlay.pending and not run.tool.is_human(page):
+            problems.append(
+                f"the source changed since {ROOT}/{page} was written, and you have not updated that page; "
+                "rewrite it (create) or edit it so it matches the source as it is now"
+            )
         raw_root = run.batch.workspace.raw
         for rel in sorted(overlay.pending):
             text = overlay.pending[rel].content
@@ -709,6 +714,9 @@ class AnthropicBackend:
         overlay = run.overlay
         if overlay.read(page) is None:
             raise SourceFailed("the model finished without writing the source page")
+        if page not in overlay.pending and not run.tool.is_human(page):
+            # the model left its page as it was: still record the hash it now stands for
+            overlay.write(page, overlay.read(page))
         title = st.title
         concepts: list[str] = []
         for rel in sorted(overlay.pending):
