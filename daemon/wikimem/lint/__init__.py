@@ -224,6 +224,7 @@ def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) ->
 
 def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait: float = 2.0) -> tuple[Finding, LintReport]:
     """Record a finding as accepted (by id or an unambiguous prefix of 4+ characters)."""
+    started = time.perf_counter()
     if not why or not why.strip():
         raise UsageError("say why the finding is acceptable: --accept ID --why \"both are right: different platforms\"")
     ctx, findings, notes = _check(ws, settings, list(RULES.values()))
@@ -249,7 +250,7 @@ def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait
         written, entry = _record(ctx, report, [f"- accepted {finding.id} ({finding.rule}): {' '.join(why.split())}"])
         written.append(f"wiki/{dispositions.FILE}")
         _commit(ws, settings, written, entry)
-    return finding, replace(report, written=sorted(set(written)))
+    return finding, replace(report, written=sorted(set(written)), seconds=time.perf_counter() - started)
 
 
 def deep_unavailable(settings: Settings) -> str:
