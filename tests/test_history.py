@@ -635,3 +635,18 @@ def test_merge_log_keeps_every_entry_intact() -> None:
     assert merged == ours + "\n## [2] ingest | alice\n- created: a.md\n- backend: offline, 0.01 s\n"
     assert history.merge_log(base, ours, ours) == ours
     assert history.merge_log(base, ours, base) == ours
+
+
+
+def test_signing_config_never_blocks_a_commit(repo_ws: Workspace) -> None:
+    # commit.gpgSign on with a "gpg" that always fails (a machine without the key, a daemon
+    # without a terminal for the passphrase): the operation is still committed
+    fake = repo_ws.root.parent / "fake-gpg"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    git(repo_ws.root, "config", "commit.gpgSign", "true")
+    git(repo_ws.root, "config", "gpg.program", str(fake))
+    write(repo_ws, "moles.md", MOLES)
+    before = head(repo_ws)
+    compile_(repo_ws)
+    assert head(repo_ws) != before and "wiki/sources/moles.md" in changed_in(repo_ws)

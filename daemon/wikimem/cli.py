@@ -257,7 +257,7 @@ def print_compile_summary(report: Any) -> None:
 
 @main.command()
 @root_option
-@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True,
+@click.option("-n", "--limit", "limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many operations to show, newest first.")
 @json_option
 @handle_errors

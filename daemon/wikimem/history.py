@@ -151,7 +151,7 @@ def repository(ws: Workspace, settings: Settings) -> Repo | None:
         if mode != "true":
             return None
         _run(ws.root, ["init", "-q"])
-        log.info("git = true: initialized a git repository at %s", ws.root)
+        log.warning("git = true: created a git repository at %s for the wiki's history", ws.root)
         proc = _run(start, ["rev-parse", "--show-toplevel"])
     top = Path(proc.stdout.decode("utf-8", "surrogateescape").strip()).resolve()
     try:
@@ -379,7 +379,6 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
         raise GitError(f"a git {busy} is in progress, so the pages are written but not committed; "
                        f"git status lists them, to commit with your {busy}")
     text = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
-    ident: Mapping[str, str] = {}
     for _attempt in range(3):
         head = _head(repo)
         with tempfile.TemporaryDirectory(prefix="wikimem-git-") as tmp:
@@ -389,16 +388,7 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
             tree = repo.out("write-tree", env=env)
         if head and tree == repo.out("rev-parse", f"{head}^{{tree}}"):
             return None
-        made = repo.git("commit-tree", tree, *(["-p", head] if head else []), "-F", "-",
-                        stdin=text.encode("utf-8"), env=ident, check=False)
-        if made.returncode != 0 and not ident:
-            # no user.name/user.email configured anywhere: commit as "wikimem" rather than fail
-            ident = FALLBACK_IDENT
-            made = repo.git("commit-tree", tree, *(["-p", head] if head else []), "-F", "-",
-                            stdin=text.encode("utf-8"), env=ident)
-        elif made.returncode != 0:
-            raise GitError("git commit-tree failed: " + made.stderr.decode("utf-8", "replace").strip())
-        commit = made.stdout.decode().strip()
+        commit = _commit_tree(repo, tree, head, text)
         # entries the user staged on these paths (their own edit) are left staged as they were
         if head:
             staged = set(_nul_list(repo.git("diff-index", "--cached", "--name-only", "-z", head, "--", *wanted).stdout))
@@ -412,6 +402,23 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
         _refresh_index(repo, [p for p in wanted if p not in staged])
         return commit
     raise GitError("HEAD kept moving while committing; the pages are written but not committed")
+
+
+def _commit_tree(repo: Repo, tree: str, head: str | None, text: str) -> str:
+    # commit-tree does not read commit.gpgSign, so a daemon never stalls on a passphrase prompt;
+    # wikimem's commits are unsigned
+    parents = ["-p", head] if head else []
+    made = repo.git("commit-tree", tree, *parents, "-F", "-", stdin=text.encode("utf-8"), check=False)
+    error = made.stderr.decode("utf-8", "replace")
+    if made.returncode != 0 and ("identity" in error or "who you are" in error or "email" in error):
+        # no user.name/user.email configured anywhere: commit as "wikimem" rather than fail
+        made = repo.git("commit-tree", tree, *parents, "-F", "-", stdin=text.encode("utf-8"),
+                        env=FALLBACK_IDENT, check=False)
+        error = made.stderr.decode("utf-8", "replace")
+    if made.returncode != 0:
+        first = (error.strip().splitlines() or ["(no message)"])[0]
+        raise GitError(f"git commit-tree failed: {first}")
+    return made.stdout.decode().strip()
 
 
 def _refresh_index(repo: Repo, paths: list[str]) -> None:
