@@ -35,10 +35,10 @@ log = logging.getLogger("wikimem.search")
 
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 4
+INDEX_VERSION = 7
 KINDS = ("source", "concept", "answer", "raw")
 WIKI_FOLDERS = ("sources", "concepts", "answers")
-CHUNK_CHARS = 1500
+CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
 MAX_STORED_CHARS = 12_000
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
@@ -241,15 +241,82 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc | None:
 
 
 def load_raw_file(ws: Workspace, rel: str, max_bytes: int) -> Doc:
-    """Raises SkipSource for files that are not readable sources."""
-    from .sources import load_source
+    """Raises SkipSource for files that are not readable sources.
 
-    doc = load_source(ws.root / rel, rel, max_bytes=max_bytes)
+    Text formats are indexed from their own lines, cut at the headings the loader found:
+    loaders keep what a page needs and drop the rest (literal blocks, front matter, some
+    tables), but search must find every figure the source holds, verbatim.
+    """
+    from .sources import TEXT_SUFFIXES, load_source, read_text
+
+    file = ws.root / rel
+    doc = load_source(file, rel, max_bytes=max_bytes)
     title = doc.title or Path(rel).stem
-    blocks = list(doc.blocks)
-    if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
-        blocks = blocks[1:]
-    return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(chunk_blocks(blocks)))
+    if file.suffix.lower() in TEXT_SUFFIXES:
+        text, _ = read_text(file)
+        chunks = raw_text_chunks(text, [b for b in doc.blocks if b.kind == "heading"], title)
+    else:
+        blocks = list(doc.blocks)
+        if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
+            blocks = blocks[1:]
+        chunks = chunk_blocks(blocks)
+    return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(chunks))
+
+
+_ADORNMENT = re.compile(r"^\s*([=\-~^\"'`#*+<>_:.])\1{2,}\s*$")
+
+
+def raw_text_chunks(text: str, headings: list[Any], title: str) -> list[Chunk]:
+    """Passages from a text file's lines: a new one at each heading line (level <= 3) and at a
+    paragraph break once a passage is long; every line is kept, with its line number."""
+    from .sources import clean_inline
+
+    starts = {b.line: b for b in headings if b.level <= 3}
+    chunks: list[Chunk] = []
+    trail: list[tuple[int, str]] = []
+    parts: list[str] = []
+    lines_map: list[tuple[int, int]] = []
+    size = 0
+    para_start = True
+
+    def flush() -> None:
+        nonlocal parts, lines_map, size
+        body = "\n".join(parts).rstrip()  # no lstrip: offsets in lines_map count from the start
+        if body.strip():
+            chunks.append(Chunk(" / ".join(t for _, t in trail), body[:MAX_STORED_CHARS], tuple(lines_map)))
+        parts, lines_map, size = [], [], 0
+
+    for number, line in enumerate(text.split("\n"), 1):
+        heading = starts.get(number)
+        if heading is not None:
+            flush()
+            level = heading.level or 1
+            label = heading.text.strip()
+            trail = [(lv, t) for lv, t in trail if lv < level]
+            if not (level == 1 and label == title):
+                trail.append((level, label))
+            para_start = True
+            continue
+        if _ADORNMENT.match(line):  # reStructuredText heading underlines, Markdown rules
+            continue
+        if not line.strip():
+            para_start = True
+            if size > CHUNK_CHARS:
+                flush()
+            elif parts:
+                parts.append("")
+                size += 1
+            continue
+        # link targets and markup noise would swamp the words ("pkg", "crypto" from every
+        # /pkg/crypto/... link); the line keeps its words and its number
+        line = clean_inline(line) if ("](" in line or "<" in line or "{{" in line or "[^" in line) else line
+        if para_start:
+            lines_map.append((size, number))
+            para_start = False
+        parts.append(line)
+        size += len(line) + 1
+    flush()
+    return chunks
 
 
 # --- files and manifest ---------------------------------------------------------------------
