@@ -265,7 +265,7 @@ def test_history_cli_json_and_text(repo_ws: Workspace) -> None:
     result = runner.invoke(main, ["history", "--root", str(repo_ws.root), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["ok"] is True
+    assert data["ok"] is True and data["held"] == []
     assert set(data["operations"][0]) == {
         "commit", "short", "operation", "subject", "date", "author", "files", "undoes", "undone_by"}
     text = runner.invoke(main, ["history", "--root", str(repo_ws.root), "-n", "1"])
@@ -311,6 +311,9 @@ def test_undo_reverts_the_last_compile_and_holds_its_source(repo_ws: Workspace) 
     assert git(ws.root, "log", "-1", "--format=%(trailers:key=Wikimem-Undoes,valueonly)") == undone
     assert "wiki/sources/cancer.md" in changed_in(ws) and "wiki/log.md" in changed_in(ws)
     assert git(ws.root, "status", "--porcelain", "--", "wiki") == ""
+    assert history.held_sources(ws) == ["raw/cancer.md"]
+    listed = CliRunner().invoke(main, ["history", "--root", str(ws.root), "--json"])
+    assert json.loads(listed.stdout)["held"] == ["raw/cancer.md"]
     # state matches: the next compile (or the daemon's rescan) does not redo the undone work
     again = compile_(ws)
     assert again.noop and not (ws.wiki / "sources" / "cancer.md").exists()
@@ -318,6 +321,7 @@ def test_undo_reverts_the_last_compile_and_holds_its_source(repo_ws: Workspace) 
     write(ws, "cancer.md", CANCER + "\nHyaluronan was found in 2013.\n")
     changed = compile_(ws)
     assert changed.compiled == ["raw/cancer.md"] and not changed.kept
+    assert history.held_sources(ws) == []
 
 
 def test_undo_then_undo_walks_back_and_a_named_undo_redoes(repo_ws: Workspace) -> None:

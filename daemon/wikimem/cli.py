@@ -272,12 +272,13 @@ def history(root: Path | None, limit: int, as_json: bool) -> None:
       wikimem history --json | jq '.operations[0].commit'
     """
     from .config import load_settings
-    from .history import operations
+    from .history import held_sources, operations
 
     ws = open_workspace(root)
     ops = operations(ws, load_settings(ws.root), limit=limit)
+    held = held_sources(ws)
     if as_json:
-        emit_json({"ok": True, "operations": [op.to_json() for op in ops]})
+        emit_json({"ok": True, "operations": [op.to_json() for op in ops], "held": held})
         return
     if not ops:
         say("no wikimem operations in the git history yet")
@@ -285,6 +286,9 @@ def history(root: Path | None, limit: int, as_json: bool) -> None:
         state = f"  [undone by {op.undone_by[:7]}]" if op.undone_by else ""
         when = op.date[:16].replace("T", " ")
         click.echo(f"{op.short}  {when}  {op.operation:<8} {op.subject}{state}")
+    if held:
+        say(f"held by undo (not compiled again until the file changes; `wikimem undo UNDO-COMMIT` "
+            f"redoes): {', '.join(held)}")
 
 
 @main.command()

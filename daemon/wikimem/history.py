@@ -502,6 +502,22 @@ def _mark_undone(ops: list[Operation]) -> list[Operation]:
     return [Operation(**{**asdict(op), "files": op.files, "undone_by": undone.get(op.commit)}) for op in ops]
 
 
+HELD_REASON = "held by wikimem undo; compiled again when the file changes"
+
+
+def held_sources(ws: Workspace) -> list[str]:
+    """Sources an undo holds back: the compiler leaves them alone until their file changes."""
+    if not ws.state_db.exists():
+        return []
+    from .state import State
+
+    state = State(ws.state_db)
+    try:
+        return sorted(p for p, row in state.sources().items() if row.status == "skipped" and row.reason == HELD_REASON)
+    finally:
+        state.close()
+
+
 def operations(ws: Workspace, settings: Settings, limit: int | None = 20) -> list[Operation]:
     """The recent operations recorded in git, newest first."""
     repo = require_repository(ws, settings)
@@ -727,8 +743,7 @@ def _restore_state(
                                                "compiled", None, 0, concepts))
                 else:
                     state.put_source(SourceRow(raw, sha, st.st_size, st.st_mtime_ns, page, "skipped",
-                                               "held by wikimem undo; compiled again when the file changes",
-                                               0, ()))
+                                               HELD_REASON, 0, ()))
     finally:
         state.close()
 
@@ -827,8 +842,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, candidates: list[str]) -> in
                     if file.is_file():
                         st = file.stat()
                         state.put_source(SourceRow(owner, _sha256(file), st.st_size, st.st_mtime_ns, None,
-                                                   "skipped", "page removed by a wikimem operation pulled "
-                                                   "from git; compiled again when the file changes", 0, ()))
+                                                   "skipped", HELD_REASON, 0, ()))
                     else:
                         state.delete_source(owner)
                 continue
