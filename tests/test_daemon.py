@@ -412,3 +412,39 @@ def test_status_json_is_valid_json_at_all_times(ws: Workspace, running) -> None:
     stop.set()
     t.join(5)
     assert bad == []  # written atomically: a reader never sees half a file
+
+
+class _SlowLoads:
+    """The offline backend reading each source slowly, as a model backend would take time."""
+
+    name = "slow-loads"
+    needs = None
+
+    def __init__(self, settings: Settings):
+        self.inner = create("offline", settings)
+
+    def compile(self, batch: Batch) -> BatchResult:
+        def load(path: str) -> Any:
+            time.sleep(0.05)
+            return batch.load(path)
+
+        for path in batch.changed:  # read every changed source through the (slow) loader first
+            load(path)
+        return self.inner.compile(batch)
+
+
+register("slow-loads", _SlowLoads)
+
+
+def test_stop_mid_batch_abandons_it_with_nothing_written(ws: Workspace, running) -> None:
+    d = running(backend="slow-loads", abandon_on_stop=True)
+    for i in range(40):
+        write(ws, f"n{i:02d}.md", TEXT.format(title=f"Note {i}"))
+    wait_for(lambda: d.status().get("state") == "compiling", what="the batch to start")
+    assert d.stop() == 0
+    assert not list((ws.wiki / "sources").glob("*.md"))  # abandoned before any page was written
+    assert read_status_file(ws)["state"] == "stopped"  # type: ignore[index]
+    # the next start redoes the whole batch
+    d2 = running()
+    assert len(list((ws.wiki / "sources").glob("*.md"))) == 40
+    assert d2.status()["last_compile"]["compiled"] == 40

@@ -192,3 +192,23 @@ def test_kill_9_loses_nothing(ws: Workspace, proc, moment: str) -> None:
     assert d2.p.wait(30) == 0
     again = cli("compile", "--root", str(ws.root), "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["noop"] is True
+
+
+def test_sigterm_mid_batch_abandons_safely_and_the_next_start_redoes_it(ws: Workspace, proc) -> None:
+    d = proc()
+    d.wait_idle()
+    names = [f"notes/note-{i:03d}.md" for i in range(60)]
+    for i, name in enumerate(names):
+        write(ws, name, note(i))
+    wait_for(lambda: d.status().get("state") == "compiling", what="the batch to start")
+    d.p.send_signal(signal.SIGTERM)
+    assert d.p.wait(60) == 0, d.stderr()
+    err = d.stderr()
+    # the offline batch is dropped at the next source (nothing written), unless it was
+    # already past its last source when the signal came
+    assert "abandoned the batch" in err or len(source_pages(ws)) == len(names), err
+    assert daemon_status(ws)["state"] == "stopped"
+    d2 = proc()
+    st = d2.wait_idle()
+    assert sorted(source_pages(ws)) == sorted(f"raw/{n}" for n in names)
+    assert st["last_compile"]["kept"] == []

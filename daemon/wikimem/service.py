@@ -72,6 +72,7 @@ class DaemonOptions:
     retry_max: float = 600.0
     health_every: float = 60.0  # how often an idle worker checks that the watcher is alive
     polling: bool = False  # force watchdog's polling observer (network folders)
+    abandon_on_stop: bool | None = None  # drop a batch on stop; None: only with the offline backend
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> DaemonOptions:
@@ -378,7 +379,13 @@ class Daemon:
         started = time.monotonic()
         progress_state = {"done": 0}
 
+        abandon = self._cheap_backend()
+
         def progress(path: str, total: int, step: int) -> None:
+            # called before each source is loaded, before anything is written: the one point
+            # where a stop can abandon the batch with nothing to undo (state.db rolls back)
+            if abandon and self.stopping.is_set():
+                raise _Abandon(path)
             progress_state["done"] += step
             self.detail = f"{progress_state['done']}/{total} {path}"
             self._write_status()
@@ -388,6 +395,10 @@ class Daemon:
                 self.ws, self.settings, backend_name=self.backend_name, progress=progress,
                 give_up_after=self.options.retry_limit,
             )
+        except _Abandon as stop:
+            log.info("stopping: abandoned the batch before %s (%d of it done, nothing written); "
+                     "the next start redoes it", stop.args[0], progress_state["done"])
+            return
         except Exception as exc:  # noqa: BLE001 - one bad batch never stops the daemon
             self.compile_failures += 1
             delay = min(self.options.retry_max, self.options.retry_base * 2 ** (self.compile_failures - 1))
@@ -436,6 +447,36 @@ class Daemon:
         for path, reason in report.failed:
             log.warning("failed %s: %s", path, reason)
         self._track_failures(report)
+        if not report.noop and not self.stopping.is_set():
+            self._refresh_search()
+
+    def _cheap_backend(self) -> bool:
+        """Whether a stop may abandon a batch: yes for the offline backend (redoing it costs
+        seconds); a model backend's batch is finished, its tokens are already paid for."""
+        from .backends import resolve
+
+        if self.options.abandon_on_stop is not None:
+            return self.options.abandon_on_stop
+        try:
+            return resolve(self.backend_name, self.settings)[0] == "offline"
+        except Exception:  # noqa: BLE001 - when in doubt, finish the batch
+            return False
+
+    def _refresh_search(self) -> None:
+        """Keep the search index as fresh as the wiki, so the next search does not pay for
+        this batch. Only when the workspace has one: building it is `wikimem search`'s call."""
+        try:
+            from . import search
+        except ImportError:
+            return
+        try:
+            if not (search.index_dir(self.ws) / "manifest.json").exists():
+                return
+            self.state, self.detail = "indexing", ""
+            self._write_status()
+            search.update_index(self.ws, wait=0.0)
+        except Exception as exc:  # noqa: BLE001 - the index is derived; search repairs it itself
+            log.warning("search index not updated: %s", _one_line(exc))
 
     def _track_failures(self, report: Any) -> None:
         """Retry failed sources with backoff; after retry_limit attempts leave them alone
@@ -688,6 +729,11 @@ class Daemon:
         if self._overflow is not None:
             for name in OVERFLOW_LOGGERS:
                 logging.getLogger(name).removeHandler(self._overflow)
+
+
+class _Abandon(BaseException):
+    """Raised through the compiler to drop a batch on stop. A BaseException so that a
+    backend's per-source `except Exception` cannot mistake it for a failing source."""
 
 
 def _one_line(exc: BaseException) -> str:
