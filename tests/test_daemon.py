@@ -448,3 +448,19 @@ def test_stop_mid_batch_abandons_it_with_nothing_written(ws: Workspace, running)
     d2 = running()
     assert len(list((ws.wiki / "sources").glob("*.md"))) == 40
     assert d2.status()["last_compile"]["compiled"] == 40
+
+
+def test_an_existing_search_index_is_kept_fresh(ws: Workspace, running) -> None:
+    search = pytest.importorskip("wikimem.search")
+    write(ws, "a.md", TEXT.format(title="A"))
+    d = running()
+    search.update_index(ws)  # the user searched once: the workspace now has an index
+    manifest = search.index_dir(ws) / "manifest.json"
+    write(ws, "tardigrade-moss.md", TEXT.format(title="Moss"))
+    d.until(lambda: page_for(ws, "tardigrade-moss.md"), what="the page")
+
+    def indexed() -> bool:
+        files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        page = page_for(ws, "tardigrade-moss.md")
+        return page is not None and "raw/tardigrade-moss.md" in files and f"wiki/sources/{page.name}" in files
+    d.until(indexed, what="the index to include the new source and its page")
