@@ -104,7 +104,8 @@ class Repo:
 
 def _run(cwd: Path, args: Sequence[str], *, stdin: bytes | None = None,
          env: Mapping[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    full_env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C", **(env or {})}
+    inherited = {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"}  # e.g. run from a hook
+    full_env = {**inherited, "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C", **(env or {})}
     # never let git open an editor or a pager, or ask for credentials, from inside a compile
     full_env.update({"GIT_EDITOR": "true", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     proc = subprocess.run(
@@ -214,11 +215,11 @@ def _blobs(repo: Repo, rev: str | None, paths: Iterable[str]) -> dict[str, bytes
         end = data.index(b"\n", pos)
         header = data[pos:end].split(b" ")
         pos = end + 1
-        if len(header) < 3 or header[-1] == b"missing" or header[1] != b"blob":
+        if header[-1] == b"missing" or len(header) != 3:
             out[p] = None
             continue
         size = int(header[2])
-        out[p] = data[pos:pos + size]
+        out[p] = data[pos:pos + size] if header[1] == b"blob" else None  # a folder is no page
         pos += size + 1
     return out
 
@@ -322,13 +323,18 @@ def configure_merge(repo: Repo) -> None:
     """Define this clone's merge drivers named in wiki/.gitattributes (once per process)."""
     if repo.top in _configured:
         return
-    driver = f'"{sys.executable}" -m wikimem.history merge-log %O %A %B'
-    if repo.git("config", "--get", "merge.wikimem-log.driver", check=False).stdout.decode().strip() != driver:
-        repo.git("config", "merge.wikimem-log.name", "wikimem: keep log.md entries from both sides")
-        repo.git("config", "merge.wikimem-log.driver", driver)
-        repo.git("config", "merge.wikimem-index.name", "wikimem: keep ours; the next compile regenerates it")
-        repo.git("config", "merge.wikimem-index.driver", "true")
     _configured.add(repo.top)
+    driver = f'"{sys.executable}" -m wikimem.history merge-log %O %A %B'
+    try:
+        if repo.git("config", "--get", "merge.wikimem-log.driver", check=False).stdout.decode().strip() != driver:
+            repo.git("config", "merge.wikimem-log.name", "wikimem: keep log.md entries from both sides")
+            repo.git("config", "merge.wikimem-log.driver", driver)
+            repo.git("config", "merge.wikimem-index.name", "wikimem: keep ours; the next compile regenerates it")
+            repo.git("config", "merge.wikimem-index.driver", "true")
+    except GitError as exc:
+        # a read-only .git/config costs only the friendlier merges, never the commits
+        _warn_once("merge-config", f"could not set wikimem's merge drivers in .git/config ({exc}); "
+                                   "log.md may conflict when two clones both compiled")
 
 
 def _entry_chunks(text: str) -> tuple[str, list[str]]:
