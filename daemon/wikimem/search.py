@@ -35,7 +35,7 @@ log = logging.getLogger("wikimem.search")
 
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 7
+INDEX_VERSION = 9
 KINDS = ("source", "concept", "answer", "raw")
 WIKI_FOLDERS = ("sources", "concepts", "answers")
 CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
@@ -46,6 +46,7 @@ MAX_STORED_CHARS = 12_000
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "headings": 2.0, "where": 1.2, "body": 1.0}
 # compiled pages summarize and link; prefer them over the raw text when both match
 KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
+DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
 RECENCY = 0.15  # bonus for the newest member of a series
 RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest value
 # a word in more than this share of index entries only adds to passages that match a rarer one
@@ -152,8 +153,11 @@ _PATH_WORDS = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")
 
 
 def path_words(path: str) -> str:
-    """`raw/release-notes/go1.19.md` -> "raw release notes go 1.19 md": versions stay whole."""
-    return " ".join(_PATH_WORDS.findall(path))
+    """`raw/release-notes/go1.19.md` -> "raw release notes go 1.19 md": versions stay whole,
+    and zero-padded numbers also count as themselves (`pep-0008` is PEP 8)."""
+    words = _PATH_WORDS.findall(path)
+    words += [w.lstrip("0") for w in words if w[0] == "0" and w.isdigit() and w.strip("0")]
+    return " ".join(words)
 
 
 # --- documents ------------------------------------------------------------------------------
@@ -525,6 +529,8 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0) -> 
             skipped.pop(path, None)
             report.passages += _add(writer, doc)
             docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date}
+            if doc.kind == "source" and len(doc.sources) == 1:
+                docs[path]["source"] = doc.sources[0]
             files[path] = list(current[path])
             (report.updated if known and not rebuild else report.added).append(path)
         manifest["priors"] = compute_priors(docs)
@@ -721,7 +727,17 @@ class Engine:
             base = (parts[path][0] if path in parts else 0.0) + heads.get(path, 0.0)
             return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
 
-        ranked = sorted(((final(p), p) for p in kind_of), key=lambda sp: (-sp[0], sp[1]))[:limit]
+        scores = {p: final(p) for p in kind_of}
+        if DUPLICATE_DEMOTE < 1:
+            # a source page and the raw file it was compiled from say the same thing: keep the
+            # better of the two where it ranks and move the other down, so other documents
+            # get the next places
+            for path in list(scores):
+                raw = (self._docs.get(path) or {}).get("source")
+                if raw in scores:
+                    lower = raw if scores[raw] <= scores[path] else path
+                    scores[lower] *= DUPLICATE_DEMOTE
+        ranked = sorted(((sc, p) for p, sc in scores.items()), key=lambda sp: (-sp[0], sp[1]))[:limit]
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
         out = []
         for score, path in ranked:
