@@ -86,6 +86,7 @@ class SourceCache:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("CREATE TABLE IF NOT EXISTS docs (sha256 TEXT, version INTEGER, data TEXT, PRIMARY KEY (sha256, version))")
         self.pending: list[tuple[str, int, str]] = []
+        self._rows: dict[str, str] = {}
 
     def close(self) -> None:
         if self.db is None:
@@ -117,6 +118,21 @@ class SourceCache:
         self.shas[path] = value
         return value
 
+    def preload(self, paths: list[str]) -> None:
+        """Fetch cached records for many sources in a few queries instead of one each."""
+        if self.db is None:
+            return
+        wanted = {sha: p for p in paths if p not in self.memo and (sha := self.sha(p)) is not None}
+        shas = list(wanted)
+        for i in range(0, len(shas), 500):
+            chunk = shas[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            with contextlib.suppress(sqlite3.Error):
+                for sha, data in self.db.execute(
+                    f"SELECT sha256, data FROM docs WHERE version=? AND sha256 IN ({marks})", (CACHE_VERSION, *chunk)
+                ):
+                    self._rows[sha] = data
+
     def get(self, path: str) -> SourceText | None:
         if path in self.memo:
             return self.memo[path]
@@ -135,7 +151,10 @@ class SourceCache:
             return None
         if self.db is not None:
             with contextlib.suppress(sqlite3.Error):
-                row = self.db.execute("SELECT data FROM docs WHERE sha256=? AND version=?", (sha, CACHE_VERSION)).fetchone()
+                preloaded = self._rows.pop(sha, None)
+                row = (preloaded,) if preloaded is not None else self.db.execute(
+                    "SELECT data FROM docs WHERE sha256=? AND version=?", (sha, CACHE_VERSION)
+                ).fetchone()
                 if row:
                     from .claims import Claim
 
@@ -220,4 +239,5 @@ def cache(ctx: Context) -> SourceCache:
     existing = ctx._cache.get("sources")
     if existing is None:
         existing = ctx._cache["sources"] = SourceCache(ctx)
+        existing.preload(list(ctx.raw_files))
     return existing

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import unicodedata
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from .. import index_page
@@ -309,11 +310,17 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
         sketch = doc.sketch if doc.sketch is not None else _sketch(doc.words)
         if sketch:
             sketches[path] = sketch
-            for h in sketch:
+    # count first (in C), then index only the passages two to eight sources share
+    counts = Counter(itertools.chain.from_iterable(sketches.values()))
+    for path, sketch in sketches.items():
+        for h in sketch:
+            if 1 < counts[h] <= 8:
                 by_hash[h].append(path)
     shared: dict[tuple[str, str], int] = defaultdict(int)
     for paths in by_hash.values():
-        if 1 < len(paths) <= 50:  # a passage in 50+ sources is boilerplate (a licence), not a duplicate
+        # copies share their rare passages; a passage in many sources is boilerplate (a licence, a
+        # stock phrase) and counting its pairs would cost n² for nothing
+        if 1 < len(paths) <= 8:
             for i, a in enumerate(paths):
                 for b in paths[i + 1 :]:
                     shared[(a, b) if a < b else (b, a)] += 1
