@@ -65,6 +65,13 @@ A state in which metabolism stops.
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_real_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    # whatever the developer's shell holds, these tests only ever reach 127.0.0.1
+    for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR", "ANTHROPIC_CUSTOM_HEADERS"):
+        monkeypatch.delenv(var, raising=False)
+
+
 @pytest.fixture
 def server() -> Iterator[FakeMessagesServer]:
     with FakeMessagesServer() as fake:
@@ -564,3 +571,22 @@ def test_a_changed_source_whose_page_the_model_left_alone(ws: Workspace, server:
     assert "the source changed since /memories/sources/tardigrades.md was written" in nudge
     # code still records the hash the page now stands for
     assert page(ws, "sources/tardigrades.md").meta["source_sha256"] == file_sha256(ws.raw / "tardigrades.md")
+
+
+def test_search_falls_back_to_a_grep_without_the_search_module(ws: Workspace, server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    first_compile(ws, server)
+    import wikimem
+
+    monkeypatch.setitem(sys.modules, "wikimem.search", None)  # import fails, as before search existed
+    monkeypatch.delattr(wikimem, "search", raising=False)
+    with pytest.raises(ImportError):
+        from wikimem import search  # noqa: F401
+    write(ws, "b.md", "# B\n\nBeta mentions cryptobiosis.\n")
+    server.add(
+        reply(tool("search_wiki", {"query": "cryptobiosis metabolism"})),
+        reply(memory("create", path="/memories/sources/b.md", file_text="---\ntitle: B\n---\n# B\n\nBeta.\n")),
+        reply(text("Done.")),
+    )
+    assert compile_with(ws, server).failed == []
+    found = tool_results(server.bodies[-2])[0]["content"]
+    assert found.startswith("/memories/concepts/cryptobiosis.md | Cryptobiosis | ")
