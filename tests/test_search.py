@@ -172,3 +172,15 @@ def test_real_corpus_question(tmp_path, settings):
         shutil.copy(src / "release-notes" / name, ws.raw / "release-notes" / name)
     hits = S.search(ws, "What is the current minimum macOS version required by Go?", limit=5)
     assert "raw/release-notes/go1.27.md" in [h.path for h in hits]
+
+
+def test_walk_filters_agree_with_the_loader_and_the_index_page():
+    from wikimem.index_page import is_catalog
+    from wikimem.sources import is_ignored_name
+
+    names = ["a.md", ".DS_Store", "Thumbs.db", "x.md~", "~$doc.docx", ".#lock", "f.swp", "d.part",
+             "e.crdownload", "t.tmp", "z.download", "index.md", "notes.txt"]
+    assert [S._ignored(n) for n in names] == [is_ignored_name(n) for n in names]
+    for rel in ("wiki/index.md", "wiki/sources/index.md", "wiki/sources/index-2.md", "wiki/sources/reindex.md",
+                "wiki/concepts/index-of-things.md"):
+        assert bool(S._CATALOG.search(rel)) == is_catalog(rel.removeprefix("wiki/")), rel

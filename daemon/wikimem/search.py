@@ -335,9 +335,6 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
 
     This runs before every search, so it stays lean: string paths, no per-file imports.
     """
-    from .index_page import is_catalog
-    from .sources import is_ignored_name
-
     found: dict[str, tuple[int, int]] = {}
     root = str(ws.root)
 
@@ -349,7 +346,7 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
             return
         for entry in entries:
             name = entry.name
-            if name.startswith(".") or is_ignored_name(name):
+            if name.startswith(".") or _ignored(name):
                 continue
             rel = prefix + name
             try:
@@ -364,7 +361,7 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
                 st = entry.stat()
             except OSError:
                 continue
-            if wiki and (not name.endswith(".md") or is_catalog(rel[5:])):
+            if wiki and (not name.endswith(".md") or _CATALOG.search(rel)):
                 continue
             found[rel] = (st.st_size, st.st_mtime_ns)
 
@@ -372,6 +369,18 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
     for folder in WIKI_FOLDERS:
         walk(str(ws.wiki / folder), f"wiki/{folder}/", True)
     return found
+
+
+# Copies of sources.is_ignored_name and index_page.is_catalog (a test keeps them in step):
+# importing those modules would pull YAML, front matter and Jinja into every cold search.
+_IGNORED_PREFIXES = (".", "~", ".#")
+_IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".part", ".crdownload", ".tmp", ".download")
+_IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+_CATALOG = re.compile(r"(^|/)index(-\d+)?\.md$")
+
+
+def _ignored(name: str) -> bool:
+    return name in _IGNORED_NAMES or name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES)
 
 
 def _read_manifest(folder: Path) -> dict[str, Any] | None:
