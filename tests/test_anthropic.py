@@ -198,6 +198,7 @@ def test_injected_source_changes_nothing_but_its_own_page(ws: Workspace, server:
     changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
     assert changed == {"sources/evil.md", "index.md", "log.md"}
     assert after["log.md"].startswith(before["log.md"])  # appended, never rewritten
+    assert f"raw/evil.md: the memory tool refused {len(attempts)} command(s)" in " ".join(report.warnings)
     assert snapshot(ws.raw) == {**raw_before, "evil.md": (ws.raw / "evil.md").read_bytes()}
 
 

@@ -451,6 +451,11 @@ class AnthropicBackend:
                 log.warning("compiling %s failed unexpectedly", path, exc_info=True)
                 failure = SourceFailed(f"internal error ({type(exc).__name__}: {exc}); run with --debug and report it")
             total.merge(usage)
+            if run.tool.refusals and run.tool.source_path == path:
+                # worth a look: a source that talks the model into forbidden edits shows up here
+                first = run.tool.refusals[0].split(";")[0]
+                notes_count = len(run.tool.refusals)
+                run.notes.append(f"{path}: the memory tool refused {notes_count} command(s), first: {first}")
             if failure is not None:
                 overlay.discard()
                 if isinstance(failure, RunAborted):
