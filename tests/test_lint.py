@@ -467,3 +467,22 @@ def test_stale_names_pages_that_link_to_the_stale_page(ws, settings):
     (ws.raw / "notes.md").write_text(NOTES + "\nOne more line, 5 ms.\n", encoding="utf-8")
     (found,) = by_rule(run_lint(ws, settings, ["stale"], write=False), "stale")
     assert "wiki/answers/why.md" in found.paths and found.severity == "warning"
+
+
+def test_a_fix_in_a_partial_run_is_logged_without_rewriting_lint_md(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "concepts/lonely.md", CONCEPT.format(title="Lonely", aliases="[]", body="Nobody links here."))
+    report = run_lint(ws, settings, ["missing-from-index"], fix=True)
+    assert [f.action for f in report.fixes if f.applied] == ["rebuild-index"]
+    assert not (ws.wiki / "lint.md").exists()
+    entries = log_page.read_entries(ws.wiki / "log.md")
+    assert entries[-1][1] == "lint" and any("rebuild-index" in line for line in entries[-1][3])
+
+
+def test_a_symlink_out_of_the_wiki_is_not_read(ws, settings, tmp_path):
+    compiled(ws, settings, widgets=False)
+    outside = tmp_path / "secret-notes.md"
+    outside.write_text("token = ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n", encoding="utf-8")
+    (ws.wiki / "concepts" / "linked.md").symlink_to(outside)
+    report = run_lint(ws, settings, write=False)
+    assert not any("linked.md" in p for f in report.findings for p in f.paths)

@@ -143,17 +143,15 @@ def run_lint(
         pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
         fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx._cache.get("timings", {}).items()},
     )
-    if wants_write and full:
+    if wants_write and (full or written):
+        # a full run rewrites lint.md; a run of some rules that fixed something still logs and commits it
         try:
             with _maybe_lock(ws, lock, wait, required=False):
-                recorded, entry = _record(ctx, report)
+                recorded, entry = _record(ctx, report, report_page=full)
                 written += recorded
                 _commit(ws, settings, written, entry)
         except WorkspaceBusy as exc:
-            notes.append(f"wiki/lint.md not updated: {exc}")
-    elif written:
-        with _maybe_lock(ws, lock, wait, required=True):
-            _commit(ws, settings, written)
+            notes.append(f"wiki/lint.md and log.md not updated: {exc}")
     elif wants_write and "log-integrity" in report.rules:
         logcheck.record(ctx, report.findings)
     return replace(report, seconds=time.perf_counter() - started, written=sorted(set(written)))
@@ -187,7 +185,9 @@ def _commit(ws: Workspace, settings: Settings, written: list[str], entry: Any = 
     history.record(ws, settings, operation="lint", paths=paths, entries=[entry] if entry is not None else [])
 
 
-def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) -> tuple[list[str], Any]:
+def _record(
+    ctx: Context, report: LintReport, extra: list[str] | None = None, *, report_page: bool = True
+) -> tuple[list[str], Any]:
     """Write lint.md, link it from index.md and append a log entry: only when something changed."""
     from .. import log_page
     from ..compiler import write_index
@@ -197,8 +197,8 @@ def _record(ctx: Context, report: LintReport, extra: list[str] | None = None) ->
     written: list[str] = []
     entry = None
     target = ws.wiki / LINT_PAGE
-    content = lint_md(report)
     old = target.read_text(encoding="utf-8") if target.exists() else None
+    content = lint_md(report) if report_page else old
     applied = [f for f in report.fixes if f.applied]
     if old != content:
         atomic_write(target, content)

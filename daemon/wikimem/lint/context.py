@@ -157,15 +157,26 @@ def load_context(ws: Workspace, settings: Settings) -> Context:
     wiki_files: set[str] = set()
     wiki_root = ws.wiki
     if wiki_root.is_dir():
-        base_len = len(str(wiki_root)) + 1
-        for dirpath, dirnames, filenames in os.walk(wiki_root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            prefix = dirpath[base_len:].replace(os.sep, "/")
-            for name in filenames:
+        wiki_resolved = wiki_root.resolve()
+        stack = [(str(wiki_root), "")]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
                 rel = f"{prefix}/{name}" if prefix else name
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith("."):
+                        stack.append((entry.path, rel))
+                    continue
+                if entry.is_symlink() and wiki_resolved not in Path(entry.path).resolve().parents:
+                    continue  # a link out of wiki/ is not a page; lint reads nothing outside the workspace
                 wiki_files.add(rel)
                 if name.endswith(".md") and not name.startswith("."):
-                    pages[rel] = read_wiki_page(os.path.join(dirpath, name), rel)
+                    pages[rel] = read_wiki_page(entry.path, rel)
     raw_files = scan_raw_files(ws)
     state_pages: dict[str, tuple[str, str, str | None]] = {}
     state_sources: dict[str, Any] = {}
