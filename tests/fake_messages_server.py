@@ -62,7 +62,15 @@ class Cut:
     content: list[dict[str, Any]] = field(default_factory=lambda: [text("I will now")])
 
 
-Turn = Reply | Error | Cut | Callable[[dict[str, Any]], "Reply | Error | Cut"]
+@dataclass
+class StreamError:
+    """A stream that starts, then reports an error event mid-way (as the API does when overloaded)."""
+
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+
+
+Turn = Reply | Error | Cut | StreamError | Callable[[dict[str, Any]], "Reply | Error | Cut | StreamError"]
 
 
 def reply(*blocks: dict[str, Any], stop_reason: str | None = None, output_tokens: int = 50) -> Reply:
@@ -132,6 +140,10 @@ class FakeMessagesServer:
         usage = self._usage(body)
         if isinstance(turn, Cut):
             return self._cut(handler, body, turn, usage)
+        if isinstance(turn, StreamError):
+            self._cut(handler, body, Cut(), usage)
+            self._event(handler, "error", {"type": "error", "error": {"type": turn.kind, "message": turn.message}})
+            return None
         content = [dict(b) for b in turn.content]
         stop = turn.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
         usage["output_tokens"] = turn.output_tokens

@@ -17,7 +17,17 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import snapshot, write
-from fake_messages_server import Cut, Error, FakeMessagesServer, memory, reply, text, thinking, tool
+from fake_messages_server import (
+    Cut,
+    Error,
+    FakeMessagesServer,
+    StreamError,
+    memory,
+    reply,
+    text,
+    thinking,
+    tool,
+)
 from wikimem.backends import register, resolve
 from wikimem.backends.anthropic import NO_KEY, AnthropicBackend
 from wikimem.compiler import compile_workspace, file_sha256
@@ -591,3 +601,14 @@ def test_search_falls_back_to_a_grep_without_the_search_module(ws: Workspace, se
     assert compile_with(ws, server).failed == []
     found = tool_results(server.bodies[-2])[0]["content"]
     assert found.startswith("/memories/concepts/cryptobiosis.md | Cryptobiosis | ")
+
+
+def test_an_error_event_mid_stream_fails_the_source_cleanly(ws: Workspace, server: FakeMessagesServer) -> None:
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nstaged\n")),
+        StreamError(),
+    )
+    report = compile_with(ws, server)
+    assert [p for p, _ in report.failed] == ["raw/a.md"] and "Overloaded" in report.failed[0][1]
+    assert not (ws.wiki / "sources/a.md").exists()
