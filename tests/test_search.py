@@ -184,3 +184,24 @@ def test_walk_filters_agree_with_the_loader_and_the_index_page():
     for rel in ("wiki/index.md", "wiki/sources/index.md", "wiki/sources/index-2.md", "wiki/sources/reindex.md",
                 "wiki/concepts/index-of-things.md"):
         assert bool(S._CATALOG.search(rel)) == is_catalog(rel.removeprefix("wiki/")), rel
+
+
+def test_concurrent_updates_do_not_corrupt_the_index(compiled):
+    import threading
+
+    errors: list[BaseException] = []
+
+    def update() -> None:
+        try:
+            S.update_index(compiled, wait=30)
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=update) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert not S.update_index(compiled).changed
+    assert S.search(compiled, "sourdough", limit=1)[0].title == "Sourdough"

@@ -471,6 +471,59 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0) -> 
     up to `wait` seconds, then leaves the index as it is (searches still work on it).
     """
     started = time.perf_counter()
+    folder = index_dir(ws)
+    manifest = None if rebuild else _read_manifest(folder)
+    if manifest is not None:
+        current = walk_files(ws)
+        files = manifest["files"]
+        if len(files) == len(current) and all(files.get(p) == list(st) for p, st in current.items()):
+            return IndexReport(files=len(current), seconds=time.perf_counter() - started)
+    try:
+        with _index_lock(ws, wait) as acquired:
+            if not acquired:
+                log.info("another process is updating the search index; searching it as it is")
+                return IndexReport(seconds=time.perf_counter() - started)
+            # under the lock, look again: the process we waited for may have done the work
+            return _update_locked(ws, rebuild, wait, started)
+    except OSError as exc:
+        if manifest is not None and not rebuild:
+            # e.g. a read-only copy of a workspace: search the index as it is
+            log.warning("search index not updated (%s); results may miss recent changes", exc)
+            return IndexReport(seconds=time.perf_counter() - started)
+        from .errors import WikimemError
+
+        raise WikimemError(
+            f"cannot write the search index in {folder} ({exc.strerror or exc}); check that folder's permissions"
+        ) from exc
+
+
+@contextlib.contextmanager
+def _index_lock(ws: Workspace, wait: float) -> Iterator[bool]:
+    """One index updater at a time across processes (an OS lock, freed if the holder dies)."""
+    import errno
+    import fcntl
+
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.state_dir / "search.lock", "a+") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.05)
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) -> IndexReport:
     report = IndexReport(rebuilt=rebuild)
     folder = index_dir(ws)
     manifest = None if rebuild else _read_manifest(folder)
