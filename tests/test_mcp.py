@@ -67,6 +67,9 @@ def test_tools_search_read_and_resources(compiled, tmp_path):
                                                             "max_lines": 1}))
         assert cited["text"] == "The server listens on TCP port 7878."
 
+        # paths as index.md links give them (relative to wiki/) work too
+        assert "7878" in structured(await session.call_tool("read", {"path": "sources/notes-port.md"}))["text"]
+
         for bad in ("../outside.md", "/etc/passwd", "wiki/sources/escape.md", "wiki/../../outside.md",
                     ".wikimem/state.db", "wikimem.toml"):
             result = await session.call_tool("read", {"path": bad})

@@ -26,6 +26,7 @@ NOTE_MAX_BYTES = 1_000_000
 # a server answers many queries in a row: walk the folders for changes at most this often
 # (sooner whenever log.md changed, i.e. after every compile)
 FRESH_WITHIN_SECONDS = 2.0
+WIKI_TOP_FILES = {"index.md", "log.md", "AGENTS.md", "lint.md"}
 
 INSTRUCTIONS = """This server serves a wikimem wiki: Markdown pages compiled from the documents in raw/.
 Start with the resource wiki://index.md (the catalog) or the search tool; read pages and raw sources
@@ -39,6 +40,9 @@ def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
     if path.startswith("./"):
         path = path[2:]
     path = path.split("#", 1)[0]  # accept citation targets such as raw/x.md#L12
+    # links inside index.md and the pages are relative to wiki/: accept those as given
+    if path.split("/", 1)[0] in ("sources", "concepts", "answers") or path in WIKI_TOP_FILES:
+        path = "wiki/" + path
     file = confine(ws.root, path)
     rel = file.relative_to(ws.root).as_posix()
     if not (rel.startswith("wiki/") or rel.startswith("raw/")):
