@@ -60,6 +60,42 @@ def describe(page: Page, limit: int = 110) -> str:
     return ""
 
 
+def entry_from_text(rel: str, text: str) -> Entry:
+    """A catalog entry from a page's text; reads only the front matter keys it needs.
+
+    Full YAML parsing of every page (concept pages carry long `sources` lists) is the
+    slowest part of an index rebuild, so the title and kind lines are parsed alone and
+    the sources are counted; anything unusual falls back to the full parser.
+    """
+    from .pages import FrontMatterError, loads_page, parse_meta, split_front_matter
+
+    fm, body, _ = split_front_matter(text)
+    try:
+        if fm is None:
+            raise FrontMatterError("no front matter")
+        lines = fm.split("\n")
+        wanted = [line for line in lines if line.startswith(("title:", "kind:"))]
+        meta = parse_meta("\n".join(wanted))
+        if not isinstance(meta.get("title"), str):
+            meta = loads_page(rel, text).meta
+        else:
+            count, inside = 0, False
+            for line in lines:
+                if line.startswith("sources:"):
+                    inside = line.strip() == "sources:"
+                    count = line.count(",") + 1 if "[" in line and line.strip() != "sources: []" else 0
+                elif inside and line.startswith("- "):
+                    count += 1
+                elif inside and not line.startswith(" "):
+                    inside = False
+            meta["sources"] = [""] * count
+        page = Page(rel, meta, body)
+    except FrontMatterError:
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+        return Entry(rel, stem, "(front matter unreadable: see wikimem lint)")
+    return Entry(rel, page.title, describe(page))
+
+
 def _fits(lines: list[str]) -> bool:
     return len(lines) <= ENTRY_LINES and sum(len(x.encode("utf-8")) + 1 for x in lines) <= ENTRY_BYTES
 

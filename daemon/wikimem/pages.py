@@ -8,6 +8,7 @@ import posixpath
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import frontmatter
@@ -45,6 +46,7 @@ class GuardedYAMLHandler(YAMLHandler):
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         kwargs.setdefault("sort_keys", False)
         kwargs.setdefault("width", 1000)
+        kwargs.setdefault("Dumper", getattr(yaml, "CSafeDumper", yaml.SafeDumper))
         return super().export(metadata, **kwargs)
 
 
@@ -150,9 +152,23 @@ def slugify(text: str, *, max_length: int = 80) -> str:
 
 
 def relative_link(from_page: str, to_path: str) -> str:
-    """Relative URL from a page (relative to wiki/) to a path (relative to wiki/, may leave it)."""
-    start = posixpath.dirname(from_page) or "."
-    rel = posixpath.relpath(to_path, start)
+    """Relative URL from a page (relative to wiki/) to a path (relative to wiki/, may leave it).
+
+    Pure string work (posixpath.relpath calls getcwd twice per link, and a large compile
+    makes hundreds of thousands of links).
+    """
+    return _relative(posixpath.dirname(from_page), to_path)
+
+
+@lru_cache(maxsize=262144)
+def _relative(start_dir: str, to_path: str) -> str:
+    start = [p for p in start_dir.split("/") if p and p != "."]
+    target = [p for p in posixpath.normpath(to_path).split("/") if p != "."]
+    common = 0
+    while common < len(start) and common < len(target) and start[common] == target[common]:
+        common += 1
+    parts = [".."] * (len(start) - common) + target[common:]
+    rel = "/".join(parts) or "."
     return rel.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 

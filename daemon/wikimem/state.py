@@ -36,6 +36,13 @@ CREATE TABLE IF NOT EXISTS analyses (
     sentences TEXT NOT NULL,        -- JSON sentences (read only when a page quotes them)
     PRIMARY KEY (sha256, backend)
 );
+CREATE TABLE IF NOT EXISTS catalog (   -- index.md entries, keyed by the page file's stat
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS pages (
     path TEXT PRIMARY KEY,          -- wiki-relative
     sha256 TEXT NOT NULL,           -- hash of the bytes wikimem last wrote
@@ -145,6 +152,17 @@ class State:
         keep_set = set(keep)
         stale = [r[0] for r in self.db.execute("SELECT sha256 FROM analyses") if r[0] not in keep_set]
         self.db.executemany("DELETE FROM analyses WHERE sha256=?", [(s,) for s in stale])
+
+    # --- catalog cache for index.md
+    def catalog(self) -> dict[str, tuple[int, int, str, str]]:
+        rows = self.db.execute("SELECT path, mtime_ns, size, title, description FROM catalog")
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+    def set_catalog(self, entries: dict[str, tuple[int, int, str, str]]) -> None:
+        self.db.execute("DELETE FROM catalog")
+        self.db.executemany(
+            "INSERT INTO catalog VALUES (?, ?, ?, ?, ?)", [(k, *v) for k, v in entries.items()]
+        )
 
     # --- pages
     def pages(self) -> dict[str, tuple[str, str, str | None]]:

@@ -63,15 +63,22 @@ def confine(base: Path, relative: str) -> Path:
     candidate = Path(relative)
     if candidate.is_absolute() or relative.startswith(("/", "\\")):
         raise PathEscape(f"{relative!r} is absolute; give a path relative to {base.name}/")
-    base_resolved = base.resolve()
-    resolved = (base_resolved / candidate).resolve()
-    if resolved != base_resolved and base_resolved not in resolved.parents:
+    # os.path.realpath on strings: the same answer as Path.resolve, at a fraction of the cost
+    base_resolved = os.path.realpath(base)
+    resolved = os.path.realpath(os.path.join(base_resolved, relative))
+    if resolved != base_resolved and not resolved.startswith(base_resolved + os.sep):
         raise PathEscape(f"{relative!r} points outside {base.name}/")
-    return resolved
+    return Path(resolved)
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write via a temp file in the same folder and rename, so a crash leaves old or new, never half."""
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+    """Write via a temp file in the same folder and rename, so a crash leaves old or new, never half.
+
+    durable=False skips the per-file fsync: a batch writer (the compile) writes many
+    pages and calls os.sync() once at the end. A killed process still leaves old or
+    new (rename is atomic); only a power cut in between could lose the batch's pages,
+    which the next compile rewrites since state.db is committed after the sync.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=".wikimem-", suffix=".tmp", dir=path.parent)
@@ -79,7 +86,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

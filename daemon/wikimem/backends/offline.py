@@ -90,7 +90,9 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
             weight = math.log(1 + docs) * (2 + min(count, 12)) * (1.3 if " " in key else 1.0)
             scored.append((weight, key))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    keep = [key for _, key in scored[: 20 + n // 2]]
+    # about one concept per two sources in a small wiki, growing more slowly past that
+    budget = 20 + (n // 2 if n <= 400 else 200 + (n - 400) // 5)
+    keep = [key for _, key in scored[:budget]]
     # one page per thing: "hashmap" (from `HashMap`) and "hash map" (prose) are one concept
     merged: dict[str, list[str]] = defaultdict(list)
     for key in keep:
@@ -266,18 +268,28 @@ class OfflineBackend:
             except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
                 outcomes.append(SourceOutcome(path, "failed", f"{type(exc).__name__}: {exc}"))
         concepts = select_concepts(analyses)
-        ordered = sorted(analyses.items(), key=_order_key)
-        for concept in concepts.values():
-            concept.sources = [p for p, data in ordered if concept.in_terms(data["terms"])]
+        # phrase key -> the concept it names; one pass over each source's terms, not
+        # concepts x sources
+        by_key = {k: c for c in concepts.values() for k in c.keys}
+        mentions: dict[str, dict[str, int]] = {}  # source -> concept -> count
+        for path, data in sorted(analyses.items(), key=_order_key):
+            counts: dict[str, int] = {}
+            for term, count in data["terms"].items():
+                concept = by_key.get(term)
+                if concept is not None:
+                    counts[concept.key] = counts.get(concept.key, 0) + count
+            mentions[path] = counts
+            for key in counts:
+                concepts[key].sources.append(path)  # in newest-first order
 
         previous = {path: row.concepts for path, row in batch.state.sources().items()}
         source_concepts: dict[str, tuple[str, ...]] = {}
         n_sources = max(1, len(analyses))
         for path, data in analyses.items():
-            present = [k for k, c in concepts.items() if c.in_terms(data["terms"])]
+            counts = mentions[path]
             # what this source says most about, weighed against how common the concept is
-            present.sort(key=lambda k: (
-                -concepts[k].in_terms(data["terms"]) * (1 + data["signals"].get(k, [0])[0])
+            present = sorted(counts, key=lambda k: (
+                -counts[k] * (1 + data["signals"].get(k, [0])[0])
                 * math.log(1 + n_sources / len(concepts[k].sources)), k))
             source_concepts[path] = tuple(present[:MAX_CONCEPT_LINKS])
 
