@@ -654,3 +654,43 @@ def test_signing_config_never_blocks_a_commit(repo_ws: Workspace) -> None:
     before = head(repo_ws)
     compile_(repo_ws)
     assert head(repo_ws) != before and "wiki/sources/moles.md" in changed_in(repo_ws)
+
+
+def test_git_reset_back_is_picked_up_as_it_is(repo_ws: Workspace) -> None:
+    ws = repo_ws
+    write(ws, "moles.md", MOLES)
+    write(ws, "aging.md", AGING)
+    compile_(ws)
+    git(ws.root, "add", "raw")
+    git(ws.root, "commit", "-q", "-m", "two sources")
+    two = head(ws)
+    wiki_two = snapshot(ws.wiki)
+    write(ws, "cancer.md", CANCER)
+    compile_(ws)
+    git(ws.root, "add", "raw")
+    git(ws.root, "commit", "-q", "-m", "third source")
+
+    git(ws.root, "reset", "-q", "--hard", two)  # the person goes back, sources and wiki alike
+    report = compile_(ws)
+    assert report.noop and not report.kept and not report.removed_sources, report
+    assert snapshot(ws.wiki) == wiki_two and head(ws) == two
+
+
+def test_a_git_revert_of_an_operation_is_not_taken_for_a_persons_edit(repo_ws: Workspace) -> None:
+    ws = repo_ws
+    write(ws, "moles.md", MOLES)
+    write(ws, "aging.md", AGING)
+    compile_(ws)
+    write(ws, "cancer.md", CANCER)
+    third = compile_(ws)
+    assert any(p.startswith("concepts/") for p in third.updated)
+    wiki_three = snapshot(ws.wiki)
+    # a person reverts the compile with git instead of wikimem undo: the concept pages hold
+    # exactly what an earlier operation wrote, though the latest commit on them is a person's
+    git(ws.root, "revert", "--no-edit", "HEAD")
+    report = compile_(ws)
+    assert not report.kept, report.kept
+    # raw/cancer.md is still there, so the compile brings its pages back (use wikimem undo to
+    # keep an undo)
+    assert {k: v for k, v in snapshot(ws.wiki).items() if k != "log.md"} == {
+        k: v for k, v in wiki_three.items() if k != "log.md"}

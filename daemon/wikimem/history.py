@@ -279,7 +279,7 @@ def record(
             return None
         paths = [*paths, *prepare(ws, repo)]
         return commit_paths(repo, paths, message or compose_message(operation, entries),
-                            {TRAILER: operation})
+                            {TRAILER: operation}, ws)
     except Exception as exc:  # noqa: BLE001 - history must never break the operation it records
         log.warning("could not commit the %s to git: %s", operation, exc)
         log.debug("git commit failed", exc_info=True)
@@ -361,7 +361,8 @@ def ignore_state(ws: Workspace) -> None:
         atomic_write(ignore, "*\n")
 
 
-def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mapping[str, str]) -> str | None:
+def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mapping[str, str],
+                 ws: Workspace | None = None) -> str | None:
     """Commit exactly these wiki-relative paths (as they are on disk) on top of HEAD.
 
     Uses a temporary index seeded from HEAD, so the user's index and their staged or
@@ -406,6 +407,8 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
         if swap.returncode != 0:
             continue
         _refresh_index(repo, [p for p in wanted if p not in staged])
+        if ws is not None and head is not None:
+            _mark_synced(ws, head, commit)
         return commit
     raise GitError("HEAD kept moving while committing; the pages are written but not committed")
 
@@ -664,7 +667,7 @@ def undo(
         log_page.append(ws.wiki / "log.md", [entry])
         result.commit = commit_paths(
             repo, [*pages, *result.index, "log.md"], compose_message("undo", [entry]),
-            {TRAILER: "undo", UNDOES: op.commit},
+            {TRAILER: "undo", UNDOES: op.commit}, ws,
         )
         return result
 
@@ -758,14 +761,15 @@ def _restore_state(
 
 
 def sync(ws: Workspace, settings: Settings, state: State) -> int:
-    """Adopt pages a teammate's wikimem wrote (arrived by git pull/merge) into state.db.
+    """Bring state.db in line with pages git changed underneath (a pull, merge, reset, revert).
 
     Called by the compiler before it plans. Without this, a pulled concept page would look
     like a human edit (its hash differs from what this machine last wrote) and a pulled
-    source page would be compiled again. A page is adopted when its file matches HEAD and
-    the latest commit that touched it is a wikimem operation; anything a person committed
-    or has not committed stays a person's edit. Returns how many pages were adopted.
-    Never raises.
+    source page would be compiled again. A page is adopted as wikimem's when its file matches
+    HEAD and either the latest commit that touched it is a wikimem operation or its content
+    is exactly what some wikimem operation wrote (a `git revert` or `git reset` back to it).
+    Anything a person wrote, committed or not, stays a person's edit. Returns how many pages
+    were adopted. Never raises.
     """
     try:
         repo = repository(ws, settings)
@@ -774,22 +778,18 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
         ignore_state(ws)
         configure_merge(repo)
         head = _head(repo)
-        last = state.get_meta("git.head")
+        last = _synced(ws)
         if head is None or head == last:
             return 0
         known_last = bool(last) and repo.git("cat-file", "-e", f"{last}^{{commit}}", check=False).returncode == 0
-        # newest first, so the first commit naming a path is the latest that touched it
-        latest: dict[str, bool] = {}
-        for commit in _log(repo, f"{last}..{head}" if known_last else head, operations_only=False):
-            for rel in commit.files:
-                latest.setdefault(rel, bool(commit.operation))
-        candidates = [
-            rel for rel, by_wikimem in latest.items()
-            if by_wikimem and rel.endswith(".md") and rel not in (*GENERATED, "AGENTS.md")
-            and not index_page.is_catalog(rel)
-        ]
-        adopted = _adopt(ws, repo, state, candidates)
-        state.set_meta("git.head", head)
+        if known_last:
+            # both directions: a pull moves forward, a reset moves back
+            names = repo.git("diff", "--name-only", "-z", "--no-renames", last, head, "--", repo.pathspec).stdout
+        else:
+            names = repo.git("ls-tree", "-r", "-z", "--name-only", head, "--", repo.pathspec).stdout
+        candidates = [rel for rel in (repo.rel(n) for n in _nul_list(names)) if rel and _is_page(rel)]
+        adopted = _adopt(ws, repo, state, head, candidates)
+        _mark_synced(ws, None, head)
         # a merge may have combined two versions of index.md; a fast-forward (or our own
         # commits) cannot, and regenerating reads every page, so only after merges
         merges = repo.out("rev-list", "--merges", "--count", f"{last}..{head}" if known_last else head)
@@ -802,21 +802,70 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
         return 0
 
 
+SYNCED_FILE = "git-synced"
+
+
+def _synced(ws: Workspace) -> str | None:
+    """The commit state.db was last reconciled with (kept beside it, in .wikimem/)."""
+    data = _read(ws.state_dir / SYNCED_FILE)
+    return data.decode("ascii", "replace").strip() or None if data else None
+
+
+def _mark_synced(ws: Workspace, parent: str | None, commit: str) -> None:
+    """Record that state.db matches `commit`. After our own commit (parent given) only when
+    state matched its parent: otherwise changes from before it still await a sync."""
+    if parent is not None and _synced(ws) != parent:
+        return
+    with contextlib.suppress(OSError):
+        atomic_write(ws.state_dir / SYNCED_FILE, commit + "\n")
+
+
+def _is_page(rel: str) -> bool:
+    return rel.endswith(".md") and rel not in (*GENERATED, "AGENTS.md") and not index_page.is_catalog(rel)
+
+
 def _reindex(ws: Workspace, settings: Settings) -> None:
-    """After a pull or merge, regenerate index.md (a merge may have combined two versions of it)
-    and commit that on its own, since the compile that follows may have nothing to do."""
+    """After a merge, regenerate index.md (the merge kept one side's) and commit that on its
+    own, since the compile that follows may have nothing to do."""
     from .compiler import write_index
 
     changes = write_index(ws)
     if not changes:
         return
     paths = [p for p, _ in changes]
-    entry = log_page.LogEntry("sync", "index.md regenerated after a git pull or merge", log_page.list_lines("index", paths))
+    entry = log_page.LogEntry("sync", "index.md regenerated after a git merge", log_page.list_lines("index", paths))
     log_page.append(ws.wiki / "log.md", [entry])
     record(ws, settings, operation="sync", paths=[*paths, "log.md"], entries=[entry])
 
 
-def _adopt(ws: Workspace, repo: Repo, state: State, candidates: list[str]) -> int:
+def _blob_id(data: bytes, hex_length: int) -> str:
+    """git's object id for a file's bytes (SHA-1, or SHA-256 in a sha256 repository)."""
+    algorithm = hashlib.sha256 if hex_length == 64 else hashlib.sha1
+    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _path_history(repo: Repo, head: str, paths: list[str]) -> dict[str, tuple[bool, set[str]]]:
+    """For each repository path: is the latest non-merge commit that touched it a wikimem
+    operation, and which blobs did wikimem operations write there. One git process."""
+    out: dict[str, tuple[bool, set[str]]] = {}
+    proc = repo.git("log", f"--format=%x1d%H%x1f%(trailers:key={TRAILER},valueonly,separator=%x2C)%x1e",
+                    "--raw", "--no-abbrev", "-z", "--no-renames", head, "--", *paths)
+    for chunk in proc.stdout.split(b"\x1d")[1:]:
+        header, _, raw = chunk.partition(b"\x1e")
+        is_op = bool(header.partition(b"\x1f")[2].strip())
+        tokens = raw.lstrip(b"\0\n").split(b"\0")
+        for meta, name in zip(tokens[0::2], tokens[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            path = name.decode("utf-8", "surrogateescape")
+            blob = meta.split(b" ")[3].decode()
+            _latest, blobs = out.setdefault(path, (is_op, set()))
+            if is_op and set(blob) != {"0"}:
+                blobs.add(blob)
+    return out
+
+
+def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[str]) -> int:
     from .state import SourceRow
 
     pages = state.pages()
@@ -828,45 +877,69 @@ def _adopt(ws: Workspace, repo: Repo, state: State, candidates: list[str]) -> in
         if (on_disk[rel] is None and rel in pages)
         or (on_disk[rel] is not None and (rel not in pages or pages[rel][0] != content_hash(on_disk[rel] or b"")))
     ]
-    head_blobs = _blobs(repo, "HEAD", [repo.path(rel) for rel in candidates])
+    if not candidates:
+        return 0
+    full = [repo.path(rel) for rel in candidates]
+    listed = repo.git("ls-tree", "-z", head, "--", *full).stdout
+    at_head = {}
+    for entry in _nul_list(listed):
+        meta, _, path = entry.partition("\t")
+        at_head[path] = meta.split(" ")[2]
+    written = _path_history(repo, head, full)
     adopted = 0
+    changed_pages: set[str] = set()
     with state.transaction():
         for rel in candidates:
             disk = on_disk[rel]
-            if disk != head_blobs[repo.path(rel)]:
-                continue  # changed again on this machine since: whoever did it owns it
+            disk_id = _blob_id(disk, len(head)) if disk is not None else None
+            if disk_id != at_head.get(repo.path(rel)):
+                continue  # not what HEAD holds: an uncommitted change, whoever made it owns it
+            touched = repo.path(rel) in written
+            latest_is_op, op_blobs = written.get(repo.path(rel), (False, set()))
             known = pages.get(rel)
             if disk is None:
-                if known is None:
+                assert known is not None
+                # deleted by a wikimem operation, or never part of this line of history (a
+                # reset or checkout back to before it); a person's deletion is left to the compiler
+                if touched and not latest_is_op:
                     continue
-                state.delete_page(rel)
-                adopted += 1
                 owner = known[2] if known[1] == "source" else None
                 row = rows.get(owner) if owner else None
-                if owner and row and row.page == rel:
-                    file = ws.root / owner
-                    if file.is_file():
-                        st = file.stat()
-                        state.put_source(SourceRow(owner, _sha256(file), st.st_size, st.st_mtime_ns, None,
+                raw_file = ws.root / owner if owner else None
+                state.delete_page(rel)
+                adopted += 1
+                if owner and row and row.page == rel and raw_file is not None:
+                    if raw_file.is_file():
+                        st = raw_file.stat()
+                        state.put_source(SourceRow(owner, _sha256(raw_file), st.st_size, st.st_mtime_ns, None,
                                                    "skipped", HELD_REASON, 0, ()))
                     else:
                         state.delete_source(owner)
                 continue
-            digest = content_hash(disk)
-            if known is not None and known[0] == digest:
-                continue
+            if not latest_is_op and disk_id not in op_blobs:
+                continue  # a person's words: the compiler keeps them and proposes its own beside them
             kind, sources, sha = _page_meta(rel, disk)
             owner = sources[0] if kind == "source" and sources else None
-            state.put_page(rel, digest, kind or "concept", owner)
+            state.put_page(rel, content_hash(disk), kind or "concept", owner)
             adopted += 1
+            changed_pages.add(rel)
             if owner and sha:
                 file = ws.root / owner
                 if file.is_file() and _sha256(file) == sha:
                     st = file.stat()
-                    row = rows.get(owner)
-                    concepts = row.concepts if row and row.page == rel else ()
+                    # concepts unknown: the page may link others than this machine last rendered,
+                    # so the offline backend renders it again when it next compiles
                     state.put_source(SourceRow(owner, sha, st.st_size, st.st_mtime_ns, rel, "compiled",
-                                               None, 0, concepts))
+                                               None, 0, ()))
+        # the offline backend skips a concept page whose inputs match the fingerprint of what it
+        # last rendered; a page git put back to an older version no longer is that render, so
+        # forget its fingerprint and let the next compile render it again (identical bytes
+        # are not rewritten, so a page pulled as-is costs nothing)
+        prints = state.get_meta("offline.concepts", None)
+        if isinstance(prints, dict) and changed_pages:
+            kept = {k: v for k, v in prints.items() if not (isinstance(v, list) and v[-1:] and v[-1] in changed_pages)}
+            if len(kept) != len(prints):
+                state.set_meta("offline.concepts", kept)
     return adopted
 
 
