@@ -10,9 +10,11 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from conftest import corpus, snapshot, write
+from fake_messages_server import FakeMessagesServer, reply, text
 from wikimem import log_page
 from wikimem.cli import main
 from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
 from wikimem.lint import RULES, run_lint
 from wikimem.lint.context import simple_meta
 from wikimem.lint.structure import title_key
@@ -389,7 +391,7 @@ def test_cli_exit_codes_and_json_document(ws, settings):
     unknown = runner.invoke(main, ["lint", "--root", str(ws.root), "--rule", "nonsense"])
     assert unknown.exit_code == 2 and "valid:" in unknown.output
     deep = runner.invoke(main, ["lint", "--root", str(ws.root), "--deep", "--rule", "secret"])
-    assert deep.exit_code == 0 and "not available" in deep.stderr
+    assert deep.exit_code == 0 and "no candidate contradictions" in deep.stderr
 
 
 def test_plain_front_matter_reader_agrees_with_yaml():
@@ -486,3 +488,48 @@ def test_a_symlink_out_of_the_wiki_is_not_read(ws, settings, tmp_path):
     (ws.wiki / "concepts" / "linked.md").symlink_to(outside)
     report = run_lint(ws, settings, write=False)
     assert not any("linked.md" in p for f in report.findings for p in f.paths)
+
+
+# --- --deep against a local Messages API server -------------------------------------------------
+
+
+def test_deep_judges_only_candidates_and_keeps_ids(ws, settings, monkeypatch):
+    compiled(ws, settings)
+    plain = run_lint(ws, settings, ["superseded", "contradicted"], write=False)
+    assert len(plain.findings) == 2
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with FakeMessagesServer() as server:
+        server.add(
+            reply(text('{"verdict": "compatible", "reason": "the plan was kept a release later"}')),
+            reply(text('Sure. {"verdict": "conflict", "reason": "3.8 and 3.9 differ"}')),
+        )
+        deep_settings = load_settings(ws.root, {"base_url": server.url})
+        report = run_lint(ws, deep_settings, ["superseded", "contradicted", "secret"], write=False, deep=True)
+        assert len(server.requests) == 2  # one request per candidate, nothing for other rules
+        sent = json.dumps(server.bodies)
+        assert "Widget 2.0 requires Python 3.8 or later." in sent
+    by_id = {f.id: f for f in report.findings}
+    assert set(by_id) == {f.id for f in plain.findings}  # the verdict never changes an id
+    verdicts = sorted(f.evidence["judgement"]["verdict"] for f in report.findings)
+    assert verdicts == ["compatible", "conflict"]
+    compatible = next(f for f in report.findings if f.evidence["judgement"]["verdict"] == "compatible")
+    assert compatible.severity == "info"
+    assert any("2 of 2 candidates judged" in n for n in report.notes)
+
+
+def test_deep_without_a_key_says_what_to_do(ws, settings):
+    compiled(ws, settings)
+    runner = CliRunner()
+    result = runner.invoke(main, ["lint", "--root", str(ws.root), "--deep"])
+    assert result.exit_code == 2 and "--deep needs the anthropic backend" in result.output
+
+
+def test_deep_stops_at_the_token_budget(ws, settings, monkeypatch):
+    compiled(ws, settings)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with FakeMessagesServer() as server:
+        server.add(reply(text('{"verdict": "conflict", "reason": "differ"}')))
+        report = run_lint(ws, load_settings(ws.root, {"base_url": server.url}), ["superseded", "contradicted"],
+                          write=False, deep=True, deep_budget=1)
+        assert len(server.requests) == 1
+    assert sorted(f.evidence["judgement"]["verdict"] for f in report.findings) == ["conflict", "not judged"]

@@ -401,14 +401,16 @@ def status(root: Path | None, as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="List the repairs --fix would make; write nothing.")
 @click.option("--accept", "accept_id", metavar="ID", default=None, help="Record a finding as accepted (needs --why).")
 @click.option("--why", default=None, help="Why the accepted finding is fine (kept in wiki/.lint-accepted.json).")
-@click.option("--deep", is_flag=True, help="Ask the model to judge candidate contradictions (not available yet).")
+@click.option("--deep", is_flag=True, help="Ask the model (anthropic backend) to judge the candidate contradictions.")
+@click.option("--deep-budget", type=click.IntRange(min=1), default=None, metavar="TOKENS",
+              help="Token budget for --deep (default 20000).")
 @click.option("--wait", type=float, default=2.0, show_default=True, help="Seconds to wait for another writer before writing lint.md.")
 @json_option
 @quiet_option
 @handle_errors
 def lint(
     root: Path | None, rules: tuple[str, ...], fix: bool, dry_run: bool, accept_id: str | None, why: str | None,
-    deep: bool, wait: float, as_json: bool, quiet: bool,
+    deep: bool, deep_budget: int | None, wait: float, as_json: bool, quiet: bool,
 ) -> None:
     """Check the wiki: broken links, stale pages, superseded or contradicted facts, secrets, ...
 
@@ -421,10 +423,11 @@ def lint(
       wikimem lint --root ~/notes
       wikimem lint --json | jq '.findings[] | select(.rule == "superseded")'
       wikimem lint --accept 1718f0b202b4 --why "both are right: different platforms"
+      wikimem lint --deep                  # needs ANTHROPIC_API_KEY (or base_url)
     """
     from .config import load_settings
     from .errors import UsageError
-    from .lint import accept, deep_unavailable, run_lint
+    from .lint import accept, run_lint
     from .lint.report import summary, terminal_lines
 
     ws = open_workspace(root)
@@ -441,16 +444,14 @@ def lint(
             say(f"accepted {finding.id} ({finding.rule}): {finding.message}", quiet=quiet)
             say(summary(report), quiet=quiet)
         return
-    notes = [deep_unavailable(settings)] if deep else []
-    report = run_lint(ws, settings, list(rules) or None, fix=fix, dry_run=dry_run, wait=wait)
+    report = run_lint(ws, settings, list(rules) or None, fix=fix, dry_run=dry_run, wait=wait,
+                      deep=deep, deep_budget=deep_budget)
     if as_json:
-        data = report.to_json()
-        data["notes"] = notes + data["notes"]
-        emit_json(data)
+        emit_json(report.to_json())
     else:
         for line in terminal_lines(report):
             click.echo(line)
-        for note in notes + report.notes:
+        for note in report.notes:
             say(f"note: {note}", quiet=quiet)
         for item in report.fixes:
             state = "fixed" if item.applied else ("skipped" if item.skipped else "would fix")

@@ -104,6 +104,8 @@ def run_lint(
     write: bool = True,
     lock: bool = True,
     wait: float = 2.0,
+    deep: bool = False,
+    deep_budget: int | None = None,
 ) -> LintReport:
     """Run the rules and return the report.
 
@@ -138,6 +140,11 @@ def run_lint(
             notes += more
             open_findings = [f for f in findings if f.id not in accepted_map]
             accepted = [f for f in findings if f.id in accepted_map]
+    if deep:
+        from . import deep as deep_check
+
+        open_findings, more = deep_check.judge(open_findings, settings, budget=deep_budget or deep_check.DEFAULT_BUDGET)
+        notes += more
     report = LintReport(
         findings=_sorted(open_findings), accepted=_sorted(accepted), rules=tuple(r.name for r in selected),
         pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
@@ -251,14 +258,6 @@ def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait
         written.append(f"wiki/{dispositions.FILE}")
         _commit(ws, settings, written, entry)
     return finding, replace(report, written=sorted(set(written)), seconds=time.perf_counter() - started)
-
-
-def deep_unavailable(settings: Settings) -> str:
-    """--deep asks a model to judge candidate contradictions; this build has no such judge yet."""
-    return (
-        "--deep is not available in this build (it needs the anthropic backend and is not implemented yet); "
-        "showing the rule-based findings, whose superseded/contradicted entries are the candidates it would judge"
-    )
 
 
 def rule_counts(findings: Iterable[Finding]) -> dict[str, int]:
