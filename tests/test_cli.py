@@ -1,0 +1,63 @@
+"""The command line contract: help for every command, README coverage, exit codes, JSON on stdout."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from conftest import REPO
+from wikimem import cli
+
+
+def all_commands() -> list[tuple[str, click.Command]]:
+    out: list[tuple[str, click.Command]] = []
+
+    def walk(prefix: str, group: click.Group) -> None:
+        for name, command in sorted(group.commands.items()):
+            full = f"{prefix} {name}".strip()
+            out.append((full, command))
+            if isinstance(command, click.Group):
+                walk(full, command)
+
+    walk("", cli.main)
+    return out
+
+
+@pytest.mark.parametrize("name,command", all_commands(), ids=[n for n, _ in all_commands()])
+def test_every_command_has_help_with_an_example(name: str, command: click.Command) -> None:
+    help_text = (command.help or "").strip()
+    assert help_text, f"`wikimem {name}` has no help"
+    first = help_text.splitlines()[0]
+    assert first.endswith(".") and len(first) <= 100, f"first help line of {name}: {first!r}"
+    if not isinstance(command, click.Group):
+        assert "Example" in help_text or "example" in help_text, f"`wikimem {name}` help shows no example"
+    result = CliRunner().invoke(cli.main, [*name.split(), "--help"])
+    assert result.exit_code == 0
+
+
+def test_every_command_appears_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text()
+    for name, _ in all_commands():
+        assert re.search(rf"wikimem {re.escape(name)}\b", readme), f"README never shows `wikimem {name}`"
+
+
+def test_exit_codes_are_documented() -> None:
+    readme = (REPO / "README.md").read_text()
+    for code in (cli.EXIT_OK, cli.EXIT_ERROR, cli.EXIT_USAGE, cli.EXIT_LINT, cli.EXIT_BUSY):
+        assert re.search(rf"^\| {code} \|", readme, re.M), f"exit code {code} missing from README"
+
+
+def test_usage_errors_exit_2_and_help_is_fast_to_import() -> None:
+    result = CliRunner().invoke(cli.main, ["compile", "--no-such-flag"])
+    assert result.exit_code == 2
+    # `wikimem --help` must not import the heavy optional stacks
+    code = ("import sys, wikimem.cli; "
+            "bad = [m for m in ('anthropic', 'mcp', 'whoosh', 'watchdog', 'apscheduler', 'pypdf', 'bs4') if m in sys.modules]; "
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
