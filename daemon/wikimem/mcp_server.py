@@ -206,8 +206,7 @@ def build_server(ws: Workspace, *, allow_write: bool = False) -> Any:
         from .context import build_context
 
         with lock:
-            engine.refresh()
-            return guarded(build_context, ws, query, int(budget)).render()
+            return guarded(lambda: build_context(ws, query, int(budget)).render())
 
     if allow_write:
         @server.tool(name="add_note")
