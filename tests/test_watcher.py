@@ -257,3 +257,24 @@ def test_falls_back_to_polling_when_native_watching_fails(
         assert work.path == "raw/a.md"
     finally:
         stop_observer(observer)
+
+
+def test_a_symlinked_raw_folder_is_watched_at_its_target(tmp_path: Path) -> None:
+    """raw/ -> ~/Dropbox/papers: inotify does not follow a symlinked watch root, so the
+    observer watches the target and events still come back as raw/... paths."""
+    from wikimem.init import init_workspace
+
+    target = tmp_path / "elsewhere" / "papers"
+    target.mkdir(parents=True)
+    ws = Workspace.at(tmp_path / "ws")
+    init_workspace(ws)
+    ws.raw.rmdir()
+    ws.raw.symlink_to(target, target_is_directory=True)
+    items: queue.Queue[Work] = queue.Queue()
+    observer, _ = start_observer(ws, RawEventHandler(ws, items.put))
+    try:
+        (target / "a.md").write_text("# A\n", encoding="utf-8")
+        work = wait_for(lambda: None if items.empty() else items.get(), what="an event through the symlink")
+        assert work.path == "raw/a.md"
+    finally:
+        stop_observer(observer)

@@ -61,7 +61,13 @@ class Work:
 Put = Callable[[Work], None]
 
 
-def relevant_path(ws: Workspace, path: str | bytes) -> str | None:
+def watched_folder(ws: Workspace) -> str:
+    """The folder the observer watches: raw/ itself, or its target when raw/ is a symlink
+    (inotify does not follow a symlinked watch root, so watching the link would be deaf)."""
+    return os.path.realpath(ws.raw)
+
+
+def relevant_path(ws: Workspace, path: str | bytes, watched: str | None = None) -> str | None:
     """The workspace-relative path (raw/...) when an event on `path` matters, else None.
 
     Pure string work (no file-system calls) so it cannot block or fail on a file that is
@@ -70,8 +76,10 @@ def relevant_path(ws: Workspace, path: str | bytes) -> str | None:
     `.crdownload`, `.tmp`), and the wiki's own folders should raw/ ever contain them.
     """
     text = os.fsdecode(path)
-    raw = str(ws.raw)
-    if text != raw and not text.startswith(raw + os.sep):
+    for raw in (str(ws.raw), watched):
+        if raw and text.startswith(raw + os.sep):
+            break
+    else:
         return None
     inner = text[len(raw) + 1:]
     if not inner:
@@ -93,6 +101,7 @@ class RawEventHandler(FileSystemEventHandler):
         self.ws = ws
         self.put = put
         self.errors = 0
+        self.watched = watched_folder(ws)
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
@@ -113,20 +122,20 @@ class RawEventHandler(FileSystemEventHandler):
             # watchdog also reports the files inside a created or moved folder, but not those
             # inside a folder moved out of raw/; a "dir" item makes the worker rescan.
             paths = [event.src_path, getattr(event, "dest_path", "")]
-            return [Work("change", p, "dir") for p in (relevant_path(self.ws, x) for x in paths if x) if p]
+            return [Work("change", p, "dir") for p in (relevant_path(self.ws, x, self.watched) for x in paths if x) if p]
         if isinstance(event, FileMovedEvent):
             # save-by-rename: `.notes.md.swp` or `notes.md.tmp` -> `notes.md`; only the
             # destination is relevant. A move within raw/ reaches both ends.
             out = []
-            src = relevant_path(self.ws, event.src_path)
-            dest = relevant_path(self.ws, event.dest_path) if event.dest_path else None
+            src = relevant_path(self.ws, event.src_path, self.watched)
+            dest = relevant_path(self.ws, event.dest_path, self.watched) if event.dest_path else None
             if src:
                 out.append(Work("change", src, "deleted"))
             if dest:
                 out.append(Work("change", dest, "moved"))
             return out
         if kind in ("created", "modified", "closed", "deleted"):
-            path = relevant_path(self.ws, event.src_path)
+            path = relevant_path(self.ws, event.src_path, self.watched)
             return [Work("change", path, kind)] if path else []
         return []
 
@@ -167,7 +176,7 @@ def start_observer(
 
         observer = Observer()
         try:
-            observer.schedule(handler, str(ws.raw), recursive=True, event_filter=EVENT_TYPES)
+            observer.schedule(handler, handler.watched, recursive=True, event_filter=EVENT_TYPES)
             observer.start()
             return observer, _observer_kind(observer)
         except OSError as exc:
@@ -182,7 +191,7 @@ def start_observer(
     from watchdog.observers.polling import PollingObserver
 
     observer = PollingObserver(timeout=poll_interval)
-    observer.schedule(handler, str(ws.raw), recursive=True, event_filter=EVENT_TYPES)
+    observer.schedule(handler, handler.watched, recursive=True, event_filter=EVENT_TYPES)
     observer.start()
     return observer, "polling"
 
