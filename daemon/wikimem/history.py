@@ -379,6 +379,8 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
         tracked = set(_nul_list(repo.git("ls-files", "-z", "--", *sorted(ignored)).stdout))
         wanted = [p for p in wanted if p not in ignored or p in tracked]
         if not wanted:
+            _warn_once(f"ignored:{repo.top}", "the wiki's pages are ignored by git (.gitignore), "
+                                              "so wikimem does not commit them")
             return None
     busy = _in_progress(repo)
     if busy:
