@@ -44,7 +44,9 @@ MAX_STORED_CHARS = 12_000
 # query-time field weights (BM25F per field, summed): the words a page is *about*
 # (title, aliases, headings) say more than a passing mention in the body
 FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "headings": 2.0, "where": 1.2, "body": 1.0}
-# compiled pages summarize and link; prefer them over the raw text when both match
+# source and answer pages summarize and cite: prefer them a little over the raw text when
+# both match. Concept pages quote a sentence or two from many sources, so they match many
+# questions broadly; they rank below the specific page unless they match clearly better.
 KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
 DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
 RECENCY = 0.15  # bonus for the newest member of a series
@@ -52,7 +54,7 @@ RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest val
 # a word in more than this share of index entries only adds to passages that match a rarer one
 COMMON_FRACTION = 0.08
 COMMON_MODE = "maybe"  # "maybe": common words add to passages matched by rarer ones; "drop": ignored
-CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "most recent"}
+CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent"}
 
 # dropped from questions (on top of whoosh's own index stop list): question words and
 # fillers that would otherwise match almost every passage
