@@ -172,7 +172,7 @@ class Daemon:
         self.compiles = 0
         self.compile_failures = 0  # consecutive whole-batch failures
         self.retry_at: float | None = None  # monotonic time a retry batch is due
-        self.pending_count = 0
+        self.pending_paths: set[str] = set()  # collected for the next batch, not yet compiled
         self._given_up_logged: set[tuple[str, str]] = set()
         self._status_written = 0.0
         self._handlers: list[logging.Handler] = []
@@ -253,7 +253,7 @@ class Daemon:
     def _loop(self) -> None:
         while not self.stopping.is_set():
             self.state, self.detail = "idle", ""
-            self.pending_count = 0
+            self.pending_paths = set()
             self._write_status(force=True)
             if self._batches:
                 self.ready.set()
@@ -309,7 +309,7 @@ class Daemon:
         sizes = self._sizes(pending)
         while not pending.stop:
             now = time.monotonic()
-            self.pending_count = len(pending.changes)
+            self.pending_paths = set(pending.changes)
             self._write_status()
             if now - pending.first >= opts.max_batch_wait:
                 log.info("changes kept coming for %.0f s; compiling what is there", opts.max_batch_wait)
@@ -374,7 +374,7 @@ class Daemon:
             sample = sorted(pending.changes)[:3]
             trigger = f"{len(pending.changes)} change(s) in raw/: " + ", ".join(sample) + (" ..." if len(pending.changes) > 3 else "")
         self.state, self.detail = "compiling", trigger
-        self.pending_count = 0
+        self.pending_paths = set()
         self._write_status(force=True)
         started = time.monotonic()
         progress_state = {"done": 0}
@@ -634,7 +634,7 @@ class Daemon:
             "updated_at": utc_now(),
             "backend": self.backend_name,
             "watcher": self.watcher_kind,
-            "queue": self.pending_count + self.queue.qsize(),
+            "queue": self._queue_length(),
             "compiles": self.compiles,
             "last_compile": self.last_compile,
             "last_rescan": self.last_rescan,
@@ -647,6 +647,14 @@ class Daemon:
             "errors": list(self.errors),
             "log_file": str(self.ws.state_dir / LOG_FILE),
         }
+
+    def _queue_length(self) -> int:
+        """Files waiting (each counted once, however many events it made) plus queued jobs."""
+        with self.queue.mutex:
+            items = list(self.queue.queue)
+        paths = self.pending_paths | {w.path for w in items if w.kind == "change" and w.path}
+        jobs = {w.kind for w in items if w.kind in ("rescan", "retry", "lint")}
+        return len(paths) + len(jobs)
 
     def _write_status(self, *, force: bool = False) -> None:
         # throttled: a 200-file compile reports progress per file, the file needs ~4 writes/s
