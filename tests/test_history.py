@@ -23,7 +23,7 @@ from wikimem.compiler import CompileReport, compile_workspace
 from wikimem.config import load_settings
 from wikimem.errors import UsageError, WikimemError
 from wikimem.init import init_workspace
-from wikimem.log_page import read_entries
+from wikimem.log_page import LogEntry, read_entries
 from wikimem.state import State
 from wikimem.workspace import Workspace
 
@@ -694,3 +694,21 @@ def test_a_git_revert_of_an_operation_is_not_taken_for_a_persons_edit(repo_ws: W
     # keep an undo)
     assert {k: v for k, v in snapshot(ws.wiki).items() if k != "log.md"} == {
         k: v for k, v in wiki_three.items() if k != "log.md"}
+
+
+def test_record_accepts_the_path_forms_operations_hold(repo_ws: Workspace) -> None:
+    ws = repo_ws
+    settings = load_settings(ws.root, environ={})
+    answer = ws.wiki / "answers" / "why.md"
+    answer.write_text("---\ntitle: Why\nkind: answer\n---\n# Why\n\nBecause.\n")
+    (ws.wiki / "lint.md").write_text("# Lint\n\nNo problems.\n")
+    entry = LogEntry("query", "Why?", ("- created: answers/why.md",))
+    commit = history.record(ws, settings, operation="query", entries=[entry],
+                            paths=[answer, "wiki/lint.md", "./log.md", "../outside.txt", "/etc/passwd",
+                                   "sources/../../wikimem.toml"])
+    assert commit == head(ws)
+    assert changed_in(ws) == {"wiki/answers/why.md", "wiki/lint.md", "wiki/.gitattributes"}
+    assert git(ws.root, "log", "-1", "--format=%s") == "wikimem query: Why?"
+    assert history.operations(ws, settings)[0].operation == "query"
+    # nothing left to commit: the same call again makes no commit
+    assert history.record(ws, settings, operation="query", paths=[answer]) is None

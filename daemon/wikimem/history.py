@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -263,27 +264,41 @@ def record(
     settings: Settings,
     *,
     operation: str,
-    paths: Iterable[str],
+    paths: Iterable[str | os.PathLike[str]],
     entries: Sequence[log_page.LogEntry] = (),
     message: str | None = None,
 ) -> str | None:
-    """Commit the wiki-relative `paths` an operation changed; returns the commit, or None.
+    """Commit the `paths` an operation changed; returns the commit, or None.
 
-    The one call every operation that writes wiki/ makes after appending its log.md entry
-    (compile does; lint --fix and query --save must too). Never raises: a failure to
-    commit is logged as a warning and the operation's own result stands.
+    Paths are wiki-relative ("sources/x.md", "log.md"); "wiki/sources/x.md" and absolute
+    paths inside wiki/ are accepted too. The one call every operation that writes wiki/
+    makes after appending its log.md entry (compile does; lint --fix and query --save must
+    too), with the entries it appended so the message mirrors them. Never raises: a failure
+    to commit is logged as a warning and the operation's own result stands.
     """
     try:
         repo = repository(ws, settings)
         if repo is None:
             return None
-        paths = [*paths, *prepare(ws, repo)]
-        return commit_paths(repo, paths, message or compose_message(operation, entries),
+        changed = [*(_wiki_rel(ws, p) for p in paths), *prepare(ws, repo)]
+        return commit_paths(repo, changed, message or compose_message(operation, entries),
                             {TRAILER: operation}, ws)
     except Exception as exc:  # noqa: BLE001 - history must never break the operation it records
         log.warning("could not commit the %s to git: %s", operation, exc)
         log.debug("git commit failed", exc_info=True)
         return None
+
+
+def _wiki_rel(ws: Workspace, path: str | os.PathLike[str]) -> str:
+    """A wiki-relative path from the forms operations hold: relative to wiki/, to the
+    workspace ("wiki/..."), or absolute. Anything outside wiki/ comes back unusable ("")."""
+    text = os.fspath(path)
+    if os.path.isabs(text):
+        try:
+            return Path(text).resolve().relative_to(ws.wiki.resolve()).as_posix()
+        except ValueError:
+            return ""
+    return text.replace("\\", "/").removeprefix("./").removeprefix("wiki/")
 
 
 ATTRIBUTES = """# written by wikimem: how git merges the files wikimem generates when two clones both ran it.
@@ -369,7 +384,9 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
     unstaged work elsewhere stay as they were. Returns the new commit, or None when the
     paths already match HEAD.
     """
-    wanted = sorted({repo.path(p) for p in paths if p and not p.startswith(("/", "../"))})
+    # only paths inside wiki/: anything that climbs out (or is absolute) is never staged
+    inside = {posixpath.normpath(p) for p in paths if p and not p.startswith("/")}
+    wanted = sorted(repo.path(p) for p in inside if p != "." and not p.startswith("../") and p != "..")
     if not wanted:
         return None
     # paths the repository ignores and does not track are the user's choice not to version them
@@ -783,8 +800,8 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
         last = _synced(ws)
         if head is None or head == last:
             return 0
-        known_last = bool(last) and repo.git("cat-file", "-e", f"{last}^{{commit}}", check=False).returncode == 0
-        if known_last:
+        known_last = last is not None and repo.git("cat-file", "-e", f"{last}^{{commit}}", check=False).returncode == 0
+        if known_last and last is not None:
             # both directions: a pull moves forward, a reset moves back
             names = repo.git("diff", "--name-only", "-z", "--no-renames", last, head, "--", repo.pathspec).stdout
         else:
