@@ -702,6 +702,7 @@ def test_record_accepts_the_path_forms_operations_hold(repo_ws: Workspace) -> No
     answer = ws.wiki / "answers" / "why.md"
     answer.write_text("---\ntitle: Why\nkind: answer\n---\n# Why\n\nBecause.\n")
     (ws.wiki / "lint.md").write_text("# Lint\n\nNo problems.\n")
+    (ws.root / "wikimem.toml").write_text("# changed, and not wikimem's to commit\n")
     entry = LogEntry("query", "Why?", ("- created: answers/why.md",))
     commit = history.record(ws, settings, operation="query", entries=[entry],
                             paths=[answer, "wiki/lint.md", "./log.md", "../outside.txt", "/etc/passwd",
