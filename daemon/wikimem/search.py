@@ -446,17 +446,6 @@ def _settings_max_bytes(ws: Workspace) -> int:
         return 10_000_000
 
 
-def _open_or_create(folder: Path, fresh: bool) -> Any:
-    from whoosh import index as windex
-
-    if fresh and folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    if not fresh and windex.exists_in(str(folder)):
-        return windex.open_dir(str(folder))
-    return windex.create_in(str(folder), schema())
-
-
 def _add(writer: Any, doc: Doc) -> int:
     writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
                         where=path_words(doc.path), anchor=doc.anchor)
@@ -541,20 +530,30 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
         report.seconds = time.perf_counter() - started
         return report
 
+    from whoosh import index as windex
     from whoosh.index import LockError
 
     from .sources import SkipSource
 
-    try:
-        ix = _open_or_create(folder, rebuild)
-    except Exception as exc:  # a damaged index is derived data: rebuild it rather than fail
-        log.warning("search index unreadable (%s); rebuilding", exc)
-        ix = _open_or_create(folder, True)
-        rebuild = report.rebuilt = True
-        files.clear()
-        manifest["docs"].clear()
-        changed = list(current)
-        gone = []
+    build_in = folder
+    ix: Any = None
+    if not rebuild:
+        try:
+            ix = windex.open_dir(str(folder))
+        except Exception as exc:  # noqa: BLE001 - a damaged index is derived data: rebuild it
+            log.warning("search index unreadable (%s); rebuilding", exc)
+            rebuild = report.rebuilt = True
+    if rebuild:
+        # build beside the live index and swap it in at the end, so searches running
+        # meanwhile (another process, the MCP server) keep a complete index to read
+        manifest = {"version": INDEX_VERSION, "files": {}, "docs": {}, "skipped": {}}
+        files = manifest["files"]
+        changed, gone = list(current), []
+        build_in = folder.with_name(INDEX_DIR + ".new")
+        if build_in.exists():
+            shutil.rmtree(build_in)
+        build_in.mkdir(parents=True)
+        ix = windex.create_in(str(build_in), schema())
     try:
         writer = ix.writer(timeout=wait, limitmb=128)
     except LockError:
@@ -602,7 +601,15 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
     except BaseException:
         writer.cancel()
         raise
-    atomic_write(folder / "manifest.json", json.dumps(manifest, separators=(",", ":"), sort_keys=True))
+    atomic_write(build_in / "manifest.json", json.dumps(manifest, separators=(",", ":"), sort_keys=True))
+    if build_in != folder:
+        old = folder.with_name(INDEX_DIR + ".old")
+        if old.exists():
+            shutil.rmtree(old)
+        if folder.exists():
+            os.replace(folder, old)
+        os.replace(build_in, folder)
+        shutil.rmtree(old, ignore_errors=True)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -742,7 +749,11 @@ class Engine:
 
         self.close()
         folder = index_dir(self.ws)
-        self._ix = windex.open_dir(str(folder))
+        try:
+            self._ix = windex.open_dir(str(folder))
+        except Exception:  # noqa: BLE001 - missing or swapped away mid-rebuild: bring it back once
+            update_index(self.ws)
+            self._ix = windex.open_dir(str(folder))
         self._searcher = self._ix.searcher(weighting=weighting())
         manifest = _read_manifest(folder) or {}
         self._priors = manifest.get("priors", {})
