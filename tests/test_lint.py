@@ -533,3 +533,38 @@ def test_deep_stops_at_the_token_budget(ws, settings, monkeypatch):
                           write=False, deep=True, deep_budget=1)
         assert len(server.requests) == 1
     assert sorted(f.evidence["judgement"]["verdict"] for f in report.findings) == ["conflict", "not judged"]
+
+
+def test_link_forms_angle_brackets_references_and_encoded_spaces(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "notes/my page.md", "# My page\n")
+    page(ws, "notes/links.md", "# Links\n\n[ok](<my page.md>) [ok2](my%20page.md) [bad](<no page.md>)\n\n"
+         "[ref]: ../concepts/missing.md\n[^1]: a footnote\n[site]: https://example.org\n")
+    found = by_rule(run_lint(ws, settings, ["broken-link"], write=False), "broken-link")
+    assert sorted(f.evidence["target"] for f in found) == ["../concepts/missing.md", "no page.md"]
+
+
+def test_titles_that_differ_in_symbols_are_not_duplicates():
+    assert title_key("C++") != title_key("C") != title_key("C#")
+    assert title_key("The Smart Pointers") == title_key("smart-pointer")
+
+
+def test_more_secret_shapes(ws, settings):
+    compiled(ws, settings, widgets=False)
+    page(ws, "answers/env.md", "---\ntitle: Env\nkind: answer\nsources: []\n---\n"
+         "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8x3Kd9Lp\n"
+         "GITHUB_TOKEN: ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n"
+         "hf_Qm7TzW2kLp9XvB4nR8sJd3Hy6Fc1Gt5Ue0Ai in a sentence.\n"
+         "api_key: your-api-key-goes-here-1234\n")
+    kinds = sorted(f.evidence["kind"] for f in by_rule(run_lint(ws, settings, ["secret"], write=False), "secret"))
+    assert kinds == ["GitHub token", "Hugging Face token", "credential assignment"]
+
+
+def test_lowercase_and_dotted_names_after_a_requirement(ws, settings):
+    write(ws, "a.md", "---\ndate: 2023-03-01\n---\n# Build notes\n\nThe build requires glibc 2.17 or later. "
+          "The web app requires Node.js 16 or later.\n")
+    write(ws, "b.md", "---\ndate: 2024-03-01\n---\n# Build notes, again\n\nThe build requires glibc 2.28 or later. "
+          "The web app requires Node.js 20 or later.\n")
+    compile_workspace(ws, settings)
+    facts = sorted(f.evidence["fact"] for f in by_rule(run_lint(ws, settings, ["superseded"], write=False), "superseded"))
+    assert facts == ["minimum Node.js version (web app)", "minimum glibc version (build)"]

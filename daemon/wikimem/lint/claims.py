@@ -24,13 +24,20 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..analysis import STOPWORDS
 from .context import Context
 from .corpus import SourceText, cache
 from .model import Finding
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
-_NAME = r"(?:[A-Z][\w+]*|[a-z]+[A-Z][\w+]*)(?:[ ](?:[A-Z][\w+]*|kernel)){0,2}"
+# a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
+_WORD_NAME = r"(?:[A-Z](?:[\w+.]*[\w+])?|[a-z]+[A-Z](?:[\w+.]*[\w+])?)"
+_NAME = rf"{_WORD_NAME}(?:[ ](?:{_WORD_NAME}|kernel)){{0,2}}"
 VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+# lowercase names ("glibc 2.17", "npm 9.1") count only right after a requirement word, with a dotted version
+LOWER_AFTER_TRIGGER = re.compile(
+    r"\b(?:requires?|required|requiring|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
+)
 _MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+by)|at\s+least|minimum(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
 _DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
 _OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above)\b|^[\w-]*\+", re.I)
@@ -49,10 +56,28 @@ cl go1 part level rfc pep iso fips ecma ieee""".split())
 # words before "requires" that mean "the product itself": anything else names what requires the value
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
-intend intends plan expect""".split())
+intend intends plan expect require requires required requiring""".split())
 # a claim needs one of these words; most sentences have none, and skip the regexes
 _HINTS = ("requir", "least", "minimum", "default", "later", "newer", "higher", "above", "+", "only support", "only run")
 _ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos"}
+
+
+class _Mention:
+    """A lowercase-name match seen through the same interface as a VERSIONED match."""
+
+    def __init__(self, match: re.Match[str]):
+        self.match = match
+
+    def start(self, group: int | str = 0) -> int:
+        return self.match.start("name") if group == 0 else self.match.start(group)
+
+    def end(self, group: int | str = 0) -> int:
+        return self.match.end() if group == 0 else self.match.end(group)
+
+    def group(self, name: int | str = 0) -> str:
+        if name == 0:
+            return self.match.string[self.start() : self.end()]
+        return self.match.group(name)
 
 
 @dataclass(frozen=True)
@@ -120,6 +145,12 @@ def extract(doc: SourceText) -> list[Claim]:
         if not any(hint in lower for hint in _HINTS):
             continue
         mentions = list(VERSIONED.finditer(sentence))
+        taken = {(m.start(), m.end()) for m in mentions}
+        for low in LOWER_AFTER_TRIGGER.finditer(sentence):
+            name = low.group("name")
+            if name not in STOPWORDS and name not in _NOT_NAMES and (low.start("name"), low.end()) not in taken:
+                mentions.append(_Mention(low))
+        mentions.sort(key=lambda m: m.start())
         if not mentions:
             continue
         spans = [(m.start(), m.end()) for m in mentions]

@@ -29,7 +29,9 @@ SECTIONS = tuple(name for name, _ in index_page.SECTIONS)
 _FENCE = re.compile(r"^(\s*)(```+|~~~+).*?^\1\2[ \t]*$", re.MULTILINE | re.DOTALL)
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # [text](target "title") with escaped brackets allowed in the text; images too
-_MD_LINK = re.compile(r"!?\[((?:\\.|[^\]\\\n])*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MD_LINK = re.compile(r"!?\[((?:\\.|[^\]\\\n])*)\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+\"[^\"]*\")?\s*\)")
+# reference definitions: "[label]: target" on a line of its own
+_REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
 _WIKILINK = re.compile(r"\[\[([^\]\|#\n]+)(#[^\]\|\n]*)?(?:\|([^\]\n]*))?\]\]")
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 
@@ -357,7 +359,14 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
     start = len(text) - len(page.body)  # the body is kept byte for byte; front matter is not Markdown
     if "](" in text:
         for m in _MD_LINK.finditer(text, start):
+            target = m.group(2) or m.group(3)
+            resolved, fragment = resolve_target(page.path, target, page.folder)
+            out.append(Link(m.group(1), target, m.start(), "md", resolved, fragment))
+    if "]:" in text:
+        for m in _REF_DEF.finditer(text, start):
             target = m.group(2)
+            if m.group(1).startswith("^"):
+                continue  # a footnote, not a link
             resolved, fragment = resolve_target(page.path, target, page.folder)
             out.append(Link(m.group(1), target, m.start(), "md", resolved, fragment))
     if "[[" in text:

@@ -16,7 +16,7 @@ from ..workspace import atomic_write
 from .context import Context, WikiPage
 from .model import Finding, Fix
 
-_MD_LINK = re.compile(r"(?<!!)\[((?:\\.|[^\]\\\n])*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MD_LINK = re.compile(r"(?<!!)\[((?:\\.|[^\]\\\n])*)\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def written_by_wikimem(ctx: Context, page: WikiPage) -> str | None:
@@ -56,7 +56,8 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
         text = new_text.get(rel, page.text)
 
         def unlink(m: re.Match[str], targets: set[str] = targets) -> str:
-            return m.group(1).replace("\\[", "[").replace("\\]", "]") if m.group(2) in targets else m.group(0)
+            target = m.group(2) or m.group(3)
+            return m.group(1).replace("\\[", "[").replace("\\]", "]") if target in targets else m.group(0)
 
         text = _MD_LINK.sub(unlink, text)
         # a list item that was only the link ("- Title") stays as text: what a person reads is unchanged

@@ -16,7 +16,12 @@ from .model import Finding
 PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
     ("private key", ("-----BEGIN",), re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY(?: BLOCK)?-----")),
     ("Anthropic API key", ("sk-ant-",), re.compile(r"\bsk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI API key", ("sk-",), re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-proj-[A-Za-z0-9_-]{40,}")),
+    ("OpenAI API key", ("sk-",), re.compile(
+        r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}|\bsk-proj-[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{48}\b")),
+    ("Hugging Face token", ("hf_",), re.compile(r"\bhf_[A-Za-z0-9]{34,}\b")),
+    ("npm token", ("npm_",), re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("PyPI token", ("pypi-",), re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}")),
+    ("GitLab token", ("glpat-",), re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
     ("AWS access key id", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("GitHub token", ("gh", "github_pat_"), re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b")),
     ("Slack token", ("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
@@ -27,10 +32,10 @@ PATTERNS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
 _ASSIGNMENT_HINTS = ("key", "secret", "token", "passw")
 # key = value assignments whose value looks random (high entropy, letters and digits)
 ASSIGNMENT = re.compile(
-    r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token|password|passwd|client[_-]?secret)"
+    r"(?i)\b[\w-]*?(?:api[_-]?key|secret|token|password|passwd)[\w-]*[\"']?"
     r"\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{16,})"
 )
-_ASSIGNMENT_FAST = re.compile(r"(?:key|secret|token|passw(?:or)?d)[\"']?\s*[:=]\s*[\"']?[a-z0-9_\-+/=.]{16}")
+_ASSIGNMENT_FAST = re.compile(r"(?:key|secret|token|passw(?:or)?d)[\w-]*[\"']?\s*[:=]\s*[\"']?[a-z0-9_\-+/=.]{16}")
 # documentation examples and placeholders are not secrets
 PLACEHOLDER = re.compile(r"(?i)example|xxxx|your[_-]|placeholder|dummy|redacted|changeme|<|\.\.\.|\*\*\*|0000000|1234567")
 

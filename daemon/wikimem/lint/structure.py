@@ -166,7 +166,7 @@ def front_matter(ctx: Context) -> Iterator[Finding]:
             )
 
 
-_PUNCT = re.compile(r"[^\w\s]+|_")
+_PUNCT = re.compile(r"[^\w\s+#]+|_")  # "+" and "#" stay: C, C++ and C# are three things
 _LEADING = frozenset({"the", "a", "an"})
 
 
