@@ -205,3 +205,14 @@ def test_concurrent_updates_do_not_corrupt_the_index(compiled):
     assert errors == []
     assert not S.update_index(compiled).changed
     assert S.search(compiled, "sourdough", limit=1)[0].title == "Sourdough"
+
+
+def test_reindex_swaps_in_a_new_index_under_an_open_engine(compiled):
+    eng = S.Engine(compiled, fresh_within=0)
+    assert eng.passages("sourdough", 1)[0].hit.title == "Sourdough"
+    report = S.reindex(compiled)
+    assert report.rebuilt and report.files >= len(NOTES)
+    assert not (compiled.state_dir / "search.new").exists() and not (compiled.state_dir / "search.old").exists()
+    write(compiled, "notes/bread.md", "# Rye bread\n\nRye sourdough needs a long proof.\n")
+    assert "raw/notes/bread.md" in [p.hit.path for p in eng.passages("rye proof", 3)]
+    eng.close()
