@@ -28,7 +28,7 @@ import posixpath
 import re
 import time
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -507,7 +507,7 @@ class AnthropicBackend:
             self._converse(run, st, page, sha256, number, usage)
         return self._finish(run, st, doc, page, sha256)
 
-    def _request(self, st: SourceText, page: str, number: int) -> str:
+    def _request(self, st: SourceText, page: str, number: int, *, exists: bool = False) -> str:
         total = len(st.parts)
         tag = f"source-{_nonce(st)}"
         name = posixpath.basename(st.path)
@@ -518,6 +518,11 @@ class AnthropicBackend:
             f"- Its page: `{ROOT}/{page}`. Cite it as ([{name}, {where} N](../../{st.path}#{anchor})) "
             f"from source and concept pages alike (both are one folder below the wiki).",
         ]
+        if exists:
+            lines.append(
+                "- That page exists, written from an earlier version of this source: view it and bring it up "
+                "to date (rewrite it with create if much changed)."
+            )
         if total == 1:
             lines.append("- Below is the whole source, each line prefixed with its number.")
         else:
@@ -539,9 +544,19 @@ class AnthropicBackend:
         return "\n".join(lines) + f"\n\n<{tag} path=\"{st.path}\" part=\"{number}/{total}\">\n{body}\n</{tag}>\n"
 
     def _converse(self, run: _Run, st: SourceText, page: str, sha256: str, number: int, usage: Usage) -> None:
-        messages: list[dict[str, Any]] = [
-            {"role": "user", "content": [{"type": "text", "text": self._request(st, page, number)}]}
-        ]
+        self._conversation(
+            run,
+            self._request(st, page, number, exists=number == 1 and run.overlay.read(page) is not None),
+            lambda: self._check(run, st, page, final=number == len(st.parts)),
+            usage,
+            st.path,
+        )
+
+    def _conversation(
+        self, run: _Run, request: str, check: Callable[[], list[str]], usage: Usage, subject: str
+    ) -> None:
+        """Turns until the model stops calling tools and `check` is satisfied (or gave up twice)."""
+        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": request}]}]
         budget = self.settings.source_token_budget
         fix_rounds = 0
         for _turn in range(self.settings.max_turns):
@@ -587,7 +602,7 @@ class AnthropicBackend:
                 continue
             if stop == "pause_turn":
                 continue
-            problems = self._check(run, st, page, final=number == len(st.parts))
+            problems = check()
             if problems and fix_rounds < MAX_FIX_ROUNDS:
                 fix_rounds += 1
                 text = "wikimem checked the pages you wrote and found problems:\n" + "\n".join(
@@ -596,7 +611,7 @@ class AnthropicBackend:
                 messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
                 continue
             for problem in problems:
-                run.notes.append(f"{st.path}: {problem}")
+                run.notes.append(f"{subject}: {problem}")
             return
         raise SourceFailed(
             f"the model was still working after {self.settings.max_turns} turns (max_turns); raise max_turns "
