@@ -712,14 +712,24 @@ def _held_sources(
         kind_a, sources_a, _ = _page_meta(rel, after.get(rel))
         kind_b, sources_b, sha_b = _page_meta(rel, before.get(rel))
         for raw in {*(sources_a if kind_a == "source" else []), *(sources_b if kind_b == "source" else [])}:
-            file = ws.root / raw
-            if not raw.startswith("raw/") or not file.is_file():
+            file = _raw_file(ws, raw)
+            if file is None:
+                continue
+            if not file.is_file():
                 held[raw] = None
                 continue
             current = _sha256(file)
             matches = kind_b == "source" and sources_b[:1] == [raw] and sha_b == current
             held[raw] = None if matches else current
     return held
+
+
+def _raw_file(ws: Workspace, raw: str | None) -> Path | None:
+    """The file a page's `sources:` entry names, when it is a path under raw/ (front matter is
+    text anyone can edit, so nothing outside raw/ is ever read or recorded)."""
+    if not raw or not raw.startswith("raw/") or ".." in raw.split("/") or "\x00" in raw:
+        return None
+    return ws.root / raw
 
 
 def _sha256(path: Path) -> str:
@@ -745,7 +755,6 @@ def _restore_state(
     state = State(ws.state_db)
     try:
         with state.transaction():
-            rows = state.sources()
             source_page: dict[str, str] = {}
             for rel in pages:
                 data = before.get(rel)
@@ -758,17 +767,18 @@ def _restore_state(
                 if owner:
                     source_page[owner] = rel
             for raw, sha in sorted(held.items()):
-                file = ws.root / raw
+                file = _raw_file(ws, raw)
+                if file is None:
+                    continue
                 if not file.is_file():
                     state.delete_source(raw)
                     continue
                 st = file.stat()
-                row = rows.get(raw)
                 page = source_page.get(raw)
                 if sha is None:
-                    concepts = row.concepts if row and row.page == page else ()
+                    # concepts unknown (the page is an older render): re-rendered when next compiled
                     state.put_source(SourceRow(raw, _sha256(file), st.st_size, st.st_mtime_ns, page,
-                                               "compiled", None, 0, concepts))
+                                               "compiled", None, 0, ()))
                 else:
                     state.put_source(SourceRow(raw, sha, st.st_size, st.st_mtime_ns, page, "skipped",
                                                HELD_REASON, 0, ()))
@@ -924,7 +934,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
                     continue
                 owner = known[2] if known[1] == "source" else None
                 row = rows.get(owner) if owner else None
-                raw_file = ws.root / owner if owner else None
+                raw_file = _raw_file(ws, owner)
                 state.delete_page(rel)
                 adopted += 1
                 if owner and row and row.page == rel and raw_file is not None:
@@ -942,8 +952,8 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             state.put_page(rel, content_hash(disk), kind or "concept", owner)
             adopted += 1
             changed_pages.add(rel)
-            if owner and sha:
-                file = ws.root / owner
+            file = _raw_file(ws, owner)
+            if owner and file is not None and sha:
                 if file.is_file() and _sha256(file) == sha:
                     st = file.stat()
                     # concepts unknown: the page may link others than this machine last rendered,
