@@ -45,7 +45,7 @@ def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condi
 def fast(settings: Settings, **overrides: Any) -> DaemonOptions:
     base: dict[str, Any] = {
         "debounce": 0.2, "rescan": parse_schedule("off"), "lint": parse_schedule("off"),
-        "retry_base": 0.05, "retry_limit": 3, "health_every": 1.0,
+        "retry_base": 0.05, "retry_limit": 3, "health_every": 1.0, "overdue_lint_delay": 0.0,
     }
     base.update(overrides)
     return DaemonOptions.from_settings(settings, **base)

@@ -155,3 +155,18 @@ def test_options_use_the_settings(settings: Settings) -> None:
     opts = DaemonOptions.from_settings(dataclasses.replace(settings, rescan_minutes=2.5, lint_schedule="every 1h"))
     assert opts.rescan.trigger is not None and opts.rescan.trigger.interval.total_seconds() == 150
     assert opts.lint.text == "every 1 hours"
+
+
+def test_once_enqueues_a_single_delayed_item() -> None:
+    items: queue.Queue[Work] = queue.Queue()
+    clock = Clock(items.put, rescan=parse_schedule("off"), lint=parse_schedule("off"))
+    clock.start()
+    try:
+        clock.once(Work("lint", reason="now"), 0)
+        assert items.get_nowait() == Work("lint", reason="now")
+        clock.once(Work("lint", reason="later"), 0.2)
+        assert clock.next_run("once-lint") is not None
+        assert wait_for(lambda: None if items.empty() else items.get()) == Work("lint", reason="later")
+        assert clock.next_run("once-lint") is None  # a date job runs once and is gone
+    finally:
+        clock.shutdown()

@@ -98,6 +98,17 @@ class Clock:
 
         return job
 
+    def once(self, work: Work, delay: float) -> None:
+        """Enqueue `work` once, `delay` seconds from now (at once when delay <= 0)."""
+        if delay <= 0:
+            self.put(work)
+            return
+        when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay)
+        self.scheduler.add_job(
+            self.put, "date", args=(work,), run_date=when, id=f"once-{work.kind}", replace_existing=True,
+            misfire_grace_time=None,
+        )
+
     def start(self) -> None:
         self.scheduler.start()
 

@@ -55,6 +55,7 @@ STATUS_FILE = "status.json"
 LOG_FILE = "daemon.log"
 HOLDER = "wikimem daemon"
 RECENT_ERRORS = 20
+SETTLE_LIMIT = 500  # above this many changed files, skip the size check: the burst is the signal
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class DaemonOptions:
     retry_max: float = 600.0
     health_every: float = 60.0  # how often an idle worker checks that the watcher is alive
     polling: bool = False  # force watchdog's polling observer (network folders)
+    overdue_lint_delay: float = 60.0  # seconds after start for a lint that is overdue
     abandon_on_stop: bool | None = None  # drop a batch on stop; None: only with the offline backend
 
     @classmethod
@@ -225,7 +227,9 @@ class Daemon:
         self.clock.start()
         self.put(Work("rescan", reason="catch-up at start"))
         if self._lint_overdue():
-            self.put(Work("lint", reason="lint overdue at start"))
+            # a minute in, not at once: whoever just started the daemon is likely about to
+            # drop files, and lint would hold their first compile back
+            self.clock.once(Work("lint", reason="lint overdue at start"), self.options.overdue_lint_delay)
         log.info(
             "daemon pid %d watching %s (%s); rescan %s; lint %s; backend %s",
             os.getpid(), self.ws.raw, self.watcher_kind, self.options.rescan.text, self.options.lint.text,
@@ -331,8 +335,8 @@ class Daemon:
             work = self._get(quiet_left)
             if work is not None:
                 pending.add(work)
-                if work.kind == "change":
-                    sizes = self._sizes(pending)
+                if work.kind == "change" and work.path and len(pending.changes) <= SETTLE_LIMIT:
+                    sizes[work.path] = self._stat(work.path)  # one stat per event, not per pending file
 
     def _quiet_period(self, pending: Pending) -> float:
         """The full debounce while a write may still be under way; a short grace once every
@@ -348,16 +352,16 @@ class Daemon:
     def _sizes(self, pending: Pending) -> dict[str, tuple[int, int] | None]:
         """(size, mtime) of each changed path; skipped for big bursts, where the full scan
         at compile time is what counts and thousands of stats would only add latency."""
-        if len(pending.changes) > 500:
+        if len(pending.changes) > SETTLE_LIMIT:
             return {}
-        out: dict[str, tuple[int, int] | None] = {}
-        for rel in pending.changes:
-            try:
-                st = os.stat(self.ws.root / rel)
-                out[rel] = (st.st_size, st.st_mtime_ns)
-            except OSError:
-                out[rel] = None
-        return out
+        return {rel: self._stat(rel) for rel in pending.changes}
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.ws.root / rel)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
 
     # ------------------------------------------------------------------ compile
     def _compile(self, pending: Pending) -> None:
@@ -640,7 +644,8 @@ class Daemon:
             "last_rescan": self.last_rescan,
             "last_lint": self.last_lint,
             "next_rescan": clock.next_run("rescan") if clock else None,
-            "next_lint": clock.next_run("lint") if clock else None,
+            "next_lint": min(filter(None, (clock.next_run("lint"), clock.next_run("once-lint"))), default=None)
+            if clock else None,
             "lint_schedule": self.options.lint.text,
             "rescan_schedule": self.options.rescan.text,
             "failing": list(self.failing.values()),
