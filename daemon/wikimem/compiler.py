@@ -455,7 +455,8 @@ def _compile_locked(
             )
             summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
             if any([report.created, report.updated, report.removed, report.kept, entries]):
-                entries.append(log_page.LogEntry("compile", f"{len(refs)} sources", summary))
+                compiled_now = len(report.compiled) + report.unchanged
+                entries.append(log_page.LogEntry("compile", f"{compiled_now} sources", summary))
                 log_page.append(ws.wiki / "log.md", entries)
                 history.record(ws, settings, operation="compile", entries=entries, paths=[
                     *report.created, *report.updated, *report.removed, *(p for p, _ in index_changes), "log.md"])
