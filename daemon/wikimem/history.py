@@ -150,6 +150,11 @@ def repository(ws: Workspace, settings: Settings) -> Repo | None:
     start = ws.wiki if ws.wiki.is_dir() else ws.root
     proc = _run(start, ["rev-parse", "--show-toplevel"], check=False)
     if proc.returncode != 0:
+        if b"dubious ownership" in proc.stderr:
+            # a repository owned by another user: git refuses it; never init another inside it
+            _warn_once("dubious", f"git refuses the repository holding {ws.wiki} (owned by another "
+                                  "user; see git config safe.directory); wiki changes are not committed")
+            return None
         if mode != "true":
             return None
         _run(ws.root, ["init", "-q"])
