@@ -103,15 +103,21 @@ def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
             continue  # an earlier answer to this very question: answer afresh from the material
         if len(out) == limit:
             break
+        quote = _quote(p.text, hit.snippet)
         sources: tuple[str, ...]
         if hit.kind == "raw":
             sources = (hit.path,)
-        elif hit.kind == "source":
-            sources = _page_sources(ws, hit.path)[:1]
         else:
-            sources = ()
-        out.append(Cited(hit.path, hit.title, hit.kind, hit.score, _quote(p.text, hit.snippet), p.line,
-                         p.anchor, sources))
+            # pages quote their sources as "... (go1.23.md, line 582)": name the raw files behind
+            # the quoted words, not every file the page draws on
+            behind = _page_sources(ws, hit.path)
+            by_name: dict[str, list[str]] = {}
+            for raw in behind:
+                by_name.setdefault(posixpath.basename(raw), []).append(raw)
+            cited = [by_name[m.group(1)][0] for m in _CITED_IN_TEXT.finditer(quote)
+                     if len(by_name.get(m.group(1), [])) == 1]
+            sources = tuple(dict.fromkeys(cited)) or (behind[:1] if hit.kind == "source" else ())
+        out.append(Cited(hit.path, hit.title, hit.kind, hit.score, quote, p.line, p.anchor, sources))
     return out
 
 
