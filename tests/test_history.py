@@ -294,8 +294,18 @@ def test_undo_reverts_the_last_compile_and_holds_its_source(repo_ws: Workspace) 
     report = compile_(ws)
     assert "sources/cancer.md" in report.created
     undone = head(ws)
+    # the person's own work since: a commit of their sources, a staged file, an unstaged edit
+    git(ws.root, "add", "raw")
+    git(ws.root, "commit", "-q", "-m", "my sources")
+    (ws.root / "notes.txt").write_text("mine\n")
+    git(ws.root, "add", "notes.txt")
+    (ws.root / "wikimem.toml").write_text("# my unstaged edit\n")
 
     result = history.undo(ws, settings)
+
+    assert git(ws.root, "diff", "--cached", "--name-only") == "notes.txt"
+    assert git(ws.root, "diff", "--name-only") == "wikimem.toml"
+    assert (ws.raw / "cancer.md").read_text() == CANCER  # raw/ is never touched
 
     assert result.undone.commit == undone and result.commit == head(ws)
     assert "sources/cancer.md" in result.removed and result.held == ["raw/cancer.md"]
