@@ -58,7 +58,8 @@ _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect require requires required requiring""".split())
 # a claim needs one of these words; most sentences have none, and skip the regexes
-_HINTS = ("requir", "least", "minimum", "default", "later", "newer", "higher", "above", "+", "only support", "only run")
+_HINT = re.compile(r"requir|least|minimum|default|later|newer|higher|above|\+|only support|only run", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos"}
 
 
@@ -139,10 +140,7 @@ def extract(doc: SourceText) -> list[Claim]:
     own = doc.version[1] if doc.version else None
     out: list[Claim] = []
     for sentence, line in doc.sentences:
-        if len(sentence) > 600 or not any(ch.isdigit() for ch in sentence):
-            continue
-        lower = sentence.lower()
-        if not any(hint in lower for hint in _HINTS):
+        if len(sentence) > 600 or not _DIGIT.search(sentence) or not _HINT.search(sentence):
             continue
         mentions = list(VERSIONED.finditer(sentence))
         taken = {(m.start(), m.end()) for m in mentions}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -21,6 +22,8 @@ from typing import Any
 from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from .context import Context
+
+log = logging.getLogger("wikimem.lint")
 
 
 def _code_version() -> int:
@@ -143,6 +146,36 @@ class SourceCache:
                     f"SELECT sha256, data FROM docs WHERE version=? AND sha256 IN ({marks})", (CACHE_VERSION, *chunk)
                 ):
                     self._rows[sha] = data
+        self._compute_in_parallel([(sha, p) for sha, p in wanted.items() if sha not in self._rows])
+
+    def _compute_in_parallel(self, missing: list[tuple[str, str]]) -> None:
+        """A first lint of a large wiki reads every source: split that over the cores.
+
+        Same pattern as the offline backend: forkserver (the daemon has threads), at most
+        four workers, and only for many uncached sources, where starting workers pays off.
+        """
+        workers = min(4, os.cpu_count() or 1)
+        if len(missing) < PARALLEL_THRESHOLD or workers < 2:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
+        jobs = []
+        for sha, path in missing:
+            file = self.ctx.raw_files[path]
+            try:
+                jobs.append((path, file, sha, os.stat(file).st_mtime_ns, max_bytes))
+            except OSError:
+                continue
+        try:
+            context = multiprocessing.get_context("forkserver")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for job, record in zip(jobs, pool.map(_compute_record, jobs, chunksize=16), strict=True):
+                    self._rows[job[2]] = record
+                    self.pending.append((job[2], CACHE_VERSION, record))
+        except (OSError, RuntimeError) as exc:  # no worker processes here: read them one by one instead
+            log.info("lint: reading sources in one process (%s)", exc)
 
     def get(self, path: str) -> SourceText | None:
         if path in self.memo:
@@ -162,7 +195,7 @@ class SourceCache:
             return None
         if self.db is not None:
             with contextlib.suppress(sqlite3.Error):
-                preloaded = self._rows.pop(sha, None)
+                preloaded = self._rows.get(sha)
                 row = (preloaded,) if preloaded is not None else self.db.execute(
                     "SELECT data FROM docs WHERE sha256=? AND version=?", (sha, CACHE_VERSION)
                 ).fetchone()
@@ -183,25 +216,37 @@ class SourceCache:
                         [], data.get("skipped"), claims, tuple(sketch) if sketch is not None else None,
                     )
         max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
-        try:
-            doc = load_source(Path(file), path, max_bytes=max_bytes)
-        except SkipSource as exc:
-            text = SourceText(path, sha, mtime_ns=mtime, skipped=str(exc))
-        except (OSError, ValueError) as exc:
-            text = SourceText(path, sha, mtime_ns=mtime, skipped=f"unreadable ({exc})")
-        else:
-            sentences = [(s.text, s.line) for s in split_sentences(_with_prose_code(doc)) if s.kind != "heading"]
-            text = SourceText(
-                path, sha, doc.title, doc.date, title_version(doc.title), mtime,
-                words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
-            )
-            from .claims import extract
-            from .structure import _sketch
-
-            text.claims = extract(text)
-            text.sketch = _sketch(text.words)
+        text = compute(path, file, sha, mtime, max_bytes)
         self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json())))
         return text
+
+
+def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> SourceText:
+    """Load one raw source and extract what the rules need (runs in a worker process too)."""
+    try:
+        doc = load_source(Path(file), path, max_bytes=max_bytes)
+    except SkipSource as exc:
+        return SourceText(path, sha, mtime_ns=mtime, skipped=str(exc))
+    except (OSError, ValueError) as exc:
+        return SourceText(path, sha, mtime_ns=mtime, skipped=f"unreadable ({exc})")
+    sentences = [(s.text, s.line) for s in split_sentences(_with_prose_code(doc)) if s.kind != "heading"]
+    text = SourceText(
+        path, sha, doc.title, doc.date, title_version(doc.title), mtime,
+        words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
+    )
+    from .claims import extract
+    from .structure import _sketch
+
+    text.claims = extract(text)
+    text.sketch = _sketch(text.words)
+    return text
+
+
+def _compute_record(job: tuple[str, str, str, int, int]) -> str:
+    return json.dumps(compute(*job).to_json())
+
+
+PARALLEL_THRESHOLD = 200  # uncached sources worth starting worker processes for
 
 
 _CODE_LIKE = re.compile(r"[{};]\s*$|:=|^\s*(?:func|import|package|return|if|for|var|const|type|def|class)\b|^\s*[$#>]\s|\)\s*$", re.M)
