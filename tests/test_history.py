@@ -723,3 +723,19 @@ def test_record_accepts_the_path_forms_operations_hold(repo_ws: Workspace) -> No
     assert history.operations(ws, settings)[0].operation == "query"
     # nothing left to commit: the same call again makes no commit
     assert history.record(ws, settings, operation="query", paths=[answer]) is None
+
+
+def test_undo_of_an_older_operation_refuses_when_a_later_one_changed_its_pages(repo_ws: Workspace) -> None:
+    ws = repo_ws
+    settings = load_settings(ws.root, environ={})
+    write(ws, "moles.md", MOLES)
+    write(ws, "aging.md", AGING)
+    compile_(ws)
+    first = head(ws)
+    write(ws, "cancer.md", CANCER)
+    compile_(ws)  # updates concept pages the first compile wrote
+    second = head(ws)
+    before = snapshot(ws.wiki)
+    with pytest.raises(WikimemError, match=rf"changed again by {second[:7]} \(compile\).*; undo that first: wikimem undo {second[:7]}"):
+        history.undo(ws, settings, first[:10])
+    assert snapshot(ws.wiki) == before and head(ws) == second
