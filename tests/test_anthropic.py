@@ -612,3 +612,43 @@ def test_an_error_event_mid_stream_fails_the_source_cleanly(ws: Workspace, serve
     report = compile_with(ws, server)
     assert [p for p, _ in report.failed] == ["raw/a.md"] and "Overloaded" in report.failed[0][1]
     assert not (ws.wiki / "sources/a.md").exists()
+
+
+def test_a_removed_source_is_tidied_out_of_the_pages_that_mention_it(ws: Workspace, server: FakeMessagesServer) -> None:
+    first_compile(ws, server)  # tardigrades: its page and concepts/cryptobiosis.md (drawing only on it)
+    write(ws, "bears.md", "# Bears\n\nBears hibernate; tardigrades do better.\n")
+    hibernation = (
+        "---\ntitle: Hibernation\nkind: concept\nsources: [raw/bears.md, raw/tardigrades.md]\n---\n# Hibernation\n\n"
+        "## [Bears](../sources/bears.md)\n- Bears hibernate.\n\n"
+        "## [Tardigrades](../sources/tardigrades.md)\n- Tardigrades stop their metabolism altogether.\n"
+    )
+    server.add(
+        reply(
+            memory("create", path="/memories/sources/bears.md", file_text="---\ntitle: Bears\n---\n# Bears\n\n[Hibernation](../concepts/hibernation.md)\n"),
+            memory("create", path="/memories/concepts/hibernation.md", file_text=hibernation),
+        ),
+        reply(text("Done.")),
+    )
+    assert compile_with(ws, server).failed == []
+    (ws.raw / "tardigrades.md").unlink()
+    server.add(
+        reply(
+            memory("delete", path="/memories/concepts/cryptobiosis.md"),  # drew only on the removed source
+            memory("delete", path="/memories/concepts/hibernation.md"),  # refused: bears still needs it
+            memory("str_replace", path="/memories/concepts/hibernation.md",
+                   old_str="\n## [Tardigrades](../sources/tardigrades.md)\n- Tardigrades stop their metabolism altogether.\n", new_str=""),
+            memory("str_replace", path="/memories/sources/tardigrades.md", old_str="Tardigrades", new_str="x"),  # being removed
+        ),
+        reply(text("Done.")),
+    )
+    report = compile_with(ws, server)
+    assert report.removed_sources == ["raw/tardigrades.md"]
+    ask = server.bodies[-2]["messages"][0]["content"][0]["text"]
+    assert "`/memories/concepts/hibernation.md`" in ask and "drew only on the removed source" in ask
+    results = tool_results(server.bodies[-1])
+    assert [bool(r.get("is_error")) for r in results] == [False, True, False, True]
+    assert "being removed with its source" in results[3]["content"]
+    assert not (ws.wiki / "sources/tardigrades.md").exists() and not (ws.wiki / "concepts/cryptobiosis.md").exists()
+    hib = page(ws, "concepts/hibernation.md")
+    assert hib.sources == ["raw/bears.md"] and "tardigrades" not in hib.body.lower()
+    assert any("the model tidied 2 of the 2 pages" in w for w in report.warnings), report.warnings

@@ -22,6 +22,7 @@ lazily, so commands that do not use this backend never pay for importing it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import posixpath
@@ -404,6 +405,8 @@ class AnthropicBackend:
         total = Usage()
 
         outcomes.extend(self._renames(run))
+        tool.frozen = {page for page in batch.removed.values() if page}
+        total.merge(self._removals(run))
         work = list(batch.changed)
         if batch.rebuild:
             work = sorted(batch.sources)
@@ -716,6 +719,8 @@ class AnthropicBackend:
                 if where == "wiki":
                     if not overlay.exists(path):
                         problems.append(f"{ROOT}/{rel} links {target}, which does not exist")
+                    elif path in run.tool.frozen:
+                        problems.append(f"{ROOT}/{rel} links {target}, a page removed with its source")
                 elif where == "raw":
                     if not (raw_root.parent / path).is_file():
                         problems.append(f"{ROOT}/{rel} links {target}, but there is no such file in raw/")
@@ -811,6 +816,84 @@ class AnthropicBackend:
             outcomes.append(SourceOutcome(new, "compiled", title=page.title))
         return outcomes
 
+    # --- removed sources: their pages go (the compiler deletes them); the model tidies what linked them
+    def _removals(self, run: _Run) -> Usage:
+        total = Usage()
+        overlay, tool = run.overlay, run.tool
+        for path, page in sorted(run.batch.removed.items()):
+            if not page:
+                continue
+            referrers = [rel for rel in self._referrers(run, path, page) if rel not in tool.frozen]
+            if not referrers:
+                continue
+            deletable = {
+                rel for rel in referrers
+                if rel.startswith("concepts/") and _page_sources(overlay.read(rel)) == [path] and not tool.is_human(rel)
+            }
+            tool.begin(path, "", deletable=deletable)
+            usage = Usage()
+            try:
+                if run.client is None:
+                    run.client = self.client()
+                self._conversation(
+                    run, _removal_request(path, page, referrers, deletable),
+                    functools.partial(self._check_removed, run, path, page), usage, path,
+                )
+                self._drop_source(run, path)
+            except SourceFailed as exc:
+                overlay.discard()
+                run.notes.append(
+                    f"{path}: removed; tidying the {len(referrers)} pages that mention it failed ({exc}); "
+                    "wikimem lint lists what still points at it"
+                )
+            except Exception as exc:  # noqa: BLE001 - as for sources: the others keep their pages
+                log.warning("tidying after %s failed unexpectedly", path, exc_info=True)
+                overlay.discard()
+                run.notes.append(f"{path}: removed; tidying the pages that mention it failed (internal error: {exc})")
+            else:
+                tidied = sum(1 for rel in referrers if rel in overlay.pending)
+                overlay.commit()
+                run.notes.append(f"{path}: removed; the model tidied {tidied} of the {len(referrers)} pages that mentioned it")
+            total.merge(usage)
+        return total
+
+    def _referrers(self, run: _Run, path: str, page: str) -> list[str]:
+        """Pages that link the removed source's page or cite the removed raw file."""
+        name = posixpath.basename(page)
+        out = []
+        for rel in list(run.overlay.files("concepts")) + list(run.overlay.files("sources")):
+            if rel == page or not rel.endswith(".md"):
+                continue
+            text = run.overlay.read(rel) or ""
+            if (name in text and page in _wiki_targets(rel, text)) or path in text:
+                out.append(rel)
+        return out
+
+    def _check_removed(self, run: _Run, path: str, page: str) -> list[str]:
+        problems = []
+        for rel in self._referrers(run, path, page):
+            text = run.overlay.read(rel) or ""
+            if page in _wiki_targets(rel, text):
+                problems.append(f"{ROOT}/{rel} still links {ROOT}/{page}, which is being removed")
+            elif any(resolve_link(rel, t)[1] == path for t in page_links(_body(text))):
+                problems.append(f"{ROOT}/{rel} still cites {path}, which was removed from raw/")
+        return problems
+
+    def _drop_source(self, run: _Run, path: str) -> None:
+        """Code owns `sources`: take the removed file out of every page the session changed."""
+        for rel, staged in list(run.overlay.pending.items()):
+            if staged.content is None or run.tool.is_human(rel):
+                continue
+            try:
+                parsed = loads_page(rel, staged.content)
+            except FrontMatterError:
+                continue
+            listed = parsed.meta.get("sources")
+            if isinstance(listed, list) and path in listed:
+                parsed.meta["sources"] = [s for s in listed if s != path]
+                parsed.meta.pop("updated", None)
+                staged.content = Page(rel, parsed.meta, parsed.body).dumps()
+
     def _edits(self, run: _Run) -> list[PageEdit]:
         edits: list[PageEdit] = []
         wiki = run.batch.workspace.wiki
@@ -902,6 +985,48 @@ def _grep(overlay: Overlay, rels: Sequence[str], terms: Sequence[str], limit: in
 
 
 # --- small helpers
+
+
+def _removal_request(path: str, page: str, referrers: Sequence[str], deletable: set[str]) -> str:
+    lines = [
+        f"The source `{path}` was removed from raw/, and wikimem deletes its page `{ROOT}/{page}`.",
+        "These pages still link that page or cite the removed file:",
+        *[f"- `{ROOT}/{rel}`" for rel in referrers],
+        "View each and remove what depends on the removed source (its links, citations, quotes and "
+        "claims only it supported), keeping everything else. Do not create pages.",
+    ]
+    if deletable:
+        lines.append(
+            "These concept pages drew only on the removed source; delete them if nothing else supports them: "
+            + ", ".join(f"`{ROOT}/{rel}`" for rel in sorted(deletable))
+        )
+    lines.append("Reply with one line when done.")
+    return "\n".join(lines)
+
+
+def _page_sources(text: str | None) -> list[str]:
+    if not text:
+        return []
+    try:
+        return loads_page("x.md", text).sources
+    except FrontMatterError:
+        return []
+
+
+def _body(text: str) -> str:
+    from ..pages import split_front_matter
+
+    return split_front_matter(text)[1]
+
+
+def _wiki_targets(rel: str, text: str) -> set[str]:
+    """Wiki-relative paths the page links."""
+    out = set()
+    for target in page_links(_body(text)):
+        where, path, _ = resolve_link(rel, target)
+        if where == "wiki":
+            out.add(path)
+    return out
 
 
 def _read(path: Path) -> str:

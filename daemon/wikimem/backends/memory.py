@@ -166,13 +166,18 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         self.source_path = ""
         self.own_page = ""
         self.created: set[str] = set()  # pages this source created (may be rewritten, renamed, deleted)
+        self.deletable: set[str] = set()  # existing pages this session may delete (see begin)
+        self.frozen: set[str] = set()  # pages going away with their removed sources: view only
         self.refusals: list[str] = []
 
     # --- per source
-    def begin(self, source_path: str, own_page: str) -> None:
+    def begin(self, source_path: str, own_page: str, *, deletable: set[str] | frozenset[str] = frozenset()) -> None:
+        """Start a session: compiling `source_path` into `own_page`, or (own_page "") cleaning up
+        after a removed source, when `deletable` names the concept pages that drew only on it."""
         self.source_path = source_path
         self.own_page = own_page
         self.created = set()
+        self.deletable = set(deletable)
         self.refusals = []
 
     def is_human(self, rel: str) -> bool:
@@ -227,6 +232,10 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
                 f"{shown}: pages are written only as {ROOT}/sources/<name>.md (this source's page) "
                 f"or {ROOT}/concepts/<name>.md; everything else is view only"
             )
+        if rel in self.frozen:
+            raise self._refuse(
+                f"{shown} is being removed with its source; edit the pages that link it instead"
+            )
         path = self.wiki / rel
         if path.is_symlink() or (self.wiki / folder).is_symlink():
             raise self._refuse(f"{shown} is a symbolic link; links are view only")
@@ -250,7 +259,10 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         before = self.overlay.committed_text(rel)
         if before is None:
             return
-        if len(new) < MIN_KEEP * len(before):
+        # tidying after a removed source may take out most of a page (there is no source text, so
+        # no document to talk the model into it); compiling a source may not
+        keep = MIN_KEEP if self.own_page else 0.2
+        if len(new) < keep * len(before):
             raise self._refuse(
                 f"this edit would remove more than half of {self.show(rel)}, which other sources built; "
                 "make smaller edits that add to it"
@@ -395,13 +407,14 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         self._check_writable(rel)
         if not self.overlay.exists(rel):
             raise ToolError(f"The path {shown} does not exist")
-        if rel not in self.created:
+        if rel not in self.created and rel not in self.deletable:
             raise self._refuse(
                 f"{shown} existed before this source; only pages created while compiling this source can be "
                 "deleted (wikimem removes a source's page itself when the source goes away)"
             )
         self.overlay.write(rel, None)
         self.created.discard(rel)
+        self.deletable.discard(rel)
         return f"Successfully deleted {shown}"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:

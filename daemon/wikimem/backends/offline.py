@@ -207,14 +207,16 @@ class OfflineBackend:
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        # the analysis cache key: a new analyser version never reuses old analyses
-        self.cache_key = f"{self.name}:{ANALYSIS_VERSION}"
+        # the analysis cache key: a new analyser version never reuses old analyses, and the
+        # compiler re-renders every page when the version it last compiled with differs
+        self.cache_key = self.version = f"{self.name}:{ANALYSIS_VERSION}"
 
     # the offline analysis, cached in state.db by content hash
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:
         cached = batch.state.get_analysis(sha, self.cache_key)
         if cached is not None:
             return cached
+        self._fresh.add(path)  # analysed now: its page is rendered again (same bytes are not rewritten)
         analysis = analyze(batch.load(path)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
         return {k: v for k, v in analysis.items() if k != "sentences"}
@@ -245,6 +247,7 @@ class OfflineBackend:
             for (path, sha), result in zip(todo, pool.map(_load_and_analyse, jobs, chunksize=4), strict=True):
                 if result[0] == "ok":
                     batch.state.put_analysis(sha, self.cache_key, result[1])
+                    self._fresh.add(path)
                 results[path] = result
         return results
 
@@ -252,6 +255,7 @@ class OfflineBackend:
         analyses: dict[str, dict[str, Any]] = {}
         outcomes: list[SourceOutcome] = []
         changed = set(batch.changed)
+        self._fresh: set[str] = set()
         if batch.rebuild:
             batch.state.clear_analyses(self.cache_key)  # --rebuild means: read every source again
         parallel = self._analyse_in_parallel(batch)
@@ -316,6 +320,7 @@ class OfflineBackend:
             needs = (
                 batch.rebuild
                 or path in touched
+                or path in self._fresh
                 or previous.get(path) != source_concepts[path]
                 or not (wiki / ref.page).exists()
             )
