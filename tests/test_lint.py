@@ -568,3 +568,17 @@ def test_lowercase_and_dotted_names_after_a_requirement(ws, settings):
     compile_workspace(ws, settings)
     facts = sorted(f.evidence["fact"] for f in by_rule(run_lint(ws, settings, ["superseded"], write=False), "superseded"))
     assert facts == ["minimum Node.js version (web app)", "minimum glibc version (build)"]
+
+
+def test_sources_read_in_worker_processes_give_the_same_findings(ws, settings, monkeypatch):
+    from wikimem.lint import corpus as lint_corpus
+
+    compiled(ws, settings)
+    (ws.state_dir / "lint-cache.db").unlink(missing_ok=True)
+    monkeypatch.setattr(lint_corpus, "PARALLEL_THRESHOLD", 1)
+    parallel = run_lint(ws, settings, ["superseded", "contradicted", "ungrounded"], write=False)
+    (ws.state_dir / "lint-cache.db").unlink()
+    monkeypatch.setattr(lint_corpus, "PARALLEL_THRESHOLD", 10**9)
+    serial = run_lint(ws, settings, ["superseded", "contradicted", "ungrounded"], write=False)
+    assert [f.to_json() for f in parallel.findings] == [f.to_json() for f in serial.findings]
+    assert len(parallel.findings) == 2

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from ..config import Settings
-from ..errors import UsageError, WorkspaceBusy
+from ..errors import UsageError, WikimemError, WorkspaceBusy
 from ..workspace import Workspace, atomic_write, writer_lock
 from . import claims, dispositions, logcheck, secrets, sourcing, structure
 from .context import Context, load_context
@@ -132,8 +132,11 @@ def run_lint(
         planned, new_text = fixing.plan(ctx, open_findings)
         fixes = planned
         if fix and not dry_run and planned:
-            with _maybe_lock(ws, lock, wait, required=True):
-                fixes = fixing.apply(ctx, planned, new_text)
+            try:
+                with _maybe_lock(ws, lock, wait, required=True):
+                    fixes = fixing.apply(ctx, planned, new_text)
+            except OSError as exc:
+                raise WikimemError(f"--fix could not write {exc.filename or 'the wiki'}: {exc.strerror or exc}") from exc
             written += sorted({f.path for f in fixes if f.applied})
             # re-check so the report shows the wiki as the fixes left it
             ctx, findings, more = _check(ws, settings, selected)
@@ -159,6 +162,8 @@ def run_lint(
                 _commit(ws, settings, written, entry)
         except WorkspaceBusy as exc:
             notes.append(f"wiki/lint.md and log.md not updated: {exc}")
+        except OSError as exc:  # a read-only wiki still gets its report on stdout
+            notes.append(f"wiki/lint.md and log.md not updated: {exc.strerror or exc} ({exc.filename or 'wiki/'})")
     elif wants_write and "log-integrity" in report.rules:
         logcheck.record(ctx, report.findings)
     return replace(report, seconds=time.perf_counter() - started, written=sorted(set(written)))
