@@ -112,6 +112,7 @@ def test_symlink_out_of_the_wiki_is_refused(tool: WikiMemoryTool, wiki: Path, tm
         text, error = run(tool, command, **fields)
         assert error and "outside the wiki" in text, text
     assert (outside / "secret.md").read_text() == "secret"
+    assert tool.overlay.read("concepts/leak.md") is None  # search and listings never read through it
 
 
 def test_person_edited_page_takes_small_edits(tool: WikiMemoryTool) -> None:

@@ -75,7 +75,11 @@ class Overlay:
         self.pending: dict[str, Staged] = {}
 
     def _disk(self, rel: str) -> str | None:
-        path = self.wiki / rel
+        try:
+            # a symlink in wiki/ that leads out of it is never read (search and listings go through here)
+            path = confine(self.wiki, rel)
+        except PathEscape:
+            return None
         if not path.is_file():
             return None
         try:
