@@ -17,7 +17,7 @@ from typing import Any
 from .sources import Document
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any
@@ -63,6 +63,8 @@ _FACT = re.compile(
 )
 # cross-references are numbers, but not facts
 _XREF = re.compile(r"\b(?:Listing|Figure|Chapter|Section|Table|Appendix|Example)s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
+# code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
+_CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
 _CELL_SEP = re.compile(r"\s*\|\s*")
 _NEWLINE = re.compile("\n")
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)+")
@@ -258,7 +260,12 @@ def analyze(doc: Document) -> SourceAnalysis:
 
     def summary_ok(i: int) -> bool:
         text = sentences[i].text
-        return 40 <= len(text) <= 350 and not text.endswith(":") and sentences[i].kind == "para"
+        return (
+            40 <= len(text) <= 350
+            and not text.endswith(":")
+            and sentences[i].kind == "para"
+            and not _CODE_LIKE.search(_CODE_SPAN.sub("", text))
+        )
 
     summary_n = 3 if len(prose) > 12 else 2
     summary = sorted(sorted((i for i in pool if summary_ok(i)), key=lambda i: (-scores[i], i))[:summary_n])
@@ -269,6 +276,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         if s.kind in ("para", "item", "table")
         and 20 <= len(s.text) <= 400
         and (_FACT.search(_XREF.sub("", _CODE_SPAN.sub("", s.text))) or _NAME.search(s.text))
+        and not _CODE_LIKE.search(_CODE_SPAN.sub("", s.text))
         and i not in summary
     ]
     fact_n = min(25, 4 + len(sentences) // 25)

@@ -236,6 +236,14 @@ def _compile_locked(
         # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
         history.sync(ws, settings, state)
         rows = state.sources()
+        version = str(getattr(backend, "version", backend.name))
+        last_version = state.get_meta("backend.version")
+        if last_version is not None and last_version != version and not rebuild:
+            # pages rendered by another backend version: render them all again (identical
+            # bytes are not rewritten, so an upgrade that changes nothing writes nothing)
+            rebuild = True
+            report.warnings.append(f"backend changed ({last_version} -> {version}): re-rendered every page")
+        state.set_meta("backend.version", version)
 
         # --- plan: hash only what size+mtime say may have changed
         shas: dict[str, str] = {}
