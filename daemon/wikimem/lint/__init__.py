@@ -212,7 +212,7 @@ def _record(
     old = target.read_text(encoding="utf-8") if target.exists() else None
     content = lint_md(report) if report_page else old
     applied = [f for f in report.fixes if f.applied]
-    if old != content:
+    if content is not None and old != content:
         atomic_write(target, content)
         written.append(f"wiki/{LINT_PAGE}")
         written += [f"wiki/{rel}" for rel, _how in write_index(ws)]

@@ -142,7 +142,7 @@ def extract(doc: SourceText) -> list[Claim]:
     for sentence, line in doc.sentences:
         if len(sentence) > 600 or not _DIGIT.search(sentence) or not _HINT.search(sentence):
             continue
-        mentions = list(VERSIONED.finditer(sentence))
+        mentions: list[re.Match[str] | _Mention] = list(VERSIONED.finditer(sentence))
         taken = {(m.start(), m.end()) for m in mentions}
         for low in LOWER_AFTER_TRIGGER.finditer(sentence):
             name = low.group("name")

@@ -201,11 +201,14 @@ def read_state(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], dict
     try:
         pages = {r[0]: (r[1], r[2], r[3]) for r in db.execute("SELECT path, sha256, kind, owner FROM pages")}
         sources = {
-            r[0]: SourceRow(*r[:8], tuple(json.loads(r[8])))
+            r[0]: SourceRow(
+                path=r[0], sha256=r[1], size=r[2], mtime_ns=r[3], page=r[4], status=r[5], reason=r[6],
+                attempts=r[7], concepts=tuple(json.loads(r[8])),
+            )
             for r in db.execute("SELECT path, sha256, size, mtime_ns, page, status, reason, attempts, concepts FROM sources")
         }
         return pages, sources
-    except (sqlite3.Error, ValueError):
+    except (sqlite3.Error, ValueError, TypeError):
         return {}, {}  # an unreadable or older state: rules that need it fall back to hashing files
     finally:
         db.close()

@@ -13,7 +13,7 @@ BUDGET_BYTES = 22_000
 
 def quotes(f: Finding) -> list[tuple[str, str, int, str]]:
     """(label, path, line, sentence) for findings that quote sources (superseded, contradicted)."""
-    out = []
+    out: list[tuple[str, str, int, str]] = []
     pairs = {"superseded": ("old", "current"), "contradicted": ("plan", "outcome")}
     labels = pairs.get(f.rule)
     if f.rule == "contradicted" and "a" in f.evidence:

@@ -86,7 +86,8 @@ def ungrounded(ctx: Context) -> Iterator[Finding]:
                     raw_words[resolved] = words(LINK_TARGET.sub("]", raw_text))
                 except OSError:
                     raw_words[resolved] = None
-            if raw_words[resolved] is not None and all(words(p) in raw_words[resolved] for p in missing):
+            raw_text_words = raw_words[resolved]
+            if raw_text_words is not None and all(words(p) in raw_text_words for p in missing):
                 continue
             line = page.line_of(m.start())
             yield Finding.make(
