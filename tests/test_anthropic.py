@@ -652,3 +652,22 @@ def test_a_removed_source_is_tidied_out_of_the_pages_that_mention_it(ws: Workspa
     hib = page(ws, "concepts/hibernation.md")
     assert hib.sources == ["raw/bears.md"] and "tardigrades" not in hib.body.lower()
     assert any("the model tidied 2 of the 2 pages" in w for w in report.warnings), report.warnings
+
+
+def test_cli_compile_with_wikimem_toml(ws: Workspace, server: FakeMessagesServer) -> None:
+    from wikimem.cli import main
+
+    (ws.root / "wikimem.toml").write_text(f'backend = "anthropic"\nbase_url = "{server.url}"\nmax_turns = 5\n')
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),
+        reply(text("Done.")),
+        Error(400, "prompt is too long", "invalid_request_error"),
+    )
+    result = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--json"])
+    assert result.exit_code == 1  # a failed source: exit 1, the rest compiled
+    data = json.loads(result.stdout)
+    assert data["ok"] is False and data["backend"] == "anthropic" and data["compiled"] == ["raw/a.md"]
+    assert data["failed"] == [{"path": "raw/b.md", "reason": "API error 400: prompt is too long"}]
+    assert any(w.startswith("anthropic (claude-sonnet-5-5): 2 turns") for w in data["warnings"])
