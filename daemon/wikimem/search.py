@@ -35,11 +35,12 @@ log = logging.getLogger("wikimem.search")
 
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 9
+INDEX_VERSION = 10
 KINDS = ("source", "concept", "answer", "raw")
 WIKI_FOLDERS = ("sources", "concepts", "answers")
 CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
 MAX_STORED_CHARS = 12_000
+CONCEPT_INDEX_CHARS = 12_000  # text of a concept page that is indexed (see load_wiki_page)
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
 # (title, aliases, headings) say more than a passing mention in the body
@@ -242,8 +243,21 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc | None:
     # the page's own H1 repeats the title; leave it out of the heading trail
     if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
         blocks = blocks[1:]
+    chunks = chunk_blocks(blocks)
+    if kind == "concept":
+        # a concept page quotes what every source says about it, newest first: on a large wiki
+        # the quotes are most of the text to index (60% at 10k sources) and every one of them
+        # is indexed again in its raw source. The page is found by its title and aliases and
+        # its newest quotes; the rest stays a read away.
+        kept, size = [], 0
+        for chunk in chunks:
+            size += len(chunk.text)
+            if size > CONCEPT_INDEX_CHARS and kept:
+                break
+            kept.append(chunk)
+        chunks = kept
     return Doc("wiki/" + rel, kind, title, alias_text, str(date) if date else None, "L",
-               tuple(chunk_blocks(blocks)), tuple(sources))
+               tuple(chunks), tuple(sources))
 
 
 def load_raw_file(ws: Workspace, rel: str, max_bytes: int) -> Doc:
