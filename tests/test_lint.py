@@ -582,3 +582,13 @@ def test_sources_read_in_worker_processes_give_the_same_findings(ws, settings, m
     serial = run_lint(ws, settings, ["superseded", "contradicted", "ungrounded"], write=False)
     assert [f.to_json() for f in parallel.findings] == [f.to_json() for f in serial.findings]
     assert len(parallel.findings) == 2
+
+
+def test_figures_stated_before_a_citation_must_be_in_the_source(ws, settings):
+    compiled(ws, settings)
+    cite = "([widget-2.md, line 11](../../raw/widget-2.md#L11))"
+    page(ws, "answers/python.md", "---\ntitle: Python\nkind: answer\nsources: [raw/widget-2.md]\n---\n"
+         f"Widget 2.0 needs Python 3.8 {cite}. It batches 64 frames {cite}.\n"
+         f"Widget 2.0 needs Python 3.7 {cite}.\n")
+    found = by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded")
+    assert [(f.evidence["figures"], f.lines[0]) for f in found] == [(["3.7"], 7)]

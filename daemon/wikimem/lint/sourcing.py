@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from .context import Context
+from .context import Context, resolve_target
 from .corpus import LINK_TARGET, cache, words
 from .model import Finding
 from .structure import _inbound, content_pages
@@ -55,6 +55,11 @@ def stale(ctx: Context) -> Iterator[Finding]:
             )
 
 
+def ungrounded_all(ctx: Context) -> Iterator[Finding]:
+    yield from ungrounded(ctx)
+    yield from ungrounded_figures(ctx)
+
+
 def ungrounded(ctx: Context) -> Iterator[Finding]:
     sources = cache(ctx)
     raw_words: dict[str, str | None] = {}
@@ -66,8 +71,6 @@ def ungrounded(ctx: Context) -> Iterator[Finding]:
             target = m.group("target")
             if "raw/" not in target:
                 continue
-            from .context import resolve_target
-
             resolved, _fragment = resolve_target(page.path, target)
             if not resolved or not resolved.startswith("raw/") or resolved not in ctx.raw_files:
                 continue  # a missing source is the stale and broken-link rules' business
@@ -97,6 +100,52 @@ def ungrounded(ctx: Context) -> Iterator[Finding]:
                 paths=[page.wpath, resolved], lines=[line, 0],
                 evidence={"page": page.wpath, "source": resolved, "quote": quote},
             )
+
+
+# a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"
+_CITATION = re.compile(r"\(\[[^\]\n]*\]\((?P<target>[^)\s]*raw/[^)\s]*)\)\)")
+_FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_CLAUSE_START = re.compile(r"(?:^|(?<=[.!?])\s+|\)\)\s*)(?=\S)")
+
+
+def ungrounded_figures(ctx: Context) -> Iterator[Finding]:
+    """Figures stated in a page's own words before a citation must be in the cited source.
+
+    Only the clause right before the citation counts (from the previous sentence end or
+    citation), without link text, code or quotes (quotes are checked whole, above).
+    """
+    sources = cache(ctx)
+    for page in content_pages(ctx):
+        text = page.prose
+        if "raw/" not in text:
+            continue
+        body_start = len(text) - len(page.body)
+        for m in _CITATION.finditer(text, body_start):
+            line_start = text.rfind("\n", body_start, m.start()) + 1
+            segment = text[line_start : m.start()]
+            if segment.rstrip().endswith(("\"", "”")):
+                continue  # a quote: checked by the quote rule
+            starts = [c.start() for c in _CLAUSE_START.finditer(segment.rstrip())]
+            clause = segment[starts[-1] :] if starts else segment
+            clause = re.sub(r"\[([^\]]*)\]\([^)]*\)", " ", clause)  # link text names pages, not figures
+            figures = [f for f in _FIGURE.findall(clause) if len(f.strip(".,")) >= 2 or "." in f]
+            if not figures:
+                continue
+            resolved, _fragment = resolve_target(page.path, m.group("target"))
+            if not resolved or resolved not in ctx.raw_files:
+                continue
+            doc = sources.get(resolved)
+            if doc is None or doc.skipped:
+                continue
+            missing = [f for f in figures if words(f) not in doc.words]
+            if missing:
+                line = page.line_of(m.start())
+                yield Finding.make(
+                    "ungrounded", "error",
+                    f"{page.wpath} line {line} cites {resolved} for {', '.join(missing)}, which the source does not contain",
+                    paths=[page.wpath, resolved], lines=[line, 0],
+                    evidence={"page": page.wpath, "source": resolved, "figures": missing, "clause": " ".join(clause.split())},
+                )
 
 
 def fragments(quote: str) -> list[str]:
