@@ -267,7 +267,7 @@ def test_cache_control_on_the_stable_prefix(ws: Workspace, server: FakeMessagesS
             reply(memory("create", path=f"/memories/sources/{name}.md", file_text=f"---\ntitle: {name}\n---\n# {name}\n\nA letter.\n")),
             reply(text("Done.")),
         )
-    report = compile_with(ws, server)
+    report = compile_with(ws, server, memory_tool="builtin")  # Anthropic's API gets this by default
     assert report.compiled == ["raw/a.md", "raw/b.md"]
     bodies = server.bodies
     assert all(b["stream"] is True for b in bodies)  # streamed, as long requests must be
@@ -671,3 +671,23 @@ def test_cli_compile_with_wikimem_toml(ws: Workspace, server: FakeMessagesServer
     assert data["ok"] is False and data["backend"] == "anthropic" and data["compiled"] == ["raw/a.md"]
     assert data["failed"] == [{"path": "raw/b.md", "reason": "API error 400: prompt is too long"}]
     assert any(w.startswith("anthropic (claude-sonnet-5-5): 2 turns") for w in data["warnings"])
+
+
+def test_servers_other_than_anthropics_get_a_plain_memory_tool(ws: Workspace, server: FakeMessagesServer) -> None:
+    from wikimem.backends.anthropic import builtin_memory_tool
+
+    assert builtin_memory_tool(load_settings(ws.root, {}, environ={}))  # api.anthropic.com
+    assert builtin_memory_tool(load_settings(ws.root, {"base_url": "https://gateway.eu.anthropic.com"}, environ={}))
+    assert not builtin_memory_tool(load_settings(ws.root, {"base_url": "http://127.0.0.1:11434"}, environ={}))
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),
+        reply(text("Done.")),
+    )
+    assert compile_with(ws, server).compiled == ["raw/a.md"]  # the same handler runs the commands
+    memory_tool = server.bodies[0]["tools"][0]
+    assert memory_tool["name"] == "memory" and "type" not in memory_tool
+    assert memory_tool["input_schema"]["properties"]["command"]["enum"][0] == "view"
+    assert "anthropic-beta" not in server.requests[0]["headers"]
+    with pytest.raises(UsageError, match="memory_tool must be auto, builtin or plain"):
+        AnthropicBackend(load_settings(ws.root, {"base_url": server.url, "memory_tool": "magic"}, environ={}), environ={})

@@ -27,6 +27,9 @@ class Settings:
     max_source_mb: float = 10.0
     max_turns: int = 30
     source_token_budget: int = 400_000
+    # the memory tool as Claude's built-in memory_20250818 (Anthropic's API) or as a plain tool
+    # with a JSON schema (servers that only take custom tools); auto: by base_url's host
+    memory_tool: str = "auto"
     debounce_seconds: float = 0.75
     rescan_minutes: float = 10.0
     lint_schedule: str = "every 6h"

@@ -82,6 +82,47 @@ PRICES: tuple[tuple[str, float, float, float], ...] = (
     (r"haiku", 0.25, 1.25, 0.1),
 )
 
+# The memory tool for servers that take only custom tools (local model servers): the same
+# commands as memory_20250818, spelled out as a JSON schema; the same handler runs them.
+PLAIN_MEMORY_TOOL: dict[str, Any] = {
+    "name": "memory",
+    "description": (
+        "View and edit the wiki's files; /memories is the wiki folder. Commands: view {path, view_range?: "
+        "[first, last]} shows a folder or a file with line numbers; create {path, file_text} writes a new "
+        "page; str_replace {path, old_str, new_str} replaces text that occurs once; insert {path, "
+        "insert_line, insert_text} inserts after that line (0: at the top); delete {path}; rename "
+        "{old_path, new_path}."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename"]},
+            "path": {"type": "string", "description": "e.g. /memories/concepts/ownership.md"},
+            "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+            "file_text": {"type": "string"},
+            "old_str": {"type": "string"},
+            "new_str": {"type": "string"},
+            "insert_line": {"type": "integer", "minimum": 0},
+            "insert_text": {"type": "string"},
+            "old_path": {"type": "string"},
+            "new_path": {"type": "string"},
+        },
+        "required": ["command"],
+    },
+}
+
+
+def builtin_memory_tool(settings: Settings) -> bool:
+    """Claude's own memory tool for Anthropic's API; a plain tool for other servers unless told."""
+    choice = settings.memory_tool.lower()
+    if choice in ("builtin", "plain"):
+        return choice == "builtin"
+    if choice != "auto":
+        raise UsageError(f"memory_tool must be auto, builtin or plain, not {settings.memory_tool!r}")
+    host = urllib.parse.urlsplit(settings.base_url or "https://api.anthropic.com").hostname or ""
+    return host == "anthropic.com" or host.endswith(".anthropic.com")
+
+
 SEARCH_TOOL: dict[str, Any] = {
     "name": "search_wiki",
     "description": (
@@ -324,6 +365,7 @@ class _Run:
     owners: dict[str, str | None]
     source: SourceText | None = None
     notes: list[str] = field(default_factory=list)
+    betas: list[str] = field(default_factory=list)
 
 
 def system_prompt(ws: Workspace) -> list[dict[str, Any]]:
@@ -374,6 +416,7 @@ class AnthropicBackend:
         # a local model server (base_url) may need no key; the real API always does
         if client is None and not credentials(self.environ) and not settings.base_url:
             raise UsageError(NO_KEY)
+        builtin_memory_tool(settings)  # a bad memory_tool value is a usage error before any work
 
     # --- the SDK client, built on first use
     def client(self) -> Any:
@@ -398,9 +441,11 @@ class AnthropicBackend:
         overlay = Overlay(ws.wiki)
         tool = WikiMemoryTool(ws.wiki, overlay, recorded)
         system = self.system_prompt(ws)
-        tools: list[dict[str, Any]] = [dict(tool.to_dict()), SEARCH_TOOL, READ_SOURCE_TOOL]
+        builtin = builtin_memory_tool(self.settings)
+        memory_param = dict(tool.to_dict()) if builtin else PLAIN_MEMORY_TOOL
+        tools: list[dict[str, Any]] = [memory_param, SEARCH_TOOL, READ_SOURCE_TOOL]
         prefix_tokens = prefix_tokens_of(system)
-        run = _Run(batch, None, overlay, tool, system, tools, prefix_tokens, owners)
+        run = _Run(batch, None, overlay, tool, system, tools, prefix_tokens, owners, betas=[MEMORY_BETA] if builtin else [])
         outcomes: list[SourceOutcome] = []
         total = Usage()
 
@@ -633,7 +678,7 @@ class AnthropicBackend:
                 system=run.system,
                 tools=run.tools,
                 messages=request,
-                betas=[MEMORY_BETA],
+                **({"betas": run.betas} if run.betas else {}),
             ) as stream:
                 for _event in stream:
                     pass
