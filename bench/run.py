@@ -52,7 +52,9 @@ import scale  # noqa: E402 - bench/scale.py, next to this file
 PY = sys.executable
 RESULTS = HERE / "results"
 SMALL = 100  # the small generated workspace a single-source change is compared against
-EPOCH = "1798675200"  # SOURCE_DATE_EPOCH for every wikimem process: stable `updated:` stamps
+EPOCH = "1798675200"
+# figure groups --only can pick; full compiles always run (every other figure needs their wiki)
+GROUPS = ("noop", "change", "search", "mcp", "lint", "modules")  # SOURCE_DATE_EPOCH for every wikimem process: stable `updated:` stamps
 
 
 # --- running and measuring one process --------------------------------------------------------
@@ -325,8 +327,12 @@ class Bench:
         self.small: int = min(SMALL, max(2, self.scale // 10))
         self.warm_n: int = 20 * args.repeats if args.repeats else (60 if self.quick else 200)
         self.module_dir: Path = HERE
+        self.groups: set[str] = set(args.only.split(",")) if getattr(args, "only", None) else set(GROUPS)
+        if getattr(args, "skip_modules", False):
+            self.groups.discard("modules")
         self.rows: list[Row] = []
         self.raw_modules: dict[str, Any] = {}
+        self.index_samples: dict[Path, Sample] = {}  # the plain whoosh index build, per workspace
         self.queries = probe_questions()
         self.queries_file = work / "queries.json"
         self.queries_file.write_text(json.dumps(self.queries))
@@ -374,6 +380,7 @@ class Bench:
         fig = f"full compile, {label}"
         with self.figure(fig, baseline="plain whoosh index"):
             a, b = self.interleaved(ours, theirs, n, fig)
+            self.index_samples[root] = b[-1]
             report = a[-1].json() or {}
             self.add(Row(
                 fig, median([s.seconds for s in a]), "s", "plain whoosh index", median([s.seconds for s in b]),
@@ -460,6 +467,21 @@ class Bench:
             ))
 
     # 5. warm search p50, in-process and over MCP
+    def index_build(self, root: Path, label: str) -> None:
+        """The search index built from nothing (`wikimem reindex`), so warm figures do not hide it."""
+        fig = f"search index build (wikimem reindex), {label}"
+        if not has_command("reindex"):
+            self.add(Row(fig, status="not available yet", note="no `wikimem reindex` command"))
+            return
+        base = self.index_samples.get(root)
+        with self.figure(fig, baseline="plain whoosh index of raw/"):
+            ours = checked(wikimem("reindex", "--root", str(root), "--json", tree=True, timeout=7200), "wikimem reindex")
+            self.add(Row(
+                fig, ours.seconds, "s", "plain whoosh index of raw/", base.seconds if base else None,
+                note=f"one run; peak RSS {ours.tree_rss_mb:.0f} MB; indexes wiki/ and raw/ by passage",
+                samples=[ours.seconds], baseline_samples=[base.seconds] if base else [],
+            ))
+
     def warm_search(self, root: Path, index_dir: Path, label: str) -> None:
         n = self.warm_n
         base: dict[str, Any] | None = None
@@ -477,6 +499,8 @@ class Bench:
             ("warm-wikimem", f"warm search p50 in-process, {label}", self._has_module("wikimem.search")),
             ("warm-mcp", f"warm search p50 over MCP, {label}", self.mcp_cli),
         ):
+            if ("mcp" if kind == "warm-mcp" else "search") not in self.groups:
+                continue
             if not available:
                 self.add(Row(fig, status="not available yet",
                              note="no wikimem.search module" if kind == "warm-wikimem" else "no `wikimem mcp` command"))
@@ -748,10 +772,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         say(f"full compile of the corpora ({n_sources} sources) vs plain whoosh")
         bench.full_compile(corpus, label, 1 if bench.quick else 3)
         corpus_index = work / "whoosh-corpus"
-        say("no-op compile of the corpora")
-        bench.noop(corpus, label, 0.3)
-        say("cold search, corpora")
-        bench.cold_search(corpus, corpus_index, label)
+        if "noop" in bench.groups:
+            say("no-op compile of the corpora")
+            bench.noop(corpus, label, 0.3)
+        if "search" in bench.groups:
+            say("cold search, corpora")
+            bench.cold_search(corpus, corpus_index, label)
 
         sizes = [bench.scale] if bench.quick or bench.scale <= 1000 else [1000, bench.scale]
         big = work / f"scale-{bench.scale}"
@@ -764,19 +790,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if pair:
                 bench.peak_memory(pair[0], pair[1], f"{size:,} sources")
         label_big = f"{bench.scale:,} sources"
-        say(f"no-op compile at {label_big}")
-        bench.noop(big, label_big, 1.0)
-        say(f"one changed source at {label_big} vs {bench.small}")
-        small = work / f"scale-small-{bench.small}"
-        scale.build(small, bench.small)
-        checked(wikimem("compile", "--root", str(small), "--quiet"), f"compile at {bench.small}")
-        bench.single_change(big, small, bench.repeats)
-        say(f"warm search at {label_big}")
-        bench.warm_search(big, work / f"whoosh-scale-{bench.scale}", label_big)
-        say(f"lint at {label_big}")
-        bench.lint(big, label_big)
-
-        if not args.skip_modules:
+        if "noop" in bench.groups:
+            say(f"no-op compile at {label_big}")
+            bench.noop(big, label_big, 1.0)
+        if "change" in bench.groups:
+            say(f"one changed source at {label_big} vs {bench.small}")
+            small = work / f"scale-small-{bench.small}"
+            scale.build(small, bench.small)
+            checked(wikimem("compile", "--root", str(small), "--quiet"), f"compile at {bench.small}")
+            bench.single_change(big, small, bench.repeats)
+        if bench.search_cli and bench.groups & {"search", "mcp"}:
+            say(f"search index build at {label_big}")
+            bench.index_build(big, label_big)
+        if bench.groups & {"search", "mcp"}:
+            say(f"warm search at {label_big}")
+            bench.warm_search(big, work / f"whoosh-scale-{bench.scale}", label_big)
+        if "lint" in bench.groups:
+            say(f"lint at {label_big}")
+            bench.lint(big, label_big)
+        if "modules" in bench.groups:
             bench.modules(corpus, big)
     finally:
         if args.keep:
@@ -804,12 +836,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="JSON file to write (default bench/results/<time>.json)")
     parser.add_argument("--workdir", type=Path, default=None, help="where to build the temporary workspaces")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces (their path is printed)")
-    parser.add_argument("--skip-modules", action="store_true", help="skip retrieval/lint/daemon modules")
+    parser.add_argument("--skip-modules", action="store_true", help="skip the other engineers' modules (retrieval, lint_bench, ...)")
+    parser.add_argument("--only", default=None, metavar="GROUPS",
+                        help=f"comma-separated figure groups: {','.join(GROUPS)} (full compiles always run)")
     parser.add_argument("--corpus-root", type=Path, default=None,
                         help="folder holding topics/raw, versions/raw, formats/raw (default ../shared/corpus)")
     args = parser.parse_args(argv)
     if args.scale is not None and args.scale < 10:
         parser.error("--scale must be at least 10")
+    if args.only and (bad := set(args.only.split(",")) - set(GROUPS)):
+        parser.error(f"--only: unknown group {', '.join(sorted(bad))}; choose from {','.join(GROUPS)}")
     if args.repeats is not None and args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.corpus_root is not None:
