@@ -637,5 +637,36 @@ def agents_install(directory: Path, root: Path | None, remove: bool, as_json: bo
         say("nothing to change", quiet=quiet)
 
 
+@main.command("config")
+@root_option
+@json_option
+@handle_errors
+def config_command(root: Path | None, as_json: bool) -> None:
+    """Show every setting, its value and where it came from (flag, env, wikimem.toml, default).
+
+    \b
+    Example:
+      wikimem config --root ~/notes
+      wikimem config --json | jq .backend
+    """
+    from dataclasses import fields
+
+    from .config import ENV_VARS, Settings, load_settings
+
+    ws = open_workspace(root, must_exist=False)
+    settings = load_settings(ws.root)
+    rows = {
+        f.name: {"value": getattr(settings, f.name), "from": settings.where(f.name), "env": ENV_VARS.get(f.name)}
+        for f in fields(Settings)
+        if f.name != "origin"
+    }
+    if as_json:
+        emit_json(rows)
+        return
+    width = max(len(name) for name in rows)
+    for name, row in rows.items():
+        click.echo(f"{name:<{width}}  {row['value']!s:<24}  ({row['from']})")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
