@@ -203,7 +203,7 @@ def _record(
     """Write lint.md, link it from index.md and append a log entry: only when something changed."""
     from .. import log_page
     from ..compiler import write_index
-    from .report import lint_md
+    from .report import lint_md, tally
 
     ws = ctx.ws
     written: list[str] = []
@@ -226,7 +226,7 @@ def _record(
         if old != content:
             lines.append(f"- report: {LINT_PAGE}")
         c = report.counts
-        entry = log_page.LogEntry("lint", f"{c['error']} errors, {c['warning']} warnings, {c['info']} info", lines)
+        entry = log_page.LogEntry("lint", tally(c), lines)
         log_page.append(ws.wiki / "log.md", [entry])
         written.append("wiki/log.md")
     if "log-integrity" in report.rules:

@@ -28,6 +28,12 @@ def quotes(f: Finding) -> list[tuple[str, str, int, str]]:
     return out
 
 
+def tally(counts: dict[str, int]) -> str:
+    """ "1 error, 2 warnings, 0 info" """
+    e, w = counts.get("error", 0), counts.get("warning", 0)
+    return f"{e} error{'s' if e != 1 else ''}, {w} warning{'s' if w != 1 else ''}, {counts.get('info', 0)} info"
+
+
 def where(f: Finding) -> str:
     if not f.paths:
         return "-"
@@ -49,7 +55,7 @@ def summary(report: LintReport) -> str:
     c = report.counts
     accepted = f", {len(report.accepted)} accepted" if report.accepted else ""
     return (
-        f"{c['error']} errors, {c['warning']} warnings, {c['info']} info{accepted} "
+        f"{tally(c)}{accepted} "
         f"({report.pages} pages, {report.sources} sources, {report.seconds:.2f} s)"
     )
 
@@ -69,7 +75,7 @@ def lint_md(report: LintReport) -> str:
         "Open problems found by `wikimem lint`, rewritten on each full run. Superseded and contradicted",
         "facts quote both sources: prefer the current one. Accept a finding that is fine with",
         "`wikimem lint --accept ID --why \"...\"`.", "",
-        f"**{c['error']} errors, {c['warning']} warnings, {c['info']} info**"
+        f"**{tally(c)}**"
         + (f"; {len(report.accepted)} accepted" if report.accepted else ""), "",
     ]
     order = {"error": 0, "warning": 1, "info": 2}
