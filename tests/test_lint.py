@@ -592,3 +592,18 @@ def test_figures_stated_before_a_citation_must_be_in_the_source(ws, settings):
          f"Widget 2.0 needs Python 3.7 {cite}.\n")
     found = by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded")
     assert [(f.evidence["figures"], f.lines[0]) for f in found] == [(["3.7"], 7)]
+
+
+def test_file_time_orders_undated_sources_only_with_a_clear_gap(ws, settings):
+    import os
+
+    a = write(ws, "a.md", "# Team notes\n\nThe service requires Postgres 14 or later.\n")
+    b = write(ws, "b.md", "# More team notes\n\nThe service requires Postgres 16 or later.\n")
+    compile_workspace(ws, settings)
+    report = run_lint(ws, settings, ["superseded", "contradicted"], write=False)
+    assert [f.rule for f in report.findings] == ["contradicted"]  # written together: no order
+    os.utime(a, ns=(a.stat().st_atime_ns, b.stat().st_mtime_ns - 30 * 86400 * 10**9))
+    compile_workspace(ws, settings)
+    (sup,) = run_lint(ws, settings, ["superseded", "contradicted"], write=False).findings
+    assert sup.rule == "superseded" and sup.evidence["basis"] == "file time"
+    assert sup.evidence["current"]["path"] == "raw/b.md"

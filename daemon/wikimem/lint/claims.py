@@ -219,6 +219,9 @@ def _trailing_name(after: str) -> str:
 # --- ordering ---------------------------------------------------------------------------------
 
 
+FILE_TIME_GAP_NS = 3600 * 10**9  # an hour
+
+
 class Order:
     """Which of two sources is newer: the date it carries, else release order, else file time."""
 
@@ -246,7 +249,9 @@ class Order:
             return 0, "same date"
         if not (da or db or va or vb):
             ma, mb = self.docs[a].mtime_ns, self.docs[b].mtime_ns
-            if ma != mb:
+            # files copied or checked out together get times seconds apart that say nothing
+            # about which was written later: only a clear gap orders them
+            if abs(ma - mb) > FILE_TIME_GAP_NS:
                 return (-1 if ma < mb else 1), "file time"
         return 0, "undated"
 
