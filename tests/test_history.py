@@ -723,6 +723,16 @@ def test_record_accepts_the_path_forms_operations_hold(repo_ws: Workspace) -> No
     assert history.operations(ws, settings)[0].operation == "query"
     # nothing left to commit: the same call again makes no commit
     assert history.record(ws, settings, operation="query", paths=[answer]) is None
+    # answers and lint.md are not the compiler's pages: picking up the commit leaves it idle
+    assert compile_(ws).noop
+    undone = history.undo(ws, settings, "query")
+    assert set(undone.removed) == {"answers/why.md", "lint.md"} and not answer.exists()
+    assert compile_(ws).noop
+    state = State(ws.state_db)
+    try:
+        assert not set(state.pages()) & {"answers/why.md", "lint.md"}
+    finally:
+        state.close()
 
 
 def test_undo_of_an_older_operation_refuses_when_a_later_one_changed_its_pages(repo_ws: Workspace) -> None:

@@ -767,8 +767,10 @@ def _restore_state(
                     state.delete_page(rel)
                     continue
                 kind, sources, _ = _page_meta(rel, data)
+                if kind not in ("source", "concept"):
+                    continue  # answers, lint.md: not pages the compiler tracks in state
                 owner = sources[0] if kind == "source" and sources else None
-                state.put_page(rel, content_hash(data), kind or "concept", owner)
+                state.put_page(rel, content_hash(data), kind, owner)
                 if owner:
                     source_page[owner] = rel
             for raw, sha in sorted(held.items()):
@@ -953,8 +955,10 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             if not latest_is_op and disk_id not in op_blobs:
                 continue  # a person's words: the compiler keeps them and proposes its own beside them
             kind, sources, sha = _page_meta(rel, disk)
+            if kind not in ("source", "concept"):
+                continue  # answers, lint.md and the like are not the compiler's pages to track
             owner = sources[0] if kind == "source" and sources else None
-            state.put_page(rel, content_hash(disk), kind or "concept", owner)
+            state.put_page(rel, content_hash(disk), kind, owner)
             adopted += 1
             changed_pages.add(rel)
             file = _raw_file(ws, owner)
