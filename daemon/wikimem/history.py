@@ -79,6 +79,7 @@ class Repo:
 
     top: Path
     wiki: str  # wiki/ as a path from the top of the repository ("" when wiki/ is the repository)
+    git_dir: Path | None = None  # .git (or a linked worktree's folder in it)
 
     def path(self, rel: str) -> str:
         """Repository path of a wiki-relative path."""
@@ -148,7 +149,7 @@ def repository(ws: Workspace, settings: Settings) -> Repo | None:
                                  "(install git, or set git = false in wikimem.toml)")
         return None
     start = ws.wiki if ws.wiki.is_dir() else ws.root
-    proc = _run(start, ["rev-parse", "--show-toplevel"], check=False)
+    proc = _run(start, ["rev-parse", "--show-toplevel", "--absolute-git-dir"], check=False)
     if proc.returncode != 0:
         if b"dubious ownership" in proc.stderr:
             # a repository owned by another user: git refuses it; never init another inside it
@@ -159,15 +160,17 @@ def repository(ws: Workspace, settings: Settings) -> Repo | None:
             return None
         _run(ws.root, ["init", "-q"])
         log.warning("git = true: created a git repository at %s for the wiki's history", ws.root)
-        proc = _run(start, ["rev-parse", "--show-toplevel"])
-    top = Path(proc.stdout.decode("utf-8", "surrogateescape").strip()).resolve()
+        proc = _run(start, ["rev-parse", "--show-toplevel", "--absolute-git-dir"])
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    top = Path(lines[0]).resolve()
+    git_dir = Path(lines[1]) if len(lines) > 1 else None
     try:
         wiki = ws.wiki.resolve().relative_to(top).as_posix()
     except ValueError:
         _warn_once(f"outside:{ws.wiki}", f"{ws.wiki} is not inside the repository at {top}; "
                                          "wiki changes are not committed")
         return None
-    return Repo(top, "" if wiki == "." else wiki)
+    return Repo(top, "" if wiki == "." else wiki, git_dir)
 
 
 def require_repository(ws: Workspace, settings: Settings) -> Repo:
@@ -190,7 +193,7 @@ IN_PROGRESS = {"MERGE_HEAD": "merge", "CHERRY_PICK_HEAD": "cherry-pick", "REVERT
 
 def _in_progress(repo: Repo) -> str | None:
     """The git operation the user is in the middle of (a merge, a rebase, ...), if any."""
-    git_dir = Path(repo.out("rev-parse", "--absolute-git-dir"))
+    git_dir = repo.git_dir or Path(repo.out("rev-parse", "--absolute-git-dir"))
     for name, what in IN_PROGRESS.items():
         if (git_dir / name).exists():
             return what
