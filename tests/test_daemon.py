@@ -464,3 +464,13 @@ def test_an_existing_search_index_is_kept_fresh(ws: Workspace, running) -> None:
         page = page_for(ws, "tardigrade-moss.md")
         return page is not None and "raw/tardigrade-moss.md" in files and f"wiki/sources/{page.name}" in files
     d.until(indexed, what="the index to include the new source and its page")
+
+
+def test_polling_mode_compiles_drops_too(ws: Workspace, running) -> None:
+    # network folders and some container mounts deliver no native events
+    d = running(polling=True, poll_interval=0.2)
+    assert d.status()["watcher"] == "polling"
+    write(ws, "polled.md", TEXT.format(title="Polled"))
+    d.until(lambda: page_for(ws, "polled.md"), what="the page, found by polling")
+    (ws.raw / "polled.md").unlink()
+    d.until(lambda: not page_for(ws, "polled.md"), what="the delete, found by polling")

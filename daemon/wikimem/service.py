@@ -73,6 +73,7 @@ class DaemonOptions:
     retry_max: float = 600.0
     health_every: float = 60.0  # how often an idle worker checks that the watcher is alive
     polling: bool = False  # force watchdog's polling observer (network folders)
+    poll_interval: float = 2.0
     overdue_lint_delay: float = 60.0  # seconds after start for a lint that is overdue
     abandon_on_stop: bool | None = None  # drop a batch on stop; None: only with the offline backend
 
@@ -590,7 +591,9 @@ class Daemon:
     # ------------------------------------------------------------------ watcher
     def _start_watching(self) -> None:
         handler = RawEventHandler(self.ws, self.put)
-        self.observer, self.watcher_kind = start_observer(self.ws, handler, polling=self.options.polling)
+        self.observer, self.watcher_kind = start_observer(
+            self.ws, handler, polling=self.options.polling, poll_interval=self.options.poll_interval
+        )
         try:
             st = self.ws.raw.stat()
             self._raw_id = (st.st_dev, st.st_ino)
