@@ -148,7 +148,8 @@ def add_note(ws: Workspace, title: str, text: str) -> dict[str, Any]:
             "note": "queued: the daemon compiles it shortly, or run wikimem compile"}
 
 
-def build_server(ws: Workspace, *, allow_write: bool = False) -> Any:
+def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None,
+                 lock: threading.Lock | None = None) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -156,8 +157,8 @@ def build_server(ws: Workspace, *, allow_write: bool = False) -> Any:
     from .search import Engine
 
     server = MCPServer(name="wikimem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    engine = Engine(ws, fresh_within=FRESH_WITHIN_SECONDS)
-    lock = threading.Lock()  # sync tools run in worker threads; one whoosh searcher serves them in turn
+    engine = engine or Engine(ws, fresh_within=FRESH_WITHIN_SECONDS)
+    lock = lock or threading.Lock()  # sync tools run in worker threads; one searcher serves them in turn
 
     def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -229,6 +230,21 @@ def build_server(ws: Workspace, *, allow_write: bool = False) -> Any:
 
 
 def serve(ws: Workspace, *, allow_write: bool = False) -> None:
-    server = build_server(ws, allow_write=allow_write)
+    from .search import Engine
+
+    engine = Engine(ws, fresh_within=FRESH_WITHIN_SECONDS)
+    lock = threading.Lock()
+
+    def warm() -> None:
+        try:
+            with lock:
+                engine.refresh()
+        except Exception as exc:  # noqa: BLE001 - the first search reports it as a tool error
+            log.warning("search index not ready: %s", exc)
+
+    # bring the index up to date while the client connects: on a large wiki that was never
+    # searched the first build takes minutes, and the first search then waits for less of it
+    threading.Thread(target=warm, name="wikimem-index", daemon=True).start()
+    server = build_server(ws, allow_write=allow_write, engine=engine, lock=lock)
     log.info("serving %s over stdio (write: %s)", ws.root, allow_write)
     server.run("stdio")
