@@ -607,3 +607,19 @@ def test_file_time_orders_undated_sources_only_with_a_clear_gap(ws, settings):
     (sup,) = run_lint(ws, settings, ["superseded", "contradicted"], write=False).findings
     assert sup.rule == "superseded" and sup.evidence["basis"] == "file time"
     assert sup.evidence["current"]["path"] == "raw/b.md"
+
+
+def test_an_answer_page_that_states_a_replaced_value(ws, settings):
+    compiled(ws, settings)
+    page(ws, "answers/which-python.md", "---\ntitle: Which Python?\nkind: answer\nsources: [raw/widget-2.md]\n"
+         "updated: 2023-06-01\n---\n# Which Python?\n\nWidget requires Python 3.8 or later.\n\n"
+         "- \"Widget 2.0 requires Python 3.8 or later.\" ([widget-2.md, line 11](../../raw/widget-2.md#L11))\n")
+    page(ws, "answers/fresh.md", "---\ntitle: Fresh\nkind: answer\nsources: []\nupdated: 2026-01-01\n---\n"
+         "Widget requires Python 3.8 or later, as we pinned it.\n")
+    found = [f for f in by_rule(run_lint(ws, settings, ["superseded"], write=False), "superseded")
+             if f.evidence["basis"] == "answer page"]
+    assert len(found) == 1
+    (f,) = found
+    assert f.paths[0] == "wiki/answers/which-python.md" and f.lines[0] == 9
+    assert f.evidence["current"]["path"] == "raw/widget-4.md"
+    assert f.evidence["old"]["sentence"] == "Widget requires Python 3.8 or later."

@@ -20,7 +20,7 @@ releases is one finding, not forty-five.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -314,21 +314,27 @@ def _key_label(key: tuple[str, str, str], sample: Claim) -> str:
     return f"{what} {name} version" + (f" ({role})" if role else "")
 
 
+def _newest(group: list[Claim], order: Order) -> Claim:
+    newest = group[0]
+    for c in group[1:]:
+        cmp, _ = order.compare(c.source, newest.source)
+        if cmp > 0 or (cmp == 0 and c.source == newest.source and c.value > newest.value):
+            newest = c
+    return newest
+
+
 def superseded(ctx: Context) -> Iterator[Finding]:
     claims, order = _claims(ctx)
     by_key: dict[tuple[str, str, str], list[Claim]] = defaultdict(list)
     for c in claims:
         if not c.plan:
             by_key[c.key].append(c)
+    yield from _stale_answers(ctx, by_key, order)
     for key, group in sorted(by_key.items()):
         paths = {c.source for c in group}
         if len(paths) < 2:
             continue
-        newest = group[0]
-        for c in group[1:]:
-            cmp, _ = order.compare(c.source, newest.source)
-            if cmp > 0 or (cmp == 0 and c.source == newest.source and c.value > newest.value):
-                newest = c
+        newest = _newest(group, order)
         # the most recent older claim that gives another value
         previous: Claim | None = None
         others: set[tuple[int, ...]] = set()
@@ -363,6 +369,57 @@ def superseded(ctx: Context) -> Iterator[Finding]:
                 "basis": basis,
             },
         )
+
+
+_QUOTE_LINE = re.compile(r"^\s*[-*]\s+[\"“].*$|^\s*>.*$", re.MULTILINE)
+
+
+def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]], order: Order) -> Iterator[Finding]:
+    """An answer page (filed by `query --save` or written by a person) that states a value the
+    sources have since replaced. Quotes (`- "..."`, `> ...`) are the sources' words, not the
+    page's claim, and are left out; so are plans and past tense, as in sources."""
+    from ..sources import load_markdown
+    from .corpus import SourceText
+
+    products = Counter(d.version[0] for d in order.docs.values() if d.version)
+    product = products.most_common(1)[0][0] if products else None
+    for page in ctx.pages.values():
+        if page.kind != "answer" or page.page is None or page.is_generated:
+            continue
+        body = _QUOTE_LINE.sub("", page.body)
+        if not _DIGIT.search(body) or not _HINT.search(body):
+            continue
+        doc = load_markdown(page.wpath, body)
+        from ..analysis import split_sentences
+
+        # an answer is about the sources' product ("Widget requires ...") without naming a release
+        text = SourceText(page.wpath, "", version=(product, ()) if product else None,
+                          sentences=[(s.text, s.line) for s in split_sentences(doc) if s.kind != "heading"])
+        written = str(page.meta.get("updated") or page.meta.get("date") or "")[:10]
+        for claim in extract(text):
+            group = by_key.get(claim.key)
+            if claim.plan or not group:
+                continue
+            current = _newest(group, order)
+            if compatible(claim.value, current.value):
+                continue
+            current_date = order.date.get(current.source)
+            if written and current_date and written >= current_date:
+                continue  # the page was written after the newest source: it may know better
+            label = _key_label(claim.key, current)
+            line = page.body_offset + claim.line
+            yield Finding.make(
+                "superseded", "warning",
+                f"{label}: {page.wpath} says {claim.value_text}; {current.source} ({order.label(current.source)}) "
+                f"says {current.value_text}, which is current",
+                paths=[page.wpath, current.source], lines=[line, current.line],
+                evidence={
+                    "fact": label,
+                    "old": {"path": page.wpath, "sentence": claim.sentence, "value": _fmt(claim.value)},
+                    "current": {"path": current.source, "sentence": current.sentence, "value": _fmt(current.value)},
+                    "basis": "answer page",
+                },
+            )
 
 
 def contradicted(ctx: Context) -> Iterator[Finding]:
