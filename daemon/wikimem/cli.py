@@ -484,18 +484,20 @@ def search(query: tuple[str, ...], root: Path | None, limit: int, kinds: tuple[s
       wikimem search "minimum macOS version" --root ~/notes -n 5
       wikimem search "what is ownership" --json | jq -r '.results[0].path'
     """
-    from .search import search as run_search
+    from .search import search_passages
 
     ws = open_workspace(root)
-    hits = run_search(ws, " ".join(query), limit=limit, kinds=kinds or None)
+    found = search_passages(ws, " ".join(query), limit=limit, kinds=kinds or None)
     if as_json:
-        emit_json({"results": [h.to_json() for h in hits]})
+        emit_json({"results": [p.hit.to_json() for p in found]})
         return
-    if not hits:
+    if not found:
         say("no matches; try other words (wikimem search matches any of them, ranked)")
         return
-    for n, hit in enumerate(hits, 1):
-        click.echo(f"{n:>2}. {hit.path}  [{hit.kind}, {hit.score:.1f}] {hit.title}")
+    for n, passage in enumerate(found, 1):
+        hit = passage.hit
+        where = f"#{passage.anchor}{passage.line}" if passage.line else ""
+        click.echo(f"{n:>2}. {hit.path}{where}  [{hit.kind}, {hit.score:.1f}] {hit.title}")
         click.echo(f"    {hit.snippet}")
 
 
