@@ -13,8 +13,10 @@ and hands the problems back once or twice; then it fills in the fields code owns
 sources, source_sha256) and commits the source's staged writes. A source that fails (API
 error after the SDK's retries, a turn or token budget exhausted, no page written) has its
 staged writes dropped: the wiki is untouched and the compiler records it failed, to be
-retried on the next run. The compiler then guards and writes the edits, regenerates
-index.md and appends log.md with the tokens and cost recorded here.
+retried on the next run (three times at most for failures that cost tokens). A removed
+source's page goes, and the model tidies the pages that linked it; a renamed one is moved
+by code. The compiler then guards and writes the edits, regenerates index.md and appends
+log.md with the tokens and cost recorded here.
 
 The SDK is imported here and only here (and in memory.py): the registry imports this module
 lazily, so commands that do not use this backend never pay for importing it.
@@ -23,6 +25,7 @@ lazily, so commands that do not use this backend never pay for importing it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import posixpath
@@ -1083,9 +1086,7 @@ def _read(path: Path) -> str:
 
 def _nonce(st: SourceText) -> str:
     """A tag name a document cannot forge: it would have to contain its own hash."""
-    import hashlib
-
-    return hashlib.sha256("\n".join(st.parts).encode("utf-8")).hexdigest()[:12]
+    return hashlib_hex("\n".join(st.parts))
 
 
 def _h1(body: str) -> str:
@@ -1145,7 +1146,6 @@ def _api_error(exc: Any) -> str:
     return str(getattr(exc, "message", exc)).splitlines()[0][:200]
 
 
-__all__ = ["NO_KEY", "AnthropicBackend", "SourceText", "Usage", "cost_usd", "estimate_source"]
 
 
 # --- `wikimem query` with this backend: a synthesized answer from the passages search found
@@ -1207,8 +1207,6 @@ def synthesize(
 
 
 def hashlib_hex(text: str) -> str:
-    import hashlib
-
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -1306,3 +1304,9 @@ def estimate_compile(ws: Workspace, settings: Settings, backend_name: str | None
         st = source_text(doc, f.file)
         estimates.append(estimate_source(st, prefix, settings.max_turns))
     return Estimate(name, reason, settings.model, tuple(estimates), tuple(skipped), settings.source_token_budget)
+
+
+__all__ = [
+    "NO_KEY", "AnthropicBackend", "Estimate", "SourceText", "Usage", "cost_usd", "estimate_compile", "estimate_source",
+    "synthesize",
+]
