@@ -512,7 +512,8 @@ class Bench:
                 self.add(Row(
                     fig, median(ours["latencies_ms"]), "ms", "warm plain whoosh query p50",
                     median(base["latencies_ms"]), goal="≤ 5 ms", goal_abs=5.0,
-                    note=f"p90 {statistics.quantiles(ours['latencies_ms'], n=10)[-1]:.1f} ms; n={n}; {ours.get('via', '')}",
+                    note=f"p90 {statistics.quantiles(ours['latencies_ms'], n=10)[-1]:.1f} ms; "
+                         f"n={len(ours['latencies_ms'])}; {ours.get('via', '')}",
                     samples=ours["latencies_ms"], baseline_samples=base["latencies_ms"],
                 ))
 
