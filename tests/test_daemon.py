@@ -474,3 +474,28 @@ def test_polling_mode_compiles_drops_too(ws: Workspace, running) -> None:
     d.until(lambda: page_for(ws, "polled.md"), what="the page, found by polling")
     (ws.raw / "polled.md").unlink()
     d.until(lambda: not page_for(ws, "polled.md"), what="the delete, found by polling")
+
+
+def test_a_file_deleted_mid_compile_is_not_an_error(
+    ws: Workspace, running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync client or a quick `rm` removes a file between the scan and its read: the
+    daemon compiles again, and nothing shows up as an error."""
+    from wikimem import compiler
+
+    real = compiler.file_sha256
+
+    def racing(path: Path) -> str:
+        if path.name == "racy.md" and path.exists():
+            path.unlink()  # gone after the scan saw it, before it is read
+        return real(path)
+
+    monkeypatch.setattr(compiler, "file_sha256", racing)
+    d = running()
+    write(ws, "racy.md", TEXT.format(title="Racy"))
+    write(ws, "steady.md", TEXT.format(title="Steady"))
+    d.until(lambda: page_for(ws, "steady.md"), what="the steady file's page")
+    st = d.status()
+    assert st["errors"] == [] and st["last_compile"]["ok"] is True
+    assert page_for(ws, "racy.md") is None
+    assert "vanished during the compile" in (ws.state_dir / "daemon.log").read_text(encoding="utf-8")

@@ -182,6 +182,7 @@ class Daemon:
         self._raw_id: tuple[int, int] | None = None
         self._overflow: OverflowWatch | None = None
         self._batches = 0
+        self._vanished = 0  # consecutive compiles cut short by a file deleted mid-read
         self._previous_signals: dict[int, Any] = {}
         self.ready = threading.Event()  # set when the catch-up is done and the worker is idle
 
@@ -404,19 +405,20 @@ class Daemon:
             log.info("stopping: abandoned the batch before %s (%d of it done, nothing written); "
                      "the next start redoes it", stop.args[0], progress_state["done"])
             return
-        except Exception as exc:  # noqa: BLE001 - one bad batch never stops the daemon
-            self.compile_failures += 1
-            delay = min(self.options.retry_max, self.options.retry_base * 2 ** (self.compile_failures - 1))
-            self.retry_at = time.monotonic() + delay
-            message = _one_line(exc)
-            log.error("compile failed (%s); retrying in %.0f s", message, delay)
-            log.debug("compile failure", exc_info=True)
-            self._error(f"compile failed: {message}")
-            self.last_compile = {
-                "at": utc_now(), "ok": False, "trigger": trigger, "error": message,
-                "seconds": round(time.monotonic() - started, 3),
-            }
+        except FileNotFoundError as exc:
+            if exc.filename and not os.path.exists(exc.filename) and self._vanished < 3:
+                # a file deleted between the scan and its read (a sync client, a quick rm):
+                # not an error; the next scan no longer sees it
+                self._vanished += 1
+                log.info("%s vanished during the compile; compiling again", exc.filename)
+                self.put(Work("rescan", reason="a file vanished during the compile"))
+            else:
+                self._compile_failed(exc, trigger, started)
             return
+        except Exception as exc:  # noqa: BLE001 - one bad batch never stops the daemon
+            self._compile_failed(exc, trigger, started)
+            return
+        self._vanished = 0
         self.compile_failures = 0
         self.compiles += 1
         if pending.rescan:
@@ -454,6 +456,20 @@ class Daemon:
         self._track_failures(report)
         if not report.noop and not self.stopping.is_set():
             self._refresh_search()
+
+    def _compile_failed(self, exc: BaseException, trigger: str, started: float) -> None:
+        """Record a failed batch and schedule a retry with backoff (5 s, 10 s, ... 10 min)."""
+        self.compile_failures += 1
+        delay = min(self.options.retry_max, self.options.retry_base * 2 ** (self.compile_failures - 1))
+        self.retry_at = time.monotonic() + delay
+        message = _one_line(exc)
+        log.error("compile failed (%s); retrying in %.0f s", message, delay)
+        log.debug("compile failure", exc_info=True)
+        self._error(f"compile failed: {message}")
+        self.last_compile = {
+            "at": utc_now(), "ok": False, "trigger": trigger, "error": message,
+            "seconds": round(time.monotonic() - started, 3),
+        }
 
     def _cheap_backend(self) -> bool:
         """Whether a stop may abandon a batch: yes for the offline backend (redoing it costs
