@@ -578,6 +578,10 @@ class Bench:
                 self.add(Row(fig, status="skipped", note="full runs only (slow)"))
                 continue
             helptext = measure([PY, str(path), "--help"], timeout=120).stdout
+            if self.quick and "--quick" not in helptext:
+                # a module without a fast mode would blow the quick run's minute
+                self.add(Row(fig, status="skipped", note="no --quick mode; runs in full runs"))
+                continue
             args = [PY, str(path)]
             if "--json" in helptext:
                 args.append("--json")
@@ -585,7 +589,7 @@ class Bench:
                 args.append("--quick")
             if "--scale" in helptext:
                 args += ["--scale", str(self.scale)]
-            elif "--pages" in helptext and (self.quick or self.scale < 10_000):
+            elif "--pages" in helptext and self.scale < 10_000:
                 args += ["--pages", str(max(self.scale, 1000))]
             say(f"running bench/{name}.py {' '.join(args[2:])}")
             env = child_env(WIKIMEM_BENCH_SCALE_ROOT=str(scale_root), WIKIMEM_BENCH_CORPUS_ROOT=str(corpus_root),

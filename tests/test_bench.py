@@ -132,19 +132,27 @@ def test_figure_modules_missing_failing_and_reporting(tmp_path: Path) -> None:
         "assert '--json' in sys.argv\n"
         "print(json.dumps({'rows': [{'figure': 'idle RSS', 'value': 41.0, 'unit': 'MB', 'goal_abs': 60.0}]}))\n")
     (tmp_path / "retrieval.py").write_text("import sys\nprint('retrieval exploded', file=sys.stderr)\nsys.exit(1)\n")
-    args = run.argparse.Namespace(quick=True, repeats=1, scale=10)
+    (tmp_path / "history_bench.py").write_text("print('slow, no quick mode')\n")
+    args = run.argparse.Namespace(quick=False, repeats=1, scale=10)
     bench = run.Bench.__new__(run.Bench)
-    bench.args, bench.quick, bench.scale, bench.rows, bench.raw_modules = args, True, 10, [], {}
+    bench.args, bench.quick, bench.scale, bench.rows, bench.raw_modules = args, False, 10, [], {}
     bench.module_dir = tmp_path
     bench.modules(tmp_path, tmp_path)
     by_fig = {r.figure: r for r in bench.rows}
-    assert by_fig["bench/history_bench.py"].status == "not available yet"
+    assert by_fig["bench/history_bench.py"].status == "info"  # ran, printed no timing lines
     assert by_fig["bench/retrieval.py"].status == "error"
     assert "retrieval exploded" in by_fig["bench/retrieval.py"].note
     assert by_fig["lint_bench: cold (no lint cache)"].status == "over"  # 6.5 s > 5 s
     assert by_fig["lint_bench: warm (lint cache)"].value == pytest.approx(0.12)
     assert by_fig["lint_bench: warm (lint cache)"].status == "ok"
     assert by_fig["idle RSS"].status == "ok" and by_fig["idle RSS"].value == 41.0
+    (tmp_path / "retrieval.py").unlink()
+    # --quick runs only modules that offer a --quick mode
+    bench.quick, bench.rows = True, []
+    bench.modules(tmp_path, tmp_path)
+    by_fig = {r.figure: r for r in bench.rows}
+    assert by_fig["bench/retrieval.py"].status == "not available yet"
+    assert by_fig["bench/lint_bench.py"].status == "skipped" and by_fig["bench/history_bench.py"].status == "skipped"
 
 
 def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
