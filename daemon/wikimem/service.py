@@ -700,7 +700,7 @@ class Daemon:
 
     # ------------------------------------------------------------------ process plumbing
     def _install_signals(self) -> None:
-        """SIGTERM/SIGINT stop the worker after the item in hand. A second signal while a
+        """SIGTERM/SIGINT (and SIGHUP) stop the worker after the item in hand. A second signal while a
         long batch runs exits at once: writes are atomic and state.db is only committed
         with the batch, so the next start redoes it."""
         if threading.current_thread() is not threading.main_thread():
@@ -718,6 +718,9 @@ class Daemon:
             threading.Thread(target=self.queue.put, args=(Work("stop", reason=name),), daemon=True).start()
 
         self._previous_signals = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+        # a closed terminal stops it cleanly too, unless started under nohup (SIGHUP ignored)
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+            self._previous_signals[signal.SIGHUP] = signal.signal(signal.SIGHUP, handle)
 
     def _restore_signals(self) -> None:
         for sig, old in self._previous_signals.items():
