@@ -623,3 +623,22 @@ def test_an_answer_page_that_states_a_replaced_value(ws, settings):
     assert f.paths[0] == "wiki/answers/which-python.md" and f.lines[0] == 9
     assert f.evidence["current"]["path"] == "raw/widget-4.md"
     assert f.evidence["old"]["sentence"] == "Widget requires Python 3.8 or later."
+
+
+def test_a_crashing_rule_leaves_the_others_and_exits_1(ws, settings, monkeypatch):
+    from wikimem import lint as lint_module
+
+    compiled(ws, settings, widgets=False)
+    page(ws, "notes/mine.md", "# Mine\n\n[gone](nope.md)\n")
+
+    def boom(ctx):
+        raise RuntimeError("planted bug")
+        yield  # pragma: no cover
+
+    monkeypatch.delenv("WIKIMEM_TESTING", raising=False)
+    monkeypatch.setitem(lint_module.RULES, "orphan", lint_module.Rule("orphan", boom, "info", "x"))
+    result = CliRunner().invoke(main, ["lint", "--root", str(ws.root), "--json"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["failed_rules"] == ["orphan"] and not data["ok"]
+    assert any(f["rule"] == "broken-link" for f in data["findings"])

@@ -458,6 +458,8 @@ def lint(
             why = f" ({item.skipped})" if item.skipped else ""
             say(f"{state:<10} {item.action:<14} {item.path}: {item.detail}{why}", quiet=quiet)
         say(summary(report), quiet=quiet)
+    if report.failed_rules:
+        sys.exit(EXIT_ERROR)  # a broken check is the tool's fault, not the wiki's: not exit 3
     if report.errors:
         sys.exit(EXIT_LINT)
 

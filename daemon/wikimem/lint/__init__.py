@@ -13,6 +13,8 @@ changed, so running it twice in a row writes nothing the second time.
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -26,6 +28,7 @@ from . import claims, dispositions, logcheck, secrets, sourcing, structure
 from .context import Context, load_context
 from .model import Finding, Fix, LintReport
 
+log = logging.getLogger("wikimem.lint")
 __all__ = ["RULES", "Finding", "Fix", "LintReport", "Rule", "accept", "run_lint"]
 
 
@@ -81,7 +84,16 @@ def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Con
     try:
         for rule in selected:
             started = time.process_time()
-            findings.extend(rule.check(ctx))
+            try:
+                findings.extend(rule.check(ctx))
+            except Exception as exc:
+                # one broken rule must not hide what the others found; the report says it is incomplete
+                if os.environ.get("WIKIMEM_TESTING"):
+                    raise  # tests see the traceback
+                log.debug("rule %s failed", rule.name, exc_info=True)
+                failed = ctx._cache.setdefault("failed_rules", [])
+                failed.append(rule.name)
+                notes.append(f"rule {rule.name} failed ({type(exc).__name__}: {exc}); its findings are missing")
             timings[rule.name] = time.process_time() - started
     finally:
         from .corpus import SourceCache
@@ -152,6 +164,7 @@ def run_lint(
         findings=_sorted(open_findings), accepted=_sorted(accepted), rules=tuple(r.name for r in selected),
         pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
         fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx._cache.get("timings", {}).items()},
+        failed_rules=list(ctx._cache.get("failed_rules", [])),
     )
     if wants_write and (full or written):
         # a full run rewrites lint.md; a run of some rules that fixed something still logs and commits it

@@ -86,6 +86,7 @@ class LintReport:
     notes: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)  # files this run wrote (lint.md, index.md, log.md)
     timings: dict[str, float] = field(default_factory=dict)  # CPU seconds: "load" and each rule
+    failed_rules: list[str] = field(default_factory=list)  # rules that crashed: the report is incomplete
 
     @property
     def counts(self) -> dict[str, int]:
@@ -108,7 +109,7 @@ class LintReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "ok": self.errors == 0,
+            "ok": self.errors == 0 and not self.failed_rules,
             "counts": self.counts,
             "errors": self.errors,
             "rules": list(self.rules),
@@ -121,4 +122,5 @@ class LintReport:
             "notes": list(self.notes),
             "written": list(self.written),
             "timings": dict(self.timings),
+            "failed_rules": list(self.failed_rules),
         }
