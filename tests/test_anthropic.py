@@ -691,3 +691,67 @@ def test_servers_other_than_anthropics_get_a_plain_memory_tool(ws: Workspace, se
     assert "anthropic-beta" not in server.requests[0]["headers"]
     with pytest.raises(UsageError, match="memory_tool must be auto, builtin or plain"):
         AnthropicBackend(load_settings(ws.root, {"base_url": server.url, "memory_tool": "magic"}, environ={}), environ={})
+
+
+def test_a_killed_run_resumes_without_paying_twice(ws: Workspace, server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
+    before = snapshot(ws.wiki)
+    original = AnthropicBackend._compile_source
+
+    def killed_at_b(self: AnthropicBackend, run: Any, path: str, *args: Any) -> Any:
+        if path == "raw/b.md":
+            raise KeyboardInterrupt  # the user's Ctrl-C, or the machine going down
+        return original(self, run, path, *args)
+
+    monkeypatch.setattr(AnthropicBackend, "_compile_source", killed_at_b)
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),
+        reply(text("Done.")),
+    )
+    with pytest.raises(KeyboardInterrupt):
+        compile_with(ws, server)
+    assert snapshot(ws.wiki) == before  # nothing written
+    monkeypatch.setattr(AnthropicBackend, "_compile_source", original)
+    server.add(
+        reply(memory("create", path="/memories/sources/b.md", file_text="---\ntitle: B\n---\n# B\n\nBeta.\n")),
+        reply(text("Done.")),
+    )
+    report = compile_with(ws, server)
+    assert report.compiled == ["raw/a.md", "raw/b.md"] and report.failed == []
+    assert len(server.requests) == 4  # a was not sent again
+    assert "resumed 1 sources an interrupted run had compiled" in " ".join(report.warnings)
+    assert "Alpha." in (ws.wiki / "sources/a.md").read_text()
+    log_md = (ws.wiki / "log.md").read_text()
+    assert re.search(r"ingest \| A \(raw/a.md\)\n- created: sources/a.md\n- tokens: ", log_md)
+    assert not (ws.state_dir / "anthropic-journal.jsonl").exists()  # a finished run leaves none
+
+
+def test_a_journal_that_no_longer_matches_is_dropped(ws: Workspace, server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
+    original = AnthropicBackend._compile_source
+
+    def killed_at_b(self: AnthropicBackend, run: Any, path: str, *args: Any) -> Any:
+        if path == "raw/b.md":
+            raise KeyboardInterrupt
+        return original(self, run, path, *args)
+
+    monkeypatch.setattr(AnthropicBackend, "_compile_source", killed_at_b)
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nOld alpha.\n")),
+        reply(text("Done.")),
+    )
+    with pytest.raises(KeyboardInterrupt):
+        compile_with(ws, server)
+    assert (ws.state_dir / "anthropic-journal.jsonl").exists()
+    monkeypatch.setattr(AnthropicBackend, "_compile_source", original)
+    write(ws, "a.md", "# A\n\nAlpha is the first letter, changed meanwhile.\n")
+    for name in ("a", "b"):
+        server.add(
+            reply(memory("create", path=f"/memories/sources/{name}.md", file_text=f"---\ntitle: {name}\n---\n# {name}\n\nNew.\n")),
+            reply(text("Done.")),
+        )
+    report = compile_with(ws, server)
+    assert report.compiled == ["raw/a.md", "raw/b.md"] and len(server.requests) == 6
+    assert "resumed" not in " ".join(report.warnings) and "Old alpha" not in (ws.wiki / "sources/a.md").read_text()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import posixpath
@@ -44,7 +45,7 @@ from ..sources import Document, SkipSource, read_text
 from ..templating import render
 from ..workspace import Workspace
 from . import Batch, BatchResult, PageEdit, SourceOutcome
-from .memory import ROOT, Overlay, WikiMemoryTool
+from .memory import ROOT, Overlay, Staged, WikiMemoryTool, hash_or_none
 
 log = logging.getLogger("wikimem.anthropic")
 
@@ -465,8 +466,12 @@ class AnthropicBackend:
                     work.append(path)
         aborted: str | None = None
         rows = batch.state.sources()
+        resumed = self._resume(run)
         for path in sorted(set(work)):
             ref = batch.sources[path]
+            if path in resumed:
+                outcomes.append(resumed[path])
+                continue
             if aborted:
                 outcomes.append(SourceOutcome(path, "failed", f"not attempted: {aborted}"))
                 continue
@@ -516,15 +521,17 @@ class AnthropicBackend:
                 )
                 log.warning("%s failed: %s", path, failure)
                 continue
+            outcome = SourceOutcome(
+                path, "compiled", title=title, usage=usage.as_dict(), concepts=concepts, cost_usd=self._cost(usage)
+            )
+            self._journal(run, outcome, overlay.pending)
             overlay.commit()
             log.info("%s compiled in %.1f s, %d turns", path, time.perf_counter() - started, usage.turns)
-            outcomes.append(
-                SourceOutcome(
-                    path, "compiled", title=title, usage=usage.as_dict(), concepts=concepts, cost_usd=self._cost(usage)
-                )
-            )
+            outcomes.append(outcome)
 
         edits = self._edits(run)
+        # the compiler writes these edits next, which would invalidate the journal anyway
+        self._journal_path(run).unlink(missing_ok=True)
         notes = list(run.notes)
         if total.turns:
             cost = self._cost(total)
@@ -863,6 +870,67 @@ class AnthropicBackend:
             run.owners[ref.page] = new
             outcomes.append(SourceOutcome(new, "compiled", title=page.title))
         return outcomes
+
+    # --- a journal line after every source, so a killed run does not pay twice
+    #
+    # Nothing reaches wiki/ until every source of the batch is done (the compiler writes after
+    # compile() returns). A run of hours killed near the end would lose what it paid for, so
+    # each finished source appends its outcome and staged pages to .wikimem/. The next run
+    # replays them only if every staged page's base still matches the disk and every source
+    # still has the same hash and model; otherwise (the wiki written since, a page edited, a
+    # source changed) the journal is dropped. A run that gets to the end removes it.
+    def _journal_path(self, run: _Run) -> Path:
+        return run.batch.workspace.state_dir / "anthropic-journal.jsonl"
+
+    def _journal(self, run: _Run, outcome: SourceOutcome, pages: Mapping[str, Staged]) -> None:
+        line = {
+            "model": self.settings.model,
+            "source": {"path": outcome.path, "sha256": run.batch.sources[outcome.path].sha256, "title": outcome.title,
+                       "usage": dict(outcome.usage), "concepts": list(outcome.concepts), "cost_usd": outcome.cost_usd},
+            "pages": {rel: {"content": st.content, "base": st.base} for rel, st in pages.items()},
+        }
+        path = self._journal_path(run)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError:
+            log.warning("could not write the journal; an interrupted run would start over", exc_info=True)
+
+    def _resume(self, run: _Run) -> dict[str, SourceOutcome]:
+        path = self._journal_path(run)
+        if not path.exists():
+            return {}
+        pages: dict[str, Staged] = {}
+        saved: dict[str, dict[str, Any]] = {}
+        try:
+            for raw_line in path.read_text(encoding="utf-8").splitlines():
+                line = json.loads(raw_line)
+                if line["model"] != self.settings.model:
+                    raise ValueError("another model")
+                for rel, item in line["pages"].items():
+                    base = pages[rel].base if rel in pages else item["base"]
+                    pages[rel] = Staged(item["content"], base)
+                saved[line["source"]["path"]] = line["source"]
+            valid = all(hash_or_none(run.overlay.disk_text(rel)) == st.base for rel, st in pages.items()) and all(
+                p in run.batch.sources and run.batch.sources[p].sha256 == item["sha256"] for p, item in saved.items()
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            valid = False  # a line cut short by the kill, or not ours: start over
+        if not valid or not saved:
+            path.unlink(missing_ok=True)
+            return {}
+        # kept: sources finished in this run append to it, so a second interruption loses nothing
+        run.overlay.committed.update(pages)
+        resumed = {
+            p: SourceOutcome(p, "compiled", title=item.get("title"), usage=item.get("usage") or {},
+                             concepts=tuple(item.get("concepts") or ()), cost_usd=item.get("cost_usd"))
+            for p, item in saved.items()
+        }
+        run.notes.append(f"resumed {len(resumed)} sources an interrupted run had compiled (nothing sent for them again)")
+        return resumed
 
     # --- removed sources: their pages go (the compiler deletes them); the model tidies what linked them
     def _removals(self, run: _Run) -> Usage:

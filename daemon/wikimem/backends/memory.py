@@ -74,7 +74,7 @@ class Overlay:
         self.committed: dict[str, Staged] = {}
         self.pending: dict[str, Staged] = {}
 
-    def _disk(self, rel: str) -> str | None:
+    def disk_text(self, rel: str) -> str | None:
         try:
             # a symlink in wiki/ that leads out of it is never read (search and listings go through here)
             path = confine(self.wiki, rel)
@@ -91,7 +91,7 @@ class Overlay:
         """The page as it stands before this source: this run's earlier sources, else the disk."""
         if rel in self.committed:
             return self.committed[rel].content
-        return self._disk(rel)
+        return self.disk_text(rel)
 
     def read(self, rel: str) -> str | None:
         if rel in self.pending:
@@ -116,7 +116,7 @@ class Overlay:
         if rel in self.pending:
             self.pending[rel].content = content
             return
-        base = self.committed[rel].base if rel in self.committed else _hash_or_none(self._disk(rel))
+        base = self.committed[rel].base if rel in self.committed else hash_or_none(self.disk_text(rel))
         self.pending[rel] = Staged(content, base)
 
     def commit(self) -> None:
@@ -150,7 +150,7 @@ class Overlay:
                 yield rel
 
 
-def _hash_or_none(text: str | None) -> str | None:
+def hash_or_none(text: str | None) -> str | None:
     return None if text is None else content_hash(text)
 
 
