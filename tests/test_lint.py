@@ -642,3 +642,12 @@ def test_a_crashing_rule_leaves_the_others_and_exits_1(ws, settings, monkeypatch
     data = json.loads(result.stdout)
     assert data["failed_rules"] == ["orphan"] and not data["ok"]
     assert any(f["rule"] == "broken-link" for f in data["findings"])
+
+
+def test_it_requires_in_notes_about_different_things_never_meet(ws, settings):
+    write(ws, "a.md", "---\ndate: 2023-01-01\n---\n# Billing service\n\nIt requires Python 3.8 or later.\n")
+    write(ws, "b.md", "---\ndate: 2024-01-01\n---\n# Search service\n\nIt requires Python 3.11 or later.\n")
+    write(ws, "c.md", "---\ndate: 2025-01-01\n---\n# Billing service\n\nIt requires Python 3.12 or later.\n")
+    compile_workspace(ws, settings)
+    (sup,) = by_rule(run_lint(ws, settings, ["superseded", "contradicted"], write=False), "superseded")
+    assert {sup.evidence["old"]["path"], sup.evidence["current"]["path"]} == {"raw/a.md", "raw/c.md"}

@@ -184,6 +184,10 @@ def extract(doc: SourceText) -> list[Claim]:
             role = _role(sentence, m.start(), spans)
             if relation == "min":
                 scope = _scope(lead, product)
+                if not scope and not product:
+                    # "It requires Python 3.8" in a note with no release in its title: "it" is whatever
+                    # the note is about, so the note's title stands in (two projects' notes never meet)
+                    scope = "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
                 if scope:
                     role = f"{role}, {scope}" if role else scope
             if product and entity == product and not role:
