@@ -192,7 +192,7 @@ def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, 
     if estimate:
         from .backends.anthropic import estimate_compile
 
-        plan = estimate_compile(ws, settings)
+        plan = estimate_compile(ws, settings, rebuild=rebuild)
         if as_json:
             emit_json({"ok": True, **plan.to_json()})
         else:

@@ -1328,7 +1328,9 @@ class Estimate:
         }
 
 
-def estimate_compile(ws: Workspace, settings: Settings, backend_name: str | None = None) -> Estimate:
+def estimate_compile(
+    ws: Workspace, settings: Settings, backend_name: str | None = None, *, rebuild: bool = False
+) -> Estimate:
     """Which sources the next compile would send and the tokens each should take. Sends nothing.
 
     It plans like the compiler (new, changed and failed sources, by hash against state.db)
@@ -1352,6 +1354,9 @@ def estimate_compile(ws: Workspace, settings: Settings, backend_name: str | None
     changed = []
     for f in files:
         row = rows.get(f.path)
+        if rebuild:  # --rebuild sends every source again
+            changed.append(f)
+            continue
         if row is not None and row.size == f.size and row.mtime_ns == f.mtime_ns and row.status != "failed":
             continue
         if row is not None and row.status in ("compiled", "skipped") and row.sha256 == file_sha256(f.file):
