@@ -12,7 +12,6 @@ changed, so running it twice in a row writes nothing the second time.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
 import time
@@ -145,7 +144,7 @@ def run_lint(
         fixes = planned
         if fix and not dry_run and planned:
             try:
-                with _maybe_lock(ws, lock, wait, required=True):
+                with _maybe_lock(ws, lock, wait):
                     fixes = fixing.apply(ctx, planned, new_text)
             except OSError as exc:
                 raise WikimemError(f"--fix could not write {exc.filename or 'the wiki'}: {exc.strerror or exc}") from exc
@@ -169,7 +168,7 @@ def run_lint(
     if wants_write and (full or written):
         # a full run rewrites lint.md; a run of some rules that fixed something still logs and commits it
         try:
-            with _maybe_lock(ws, lock, wait, required=False):
+            with _maybe_lock(ws, lock, wait):
                 recorded, entry = _record(ctx, report, report_page=full)
                 written += recorded
                 _commit(ws, settings, written, entry)
@@ -188,7 +187,9 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 
 
 class _maybe_lock:  # noqa: N801 - used as a context manager like writer_lock
-    def __init__(self, ws: Workspace, lock: bool, wait: float, required: bool):
+    """writer_lock, or nothing when the caller already holds it (lock=False)."""
+
+    def __init__(self, ws: Workspace, lock: bool, wait: float):
         self.cm = writer_lock(ws, wait=wait, holder="wikimem lint") if lock else None
 
     def __enter__(self) -> None:
@@ -276,11 +277,3 @@ def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait
         written.append(f"wiki/{dispositions.FILE}")
         _commit(ws, settings, written, entry)
     return finding, replace(report, written=sorted(set(written)), seconds=time.perf_counter() - started)
-
-
-def rule_counts(findings: Iterable[Finding]) -> dict[str, int]:
-    return dict(Counter(f.rule for f in findings))
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
