@@ -91,6 +91,23 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
 
 
+def children_rss_mb(pid: int) -> float:
+    """RSS of the daemon's child processes (the offline backend's forkserver and resource
+    tracker stay alive after its first parallel batch)."""
+    total = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            kids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for kid in kids:
+            try:
+                total += proc_rss_mb(int(kid)) + children_rss_mb(int(kid))
+            except (OSError, RuntimeError):
+                pass
+    return total
+
+
 def idle_figures(pid: int, seconds: float) -> tuple[float, float]:
     cpu0, t0 = proc_cpu_seconds(pid), time.monotonic()
     time.sleep(seconds)
@@ -189,6 +206,7 @@ def main() -> int:
         result["peak_rss_mb"] = round(proc_rss_mb(daemon.pid, "VmHWM"), 1)
         time.sleep(2.0)
         result["rss_after_burst_mb"] = round(proc_rss_mb(daemon.pid), 1)
+        result["children_rss_after_burst_mb"] = round(children_rss_mb(daemon.pid), 1)
         log(f"burst of {burst}: all pages after {all_pages:.2f} s in {result['burst_compiles']} compile(s); "
             f"peak RSS {result['peak_rss_mb']} MB")
 
@@ -238,7 +256,9 @@ def main() -> int:
          "baseline": "bare python process", "baseline_value": result["bare_python_rss_mb"],
          "goal": "≤ 60 MB", "goal_abs": 60.0, "note": f"after start and catch-up {base} (before any lint)"},
         {"figure": "daemon RSS after the drops and the burst", "value": result["rss_after_burst_mb"], "unit": "MB",
-         "goal": "≤ 60 MB", "goal_abs": 60.0, "note": f"peak {result['peak_rss_mb']} MB (worker processes of a big batch not included)"},
+         "goal": "≤ 60 MB", "goal_abs": 60.0, "note": f"peak {result['peak_rss_mb']} MB; its child processes (the offline backend's "
+                 f"forkserver and resource tracker, alive after a parallel batch) add "
+                 f"{result['children_rss_after_burst_mb']} MB RSS"},
         {"figure": "daemon idle CPU", "value": result["idle_cpu_percent"], "unit": "%", "goal": "~0",
          "status": "info", "note": f"utime+stime over {idle_seconds:.0f} s idle"},
     ]
