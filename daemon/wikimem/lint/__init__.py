@@ -123,7 +123,8 @@ def run_lint(
     write: update wiki/lint.md, index.md and log.md when something changed (full runs only: a
     run of some rules must not replace the report of all of them). lock=False when the caller
     already holds the writer lock (the daemon's worker). fix: make the safe repairs; with
-    dry_run, only list them. dry_run never writes anything.
+    dry_run, only list them. dry_run never writes anything. deep: the model judges the
+    superseded/contradicted findings (anthropic backend, deep_budget tokens at most).
     """
     started = time.perf_counter()
     selected = _select(rules)
@@ -165,6 +166,8 @@ def run_lint(
         fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx._cache.get("timings", {}).items()},
         failed_rules=list(ctx._cache.get("failed_rules", [])),
     )
+    # a report missing a crashed rule's findings must not replace a complete lint.md
+    full = full and not report.failed_rules
     if wants_write and (full or written):
         # a full run rewrites lint.md; a run of some rules that fixed something still logs and commits it
         try:
@@ -176,7 +179,7 @@ def run_lint(
             notes.append(f"wiki/lint.md and log.md not updated: {exc}")
         except OSError as exc:  # a read-only wiki still gets its report on stdout
             notes.append(f"wiki/lint.md and log.md not updated: {exc.strerror or exc} ({exc.filename or 'wiki/'})")
-    elif wants_write and "log-integrity" in report.rules:
+    elif wants_write and "log-integrity" in report.rules and "log-integrity" not in report.failed_rules:
         logcheck.record(ctx, report.findings)
     return replace(report, seconds=time.perf_counter() - started, written=sorted(set(written)))
 
@@ -243,7 +246,7 @@ def _record(
         entry = log_page.LogEntry("lint", tally(c), lines)
         log_page.append(ws.wiki / "log.md", [entry])
         written.append("wiki/log.md")
-    if "log-integrity" in report.rules:
+    if "log-integrity" in report.rules and "log-integrity" not in report.failed_rules:
         logcheck.record(ctx, report.findings)
     return written, entry
 
