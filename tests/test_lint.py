@@ -642,6 +642,7 @@ def test_a_crashing_rule_leaves_the_others_and_exits_1(ws, settings, monkeypatch
     data = json.loads(result.stdout)
     assert data["failed_rules"] == ["orphan"] and not data["ok"]
     assert any(f["rule"] == "broken-link" for f in data["findings"])
+    assert not (ws.wiki / "lint.md").exists()  # an incomplete report does not become lint.md
 
 
 def test_it_requires_in_notes_about_different_things_never_meet(ws, settings):
