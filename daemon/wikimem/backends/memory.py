@@ -20,7 +20,9 @@ Guards, each answered to the model as a tool error it can read (ToolError):
 - source pages belong to their sources: the model creates only its own source's page;
 - existing pages are edited in place, never overwritten, deleted or renamed, and an edit
   may not remove more than half of a page that other sources built. Whatever a source
-  says, compiling it can only change its own page and add to the others.
+  says, compiling it can only change its own page and add to the others;
+- pages going away with a removed source are view only. Tidying up after a removal (a
+  session with no source text) may delete the concept pages that drew only on it.
 """
 
 from __future__ import annotations
