@@ -281,7 +281,7 @@ def size_caps(ctx: Context) -> Iterator[Finding]:
 
 
 SHINGLE = 5  # words per passage compared
-SKETCH = 64  # smallest passage hashes kept per source (a bottom-k MinHash sketch)
+SKETCH = 32  # smallest passage hashes kept per source (a bottom-k MinHash sketch)
 SAME_TEXT = 0.6  # estimated share of passages in common above which two sources are one document
 
 
