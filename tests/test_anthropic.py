@@ -755,3 +755,25 @@ def test_a_journal_that_no_longer_matches_is_dropped(ws: Workspace, server: Fake
     report = compile_with(ws, server)
     assert report.compiled == ["raw/a.md", "raw/b.md"] and len(server.requests) == 6
     assert "resumed" not in " ".join(report.warnings) and "Old alpha" not in (ws.wiki / "sources/a.md").read_text()
+
+
+def test_a_no_op_edit_leaves_a_person_edited_page_protected(ws: Workspace, server: FakeMessagesServer) -> None:
+    first_compile(ws, server)
+    human = ws.wiki / "concepts" / "cryptobiosis.md"
+    human.write_text(human.read_text() + "\nMy own note.\n")
+    write(ws, "b.md", "# B\n\nBeta.\n")
+    server.add(
+        reply(
+            memory("str_replace", path="/memories/concepts/cryptobiosis.md", old_str="My own note.", new_str="My own note!"),
+            memory("str_replace", path="/memories/concepts/cryptobiosis.md", old_str="My own note!", new_str="My own note."),
+            memory("create", path="/memories/sources/b.md", file_text="---\ntitle: B\n---\n# B\n\nBeta.\n"),
+        ),
+        reply(text("Done.")),
+    )
+    assert compile_with(ws, server).failed == []
+    state = State(ws.state_db)
+    try:
+        recorded = state.pages()["concepts/cryptobiosis.md"][0]
+    finally:
+        state.close()
+    assert recorded != file_sha256(human)  # still a person's page: never overwritten

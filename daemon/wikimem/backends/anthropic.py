@@ -1021,8 +1021,12 @@ class AnthropicBackend:
                 if (wiki / rel).is_file():
                     edits.append(PageEdit(rel, None, kind, owner))
                 continue
-            base = staged.base if run.tool.is_human(rel) else None
-            edits.append(PageEdit(rel, staged.content, kind, owner, base_sha256=base))
+            human = run.tool.is_human(rel)
+            if human and _drop_updated(staged.content) == _drop_updated(run.overlay.disk_text(rel) or ""):
+                # no change in the end: proposing the person's own text would make the compiler
+                # take it for wikimem's and stop protecting the page
+                continue
+            edits.append(PageEdit(rel, staged.content, kind, owner, base_sha256=staged.base if human else None))
         return edits
 
 
