@@ -652,3 +652,15 @@ def test_it_requires_in_notes_about_different_things_never_meet(ws, settings):
     compile_workspace(ws, settings)
     (sup,) = by_rule(run_lint(ws, settings, ["superseded", "contradicted"], write=False), "superseded")
     assert {sup.evidence["old"]["path"], sup.evidence["current"]["path"]} == {"raw/a.md", "raw/c.md"}
+
+
+def test_a_kept_page_drawing_on_a_removed_source_is_stale(ws, settings):
+    compiled(ws, settings)
+    concept = next(p for p in sorted((ws.wiki / "concepts").glob("*.md")) if "raw/widget-3.md" in p.read_text(encoding="utf-8"))
+    concept.write_text(concept.read_text(encoding="utf-8") + "\nMy note.\n", encoding="utf-8")  # a person keeps it
+    (ws.raw / "widget-3.md").unlink()
+    compile_workspace(ws, settings)  # removes the source page; the edited concept page is kept
+    assert not (ws.wiki / "sources/widget-3.md").exists()
+    found = [f for f in by_rule(run_lint(ws, settings, ["stale"], write=False), "stale")
+             if f.evidence["page"] == f"wiki/{concept.relative_to(ws.wiki).as_posix()}"]
+    assert found and found[0].evidence["sources"] == ["raw/widget-3.md"]

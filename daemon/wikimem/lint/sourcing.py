@@ -27,10 +27,12 @@ def stale(ctx: Context) -> Iterator[Finding]:
             for src in page.page.sources:
                 dependents[src].append(page.wpath)
     inbound, _indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
+    described: set[str] = set()
     for page in content_pages(ctx):
         if page.kind != "source" or page.page is None or not page.page.sources:
             continue
         raw = page.page.sources[0]
+        described.add(raw)
         recorded = str(page.meta.get("source_sha256") or "")
         # pages that depend on it: they list the raw file under `sources`, or link to its page
         linked = {"wiki/" + p for p in inbound.get(page.path, ())}
@@ -53,6 +55,19 @@ def stale(ctx: Context) -> Iterator[Finding]:
                 paths=[page.wpath, raw, *deps],
                 evidence={"page": page.wpath, "source": raw, "compiled": recorded, "current": current},
             )
+    # a source gone together with its page, while pages that drew on it stay (a person kept them)
+    gone: dict[str, list[str]] = defaultdict(list)
+    for raw, pages in dependents.items():
+        if raw.startswith("raw/") and raw not in ctx.raw_files and raw not in described:
+            for wpath in pages:
+                gone[wpath].append(raw)
+    for wpath, raws in sorted(gone.items()):
+        yield Finding.make(
+            "stale", "warning",
+            f"{wpath} draws on {', '.join(sorted(raws))}, which no longer exist(s): check what it says "
+            "(run wikimem compile; a page a person edited is kept as it is)",
+            paths=[wpath, *sorted(raws)], evidence={"page": wpath, "sources": sorted(raws), "state": "deleted"},
+        )
 
 
 def ungrounded_all(ctx: Context) -> Iterator[Finding]:
