@@ -664,3 +664,11 @@ def test_a_kept_page_drawing_on_a_removed_source_is_stale(ws, settings):
     found = [f for f in by_rule(run_lint(ws, settings, ["stale"], write=False), "stale")
              if f.evidence["page"] == f"wiki/{concept.relative_to(ws.wiki).as_posix()}"]
     assert found and found[0].evidence["sources"] == ["raw/widget-3.md"]
+
+
+def test_help_names_every_rule():
+    result = CliRunner().invoke(main, ["lint", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    for name in RULES:
+        assert name in text, name
