@@ -54,7 +54,8 @@ RECENCY = 0.15  # bonus for the newest member of a series
 RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest value
 # a word in more than this share of index entries only adds to passages that match a rarer one
 COMMON_FRACTION = 0.08
-COMMON_MODE = "maybe"  # "maybe": common words add to passages matched by rarer ones; "drop": ignored
+POSTINGS_BUDGET = 4000  # passages the rarest words of a question may pick as candidates
+LARGE_INDEX = 50_000  # entries; above it common words are not scored at all (see build_query)
 CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent"}
 
 # dropped from questions (on top of whoosh's own index stop list): question words and
@@ -679,28 +680,43 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
 
     Words found in a large share of passages ("go" in Go release notes) only add to the
     score of passages that match a rarer word too (whoosh's AndMaybe): they rarely decide
-    anything, and scoring their long posting lists is most of the cost of a query.
+    anything, and scoring their long posting lists is most of the cost of a query. On a
+    large wiki the candidates are bounded too: the rarest words pick them, up to a budget of
+    postings, and the rest of the words are left out (pure-Python scoring costs about a
+    microsecond a posting; a 10k-source wiki has lists of 20k+).
     """
     from whoosh import query as Q
 
     def clauses(terms: Iterable[str]) -> list[Any]:
         return [Q.Term(f, t, boost=b) for t in terms for f, b in FIELD_BOOSTS.items()]
 
-    def either(items: list[Any]) -> Any:
+    def either(items: list[Any], matcher: int) -> Any:
         if len(items) == 1:
             return items[0]
         query = Q.Or(items)
-        # score into arrays instead of a tree of union matchers: 3x faster on question-sized
-        # queries (bench/search_speed.py); results are the same
-        query.matcher_type = Q.Or.ARRAY_MATCHER
+        query.matcher_type = matcher
         return query
 
     common: list[str] = []
     rare = list(parsed.terms)
     if doc_frequency is not None and doc_count > 200:
         cutoff = COMMON_FRACTION * doc_count
-        common = [t for t in parsed.terms if doc_frequency("body", t) > cutoff]
+        df = {t: doc_frequency("body", t) for t in parsed.terms}
+        common = [t for t in parsed.terms if df[t] > cutoff]
         rare = [t for t in parsed.terms if t not in common]
+        # bound the candidates on a large wiki: the rarest words pick the passages, up to a
+        # budget of postings. On a small wiki every word fits and this changes nothing.
+        budget, total, picked = POSTINGS_BUDGET, 0, []
+        for t in sorted(rare, key=lambda t: df[t]):
+            if picked and total + df[t] > budget:
+                break
+            picked.append(t)
+            total += df[t]
+        rare = [t for t in rare if t in picked]
+        if doc_count > LARGE_INDEX:
+            # scoring the common words' long posting lists, even only for the candidates,
+            # costs four times the rest of the query on a 10k-source wiki (bench/search_speed.py)
+            common = []
     phrases = [
         Q.Or([Q.Phrase("body", list(p), boost=2.0), Q.Phrase("title", list(p), boost=4.0),
               Q.Phrase("headings", list(p), boost=3.0)])
@@ -711,9 +727,13 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
         main, common = clauses(common), []
     if not main:
         return None
-    query = either(main)
-    if common and COMMON_MODE == "maybe":
-        query = Q.AndMaybe(query, either(clauses(common)))
+    # on a small index the candidates score into arrays (3x faster than whoosh's tree of
+    # union matchers); the array matcher walks the whole range of entries, though, so on a
+    # large index the tree is faster (105 vs 195 ms at 181k entries). The optional side
+    # keeps the tree, whose skip_to reads only the blocks of postings that hold candidates.
+    query = either(main, Q.Or.ARRAY_MATCHER if doc_count <= LARGE_INDEX else Q.Or.DEFAULT_MATCHER)
+    if common:
+        query = Q.AndMaybe(query, either(clauses(common), Q.Or.DEFAULT_MATCHER))
     return query
 
 
@@ -773,6 +793,20 @@ class Engine:
         self._priors = manifest.get("priors", {})
         self._docs = manifest.get("docs", {})
 
+    def _first_passage(self, path: str) -> dict[str, Any]:
+        """The first passage of a file that matched by its title alone. Read through the file's
+        own short posting list: a query on `level` would walk every entry of the index."""
+        reader = self._searcher.reader()
+        try:
+            docnums = list(reader.postings("path", path).all_ids())
+        except Exception:  # noqa: BLE001 - whoosh raises TermNotFound for a path it lacks
+            return {}
+        for docnum in docnums:
+            fields = reader.stored_fields(docnum)
+            if fields.get("level") == "part":
+                return fields
+        return {}
+
     def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
         from whoosh import query as Q
 
@@ -830,7 +864,7 @@ class Engine:
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
         out = []
         for score, path in ranked:
-            fields = parts[path][1] if path in parts else (searcher.document(path=path, level="part") or {})
+            fields = parts[path][1] if path in parts else self._first_passage(path)
             snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [])
             heading = fields.get("headings") or ""
             title = str((self._docs.get(path) or {}).get("title") or path)
