@@ -667,7 +667,7 @@ def test_a_kept_page_drawing_on_a_removed_source_is_stale(ws, settings):
 
 
 def test_help_names_every_rule():
-    result = CliRunner().invoke(main, ["lint", "--help"])
+    result = CliRunner().invoke(main, ["lint", "--help"], terminal_width=400)
     assert result.exit_code == 0
     text = " ".join(result.output.split())
     for name in RULES:
