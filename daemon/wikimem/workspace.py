@@ -45,8 +45,16 @@ class Workspace:
         return self.state_dir / "state.db"
 
     def rel(self, path: Path) -> str:
-        """Workspace-relative POSIX path, as written in pages and JSON."""
-        return path.resolve().relative_to(self.root).as_posix() if path.is_absolute() else path.as_posix()
+        """Workspace-relative POSIX path, as written in pages and JSON.
+
+        Lexical, not resolved: raw/ may be a symlink to a folder elsewhere.
+        """
+        if not path.is_absolute():
+            return path.as_posix()
+        try:
+            return Path(os.path.normpath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
 
     def is_initialized(self) -> bool:
         return self.raw.is_dir() and self.wiki.is_dir()

@@ -15,6 +15,7 @@ import math
 import os
 import posixpath
 import re
+import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,9 +225,9 @@ class OfflineBackend:
     def _analyse_in_parallel(self, batch: Batch) -> dict[str, tuple[str, Any]]:
         """Load and analyse uncached sources on every core when there are many of them.
 
-        A first compile of a large raw/ is CPU-bound; analysis of one source never
-        depends on another, so worker processes split it. Small batches (the daemon's
-        usual one or two files) stay in-process: starting workers would cost more.
+        A first `wikimem compile` of a large raw/ is CPU-bound; analysis of one source
+        never depends on another, so worker processes split it. Small batches stay
+        in-process (starting workers would cost more), and so does the daemon.
         """
         todo = [
             (p, batch.sources[p].sha256)
@@ -234,13 +235,14 @@ class OfflineBackend:
             if p in batch.files and batch.state.get_analysis(batch.sources[p].sha256, self.cache_key) is None
         ]
         workers = min(4, os.cpu_count() or 1)
-        if len(todo) < PARALLEL_THRESHOLD or workers < 2:
+        if len(todo) < PARALLEL_THRESHOLD or workers < 2 or threading.active_count() > 1:
+            # in a process with other threads (the daemon: watcher, scheduler) work stays
+            # in-process: forking there is unsafe, and a forkserver would outlive the batch
             return {}
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        # forkserver, not fork: the daemon has watcher and scheduler threads
-        context = multiprocessing.get_context("forkserver")
+        context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
         results: dict[str, tuple[str, Any]] = {}
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             jobs = [(str(batch.files[p]), p, batch.max_bytes) for p, _ in todo]
