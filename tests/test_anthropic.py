@@ -317,16 +317,14 @@ def test_api_errors_after_retries_fail_the_source_and_the_run_goes_on(ws: Worksp
     write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
     before = snapshot(ws.wiki)
     server.add(
-        Error(529, "Overloaded", "overloaded_error"),
-        Error(529, "Overloaded", "overloaded_error"),
-        Error(529, "Overloaded", "overloaded_error"),  # the SDK tried three times
+        *[Error(529, "Overloaded", "overloaded_error")] * 5,  # the SDK tried five times (4 retries)
         reply(memory("create", path="/memories/sources/b.md", file_text="---\ntitle: B\n---\n# B\n\nBeta.\n")),
         reply(text("Done.")),
     )
     report = compile_with(ws, server)
     assert report.failed == [("raw/a.md", "API error 529: Overloaded")]
     assert report.compiled == ["raw/b.md"]
-    assert len(server.requests) == 5
+    assert len(server.requests) == 7
     assert not (ws.wiki / "sources/a.md").exists() and before["AGENTS.md"] == (ws.wiki / "AGENTS.md").read_bytes()
 
 
@@ -777,3 +775,15 @@ def test_a_no_op_edit_leaves_a_person_edited_page_protected(ws: Workspace, serve
     finally:
         state.close()
     assert recorded != file_sha256(human)  # still a person's page: never overwritten
+
+
+def test_a_passing_overload_is_retried_by_the_sdk(ws: Workspace, server: FakeMessagesServer) -> None:
+    write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
+    server.add(
+        Error(529, "Overloaded", "overloaded_error"),
+        Error(500, "Internal server error", "api_error"),
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n")),
+        reply(text("Done.")),
+    )
+    report = compile_with(ws, server)
+    assert report.compiled == ["raw/a.md"] and report.failed == [] and len(server.requests) == 4

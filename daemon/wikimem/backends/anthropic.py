@@ -62,6 +62,7 @@ TRANSIENT = (
     "not attempted", "the API refused", "model or endpoint", "API error", "cannot reach",
     "the response broke off", "cannot read it", "reading it needs",
 )
+MAX_RETRIES = 4  # the SDK's retries per request, on connection errors, 408, 409, 429 and 5xx
 MAX_FIX_ROUNDS = 2  # times code hands validation problems back before it accepts or fails
 INDEX_CHARS = 30_000  # index.md stays under 25 KB; a bigger one is cut, the model can search
 # rough per-part shape of a compile, for estimates: turns, what each turn reads back, what it writes
@@ -427,7 +428,9 @@ class AnthropicBackend:
         if self._client is None:
             import anthropic
 
-            kwargs: dict[str, Any] = {}
+            # long compiles meet 429/529 (overloaded) now and then: a few more tries than the SDK's
+            # default 2, with its backoff (up to 8 s each, or what retry-after says), before a source fails
+            kwargs: dict[str, Any] = {"max_retries": MAX_RETRIES}
             if self.settings.base_url:
                 kwargs["base_url"] = self.settings.base_url
                 if not credentials(self.environ):
