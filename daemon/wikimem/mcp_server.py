@@ -114,8 +114,8 @@ def lint_findings(ws: Workspace) -> dict[str, Any]:
         from .config import load_settings
         from .lint import run_lint
     except ImportError:  # a build without the lint module: serve the last written report
-        run_lint = None
-    if run_lint is not None:
+        pass
+    else:
         # write=False: the server is read-only; lint.md and log.md stay as the last real run left them
         report = run_lint(ws, load_settings(ws.root), write=False, lock=False)
         return report.to_json()

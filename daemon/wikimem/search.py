@@ -220,7 +220,7 @@ def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
     return chunks
 
 
-def load_wiki_page(ws: Workspace, rel: str) -> Doc | None:
+def load_wiki_page(ws: Workspace, rel: str) -> Doc:
     from .pages import FrontMatterError, parse_meta, split_front_matter
     from .sources import parse_markdown
 
@@ -250,7 +250,8 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc | None:
         # the quotes are most of the text to index (60% at 10k sources) and every one of them
         # is indexed again in its raw source. The page is found by its title and aliases and
         # its newest quotes; the rest stays a read away.
-        kept, size = [], 0
+        kept: list[Chunk] = []
+        size = 0
         for chunk in chunks:
             size += len(chunk.text)
             if size > CONCEPT_INDEX_CHARS and kept:
@@ -706,7 +707,8 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
         rare = [t for t in parsed.terms if t not in common]
         # bound the candidates on a large wiki: the rarest words pick the passages, up to a
         # budget of postings. On a small wiki every word fits and this changes nothing.
-        budget, total, picked = POSTINGS_BUDGET, 0, []
+        budget, total = POSTINGS_BUDGET, 0
+        picked: list[str] = []
         for t in sorted(rare, key=lambda t: df[t]):
             if picked and total + df[t] > budget:
                 break
