@@ -53,8 +53,9 @@ PY = sys.executable
 RESULTS = HERE / "results"
 SMALL = 100  # the small generated workspace a single-source change is compared against
 EPOCH = "1798675200"
-# figure groups --only can pick; full compiles always run (every other figure needs their wiki)
-GROUPS = ("noop", "change", "search", "mcp", "lint", "modules")  # SOURCE_DATE_EPOCH for every wikimem process: stable `updated:` stamps
+# figure groups --only can pick; the full compiles also run whenever a figure needs their wiki
+GROUPS = ("compile", "noop", "change", "search", "mcp", "lint", "modules")
+SCALE_GROUPS = {"compile", "noop", "change", "search", "mcp", "lint"}  # SOURCE_DATE_EPOCH for every wikimem process: stable `updated:` stamps
 
 
 # --- running and measuring one process --------------------------------------------------------
@@ -773,9 +774,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit(f"bench: the corpora are missing: {scale.CORPUS} (../shared/corpus)")
         n_sources = corpus_ws(corpus)
         label = f"{n_sources} corpus sources"
-
-        say(f"full compile of the corpora ({n_sources} sources) vs plain whoosh")
-        bench.full_compile(corpus, label, 1 if bench.quick else 3)
+        big = work / f"scale-{bench.scale}"
+        if bench.groups & {"compile", "noop", "search"}:
+            say(f"full compile of the corpora ({n_sources} sources) vs plain whoosh")
+            bench.full_compile(corpus, label, 1 if bench.quick else 3)
         corpus_index = work / "whoosh-corpus"
         if "noop" in bench.groups:
             say("no-op compile of the corpora")
@@ -785,8 +787,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             bench.cold_search(corpus, corpus_index, label)
 
         sizes = [bench.scale] if bench.quick or bench.scale <= 1000 else [1000, bench.scale]
-        big = work / f"scale-{bench.scale}"
-        for size in sizes:
+        for size in sizes if bench.groups & SCALE_GROUPS else []:
             root = work / f"scale-{size}"
             say(f"generating {size:,} sources")
             scale.build(root, size)
