@@ -618,7 +618,7 @@ class Bench:
             self.raw_modules[name] = data
 
 
-_TIMING_LINE = re.compile(r"^\s*(?P<label>[A-Za-z][^\n]*?)\s{2,}(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b(?P<rest>.*)$")
+_TIMING_LINE = re.compile(r"^\s*(?P<label>[A-Za-z][^\n]*?)\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b(?P<rest>.*)$")
 
 
 def text_rows(name: str, stdout: str, goal: float | None) -> list[Row]:
@@ -630,7 +630,10 @@ def text_rows(name: str, stdout: str, goal: float | None) -> list[Row]:
             continue
         value = float(m.group("value")) / (1000 if m.group("unit") == "ms" else 1)
         rest = " ".join(m.group("rest").split())[:120]
-        rows.append(Row(f"{name}: {m.group('label').strip()}", value, "s", goal=f"≤ {goal:g} s" if goal else "",
+        label = " ".join(m.group("label").split())
+        if label.lower().startswith(("generated", "built", "budget")):
+            continue  # setup time and summaries, not figures
+        rows.append(Row(f"{name}: {label}", value, "s", goal=f"≤ {goal:g} s" if goal else "",
                         goal_abs=goal, note=rest, extra={"line": line.strip()}))
     return rows or [Row(f"bench/{name}.py", status="info", note="ran; printed no timing lines (see JSON)")]
 
@@ -865,7 +868,8 @@ def main(argv: list[str] | None = None) -> int:
     m = result["machine"]
     print(f"wikimem bench, {result['when']}, commit {m.get('commit', '?')}, {m.get('cpus')} CPUs "
           f"({m.get('cpu', '?')}), load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, "
-          f"{'quick' if result['quick'] else 'full'} run in {result['seconds']:.0f} s\n")
+          f"{'quick' if result['quick'] else 'full'} run{' (' + args.only + ')' if args.only else ''} "
+          f"in {result['seconds']:.0f} s\n")
     print(result["table"])
     print(f"\nratios are the figure: absolute times are indicative only. JSON: {out}", file=sys.stderr)
     return 0
