@@ -216,3 +216,21 @@ def test_reindex_swaps_in_a_new_index_under_an_open_engine(compiled):
     write(compiled, "notes/bread.md", "# Rye bread\n\nRye sourdough needs a long proof.\n")
     assert "raw/notes/bread.md" in [p.hit.path for p in eng.passages("rye proof", 3)]
     eng.close()
+
+
+def test_watching_engine_sees_new_files_without_walking_on_queries(compiled):
+    import time as _time
+
+    eng = S.Engine(compiled, fresh_within=3600)
+    assert eng.passages("sourdough", 1)
+    eng.watch(0.1)
+    try:
+        write(compiled, "notes/kelp.md", "# Kelp forests\n\nKelp grows half a metre a day.\n")
+        deadline = _time.monotonic() + 30
+        found: list[str] = []
+        while _time.monotonic() < deadline and "raw/notes/kelp.md" not in found:
+            found = [p.hit.path for p in eng.passages("how fast does kelp grow", 3)]
+            _time.sleep(0.05)
+        assert "raw/notes/kelp.md" in found
+    finally:
+        eng.stop()

@@ -23,8 +23,8 @@ log = logging.getLogger("wikimem.mcp")
 
 READ_MAX_CHARS = 60_000
 NOTE_MAX_BYTES = 1_000_000
-# a server answers many queries in a row: walk the folders for changes at most this often
-# (sooner whenever log.md changed, i.e. after every compile)
+# a server answers many queries in a row: a background thread walks the folders for changes
+# this often (a compile by the daemon updates the index itself, which queries see at once)
 FRESH_WITHIN_SECONDS = 2.0
 WIKI_TOP_FILES = {"index.md", "log.md", "AGENTS.md", "lint.md"}
 
@@ -241,6 +241,8 @@ def serve(ws: Workspace, *, allow_write: bool = False) -> None:
                 engine.refresh()
         except Exception as exc:  # noqa: BLE001 - the first search reports it as a tool error
             log.warning("search index not ready: %s", exc)
+        # from now on a background thread looks for changed files; queries never walk
+        engine.watch(FRESH_WITHIN_SECONDS)
 
     # bring the index up to date while the client connects: on a large wiki that was never
     # searched the first build takes minutes, and the first search then waits for less of it

@@ -401,11 +401,23 @@ def _ignored(name: str) -> bool:
     return name in _IGNORED_NAMES or name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES)
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
+_MANIFESTS: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
+def _read_manifest(folder: Path, *, cached: bool = False) -> dict[str, Any] | None:
+    """The manifest; `cached` reuses the last parse while the file is unchanged (read-only use:
+    parsing 5 MB of JSON at 10k sources would be most of a freshness check)."""
+    path = folder / "manifest.json"
     try:
-        data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        st = path.stat()
+        key = (st.st_mtime_ns, st.st_size)
+        if cached and path in _MANIFESTS and _MANIFESTS[path][0] == key:
+            return _MANIFESTS[path][1]
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if cached and isinstance(data, dict) and data.get("version") == INDEX_VERSION:
+        _MANIFESTS[path] = (key, data)
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return None
     return data
@@ -479,7 +491,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0) -> 
     """
     started = time.perf_counter()
     folder = index_dir(ws)
-    manifest = None if rebuild else _read_manifest(folder)
+    manifest = None if rebuild else _read_manifest(folder, cached=True)
     if manifest is not None:
         current = walk_files(ws)
         files = manifest["files"]
@@ -749,6 +761,8 @@ class Engine:
     def __init__(self, ws: Workspace, *, fresh_within: float = 0.0):
         self.ws = ws
         self.fresh_within = fresh_within
+        self._watch: Any = None  # the background checker's thread, once started
+        self._stop: Any = None
         self._checked = 0.0
         self._log_stat: tuple[int, int] | None = None
         self._ix: Any = None
@@ -761,6 +775,31 @@ class Engine:
             self._searcher.close()
         self._searcher = self._ix = None
 
+    def watch(self, every: float = 2.0) -> None:
+        """Look for changed files in a background thread every `every` seconds, so no query
+        waits on the directory walk (a fifth of a second at 10k sources). Queries then see a
+        change within `every` seconds, or at once when a compile already updated the index."""
+        import threading
+
+        if self._watch is not None:
+            return
+        self._stop = threading.Event()
+
+        def loop() -> None:
+            while not self._stop.wait(every):
+                try:
+                    update_index(self.ws, wait=0.0)
+                except Exception as exc:  # noqa: BLE001 - derived data: log, keep serving
+                    log.warning("search index not updated: %s", exc)
+
+        self._watch = threading.Thread(target=loop, name="wikimem-index-watch", daemon=True)
+        self._watch.start()
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        self.close()
+
     def _log_signature(self) -> tuple[int, int] | None:
         try:
             st = (self.ws.wiki / "log.md").stat()
@@ -769,6 +808,11 @@ class Engine:
             return None
 
     def refresh(self, force: bool = False) -> None:
+        if self._watch is not None and self._searcher is not None and not force:
+            # the watcher (or a compile, or another process) keeps the index current
+            if not self._searcher.up_to_date():
+                self._reopen()
+            return
         now = time.monotonic()
         sig = self._log_signature()
         if (not force and self._searcher is not None and self.fresh_within > 0
