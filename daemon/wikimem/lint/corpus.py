@@ -105,13 +105,22 @@ class SourceCache:
     def close(self) -> None:
         if self.db is None:
             return
-        with contextlib.suppress(sqlite3.Error):
-            if self.pending:
-                self.db.execute("BEGIN")
-                self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?)", self.pending)
-                self.db.execute("COMMIT")
+        try:
+            # a cache that cannot be written only costs time on the next run
+            with contextlib.suppress(sqlite3.Error):
+                if self.pending:
+                    self.db.execute("BEGIN")
+                    self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?)", self.pending)
+                    self.db.execute("COMMIT")
+                # derived data: drop records of older code, and of files gone when this run saw every file
+                self.db.execute("DELETE FROM docs WHERE version != ?", (CACHE_VERSION,))
+                live = {sha for sha in self.shas.values() if sha}
+                if live and len(self.shas) == len(self.ctx.raw_files) and len(live) < 30_000:
+                    marks = ",".join("?" * len(live))
+                    self.db.execute(f"DELETE FROM docs WHERE sha256 NOT IN ({marks})", tuple(live))
+        finally:
             self.db.close()
-        self.db = None
+            self.db = None
 
     def sha(self, path: str) -> str | None:
         """Current hash of a raw file; state.db's row is trusted while size and mtime match."""
