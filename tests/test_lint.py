@@ -672,3 +672,13 @@ def test_help_names_every_rule():
     text = " ".join(result.output.split())
     for name in RULES:
         assert name in text, name
+
+
+def test_quotes_compare_on_normalized_words():
+    from wikimem.lint.corpus import words
+    from wikimem.lint.sourcing import fragments
+
+    assert words("Caf\u00e9 \ufb01ne") == words("Cafe\u0301 fine")
+    assert words("you’re") == words("you're")
+    # link targets go, the word cut by an ellipsis goes
+    assert fragments("see [the guide](../x.md#L3) for details … and the rest") == ["see [the guide] for", "the rest"]

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import sqlite3
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,12 @@ _TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*)\s+v?(\d+(?:\.\d+)*)\b")
 
 
 def words(text: str) -> str:
-    """Lowercase word sequence, space-padded, so `" a b " in words(doc)` tests a run of words."""
+    """Lowercase word sequence, space-padded, so `" a b " in words(doc)` tests a run of words.
+
+    NFKC first: a composed and a decomposed "é", or a PDF's "ﬁ" ligature and "fi", are the same words.
+    """
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     return " " + " ".join(_WORDS.findall(text.lower())) + " "
 
 
