@@ -17,7 +17,7 @@ from typing import Any
 from .sources import Document
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 3
+ANALYSIS_VERSION = 4
 
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any

@@ -10,6 +10,7 @@ import datetime as dt
 import html
 import logging
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,7 @@ _SKIP_TAG = re.compile(r"^<(style|script|svg)\b", re.IGNORECASE)
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 _TABLE_RULE = re.compile(r"\|?[\s:|-]+\|?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
 _REF_DEF = re.compile(r"^\[[^\]]+\]:\s*\S+")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 _HEADING_ATTR = re.compile(r"\s*\{#[^}]*\}\s*$")
@@ -128,7 +130,8 @@ def clean_inline(text: str) -> str:
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# list items, and definition-list bodies (": text", as the Go release notes write them)
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:)\s+")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>:.])\1{2,}\s*$")
 
@@ -264,7 +267,12 @@ def parse_markdown(text: str, line_offset: int = 0, *, rst: bool = False) -> lis
             while i < len(lines) and (lines[i][:4] == "    " or not lines[i].strip()):
                 code.append(lines[i])
                 i += 1
-            blocks.append(Block("code", "\n".join(code).strip("\n"), code_start + line_offset))
+            text = "\n".join(code).strip("\n")
+            if _looks_like_prose(text):
+                # indented prose: the body of a list or definition item after a blank line
+                blocks.extend(parse_markdown(textwrap.dedent(text), code_start - 1 + line_offset))
+            else:
+                blocks.append(Block("code", text, code_start + line_offset))
             continue
         else:
             if para_kind == "table" or (para_kind == "item" and not line[:1].isspace()):
@@ -287,6 +295,20 @@ def parse_markdown(text: str, line_offset: int = 0, *, rst: bool = False) -> lis
         elif text := clean_inline(b.text):
             cleaned.append(Block(b.kind, text, b.line, b.level))
     return cleaned
+
+
+_PROSE_START = re.compile(r"^(?:<!--.*?-->\s*)*[\[`*_\"(]*[A-Z]")
+_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^\s*(?:#|//|\$ )", re.MULTILINE)
+
+
+def _looks_like_prose(text: str) -> bool:
+    """An indented block that reads as sentences rather than code."""
+    plain = _HTML_COMMENT.sub("", text).strip()
+    if not plain or not _PROSE_START.match(plain):
+        return False
+    words = plain.split()
+    code_marks = len(_CODE_MARKS.findall(_INLINE_CODE.sub("", plain)))
+    return len(words) >= 6 and code_marks <= len(words) // 25 and bool(re.search(r"[.:!?]\s*$", plain))
 
 
 # --- dates ---------------------------------------------------------------------------------
