@@ -329,6 +329,9 @@ class Bench:
         self.warm_n: int = 20 * args.repeats if args.repeats else (60 if self.quick else 200)
         self.module_dir: Path = HERE
         self.groups: set[str] = set(args.only.split(",")) if getattr(args, "only", None) else set(GROUPS)
+        if self.quick and not getattr(args, "only", None):
+            # the modules alone take longer than the quick run's minute: ask with --only ...,modules
+            self.groups.discard("modules")
         if getattr(args, "skip_modules", False):
             self.groups.discard("modules")
         self.rows: list[Row] = []
@@ -457,7 +460,7 @@ class Bench:
         with self.figure(fig, baseline="cold plain whoosh query"):
             # the first search may build the index: not what "cold process" measures
             checked(wikimem("search", self.queries[0], "--root", str(root), "--json", timeout=1800), "first search")
-            n = 2 * self.repeats + 1
+            n = 3 if self.quick else 2 * self.repeats + 1
             a, b = self.interleaved(
                 lambda i: wikimem("search", self.queries[i % len(self.queries)], "--root", str(root), "--json"),
                 lambda i: baseline("query", str(index_dir), self.queries[i % len(self.queries)]), n, fig)
@@ -808,7 +811,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             scale.build(small, bench.small)
             checked(wikimem("compile", "--root", str(small), "--quiet"), f"compile at {bench.small}")
             bench.single_change(big, small, bench.repeats)
-        if bench.search_cli and bench.groups & {"search", "mcp"}:
+        if bench.search_cli and bench.groups & {"search", "mcp"} and not bench.quick:
             say(f"search index build at {label_big}")
             bench.index_build(big, label_big)
         if bench.groups & {"search", "mcp"}:
