@@ -741,13 +741,13 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
         main, common = clauses(common), []
     if not main:
         return None
-    # on a small index the candidates score into arrays (3x faster than whoosh's tree of
-    # union matchers); the array matcher walks the whole range of entries, though, so on a
-    # large index the tree is faster (105 vs 195 ms at 181k entries). The optional side
-    # keeps the tree, whose skip_to reads only the blocks of postings that hold candidates.
-    query = either(main, Q.Or.ARRAY_MATCHER if doc_count <= LARGE_INDEX else Q.Or.DEFAULT_MATCHER)
+    # on a small index the words score into arrays (3x faster than whoosh's tree of union
+    # matchers); the array matcher walks the whole range of entries, though, so on a large
+    # index the tree is faster (105 vs 195 ms at 181k entries)
+    matcher = Q.Or.ARRAY_MATCHER if doc_count <= LARGE_INDEX else Q.Or.DEFAULT_MATCHER
+    query = either(main, matcher)
     if common:
-        query = Q.AndMaybe(query, either(clauses(common), Q.Or.DEFAULT_MATCHER))
+        query = Q.AndMaybe(query, either(clauses(common), matcher))
     return query
 
 
