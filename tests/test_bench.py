@@ -115,6 +115,16 @@ def test_rows_judge_ratio_and_absolute_goals() -> None:
     assert "| x | 50 ms | b: 100 ms | 0.50x | ≤ 1 s | ok |" in text
 
 
+def test_missing_corpora_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    proc = subprocess.run([sys.executable, str(BENCH / "run.py"), "--quick", "--corpus-root", str(tmp_path / "empty"),
+                           "--workdir", str(tmp_path), "--out", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "the corpora are missing" in proc.stderr.strip().splitlines()[-1]
+    assert proc.stdout == "" and not (tmp_path / "r.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]  # its work folder was removed
+
+
 def test_unknown_group_is_a_usage_error() -> None:
     proc = subprocess.run([sys.executable, str(BENCH / "run.py"), "--only", "noop,speed"],
                           capture_output=True, text=True, timeout=120)
