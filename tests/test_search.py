@@ -234,3 +234,9 @@ def test_watching_engine_sees_new_files_without_walking_on_queries(compiled):
         assert "raw/notes/kelp.md" in found
     finally:
         eng.stop()
+
+
+def test_quoted_phrase_ranks_the_exact_wording_first(ws):
+    write(ws, "a.md", "# Alpha\n\nThe cache of the build is cleared on Mondays.\n")
+    write(ws, "b.md", "# Beta\n\nThe build cache is cleared on Fridays.\n")
+    assert S.search(ws, '"build cache" cleared', limit=2)[0].path == "raw/b.md"
