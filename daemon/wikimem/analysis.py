@@ -17,7 +17,7 @@ from typing import Any
 from .sources import Document
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 4
+ANALYSIS_VERSION = 7
 
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any
@@ -314,12 +314,14 @@ def analyze(doc: Document) -> SourceAnalysis:
         content = [t for t in head_toks if is_content(t)]
         if 1 <= len(content) <= 3 and len(head_toks) <= 4:
             signal(name_key(s.text), 2, s.text)
-        if _heading_level(doc, s.line) <= 2:
-            # the words of a title name what the document is about
+        level = _heading_level(doc, s.line)
+        if level <= 2:
+            # the words of a title name what the document is about (strongly for its own
+            # title, weakly for section and slide titles)
             for word in content:
                 # nouns only, roughly: "What we learned" and "Getting started" name no thing
                 if word not in GENERIC and len(word) > 3 and not word.endswith(("ing", "ed")):
-                    signal(word, 2, _surface(s.text, word))
+                    signal(word, 2 if level == 1 else 1, _surface(s.text, word))
         for key in phrase_keys(head_toks):
             if " " in key and not key.split()[0].endswith("ing"):
                 signal(key, 2, key)
@@ -327,8 +329,10 @@ def analyze(doc: Document) -> SourceAnalysis:
         if count >= 3 and " " in key and key not in signals:
             signals[key] = [1, key]
     # keep the cache small: only phrases that could ever become concepts
+    # words and two-word phrases always (a single mention still links a source to a concept);
+    # three-word phrases only when they recur or are signalled
     kept_terms = {
-        k: v for k, v in terms.items() if (k in signals or v >= 2 or " " not in k) and not _generic(k)
+        k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)
     }
     return SourceAnalysis(
         title=doc.title,

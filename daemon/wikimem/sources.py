@@ -563,11 +563,12 @@ def load_pdf(path: str, file: Path) -> Document:
         if len(paragraphs) == 1:
             # many slide PDFs have no blank lines: one paragraph per page keeps sentences whole
             paragraphs = [page_text]
-        for para in paragraphs:
+        for index, para in enumerate(paragraphs):
             para = re.sub(r"[ \t]+", " ", para).strip()
             if para:
                 first, _, rest = para.partition("\n")
-                if number > 0 and len(first) < 80 and rest and not first.endswith((".", ",", ":")):
+                # a page's first short line is its title (slides); later short lines are prose
+                if index == 0 and len(first) < 80 and rest and not first.endswith((".", ",", ":")):
                     blocks.append(Block("heading", first.strip(), number, 2))
                     if rest.strip():
                         blocks.append(Block("para", rest.strip(), number))

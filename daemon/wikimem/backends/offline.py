@@ -349,11 +349,13 @@ class OfflineBackend:
                 quotes = [(p, analyses[p], _mentions(quotable_of(p), concept.keys)) for p in shown]
                 page = self._concept_page(concept, quotes, analyses, batch)
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", key))
+        # every concept page wikimem wrote that no chosen concept renders any more goes
         live_pages = {page for _, page in new_prints.values()}
-        for key in sorted(set(old_prints)):
-            old_page = old_prints[key][1]
-            if old_page not in live_pages:
-                edits.append(PageEdit(old_page, None, "concept", key))
+        written = batch.state.pages()
+        for page_path in sorted(written):
+            _, kind, owner = written[page_path]
+            if kind == "concept" and page_path not in live_pages and page_path.startswith("concepts/"):
+                edits.append(PageEdit(page_path, None, "concept", owner))
         batch.state.set_meta("offline.concepts", new_prints)
         return BatchResult(tuple(edits), tuple(outcomes))
 
