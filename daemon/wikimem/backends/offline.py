@@ -114,11 +114,15 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
     concepts: dict[str, Concept] = {}
     used_slugs: set[str] = set()
     for group in sorted((g for g in merged.values() if g), key=lambda g: min(g)):
-        key = max(sorted(group), key=lambda k: (" " in k, df[k]))
+        # the name: one word where the group has its spelling as one ("rollback" over "roll
+        # back", "hashmap" over "hash map"), else the phrase a lone word was merged into
+        squashed = [k for k in group if " " not in k and any(" " in g and g.replace(" ", "") == k for g in group)]
+        key = squashed[0] if squashed else max(sorted(group), key=lambda k: (" " in k, df[k]))
+        own = surfaces.get(key, Counter({key: 1}))
         forms: Counter[str] = Counter()
         for k in group:
             forms.update(surfaces.get(k, Counter({k: 1})))
-        title = _title(max(sorted(forms), key=lambda f: forms[f]))
+        title = _title(max(sorted(own), key=lambda f: own[f]))
         aliases = sorted({_title(f) for f in forms if _title(f).lower() != title.lower()}, key=str.lower)[:8]
         slug = slugify(key)
         if slug == "index" or slug.startswith("index-"):
