@@ -18,8 +18,10 @@ question asks for the current value.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import logging
+import operator
 import os
 import re
 import shutil
@@ -688,6 +690,44 @@ def weighting() -> Any:
     return BM25F(title_B=0.0, aliases_B=0.0, where_B=0.0)
 
 
+def select_terms(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> tuple[list[str], list[str]]:
+    """(rare, common): the words that pick candidates and the words that only add to them
+    (see build_query)."""
+    common: list[str] = []
+    rare = list(parsed.terms)
+    if doc_frequency is not None and doc_count > 200:
+        cutoff = COMMON_FRACTION * doc_count
+        df = {t: doc_frequency("body", t) for t in parsed.terms}
+        common = [t for t in parsed.terms if df[t] > cutoff]
+        rare = [t for t in parsed.terms if t not in common]
+        # bound the candidates on a large wiki: the rarest words pick the passages, up to a
+        # budget of postings. On a small wiki every word fits and this changes nothing.
+        budget, total = POSTINGS_BUDGET, 0
+        picked: list[str] = []
+        for t in sorted(rare, key=lambda t: df[t]):
+            if picked and total + df[t] > budget:
+                break
+            picked.append(t)
+            total += df[t]
+        rare = [t for t in rare if t in picked]
+        if doc_count > LARGE_INDEX:
+            # scoring the common words' long posting lists, even only for the candidates,
+            # costs four times the rest of the query on a 10k-source wiki (bench/search_speed.py)
+            common = []
+    return rare, common
+
+
+def phrase_queries(parsed: ParsedQuery) -> list[Any]:
+    """A quoted phrase of two words or more scores again, in the body, title or headings."""
+    from whoosh import query as Q
+
+    return [
+        Q.Or([Q.Phrase("body", list(p), boost=2.0), Q.Phrase("title", list(p), boost=4.0),
+              Q.Phrase("headings", list(p), boost=3.0)])
+        for p in parsed.phrases if len(p) > 1
+    ]
+
+
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
     """Every content word may match (OR), in any field, with the field's weight.
 
@@ -710,32 +750,8 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
         query.matcher_type = matcher
         return query
 
-    common: list[str] = []
-    rare = list(parsed.terms)
-    if doc_frequency is not None and doc_count > 200:
-        cutoff = COMMON_FRACTION * doc_count
-        df = {t: doc_frequency("body", t) for t in parsed.terms}
-        common = [t for t in parsed.terms if df[t] > cutoff]
-        rare = [t for t in parsed.terms if t not in common]
-        # bound the candidates on a large wiki: the rarest words pick the passages, up to a
-        # budget of postings. On a small wiki every word fits and this changes nothing.
-        budget, total = POSTINGS_BUDGET, 0
-        picked: list[str] = []
-        for t in sorted(rare, key=lambda t: df[t]):
-            if picked and total + df[t] > budget:
-                break
-            picked.append(t)
-            total += df[t]
-        rare = [t for t in rare if t in picked]
-        if doc_count > LARGE_INDEX:
-            # scoring the common words' long posting lists, even only for the candidates,
-            # costs four times the rest of the query on a 10k-source wiki (bench/search_speed.py)
-            common = []
-    phrases = [
-        Q.Or([Q.Phrase("body", list(p), boost=2.0), Q.Phrase("title", list(p), boost=4.0),
-              Q.Phrase("headings", list(p), boost=3.0)])
-        for p in parsed.phrases if len(p) > 1
-    ]
+    rare, common = select_terms(parsed, doc_frequency, doc_count)
+    phrases = phrase_queries(parsed)
     main = clauses(rare) + phrases
     if not main:  # only common words: score them all
         main, common = clauses(common), []
@@ -749,6 +765,191 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
     if common:
         query = Q.AndMaybe(query, either(clauses(common), matcher))
     return query
+
+
+class FastScorer:
+    """BM25F exactly as whoosh's `weighting()` scores it, for the plain term queries
+    `build_query` makes (an Or of field-boosted terms, optionally AndMaybe common words).
+
+    whoosh scores a posting at a time through a tree of Python matchers, about 5 µs each:
+    30 ms a question at 10k sources. Here each (field, term) posting list is read a block
+    at a time and scored in one comprehension against the field lengths, decoded once per
+    searcher, then summed into a dict; lists are cached for the searcher's life, so a word
+    seen before costs a dict merge. Phrase queries still go through whoosh.
+    """
+
+    CACHE_POSTINGS = 3_000_000  # postings kept across queries (a few hundred MB at most)
+
+    def __init__(self, searcher: Any):
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+        from whoosh.util.numeric import byte_to_length
+
+        self.searcher = searcher
+        self.leaves = [(s.reader(), offset) for s, offset in searcher.leaf_searchers()]
+        self._lenfield, self._lencolumn = _lenfield, LENGTHS_COLUMN
+        self._byte_len = [float(byte_to_length(b)) for b in range(256)]
+        self._lengths: dict[str, list[float]] = {}
+        self._cache: dict[tuple[str, str], dict[int, float]] = {}
+        self._cached = 0
+        self._totals: dict[str, dict[int, float]] = {}
+        self._weighting = searcher.weighting
+        self._paths: list[str] | None = None
+        self._levels: bytearray | None = None
+        self._kinds: list[str] | None = None
+        self.first_part: dict[str, int] = {}  # path -> its first passage's entry
+
+    def lengths(self, field: str) -> list[float]:
+        """Every entry's length in `field`, as whoosh's scorer sees it (one byte, decoded)."""
+        got = self._lengths.get(field)
+        if got is None:
+            got = []
+            table = self._byte_len
+            for reader, _ in self.leaves:
+                count = reader.doc_count_all()
+                perdoc = getattr(reader, "_perdoc", None)
+                column = perdoc._cached_reader(self._lenfield(field), self._lencolumn) if perdoc is not None else None
+                if column is None:
+                    got.extend(float(reader.doc_field_length(d, field, 1) or 1) for d in range(count))
+                else:
+                    raw = _column_bytes(column, count)
+                    got.extend(table[b] or 1.0 for b in raw)
+            self._lengths[field] = got
+        return got
+
+    def _read(self, field: str, term: str) -> tuple[list[int], list[float]]:
+        ids: list[int] = []
+        weights: list[float] = []
+        for reader, offset in self.leaves:
+            try:
+                m = reader.postings(field, term)
+            except Exception:  # noqa: BLE001 - TermNotFound: the word is not in this segment
+                continue
+            deleted = reader.deleted_docs_set if reader.has_deletions() else None
+            leaf = getattr(m, "child", m) if deleted else m
+            if hasattr(leaf, "_read_ids") and hasattr(leaf, "_next_block"):
+                # a block at a time: whoosh3's leaf matcher holds each block as two arrays
+                while leaf.is_active():
+                    leaf._read_ids()
+                    leaf._read_weights()
+                    bids, bw = leaf._ids, leaf._weights
+                    if deleted:
+                        pairs = [(d, w) for d, w in zip(bids, bw, strict=True) if d not in deleted]
+                        ids.extend(d + offset for d, _ in pairs)
+                        weights.extend(w for _, w in pairs)
+                    else:
+                        if offset:
+                            ids.extend(d + offset for d in bids)
+                        else:
+                            ids.extend(bids)
+                        weights.extend(bw)
+                    leaf._next_block()
+            else:
+                while m.is_active():
+                    ids.append(m.id() + offset)
+                    weights.append(m.weight())
+                    m.next()
+        return ids, weights
+
+    def term_scores(self, field: str, term: str) -> dict[int, float]:
+        """entry -> BM25F score of one word in one field, times the field's boost."""
+        key = (field, term)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        ids, weights = self._read(field, term)
+        got = {}
+        if ids:
+            w = self._weighting
+            b = w._field_B.get(field, w.B)
+            k1 = w.K1
+            idf = self.searcher.idf(field, term) * FIELD_BOOSTS.get(field, 1.0)
+            avg = self.searcher.avg_field_length(field) or 1
+            lengths = self.lengths(field)
+            # bm25(idf, tf, fl, avgfl, B, K1) from whoosh.scoring, inlined, with the boost
+            c1, c2 = k1 * (1 - b), k1 * b / avg
+            k = k1 + 1
+            got = {d: idf * ((tf * k) / (tf + c1 + c2 * lengths[d])) for d, tf in zip(ids, weights, strict=True)}
+        if self._cached > self.CACHE_POSTINGS:
+            self._cache.clear()
+            self._cached = 0
+        self._cache[key] = got
+        self._cached += len(got)
+        return got
+
+    def term_total(self, term: str) -> dict[int, float]:
+        """entry -> one word's boosted score summed over every field, as whoosh's Or sums it."""
+        got = self._totals.get(term)
+        if got is None:
+            got = {}
+            for fname in FIELD_BOOSTS:
+                scores = self.term_scores(fname, term)
+                if not got:
+                    got = dict(scores)
+                    continue
+                get = got.get
+                for d, s in scores.items():
+                    got[d] = get(d, 0.0) + s
+            if len(self._totals) > 5000:
+                self._totals.clear()
+            self._totals[term] = got
+        return got
+
+    def accumulate(self, terms: Iterable[str], into: dict[int, float] | None = None,
+                   only: bool = False) -> dict[int, float]:
+        """Sum the words' scores into entry -> score. With `only`, add to the entries already
+        in `into` and no others (whoosh's AndMaybe)."""
+        acc: dict[int, float] = {} if into is None else into
+        for term in terms:
+            scores = self.term_total(term)
+            if not scores:
+                continue
+            if only:
+                if len(acc) < len(scores):
+                    hits = [(d, scores[d]) for d in acc if d in scores]
+                else:
+                    hits = [(d, s) for d, s in scores.items() if d in acc]
+                for d, s in hits:
+                    acc[d] += s
+            elif not acc:
+                acc.update(scores)
+            else:
+                get = acc.get
+                for d, s in scores.items():
+                    acc[d] = get(d, 0.0) + s
+        return acc
+
+    def entries(self) -> tuple[list[str], bytearray, list[str]]:
+        """Path, level (1 = doc entry) and kind of every entry, from the short `path`,
+        `level` and `kind` posting lists rather than the stored fields (a pickle with the
+        passage text for each)."""
+        if self._paths is None:
+            total = self.searcher.doc_count_all()
+            paths = [""] * total
+            kinds = [""] * total
+            levels = bytearray(total)
+            for d in self._read("level", "doc")[0]:
+                levels[d] = 1
+            first: dict[str, int] = {}
+            for term in self.searcher.reader().lexicon("path"):
+                text = term.decode("utf-8") if isinstance(term, bytes) else term
+                for d in self._read("path", text)[0]:
+                    paths[d] = text
+                    if not levels[d] and text not in first:
+                        first[text] = d
+            for kind in KINDS:
+                for d in self._read("kind", kind)[0]:
+                    kinds[d] = kind
+            self._paths, self._levels, self._kinds, self.first_part = paths, levels, kinds, first
+        return self._paths, self._levels, self._kinds  # type: ignore[return-value]
+
+
+def _column_bytes(column: Any, count: int) -> bytes:
+    """A one-byte-per-entry lengths column as bytes: one read instead of a call per entry."""
+    dbfile, base, stored = getattr(column, "_dbfile", None), getattr(column, "_basepos", None), getattr(column, "_count", None)
+    if dbfile is None or base is None or stored is None or getattr(column, "_fixedlen", 1) != 1:
+        return bytes(column[d] for d in range(count))
+    raw = bytes(dbfile.get(base, min(stored, count)))
+    return raw + bytes(count - len(raw))  # entries past the column's end have the default, 0
 
 
 class Engine:
@@ -769,11 +970,18 @@ class Engine:
         self._searcher: Any = None
         self._priors: dict[str, float] = {}
         self._docs: dict[str, Any] = {}
+        self._fast: FastScorer | None = None
 
     def close(self) -> None:
         if self._searcher is not None:
             self._searcher.close()
-        self._searcher = self._ix = None
+        self._searcher = self._ix = self._fast = None
+
+    def _fast_scorer(self) -> FastScorer:
+        # one per open searcher: its caches hold that index generation's postings and lengths
+        if self._fast is None or self._fast.searcher is not self._searcher:
+            self._fast = FastScorer(self._searcher)
+        return self._fast
 
     def watch(self, every: float = 2.0) -> None:
         """Look for changed files in a background thread every `every` seconds, so no query
@@ -867,28 +1075,44 @@ class Engine:
             return []
         self.refresh()
         searcher = self._searcher
-        q = build_query(parsed, searcher.doc_frequency, searcher.doc_count())
-        if q is None:
-            return []
-        kind_filter = Q.Or([Q.Term("kind", k) for k in kinds]) if kinds else None
         recency = RECENCY_CURRENT if parsed.current else RECENCY
         want = max(limit * 4, 20)
-        parts: dict[str, tuple[float, Any]] = {}
+        parts: dict[str, tuple[float, int]] = {}  # path -> (score, entry) of its best passage
         heads: dict[str, float] = {}
         kind_of: dict[str, str] = {}
+        # the ranking whoosh gives build_query's query, with the words scored by FastScorer
+        # and only the quoted phrases (if any) by whoosh: it needs their word positions
+        fast = self._fast_scorer()
+        rare, common = select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
+        phrases = phrase_queries(parsed)
+        if not rare and not phrases:
+            rare, common = common, []
+        if not rare and not phrases:
+            return []
+        scores = fast.accumulate(rare)
+        if phrases:
+            found = searcher.search(phrases[0] if len(phrases) == 1 else Q.Or(phrases),
+                                    limit=None, optimize=False)
+            for score, docnum in found.top_n:
+                scores[docnum] = scores.get(docnum, 0.0) + score
+        if common:
+            fast.accumulate(common, into=scores, only=True)
+        paths, levels, kinds_by_entry = fast.entries()
+        if kinds:
+            scores = {d: sc for d, sc in scores.items() if kinds_by_entry[d] in kinds}
         while True:
-            # optimize=False: whoosh's block-quality skipping costs more than it saves on
-            # passage-sized entries (measured with bench/search_speed.py)
-            results = searcher.search(q, limit=want, optimize=False, filter=kind_filter)
-            for hit in results:
-                path = hit["path"]
-                kind_of[path] = hit["kind"]
-                if hit.get("level") == "doc":
-                    heads[path] = hit.score
-                elif path not in parts or hit.score > parts[path][0]:
-                    parts[path] = (hit.score, hit.fields())
+            # best first, ties to the lower entry number, as whoosh's collector orders them
+            top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
+            for score, neg in top:
+                docnum = -neg
+                path = paths[docnum]
+                kind_of[path] = kinds_by_entry[docnum]
+                if levels[docnum]:
+                    heads[path] = score
+                elif path not in parts or score > parts[path][0]:
+                    parts[path] = (score, docnum)
             # a long document can fill the window with its own passages; widen until enough files
-            if len(kind_of) >= limit or results.scored_length() < want or want >= 5000:
+            if len(kind_of) >= limit or len(top) < want or want >= 5000:
                 break
             want *= 4
 
@@ -910,7 +1134,12 @@ class Engine:
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
         out = []
         for score, path in ranked:
-            fields = parts[path][1] if path in parts else self._first_passage(path)
+            if path in parts:
+                fields = searcher.stored_fields(parts[path][1])
+            elif self._fast is not None and path in self._fast.first_part:
+                fields = searcher.stored_fields(self._fast.first_part[path])
+            else:
+                fields = self._first_passage(path)
             snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [])
             heading = fields.get("headings") or ""
             title = str((self._docs.get(path) or {}).get("title") or path)
@@ -921,13 +1150,33 @@ class Engine:
         return out
 
 
+# the analyzer's own token pattern (whoosh.analysis.tokenizers.default_pattern): running the
+# whole analyzer chain over each result's passage was a third of a warm query; a word's stem
+# is looked up once and kept
+_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
+_STEMS: dict[str, str] = {}
+
+
+def _stem(word: str) -> str:
+    stem = next((t.text for t in analyzer()(word, removestops=False)), "")
+    if len(_STEMS) > 200_000:
+        _STEMS.clear()
+    _STEMS[word] = stem
+    return stem
+
+
 def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int = 240) -> tuple[str, int | None]:
     """The window of `body` with the most distinct query terms, and the file line it starts on."""
     if not body:
         return "", None
-    ana = analyzer()
-    tokens = [(t.text, t.startchar) for t in ana(body, chars=True, removestops=False)]
-    hits = [(pos, text) for text, pos in tokens if text in stems]
+    hits = []
+    for m in _TOKEN.finditer(body):
+        word = m.group()
+        stem = _STEMS.get(word)
+        if stem is None:
+            stem = _stem(word)
+        if stem in stems:
+            hits.append((m.start(), stem))
     start = 0
     if hits:
         best_count, best_pos = -1, 0
