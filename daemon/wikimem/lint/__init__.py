@@ -54,6 +54,8 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("log-integrity", logcheck.log_integrity, "error", "an earlier log.md entry changed or removed"),
 )}
 LINT_PAGE = "lint.md"
+# rules that read the raw sources (corpus.cache); the others read pages only and run first
+SOURCE_RULES = frozenset({"duplicate", "stale", "superseded", "contradicted", "ungrounded"})
 
 
 def _select(rules: list[str] | None) -> list[Rule]:
@@ -74,14 +76,29 @@ def today() -> str:
 def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Context, list[Finding], list[str]]:
     if not ws.wiki.is_dir():
         raise UsageError(f"{ws.root} has no wiki/ folder; run: wikimem init {ws.root}")
+    from . import corpus
+
     started = time.process_time()
-    ctx = load_context(ws, settings)
+    wants_sources = any(rule.name in SOURCE_RULES for rule in selected)
+    # the workers parse uncached raw sources while this process reads pages and runs the page rules
+    early: list[Context] = []
+
+    def start_sources(ctx: Context) -> None:
+        early.append(ctx)
+        corpus.start(ctx)
+
+    try:
+        ctx = load_context(ws, settings, start_sources if wants_sources else None)
+    except BaseException:
+        if early:  # no worker outlives a failed read of the wiki
+            corpus.start(early[0]).close()
+        raise
     timings = ctx._cache.setdefault("timings", {})
     timings["load"] = time.process_time() - started
     findings: list[Finding] = []
     notes: list[str] = []
     try:
-        for rule in selected:
+        for rule in sorted(selected, key=lambda r: r.name in SOURCE_RULES):
             started = time.process_time()
             try:
                 findings.extend(rule.check(ctx))
@@ -95,10 +112,8 @@ def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Con
                 notes.append(f"rule {rule.name} failed ({type(exc).__name__}: {exc}); its findings are missing")
             timings[rule.name] = time.process_time() - started
     finally:
-        from .corpus import SourceCache
-
         cache = ctx._cache.get("sources")
-        if isinstance(cache, SourceCache):
+        if isinstance(cache, corpus.SourceCache):
             cache.close()
     # one finding per id (two rules never share ids, but one rule may reach the same evidence twice)
     unique = list({f.id: f for f in findings}.values())

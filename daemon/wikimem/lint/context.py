@@ -10,6 +10,7 @@ import bisect
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -154,9 +155,19 @@ class Context:
         return out
 
 
-def load_context(ws: Workspace, settings: Settings) -> Context:
+def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Context], object] | None = None) -> Context:
+    """Read the wiki, raw/ and state.db. before_pages(ctx) runs once the raw files and state.db rows
+    are known, before any page is read (run_lint starts the source workers there)."""
+    raw_files = scan_raw_files(ws)
+    state_pages: dict[str, tuple[str, str, str | None]] = {}
+    state_sources: dict[str, Any] = {}
+    if ws.state_db.exists():
+        state_pages, state_sources = read_state(ws.state_db)
+    ctx = Context(ws, settings, {}, set(), raw_files, state_pages, state_sources)
+    if before_pages is not None:
+        before_pages(ctx)
     pages: dict[str, WikiPage] = {}
-    wiki_files: set[str] = set()
+    wiki_files = ctx.wiki_files
     wiki_root = ws.wiki
     if wiki_root.is_dir():
         wiki_resolved = wiki_root.resolve()
@@ -179,12 +190,8 @@ def load_context(ws: Workspace, settings: Settings) -> Context:
                 wiki_files.add(rel)
                 if name.endswith(".md") and not name.startswith("."):
                     pages[rel] = read_wiki_page(entry.path, rel)
-    raw_files = scan_raw_files(ws)
-    state_pages: dict[str, tuple[str, str, str | None]] = {}
-    state_sources: dict[str, Any] = {}
-    if ws.state_db.exists():
-        state_pages, state_sources = read_state(ws.state_db)
-    return Context(ws, settings, dict(sorted(pages.items())), wiki_files, raw_files, state_pages, state_sources)
+    ctx.pages = dict(sorted(pages.items()))
+    return ctx
 
 
 def read_state(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], dict[str, Any]]:

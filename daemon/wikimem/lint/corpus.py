@@ -9,6 +9,7 @@ wiki reads no source twice; the cache is derived and safe to delete.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -107,8 +108,11 @@ class SourceCache:
                 self.db.execute("CREATE TABLE IF NOT EXISTS docs (sha256 TEXT, version INTEGER, data TEXT, PRIMARY KEY (sha256, version))")
         self.pending: list[tuple[str, int, str]] = []
         self._rows: dict[str, str] = {}
+        self._pool: Any = None  # a ProcessPoolExecutor while workers compute records
+        self._futures: list[tuple[list[tuple[str, str, str, int, int]], Any]] = []
 
     def close(self) -> None:
+        self._shutdown()
         if self.db is None:
             return
         try:
@@ -149,6 +153,15 @@ class SourceCache:
 
     def preload(self, paths: list[str]) -> None:
         """Fetch cached records for many sources in a few queries instead of one each."""
+        self.start(paths)
+        self.finish()
+
+    def start(self, paths: list[str]) -> None:
+        """Look up cached records and hand the uncached sources to worker processes, without waiting.
+
+        run_lint calls this before it reads the pages, so the workers parse sources while
+        this process reads pages and runs the rules that need no source; finish() collects.
+        """
         if self.db is None:
             return
         wanted = {sha: p for p in paths if p not in self.memo and (sha := self.sha(p)) is not None}
@@ -161,9 +174,9 @@ class SourceCache:
                     f"SELECT sha256, data FROM docs WHERE version=? AND sha256 IN ({marks})", (CACHE_VERSION, *chunk)
                 ):
                     self._rows[sha] = data
-        self._compute_in_parallel([(sha, p) for sha, p in wanted.items() if sha not in self._rows])
+        self._submit([(sha, p) for sha, p in wanted.items() if sha not in self._rows])
 
-    def _compute_in_parallel(self, missing: list[tuple[str, str]]) -> None:
+    def _submit(self, missing: list[tuple[str, str]]) -> None:
         """A first lint of a large wiki reads every source: split that over the cores.
 
         Same pattern as the offline backend: forkserver (the daemon has threads), at most
@@ -183,14 +196,36 @@ class SourceCache:
                 jobs.append((path, file, sha, os.stat(file).st_mtime_ns, max_bytes))
             except OSError:
                 continue
+        # chunks of jobs, not single jobs: one result message per chunk keeps the pipe traffic low
+        chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
         try:
             context = multiprocessing.get_context("forkserver")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-                for job, record in zip(jobs, pool.map(_compute_record, jobs, chunksize=16), strict=True):
-                    self._rows[job[2]] = record
-                    self.pending.append((job[2], CACHE_VERSION, record))
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+            self._futures = [(chunk, self._pool.submit(_compute_records, chunk)) for chunk in chunks]
         except (OSError, RuntimeError) as exc:  # no worker processes here: read them one by one instead
             log.info("lint: reading sources in one process (%s)", exc)
+            self._shutdown()
+
+    def finish(self) -> None:
+        """Wait for the records the workers compute (a chunk that failed is read here, one by one, later)."""
+        try:
+            for chunk, future in self._futures:
+                try:
+                    records = future.result()
+                except (OSError, RuntimeError) as exc:
+                    log.info("lint: reading %d sources in one process (%s)", len(chunk), exc)
+                    continue
+                for job, record in zip(chunk, records, strict=True):
+                    self._rows[job[2]] = record
+                    self.pending.append((job[2], CACHE_VERSION, record))
+        finally:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._futures = []
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def get(self, path: str) -> SourceText | None:
         if path in self.memo:
@@ -244,7 +279,7 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         return SourceText(path, sha, mtime_ns=mtime, skipped=str(exc))
     except (OSError, ValueError) as exc:
         return SourceText(path, sha, mtime_ns=mtime, skipped=f"unreadable ({exc})")
-    sentences = [(s.text, s.line) for s in split_sentences(_with_prose_code(doc)) if s.kind != "heading"]
+    sentences = [(s.text, s.line) for s in split_sentences(_claim_blocks(_with_prose_code(doc))) if s.kind != "heading"]
     text = SourceText(
         path, sha, doc.title, doc.date, title_version(doc.title), mtime,
         words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
@@ -257,11 +292,31 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
     return text
 
 
-def _compute_record(job: tuple[str, str, str, int, int]) -> str:
-    return json.dumps(compute(*job).to_json())
+def _compute_records(jobs: list[tuple[str, str, str, int, int]]) -> list[str]:
+    return [json.dumps(compute(*job).to_json()) for job in jobs]
+
+
+def _claim_blocks(doc: Document) -> Document:
+    """The blocks that can hold a claim: sentences are split only for them.
+
+    Sentences feed claims.extract alone, which skips every sentence without a digit and
+    a hint word; a block without them has no such sentence (a sentence is a piece of one
+    block, with its whitespace collapsed, hence \\s+ between the hint's words here).
+    """
+    from .claims import _DIGIT, _HINT
+
+    hint = _block_hint(_HINT.pattern)
+    blocks = [b for b in doc.blocks if b.kind != "heading" and _DIGIT.search(b.text) and hint.search(b.text)]
+    return Document(doc.path, doc.format, doc.title, blocks, doc.meta, doc.date, doc.anchor, doc.warnings)
+
+
+@functools.lru_cache(maxsize=4)
+def _block_hint(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.replace(" ", r"\s+"), re.IGNORECASE)
 
 
 PARALLEL_THRESHOLD = 200  # uncached sources worth starting worker processes for
+CHUNK = 64  # sources per worker task
 
 
 _CODE_LIKE = re.compile(r"[{};]\s*$|:=|^\s*(?:func|import|package|return|if|for|var|const|type|def|class)\b|^\s*[$#>]\s|\)\s*$", re.M)
@@ -306,9 +361,16 @@ def _with_prose_code(doc: Document) -> Document:
     return Document(doc.path, doc.format, doc.title, blocks, doc.meta, doc.date, doc.anchor, doc.warnings)
 
 
-def cache(ctx: Context) -> SourceCache:
+def start(ctx: Context) -> SourceCache:
+    """Begin reading the raw sources (in worker processes when many are uncached); cache() waits for them."""
     existing = ctx._cache.get("sources")
     if existing is None:
         existing = ctx._cache["sources"] = SourceCache(ctx)
-        existing.preload(list(ctx.raw_files))
+        existing.start(list(ctx.raw_files))
+    return existing
+
+
+def cache(ctx: Context) -> SourceCache:
+    existing = start(ctx)
+    existing.finish()
     return existing

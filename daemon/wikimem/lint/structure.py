@@ -286,12 +286,20 @@ SAME_TEXT = 0.6  # estimated share of passages in common above which two sources
 
 
 def _sketch(words: str) -> tuple[int, ...]:
-    toks = words.split()
-    if len(toks) < SHINGLE * 4:
+    data = words.encode()
+    # words is " w1 w2 ... wn ": word i starts after space i, so a passage of SHINGLE words is one
+    # slice of the bytes, hashed without building a string for each
+    spaces = [m.start() for m in _SPACE.finditer(data)]
+    n = len(spaces) - 1
+    if n < SHINGLE * 4:
         return ()
     # crc32: fast, and stable across processes (hash() is salted), so findings do not flicker between runs
-    hashes = {zlib.crc32(" ".join(toks[i : i + SHINGLE]).encode()) for i in range(len(toks) - SHINGLE + 1)}
+    crc = zlib.crc32
+    hashes = {crc(data[spaces[i] + 1 : spaces[i + SHINGLE]]) for i in range(n - SHINGLE + 1)}
     return tuple(sorted(hashes)[:SKETCH])
+
+
+_SPACE = re.compile(rb" ")
 
 
 def duplicate_sources(ctx: Context) -> Iterator[Finding]:
