@@ -238,11 +238,12 @@ def serve(ws: Workspace, *, allow_write: bool = False) -> None:
     def warm() -> None:
         try:
             with lock:
-                engine.refresh()
+                engine.warm()  # the index, and the scorer's tables (a second at 10k sources)
         except Exception as exc:  # noqa: BLE001 - the first search reports it as a tool error
             log.warning("search index not ready: %s", exc)
-        # from now on a background thread looks for changed files; queries never walk
-        engine.watch(FRESH_WITHIN_SECONDS)
+        # from now on a background thread looks for changed files, and opens and warms a
+        # changed index before swapping it in: queries never walk nor reopen
+        engine.watch(FRESH_WITHIN_SECONDS, lock=lock)
 
     # bring the index up to date while the client connects: on a large wiki that was never
     # searched the first build takes minutes, and the first search then waits for less of it

@@ -797,6 +797,8 @@ class FastScorer:
         self._levels: bytearray | None = None
         self._kinds: list[str] | None = None
         self.first_part: dict[str, int] = {}  # path -> its first passage's entry
+        self._entry_cache: dict[int, tuple[str, bool, str]] = {}
+        self._kind_sets: dict[tuple[str, ...], set[int]] = {}
 
     def lengths(self, field: str) -> list[float]:
         """Every entry's length in `field`, as whoosh's scorer sees it (one byte, decoded)."""
@@ -918,6 +920,36 @@ class FastScorer:
                     acc[d] = get(d, 0.0) + s
         return acc
 
+    def entry(self, docnum: int) -> tuple[str, bool, str]:
+        """(path, is the file's doc entry, kind) of one entry: from the tables `warm` builds,
+        else from its stored fields (a one-shot search reads a few dozen, not every entry)."""
+        if self._paths is not None:
+            return self._paths[docnum], bool(self._levels[docnum]), self._kinds[docnum]  # type: ignore[index]
+        got = self._entry_cache.get(docnum)
+        if got is None:
+            fields = self.searcher.stored_fields(docnum)
+            got = self._entry_cache[docnum] = (fields["path"], fields.get("level") == "doc", fields["kind"])
+        return got
+
+    def kind_entries(self, kinds: tuple[str, ...]) -> set[int]:
+        got = self._kind_sets.get(kinds)
+        if got is None:
+            got = self._kind_sets[kinds] = {d for k in kinds for d in self._read("kind", k)[0]}
+        return got
+
+    @property
+    def warmed(self) -> bool:
+        return self._paths is not None
+
+    def warm(self) -> None:
+        """Build what later queries would otherwise build on first use (about a second at
+        10k sources): the entry tables, every field's lengths, the stored-fields file."""
+        self.entries()
+        for fname in FIELD_BOOSTS:
+            self.lengths(fname)
+        if self.searcher.doc_count_all():
+            self.searcher.stored_fields(0)
+
     def entries(self) -> tuple[list[str], bytearray, list[str]]:
         """Path, level (1 = doc entry) and kind of every entry, from the short `path`,
         `level` and `kind` posting lists rather than the stored fields (a pickle with the
@@ -939,7 +971,8 @@ class FastScorer:
             for kind in KINDS:
                 for d in self._read("kind", kind)[0]:
                     kinds[d] = kind
-            self._paths, self._levels, self._kinds, self.first_part = paths, levels, kinds, first
+            self._levels, self._kinds, self.first_part = levels, kinds, first
+            self._paths = paths  # last: entry() reads the tables once this is set
         return self._paths, self._levels, self._kinds  # type: ignore[return-value]
 
 
@@ -983,25 +1016,43 @@ class Engine:
             self._fast = FastScorer(self._searcher)
         return self._fast
 
-    def watch(self, every: float = 2.0) -> None:
+    def watch(self, every: float = 2.0, lock: Any = None) -> None:
         """Look for changed files in a background thread every `every` seconds, so no query
         waits on the directory walk (a fifth of a second at 10k sources). Queries then see a
-        change within `every` seconds, or at once when a compile already updated the index."""
+        change within `every` seconds, or at once when a compile already updated the index.
+
+        When the index changed, the thread also opens and warms the new searcher itself and
+        swaps it in holding `lock` (the lock queries hold), so no query pays for the reopen."""
         import threading
 
         if self._watch is not None:
             return
         self._stop = threading.Event()
+        guard = lock if lock is not None else contextlib.nullcontext()
 
         def loop() -> None:
             while not self._stop.wait(every):
                 try:
                     update_index(self.ws, wait=0.0)
+                    if lock is not None and self._stale():
+                        state = self._open(warm=True)  # its own reader: safe beside queries
+                        with guard:
+                            self._install(state)
                 except Exception as exc:  # noqa: BLE001 - derived data: log, keep serving
                     log.warning("search index not updated: %s", exc)
 
         self._watch = threading.Thread(target=loop, name="wikimem-index-watch", daemon=True)
         self._watch.start()
+
+    def _stale(self) -> bool:
+        """The open searcher is missing, behind the index, or was opened without warming."""
+        searcher, fast = self._searcher, self._fast
+        if searcher is None or fast is None or fast.searcher is not searcher or not fast.warmed:
+            return True
+        try:
+            return not searcher.up_to_date()
+        except Exception:  # noqa: BLE001 - the index folder was swapped: reopen
+            return True
 
     def stop(self) -> None:
         if self._stop is not None:
@@ -1032,20 +1083,36 @@ class Engine:
         if self._searcher is None or report.changed or not self._searcher.up_to_date():
             self._reopen()
 
-    def _reopen(self) -> None:
+    def _reopen(self, warm: bool = False) -> None:
+        self._install(self._open(warm))
+
+    def _open(self, warm: bool) -> tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]:
+        """The index as it is now: (index, searcher, scorer, priors, docs), warmed if asked."""
         from whoosh import index as windex
 
-        self.close()
         folder = index_dir(self.ws)
         try:
-            self._ix = windex.open_dir(str(folder))
+            ix = windex.open_dir(str(folder))
         except Exception:  # noqa: BLE001 - missing or swapped away mid-rebuild: bring it back once
             update_index(self.ws)
-            self._ix = windex.open_dir(str(folder))
-        self._searcher = self._ix.searcher(weighting=weighting())
-        manifest = _read_manifest(folder) or {}
-        self._priors = manifest.get("priors", {})
-        self._docs = manifest.get("docs", {})
+            ix = windex.open_dir(str(folder))
+        searcher = ix.searcher(weighting=weighting())
+        fast = FastScorer(searcher)
+        if warm:
+            fast.warm()
+        manifest = _read_manifest(folder, cached=True) or {}
+        return ix, searcher, fast, manifest.get("priors", {}), manifest.get("docs", {})
+
+    def _install(self, state: tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]) -> None:
+        old = self._searcher
+        self._ix, self._searcher, self._fast, self._priors, self._docs = state
+        if old is not None:
+            old.close()
+
+    def warm(self) -> None:
+        """Open the index and build the scorer's tables now (servers: before the first query)."""
+        self.refresh()
+        self._fast_scorer().warm()
 
     def _first_passage(self, path: str) -> dict[str, Any]:
         """The first passage of a file that matched by its title alone. Read through the file's
@@ -1097,17 +1164,18 @@ class Engine:
                 scores[docnum] = scores.get(docnum, 0.0) + score
         if common:
             fast.accumulate(common, into=scores, only=True)
-        paths, levels, kinds_by_entry = fast.entries()
         if kinds:
-            scores = {d: sc for d, sc in scores.items() if kinds_by_entry[d] in kinds}
+            allowed = fast.kind_entries(kinds)
+            scores = {d: sc for d, sc in scores.items() if d in allowed}
+        entry = fast.entry
         while True:
             # best first, ties to the lower entry number, as whoosh's collector orders them
             top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
             for score, neg in top:
                 docnum = -neg
-                path = paths[docnum]
-                kind_of[path] = kinds_by_entry[docnum]
-                if levels[docnum]:
+                path, is_doc, kind = entry(docnum)
+                kind_of[path] = kind
+                if is_doc:
                     heads[path] = score
                 elif path not in parts or score > parts[path][0]:
                     parts[path] = (score, docnum)
@@ -1157,8 +1225,23 @@ _TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
 _STEMS: dict[str, str] = {}
 
 
+_STEP: Any = None
+
+
 def _stem(word: str) -> str:
-    stem = next((t.text for t in analyzer()(word, removestops=False)), "")
+    """What the analyzer makes of one token with removestops=False: lower case, and stemmed
+    unless it is a stop word (those stay as they are)."""
+    global _STEP
+    if _STEP is None:
+        from whoosh.analysis import StemFilter, StopFilter
+
+        items = analyzer().items
+        stops = next((f.stops for f in items if isinstance(f, StopFilter)), frozenset())
+        stemmer = next(f for f in items if isinstance(f, StemFilter))
+        _STEP = (stops, stemmer.ignore, stemmer.stemfn)
+    stops, ignore, stemfn = _STEP
+    low = word.lower()
+    stem = low if low in stops or low in ignore else stemfn(low)
     if len(_STEMS) > 200_000:
         _STEMS.clear()
     _STEMS[word] = stem
