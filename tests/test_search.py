@@ -240,3 +240,75 @@ def test_quoted_phrase_ranks_the_exact_wording_first(ws):
     write(ws, "a.md", "# Alpha\n\nThe cache of the build is cleared on Mondays.\n")
     write(ws, "b.md", "# Beta\n\nThe build cache is cleared on Fridays.\n")
     assert S.search(ws, '"build cache" cleared', limit=2)[0].path == "raw/b.md"
+
+
+def many_notes(ws, n=90):
+    # enough entries (> 200) that build_query splits common words off into AndMaybe
+    for i in range(n):
+        topic = ("kelp", "rye", "basalt", "falcon", "lantern")[i % 5]
+        write(ws, f"many/n{i}.md", f"# Widget note {i} on {topic}\n\nWidget {topic} detail number {i}.\n\n"
+                                   f"## Usage {i}\n\nThe widget uses {topic} in step {i} of {i % 7} stages.\n")
+
+
+def test_fast_scorer_scores_exactly_as_whoosh_does(ws):
+    many_notes(ws)
+    eng = S.Engine(ws)
+    eng.refresh()
+    searcher = eng._searcher
+    fast = S.FastScorer(searcher)
+    assert searcher.doc_count() > 200
+    for question in ("widget kelp stages", "which falcon usage step 12", "lantern", "widget"):
+        parsed = S.parse_query(question)
+        q = S.build_query(parsed, searcher.doc_frequency, searcher.doc_count())
+        expected = {docnum: score for score, docnum in searcher.search(q, limit=None, optimize=False).top_n}
+        rare, common = S.select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
+        if not rare:
+            rare, common = common, []
+        got = fast.accumulate(rare)
+        if common:
+            fast.accumulate(common, into=got, only=True)
+        assert set(got) == set(expected), question
+        assert got == pytest.approx(expected, rel=1e-9), question
+    eng.close()
+
+
+def test_warmed_and_one_shot_engines_rank_alike(ws):
+    many_notes(ws)
+    one_shot = S.Engine(ws)
+    warmed = S.Engine(ws)
+    warmed.warm()
+    assert warmed._fast.warmed and not S.Engine(ws)._fast
+    for question, kinds in (("kelp stages", None), ("falcon step", ("raw",)), ('"widget uses" rye', None)):
+        a = [(p.hit.path, p.line, p.hit.snippet) for p in one_shot.passages(question, 5, kinds)]
+        b = [(p.hit.path, p.line, p.hit.snippet) for p in warmed.passages(question, 5, kinds)]
+        assert a == b and a, question
+    assert not one_shot._fast.warmed  # a one-shot search reads a few stored entries, no tables
+    one_shot.close()
+    warmed.close()
+
+
+def test_snippet_tokens_match_the_analyzer():
+    body = "The Caches are pruned weekly; go1.21 needs TLS 1.3 and the build-cache's size.\nRunning runs ran."
+    expected = [(t.startchar, t.text) for t in S.analyzer()(body, chars=True, removestops=False)]
+    assert [(m.start(), S._stem(m.group())) for m in S._TOKEN.finditer(body)] == expected
+
+
+def test_watcher_with_a_lock_swaps_in_a_warmed_searcher(compiled):
+    import threading
+    import time as _time
+
+    lock = threading.Lock()
+    eng = S.Engine(compiled, fresh_within=3600)
+    eng.warm()
+    first = eng._searcher
+    eng.watch(0.1, lock=lock)
+    try:
+        write(compiled, "notes/kelp.md", "# Kelp forests\n\nKelp grows half a metre a day.\n")
+        deadline = _time.monotonic() + 30
+        while _time.monotonic() < deadline and eng._searcher is first:
+            _time.sleep(0.05)
+        assert eng._searcher is not first and eng._fast.warmed
+        with lock:
+            assert "raw/notes/kelp.md" in [p.hit.path for p in eng.passages("how fast does kelp grow", 3)]
+    finally:
+        eng.stop()
