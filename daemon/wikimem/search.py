@@ -1263,10 +1263,19 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
     start = 0
     if hits:
         best_count, best_pos = -1, 0
+        most = len({text for _, text in hits})
         for i, (pos, _) in enumerate(hits):
-            seen = {text for p, text in hits[i:] if p < pos + width * 0.8}
+            # hits are in text order: the window's hits are the run from i on
+            end = pos + width * 0.8
+            seen = set()
+            for p, text in hits[i:]:
+                if p >= end:
+                    break
+                seen.add(text)
             if len(seen) > best_count:
                 best_count, best_pos = len(seen), pos
+                if best_count == most:  # no later window can hold more
+                    break
         start = best_pos
         # back up to the start of the sentence or line when it is near
         window = body[max(0, start - 120) : start]
