@@ -238,10 +238,11 @@ def _compile_locked(
         rows = state.sources()
         version = str(getattr(backend, "version", backend.name))
         last_version = state.get_meta("backend.version")
-        if last_version is not None and last_version != version and not rebuild:
-            # pages rendered by another backend version: render them all again (identical
+        rerender = False
+        if last_version is not None and last_version != version and str(last_version).split(":")[0] == backend.name:
+            # pages rendered by another version of this backend: render them all again (identical
             # bytes are not rewritten, so an upgrade that changes nothing writes nothing)
-            rebuild = True
+            rerender = True
             report.warnings.append(f"backend changed ({last_version} -> {version}): re-rendered every page")
         state.set_meta("backend.version", version)
 
@@ -291,7 +292,7 @@ def _compile_locked(
             row = rows.get(f.path)
             if row and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
                 state.put_source(SourceRow(**{**asdict(row), "size": f.size, "mtime_ns": f.mtime_ns, "concepts": row.concepts}))
-        if not (changed or renamed or removed or missing_pages or rebuild or index_missing or new_refused):
+        if not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or new_refused):
             report.noop = True
             report.unchanged = len(candidates)
             report.seconds = time.perf_counter() - started
@@ -315,7 +316,7 @@ def _compile_locked(
 
         batch = Batch(
             workspace=ws, settings=settings, state=state, sources=refs, changed=tuple(changed),
-            renamed=renamed, removed=removed, load=load, rebuild=rebuild,
+            renamed=renamed, removed=removed, load=load, rebuild=rebuild, rerender=rerender,
             files={p: f.file for p, f in current.items()}, max_bytes=max_bytes,
         )
         with state.transaction():

@@ -41,7 +41,8 @@ class Batch:
     renamed: Mapping[str, str]  # new path -> old path, content unchanged
     removed: Mapping[str, str]  # removed source path -> its page
     load: Callable[[str], Document]  # loads a changed source (raises SkipSource)
-    rebuild: bool = False  # re-render every page even if nothing changed
+    rebuild: bool = False  # --rebuild: read every source again and re-render every page
+    rerender: bool = False  # the backend's own version changed: re-render (no re-reading needed)
     files: Mapping[str, Path] = field(default_factory=dict)  # source path -> file, for worker processes
     max_bytes: int = 10_000_000  # the size cap load() applies
 

@@ -27,6 +27,7 @@ from ..sources import SkipSource
 from ..templating import render
 from . import Batch, BatchResult, PageEdit, SourceOutcome
 
+RENDER_VERSION = 2  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 20  # per source page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
 MAX_QUOTED_SOURCES = 25  # per concept page
@@ -200,9 +201,15 @@ def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
     return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}"
 
 
+# "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
+# a link the loader could not parse; escaped so it renders as text instead of a dead link
+_LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
+
+
 def quote_text(text: str) -> str:
     """A quote fit for a list item: one line, no stray link syntax that would dangle."""
     text = " ".join(text.split())
+    text = _LINK_LIKE.sub(lambda m: f"\\[{m.group(1)}\\](", text)
     return text.replace("[[", "[ [").replace("]]", "] ]")
 
 
@@ -214,7 +221,8 @@ class OfflineBackend:
         self.settings = settings
         # the analysis cache key: a new analyser version never reuses old analyses, and the
         # compiler re-renders every page when the version it last compiled with differs
-        self.cache_key = self.version = f"{self.name}:{ANALYSIS_VERSION}"
+        self.cache_key = f"{self.name}:{ANALYSIS_VERSION}"
+        self.version = f"{self.cache_key}.{RENDER_VERSION}"
 
     # the offline analysis, cached in state.db by content hash
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:
@@ -325,6 +333,7 @@ class OfflineBackend:
             ref = batch.sources[path]
             needs = (
                 batch.rebuild
+                or batch.rerender
                 or path in touched
                 or path in self._fresh
                 or previous.get(path) != source_concepts[path]
@@ -349,7 +358,7 @@ class OfflineBackend:
                 [(p, batch.sources[p].sha256, batch.sources[p].page, analyses[p]["title"]) for p in concept.sources],
             ]).encode()).hexdigest()
             new_prints[key] = [fingerprint, concept.page]
-            if batch.rebuild or old_prints.get(key) != new_prints[key] or not (wiki / concept.page).exists():
+            if batch.rebuild or batch.rerender or old_prints.get(key) != new_prints[key] or not (wiki / concept.page).exists():
                 quotes = [(p, analyses[p], _mentions(quotable_of(p), concept.keys)) for p in shown]
                 page = self._concept_page(concept, quotes, analyses, batch)
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", key))
