@@ -778,7 +778,9 @@ class FastScorer:
     seen before costs a dict merge. Phrase queries still go through whoosh.
     """
 
-    CACHE_POSTINGS = 3_000_000  # postings kept across queries (a few hundred MB at most)
+    # scored postings kept across queries, per field and per word (about 100 bytes each):
+    # past this both caches start over
+    CACHE_POSTINGS = 1_500_000
 
     def __init__(self, searcher: Any):
         from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
@@ -874,6 +876,7 @@ class FastScorer:
             got = {d: idf * ((tf * k) / (tf + c1 + c2 * lengths[d])) for d, tf in zip(ids, weights, strict=True)}
         if self._cached > self.CACHE_POSTINGS:
             self._cache.clear()
+            self._totals.clear()
             self._cached = 0
         self._cache[key] = got
         self._cached += len(got)
@@ -892,9 +895,12 @@ class FastScorer:
                 get = got.get
                 for d, s in scores.items():
                     got[d] = get(d, 0.0) + s
-            if len(self._totals) > 5000:
+            if self._cached > self.CACHE_POSTINGS:
                 self._totals.clear()
+                self._cache.clear()
+                self._cached = 0
             self._totals[term] = got
+            self._cached += len(got)
         return got
 
     def accumulate(self, terms: Iterable[str], into: dict[int, float] | None = None,
