@@ -269,3 +269,18 @@ def test_relative_links_in_a_quoted_sentence_keep_their_words(ws: Workspace) -> 
     assert "Release 1.2 shipped on 2026-01-05, see the notes and site." in page
     assert "r12.md" not in page and "/doc/x" not in page
     assert broken_links(ws.wiki) == []
+
+
+def test_upgrade_and_rebuild_rewrite_only_what_changes(three: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wikimem.backends.offline as offline
+
+    compile_(three)
+    before = snapshot(three.wiki)
+    monkeypatch.setattr(offline, "RENDER_VERSION", offline.RENDER_VERSION + 1)
+    report = compile_(three)
+    assert not report.noop and any("backend changed" in w for w in report.warnings)
+    assert report.created == report.updated == report.removed == []
+    assert snapshot(three.wiki) == before  # same bytes: nothing rewritten, nothing logged
+    report = compile_(three, rebuild=True)
+    assert snapshot(three.wiki) == before
+    assert compile_(three).noop
