@@ -23,7 +23,9 @@ WIKIMEM_BENCH_CORPUS_ROOT (the compiled 187-source workspace) and WIKIMEM_BENCH_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import hashlib
 import json
 import os
 import platform
@@ -767,8 +769,18 @@ def machine() -> dict[str, Any]:
     return info
 
 
+def code_fingerprint() -> str:
+    """A hash of the package's source: the tree is shared, and code that changes mid-run skews figures."""
+    digest = hashlib.sha256()
+    for file in sorted((REPO / "daemon").rglob("*.py")):
+        with contextlib.suppress(OSError):
+            digest.update(file.relative_to(REPO).as_posix().encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
+    code_before = code_fingerprint()
     work = Path(tempfile.mkdtemp(prefix="wikimem-bench-", dir=args.workdir))
     info = machine()
     bench = Bench(args, work)
@@ -828,6 +840,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else:
             shutil.rmtree(work, ignore_errors=True)
     info["loadavg_end"] = os.getloadavg()
+    info["code"] = code_before
+    if code_fingerprint() != code_before:
+        info["code_changed_during_run"] = True
+        say("WARNING: daemon/ changed during this run; figures mix two versions of the code")
     return {
         "when": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": "python bench/run.py " + " ".join(sys.argv[1:]),
@@ -872,7 +888,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wikimem bench, {result['when']}, commit {m.get('commit', '?')}, {m.get('cpus')} CPUs "
           f"({m.get('cpu', '?')}), load {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}, "
           f"{'quick' if result['quick'] else 'full'} run{' (' + args.only + ')' if args.only else ''} "
-          f"in {result['seconds']:.0f} s\n")
+          f"in {result['seconds']:.0f} s"
+          + (" (WARNING: daemon/ changed during the run)" if m.get("code_changed_during_run") else "") + "\n")
     print(result["table"])
     print(f"\nratios are the figure: absolute times are indicative only. JSON: {out}", file=sys.stderr)
     return 0
