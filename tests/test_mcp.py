@@ -163,3 +163,21 @@ def test_not_a_workspace_fails_fast_with_one_line(tmp_path):
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_running_server_finds_a_new_source_and_filters_by_kind(compiled):
+    # the watcher opens and warms the changed index and swaps it in; queries keep answering
+    async def body(session):
+        first = structured(await session.call_tool("search", {"query": "green tea", "kind": "raw"}))["results"]
+        assert [r["path"] for r in first][:1] == ["raw/notes/tea.md"] and all(r["kind"] == "raw" for r in first)
+        write(compiled, "notes/kelp.md", "# Kelp\n\nKelp grows half a metre a day in cold water.\n")
+        found: list[str] = []
+        with anyio.fail_after(60):
+            while "raw/notes/kelp.md" not in found:
+                result = await session.call_tool("search", {"query": "how fast does kelp grow"})
+                assert not result.is_error, result.content
+                found = [r["path"] for r in structured(result)["results"]]
+                await anyio.sleep(0.2)
+        assert (await session.call_tool("search", {"query": "tea", "kind": "bogus"})).is_error
+
+    anyio.run(with_session, compiled.root, body)

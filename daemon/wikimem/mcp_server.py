@@ -167,15 +167,31 @@ def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    def search(query: str, limit: int = 10, kind: str | None = None) -> dict[str, Any]:
+    async def search(query: str, limit: int = 10, kind: str | None = None) -> dict[str, Any]:
         """Search the wiki pages and raw sources. Natural-language questions work.
 
         Returns up to `limit` results, best first: path (wiki/... or raw/..., for `read`), title,
         kind (source | concept | answer | raw), score and a snippet. `kind` keeps one kind only.
         """
+        import anyio.to_thread
+
         limit = max(1, min(int(limit), 50))
-        with lock:
-            hits = guarded(engine.passages, query, limit, (kind,) if kind else None)
+        kinds = (kind,) if kind else None
+
+        def locked() -> Any:
+            with lock:
+                return guarded(engine.passages, query, limit, kinds)
+
+        # a warmed engine whose watcher keeps it current answers in a millisecond or two: run
+        # it here rather than pay a worker-thread round trip. Otherwise (the index is being
+        # built, warmed or swapped) wait for it in a worker thread, never in the event loop.
+        if getattr(engine, "ready", False) and lock.acquire(blocking=False):
+            try:
+                hits = guarded(engine.passages, query, limit, kinds)
+            finally:
+                lock.release()
+        else:
+            hits = await anyio.to_thread.run_sync(locked)
         return {"results": [p.hit.to_json() | {"line": p.line} for p in hits]}
 
     @server.tool()

@@ -1061,6 +1061,13 @@ class Engine:
         self._watch = threading.Thread(target=loop, name="wikimem-index-watch", daemon=True)
         self._watch.start()
 
+    @property
+    def ready(self) -> bool:
+        """Watched and warmed: a query only checks the index is current, then scores."""
+        fast = self._fast
+        return (self._watch is not None and fast is not None and fast.warmed
+                and fast.searcher is self._searcher)
+
     def _stale(self) -> bool:
         """The open searcher is missing, behind the index, or was opened without warming."""
         searcher, fast = self._searcher, self._fast
