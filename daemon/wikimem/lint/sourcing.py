@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from .context import Context, resolve_target
 from .corpus import LINK_TARGET, cache, words
 from .model import Finding
-from .structure import _inbound, content_pages
+from .structure import content_pages, inbound_links
 
 # - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes
 _QUOTE = re.compile(
@@ -26,7 +26,7 @@ def stale(ctx: Context) -> Iterator[Finding]:
         if page.page is not None and page.kind != "source":
             for src in page.page.sources:
                 dependents[src].append(page.wpath)
-    inbound, _indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
+    inbound, _indexed = inbound_links(ctx)
     described: set[str] = set()
     for page in content_pages(ctx):
         if page.kind != "source" or page.page is None or not page.page.sources:

@@ -78,6 +78,14 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
             )
 
 
+def inbound_links(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
+    """_inbound, computed once per run (three rules ask)."""
+    cached = ctx._cache.get("inbound")
+    if cached is None:
+        cached = ctx._cache["inbound"] = _inbound(ctx)
+    return cached  # type: ignore[no-any-return]
+
+
 def _inbound(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
     """wiki path -> pages linking to it (generated pages excluded), and paths the index/catalogs link."""
     inbound: dict[str, set[str]] = defaultdict(set)
@@ -98,7 +106,7 @@ def _inbound(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
 
 
 def orphans(ctx: Context) -> Iterator[Finding]:
-    inbound, indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
+    inbound, indexed = inbound_links(ctx)
     for page in content_pages(ctx):
         if page.section not in SECTIONS or inbound.get(page.path):
             continue
@@ -110,7 +118,7 @@ def orphans(ctx: Context) -> Iterator[Finding]:
 
 
 def missing_from_index(ctx: Context) -> Iterator[Finding]:
-    inbound, indexed = ctx._cache.setdefault("inbound", _inbound(ctx))
+    inbound, indexed = inbound_links(ctx)
     if "index.md" not in ctx.pages:
         yield Finding.make(
             "missing-from-index", "error", "wiki/index.md is missing (agents read it first)",
