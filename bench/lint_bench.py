@@ -10,9 +10,11 @@ so the superseded/contradicted rules have claims to compare.
     python bench/lint_bench.py                 # 5000 sources + 5000 concepts = 10k pages
     python bench/lint_bench.py --pages 2000 --keep /tmp/lintbench
 
-Reports three timings: cold (no lint cache: every raw source is loaded and
-parsed), warm (cache in .wikimem/lint-cache.db), and warm without state.db rows
-(every raw file hashed).
+Reports four timings: cold (no lint cache: every raw source is loaded and
+parsed, in worker processes while this one reads the pages), warm (cache in
+.wikimem/lint-cache.db), cold in one process (its CPU time is all the work a
+first run does; the cold run's cpu figure counts this process only, not the
+workers), and warm without state.db rows (every raw file hashed).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ sys.path.insert(0, str(REPO / "daemon"))
 from wikimem.compiler import write_index  # noqa: E402
 from wikimem.config import load_settings  # noqa: E402
 from wikimem.init import init_workspace  # noqa: E402
-from wikimem.lint import run_lint  # noqa: E402
+from wikimem.lint import corpus, run_lint  # noqa: E402
 from wikimem.pages import content_hash  # noqa: E402
 from wikimem.state import SourceRow, State  # noqa: E402
 from wikimem.workspace import Workspace  # noqa: E402
@@ -109,6 +111,11 @@ def generate(root: Path, sources: int) -> Workspace:
     return ws
 
 
+def drop_lint_cache(ws: Workspace) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{ws.state_dir / 'lint-cache.db'}{suffix}").unlink(missing_ok=True)
+
+
 def timed(ws: Workspace, label: str) -> float:
     settings = load_settings(ws.root, environ={})
     started, cpu = time.perf_counter(), time.process_time()
@@ -134,6 +141,14 @@ def main() -> int:
     print(f"generated {args.pages} pages in {time.perf_counter() - started:.1f} s at {root}", flush=True)
     cold = timed(ws, "cold (no lint cache)")
     warm = timed(ws, "warm (lint cache)")
+    # the same cold run without worker processes: its CPU time is all the work a first run does
+    # (the cpu figure of the parallel run leaves out the workers' share)
+    drop_lint_cache(ws)
+    threshold, corpus.PARALLEL_THRESHOLD = corpus.PARALLEL_THRESHOLD, 10**9
+    try:
+        timed(ws, "cold, one process (all work)")
+    finally:
+        corpus.PARALLEL_THRESHOLD = threshold
     ws.state_db.unlink()
     nostate = timed(ws, "warm, no state.db (hash every file)")
     budget = 5.0
