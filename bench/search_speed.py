@@ -6,7 +6,10 @@ Builds a scale workspace (bench/scale.py: N generated sources, compiled offline)
 - a cold search: one `wikimem search --json` process, against a bare whoosh query in a
   fresh Python process over the same index (the floor for any whoosh-based search);
 - warm search over MCP: the official client calling the `search` tool of one running
-  `wikimem mcp` server, p50 and p95 over the public probe questions and keyword queries.
+  `wikimem mcp` server, p50 and p95 over `--rounds` passes of the public probe questions and
+  keyword queries, and the p50 of the first pass alone (words the server has not seen yet;
+  later passes reuse its per-word score cache);
+- the same in-process, on an `Engine` warmed as the server warms it.
 
     python bench/search_speed.py --sources 10000 --workspace /tmp/ws10k   # reuses it if built
     python bench/search_speed.py --sources 1000 --json
