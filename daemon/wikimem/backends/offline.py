@@ -104,11 +104,15 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
         if squashed in merged and key not in merged[squashed] and df[key] >= 2:
             merged[squashed].append(key)
     # a word that mostly appears inside one chosen phrase is that phrase ("canary" in "canary release")
+    phrases_with: dict[str, list[str]] = defaultdict(list)  # word -> groups with a phrase holding it
+    for squashed, group in merged.items():
+        for word in {w for k in group if " " in k for w in k.split()}:
+            phrases_with[word].append(squashed)
     for squashed, group in sorted(merged.items()):
         if len(group) != 1 or " " in group[0] or squashed not in merged:
             continue
         word = group[0]
-        hosts = [g for s2, g in merged.items() if s2 != squashed and any(word in k.split() for k in g)]
+        hosts = [merged[s2] for s2 in phrases_with.get(word, []) if s2 != squashed]
         if len(hosts) == 1 and max(df[k] for k in hosts[0]) >= 0.6 * df[word]:
             hosts[0].append(word)
             merged[squashed] = []
@@ -124,7 +128,9 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
         for k in group:
             forms.update(surfaces.get(k, Counter({k: 1})))
         title = _title(max(sorted(own), key=lambda f: own[f]))
-        aliases = sorted({_title(f) for f in forms if _title(f).lower() != title.lower()}, key=str.lower)[:8]
+        # (lower, exact): a total order, so "Error"/"error" never depend on set iteration order
+        aliases = sorted({_title(f) for f in forms if _title(f).lower() != title.lower()},
+                         key=lambda a: (a.lower(), a))[:8]
         slug = slugify(key)
         if slug == "index" or slug.startswith("index-"):
             slug = "concept-" + slug  # index*.md names are the catalogs'
@@ -351,12 +357,17 @@ class OfflineBackend:
         # key -> [fingerprint, page]; a concept re-renders only when its inputs changed
         old_prints: dict[str, list[str]] = batch.state.get_meta("offline.concepts", {})
         new_prints: dict[str, list[str]] = {}
+        # what a concept page shows of each source, as one string per source (built once)
+        source_print = {
+            p: f"{p}\0{batch.sources[p].sha256}\0{batch.sources[p].page}\0{data['title']}"
+            for p, data in analyses.items()
+        }
         for key, concept in sorted(concepts.items()):
             shown = concept.sources[:MAX_QUOTED_SOURCES]
-            fingerprint = hashlib.sha1(json.dumps([
-                concept.title, concept.aliases, concept.slug, concept.keys,
-                [(p, batch.sources[p].sha256, batch.sources[p].page, analyses[p]["title"]) for p in concept.sources],
-            ]).encode()).hexdigest()
+            head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys])
+            fingerprint = hashlib.sha1(
+                "\n".join([head, *(source_print[p] for p in concept.sources)]).encode()
+            ).hexdigest()
             new_prints[key] = [fingerprint, concept.page]
             if batch.rebuild or batch.rerender or old_prints.get(key) != new_prints[key] or not (wiki / concept.page).exists():
                 quotes = [(p, analyses[p], _mentions(quotable_of(p), concept.keys)) for p in shown]
