@@ -284,3 +284,23 @@ def test_upgrade_and_rebuild_rewrite_only_what_changes(three: Workspace, monkeyp
     report = compile_(three, rebuild=True)
     assert snapshot(three.wiki) == before
     assert compile_(three).noop
+
+
+def test_pages_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    pages = []
+    for seed in ("1", "2"):
+        ws = Workspace.at(tmp_path / f"seed{seed}")
+        init_workspace(ws)
+        write(ws, "alpha.md", ALPHA)
+        write(ws, "sub dir/beta.md", BETA + "\nErrors and errors, Error and error.\n")
+        write(ws, "gamma.txt", GAMMA + "\nAn error, two errors.\n")
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "wikimem.cli", "compile", "--root", str(ws.root), "-q"],
+                       check=True, env=env)
+        snap = snapshot(ws.wiki)
+        snap.pop("log.md")
+        pages.append(snap)
+    assert pages[0] == pages[1]
