@@ -1212,17 +1212,17 @@ class Engine:
             base = (parts[path][0] if path in parts else 0.0) + heads.get(path, 0.0)
             return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
 
-        scores = {p: final(p) for p in kind_of}
+        by_path = {p: final(p) for p in kind_of}
         if DUPLICATE_DEMOTE < 1:
             # a source page and the raw file it was compiled from say the same thing: keep the
             # better of the two where it ranks and move the other down, so other documents
             # get the next places
-            for path in list(scores):
-                raw = (self._docs.get(path) or {}).get("source")
-                if raw in scores:
-                    lower = raw if scores[raw] <= scores[path] else path
-                    scores[lower] *= DUPLICATE_DEMOTE
-        ranked = sorted(((sc, p) for p, sc in scores.items()), key=lambda sp: (-sp[0], sp[1]))[:limit]
+            for page in list(by_path):
+                raw = (self._docs.get(page) or {}).get("source")
+                if raw in by_path:
+                    lower = raw if by_path[raw] <= by_path[page] else page
+                    by_path[lower] *= DUPLICATE_DEMOTE
+        ranked = sorted(((sc, p) for p, sc in by_path.items()), key=lambda sp: (-sp[0], sp[1]))[:limit]
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
         out = []
         for score, path in ranked:
@@ -1260,7 +1260,7 @@ def _stem(word: str) -> str:
         from whoosh.analysis import StemFilter, StopFilter
 
         items = analyzer().items
-        stops = next((f.stops for f in items if isinstance(f, StopFilter)), frozenset())
+        stops: frozenset[str] = next((f.stops for f in items if isinstance(f, StopFilter)), frozenset())
         stemmer = next(f for f in items if isinstance(f, StemFilter))
         _STEP = (stops, stemmer.ignore, stemmer.stemfn)
     stops, ignore, stemfn = _STEP

@@ -121,8 +121,8 @@ def select_concepts(analyses: dict[str, dict[str, Any]]) -> dict[str, Concept]:
     for group in sorted((g for g in merged.values() if g), key=lambda g: min(g)):
         # the name: one word where the group has its spelling as one ("rollback" over "roll
         # back", "hashmap" over "hash map"), else the phrase a lone word was merged into
-        squashed = [k for k in group if " " not in k and any(" " in g and g.replace(" ", "") == k for g in group)]
-        key = squashed[0] if squashed else max(sorted(group), key=lambda k: (" " in k, df[k]))
+        one_word = [k for k in group if " " not in k and any(" " in g and g.replace(" ", "") == k for g in group)]
+        key = one_word[0] if one_word else max(sorted(group), key=lambda k: (" " in k, df[k]))
         own = surfaces.get(key, Counter({key: 1}))
         forms: Counter[str] = Counter()
         for k in group:
