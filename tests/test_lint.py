@@ -682,3 +682,24 @@ def test_quotes_compare_on_normalized_words():
     assert words("you’re") == words("you're")
     # link targets go, the word cut by an ellipsis goes
     assert fragments("see [the guide](../x.md#L3) for details … and the rest") == ["see [the guide] for", "the rest"]
+
+
+def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):
+    # sentences are split only in blocks with a digit and a hint word: the claims must be the ones
+    # every sentence gives (words over a line break, list items, table rows)
+    from wikimem.analysis import split_sentences
+    from wikimem.lint import corpus as lint_corpus
+    from wikimem.lint.claims import extract
+    from wikimem.sources import load_source
+
+    text = ("---\ndate: 2024-01-02\n---\n# Plugin 2.0\n\nThe plugin only\nsupports macOS 12 or later.\n\n"
+            "Nothing here has a version.\n\n- The daemon requires\n  Python 3.10 or later.\n\n"
+            "| tool | needs |\n|---|---|\n| cli | at least Node.js 18 |\n")
+    path = write(ws, "plugin.md", text)
+    fast = lint_corpus.compute("raw/plugin.md", str(path), "x", 0, 10**7)
+    doc = load_source(path, "raw/plugin.md", max_bytes=10**7)
+    every = [(s.text, s.line) for s in split_sentences(lint_corpus._with_prose_code(doc)) if s.kind != "heading"]
+    slow = lint_corpus.SourceText("raw/plugin.md", "x", doc.title, doc.date, lint_corpus.title_version(doc.title),
+                                  0, fast.words, every)
+    assert fast.claims == extract(slow)
+    assert {c.key[1] for c in fast.claims} == {"macos", "python", "node.js"}
