@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import write
+from waiting import wait_for
 from wikimem import log_page
 from wikimem.backends import Batch, BatchResult, create, register
 from wikimem.compiler import compile_workspace
@@ -32,14 +33,6 @@ from wikimem.workspace import Workspace
 TEXT = "# {title}\n\n{title} is a note about tardigrades. Tardigrades survive 30 years frozen at -20 C.\n"
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def fast(settings: Settings, **overrides: Any) -> DaemonOptions:

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import write
+from waiting import wait_for
 from wikimem.pages import loads_page
 from wikimem.service import daemon_status
 from wikimem.workspace import Workspace
@@ -23,14 +23,6 @@ CLI = [sys.executable, "-m", "wikimem.cli"]
 FAST_TOML = 'debounce_seconds = 0.2\nrescan_minutes = 0\nlint_schedule = "off"\n'
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def cli(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:

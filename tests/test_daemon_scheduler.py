@@ -8,7 +8,6 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from conftest import write
+from waiting import wait_for
 from wikimem.backends import Batch, BatchResult, create, register
 from wikimem.config import Settings
 from wikimem.errors import UsageError
@@ -23,16 +23,6 @@ from wikimem.scheduler import Clock, interval_minutes, parse_schedule
 from wikimem.service import Daemon, DaemonOptions, read_status_file
 from wikimem.watcher import Work
 from wikimem.workspace import Workspace
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 @pytest.mark.parametrize("text, seconds", [

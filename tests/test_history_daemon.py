@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import pytest
 
 from conftest import write
 from test_history import AGING, CANCER, MOLES, compile_, git, head, new_repo_ws
+from waiting import wait_for
 from wikimem.config import load_settings
 from wikimem.scheduler import parse_schedule
 from wikimem.service import Daemon, DaemonOptions, read_status_file
@@ -35,14 +34,6 @@ def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
 
 
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def test_running_daemon_picks_up_a_pull_without_recompiling(tmp_path: Path) -> None:
@@ -66,9 +57,9 @@ def test_running_daemon_picks_up_a_pull_without_recompiling(tmp_path: Path) -> N
     thread = threading.Thread(target=lambda: result.append(daemon.run()), daemon=True)
     thread.start()
     try:
-        wait_for(lambda: daemon.ready.is_set() or result, "the catch-up compile")
+        wait_for(lambda: daemon.ready.is_set() or result, what="the catch-up compile")
         status = lambda: read_status_file(bob) or {}  # noqa: E731
-        wait_for(lambda: status().get("state") == "idle", "the daemon to be idle")
+        wait_for(lambda: status().get("state") == "idle", what="the daemon to be idle")
         compiles = status().get("compiles", 0)
 
         write(alice, "cancer.md", CANCER)  # also changes pages bob has
@@ -80,7 +71,7 @@ def test_running_daemon_picks_up_a_pull_without_recompiling(tmp_path: Path) -> N
         pulled = head(bob)
 
         st = wait_for(lambda: status() if status().get("compiles", 0) > compiles
-                      and status().get("state") == "idle" else None, "the daemon's compile after the pull")
+                      and status().get("state") == "idle" else None, what="the daemon's compile after the pull")
         last = st["last_compile"]
         assert last["ok"] and last["noop"] and last["compiled"] == 0 and not last["kept"], last
         assert head(bob) == pulled  # nothing rewritten, so nothing to commit

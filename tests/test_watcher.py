@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from watchdog.events import (
     FileOpenedEvent,
 )
 
+from waiting import wait_for
 from wikimem.watcher import (
     OverflowWatch,
     RawEventHandler,
@@ -34,16 +34,6 @@ from wikimem.watcher import (
     watch_is_healthy,
 )
 from wikimem.workspace import Workspace
-
-
-def wait_for(check: Callable[[], object], timeout: float = 20.0, what: str = "condition") -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 @pytest.fixture
