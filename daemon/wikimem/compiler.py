@@ -244,7 +244,8 @@ def _compile_locked(
             # bytes are not rewritten, so an upgrade that changes nothing writes nothing)
             rerender = True
             report.warnings.append(f"backend changed ({last_version} -> {version}): re-rendered every page")
-        state.set_meta("backend.version", version)
+        if last_version != version:
+            state.set_meta("backend.version", version)
 
         # --- plan: hash only what size+mtime say may have changed
         shas: dict[str, str] = {}
