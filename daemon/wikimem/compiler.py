@@ -9,7 +9,6 @@ log.md.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 import os
 import posixpath
@@ -27,7 +26,14 @@ from .errors import PathEscape
 from .pages import FrontMatterError, Page, content_hash, loads_page, slugify
 from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State
-from .workspace import Workspace, atomic_write, confine, remove_stale_temp_files, writer_lock
+from .workspace import (
+    Workspace,
+    atomic_write,
+    confine,
+    file_sha256,
+    remove_stale_temp_files,
+    writer_lock,
+)
 
 log = logging.getLogger("wikimem.compile")
 Progress = Callable[[str, int, int], None]
@@ -116,14 +122,6 @@ def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
         stack.extend(reversed(subfolders))
     files.sort(key=lambda f: f.path)
     return files, refused
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def assign_page(path: str, taken: set[str]) -> str:

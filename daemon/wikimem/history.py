@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from . import index_page, log_page
 from .errors import UsageError, WikimemError
 from .pages import FrontMatterError, content_hash, loads_page
-from .workspace import Workspace, atomic_write, writer_lock
+from .workspace import Workspace, atomic_write, file_sha256, writer_lock
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -726,7 +726,7 @@ def _held_sources(
             if not file.is_file():
                 held[raw] = None
                 continue
-            current = _sha256(file)
+            current = file_sha256(file)
             matches = kind_b == "source" and sources_b[:1] == [raw] and sha_b == current
             held[raw] = None if matches else current
     return held
@@ -738,14 +738,6 @@ def _raw_file(ws: Workspace, raw: str | None) -> Path | None:
     if not raw or not raw.startswith("raw/") or ".." in raw.split("/") or "\x00" in raw:
         return None
     return ws.root / raw
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _restore_state(
@@ -787,7 +779,7 @@ def _restore_state(
                 page = source_page.get(raw)
                 if sha is None:
                     # concepts unknown (the page is an older render): re-rendered when next compiled
-                    state.put_source(SourceRow(raw, _sha256(file), st.st_size, st.st_mtime_ns, page,
+                    state.put_source(SourceRow(raw, file_sha256(file), st.st_size, st.st_mtime_ns, page,
                                                "compiled", None, 0, ()))
                 else:
                     state.put_source(SourceRow(raw, sha, st.st_size, st.st_mtime_ns, page, "skipped",
@@ -950,7 +942,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
                 if owner and row and row.page == rel and raw_file is not None:
                     if raw_file.is_file():
                         st = raw_file.stat()
-                        state.put_source(SourceRow(owner, _sha256(raw_file), st.st_size, st.st_mtime_ns, None,
+                        state.put_source(SourceRow(owner, file_sha256(raw_file), st.st_size, st.st_mtime_ns, None,
                                                    "skipped", HELD_REASON, 0, ()))
                     else:
                         state.delete_source(owner)
@@ -966,7 +958,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             changed_pages.add(rel)
             file = _raw_file(ws, owner)
             if owner and file is not None and sha:
-                if file.is_file() and _sha256(file) == sha:
+                if file.is_file() and file_sha256(file) == sha:
                     st = file.stat()
                     # concepts unknown: the page may link others than this machine last rendered,
                     # so the offline backend renders it again when it next compiles

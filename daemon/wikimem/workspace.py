@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import os
 import tempfile
 import threading
@@ -77,6 +78,15 @@ def confine(base: Path, relative: str) -> Path:
     if resolved != base_resolved and not resolved.startswith(base_resolved + os.sep):
         raise PathEscape(f"{relative!r} points outside {base.name}/")
     return Path(resolved)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, read in 1 MiB chunks (sources can be large)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
