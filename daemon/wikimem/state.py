@@ -134,6 +134,10 @@ class State:
         ).fetchone()
         return json.loads(row[0]) if row else None
 
+    def analysed(self, backend: str) -> set[str]:
+        """Content hashes with a cached analysis for this backend key."""
+        return {r[0] for r in self.db.execute("SELECT sha256 FROM analyses WHERE backend=?", (backend,))}
+
     def get_sentences(self, sha256: str, backend: str) -> list[Any] | None:
         row = self.db.execute(
             "SELECT sentences FROM analyses WHERE sha256=? AND backend=?", (sha256, backend)

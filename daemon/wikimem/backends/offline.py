@@ -247,10 +247,11 @@ class OfflineBackend:
         never depends on another, so worker processes split it. Small batches stay
         in-process (starting workers would cost more), and so does the daemon.
         """
+        cached = batch.state.analysed(self.cache_key)  # one query, not one per source
         todo = [
             (p, batch.sources[p].sha256)
             for p in sorted(batch.sources)
-            if p in batch.files and batch.state.get_analysis(batch.sources[p].sha256, self.cache_key) is None
+            if p in batch.files and batch.sources[p].sha256 not in cached
         ]
         workers = min(4, os.cpu_count() or 1)
         if len(todo) < PARALLEL_THRESHOLD or workers < 2 or threading.active_count() > 1:
@@ -357,17 +358,17 @@ class OfflineBackend:
         # key -> [fingerprint, page]; a concept re-renders only when its inputs changed
         old_prints: dict[str, list[str]] = batch.state.get_meta("offline.concepts", {})
         new_prints: dict[str, list[str]] = {}
-        # what a concept page shows of each source, as one string per source (built once)
-        source_print = {
-            p: f"{p}\0{batch.sources[p].sha256}\0{batch.sources[p].page}\0{data['title']}"
-            for p, data in analyses.items()
-        }
+        # what a concept page shows of each source, as one string per source (built once): the
+        # quoted sources by content, the others (listed by title only) by path, page and title
+        listed = {p: f"{p}\0{batch.sources[p].page}\0{data['title']}" for p, data in analyses.items()}
         for key, concept in sorted(concepts.items()):
             shown = concept.sources[:MAX_QUOTED_SOURCES]
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys])
-            fingerprint = hashlib.sha1(
-                "\n".join([head, *(source_print[p] for p in concept.sources)]).encode()
-            ).hexdigest()
+            fingerprint = hashlib.sha1("\n".join([
+                head,
+                *(f"{listed[p]}\0{batch.sources[p].sha256}" for p in shown),
+                *(listed[p] for p in concept.sources[MAX_QUOTED_SOURCES:]),
+            ]).encode()).hexdigest()
             new_prints[key] = [fingerprint, concept.page]
             if batch.rebuild or batch.rerender or old_prints.get(key) != new_prints[key] or not (wiki / concept.page).exists():
                 quotes = [(p, analyses[p], _mentions(quotable_of(p), concept.keys)) for p in shown]
