@@ -10,7 +10,7 @@ which wikimem compiles into pages; the model never edits the wiki itself.
 
     tool = WikiMemoryTool("~/notes")
     runner = Anthropic().beta.messages.tool_runner(
-        model="claude-sonnet-4-5", max_tokens=2048, tools=[tool],
+        model="claude-sonnet-5-5", max_tokens=2048, tools=[tool],
         messages=[{"role": "user", "content": "What does the wiki say about the minimum macOS version?"}],
     )
 """
