@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from .context import Context, resolve_target
-from .corpus import LINK_TARGET, cache, words
+from .corpus import LINK_TARGET, SourceCache, cache, words
 from .model import Finding
 from .structure import content_pages, inbound_links
 
@@ -78,6 +78,7 @@ def ungrounded_all(ctx: Context) -> Iterator[Finding]:
 def ungrounded(ctx: Context) -> Iterator[Finding]:
     sources = cache(ctx)
     raw_words: dict[str, str | None] = {}
+    checked: dict[tuple[str, str], list[str]] = {}
     for page in content_pages(ctx):
         text = page.text
         if "](" not in text or "raw/" not in text:
@@ -89,23 +90,12 @@ def ungrounded(ctx: Context) -> Iterator[Finding]:
             resolved, _fragment = resolve_target(page.path, target)
             if not resolved or not resolved.startswith("raw/") or resolved not in ctx.raw_files:
                 continue  # a missing source is the stale and broken-link rules' business
-            doc = sources.get(resolved)
-            if doc is None or doc.skipped:
-                continue
             quote = m.group("quote")
-            missing = [part for part in fragments(quote) if words(part) not in doc.words]
+            # a source page and the concept pages drawing on it quote the same sentences: check each once
+            missing = checked.get((resolved, quote))
+            if missing is None:
+                missing = checked[(resolved, quote)] = _missing(ctx, sources, raw_words, resolved, quote)
             if not missing:
-                continue
-            # the loader drops markup; a person may quote the file as written, so check the raw text too
-            if resolved not in raw_words:
-                try:
-                    with open(ctx.raw_files[resolved], encoding="utf-8", errors="replace") as handle:
-                        raw_text = handle.read()
-                    raw_words[resolved] = words(LINK_TARGET.sub("]", raw_text))
-                except OSError:
-                    raw_words[resolved] = None
-            raw_text_words = raw_words[resolved]
-            if raw_text_words is not None and all(words(p) in raw_text_words for p in missing):
                 continue
             line = page.line_of(m.start())
             yield Finding.make(
@@ -115,6 +105,28 @@ def ungrounded(ctx: Context) -> Iterator[Finding]:
                 paths=[page.wpath, resolved], lines=[line, 0],
                 evidence={"page": page.wpath, "source": resolved, "quote": quote},
             )
+
+
+def _missing(ctx: Context, sources: SourceCache, raw_words: dict[str, str | None], resolved: str, quote: str) -> list[str]:
+    """The parts of a quote its source does not hold ([] when it holds them all, or cannot be read)."""
+    doc = sources.get(resolved)
+    if doc is None or doc.skipped:
+        return []
+    missing = [part for part in fragments(quote) if words(part) not in doc.words]
+    if not missing:
+        return []
+    # the loader drops markup; a person may quote the file as written, so check the raw text too
+    if resolved not in raw_words:
+        try:
+            with open(ctx.raw_files[resolved], encoding="utf-8", errors="replace") as handle:
+                raw_text = handle.read()
+            raw_words[resolved] = words(LINK_TARGET.sub("]", raw_text))
+        except OSError:
+            raw_words[resolved] = None
+    raw_text_words = raw_words[resolved]
+    if raw_text_words is not None and all(words(p) in raw_text_words for p in missing):
+        return []
+    return missing
 
 
 # a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"

@@ -32,11 +32,13 @@ def content_pages(ctx: Context) -> Iterator[WikiPage]:
 
 def broken_links(ctx: Context) -> Iterator[Finding]:
     page_sources = {row.page: path for path, row in ctx.state_sources.items() if getattr(row, "page", None)}
+    # targets already found to exist: most of a wiki's links point at a few thousand pages and sources
+    found: set[str] = set()
     for page in ctx.pages.values():
         if page.path in ("log.md", "lint.md"):
             continue  # log.md records history (links to pages since removed are true there); lint.md is ours
         for link in ctx.links(page):
-            if link.resolved is None:
+            if link.resolved is None or link.resolved in found:
                 continue
             if link.kind == "wiki":
                 if link.resolved.startswith("wiki/?"):
@@ -56,6 +58,7 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
                 )
                 continue
             if ctx.exists(target):
+                found.add(target)  # an md link's target never starts with "wiki/?", so wikilinks skip only real pages
                 continue
             note = ""
             removed_source = False
