@@ -296,6 +296,7 @@ _SIMPLE_ITEM = re.compile(r"^- (.*?)[ \t]*$")
 _PLAIN = re.compile(r"^[A-Za-z_/.][^:#{}\[\],&*!|>'\"%@`]*$")
 _ISO_DAY = re.compile(r"^\d{4}-\d\d-\d\d$")
 _YAML_WORDS = frozenset("true false yes no on off null ~ y n".split())
+_PLAIN_SEEN: dict[str, bool] = {}  # list items repeat across pages (raw/... paths): each is tested once
 
 
 def simple_meta(fm: str) -> dict[str, Any] | None:
@@ -311,11 +312,17 @@ def simple_meta(fm: str) -> dict[str, Any] | None:
     for line in fm.split("\n"):
         if not line.strip():
             continue
-        item = _SIMPLE_ITEM.match(line)
-        if item is not None:
-            if current is None or not _PLAIN.match(item.group(1)) or item.group(1).lower() in _YAML_WORDS:
+        if line.startswith("- "):
+            # what _SIMPLE_ITEM matches, without the regex: concept pages list hundreds of sources
+            value = line[2:].rstrip(" \t")
+            plain = _PLAIN_SEEN.get(value)
+            if plain is None:
+                plain = _PLAIN_SEEN[value] = bool(_PLAIN.match(value)) and value.lower() not in _YAML_WORDS
+                if len(_PLAIN_SEEN) > 200_000:
+                    _PLAIN_SEEN.clear()
+            if current is None or not plain:
                 return None
-            current.append(item.group(1))
+            current.append(value)
             continue
         m = _SIMPLE_KEY.match(line)
         if m is None or m.group(1) in meta:
@@ -385,6 +392,10 @@ def _resolve_target(folder: str, target: str) -> tuple[str | None, str]:
     return joined, fragment
 
 
+# Link(...) goes through a generated __new__; tuple.__new__ builds the same Link without that frame
+_new_link = tuple.__new__
+
+
 def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
     out: list[Link] = []
     text = page.prose
@@ -399,7 +410,7 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
             at = m.start()
             if at > start and text[at - 1] == "!":
                 at -= 1  # ![alt](src): the link starts at the "!" (a match ends with ")", never with "!")
-            out.append(Link(label, target, at, "md", resolved, fragment))
+            out.append(_new_link(Link, (label, target, at, "md", resolved, fragment)))
     if "]:" in text:
         for m in _REF_DEF.finditer(text, start):
             target = m.group(2)
