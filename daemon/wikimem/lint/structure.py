@@ -97,14 +97,14 @@ def _inbound(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
         is_catalog = page.path == "index.md" or index_page.is_catalog(page.path)
         if page.path in ("log.md", "lint.md"):
             continue
-        for link in ctx.links(page):
-            if not link.resolved or not link.resolved.startswith("wiki/"):
-                continue
-            target = link.resolved[5:]
-            if is_catalog:
-                indexed.add(target)
-            elif target != page.path:
-                inbound[target].add(page.path)
+        # each page's targets as a set first: a page links to the same few pages many times
+        targets = {r[5:] for link in ctx.links(page) if (r := link.resolved) and r.startswith("wiki/")}
+        if is_catalog:
+            indexed |= targets
+            continue
+        targets.discard(page.path)
+        for target in targets:
+            inbound[target].add(page.path)
     return inbound, indexed
 
 
