@@ -406,6 +406,30 @@ def test_plain_front_matter_reader_agrees_with_yaml():
     assert simple_meta("title: 'quoted: yes'") is None
     assert simple_meta("count: 3") is None
     assert simple_meta("flag: true") is None
+    # list items: trailing blanks dropped as YAML drops them; a YAML word or a quoted item goes to YAML
+    assert simple_meta("sources:\n- raw/a.md  \n- raw/b.md\t") == {"sources": ["raw/a.md", "raw/b.md"]}
+    assert simple_meta("sources:\n- yes") is None
+    assert simple_meta("sources:\n- 'raw/a.md'") is None
+    assert simple_meta("sources:\n-  ") is None
+
+
+def test_links_keep_offsets_of_images_and_escaped_brackets():
+    from wikimem.lint.context import extract_links, read_wiki_page
+
+    body = "See ![a chart](img/c.png) and [a \\[b\\] c](../concepts/x.md#Top) and `[code](no.md)`.\n"
+    text = "---\ntitle: T\nkind: concept\n---\n" + body
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "t.md"
+        file.write_text(text, encoding="utf-8")
+        page = read_wiki_page(str(file), "concepts/t.md")
+    links = extract_links(page)
+    assert [(lk.text, lk.target, lk.resolved, lk.fragment) for lk in links] == [
+        ("a chart", "img/c.png", "wiki/concepts/img/c.png", ""),
+        ("a \\[b\\] c", "../concepts/x.md#Top", "wiki/concepts/x.md", "Top"),
+    ]
+    assert [text[lk.at : lk.at + 2] for lk in links] == ["![", "[a"]  # an image starts at its "!"
 
 
 # --- the real corpus --------------------------------------------------------------------------
