@@ -1,6 +1,6 @@
 """What history costs: compile with git = true vs git = false, and how long undo takes.
 
-Run from the repository: /work/venv/bin/python bench/history_bench.py [--sources N]
+Run from the repository: python bench/history_bench.py [--sources N]
 Uses ../shared/corpus/topics/raw. Every workspace is a fresh temporary git repository with
 identity from the environment (no global git config is read).
 """
