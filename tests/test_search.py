@@ -181,8 +181,8 @@ def test_walk_filters_agree_with_the_loader_and_the_index_page():
     names = ["a.md", ".DS_Store", "Thumbs.db", "x.md~", "~$doc.docx", ".#lock", "f.swp", "d.part",
              "e.crdownload", "t.tmp", "z.download", "index.md", "notes.txt"]
     assert [S._ignored(n) for n in names] == [is_ignored_name(n) for n in names]
-    for rel in ("wiki/index.md", "wiki/sources/index.md", "wiki/sources/index-2.md", "wiki/sources/reindex.md",
-                "wiki/concepts/index-of-things.md"):
+    for rel in ("wiki/index.md", "wiki/sources/index.md", "wiki/sources/index-2.md", "wiki/sources/index-2-1.md",
+                "wiki/sources/reindex.md", "wiki/concepts/index-of-things.md"):
         assert bool(S._CATALOG.search(rel)) == is_catalog(rel.removeprefix("wiki/")), rel
 
 

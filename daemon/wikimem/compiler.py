@@ -23,7 +23,7 @@ from . import history, index_page, log_page
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
-from .pages import FrontMatterError, Page, content_hash, loads_page, slugify
+from .pages import FrontMatterError, content_hash, loads_page, slugify
 from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State
 from .workspace import (
@@ -137,13 +137,6 @@ def assign_page(path: str, taken: set[str]) -> str:
         n += 1
     return f"sources/{slugify(stem)}-{n}.md"
 
-
-def read_page(wiki: Path, rel: str) -> Page | None:
-    path = wiki / rel
-    try:
-        return loads_page(rel, path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, FrontMatterError):
-        return None
 
 
 def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:

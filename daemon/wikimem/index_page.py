@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .pages import Page, escape_link_text, relative_link
 from .templating import render
 
@@ -22,7 +23,6 @@ MAX_BYTES = 25_000
 ENTRY_LINES = 170
 ENTRY_BYTES = 22_000
 SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("answers", "Answers"))
-CATALOG_NAME = re.compile(r"(^|/)index(-\d+)*\.md$")
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,6 @@ class Entry:
     def line(self, from_page: str) -> str:
         desc = f" — {self.description}" if self.description else ""
         return f"- [{escape_link_text(self.title)}]({relative_link(from_page, self.path)}){desc}"
-
-
-def is_catalog(path: str) -> bool:
-    return bool(CATALOG_NAME.search(path))
 
 
 def describe(page: Page, limit: int = 110) -> str:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .naming import CATALOG_NAME, is_ignored_name
 from .workspace import Workspace, atomic_write
 
 log = logging.getLogger("wikimem.search")
@@ -391,16 +392,10 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
     return found
 
 
-# Copies of sources.is_ignored_name and index_page.is_catalog (a test keeps them in step):
-# importing those modules would pull YAML, front matter and Jinja into every cold search.
-_IGNORED_PREFIXES = (".", "~", ".#")
-_IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".part", ".crdownload", ".tmp", ".download")
-_IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
-_CATALOG = re.compile(r"(^|/)index(-\d+)?\.md$")
-
-
-def _ignored(name: str) -> bool:
-    return name in _IGNORED_NAMES or name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES)
+# from naming, not sources/index_page: those would pull YAML, front matter and Jinja into
+# every cold search
+_ignored = is_ignored_name
+_CATALOG = CATALOG_NAME
 
 
 _MANIFESTS: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}

@@ -11,11 +11,11 @@ import html
 import logging
 import re
 import textwrap
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from .pages import FrontMatterError, parse_meta, split_front_matter
 
 log = logging.getLogger("wikimem.sources")
@@ -23,8 +23,6 @@ TEXT_SUFFIXES = {".md", ".markdown", ".mdown", ".txt", ".text", ".rst", ".articl
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 PDF_SUFFIXES = {".pdf"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
-# files in raw/ that are never sources (licences, notes to self are still sources)
-IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
 
 
 class SkipSource(Exception):
@@ -53,15 +51,6 @@ class Document:
     @property
     def text(self) -> str:
         return "\n\n".join(b.text for b in self.blocks)
-
-
-def is_ignored_name(name: str) -> bool:
-    """Editor and download noise that never becomes a source."""
-    return (
-        name in IGNORED_NAMES
-        or name.startswith((".", "~", ".#"))
-        or name.endswith(("~", ".swp", ".swx", ".part", ".crdownload", ".tmp", ".download"))
-    )
 
 
 def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str]]:
@@ -578,9 +567,6 @@ def load_pdf(path: str, file: Path) -> Document:
         raise SkipSource("PDF has no extractable text (scanned images?)")
     title = str(info_title).strip() or next((b.text for b in blocks if b.kind == "heading"), "")
     return Document(path, "pdf", title or _title_from_name(path), blocks, {}, find_date(" ".join(pages[:1])[:2000]), anchor="page=")
-
-
-Loader = Callable[[str, Path, int], Document]
 
 
 def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
