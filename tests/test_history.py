@@ -86,6 +86,21 @@ def new_repo_ws(root: Path) -> Workspace:
     return ws
 
 
+def shared_wiki(tmp_path: Path, *sources: tuple[str, str]) -> tuple[Path, Workspace, Workspace]:
+    """Alice compiles `sources` and pushes raw/ and wiki/ to a bare origin; Bob clones it."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    alice = new_repo_ws(tmp_path / "alice")
+    for name, text in sources:
+        write(alice, name, text)
+    compile_(alice)
+    git(alice.root, "add", "raw")
+    git(alice.root, "commit", "-q", "-m", "sources")
+    git(alice.root, "push", "-q", str(origin), "main")
+    git(tmp_path, "clone", "-q", str(origin), "bob")
+    return origin, alice, Workspace.at(tmp_path / "bob")
+
+
 def compile_(ws: Workspace, **env: str) -> CompileReport:
     return compile_workspace(ws, load_settings(ws.root, environ=env))
 
@@ -471,18 +486,7 @@ def test_undo_cli_says_what_it_did(repo_ws: Workspace) -> None:
 
 
 def test_wiki_pulled_from_a_teammate_is_picked_up_without_recompiling(tmp_path: Path) -> None:
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    alice = new_repo_ws(tmp_path / "alice")
-    write(alice, "moles.md", MOLES)
-    write(alice, "aging.md", AGING)
-    compile_(alice)
-    git(alice.root, "add", "raw")
-    git(alice.root, "commit", "-q", "-m", "sources")
-    git(alice.root, "push", "-q", str(origin), "main")
-
-    git(tmp_path, "clone", "-q", str(origin), "bob")
-    bob = Workspace.at(tmp_path / "bob")
+    origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES), ("aging.md", AGING))
     first = compile_(bob)  # a fresh clone: state is rebuilt from the pages, nothing recompiled
     assert first.noop and not first.compiled
     assert (bob.state_dir / ".gitignore").exists()  # machine state stays out of git on bob's side too
@@ -515,16 +519,7 @@ def test_wiki_pulled_from_a_teammate_is_picked_up_without_recompiling(tmp_path: 
 
 
 def test_teammates_compiling_in_parallel_merge_cleanly(tmp_path: Path) -> None:
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    alice = new_repo_ws(tmp_path / "alice")
-    write(alice, "moles.md", MOLES)
-    compile_(alice)
-    git(alice.root, "add", "raw")
-    git(alice.root, "commit", "-q", "-m", "sources")
-    git(alice.root, "push", "-q", str(origin), "main")
-    git(tmp_path, "clone", "-q", str(origin), "bob")
-    bob = Workspace.at(tmp_path / "bob")
+    origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES))
     assert compile_(bob).noop
 
     # both compile a different new source: both change index.md and log.md
@@ -604,17 +599,7 @@ def test_no_commit_during_a_merge_in_progress(repo_ws: Workspace, caplog) -> Non
 
 
 def test_pulled_renames_and_removals_are_not_redone(tmp_path: Path) -> None:
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    alice = new_repo_ws(tmp_path / "alice")
-    for name, text in (("moles.md", MOLES), ("aging.md", AGING), ("cancer.md", CANCER)):
-        write(alice, name, text)
-    compile_(alice)
-    git(alice.root, "add", "raw")
-    git(alice.root, "commit", "-q", "-m", "sources")
-    git(alice.root, "push", "-q", str(origin), "main")
-    git(tmp_path, "clone", "-q", str(origin), "bob")
-    bob = Workspace.at(tmp_path / "bob")
+    origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES), ("aging.md", AGING), ("cancer.md", CANCER))
     assert compile_(bob).noop
 
     (alice.raw / "mammals").mkdir()

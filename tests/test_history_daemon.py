@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 
 from conftest import write
-from test_history import AGING, CANCER, MOLES, compile_, git, head, new_repo_ws
+from test_history import AGING, CANCER, MOLES, compile_, git, head, shared_wiki
 from waiting import wait_for
 from wikimem.config import load_settings
 from wikimem.scheduler import parse_schedule
 from wikimem.service import Daemon, DaemonOptions, read_status_file
-from wikimem.workspace import Workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -37,17 +36,7 @@ def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_running_daemon_picks_up_a_pull_without_recompiling(tmp_path: Path) -> None:
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    alice = new_repo_ws(tmp_path / "alice")
-    write(alice, "moles.md", MOLES)
-    write(alice, "aging.md", AGING)
-    compile_(alice)
-    git(alice.root, "add", "raw")
-    git(alice.root, "commit", "-q", "-m", "sources")
-    git(alice.root, "push", "-q", str(origin), "main")
-    git(tmp_path, "clone", "-q", str(origin), "bob")
-    bob = Workspace.at(tmp_path / "bob")
+    origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES), ("aging.md", AGING))
 
     settings = load_settings(bob.root, environ={})
     options = DaemonOptions.from_settings(
