@@ -24,8 +24,9 @@ from typing import Any, NamedTuple
 from ..config import Settings
 from ..errors import UsageError, WikimemError, WorkspaceBusy
 from ..workspace import Workspace, atomic_write, writer_lock
-from . import claims, dispositions, logcheck, secrets, sourcing, structure
+from . import claims, dispositions, logcheck, secrets, sourcing, structure, workers
 from .context import Context, load_context
+from .digest import DigestStore
 from .model import Finding, Fix, LintReport
 
 log = logging.getLogger("wikimem.lint")
@@ -105,6 +106,10 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
     except BaseException:
         if early:  # no worker outlives a failed read of the wiki
             corpus.start(early[0]).close()
+            store = early[0]._cache.get("digests")
+            if isinstance(store, DigestStore):
+                store.close()
+            workers.shutdown(early[0]._cache)
         raise
     timings = ctx._cache.setdefault("timings", {})
     timings["load"] = time.process_time() - started
@@ -128,6 +133,10 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
         cache = ctx._cache.get("sources")
         if isinstance(cache, corpus.SourceCache):
             cache.close()
+        pages = ctx._cache.get("digests")
+        if isinstance(pages, DigestStore):
+            pages.close()
+        workers.shutdown(ctx._cache)
     # one finding per id (two rules never share ids, but one rule may reach the same evidence twice)
     unique = list({f.id: f for f in findings}.values())
     return ctx, unique, notes
