@@ -5,9 +5,10 @@
     accept(ws, settings, "1718f0b202b4", "both are right: different platforms")
 
 Rules are pure functions of a Context (pages, links, raw files and state.db,
-each loaded once); run_lint applies the accepted-findings file, optional safe
-fixes, and writes lint.md, index.md and a log.md entry only when something
-changed, so running it twice in a row writes nothing the second time.
+each loaded once); run_lint applies the accepted-findings file and optional
+safe fixes, appends a log.md entry for each full run (the record of when the
+wiki was checked and what was found), and rewrites lint.md and index.md only
+when the findings changed.
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ def _commit(ws: Workspace, settings: Settings, written: list[str], entry: Any = 
 def _record(
     ctx: Context, report: LintReport, extra: list[str] | None = None, *, report_page: bool = True
 ) -> tuple[list[str], Any]:
-    """Write lint.md, link it from index.md and append a log entry: only when something changed."""
+    """Write lint.md and link it from index.md when the findings changed; append a log entry for the run."""
     from .. import log_page
     from ..compiler import write_index
     from .report import lint_md, tally
@@ -270,7 +271,7 @@ def _record(
         atomic_write(target, content)
         written.append(f"wiki/{LINT_PAGE}")
         written += [f"wiki/{rel}" for rel, _how in write_index(ws)]
-    if old != content or applied or extra:
+    if report_page or applied or extra:
         by_rule = Counter(f.rule for f in report.findings)
         lines = [f"- findings: {', '.join(f'{rule} {n}' for rule, n in sorted(by_rule.items())) or 'none'}"]
         if report.accepted:
@@ -279,6 +280,8 @@ def _record(
         lines += extra or []
         if old != content:
             lines.append(f"- report: {LINT_PAGE}")
+        elif report_page:
+            lines.append(f"- report: {LINT_PAGE} unchanged")
         c = report.counts
         entry = log_page.LogEntry("lint", tally(c), lines)
         log_page.append(ws.wiki / "log.md", [entry])
