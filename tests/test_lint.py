@@ -182,6 +182,13 @@ def test_duplicates_by_title_and_alias_but_never_numbered_items(ws, settings):
     assert title_key("Go 1.21") != title_key("Go 1.22")
 
 
+def test_two_different_sources_with_one_title_are_not_duplicates(ws, settings):
+    write(ws, "title-page.md", "# The Widget Book\n\nBy the Widget team, for Widget 3.0 and later.\n")
+    write(ws, "SUMMARY.md", "# The Widget Book\n\n- [Introduction](intro.md)\n- [Installing](install.md)\n")
+    compile_workspace(ws, settings)
+    assert not by_rule(run_lint(ws, settings, ["duplicate"], write=False), "duplicate")
+
+
 def test_missing_concept_wanted_by_several_pages(ws, settings):
     compiled(ws, settings, widgets=False)
     for n in range(3):

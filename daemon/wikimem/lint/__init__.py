@@ -46,7 +46,7 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("orphan", structure.orphans, "info", "page no other page links to"),
     Rule("missing-from-index", structure.missing_from_index, "warning", "page not listed in index.md or its catalogs"),
     Rule("frontmatter", structure.front_matter, "error", "front matter malformed (error) or missing title/kind/sources (warning)"),
-    Rule("duplicate", structure.duplicates, "warning", "two pages of one kind for one thing (same title or alias up to case, plural, punctuation)"),
+    Rule("duplicate", structure.duplicates, "warning", "two pages of one kind for one thing (same title or alias up to case, plural, punctuation), or one text in two raw files"),
     Rule("missing-concept", structure.missing_concepts, "info", "[[Name]] wanted by 3+ pages but no page exists"),
     Rule("size", structure.size_caps, "error", "index.md/AGENTS.md over 200 lines or 25 KB (error); page over 100 KB (warning)"),
     Rule("stale", sourcing.stale, "error", "source deleted (error) or changed (warning) since its page was compiled"),

@@ -248,7 +248,9 @@ def duplicates(ctx: Context) -> Iterator[Finding]:
 def duplicate_titles(ctx: Context) -> Iterator[Finding]:
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for page in content_pages(ctx):
-        if page.page is None or page.section not in SECTIONS:
+        # a source page stands for one raw file: two with one title are two files (a book's title
+        # page and its table of contents); the same text in two files is duplicate_sources' finding
+        if page.page is None or page.section not in SECTIONS or page.kind == "source":
             continue
         for key in page.digest.title_keys:  # its title's and aliases' keys, from its digest
             groups[(page.kind, key)].add(page.path)
