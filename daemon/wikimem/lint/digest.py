@@ -26,6 +26,7 @@ import json
 import logging
 import posixpath
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ from .context import (
 
 log = logging.getLogger("wikimem.lint")
 
+RACY_NS = 3_000_000_000  # FAT keeps times to 2 s; ext4, APFS, NTFS and tmpfs to the nanosecond or 100 ns
 PARALLEL_THRESHOLD = 400  # pages to digest before worker processes pay for their start
 CHUNK = 200  # pages per worker task
 
@@ -210,7 +212,13 @@ def _compute_chunk(jobs: list[tuple[str, str]]) -> list[Digested]:
 
 
 class DigestStore:
-    """The pages table of lint-cache.db: digests, and per page the grounding of its quotes."""
+    """The page_digests table of lint-cache.db: digests, and per page the grounding of its quotes.
+
+    A row is trusted while the page's size, mtime and ctime match it, and only when the page had
+    not been written in the RACY seconds before it was digested: a file system that keeps times
+    to the second (or two) could otherwise hide an edit of the same size made right after the
+    digest (the "racy clean" case git guards against the same way). Such a page is digested again.
+    """
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -219,20 +227,25 @@ class DigestStore:
         self.write: dict[str, tuple[int, int, int, str]] = {}
         self.grounding_write: dict[str, str] = {}
         self.grounding_rows: dict[str, str | None] = {}
+        self.digested_ns = 0
         self.complete = False  # every page of the wiki was seen: rows of pages gone may be dropped
         if not ctx.ws.state_dir.is_dir():
             return
         try:
             self.db = sqlite3.connect(str(ctx.ws.state_dir / "lint-cache.db"), isolation_level=None, timeout=5)
             self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("DROP TABLE IF EXISTS pages")  # the first layout, without digested_ns
             self.db.execute(
-                "CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
-                " ctime_ns INTEGER, version INTEGER, digest TEXT, grounding TEXT)"
+                "CREATE TABLE IF NOT EXISTS page_digests (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
+                " ctime_ns INTEGER, digested_ns INTEGER, version INTEGER, digest TEXT, grounding TEXT)"
             )
-            for path, size, mtime, ctime, data, grounding in self.db.execute(
-                "SELECT path, size, mtime_ns, ctime_ns, digest, grounding FROM pages WHERE version=?", (VERSION,)
+            for path, size, mtime, ctime, digested, data, grounding in self.db.execute(
+                "SELECT path, size, mtime_ns, ctime_ns, digested_ns, digest, grounding FROM page_digests WHERE version=?",
+                (VERSION,),
             ):
-                self.rows[path] = (size, mtime, ctime, data, grounding)
+                # racy: written shortly before it was digested; a same-second edit could keep size and times
+                racy = digested - max(mtime, ctime) < RACY_NS
+                self.rows[path] = (size, mtime, -1 if racy else ctime, data, grounding)
         except sqlite3.Error as exc:  # a cache that cannot be read costs time, nothing else
             log.info("lint: page cache unavailable (%s)", exc)
             self.close()
@@ -252,6 +265,8 @@ class DigestStore:
                     continue
             todo.append(item)
         keys = {rel: (size, mtime, ctime) for rel, _file, size, mtime, ctime in todo}
+        # taken before the pages are read: an edit while they are read makes the row racy, not trusted
+        self.digested_ns = time.time_ns()
         for rel, encoded, made in self._compute([(file, rel) for rel, file, *_ in todo]):
             if isinstance(made, PageDigest):
                 out[rel] = made
@@ -293,21 +308,21 @@ class DigestStore:
                 if self.write or self.grounding_write:
                     self.db.execute("BEGIN")
                     self.db.executemany(
-                        "INSERT OR REPLACE INTO pages (path, size, mtime_ns, ctime_ns, version, digest, grounding)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [(rel, size, mtime, ctime, VERSION, data, self.grounding_write.get(rel))
+                        "INSERT OR REPLACE INTO page_digests (path, size, mtime_ns, ctime_ns, digested_ns, version, digest,"
+                        " grounding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(rel, size, mtime, ctime, self.digested_ns, VERSION, data, self.grounding_write.get(rel))
                          for rel, (size, mtime, ctime, data) in self.write.items()],
                     )
                     self.db.executemany(
-                        "UPDATE pages SET grounding=? WHERE path=?",
+                        "UPDATE page_digests SET grounding=? WHERE path=?",
                         [(data, rel) for rel, data in self.grounding_write.items() if rel not in self.write],
                     )
                     self.db.execute("COMMIT")
-                self.db.execute("DELETE FROM pages WHERE version != ?", (VERSION,))
+                self.db.execute("DELETE FROM page_digests WHERE version != ?", (VERSION,))
                 if self.complete:
                     gone = [(rel,) for rel in self.rows if rel not in self.ctx.pages]
                     if gone:
-                        self.db.executemany("DELETE FROM pages WHERE path=?", gone)
+                        self.db.executemany("DELETE FROM page_digests WHERE path=?", gone)
         finally:
             self.db.close()
             self.db = None
