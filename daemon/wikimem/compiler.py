@@ -23,6 +23,7 @@ from . import history, index_page, log_page
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
+from .naming import printable, undecodable
 from .pages import FrontMatterError, content_hash, loads_page, slugify
 from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State
@@ -103,6 +104,9 @@ def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
             if is_ignored_name(name):
                 continue
             rel = f"{rel_folder}/{name}"
+            if undecodable(name):
+                refused.append((printable(rel), "file name is not valid UTF-8; rename it"))
+                continue
             if entry.is_dir(follow_symlinks=False):
                 subfolders.append((entry.path, rel))
                 continue
@@ -148,7 +152,7 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
     with state.transaction():
         for page_file in sorted(folder.rglob("*.md")):
             rel = page_file.relative_to(ws.wiki).as_posix()
-            if index_page.is_catalog(rel):
+            if index_page.is_catalog(rel) or undecodable(rel):
                 continue
             text = page_file.read_text(encoding="utf-8", errors="replace")
             try:
@@ -166,7 +170,7 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
             restored += 1
         for page_file in sorted((ws.wiki / "concepts").rglob("*.md")) if (ws.wiki / "concepts").is_dir() else []:
             rel = page_file.relative_to(ws.wiki).as_posix()
-            if not index_page.is_catalog(rel):
+            if not index_page.is_catalog(rel) and not undecodable(rel):
                 state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
 
@@ -488,8 +492,8 @@ def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list
             continue
         for file in sorted(base.rglob("*.md")):
             rel = file.relative_to(ws.wiki).as_posix()
-            if index_page.is_catalog(rel) or file.name.startswith("."):
-                continue
+            if index_page.is_catalog(rel) or file.name.startswith(".") or undecodable(rel):
+                continue  # a name in invalid UTF-8 cannot be linked from index.md (lint names it)
             st = file.stat()
             hit = cached.get(rel)
             if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:

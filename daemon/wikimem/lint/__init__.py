@@ -115,7 +115,7 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
     timings = ctx._cache.setdefault("timings", {})
     timings["load"] = time.process_time() - started
     findings: list[Finding] = []
-    notes: list[str] = []
+    notes: list[str] = [f"{name} not checked: its file name is not valid UTF-8; rename it" for name in ctx.unreadable_names]
     try:
         for rule in sorted(selected, key=lambda r: r.name in SOURCE_RULES):
             started = time.process_time()

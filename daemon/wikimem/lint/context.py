@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 from .. import index_page
 from ..config import Settings
+from ..naming import printable, undecodable
 from ..pages import Page, split_front_matter
 from ..sources import is_ignored_name
 from ..workspace import Workspace
@@ -183,6 +184,7 @@ class Context:
     state_sources: dict[str, Any]
     _links: dict[str, list[Link]] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict)
+    unreadable_names: list[str] = field(default_factory=list)  # files under wiki/ named in invalid UTF-8
 
     def links(self, page: WikiPage) -> list[Link]:
         cached = self._links.get(page.path)
@@ -252,6 +254,9 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
             for entry in entries:
                 name = entry.name
                 rel = f"{prefix}/{name}" if prefix else name
+                if undecodable(name):
+                    ctx.unreadable_names.append("wiki/" + printable(rel))
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     if not name.startswith("."):
                         stack.append((entry.path, rel))
@@ -319,6 +324,8 @@ def scan_raw_files(ws: Workspace) -> dict[str, str]:
             continue
         for entry in entries:
             name = entry.name
+            if undecodable(name):
+                continue  # compile refuses it (and says so); no page describes it
             if entry.is_dir(follow_symlinks=False):
                 if not name.startswith("."):
                     stack.append((entry.path, f"{prefix}/{name}"))
