@@ -35,6 +35,7 @@ from . import workers
 from .context import (
     _MD_LINK,
     _REF_DEF,
+    _RESOLVED_TARGETS,
     _WIKILINK,
     SECTIONS,
     SPECIAL,
@@ -111,29 +112,35 @@ def compute(data: bytes, rel: str) -> PageDigest:
     body_start = len(text) - len(body)
     prose = blank_code(text)
     folder = posixpath.dirname(rel)
-    targets: dict[str, None] = {}
+    written: dict[str, None] = {}
     if "](" in prose:
         # the distinct targets only: a page links the same pages and sources many times, and
-        # broken_links reads the page again for every occurrence of a target that is missing
-        # without their #fragments first: a source page cites one raw file at many lines
+        # broken_links reads the page again for every occurrence of a target that is missing;
+        # without their #fragments: a source page cites one raw file at many lines
         written = dict.fromkeys(
             (bracketed or bare).partition("#")[0] for _label, bracketed, bare in _MD_LINK.findall(prose, body_start)
         )
-        for target in written:
-            resolved, _fragment = resolve_target(rel, target, folder)
-            if resolved is not None:
-                targets[resolved] = None
     if "]:" in prose:
         for label, target in _REF_DEF.findall(prose, body_start):
             if not label.startswith("^"):  # a footnote, not a link
-                resolved, _fragment = resolve_target(rel, target, folder)
-                if resolved is not None:
-                    targets[resolved] = None
+                written[target] = None
+    # resolve_target's cache, read here first: most targets repeat across the pages of a folder
+    known = _RESOLVED_TARGETS
+    wiki: dict[str, None] = {}
+    other: dict[str, None] = {}
+    for target in written:
+        resolved = (known.get((folder, target)) or resolve_target(rel, target, folder))[0]
+        if resolved is None:
+            continue
+        if resolved.startswith("wiki/"):
+            if resolved[5:] != rel:
+                wiki[resolved[5:]] = None
+        else:
+            other[resolved] = None
     wikinames: tuple[str, ...] = ()
     if "[[" in prose:
         wikinames = tuple(dict.fromkeys(name.strip() for name, _frag, _label in _WIKILINK.findall(prose, body_start)))
-    links_to = tuple(t[5:] for t in targets if t.startswith("wiki/") and t[5:] != rel)
-    others = tuple(t for t in targets if not t.startswith("wiki/"))
+    links_to, others = tuple(wiki), tuple(other)
     if generated:
         return PageDigest(meta, error, fm is not None, offset, lines, links_to, others, title_keys, problems,
                           wikinames, (), secrets, (), (), ())

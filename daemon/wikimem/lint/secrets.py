@@ -68,12 +68,16 @@ def secret_id(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]
 
 
+# every pattern's literals in one flat list: one pass over them per page, not a generator per pattern
+_LITERALS = [(lit, i) for i, (_name, literals, _pattern) in enumerate(PATTERNS) for lit in literals]
+
+
 def page_hits(text: str) -> list[tuple[int, str, str]]:
     """(offset, kind, secret) of each secret in a page's text, in order."""
     hits: list[tuple[int, str, str]] = []
-    for name, literals, pattern in PATTERNS:
-        if not any(lit in text if isinstance(lit, str) else lit.search(text) for lit in literals):
-            continue
+    present = {i for lit, i in _LITERALS if (lit in text if isinstance(lit, str) else lit.search(text))}
+    for i in sorted(present):
+        name, _literals, pattern = PATTERNS[i]
         for m in pattern.finditer(text):
             if not PLACEHOLDER.search(m.group(0)):
                 hits.append((m.start(), name, m.group(0)))
