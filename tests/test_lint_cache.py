@@ -125,15 +125,39 @@ def test_the_cache_never_holds_a_secret(ws, settings):
     assert b"aZ9kQ2xW7pL4mN8vB3cR6tY1" not in b"".join(p.read_bytes() for p in ws.state_dir.glob("lint-cache.db*"))
 
 
-def test_a_page_written_just_before_its_digest_is_not_trusted_yet(ws, settings, digested, monkeypatch):
+def test_a_page_written_just_before_its_digest_is_checked_by_content(ws, settings, digested, monkeypatch):
     """A file system that keeps times to the second could hide an edit of the same size made right
-    after lint read a page (size, mtime and ctime unchanged): a digest of a page written within
-    RACY_NS before it was taken is used only once that page is older than that."""
+    after lint read a page (size, mtime and ctime unchanged): the digest of a page written within
+    RACY_NS before it was taken is trusted only after the page's content hash matches."""
+    hashed: list[str] = []
+    real = lint_digest._content_hash
+    monkeypatch.setattr(lint_digest, "_content_hash", lambda file: hashed.append(file) or real(file))
     compiled(ws, settings, widgets=False)
-    page(ws, "concepts/planted.md", PLANTED)
+    target = page(ws, "concepts/planted.md", PLANTED)
     monkeypatch.setattr(lint_digest, "RACY_NS", 3_000_000_000)
     run_lint(ws, settings, write=False)
     digested.clear()
     run_lint(ws, settings, write=False)
-    assert "concepts/planted.md" in digested  # written a moment before the first digest: digested again
-    # (with the window closed, as the other tests here run, the same second run digests nothing)
+    assert str(target) in hashed and "concepts/planted.md" not in digested  # same bytes: not digested again
+    text = target.read_text(encoding="utf-8")
+    target.write_text(text.replace("wobble factor", "wibble factor"), encoding="utf-8")  # same size
+    digested.clear()
+    run_lint(ws, settings, write=False)
+    assert "concepts/planted.md" in digested  # other bytes: digested again
+
+
+def test_a_copied_workspace_keeps_its_digests(ws, settings, digested, tmp_path):
+    """A copy, a restored backup or a CI cache gives every page new times but the same bytes:
+    the digests are checked by content hash, not computed again."""
+    import shutil
+
+    from wikimem.workspace import Workspace
+
+    compiled(ws, settings)
+    page(ws, "concepts/planted.md", PLANTED)
+    first = run_lint(ws, settings, write=False)
+    copy = Workspace.at(shutil.copytree(ws.root, tmp_path / "copy", symlinks=True))
+    digested.clear()
+    again = run_lint(copy, settings, write=False)
+    assert digested == []
+    assert findings(again) == findings(first)

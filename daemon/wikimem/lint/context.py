@@ -346,7 +346,7 @@ def read_wiki_page(file: str, rel: str) -> WikiPage:
     """One page, digested now (load_context reads digests from the cache instead)."""
     from .digest import digest_file
 
-    digest, _encoded = digest_file(file, rel)
+    digest, _encoded, _sha = digest_file(file, rel)
     try:
         size = os.path.getsize(file)
     except OSError:

@@ -189,27 +189,37 @@ def _decode(data: str) -> PageDigest | None:
         return None
 
 
-def digest_file(file: str, rel: str) -> tuple[PageDigest, str | None]:
-    """A page's digest and its encoding for the cache (None: not to be cached)."""
+def digest_file(file: str, rel: str) -> tuple[PageDigest, str | None, str]:
+    """A page's digest, its encoding for the cache (None: not to be cached) and its content hash."""
     try:
         with open(file, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        return PageDigest(None, f"cannot read ({exc.strerror})", False, 0, 0, (), (), (), (), (), (), (), (), (), ()), None
+        unreadable = PageDigest(None, f"cannot read ({exc.strerror})", False, 0, 0, (), (), (), (), (), (), (), (), (), ())
+        return unreadable, None, ""
     digest = compute(data, rel)
-    return digest, _encode(digest)
+    return digest, _encode(digest), hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-Digested = tuple[str, str | None, PageDigest | tuple[Any, Any]]
+def _content_hash(file: str) -> str | None:
+    try:
+        with open(file, "rb") as handle:
+            return hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+    except OSError:
+        return None
+
+
+Digested = tuple[str, str | None, PageDigest | tuple[Any, Any], str]
 
 
 def _digest_all(jobs: list[tuple[str, str]]) -> list[Digested]:
-    """(rel, encoded, digest) of (file, rel) pages; where there is an encoding, instead of the digest
-    only what the encoding leaves out, its quotes and figures (half the bytes through a worker's pipe)."""
+    """(rel, encoded, digest, content hash) of (file, rel) pages; where there is an encoding, instead
+    of the digest only what the encoding leaves out, its quotes and figures (half the bytes through
+    a worker's pipe)."""
     out: list[Digested] = []
     for file, rel in jobs:
-        digest, encoded = digest_file(file, rel)
-        out.append((rel, encoded, digest if encoded is None else (digest.quotes, digest.figures)))
+        digest, encoded, sha = digest_file(file, rel)
+        out.append((rel, encoded, digest if encoded is None else (digest.quotes, digest.figures), sha))
     return out
 
 
@@ -222,16 +232,21 @@ class DigestStore:
     """The page_digests table of lint-cache.db: digests, and per page the grounding of its quotes.
 
     A row is trusted while the page's size, mtime and ctime match it, and only when the page had
-    not been written in the RACY seconds before it was digested: a file system that keeps times
-    to the second (or two) could otherwise hide an edit of the same size made right after the
-    digest (the "racy clean" case git guards against the same way). Such a page is digested again.
+    not been written in the RACY_NS before it was digested: a file system that keeps times to the
+    second (or two) could otherwise hide an edit of the same size made right after the digest
+    (the "racy clean" case git guards against the same way). A row that is racy, or whose times
+    moved (a copied or restored workspace, a checkout), is checked against the page's content
+    hash instead: the page is read, not digested again, when its bytes are the same.
     """
+
+    COLUMNS = ("path", "size", "mtime_ns", "ctime_ns", "digested_ns", "sha", "version", "digest", "grounding")
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.db: sqlite3.Connection | None = None
-        self.rows: dict[str, tuple[int, int, int, str, str | None]] = {}
-        self.write: dict[str, tuple[int, int, int, str]] = {}
+        # path -> (size, mtime_ns, ctime_ns, racy, sha, digest, grounding)
+        self.rows: dict[str, tuple[int, int, int, bool, str, str, str | None]] = {}
+        self.write: dict[str, tuple[int, int, int, str, str]] = {}  # path -> (size, mtime, ctime, sha, digest)
         self.grounding_write: dict[str, str] = {}
         self.grounding_rows: dict[str, str | None] = {}
         self.digested_ns = 0
@@ -241,47 +256,54 @@ class DigestStore:
         try:
             self.db = sqlite3.connect(str(ctx.ws.state_dir / "lint-cache.db"), isolation_level=None, timeout=5)
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("DROP TABLE IF EXISTS pages")  # the first layout, without digested_ns
+            self.db.execute("DROP TABLE IF EXISTS pages")  # an early layout
+            columns = tuple(r[1] for r in self.db.execute("PRAGMA table_info(page_digests)"))
+            if columns and columns != self.COLUMNS:  # another layout: derived data, so start again
+                self.db.execute("DROP TABLE page_digests")
             self.db.execute(
                 "CREATE TABLE IF NOT EXISTS page_digests (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
-                " ctime_ns INTEGER, digested_ns INTEGER, version INTEGER, digest TEXT, grounding TEXT)"
+                " ctime_ns INTEGER, digested_ns INTEGER, sha TEXT, version INTEGER, digest TEXT, grounding TEXT)"
             )
-            for path, size, mtime, ctime, digested, data, grounding in self.db.execute(
-                "SELECT path, size, mtime_ns, ctime_ns, digested_ns, digest, grounding FROM page_digests WHERE version=?",
-                (VERSION,),
+            for path, size, mtime, ctime, digested, sha, data, grounding in self.db.execute(
+                "SELECT path, size, mtime_ns, ctime_ns, digested_ns, sha, digest, grounding FROM page_digests"
+                " WHERE version=?", (VERSION,),
             ):
                 # racy: written shortly before it was digested; a same-second edit could keep size and times
                 racy = digested - max(mtime, ctime) < RACY_NS
-                self.rows[path] = (size, mtime, -1 if racy else ctime, data, grounding)
+                self.rows[path] = (size, mtime, ctime, racy, sha, data, grounding)
         except sqlite3.Error as exc:  # a cache that cannot be read costs time, nothing else
             log.info("lint: page cache unavailable (%s)", exc)
             self.close()
 
     def digests(self, found: list[tuple[str, str, int, int, int]]) -> dict[str, PageDigest]:
-        """rel -> digest for the pages found: from the cache while size, mtime and ctime match."""
+        """rel -> digest for the pages found: from the cache while size, mtime and ctime match,
+        or while the content hash does; the others are digested (in worker processes when many)."""
+        # taken before any page is read: an edit while they are read makes the row racy, not trusted
+        self.digested_ns = time.time_ns()
         out: dict[str, PageDigest] = {}
         todo: list[tuple[str, str, int, int, int]] = []
         for item in found:
-            rel, _file, size, mtime, ctime = item
+            rel, file, size, mtime, ctime = item
             row = self.rows.get(rel)
-            if row is not None and row[0] == size and row[1] == mtime and row[2] == ctime:
-                digest = _decode(row[3])
+            if row is not None:
+                same_times = row[0] == size and row[1] == mtime and row[2] == ctime and not row[3]
+                digest = _decode(row[5]) if same_times or _content_hash(file) == row[4] else None
                 if digest is not None:
                     out[rel] = digest
-                    self.grounding_rows[rel] = row[4]
+                    self.grounding_rows[rel] = row[6]
+                    if not same_times:  # the same bytes: keep the digest under the page's new times
+                        self.write[rel] = (size, mtime, ctime, row[4], row[5])
                     continue
             todo.append(item)
         keys = {rel: (size, mtime, ctime) for rel, _file, size, mtime, ctime in todo}
-        # taken before the pages are read: an edit while they are read makes the row racy, not trusted
-        self.digested_ns = time.time_ns()
-        for rel, encoded, made in self._compute([(file, rel) for rel, file, *_ in todo]):
+        for rel, encoded, made, sha in self._compute([(file, rel) for rel, file, *_ in todo]):
             if isinstance(made, PageDigest):
                 out[rel] = made
             else:
                 quotes, figures = made
                 out[rel] = PageDigest(*json.loads(encoded or "null"))._replace(quotes=quotes, figures=figures)
             if encoded is not None:
-                self.write[rel] = (*keys[rel], encoded)
+                self.write[rel] = (*keys[rel], sha, encoded)
         self.complete = True
         return out
 
@@ -315,10 +337,11 @@ class DigestStore:
                 if self.write or self.grounding_write:
                     self.db.execute("BEGIN")
                     self.db.executemany(
-                        "INSERT OR REPLACE INTO page_digests (path, size, mtime_ns, ctime_ns, digested_ns, version, digest,"
-                        " grounding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(rel, size, mtime, ctime, self.digested_ns, VERSION, data, self.grounding_write.get(rel))
-                         for rel, (size, mtime, ctime, data) in self.write.items()],
+                        "INSERT OR REPLACE INTO page_digests (path, size, mtime_ns, ctime_ns, digested_ns, sha, version,"
+                        " digest, grounding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(rel, size, mtime, ctime, self.digested_ns, sha, VERSION, data,
+                          self.grounding_write.get(rel, self.grounding_rows.get(rel)))
+                         for rel, (size, mtime, ctime, sha, data) in self.write.items()],
                     )
                     self.db.executemany(
                         "UPDATE page_digests SET grounding=? WHERE path=?",

@@ -171,7 +171,7 @@ def ungrounded_all(ctx: Context) -> Iterator[Finding]:
         if result is None:
             quotes, figures = page.digest.quotes, page.digest.figures
             if quotes is None or figures is None:  # a digest from the cache keeps neither: read the page again
-                fresh, _encoded = digest_file(page.file, page.path)
+                fresh, _encoded, _sha = digest_file(page.file, page.path)
                 quotes, figures = fresh.quotes or (), fresh.figures or ()
             result = {"quotes": [], "figures": []}
             for raw, quote, line in quotes:
