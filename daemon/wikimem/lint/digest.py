@@ -5,15 +5,14 @@ scanning all of it was most of what lint cost, on every run. Everything a rule
 needs that depends on a page's own bytes and path alone (front matter, the
 distinct targets it links, its [[wikilinks]], terms in bold, secrets, the quotes
 and figures it cites) is a PageDigest, stored in `.wikimem/lint-cache.db` under
-the page's path, size, mtime and ctime. A later run computes digests only for
-pages that changed, and reads no unchanged page at all. What depends on other
-files is decided at run time: where a [[wikilink]] leads, whether a target
-exists, and whether a quote is in its source (cached apart, per page, checked
-against the cited sources' current hashes).
+the page's path, size, mtime, ctime and content hash. A later run computes
+digests only for pages that changed, and reads no unchanged page at all. What
+depends on other files is decided at run time: where a [[wikilink]] leads,
+whether a target exists, and whether a quote is in its source (cached apart, per
+page, checked against the cited sources' current hashes).
 
-The first run over many pages computes digests in worker processes (fork, only
-from a single-threaded process, as the offline backend does). The cache is
-derived: delete it and the next run rebuilds it.
+The first run over many pages computes digests in the run's worker processes
+(workers.py). The cache is derived: delete it and the next run rebuilds it.
 """
 
 from __future__ import annotations
@@ -56,9 +55,11 @@ CHUNK = 200  # pages per worker task
 def _code_version() -> int:
     """Digests are keyed by the code that computes them: editing any of it invalidates them."""
     digest = hashlib.sha256(b"page-digest-1")
-    for name in ("digest.py", "context.py", "corpus.py", "secrets.py", "sourcing.py", "structure.py"):
+    here = Path(__file__).parent
+    for name in ("digest.py", "context.py", "corpus.py", "secrets.py", "sourcing.py", "structure.py",
+                 "../pages.py", "../naming.py", "../index_page.py"):
         with contextlib.suppress(OSError):
-            digest.update((Path(__file__).parent / name).read_bytes())
+            digest.update((here / name).read_bytes())
     return int(digest.hexdigest()[:8], 16)
 
 
@@ -172,13 +173,23 @@ class _LineCounter:
 def _encode(digest: PageDigest) -> str | None:
     """The digest as JSON, or None when its front matter does not survive JSON (a YAML date, a
     nested mapping with number keys): such a page is digested again on every run, never served wrong."""
+    if digest.meta and not _json_safe(digest.meta):
+        return None
     try:
-        encoded = json.dumps(digest._replace(quotes=None, figures=None), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(digest._replace(quotes=None, figures=None), ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return None
-    if digest.meta and json.loads(encoded)[0] != digest.meta:
-        return None
-    return encoded
+
+
+def _json_safe(value: Any) -> bool:
+    """Does JSON give this value back as it is (str keys; no tuples, dates or sets)?"""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(_json_safe(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_safe(v) for k, v in value.items())
+    return False
 
 
 def _decode(data: str) -> PageDigest | None:
