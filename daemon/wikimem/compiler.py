@@ -129,17 +129,24 @@ def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
 
 
 def assign_page(path: str, taken: set[str]) -> str:
-    """sources/<slug>.md for a raw path, unique among `taken`."""
+    """sources/<slug>.md for a raw path, unique among `taken`, never a catalog's name.
+
+    raw/index.md would be sources/index.md, the sources catalog (written by code, so the
+    page would be refused): it becomes sources/index-md.md.
+    """
     inner = path.removeprefix("raw/")
     stem, ext = posixpath.splitext(inner)
     for candidate in (slugify(stem), slugify(inner), slugify(f"{stem}-{ext}")):
         page = f"sources/{candidate}.md"
-        if page not in taken:
+        if page not in taken and not index_page.is_catalog(page):
             return page
+    base = slugify(stem)
+    if index_page.is_catalog(f"sources/{base}.md"):
+        base += "-page"  # index-2 and the like name catalogs too
     n = 2
-    while f"sources/{slugify(stem)}-{n}.md" in taken:
+    while f"sources/{base}-{n}.md" in taken:
         n += 1
-    return f"sources/{slugify(stem)}-{n}.md"
+    return f"sources/{base}-{n}.md"
 
 
 
