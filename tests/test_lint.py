@@ -742,3 +742,44 @@ def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):
                                   0, fast.words, every)
     assert fast.claims == extract(slow)
     assert {c.key[1] for c in fast.claims} == {"macos", "python", "node.js"}
+
+
+def test_code_spans_and_fences_pair_like_markdown():
+    from wikimem.lint.context import blank_code, code_spans, fenced_blocks
+
+    assert code_spans("a `b` c") == [(2, 5)]
+    assert code_spans("``a`b`` x") == [(0, 7)]  # a shorter run inside is content
+    assert code_spans("`a") == [] and code_spans("`a\nb`") == []  # unpaired, or across lines: text
+    assert code_spans("x `a` `b` ```") == [(2, 5), (6, 9)]
+    text = "t\n```py\n[x](gone.md)\n```\n[y](kept.md)\n~~~\n[z](open.md)\n"
+    assert fenced_blocks(text) == [(2, 24)]  # the ~~~ fence is never closed: left as text
+    prose = blank_code(text)
+    assert "[x]" not in prose and "[y](kept.md)" in prose and "[z](open.md)" in prose
+    assert len(prose) == len(text)
+
+
+def test_quotes_are_found_back_from_their_citation():
+    from wikimem.lint.sourcing import quotes
+
+    cite = "([a.md, line 1](../../raw/a.md#L1))"
+    text = f'- "He said "hi" to the team today" {cite}\n- "short" {cite}\n"one quote here" {cite} and "another one here" {cite}\n'
+    found = [(q, t) for _at, q, t in quotes(text)]
+    assert found == [
+        ('He said "hi" to the team today', "../../raw/a.md#L1"),  # inner quote marks stay in the quote
+        ("one quote here", "../../raw/a.md#L1"),  # "short": under 8 characters, not a quote
+        ("another one here", "../../raw/a.md#L1"),
+    ]
+
+
+def test_pathological_lines_cost_their_length_not_its_square():
+    """A person's page may hold a long line of brackets, quotes or backticks; each pattern lint
+    runs over pages reads such a line in one pass (a backtracking pattern took 130 s for one
+    280 KB line of quotes). No time is asserted: were it quadratic again, this test would hang."""
+    from wikimem.lint.digest import compute
+
+    head = "---\ntitle: T\nkind: concept\nsources: []\n---\n# T\n\n"
+    tail = "\n\nSee [a](../../raw/a.md) and [b](../sources/b.md).\n"
+    for unit in ('"abcdefghij", ', "[", "\\[", "`", "[[a", "([a](", '" ([', "[a](", "**a ", "```x\n", "](<", "[a]: "):
+        body = unit * (200_000 // len(unit))
+        digest = compute((head + body + tail).encode(), "concepts/t.md")
+        assert "raw/a.md" in digest.other_targets and "sources/b.md" in digest.links_to, unit

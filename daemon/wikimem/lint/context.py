@@ -28,17 +28,33 @@ from ..workspace import Workspace
 SPECIAL = ("index.md", "log.md", "AGENTS.md", "lint.md")
 SECTIONS = tuple(name for name, _ in index_page.SECTIONS)
 
-_FENCE = re.compile(r"^(\s*)(```+|~~~+).*?^\1\2[ \t]*$", re.MULTILINE | re.DOTALL)
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# A fence line: ``` or ~~~ (three or more) after indentation, and the rest of the line
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_BACKTICKS = re.compile(r"`+")
+# Every pattern here runs over whole pages, some written by people: none may backtrack over a
+# line (or the page) from each of its starting points, or one pathological line (a long run of
+# "[" or of quotes) would cost its length squared. Character classes stop at the characters
+# that could start the next attempt, and runs that never need to give back are possessive.
+#
 # [text](target "title") with escaped brackets allowed in the text; images too
 # (the text is written [^...]*(?:\\.[^...]*)*, which matches what (?:\\.|[^...])* does, once per run of
-# plain characters instead of once per character: half the time of this regex over a real wiki)
+# plain characters instead of once per character: half the time of this regex over a real wiki);
+# a target may hold balanced parentheses (wiki/Rust_(language)).
 # An image's "!" is not in the pattern: a pattern that starts with a literal "[" is searched for
 # far faster; extract_links moves the offset back one character for an image.
-_MD_LINK = re.compile(r"\[([^\]\\\n]*(?:\\.[^\]\\\n]*)*)\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+\"[^\"]*\")?\s*\)")
+_LINK_TAIL = r"\]\(\s*(?:<([^<>\n]++)>|((?:[^()\s]|\([^()\s]*\))++))(?:\s+\"[^\"\n]*+\")?\s*\)"
+_MD_LINK = re.compile(r"\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
+# the same where the page has escaped brackets: "\[" starts no link (CommonMark), and a run of them
+# must not be a label scanned again from each; the lookbehind costs a quarter more, so only there
+_MD_LINK_ESCAPES = re.compile(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
+
+
+def md_links(text: str) -> re.Pattern[str]:
+    """The Markdown link pattern for a text (the same matches either way)."""
+    return _MD_LINK_ESCAPES if "\\[" in text else _MD_LINK
 # reference definitions: "[label]: target" on a line of its own
 _REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
-_WIKILINK = re.compile(r"\[\[([^\]\|#\n]+)(#[^\]\|\n]*)?(?:\|([^\]\n]*))?\]\]")
+_WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 
 
@@ -162,15 +178,80 @@ class WikiPage:
         return blank_code(self.text)
 
 
+def fenced_blocks(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each fenced code block: from its opening fence line to the closing one,
+    a line of the same character, at least as long, with nothing after it. Fence lines are found
+    by one linear scan and paired here (a regex that looks for each opening fence's close would
+    rescan the rest of the page from every unclosed fence). A fence never closed is left as text."""
+    blocks = []
+    opened: tuple[int, str, int] | None = None
+    for m in _FENCE_LINE.finditer(text):
+        fence, rest = m.group(1), m.group(2)
+        if opened is None:
+            if fence[0] == "`" and "`" in rest:
+                continue  # a backtick in the info string: an inline code span, not a fence
+            opened = (m.start(), fence[0], len(fence))
+        elif fence[0] == opened[1] and len(fence) >= opened[2] and not rest.strip():
+            blocks.append((opened[0], m.end()))
+            opened = None
+    return blocks
+
+
 def blank_code(text: str) -> str:
     """The text with fenced code and code spans blanked (same length, so offsets hold)."""
     # each pattern only over pages that can match it: a fence needs ``` or ~~~, and
     # trying a MULTILINE ^ at every character of a page costs where most pages have only `spans`
     if "```" in text or "~~~" in text:
-        text = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+        pieces = []
+        at = 0
+        for start, end in fenced_blocks(text):
+            pieces += [text[at:start], re.sub(r"[^\n]", " ", text[start:end])]
+            at = end
+        text = "".join(pieces) + text[at:]
     if "`" in text:
-        text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+        pieces = []
+        at = 0
+        for start, end in code_spans(text):
+            pieces += [text[at:start], " " * (end - start)]
+            at = end
+        text = "".join(pieces) + text[at:]
     return text
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `code span`: a run of backticks, up to the next run of the same length
+    on that line (a run with no partner is text, and the runs after it still pair).
+
+    Runs are found by one scan and paired through per-length lists, so a line of a thousand
+    backticks costs a thousand steps (a backreferencing pattern cost its length cubed there).
+    """
+    runs: list[tuple[int, int, int]] = []  # (start, end, line)
+    line = 0
+    last = 0
+    for m in _BACKTICKS.finditer(text):
+        line += text.count("\n", last, m.start())
+        last = m.start()
+        runs.append((m.start(), m.end(), line))
+    waiting: dict[tuple[int, int], list[int]] = {}  # (line, length) -> indexes of runs, in order
+    for i, (start, end, line) in enumerate(runs):
+        waiting.setdefault((line, end - start), []).append(i)
+    spans = []
+    used = -1  # runs up to this index are inside a span (or its closing run)
+    cursor: dict[tuple[int, int], int] = {}
+    for i, (start, end, line) in enumerate(runs):
+        if i <= used:
+            continue
+        key = (line, end - start)
+        same = waiting[key]
+        at = cursor.get(key, 0)
+        while at < len(same) and same[at] <= i:
+            at += 1
+        cursor[key] = at
+        if at < len(same) and runs[same[at]][0] > end:  # some text between the two runs
+            close = same[at]
+            spans.append((start, runs[close][1]))
+            used = close
+    return spans
 
 
 @dataclass
@@ -466,7 +547,7 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
     if "](" in text:
         folder = page.folder
         known = _RESOLVED_TARGETS  # resolve_target's cache, read here first: this loop runs once per link
-        for m in _MD_LINK.finditer(text, start):
+        for m in md_links(text).finditer(text, start):
             label, bracketed, bare = m.groups()
             target = bracketed or bare
             resolved, fragment = known.get((folder, target)) or resolve_target(page.path, target, folder)

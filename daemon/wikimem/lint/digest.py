@@ -32,7 +32,6 @@ from typing import Any
 from ..pages import FrontMatterError, parse_meta, split_front_matter
 from . import workers
 from .context import (
-    _MD_LINK,
     _REF_DEF,
     _RESOLVED_TARGETS,
     _WIKILINK,
@@ -41,6 +40,7 @@ from .context import (
     Context,
     PageDigest,
     blank_code,
+    md_links,
     resolve_target,
     simple_meta,
 )
@@ -119,7 +119,7 @@ def compute(data: bytes, rel: str) -> PageDigest:
         # broken_links reads the page again for every occurrence of a target that is missing;
         # without their #fragments: a source page cites one raw file at many lines
         written = dict.fromkeys(
-            (bracketed or bare).partition("#")[0] for _label, bracketed, bare in _MD_LINK.findall(prose, body_start)
+            (bracketed or bare).partition("#")[0] for _label, bracketed, bare in md_links(prose).findall(prose, body_start)
         )
     if "]:" in prose:
         for label, target in _REF_DEF.findall(prose, body_start):

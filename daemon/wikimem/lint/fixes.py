@@ -13,10 +13,8 @@ import re
 from ..backends.offline import MAX_CONCEPT_LINKS
 from ..pages import content_hash, escape_link_text, relative_link
 from ..workspace import atomic_write
-from .context import Context, WikiPage
+from .context import Context, WikiPage, md_links
 from .model import Finding, Fix
-
-_MD_LINK = re.compile(r"(?<!!)\[((?:\\.|[^\]\\\n])*)\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+\"[^\"]*\")?\s*\)")
 
 
 def written_by_wikimem(ctx: Context, page: WikiPage) -> str | None:
@@ -57,9 +55,11 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
 
         def unlink(m: re.Match[str], targets: set[str] = targets) -> str:
             target = m.group(2) or m.group(3)
-            return m.group(1).replace("\\[", "[").replace("\\]", "]") if target in targets else m.group(0)
+            if target not in targets or (m.start() > 0 and m.string[m.start() - 1] == "!"):
+                return m.group(0)  # another link, or an image (left as it is)
+            return m.group(1).replace("\\[", "[").replace("\\]", "]")
 
-        text = _MD_LINK.sub(unlink, text)
+        text = md_links(text).sub(unlink, text)
         # a list item that was only the link ("- Title") stays as text: what a person reads is unchanged
         new_text[rel] = text
         fixes.append(Fix(page.wpath, "drop-link", detail))

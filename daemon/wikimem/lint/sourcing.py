@@ -15,10 +15,31 @@ from .corpus import LINK_TARGET, SourceCache, cache, words
 from .model import Finding
 from .structure import content_pages, inbound_links
 
-# - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes
-_QUOTE = re.compile(
-    r"[\"“](?P<quote>[^\n]{8,}?)[\"”]\s*\(\[[^\]\n]*\]\((?P<target>[^)\s]+)\)\)"
-)
+# - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes.
+# Found from the citation back (quotes(), below): the closing quote mark and the citation after it.
+_CITED = re.compile(r"[\"”][ \t]*\(\[[^\[\]\n]*+\]\(([^()\s]++)\)\)")
+_OPENING = ("\"", "“")
+QUOTE_MIN = 8  # characters between the quote marks
+
+
+def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
+    """(offset of the opening mark, quoted words, citation target) of each cited quote, in order.
+
+    The quote runs from the first opening mark on its line (after the previous cited quote) to
+    the closing mark right before its citation, so it may hold quote marks of its own. Found
+    from each citation backwards: one pass over the page, where a pattern that tried every
+    opening mark against every later closing mark would cost a long line its length squared.
+    """
+    floor = start
+    for m in _CITED.finditer(text, start):
+        close = m.start()
+        line_start = max(text.rfind("\n", 0, close) + 1, floor)
+        found = [at for at in (text.find(mark, line_start, close - QUOTE_MIN) for mark in _OPENING) if at >= 0]
+        if not found:
+            continue
+        opening = min(found)
+        yield opening, text[opening + 1 : close], m.group(1)
+        floor = m.end()
 _ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
 
 
@@ -92,21 +113,20 @@ def page_quotes(text: str, body_start: int, rel: str, line_of: Callable[[int], i
         return ()
     out = []
     folder = posixpath.dirname(rel)
-    for m in _QUOTE.finditer(text, body_start):
-        target = m.group("target")
+    for at, quote, target in quotes(text, body_start):
         if "raw/" not in target:
             continue
         resolved, _fragment = resolve_target(rel, target.partition("#")[0], folder)  # one file, many lines
         if resolved and resolved.startswith("raw/"):
-            out.append((resolved, m.group("quote"), line_of(m.start())))
+            out.append((resolved, quote, line_of(at)))
     return tuple(out)
 
 
 # a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"
-_CITATION = re.compile(r"\(\[[^\]\n]*\]\((?P<target>[^)\s]*raw/[^)\s]*)\)\)")
+_CITATION = re.compile(r"\(\[[^\[\]\n]*+\]\((?P<target>[^()\s\[\]]*raw/[^()\s\[\]]*+)\)\)")
 _FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _CLAUSE_START = re.compile(r"(?:^|(?<=[.!?])\s+|\)\)\s*)(?=\S)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\[\]]*+)\]\([^()]*+\)")
 
 
 def page_figures(
