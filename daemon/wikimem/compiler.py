@@ -278,7 +278,8 @@ def _compile_locked(
             state.put_source(SourceRow(p, "", 0, 0, None, "skipped", r, 0, ()))
             report.skipped.append((p, r))
         pages_state = state.pages()
-        missing_pages = [p for p in pages_state if not (ws.wiki / p).exists()]
+        listed: dict[str, set[str]] = {}
+        missing_pages = [p for p in pages_state if p not in _files_in(ws.wiki, posixpath.dirname(p), listed)]
         index_missing = not (ws.wiki / "index.md").exists()
         for f in files:
             row = rows.get(f.path)
@@ -319,7 +320,8 @@ def _compile_locked(
             entries: list[log_page.LogEntry] = []
             per_source: dict[str, dict[str, list[str]]] = {}
             batch_changes: dict[str, list[str]] = {"created": [], "updated": [], "removed": [], "kept": []}
-            pages_state = state.pages()
+            # pages_state (read while planning) still holds: backends propose edits, only the
+            # compiler writes the pages table
             skipped_now = {p for p, o in outcomes.items() if o.status in ("skipped", "failed")}
 
             def apply(edit: PageEdit, bucket: dict[str, list[str]]) -> None:
@@ -398,6 +400,10 @@ def _compile_locked(
                 outcome = outcomes.get(path)
                 f = current[path]
                 if outcome is None:
+                    # a backend reports only the sources it did something about: the others
+                    # keep their row as it is
+                    if path not in changed and path not in renamed and rows.get(path) is not None:
+                        report.unchanged += 1
                     continue
                 if outcome.status in ("skipped", "failed"):
                     row = rows.get(path)
@@ -405,7 +411,9 @@ def _compile_locked(
                     state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
                     (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
                     continue
-                state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts))
+                row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts)
+                if rows.get(path) != row:  # 10k unchanged rows are not written again
+                    state.put_source(row)
                 if path in changed or path in renamed:
                     report.compiled.append(path)
                 else:
@@ -477,6 +485,38 @@ def _change_lines(changes: dict[str, list[str]]) -> list[str]:
     return lines
 
 
+def _files_in(wiki: Path, folder: str, listed: dict[str, set[str]]) -> set[str]:
+    """The wiki-relative paths of the files in one folder of wiki/, read once per folder (a
+    no-op compile of 10k sources asks about 12k pages: one directory read, not 12k stats)."""
+    if folder not in listed:
+        try:
+            with os.scandir(wiki / folder if folder else wiki) as entries:
+                listed[folder] = {f"{folder}/{e.name}" if folder else e.name for e in entries}
+        except OSError:
+            listed[folder] = set()
+    return listed[folder]
+
+
+def _markdown_files(base: str, rel: str) -> list[tuple[str, str]]:
+    """(file, wiki-relative path) of every *.md under a folder, as Path.rglob finds them
+    (subfolders too, symlinked folders not followed), with plain strings: fast at 12k pages."""
+    found: list[tuple[str, str]] = []
+    stack = [(base, rel)]
+    while stack:
+        folder, rel_folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, f"{rel_folder}/{entry.name}"))
+            elif entry.name.endswith(".md"):
+                found.append((entry.path, f"{rel_folder}/{entry.name}"))
+    return sorted(found, key=lambda item: item[1].split("/"))
+
+
 def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list[index_page.Entry]]:
     """One catalog entry per page; with state, pages unchanged since last time are not re-read."""
     sections: dict[str, list[index_page.Entry]] = {name: [] for name, _ in index_page.SECTIONS}
@@ -486,21 +526,26 @@ def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list
         base = ws.wiki / folder
         if not base.is_dir():
             continue
-        for file in sorted(base.rglob("*.md")):
-            rel = file.relative_to(ws.wiki).as_posix()
-            if index_page.is_catalog(rel) or file.name.startswith("."):
+        for file, rel in _markdown_files(str(base), folder):
+            if index_page.is_catalog(rel) or posixpath.basename(rel).startswith("."):
                 continue
-            st = file.stat()
+            try:
+                st = os.stat(file)
+            except OSError:
+                continue  # a dangling symlink: not a page
+            if not stat.S_ISREG(st.st_mode):
+                continue
             hit = cached.get(rel)
             if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
                 title, description = hit[2], hit[3]
             else:
-                entry = index_page.entry_from_text(rel, file.read_text(encoding="utf-8", errors="replace"))
+                with open(file, encoding="utf-8", errors="replace") as handle:
+                    entry = index_page.entry_from_text(rel, handle.read())
                 title, description = entry.title, entry.description
             fresh[rel] = (st.st_mtime_ns, st.st_size, title, description)
             sections[folder].append(index_page.Entry(rel, title, description))
     if state is not None and fresh != cached:
-        state.set_catalog(fresh)
+        state.set_catalog(fresh, cached)
     return sections
 
 

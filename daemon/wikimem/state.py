@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS offline_docs (
     title TEXT NOT NULL,
     date TEXT,
     anchor TEXT NOT NULL,
-    concepts TEXT                   -- JSON keys its page links; NULL: render the page again
+    concepts TEXT                   -- keys its page links, one per line; NULL: render the page again
 );
 CREATE TABLE IF NOT EXISTS offline_concepts (
     key TEXT PRIMARY KEY,
@@ -82,7 +82,8 @@ CREATE TABLE IF NOT EXISTS offline_concepts (
     aliases TEXT NOT NULL,
     slug TEXT NOT NULL,
     df INTEGER NOT NULL,            -- counted sources holding any of its keys
-    fingerprint TEXT NOT NULL       -- of what its page shows; '' renders it again
+    fingerprint TEXT NOT NULL,      -- of what its page shows; '' renders it again
+    shown TEXT NOT NULL             -- JSON paths of the sources its page quotes
 );
 CREATE TABLE IF NOT EXISTS pages (
     path TEXT PRIMARY KEY,          -- wiki-relative
@@ -211,10 +212,16 @@ class State:
         rows = self.db.execute("SELECT path, mtime_ns, size, title, description FROM catalog")
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
-    def set_catalog(self, entries: dict[str, tuple[int, int, str, str]]) -> None:
-        self.db.execute("DELETE FROM catalog")
+    def set_catalog(self, entries: dict[str, tuple[int, int, str, str]],
+                    old: dict[str, tuple[int, int, str, str]] | None = None) -> None:
+        """Store the catalog; with `old` (what catalog() returned), write only the difference."""
+        if old is None:
+            self.db.execute("DELETE FROM catalog")
+            old = {}
+        self.db.executemany("DELETE FROM catalog WHERE path=?", [(k,) for k in old if k not in entries])
         self.db.executemany(
-            "INSERT INTO catalog VALUES (?, ?, ?, ?, ?)", [(k, *v) for k, v in entries.items()]
+            "INSERT OR REPLACE INTO catalog VALUES (?, ?, ?, ?, ?)",
+            [(k, *v) for k, v in entries.items() if old.get(k) != v],
         )
 
     # --- pages

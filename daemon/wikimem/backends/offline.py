@@ -366,12 +366,19 @@ class OfflineBackend:
                 ok[path] = doc
             else:
                 coming.append(path)
-        leaving = [doc for path, doc in sorted(counted.items()) if ok.get(path) is not doc]
+        leaving = {path: doc for path, doc in sorted(counted.items()) if ok.get(path) is not doc}
+        # a few sources moving (the usual compile): remember their phrase keys, so a concept
+        # page can be shown unchanged without reading its sources back
+        watch = not full and len(leaving) + len(coming) <= 256
+        keys_before: dict[str, set[str]] = {}
+        keys_after: dict[str, set[str]] = {}
 
         def removals() -> Iterator[tuple[Doc, dict[str, Any]]]:
-            for doc in leaving:
+            for doc in leaving.values():
                 data = state.get_analysis(doc.sha256, self.cache_key)
                 assert data is not None  # checked above: every counted source's analysis is cached
+                if watch:
+                    keys_before[doc.path] = set(data["terms"])
                 yield doc, data
 
         def additions() -> Iterator[tuple[Doc, dict[str, Any]]]:
@@ -387,6 +394,8 @@ class OfflineBackend:
                     continue
                 doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
                 ok[path] = doc
+                if watch:
+                    keys_after[path] = set(data["terms"])
                 yield doc, data
 
         moved = store.update(removals(), additions())
@@ -409,11 +418,37 @@ class OfflineBackend:
             if full or k in redefined or not old[k].fingerprint or c.page not in existing
             or any(key in moved for key in c.keys)
         }
+
+        def unmoved(k: str) -> bool:
+            """A concept whose page provably shows what it showed: the same sources, listed
+            the same way, and none of those it quotes changed content."""
+            if not watch or k in redefined or not old[k].fingerprint or concepts[k].page not in existing:
+                return False
+            keys = concepts[k].keys
+            before = {p for p, held in keys_before.items() if any(x in held for x in keys)}
+            after = {p for p, held in keys_after.items() if any(x in held for x in keys)}
+            if before != after:
+                return False
+            for p in before:
+                a, b = leaving[p], ok[p]
+                if (a.page, a.title, a.date) != (b.page, b.title, b.date) or (p in old[k].shown and a.sha256 != b.sha256):
+                    return False
+            return True
+
+        check -= {k for k in check if unmoved(k)}
         by_id = {doc.id: doc for doc in ok.values()}
         members: dict[str, list[Doc]] = {}
         df = {k: old[k].df for k in concepts if k not in check}
+        order: dict[int, tuple[Any, ...]] = {}  # a source's place in "newest first", worked out once
+
+        def newest_first(doc: Doc) -> tuple[Any, ...]:
+            key = order.get(doc.id)
+            if key is None:
+                key = order[doc.id] = _doc_order(doc)
+            return key
+
         for k in sorted(check):
-            members[k] = sorted((by_id[i] for i in store.sources_of(concepts[k].keys)), key=_doc_order)
+            members[k] = sorted((by_id[i] for i in store.sources_of(concepts[k].keys)), key=newest_first)
             df[k] = len(members[k])
         for k, docs in members.items():
             concepts[k].sources = [d.path for d in docs]
@@ -457,10 +492,14 @@ class OfflineBackend:
                                          [concepts[k] for k in links[path]])
                 edits.append(PageEdit(doc.page, page.dumps(), "source", path))
         store.set_doc_concepts(new_links)
-        for path, doc in sorted(ok.items()):
-            outcomes.append(SourceOutcome(
-                path, "compiled" if path in touched else "unchanged", title=doc.title,
-                concepts=links.get(path, doc.concepts or ())))
+        # an outcome for every source whose state row may change; the compiler counts the
+        # others as unchanged (10k outcomes for 10k untouched sources cost more than the edit)
+        for path in sorted(touched | set(links) | added):
+            doc = ok.get(path)
+            if doc is not None:
+                outcomes.append(SourceOutcome(
+                    path, "compiled" if path in touched else "unchanged", title=doc.title,
+                    concepts=links.get(path, doc.concepts or ())))
 
         # --- concept pages whose content moved
         quotable = _Quotable(state, self.cache_key)
@@ -483,17 +522,17 @@ class OfflineBackend:
                 quotes = [(d, _mentions(quotable(d), concept.keys)) for d in shown]
                 page = self._concept_page(concept, quotes, docs[MAX_QUOTED_SOURCES:])
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
-            if before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint:
+            paths = tuple(d.path for d in shown)
+            if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
+                    or before.shown != paths):
                 stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
-                                            df[k], fingerprint))
+                                            df[k], fingerprint, paths))
         store.delete_concepts(dropped)
         store.put_concepts(stored)
         # every concept page wikimem wrote that no chosen concept renders any more goes
         live_pages = {c.page for c in concepts.values()}
-        written = state.pages()
-        for page_path in sorted(written):
-            _, kind, owner = written[page_path]
-            if kind == "concept" and page_path not in live_pages and page_path.startswith("concepts/"):
+        for page_path, owner in store.concept_pages():
+            if page_path not in live_pages and page_path.startswith("concepts/"):
                 edits.append(PageEdit(page_path, None, "concept", owner))
         if meta != {"key": self.cache_key, "n_class": n_class}:
             state.set_meta("offline.store", {"key": self.cache_key, "n_class": n_class})

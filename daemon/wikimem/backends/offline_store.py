@@ -52,6 +52,7 @@ class StoredConcept:
     slug: str
     df: int
     fingerprint: str
+    shown: tuple[str, ...] = ()  # paths of the sources its page quotes
 
 
 def term_weight(docs: int, strength: int, key: str) -> float:
@@ -77,28 +78,35 @@ class Store:
     def docs(self) -> dict[str, Doc]:
         rows = self.db.execute(
             "SELECT id, path, sha256, page, title, date, anchor, concepts FROM offline_docs")
+        # concepts are stored one per line (keys are words joined by spaces): split is much
+        # cheaper than JSON, and this runs for every source on every compile
         return {
-            r[1]: Doc(r[0], r[1], r[2], r[3], r[4], r[5], r[6], None if r[7] is None else tuple(json.loads(r[7])))
+            r[1]: Doc(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+                      None if r[7] is None else tuple(r[7].split("\n")) if r[7] else ())
             for r in rows
         }
 
     def set_doc_concepts(self, items: Iterable[tuple[int, tuple[str, ...]]]) -> None:
-        self.db.executemany("UPDATE offline_docs SET concepts=? WHERE id=?",
-                            [(json.dumps(list(c)), i) for i, c in items])
+        self.db.executemany("UPDATE offline_docs SET concepts=? WHERE id=?", [("\n".join(c), i) for i, c in items])
 
     def concepts(self) -> dict[str, StoredConcept]:
-        rows = self.db.execute("SELECT key, keys, title, aliases, slug, df, fingerprint FROM offline_concepts")
+        rows = self.db.execute("SELECT key, keys, title, aliases, slug, df, fingerprint, shown FROM offline_concepts")
         return {
-            r[0]: StoredConcept(r[0], tuple(json.loads(r[1])), r[2], json.loads(r[3]), r[4], r[5], r[6])
+            r[0]: StoredConcept(r[0], tuple(json.loads(r[1])), r[2], json.loads(r[3]), r[4], r[5], r[6],
+                                tuple(json.loads(r[7])))
             for r in rows
         }
 
     def put_concepts(self, items: Iterable[StoredConcept]) -> None:
         self.db.executemany(
-            "INSERT OR REPLACE INTO offline_concepts VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(c.key, json.dumps(list(c.keys)), c.title, json.dumps(c.aliases), c.slug, c.df, c.fingerprint)
-             for c in items],
+            "INSERT OR REPLACE INTO offline_concepts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(c.key, json.dumps(list(c.keys)), c.title, json.dumps(c.aliases), c.slug, c.df, c.fingerprint,
+              json.dumps(list(c.shown))) for c in items],
         )
+
+    def concept_pages(self) -> list[tuple[str, str | None]]:
+        """(page, owner) of every concept page wikimem wrote (state's pages table), by path."""
+        return list(self.db.execute("SELECT path, owner FROM pages WHERE kind='concept' ORDER BY path"))
 
     def delete_concepts(self, keys: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM offline_concepts WHERE key=?", [(k,) for k in keys])
