@@ -18,6 +18,7 @@ import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -292,39 +293,27 @@ class OfflineBackend:
         batch.state.put_analysis(sha, self.cache_key, analysis)
         return {k: v for k, v in analysis.items() if k != "sentences"}
 
-    def _analyse_in_parallel(self, batch: Batch) -> dict[str, tuple[str, Any]]:
+    def _analyse_in_parallel(self, batch: Batch, todo: list[str], stack: ExitStack) -> Iterator[tuple[str, Any]] | None:
         """Load and analyse uncached sources on every core when there are many of them.
 
         A first `wikimem compile` of a large raw/ is CPU-bound; analysis of one source
         never depends on another, so worker processes split it. Small batches stay
-        in-process (starting workers would cost more), and so does the daemon.
+        in-process (starting workers would cost more), and so does the daemon. Returns the
+        results in the order of `todo` as they arrive (the caller counts each one in while
+        the workers go on), or None to analyse in-process.
         """
-        cached = batch.state.analysed(self.cache_key)  # one query, not one per source
-        todo = [
-            (p, batch.sources[p].sha256)
-            for p in sorted(batch.sources)
-            if p in batch.files and batch.sources[p].sha256 not in cached
-        ]
         workers = min(4, os.cpu_count() or 1)
         if len(todo) < PARALLEL_THRESHOLD or workers < 2 or threading.active_count() > 1:
             # in a process with other threads (the daemon: watcher, scheduler) work stays
             # in-process: forking there is unsafe, and a forkserver would outlive the batch
-            return {}
+            return None
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
-        results: dict[str, tuple[str, Any]] = {}
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            jobs = [(str(batch.files[p]), p, batch.max_bytes) for p, _ in todo]
-            for (path, sha), result in zip(todo, pool.map(_load_and_analyse, jobs, chunksize=4), strict=True):
-                if result[0] == "ok":
-                    batch.state.put_analysis(sha, self.cache_key, result[1])
-                    self._fresh.add(path)
-                    result = ("ok", None)  # read back from state.db when needed: holding every
-                    # source's analysis here made a first compile of 10k sources peak at 600 MB
-                results[path] = result
-        return results
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+        jobs = [(str(batch.files[p]), p, batch.max_bytes) for p in todo]
+        return pool.map(_load_and_analyse, jobs, chunksize=4)
 
     def compile(self, batch: Batch) -> BatchResult:
         """Count the sources that changed in and out of the running totals in state.db, choose
@@ -350,17 +339,12 @@ class OfflineBackend:
             store.clear()
             counted = {}
             full = True
-        parallel = self._analyse_in_parallel(batch)
 
         # --- which sources stay counted as they are, which leave, which come
         ok: dict[str, Doc] = {}  # every source compiled, after this compile
         coming: list[str] = []
         for path in sorted(batch.sources):
             ref = batch.sources[path]
-            status, detail = parallel.get(path, ("", None))
-            if status in ("skipped", "failed"):
-                outcomes.append(SourceOutcome(path, status, str(detail)))
-                continue
             doc = counted.get(path)
             if doc is not None and doc.sha256 == ref.sha256 and doc.page == ref.page and path not in touched:
                 ok[path] = doc
@@ -381,24 +365,40 @@ class OfflineBackend:
                     keys_before[doc.path] = set(data["terms"])
                 yield doc, data
 
+        todo = [p for p in coming if p in batch.files and batch.sources[p].sha256 not in cached]
+        stack = ExitStack()
+        parallel = self._analyse_in_parallel(batch, todo, stack)
+        in_workers = set(todo) if parallel is not None else set()
+
         def additions() -> Iterator[tuple[Doc, dict[str, Any]]]:
             for path in coming:
                 ref = batch.sources[path]
-                try:
-                    data = self._analysis(batch, path, ref.sha256)
-                except SkipSource as exc:
-                    outcomes.append(SourceOutcome(path, "skipped", str(exc)))
-                    continue
-                except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
-                    outcomes.append(SourceOutcome(path, "failed", f"{type(exc).__name__}: {exc}"))
-                    continue
+                if path in in_workers:
+                    assert parallel is not None
+                    status, data = next(parallel)  # in the order of `todo`, a sublist of `coming`
+                    if status != "ok":
+                        outcomes.append(SourceOutcome(path, status, str(data)))
+                        continue
+                    state.put_analysis(ref.sha256, self.cache_key, data)
+                    self._fresh.add(path)
+                    data = {k: v for k, v in data.items() if k != "sentences"}
+                else:
+                    try:
+                        data = self._analysis(batch, path, ref.sha256)
+                    except SkipSource as exc:
+                        outcomes.append(SourceOutcome(path, "skipped", str(exc)))
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+                        outcomes.append(SourceOutcome(path, "failed", f"{type(exc).__name__}: {exc}"))
+                        continue
                 doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
                 ok[path] = doc
                 if watch:
                     keys_after[path] = set(data["terms"])
                 yield doc, data
 
-        moved = store.update(removals(), additions())
+        with stack:  # the workers (if any) analyse while the parent counts what they send
+            moved = store.update(removals(), additions())
         added = {p for p in coming if p in ok}
         n = len(ok)
 
