@@ -175,3 +175,25 @@ def test_older_state_db_is_migrated_without_reading_sources_again(ws: Workspace,
     assert state.db.execute("SELECT count(*) FROM analyses").fetchone()[0] == cached  # kept, one replaced
     state.close()
     assert_same(ws, tmp_path / "full", "migrating state.db")
+
+
+def test_index_catalogs_a_person_touched_are_written_again(ws: Workspace, tmp_path: Path) -> None:
+    for i in range(200):  # past one page of index.md: catalogs per folder
+        (ws.raw / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    catalogs = sorted(p.relative_to(ws.wiki).as_posix() for p in (ws.wiki / "sources").glob("index*.md"))
+    assert "sources/index.md" in catalogs and len(catalogs) > 1
+    (ws.wiki / catalogs[-1]).write_text("scribbled over\n", encoding="utf-8")
+    (ws.wiki / "sources" / "index-99.md").write_text("a stray catalog\n", encoding="utf-8")
+    (ws.raw / "note-004.md").write_text(note(random.Random(4), 4, edit=1), encoding="utf-8")
+    compile_(ws)
+    assert (ws.wiki / catalogs[-1]).read_bytes() != b"scribbled over\n"
+    assert not (ws.wiki / "sources" / "index-99.md").exists()
+    assert_same(ws, tmp_path / "full", "a person touching the catalogs")
+    # a compile that changes no entry (a file wikimem skips) leaves every catalog file alone
+    stats = {c: (ws.wiki / c).stat().st_mtime_ns for c in catalogs}
+    (ws.raw / "table.xyz").write_text("not a document\n", encoding="utf-8")
+    report = compile_(ws)
+    assert [p for p, _ in report.skipped] == ["raw/table.xyz"]
+    assert {c: (ws.wiki / c).stat().st_mtime_ns for c in catalogs} == stats
+    assert_same(ws, tmp_path / "full", "a skipped file")

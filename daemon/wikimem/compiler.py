@@ -9,17 +9,20 @@ log.md.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import logging
 import os
 import posixpath
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import history, index_page, log_page
+from . import history, index_page, log_page, templating
+from . import pages as pages_module
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
@@ -519,7 +522,13 @@ def _markdown_files(base: str, rel: str) -> list[tuple[str, str]]:
 
 def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list[index_page.Entry]]:
     """One catalog entry per page; with state, pages unchanged since last time are not re-read."""
+    return _collect(ws, state)[0]
+
+
+def _collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[index_page.Entry]], set[str]]:
+    """The catalog entries, and the catalog files (sources/index.md, ...) found on the way."""
     sections: dict[str, list[index_page.Entry]] = {name: [] for name, _ in index_page.SECTIONS}
+    catalogs: set[str] = set()
     cached = state.catalog() if state is not None else {}
     fresh: dict[str, tuple[int, int, str, str]] = {}
     for folder in sections:
@@ -527,7 +536,10 @@ def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list
         if not base.is_dir():
             continue
         for file, rel in _markdown_files(str(base), folder):
-            if index_page.is_catalog(rel) or posixpath.basename(rel).startswith("."):
+            if index_page.is_catalog(rel):
+                catalogs.add(rel)
+                continue
+            if posixpath.basename(rel).startswith("."):
                 continue
             try:
                 st = os.stat(file)
@@ -546,7 +558,39 @@ def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list
             sections[folder].append(index_page.Entry(rel, title, description))
     if state is not None and fresh != cached:
         state.set_catalog(fresh, cached)
-    return sections
+    return sections, catalogs
+
+
+def _index_inputs(ws: Workspace, sections: dict[str, list[index_page.Entry]], extra: list[tuple[str, str]]) -> dict[str, str]:
+    """Digests of what index.md and each folder's catalogs are made from: the entries, the
+    extra links, the template (the workspace's own or the shipped one) and the code that lays
+    them out. Key "" covers index.md, the others one folder each."""
+    common = hashlib.sha256()
+    for path in (ws.root / "templates" / "index.md.j2", Path(templating.PACKAGE_TEMPLATES) / "index.md.j2",
+                 Path(index_page.__file__), Path(pages_module.__file__)):
+        common.update(path.read_bytes() if path.is_file() else b"-")
+    common.update(json.dumps(extra).encode("utf-8"))
+    out = {}
+    for folder in sorted(sections):
+        digest = common.copy()
+        digest.update(json.dumps([(e.path, e.title, e.description) for e in sections[folder]],
+                                 ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        out[folder] = digest.hexdigest()
+    whole = common.copy()
+    whole.update("".join(out[f] for f in sorted(out)).encode())
+    out[""] = whole.hexdigest()
+    return out
+
+
+def _file_stats(ws: Workspace, rels: Iterable[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for rel in rels:
+        try:
+            st = os.stat(ws.wiki / rel)
+        except OSError:
+            continue
+        out[rel] = [st.st_mtime_ns, st.st_size]
+    return out
 
 
 def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:
@@ -559,7 +603,30 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
         finally:
             own.close()
     extra = [("open problems", "lint.md")] if (ws.wiki / "lint.md").exists() else []
-    pages = index_page.build(collect_entries(ws, state), extra_links=extra, root=ws.root)
+    sections, catalogs = _collect(ws, state)
+    inputs: dict[str, str] = {}
+    unchanged: set[str] = set()
+    kept: dict[str, list[int]] = {}
+    if state is not None:
+        # a folder whose entries did not change and whose catalogs are as last written keeps
+        # them: a 10k-source wiki would otherwise render 10k catalog lines on every compile
+        # only to find them equal to what is on disk
+        inputs = _index_inputs(ws, sections, extra)
+        last = state.get_meta("index.written")
+        if isinstance(last, dict) and isinstance(last.get("inputs"), dict) and isinstance(last.get("files"), dict):
+            files: dict[str, list[int]] = last["files"]
+            for folder in sections:
+                mine = {rel for rel in files if rel.startswith(folder + "/")}
+                found = {rel for rel in catalogs if rel.startswith(folder + "/")}
+                if last["inputs"].get(folder) == inputs[folder] and mine and found == mine \
+                        and _file_stats(ws, mine) == {rel: files[rel] for rel in mine}:
+                    unchanged.add(folder)
+                    kept.update({rel: files[rel] for rel in mine})
+            if last["inputs"].get("") == inputs[""] and unchanged.issuperset(
+                    f for f in sections if any(rel.startswith(f + "/") for rel in catalogs | set(files))) \
+                    and _file_stats(ws, ["index.md"]) == {"index.md": files.get("index.md")}:
+                return []
+    pages, left_out = index_page.build_parts(sections, extra_links=extra, root=ws.root, unchanged=frozenset(unchanged))
     changes: list[tuple[str, str]] = []
     for rel, content in sorted(pages.items()):
         target = ws.wiki / rel
@@ -576,7 +643,10 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
         if base.is_dir():
             for file in base.glob("index*.md"):
                 rel = file.relative_to(ws.wiki).as_posix()
-                if index_page.is_catalog(rel) and rel not in pages:
+                if index_page.is_catalog(rel) and rel not in pages and folder not in left_out:
                     file.unlink()
                     changes.append((rel, "removed"))
+    if state is not None:
+        written = {**{rel: kept[rel] for rel in kept if rel.split("/")[0] in left_out}, **_file_stats(ws, pages)}
+        state.set_meta("index.written", {"inputs": inputs, "files": written})
     return changes

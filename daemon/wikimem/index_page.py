@@ -108,6 +108,16 @@ def _chunks(entries: list[Entry], page_for: str, lines: list[str] | None = None)
 
 def build(sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]], root: Path | None = None) -> dict[str, str]:
     """Return {wiki-relative path: content} for index.md and every catalog it needs."""
+    return build_parts(sections, extra_links=extra_links, root=root)[0]
+
+
+def build_parts(
+    sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]], root: Path | None = None,
+    unchanged: frozenset[str] = frozenset(),
+) -> tuple[dict[str, str], set[str]]:
+    """build(), leaving out the catalogs of the `unchanged` folders (their entries are what
+    they were when their catalogs were last written) when the index uses catalogs at all.
+    Returns the pages and the folders whose catalogs were left out."""
     out: dict[str, str] = {}
     inline: list[dict[str, object]] = []
     total = sum(len(sections.get(folder, [])) for folder, _ in SECTIONS)
@@ -120,17 +130,21 @@ def build(sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]
     all_lines = [line for s in inline for line in s["lines"]]  # type: ignore[attr-defined]
     if total <= ENTRY_LINES and _fits(all_lines):
         out["index.md"] = render("index.md.j2", root, sections=inline, catalogs=None, extra_links=extra_links)
-        return out
+        return out, set()
     catalogs = []
+    left_out: set[str] = set()
     for section in inline:
         listed: list[Entry] = section["entries"]  # type: ignore[assignment]
         if not listed:
             continue
         folder = str(section["folder"])
-        out.update(_catalog(folder, str(section["label"]), listed, root))
+        if folder in unchanged:
+            left_out.add(folder)
+        else:
+            out.update(_catalog(folder, str(section["label"]), listed, root))
         catalogs.append({"label": section["label"], "count": len(listed), "link": f"{folder}/index.md"})
     out["index.md"] = render("index.md.j2", root, sections=inline, catalogs=catalogs, extra_links=extra_links)
-    return out
+    return out, left_out
 
 
 def _catalog(folder: str, label: str, entries: list[Entry], root: Path | None) -> dict[str, str]:
