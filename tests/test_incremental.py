@@ -13,7 +13,9 @@ import random
 import shutil
 from pathlib import Path
 
-from conftest import snapshot
+import pytest
+
+from conftest import corpus, snapshot
 from wikimem.backends.offline import MemoryStats, _StoreStats, choose_concepts
 from wikimem.backends.offline_store import Store
 from wikimem.compiler import compile_workspace
@@ -197,3 +199,22 @@ def test_index_catalogs_a_person_touched_are_written_again(ws: Workspace, tmp_pa
     assert [p for p, _ in report.skipped] == ["raw/table.xyz"]
     assert {c: (ws.wiki / c).stat().st_mtime_ns for c in catalogs} == stats
     assert_same(ws, tmp_path / "full", "a skipped file")
+
+
+@pytest.mark.corpus
+def test_incremental_equals_full_on_the_real_corpus(ws: Workspace, tmp_path: Path) -> None:
+    shutil.rmtree(ws.raw)
+    shutil.copytree(corpus("topics"), ws.raw / "topics")
+    shutil.copytree(corpus("versions"), ws.raw / "versions")
+    compile_(ws)
+    rng = random.Random(3)
+    texts = sorted(p for p in ws.raw.rglob("*") if p.is_file() and p.suffix in (".md", ".txt", ".rst"))
+    edited, gone, moved = texts[:4], texts[5], texts[7]
+    for p in edited:
+        p.write_text(p.read_text(encoding="utf-8") + f"\n\nA note on the **borrow checker** and `HashMap` ({rng.random():.3f}).\n",
+                     encoding="utf-8")
+    gone.unlink()
+    moved.rename(moved.with_name("moved-" + moved.name))
+    report = compile_(ws)
+    assert len(report.compiled) == 5 and len(report.removed_sources) == 1 and len(report.renamed) == 1  # a rename counts as compiled
+    assert_same(ws, tmp_path / "full", "edits, a deletion and a rename of real documents")
