@@ -502,8 +502,8 @@ class OfflineBackend:
                     concepts=links.get(path, doc.concepts or ())))
 
         # --- concept pages whose content moved
-        quotable = _Quotable(state, self.cache_key)
         stored: list[StoredConcept] = []
+        render_now: list[str] = []
         for k in sorted(check):
             concept = concepts[k]
             docs = members[k]
@@ -519,14 +519,29 @@ class OfflineBackend:
             before = old.get(k)
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in existing:
-                quotes = [(d, _mentions(quotable(d), concept.keys)) for d in shown]
-                page = self._concept_page(concept, quotes, docs[MAX_QUOTED_SOURCES:])
-                edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
+                render_now.append(k)
             paths = tuple(d.path for d in shown)
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or before.shown != paths):
                 stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
                                             df[k], fingerprint, paths))
+        # the quotes: each quoted source's sentences are read and folded once, for every page
+        # that quotes it (a first compile of 10k sources quotes some sources on hundreds of pages)
+        quoting: dict[str, list[str]] = defaultdict(list)  # source -> concepts whose page quotes it
+        for k in render_now:
+            for d in members[k][:MAX_QUOTED_SOURCES]:
+                quoting[d.path].append(k)
+        quotes: dict[tuple[str, str], list[Sentence]] = {}
+        for path in sorted(quoting):
+            doc = ok[path]
+            quotable = _quotable([Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []])
+            for k in quoting[path]:
+                quotes[(k, path)] = _mentions(quotable, concepts[k].keys)
+        for k in render_now:
+            concept = concepts[k]
+            shown = members[k][:MAX_QUOTED_SOURCES]
+            page = self._concept_page(concept, [(d, quotes[(k, d.path)]) for d in shown], members[k][MAX_QUOTED_SOURCES:])
+            edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
         store.delete_concepts(dropped)
         store.put_concepts(stored)
         # every concept page wikimem wrote that no chosen concept renders any more goes
@@ -638,27 +653,6 @@ class _StoreStats:
         self.candidates = store.candidates
         self.partners = store.partners
         self.surfaces = store.surfaces
-
-
-class _Quotable:
-    """A source's quotable sentences, read from state.db when a concept page quotes it; a
-    bounded cache, so a first compile of a large raw/ does not hold every source's text."""
-
-    LIMIT = 2048
-
-    def __init__(self, state: Any, cache_key: str):
-        self.state = state
-        self.cache_key = cache_key
-        self.cache: dict[str, list[tuple[Sentence, str]]] = {}
-
-    def __call__(self, doc: Doc) -> list[tuple[Sentence, str]]:
-        hit = self.cache.get(doc.sha256)
-        if hit is None:
-            if len(self.cache) >= self.LIMIT:
-                self.cache.clear()
-            raw = self.state.get_sentences(doc.sha256, self.cache_key) or []
-            hit = self.cache[doc.sha256] = _quotable([Sentence(*x) for x in raw])
-        return hit
 
 
 def _doc_order(doc: Doc) -> tuple[Any, ...]:
