@@ -4,7 +4,9 @@ It analyses each changed source once (cached by content hash), chooses
 concepts across all sources (phrases several sources share, signalled by
 headings, code spans, emphasis or recurrence), and renders only the pages a
 change touches: the changed sources' pages, the concept pages they feed, and
-source pages whose concept links moved.
+source pages whose concept links moved. The counts concept selection needs are
+running totals in state.db (offline_store.py), so a compile reads the sources
+that changed, not every source.
 """
 
 from __future__ import annotations
@@ -289,7 +291,6 @@ class OfflineBackend:
         cached = batch.state.get_analysis(sha, self.cache_key)
         if cached is not None:
             return cached
-        self._fresh.add(path)  # analysed now: its page is rendered again (same bytes are not rewritten)
         analysis = analyze(batch.load(path)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
         return {k: v for k, v in analysis.items() if k != "sentences"}
@@ -320,11 +321,10 @@ class OfflineBackend:
         concepts from the totals, and render only the pages whose content moved.
 
         Every step is a function of the totals and of per-source analyses, so the pages equal
-        those of a full compile of the same raw/ (tests/test_compile.py checks this after
+        those of a full compile of the same raw/ (tests/test_incremental.py checks this after
         edits, additions, deletions and renames)."""
         state = batch.state
         store = Store(state.db)
-        self._fresh: set[str] = set()
         outcomes: list[SourceOutcome] = []
         touched = set(batch.changed) | set(batch.renamed)
         full = batch.rebuild or batch.rerender  # render every page
@@ -377,7 +377,6 @@ class OfflineBackend:
                 status, data = result
                 if status == "ok":
                     state.put_analysis(batch.sources[path].sha256, self.cache_key, data)
-                    self._fresh.add(path)
                     data = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
                             "terms": list(map(sys.intern, data["terms"])), "signals": data["signals"]}
                 from_workers[path] = (status, data)
