@@ -82,3 +82,30 @@ def test_cli_reports_skips_on_stderr_and_json_on_stdout(ws: Workspace) -> None:
     assert result.exit_code == 0
     assert "skipped  raw/blob.bin: unsupported file type .bin" in result.stderr
     assert result.stdout == ""
+
+
+def test_file_names_in_invalid_utf8_are_refused_with_a_line_not_a_crash(ws: Workspace) -> None:
+    """Python keeps undecodable bytes of a name as surrogates, which no page, log, JSON or SQLite
+    can hold: compile refuses the raw file, lint names the page, search and the index leave both out."""
+    from wikimem import search
+    from wikimem.lint import run_lint
+
+    write(ws, "good.md", GOOD)
+    bad_raw = os.path.join(os.fsencode(ws.raw), b"r\xe9sum\xe9.md")
+    with open(bad_raw, "wb") as handle:
+        handle.write(b"# Resume\n\nWritten in 2019, about 3 jobs.\n")
+    settings = load_settings(ws.root, environ={})
+    report = compile_workspace(ws, settings)
+    assert list(report.skipped) == [(r"raw/r\xe9sum\xe9.md", "file name is not valid UTF-8; rename it")]
+    bad_page = os.path.join(os.fsencode(ws.wiki / "concepts"), b"caf\xe9.md")
+    with open(bad_page, "wb") as handle:
+        handle.write(b"---\ntitle: Cafe\nkind: concept\nsources: []\n---\n# Cafe\n\nSee [it](../sources/good.md).\n")
+    write(ws, "second.md", "# Second\n\nAnother note, 2 lines long.\n")
+    compile_workspace(ws, settings)  # index.md is rebuilt with the bad page in wiki/
+    assert "caf" not in (ws.wiki / "index.md").read_text(encoding="utf-8")
+    lint = run_lint(ws, settings)
+    assert lint.notes == [r"wiki/concepts/caf\xe9.md not checked: its file name is not valid UTF-8; rename it"]
+    assert lint.failed_rules == []
+    hits = search.engine(ws).passages("note", limit=10)
+    assert hits and all(h.hit.path.isascii() for h in hits)
+    assert os.path.exists(bad_raw) and os.path.exists(bad_page)  # refused, never touched

@@ -304,3 +304,20 @@ def test_pages_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         snap.pop("log.md")
         pages.append(snap)
     assert pages[0] == pages[1]
+
+
+def test_a_source_named_index_gets_a_page_not_the_catalogs_name(ws: Workspace) -> None:
+    """raw/index.md (the root of many doc sets) must not become sources/index.md, the name of the
+    sources catalog, which the guard keeps for code: the page would be refused and the source lost."""
+    from wikimem.compiler import assign_page
+    from wikimem.index_page import is_catalog
+
+    write(ws, "index.md", "# Home\n\nThe home page of the docs, for version 2.\n")
+    write(ws, "index-2.md", "# Part two\n\nThe second part of the docs, 3 chapters.\n")
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    pages = sorted(p.name for p in (ws.wiki / "sources").glob("*.md"))
+    assert pages == ["index-2-md.md", "index-md.md"]
+    assert "sources/index-md.md" in (ws.wiki / "index.md").read_text(encoding="utf-8")
+    # every plain candidate taken: the numbered fallback must not be index-2.md either
+    fallback = assign_page("raw/index.md", {"sources/index-md.md"})
+    assert fallback == "sources/index-page-2.md" and not is_catalog(fallback)

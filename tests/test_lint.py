@@ -101,7 +101,7 @@ CONCEPT = "---\ntitle: {title}\nkind: concept\nsources: []\naliases: {aliases}\n
 # --- a clean wiki ---------------------------------------------------------------------------
 
 
-def test_clean_compiled_wiki_has_no_errors_and_a_second_run_writes_nothing(ws, settings):
+def test_clean_compiled_wiki_has_no_errors_and_a_second_run_only_logs_itself(ws, settings):
     compiled(ws, settings, widgets=False)
     first = run_lint(ws, settings)
     assert first.errors == 0, [f.message for f in first.findings]
@@ -110,9 +110,16 @@ def test_clean_compiled_wiki_has_no_errors_and_a_second_run_writes_nothing(ws, s
     assert "[lint.md](lint.md)" in (ws.wiki / "index.md").read_text(encoding="utf-8")
     before = snapshot(ws.wiki)
     second = run_lint(ws, settings)
-    assert second.written == []
-    assert snapshot(ws.wiki) == before  # idempotent: no new log entry, same lint.md
-    assert [e[1] for e in log_page.read_entries(ws.wiki / "log.md")].count("lint") == 1
+    assert second.written == ["wiki/log.md"]  # each run is logged; lint.md and index.md are unchanged
+    after = snapshot(ws.wiki)
+    assert {k: v for k, v in after.items() if k != "log.md"} == {k: v for k, v in before.items() if k != "log.md"}
+    entries = log_page.read_entries(ws.wiki / "log.md")
+    assert [e[1] for e in entries].count("lint") == 2
+    assert "- report: lint.md unchanged" in (ws.wiki / "log.md").read_text(encoding="utf-8")
+    # a run of some rules, and a dry run, are not logged
+    run_lint(ws, settings, ["stale"])
+    run_lint(ws, settings, fix=True, dry_run=True)
+    assert [e[1] for e in log_page.read_entries(ws.wiki / "log.md")].count("lint") == 2
 
 
 def test_compiled_quotes_are_grounded_and_claims_are_found(ws, settings):
@@ -173,6 +180,13 @@ def test_duplicates_by_title_and_alias_but_never_numbered_items(ws, settings):
         ("wiki/concepts/smart-pointer.md", "wiki/concepts/smart-pointers.md"),
     ]
     assert title_key("Go 1.21") != title_key("Go 1.22")
+
+
+def test_two_different_sources_with_one_title_are_not_duplicates(ws, settings):
+    write(ws, "title-page.md", "# The Widget Book\n\nBy the Widget team, for Widget 3.0 and later.\n")
+    write(ws, "SUMMARY.md", "# The Widget Book\n\n- [Introduction](intro.md)\n- [Installing](install.md)\n")
+    compile_workspace(ws, settings)
+    assert not by_rule(run_lint(ws, settings, ["duplicate"], write=False), "duplicate")
 
 
 def test_missing_concept_wanted_by_several_pages(ws, settings):
@@ -424,7 +438,8 @@ def test_links_keep_offsets_of_images_and_escaped_brackets():
         file = Path(tmp) / "t.md"
         file.write_text(text, encoding="utf-8")
         page = read_wiki_page(str(file), "concepts/t.md")
-    links = extract_links(page)
+        links = extract_links(page)  # reads the page's text (the digest alone keeps the distinct targets)
+    assert list(page.digest.links_to) == ["concepts/img/c.png", "concepts/x.md"]
     assert [(lk.text, lk.target, lk.resolved, lk.fragment) for lk in links] == [
         ("a chart", "img/c.png", "wiki/concepts/img/c.png", ""),
         ("a \\[b\\] c", "../concepts/x.md#Top", "wiki/concepts/x.md", "Top"),

@@ -82,7 +82,7 @@ def handle_errors(f: F) -> F:
             if os.environ.get("WIKIMEM_TESTING"):
                 raise
             log.debug("internal error", exc_info=True)
-            message = f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+            message = f"internal error: {type(exc).__name__}: {exc} (run `wikimem --debug ...` for the traceback)"
             if kwargs.get("as_json"):
                 emit_json({"ok": False, "error": message, "exit_code": EXIT_ERROR})
             else:

@@ -26,6 +26,7 @@ from . import pages as pages_module
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
+from .naming import printable, undecodable
 from .pages import FrontMatterError, content_hash, loads_page, slugify
 from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State
@@ -129,6 +130,9 @@ def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
             if is_ignored_name(name):
                 continue
             rel = f"{rel_folder}/{name}"
+            if undecodable(name):
+                refused.append((printable(rel), "file name is not valid UTF-8; rename it"))
+                continue
             if entry.is_dir(follow_symlinks=False):
                 subfolders.append((entry.path, rel))
                 continue
@@ -151,17 +155,24 @@ def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
 
 
 def assign_page(path: str, taken: set[str]) -> str:
-    """sources/<slug>.md for a raw path, unique among `taken`."""
+    """sources/<slug>.md for a raw path, unique among `taken`, never a catalog's name.
+
+    raw/index.md would be sources/index.md, the sources catalog (written by code, so the
+    page would be refused): it becomes sources/index-md.md.
+    """
     inner = path.removeprefix("raw/")
     stem, ext = posixpath.splitext(inner)
     for candidate in (slugify(stem), slugify(inner), slugify(f"{stem}-{ext}")):
         page = f"sources/{candidate}.md"
-        if page not in taken:
+        if page not in taken and not index_page.is_catalog(page):
             return page
+    base = slugify(stem)
+    if index_page.is_catalog(f"sources/{base}.md"):
+        base += "-page"  # index-2 and the like name catalogs too
     n = 2
-    while f"sources/{slugify(stem)}-{n}.md" in taken:
+    while f"sources/{base}-{n}.md" in taken:
         n += 1
-    return f"sources/{slugify(stem)}-{n}.md"
+    return f"sources/{base}-{n}.md"
 
 
 
@@ -174,7 +185,7 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
     with state.transaction():
         for page_file in sorted(folder.rglob("*.md")):
             rel = page_file.relative_to(ws.wiki).as_posix()
-            if index_page.is_catalog(rel):
+            if index_page.is_catalog(rel) or undecodable(rel):
                 continue
             text = page_file.read_text(encoding="utf-8", errors="replace")
             try:
@@ -192,7 +203,7 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
             restored += 1
         for page_file in sorted((ws.wiki / "concepts").rglob("*.md")) if (ws.wiki / "concepts").is_dir() else []:
             rel = page_file.relative_to(ws.wiki).as_posix()
-            if not index_page.is_catalog(rel):
+            if not index_page.is_catalog(rel) and not undecodable(rel):
                 state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
 
@@ -562,8 +573,8 @@ def _collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[index_p
             if index_page.is_catalog(rel):
                 catalogs.add(rel)
                 continue
-            if posixpath.basename(rel).startswith("."):
-                continue
+            if posixpath.basename(rel).startswith(".") or undecodable(rel):
+                continue  # a name in invalid UTF-8 cannot be linked from index.md (lint names it)
             try:
                 st = os.stat(file)
             except OSError:

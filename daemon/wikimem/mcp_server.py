@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from .errors import PathEscape, WikimemError
+from .naming import undecodable
 from .workspace import Workspace, confine
 
 log = logging.getLogger("wikimem.mcp")
@@ -55,7 +56,7 @@ def read_file(ws: Workspace, path: str, start_line: int = 1, max_lines: int = 40
     rel, file = resolve(ws, path)
     if file.is_dir():
         entries = sorted(p.relative_to(ws.root).as_posix() + ("/" if p.is_dir() else "")
-                         for p in file.iterdir() if not p.name.startswith("."))
+                         for p in file.iterdir() if not p.name.startswith(".") and not undecodable(p.name))
         return {"path": rel, "kind": "folder", "entries": entries}
     if not file.is_file():
         raise WikimemError(f"no such file: {rel}; search or list_pages gives valid paths")

@@ -32,6 +32,7 @@ from anthropic.types.beta import (
 )
 
 from .errors import PathEscape
+from .naming import undecodable
 from .workspace import Workspace, atomic_write, confine
 
 ROOT = "/memories"
@@ -107,7 +108,9 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
             if depth > 2 or not path.is_dir():
                 return
             for item in sorted(path.iterdir(), key=lambda p: p.name):
-                if item.name.startswith(".") or (item.is_symlink() and self.ws.root not in item.resolve().parents):
+                if item.name.startswith(".") or undecodable(item.name) or (
+                    item.is_symlink() and self.ws.root not in item.resolve().parents
+                ):
                     continue
                 rows.append(f"{prefix}{item.name}{'/' if item.is_dir() else ''}")
                 if item.is_dir():

@@ -23,3 +23,18 @@ def is_ignored_name(name: str) -> bool:
 def is_catalog(path: str) -> bool:
     """index.md or one of the catalogs it splits into (written by code, never a page)."""
     return bool(CATALOG_NAME.search(path))
+
+
+def undecodable(name: str) -> bool:
+    """A file name that is not valid UTF-8 (Python keeps its bytes as surrogates): it cannot be
+    written into a page, log.md, JSON or SQLite, so it is refused with a note, never a crash."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def printable(path: str) -> str:
+    """A path as text that can be shown and stored: undecodable bytes become \\xNN."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .naming import CATALOG_NAME, is_ignored_name
+from .naming import CATALOG_NAME, is_ignored_name, undecodable
 from .workspace import Workspace, atomic_write
 
 log = logging.getLogger("wikimem.search")
@@ -367,8 +367,8 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
             return
         for entry in entries:
             name = entry.name
-            if name.startswith(".") or _ignored(name):
-                continue
+            if name.startswith(".") or _ignored(name) or undecodable(name):
+                continue  # a name in invalid UTF-8 cannot go into the index (compile refuses it too)
             rel = prefix + name
             try:
                 if entry.is_dir(follow_symlinks=False):

@@ -46,6 +46,7 @@ from anthropic.types.beta import (
 
 from ..errors import PathEscape
 from ..index_page import is_catalog
+from ..naming import undecodable
 from ..pages import FrontMatterError, content_hash, parse_meta, slugify, split_front_matter
 from ..workspace import confine
 
@@ -140,7 +141,7 @@ class Overlay:
         if base.is_dir():
             for path in sorted(base.rglob("*")):
                 rel = path.relative_to(self.wiki).as_posix()
-                if any(part.startswith(".") for part in rel.split("/")) or not path.is_file():
+                if any(part.startswith(".") for part in rel.split("/")) or undecodable(rel) or not path.is_file():
                     continue
                 seen.add(rel)
                 if rel in merged and merged[rel].content is None:

@@ -5,9 +5,10 @@
     accept(ws, settings, "1718f0b202b4", "both are right: different platforms")
 
 Rules are pure functions of a Context (pages, links, raw files and state.db,
-each loaded once); run_lint applies the accepted-findings file, optional safe
-fixes, and writes lint.md, index.md and a log.md entry only when something
-changed, so running it twice in a row writes nothing the second time.
+each loaded once); run_lint applies the accepted-findings file and optional
+safe fixes, appends a log.md entry for each full run (the record of when the
+wiki was checked and what was found), and rewrites lint.md and index.md only
+when the findings changed.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from typing import Any, NamedTuple
 from ..config import Settings
 from ..errors import UsageError, WikimemError, WorkspaceBusy
 from ..workspace import Workspace, atomic_write, writer_lock
-from . import claims, dispositions, logcheck, secrets, sourcing, structure
+from . import claims, dispositions, logcheck, secrets, sourcing, structure, workers
 from .context import Context, load_context
+from .digest import DigestStore
 from .model import Finding, Fix, LintReport
 
 log = logging.getLogger("wikimem.lint")
@@ -44,7 +46,7 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("orphan", structure.orphans, "info", "page no other page links to"),
     Rule("missing-from-index", structure.missing_from_index, "warning", "page not listed in index.md or its catalogs"),
     Rule("frontmatter", structure.front_matter, "error", "front matter malformed (error) or missing title/kind/sources (warning)"),
-    Rule("duplicate", structure.duplicates, "warning", "two pages of one kind for one thing (same title or alias up to case, plural, punctuation)"),
+    Rule("duplicate", structure.duplicates, "warning", "two pages of one kind for one thing (same title or alias up to case, plural, punctuation), or one text in two raw files"),
     Rule("missing-concept", structure.missing_concepts, "info", "[[Name]] wanted by 3+ pages but no page exists"),
     Rule("size", structure.size_caps, "error", "index.md/AGENTS.md over 200 lines or 25 KB (error); page over 100 KB (warning)"),
     Rule("stale", sourcing.stale, "error", "source deleted (error) or changed (warning) since its page was compiled"),
@@ -105,11 +107,15 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
     except BaseException:
         if early:  # no worker outlives a failed read of the wiki
             corpus.start(early[0]).close()
+            store = early[0]._cache.get("digests")
+            if isinstance(store, DigestStore):
+                store.close()
+            workers.shutdown(early[0]._cache)
         raise
     timings = ctx._cache.setdefault("timings", {})
     timings["load"] = time.process_time() - started
     findings: list[Finding] = []
-    notes: list[str] = []
+    notes: list[str] = [f"{name} not checked: its file name is not valid UTF-8; rename it" for name in ctx.unreadable_names]
     try:
         for rule in sorted(selected, key=lambda r: r.name in SOURCE_RULES):
             started = time.process_time()
@@ -128,6 +134,10 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
         cache = ctx._cache.get("sources")
         if isinstance(cache, corpus.SourceCache):
             cache.close()
+        pages = ctx._cache.get("digests")
+        if isinstance(pages, DigestStore):
+            pages.close()
+        workers.shutdown(ctx._cache)
     # one finding per id (two rules never share ids, but one rule may reach the same evidence twice)
     unique = list({f.id: f for f in findings}.values())
     return ctx, unique, notes
@@ -245,7 +255,7 @@ def _commit(ws: Workspace, settings: Settings, written: list[str], entry: Any = 
 def _record(
     ctx: Context, report: LintReport, extra: list[str] | None = None, *, report_page: bool = True
 ) -> tuple[list[str], Any]:
-    """Write lint.md, link it from index.md and append a log entry: only when something changed."""
+    """Write lint.md and link it from index.md when the findings changed; append a log entry for the run."""
     from .. import log_page
     from ..compiler import write_index
     from .report import lint_md, tally
@@ -261,7 +271,7 @@ def _record(
         atomic_write(target, content)
         written.append(f"wiki/{LINT_PAGE}")
         written += [f"wiki/{rel}" for rel, _how in write_index(ws)]
-    if old != content or applied or extra:
+    if report_page or applied or extra:
         by_rule = Counter(f.rule for f in report.findings)
         lines = [f"- findings: {', '.join(f'{rule} {n}' for rule, n in sorted(by_rule.items())) or 'none'}"]
         if report.accepted:
@@ -270,6 +280,8 @@ def _record(
         lines += extra or []
         if old != content:
             lines.append(f"- report: {LINT_PAGE}")
+        elif report_page:
+            lines.append(f"- report: {LINT_PAGE} unchanged")
         c = report.counts
         entry = log_page.LogEntry("lint", tally(c), lines)
         log_page.append(ws.wiki / "log.md", [entry])

@@ -19,7 +19,8 @@ from urllib.parse import unquote
 
 from .. import index_page
 from ..config import Settings
-from ..pages import FrontMatterError, Page, parse_meta, split_front_matter
+from ..naming import printable, undecodable
+from ..pages import Page, split_front_matter
 from ..sources import is_ignored_name
 from ..workspace import Workspace
 
@@ -52,17 +53,73 @@ class Link(NamedTuple):
     fragment: str = ""
 
 
+class PageDigest(NamedTuple):
+    """What the rules need from one page's bytes (digest.py computes it, and caches it across runs).
+
+    Everything here depends on the page's own text and path alone; what also depends on other
+    pages (where a [[wikilink]] leads) or on the raw sources (whether a quote is in its source)
+    is decided when the rules run.
+    """
+
+    meta: dict[str, Any] | None  # None: the front matter could not be read (error says why)
+    error: str | None
+    has_front_matter: bool
+    body_offset: int  # lines before the body
+    lines: int
+    # distinct Markdown link targets, resolved (resolve_target), in first-seen order: the pages in
+    # wiki/ as wiki-relative paths (the page itself left out), and the others (raw/..., ../outside)
+    links_to: tuple[str, ...]
+    other_targets: tuple[str, ...]
+    title_keys: tuple[str, ...]  # structure.title_key of its title and aliases (duplicates, missing concepts)
+    fm_problems: tuple[str, ...]  # structure.meta_problems of a page in a wikimem section
+    wikinames: tuple[str, ...]  # distinct [[names]] as written
+    bold: tuple[tuple[str, str], ...]  # (title_key, surface) of terms set in bold (missing_concepts)
+    secrets: tuple[tuple[int, str, str, str], ...]  # (line, kind, redacted, sha256[:16]); never the secret
+    cites: tuple[str, ...]  # the raw files its quotes and figures cite
+    # (raw path, quoted words, line) of quotes with a citation, and (raw path, line, figures, clause);
+    # None in a digest read from the cache (they are most of its size, and needed only when a cited
+    # file changed: the page is read again then)
+    quotes: tuple[tuple[str, str, int], ...] | None
+    figures: tuple[tuple[str, int, tuple[str, ...], str], ...] | None
+
+
 @dataclass
 class WikiPage:
     path: str  # wiki-relative
-    text: str
+    file: str  # where it is on disk
     size: int
-    page: Page | None
-    error: str | None  # front matter that could not be read
-    has_front_matter: bool
-    body_offset: int  # lines before the body
-    body: str
-    _newlines: list[int] | None = None
+    digest: PageDigest
+    page: Page | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        meta = self.digest.meta
+        # the body is read only when a rule asks for it (page.body), never through Page
+        self.page = Page(self.path, meta) if meta is not None else None
+
+    @cached_property
+    def text(self) -> str:
+        """The file's text: read on first use (a cached digest answers most rules without it)."""
+        try:
+            with open(self.file, "rb") as handle:
+                return handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    @cached_property
+    def body(self) -> str:
+        return split_front_matter(self.text)[1]
+
+    @property
+    def error(self) -> str | None:
+        return self.digest.error
+
+    @property
+    def has_front_matter(self) -> bool:
+        return self.digest.has_front_matter
+
+    @property
+    def body_offset(self) -> int:
+        return self.digest.body_offset
 
     @property
     def wpath(self) -> str:
@@ -92,23 +149,28 @@ class WikiPage:
     def folder(self) -> str:
         return posixpath.dirname(self.path)
 
+    @cached_property
+    def _newlines(self) -> list[int]:
+        return [m.start() for m in re.finditer("\n", self.text)]
+
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset in the whole file."""
-        if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
         return bisect.bisect_left(self._newlines, offset) + 1
 
     @cached_property
     def prose(self) -> str:
-        """The text with fenced code and code spans blanked (same length, so offsets hold)."""
-        text = self.text
-        # each pattern only over pages that can match it: a fence needs ``` or ~~~, and
-        # trying a MULTILINE ^ at every character of a page costs where most pages have only `spans`
-        if "```" in text or "~~~" in text:
-            text = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-        if "`" in text:
-            text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
-        return text
+        return blank_code(self.text)
+
+
+def blank_code(text: str) -> str:
+    """The text with fenced code and code spans blanked (same length, so offsets hold)."""
+    # each pattern only over pages that can match it: a fence needs ``` or ~~~, and
+    # trying a MULTILINE ^ at every character of a page costs where most pages have only `spans`
+    if "```" in text or "~~~" in text:
+        text = _FENCE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+    return text
 
 
 @dataclass
@@ -122,6 +184,7 @@ class Context:
     state_sources: dict[str, Any]
     _links: dict[str, list[Link]] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict)
+    unreadable_names: list[str] = field(default_factory=list)  # files under wiki/ named in invalid UTF-8
 
     def links(self, page: WikiPage) -> list[Link]:
         cached = self._links.get(page.path)
@@ -174,7 +237,9 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
     ctx = Context(ws, settings, {}, set(), raw_files, state_pages, state_sources)
     if before_pages is not None:
         before_pages(ctx)
-    pages: dict[str, WikiPage] = {}
+    from . import digest
+
+    found: list[tuple[str, str, int, int, int]] = []
     wiki_files = ctx.wiki_files
     wiki_root = ws.wiki
     if wiki_root.is_dir():
@@ -189,6 +254,9 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
             for entry in entries:
                 name = entry.name
                 rel = f"{prefix}/{name}" if prefix else name
+                if undecodable(name):
+                    ctx.unreadable_names.append("wiki/" + printable(rel))
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     if not name.startswith("."):
                         stack.append((entry.path, rel))
@@ -197,8 +265,15 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
                     continue  # a link out of wiki/ is not a page; lint reads nothing outside the workspace
                 wiki_files.add(rel)
                 if name.endswith(".md") and not name.startswith("."):
-                    pages[rel] = read_wiki_page(entry.path, rel)
-    ctx.pages = dict(sorted(pages.items()))
+                    try:
+                        st = entry.stat()
+                    except OSError:
+                        found.append((rel, entry.path, -1, -1, -1))  # read_wiki_page says why it cannot be read
+                        continue
+                    found.append((rel, entry.path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    found.sort()
+    digests = digest.for_pages(ctx, found)
+    ctx.pages = {rel: WikiPage(rel, file, max(size, 0), digests[rel]) for rel, file, size, _m, _c in found}
     return ctx
 
 
@@ -249,6 +324,8 @@ def scan_raw_files(ws: Workspace) -> dict[str, str]:
             continue
         for entry in entries:
             name = entry.name
+            if undecodable(name):
+                continue  # compile refuses it (and says so); no page describes it
             if entry.is_dir(follow_symlinks=False):
                 if not name.startswith("."):
                     stack.append((entry.path, f"{prefix}/{name}"))
@@ -266,29 +343,15 @@ def scan_raw_files(ws: Workspace) -> dict[str, str]:
 
 
 def read_wiki_page(file: str, rel: str) -> WikiPage:
+    """One page, digested now (load_context reads digests from the cache instead)."""
+    from .digest import digest_file
+
+    digest, _encoded, _sha = digest_file(file, rel)
     try:
-        with open(file, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        return WikiPage(rel, "", 0, None, f"cannot read ({exc.strerror})", False, 0, "")
-    text = data.decode("utf-8", errors="replace")
-    fm, body, offset = split_front_matter(text)
-    error = None
-    page: Page | None
-    if fm is None:
-        page = Page(rel, {}, body)
-        if text.startswith("---"):
-            error = "front matter is opened with '---' but never closed"
-            page = None
-    else:
-        try:
-            meta = simple_meta(fm)
-            page = Page(rel, meta if meta is not None else parse_meta(fm), body)
-        except FrontMatterError as exc:
-            page, error = None, str(exc)
-    if b"\xef\xbf\xbd" not in data and "\ufffd" in text:
-        error = error or "file is not valid UTF-8"
-    return WikiPage(rel, text, len(data), page, error, fm is not None, offset, body)
+        size = os.path.getsize(file)
+    except OSError:
+        size = 0
+    return WikiPage(rel, file, size, digest)
 
 
 _SIMPLE_KEY = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")

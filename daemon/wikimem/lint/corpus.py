@@ -17,12 +17,14 @@ import os
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
+from . import workers
 from .context import Context
 
 log = logging.getLogger("wikimem.lint")
@@ -63,17 +65,26 @@ class SourceText:
     date: str | None = None  # the date the document carries (front matter or its own text)
     version: tuple[str, tuple[int, ...]] | None = None  # ("go", (1, 22)) from the title: release order
     mtime_ns: int = 0
-    words: str = ""
+    loaded_words: str | None = ""  # None until .words is read: a cached record's words are fetched on demand
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, line); not cached
     skipped: str | None = None
     claims: list[Any] = field(default_factory=list)  # claims.Claim, extracted once and cached
     sketch: tuple[int, ...] | None = None  # passage hashes for the duplicate rule, cached
+    fetch_words: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def words(self) -> str:
+        """The document's words (see words()); only the quote rules read them, for pages that changed."""
+        if self.loaded_words is None:
+            self.loaded_words = self.fetch_words(self.sha256) if self.fetch_words is not None else ""
+        return self.loaded_words
 
     def to_json(self) -> dict[str, Any]:
+        """The cached record, without the words (kept apart: most runs never read them)."""
         return {
             "title": self.title, "date": self.date,
             "version": [self.version[0], list(self.version[1])] if self.version else None,
-            "words": self.words, "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
+            "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
             "claims": [[list(c.key), list(c.value), c.value_text, c.plan, list(c.subject) if c.subject else None,
                         c.sentence, c.line] for c in self.claims],
         }
@@ -105,10 +116,14 @@ class SourceCache:
             with contextlib.suppress(sqlite3.Error):
                 self.db = sqlite3.connect(str(path), isolation_level=None, timeout=5)
                 self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("CREATE TABLE IF NOT EXISTS docs (sha256 TEXT, version INTEGER, data TEXT, PRIMARY KEY (sha256, version))")
-        self.pending: list[tuple[str, int, str]] = []
+                self.db.execute("DROP TABLE IF EXISTS docs")  # the layout before words had a column of their own
+                self.db.execute(
+                    "CREATE TABLE IF NOT EXISTS sources (sha256 TEXT, version INTEGER, data TEXT, words TEXT,"
+                    " PRIMARY KEY (sha256, version))"
+                )
+        self.pending: list[tuple[str, int, str, str]] = []
         self._rows: dict[str, str] = {}
-        self._pool: Any = None  # a ProcessPoolExecutor while workers compute records
+        self._words: dict[str, str] = {}  # words of the records computed in this run
         self._futures: list[tuple[list[tuple[str, str, str, int, int]], Any]] = []
 
     def close(self) -> None:
@@ -120,14 +135,14 @@ class SourceCache:
             with contextlib.suppress(sqlite3.Error):
                 if self.pending:
                     self.db.execute("BEGIN")
-                    self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?)", self.pending)
+                    self.db.executemany("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?)", self.pending)
                     self.db.execute("COMMIT")
                 # derived data: drop records of older code, and of files gone when this run saw every file
-                self.db.execute("DELETE FROM docs WHERE version != ?", (CACHE_VERSION,))
+                self.db.execute("DELETE FROM sources WHERE version != ?", (CACHE_VERSION,))
                 live = {sha for sha in self.shas.values() if sha}
                 if live and len(self.shas) == len(self.ctx.raw_files) and len(live) < 30_000:
                     marks = ",".join("?" * len(live))
-                    self.db.execute(f"DELETE FROM docs WHERE sha256 NOT IN ({marks})", tuple(live))
+                    self.db.execute(f"DELETE FROM sources WHERE sha256 NOT IN ({marks})", tuple(live))
         finally:
             self.db.close()
             self.db = None
@@ -171,23 +186,16 @@ class SourceCache:
             marks = ",".join("?" * len(chunk))
             with contextlib.suppress(sqlite3.Error):
                 for sha, data in self.db.execute(
-                    f"SELECT sha256, data FROM docs WHERE version=? AND sha256 IN ({marks})", (CACHE_VERSION, *chunk)
+                    f"SELECT sha256, data FROM sources WHERE version=? AND sha256 IN ({marks})", (CACHE_VERSION, *chunk)
                 ):
                     self._rows[sha] = data
         self._submit([(sha, p) for sha, p in wanted.items() if sha not in self._rows])
 
     def _submit(self, missing: list[tuple[str, str]]) -> None:
-        """A first lint of a large wiki reads every source: split that over the cores.
-
-        Same pattern as the offline backend: forkserver (the daemon has threads), at most
-        four workers, and only for many uncached sources, where starting workers pays off.
-        """
-        workers = min(4, os.cpu_count() or 1)
-        if len(missing) < PARALLEL_THRESHOLD or workers < 2:
+        """A first lint of a large wiki reads every source: split that over the cores (the run's
+        pool, workers.py), only for many uncached sources, where starting workers pays off."""
+        if len(missing) < PARALLEL_THRESHOLD or workers.count() < 2:
             return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
         jobs = []
         for sha, path in missing:
@@ -198,11 +206,12 @@ class SourceCache:
                 continue
         # chunks of jobs, not single jobs: one result message per chunk keeps the pipe traffic low
         chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+        pool = workers.pool(self.ctx._cache)
+        if pool is None:
+            return  # no worker processes here: get() reads them one by one instead
         try:
-            context = multiprocessing.get_context("forkserver")
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-            self._futures = [(chunk, self._pool.submit(_compute_records, chunk)) for chunk in chunks]
-        except (OSError, RuntimeError) as exc:  # no worker processes here: read them one by one instead
+            self._futures = [(chunk, pool.submit(_compute_records, chunk)) for chunk in chunks]
+        except (OSError, RuntimeError) as exc:
             log.info("lint: reading sources in one process (%s)", exc)
             self._shutdown()
 
@@ -215,17 +224,17 @@ class SourceCache:
                 except (OSError, RuntimeError) as exc:
                     log.info("lint: reading %d sources in one process (%s)", len(chunk), exc)
                     continue
-                for job, record in zip(chunk, records, strict=True):
+                for job, (record, record_words) in zip(chunk, records, strict=True):
                     self._rows[job[2]] = record
-                    self.pending.append((job[2], CACHE_VERSION, record))
+                    self._words[job[2]] = record_words
+                    self.pending.append((job[2], CACHE_VERSION, record, record_words))
         finally:
             self._shutdown()
 
     def _shutdown(self) -> None:
+        for _chunk, future in self._futures:
+            future.cancel()  # the pool is the run's; run_lint stops it
         self._futures = []
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
 
     def get(self, path: str) -> SourceText | None:
         if path in self.memo:
@@ -247,7 +256,7 @@ class SourceCache:
             with contextlib.suppress(sqlite3.Error):
                 preloaded = self._rows.get(sha)
                 row = (preloaded,) if preloaded is not None else self.db.execute(
-                    "SELECT data FROM docs WHERE sha256=? AND version=?", (sha, CACHE_VERSION)
+                    "SELECT data FROM sources WHERE sha256=? AND version=?", (sha, CACHE_VERSION)
                 ).fetchone()
                 if row:
                     from .claims import Claim
@@ -262,13 +271,24 @@ class SourceCache:
                     sketch = data.get("sketch")
                     return SourceText(
                         path, sha, data["title"], data["date"],
-                        (version[0], tuple(version[1])) if version else None, mtime, data["words"],
-                        [], data.get("skipped"), claims, tuple(sketch) if sketch is not None else None,
+                        (version[0], tuple(version[1])) if version else None, mtime, None,
+                        [], data.get("skipped"), claims, tuple(sketch) if sketch is not None else None, self._fetch_words,
                     )
         max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
         text = compute(path, file, sha, mtime, max_bytes)
-        self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json())))
+        self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json()), text.words))
         return text
+
+    def _fetch_words(self, sha: str) -> str:
+        fresh = self._words.get(sha)
+        if fresh is not None:
+            return fresh
+        if self.db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                row = self.db.execute("SELECT words FROM sources WHERE sha256=? AND version=?", (sha, CACHE_VERSION)).fetchone()
+                if row is not None:
+                    return str(row[0])
+        return ""
 
 
 def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> SourceText:
@@ -292,12 +312,12 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
     return text
 
 
-def _compute_records(jobs: list[tuple[str, str, str, int, int]]) -> list[str]:
+def _compute_records(jobs: list[tuple[str, str, str, int, int]]) -> list[tuple[str, str]]:
     import gc
 
     gc.disable()  # as in run_lint: many small objects, few cycles; the worker exits when done
     try:
-        return [json.dumps(compute(*job).to_json()) for job in jobs]
+        return [(json.dumps(text.to_json()), text.words) for job in jobs for text in (compute(*job),)]
     finally:
         gc.enable()
 

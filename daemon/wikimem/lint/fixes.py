@@ -67,14 +67,13 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
     for page in ctx.pages.values():
         if page.kind != "concept" or page.page is None:
             continue
-        for link in ctx.links(page):
-            target = link.resolved
-            if not target or not target.startswith("wiki/sources/") or not ctx.exists(target):
+        for target in page.digest.links_to:
+            if not target.startswith("sources/"):
                 continue
-            source = ctx.pages.get(target[5:])
+            source = ctx.pages.get(target)
             if source is None or source.kind != "source":
                 continue
-            if any(link.resolved == page.wpath for link in ctx.links(source)):
+            if page.path in source.digest.links_to:
                 continue
             # the compiler links at most MAX_CONCEPT_LINKS concepts from a source page, by design;
             # adding more would be undone by the next compile, so a full Concepts line is left alone

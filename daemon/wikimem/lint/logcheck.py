@@ -50,24 +50,41 @@ def chain_path(ctx: Context) -> Path:
 
 
 def load_chain(path: Path) -> list[dict[str, str]] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = _load(path)
     items = data.get("entries") if isinstance(data, dict) else None
     return items if isinstance(items, list) else None
 
 
-def save_chain(path: Path, log_text: str) -> None:
+def _load(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _stat(path: Path) -> list[int] | None:
+    """What tells that log.md is as the chain recorded it: size, mtime and ctime (ctime no one can set back)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def save_chain(path: Path, log_text: str, stat: list[int] | None = None) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps({"version": 1, "entries": chain(entries(log_text))}, indent=1) + "\n")
+        data = {"version": 1, "log": stat, "entries": chain(entries(log_text))}
+        atomic_write(path, json.dumps(data, indent=1) + "\n")
 
 
 def log_integrity(ctx: Context) -> Iterator[Finding]:
     log_page = ctx.pages.get("log.md")
-    recorded = load_chain(chain_path(ctx))
+    data = _load(chain_path(ctx))
     ctx._cache["log_chain_checked"] = True
+    if log_page is not None and isinstance(data, dict) and data.get("log") and data["log"] == _stat(ctx.ws.wiki / "log.md"):
+        return  # not written since a run found every entry in place: nothing to read again
+    recorded = load_chain(chain_path(ctx))
     if recorded is None:
         return  # first run (or .wikimem/ was deleted): nothing to compare with yet; this run records
     if log_page is None:
@@ -106,8 +123,12 @@ def record(ctx: Context, findings: list[Any]) -> None:
     if any(f.rule == "log-integrity" for f in findings):
         return
     log_file = ctx.ws.wiki / "log.md"
+    stat = _stat(log_file)
+    data = _load(chain_path(ctx))
+    if stat is not None and isinstance(data, dict) and data.get("log") == stat:
+        return  # recorded as it is
     try:
         text = log_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
-    save_chain(chain_path(ctx), text)
+    save_chain(chain_path(ctx), text, stat)

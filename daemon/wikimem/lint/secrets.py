@@ -63,35 +63,46 @@ def redact(secret: str) -> str:
     return f"{secret[:4]}…({len(secret)} chars)"
 
 
+def secret_id(secret: str) -> str:
+    """What identifies a secret in findings: a hash, never the secret itself."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]
+
+
+# every pattern's literals in one flat list: one pass over them per page, not a generator per pattern
+_LITERALS = [(lit, i) for i, (_name, literals, _pattern) in enumerate(PATTERNS) for lit in literals]
+
+
+def page_hits(text: str) -> list[tuple[int, str, str]]:
+    """(offset, kind, secret) of each secret in a page's text, in order."""
+    hits: list[tuple[int, str, str]] = []
+    present = {i for lit, i in _LITERALS if (lit in text if isinstance(lit, str) else lit.search(text))}
+    for i in sorted(present):
+        name, _literals, pattern = PATTERNS[i]
+        for m in pattern.finditer(text):
+            if not PLACEHOLDER.search(m.group(0)):
+                hits.append((m.start(), name, m.group(0)))
+    if _may_assign(text.lower()):
+        for m in ASSIGNMENT.finditer(text):
+            value = m.group("value")
+            if (
+                not PLACEHOLDER.search(value)
+                and entropy(value) >= 3.5
+                and re.search(r"\d", value)
+                and re.search(r"[A-Za-z]", value)
+                and not any(abs(m.start("value") - at) < 3 for at, _, _ in hits)
+            ):
+                hits.append((m.start("value"), "credential assignment", value))
+    return sorted(hits)
+
+
 def secrets(ctx: Context) -> Iterator[Finding]:
     for page in ctx.pages.values():
-        text = page.text
-        hits: list[tuple[int, str, str]] = []
-        for name, literals, pattern in PATTERNS:
-            if not any(lit in text if isinstance(lit, str) else lit.search(text) for lit in literals):
-                continue
-            for m in pattern.finditer(text):
-                if not PLACEHOLDER.search(m.group(0)):
-                    hits.append((m.start(), name, m.group(0)))
-        lower = text.lower()
-        if _may_assign(lower):
-            for m in ASSIGNMENT.finditer(text):
-                value = m.group("value")
-                if (
-                    not PLACEHOLDER.search(value)
-                    and entropy(value) >= 3.5
-                    and re.search(r"\d", value)
-                    and re.search(r"[A-Za-z]", value)
-                    and not any(abs(m.start("value") - at) < 3 for at, _, _ in hits)
-                ):
-                    hits.append((m.start("value"), "credential assignment", value))
-        for at, name, secret in sorted(hits):
-            line = page.line_of(at)
-            digest = hashlib.sha256(secret.encode("utf-8")).hexdigest()[:16]
-            # the secret itself never goes into the report, lint.md or the JSON: a hash identifies it
+        # the page's digest holds its secrets (line, kind, redacted form, hash): the secret itself is in
+        # no cache, report, lint.md or JSON
+        for line, name, redacted, digest in page.digest.secrets:
             yield Finding.make(
                 "secret", "error",
-                f"{page.wpath} line {line}: {name} {redact(secret)}; remove it from the page (and rotate it)",
+                f"{page.wpath} line {line}: {name} {redacted}; remove it from the page (and rotate it)",
                 paths=[page.wpath], lines=[line],
                 evidence={"page": page.wpath, "kind": name, "sha256": digest},
             )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from .context import Context, resolve_target
+from .context import Context, WikiPage, resolve_target
 from .corpus import LINK_TARGET, SourceCache, cache, words
 from .model import Finding
 from .structure import content_pages, inbound_links
@@ -20,13 +24,27 @@ _ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
 
 def stale(ctx: Context) -> Iterator[Finding]:
     sources = cache(ctx)
-    # who depends on which raw file: concept and answer pages list them under `sources`
-    dependents: dict[str, list[str]] = defaultdict(list)
-    for page in content_pages(ctx):
-        if page.page is not None and page.kind != "source":
-            for src in page.page.sources:
-                dependents[src].append(page.wpath)
-    inbound, _indexed = inbound_links(ctx)
+    # the raw files concept and answer pages list under `sources`; who lists which is worked out
+    # only when a finding names the pages that depend on a source
+    listers = [page for page in content_pages(ctx) if page.page is not None and page.kind != "source"]
+    listed: set[str] = set()
+    for page in listers:
+        listed.update(page.page.sources)  # type: ignore[union-attr]
+    by_source: dict[str, list[str]] = {}
+
+    def dependents() -> dict[str, list[str]]:
+        if not by_source:
+            for page in listers:
+                for src in page.page.sources:  # type: ignore[union-attr]
+                    by_source.setdefault(src, []).append(page.wpath)
+        return by_source
+
+    def depending(page: WikiPage, raw: str) -> tuple[list[str], str]:
+        # pages that depend on it: they list the raw file under `sources`, or link to its page
+        linked = {"wiki/" + p for p in inbound_links(ctx).get(page.path, ())}
+        deps = sorted(set(dependents().get(raw, [])) | linked)
+        return deps, f"; {len(deps)} page(s) depend on it" if deps else ""
+
     described: set[str] = set()
     for page in content_pages(ctx):
         if page.kind != "source" or page.page is None or not page.page.sources:
@@ -34,11 +52,8 @@ def stale(ctx: Context) -> Iterator[Finding]:
         raw = page.page.sources[0]
         described.add(raw)
         recorded = str(page.meta.get("source_sha256") or "")
-        # pages that depend on it: they list the raw file under `sources`, or link to its page
-        linked = {"wiki/" + p for p in inbound.get(page.path, ())}
-        deps = sorted(set(dependents.get(raw, [])) | linked)
-        tail = f"; {len(deps)} page(s) depend on it" if deps else ""
         if raw not in ctx.raw_files:
+            deps, tail = depending(page, raw)
             yield Finding.make(
                 "stale", "error",
                 f"{page.wpath} describes {raw}, which no longer exists{tail} (run wikimem compile to remove it)",
@@ -49,6 +64,7 @@ def stale(ctx: Context) -> Iterator[Finding]:
             continue  # the frontmatter rule reports a source page without a hash
         current = sources.sha(raw)
         if current is not None and current != recorded:
+            deps, tail = depending(page, raw)
             yield Finding.make(
                 "stale", "warning",
                 f"{raw} changed since {page.wpath} was compiled{tail} (run wikimem compile)",
@@ -57,9 +73,9 @@ def stale(ctx: Context) -> Iterator[Finding]:
             )
     # a source gone together with its page, while pages that drew on it stay (a person kept them)
     gone: dict[str, list[str]] = defaultdict(list)
-    for raw, pages in dependents.items():
+    for raw in sorted(listed):
         if raw.startswith("raw/") and raw not in ctx.raw_files and raw not in described:
-            for wpath in pages:
+            for wpath in dependents()[raw]:
                 gone[wpath].append(raw)
     for wpath, raws in sorted(gone.items()):
         yield Finding.make(
@@ -70,40 +86,127 @@ def stale(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def page_quotes(text: str, body_start: int, rel: str, line_of: Callable[[int], int]) -> tuple[tuple[str, str, int], ...]:
+    """(raw path, quoted words, line) of each quote a page attributes to a raw file (for its digest)."""
+    if "](" not in text or "raw/" not in text:
+        return ()
+    out = []
+    folder = posixpath.dirname(rel)
+    for m in _QUOTE.finditer(text, body_start):
+        target = m.group("target")
+        if "raw/" not in target:
+            continue
+        resolved, _fragment = resolve_target(rel, target.partition("#")[0], folder)  # one file, many lines
+        if resolved and resolved.startswith("raw/"):
+            out.append((resolved, m.group("quote"), line_of(m.start())))
+    return tuple(out)
+
+
+# a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"
+_CITATION = re.compile(r"\(\[[^\]\n]*\]\((?P<target>[^)\s]*raw/[^)\s]*)\)\)")
+_FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_CLAUSE_START = re.compile(r"(?:^|(?<=[.!?])\s+|\)\)\s*)(?=\S)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def page_figures(
+    prose: str, body_start: int, rel: str, line_of: Callable[[int], int]
+) -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
+    """(raw path, line, figures, clause) for each citation after figures in the page's own words.
+
+    Only the clause right before the citation counts (from the previous sentence end or
+    citation), without link text, code or quotes (quotes are checked whole, by page_quotes).
+    """
+    if "raw/" not in prose:
+        return ()
+    out = []
+    folder = posixpath.dirname(rel)
+    for m in _CITATION.finditer(prose, body_start):
+        line_start = prose.rfind("\n", body_start, m.start()) + 1
+        segment = prose[line_start : m.start()]
+        if segment.rstrip().endswith(("\"", "”")):
+            continue  # a quote: checked by the quote rule
+        starts = [c.start() for c in _CLAUSE_START.finditer(segment.rstrip())]
+        clause = segment[starts[-1] :] if starts else segment
+        clause = _LINK.sub(" ", clause)  # link text names pages, not figures
+        figures = tuple(f for f in _FIGURE.findall(clause) if len(f.strip(".,")) >= 2 or "." in f)
+        if not figures:
+            continue
+        resolved, _fragment = resolve_target(rel, m.group("target").partition("#")[0], folder)
+        if resolved and resolved.startswith("raw/"):
+            out.append((resolved, line_of(m.start()), figures, " ".join(clause.split())))
+    return tuple(out)
+
+
 def ungrounded_all(ctx: Context) -> Iterator[Finding]:
-    yield from ungrounded(ctx)
-    yield from ungrounded_figures(ctx)
+    """Quotes and figures a page attributes to a raw file that the file does not hold.
 
+    Whether a page's quotes are grounded depends on its digest and on the cited files: the
+    answer is kept per page in the digest store with the hashes of the files it cites, and
+    worked out again only when the page or one of those files changed.
+    """
+    from .digest import digest_file, store
 
-def ungrounded(ctx: Context) -> Iterator[Finding]:
     sources = cache(ctx)
+    digests = store(ctx)
     raw_words: dict[str, str | None] = {}
     checked: dict[tuple[str, str], list[str]] = {}
     for page in content_pages(ctx):
-        text = page.text
-        if "](" not in text or "raw/" not in text:
+        if not page.digest.cites:
             continue
-        for m in _QUOTE.finditer(text, len(text) - len(page.body)):
-            target = m.group("target")
-            if "raw/" not in target:
-                continue
-            resolved, _fragment = resolve_target(page.path, target)
-            if not resolved or not resolved.startswith("raw/") or resolved not in ctx.raw_files:
-                continue  # a missing source is the stale and broken-link rules' business
-            quote = m.group("quote")
-            # a source page and the concept pages drawing on it quote the same sentences: check each once
-            missing = checked.get((resolved, quote))
-            if missing is None:
-                missing = checked[(resolved, quote)] = _missing(ctx, sources, raw_words, resolved, quote)
-            if not missing:
-                continue
-            line = page.line_of(m.start())
+        current = {raw: sources.sha(raw) if raw in ctx.raw_files else None for raw in page.digest.cites}
+        # the stored answer: the cited files with their hashes, a blank line, the findings as JSON
+        # (nothing when there are none, so a grounded page costs a string comparison)
+        key = "\n".join(f"{raw}\t{sha}" for raw, sha in current.items())
+        known = digests.grounding(page.path)
+        result: dict[str, Any] | None = None
+        if known is not None and known.partition("\n\n")[0] == key:
+            stored = known.partition("\n\n")[2]
+            result = {"quotes": [], "figures": []}
+            if stored:
+                with contextlib.suppress(ValueError):
+                    result = json.loads(stored)
+            if not isinstance(result, dict) or not isinstance(result.get("quotes"), list):
+                result = None
+        if result is None:
+            quotes, figures = page.digest.quotes, page.digest.figures
+            if quotes is None or figures is None:  # a digest from the cache keeps neither: read the page again
+                fresh, _encoded, _sha = digest_file(page.file, page.path)
+                quotes, figures = fresh.quotes or (), fresh.figures or ()
+            result = {"quotes": [], "figures": []}
+            for raw, quote, line in quotes:
+                if current.get(raw) is None:
+                    continue  # a missing source is the stale and broken-link rules' business
+                # a source page and the concept pages drawing on it quote the same sentences: check each once
+                missing = checked.get((raw, quote))
+                if missing is None:
+                    missing = checked[(raw, quote)] = _missing(ctx, sources, raw_words, raw, quote)
+                if missing:
+                    result["quotes"].append([raw, line, quote, missing[0]])
+            for raw, line, figs, clause in figures:
+                if current.get(raw) is None:
+                    continue
+                doc = sources.get(raw)
+                if doc is None or doc.skipped:
+                    continue
+                absent = [f for f in figs if words(f) not in doc.words]
+                if absent:
+                    result["figures"].append([raw, line, absent, clause])
+            found = json.dumps(result, ensure_ascii=False, sort_keys=True) if result["quotes"] or result["figures"] else ""
+            digests.set_grounding(page.path, f"{key}\n\n{found}")
+        for raw, line, quote, missing_words in result["quotes"]:
             yield Finding.make(
                 "ungrounded", "error",
-                f"{page.wpath} line {line} quotes {resolved}, but these words are not in it: "
-                f"\"{_short(missing[0])}\"",
-                paths=[page.wpath, resolved], lines=[line, 0],
-                evidence={"page": page.wpath, "source": resolved, "quote": quote},
+                f"{page.wpath} line {line} quotes {raw}, but these words are not in it: \"{_short(missing_words)}\"",
+                paths=[page.wpath, raw], lines=[line, 0],
+                evidence={"page": page.wpath, "source": raw, "quote": quote},
+            )
+        for raw, line, absent, clause in result["figures"]:
+            yield Finding.make(
+                "ungrounded", "error",
+                f"{page.wpath} line {line} cites {raw} for {', '.join(absent)}, which the source does not contain",
+                paths=[page.wpath, raw], lines=[line, 0],
+                evidence={"page": page.wpath, "source": raw, "figures": absent, "clause": clause},
             )
 
 
@@ -127,52 +230,6 @@ def _missing(ctx: Context, sources: SourceCache, raw_words: dict[str, str | None
     if raw_text_words is not None and all(words(p) in raw_text_words for p in missing):
         return []
     return missing
-
-
-# a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"
-_CITATION = re.compile(r"\(\[[^\]\n]*\]\((?P<target>[^)\s]*raw/[^)\s]*)\)\)")
-_FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
-_CLAUSE_START = re.compile(r"(?:^|(?<=[.!?])\s+|\)\)\s*)(?=\S)")
-
-
-def ungrounded_figures(ctx: Context) -> Iterator[Finding]:
-    """Figures stated in a page's own words before a citation must be in the cited source.
-
-    Only the clause right before the citation counts (from the previous sentence end or
-    citation), without link text, code or quotes (quotes are checked whole, above).
-    """
-    sources = cache(ctx)
-    for page in content_pages(ctx):
-        text = page.prose
-        if "raw/" not in text:
-            continue
-        body_start = len(text) - len(page.body)
-        for m in _CITATION.finditer(text, body_start):
-            line_start = text.rfind("\n", body_start, m.start()) + 1
-            segment = text[line_start : m.start()]
-            if segment.rstrip().endswith(("\"", "”")):
-                continue  # a quote: checked by the quote rule
-            starts = [c.start() for c in _CLAUSE_START.finditer(segment.rstrip())]
-            clause = segment[starts[-1] :] if starts else segment
-            clause = re.sub(r"\[([^\]]*)\]\([^)]*\)", " ", clause)  # link text names pages, not figures
-            figures = [f for f in _FIGURE.findall(clause) if len(f.strip(".,")) >= 2 or "." in f]
-            if not figures:
-                continue
-            resolved, _fragment = resolve_target(page.path, m.group("target"))
-            if not resolved or resolved not in ctx.raw_files:
-                continue
-            doc = sources.get(resolved)
-            if doc is None or doc.skipped:
-                continue
-            missing = [f for f in figures if words(f) not in doc.words]
-            if missing:
-                line = page.line_of(m.start())
-                yield Finding.make(
-                    "ungrounded", "error",
-                    f"{page.wpath} line {line} cites {resolved} for {', '.join(missing)}, which the source does not contain",
-                    paths=[page.wpath, resolved], lines=[line, 0],
-                    evidence={"page": page.wpath, "source": resolved, "figures": missing, "clause": " ".join(clause.split())},
-                )
 
 
 def fragments(quote: str) -> list[str]:

@@ -9,11 +9,12 @@ import unicodedata
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from typing import Any
 
 from .. import index_page
 from ..analysis import singular
 from ..pages import PAGE_KINDS
-from .context import SECTIONS, Context, WikiPage
+from .context import SECTIONS, Context, WikiPage, resolve_wikilink
 from .model import Finding
 
 # agent loaders (Claude Code, Codex) cut memory files at about these sizes
@@ -31,87 +32,131 @@ def content_pages(ctx: Context) -> Iterator[WikiPage]:
 
 
 def broken_links(ctx: Context) -> Iterator[Finding]:
-    page_sources = {row.page: path for path, row in ctx.state_sources.items() if getattr(row, "page", None)}
-    # targets already found to exist: most of a wiki's links point at a few thousand pages and sources
+    # each page's distinct targets come from its digest; only a page with a target that is
+    # missing is read again, to report every link to it with its line
     found: set[str] = set()
+    in_wiki: set[str] = set()  # wiki-relative paths found to exist
     for page in ctx.pages.values():
         if page.path in ("log.md", "lint.md"):
             continue  # log.md records history (links to pages since removed are true there); lint.md is ours
-        for link in ctx.links(page):
-            if link.resolved is None or link.resolved in found:
-                continue
-            if link.kind == "wiki":
-                if link.resolved.startswith("wiki/?"):
-                    yield Finding.make(
-                        "broken-link", "error",
-                        f"[[{link.target}]] matches no page (by file name or title)",
-                        paths=[page.wpath], lines=[page.line_of(link.at)],
-                        evidence={"page": page.wpath, "target": link.target, "kind": "wikilink"},
-                    )
-                continue
-            target = link.resolved
-            if target.startswith(".."):
-                yield Finding.make(
-                    "broken-link", "error", f"link to {link.target} points outside the workspace",
-                    paths=[page.wpath], lines=[page.line_of(link.at)],
-                    evidence={"page": page.wpath, "target": link.target, "kind": "outside"},
-                )
-                continue
-            if ctx.exists(target):
-                found.add(target)  # an md link's target never starts with "wiki/?", so wikilinks skip only real pages
-                continue
-            note = ""
-            removed_source = False
-            if target.startswith("wiki/sources/"):
-                raw = page_sources.get(target[5:])
-                if raw and raw in ctx.raw_files:
-                    # the page is gone but its source is not: compile brings the page back, links intact
-                    note = f" (its source {raw} is still there: run wikimem compile to restore the page)"
+        digest = page.digest
+        broken = False
+        if not in_wiki.issuperset(digest.links_to):  # most pages link only pages already seen to exist
+            for target in digest.links_to:
+                if target in ctx.wiki_files or ctx.exists("wiki/" + target):
+                    in_wiki.add(target)
                 else:
-                    removed_source = True
-                    note = " (a source page that was removed)"
-            elif target.startswith("raw/") and page.section in SECTIONS:
-                note = " (the source is gone: run wikimem compile to update the page)"
+                    broken = True
+                    break
+        for target in () if broken else digest.other_targets:
+            if target in found:
+                continue
+            if not target.startswith("..") and ctx.exists(target):
+                found.add(target)
+                continue
+            broken = True
+            break
+        if not broken and digest.wikinames:
+            broken = any(resolve_wikilink(ctx, page.path, name) is None for name in digest.wikinames)
+        if broken:
+            yield from _broken_links_on(ctx, page, found)
+
+
+def _broken_links_on(ctx: Context, page: WikiPage, found: set[str]) -> Iterator[Finding]:
+    """Every link on a page to a missing target, with its line."""
+    page_sources = ctx._cache.get("page_sources")
+    if page_sources is None:
+        page_sources = ctx._cache["page_sources"] = {
+            row.page: path for path, row in ctx.state_sources.items() if getattr(row, "page", None)
+        }
+    for link in ctx.links(page):
+        if link.resolved is None or link.resolved in found:
+            continue
+        if link.kind == "wiki":
+            if link.resolved.startswith("wiki/?"):
+                yield Finding.make(
+                    "broken-link", "error",
+                    f"[[{link.target}]] matches no page (by file name or title)",
+                    paths=[page.wpath], lines=[page.line_of(link.at)],
+                    evidence={"page": page.wpath, "target": link.target, "kind": "wikilink"},
+                )
+            continue
+        target = link.resolved
+        if target.startswith(".."):
             yield Finding.make(
-                "broken-link", "error",
-                f"link to {link.target} ({target}) points at nothing{note}",
+                "broken-link", "error", f"link to {link.target} points outside the workspace",
                 paths=[page.wpath], lines=[page.line_of(link.at)],
-                evidence={"page": page.wpath, "target": link.target, "kind": "md"},
-                fixable=removed_source,
+                evidence={"page": page.wpath, "target": link.target, "kind": "outside"},
             )
+            continue
+        if ctx.exists(target):
+            found.add(target)  # an md link's target never starts with "wiki/?", so wikilinks skip only real pages
+            continue
+        note = ""
+        removed_source = False
+        if target.startswith("wiki/sources/"):
+            raw = page_sources.get(target[5:])
+            if raw and raw in ctx.raw_files:
+                # the page is gone but its source is not: compile brings the page back, links intact
+                note = f" (its source {raw} is still there: run wikimem compile to restore the page)"
+            else:
+                removed_source = True
+                note = " (a source page that was removed)"
+        elif target.startswith("raw/") and page.section in SECTIONS:
+            note = " (the source is gone: run wikimem compile to update the page)"
+        yield Finding.make(
+            "broken-link", "error",
+            f"link to {link.target} ({target}) points at nothing{note}",
+            paths=[page.wpath], lines=[page.line_of(link.at)],
+            evidence={"page": page.wpath, "target": link.target, "kind": "md"},
+            fixable=removed_source,
+        )
 
 
-def inbound_links(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
-    """_inbound, computed once per run (three rules ask)."""
+def inbound_links(ctx: Context) -> dict[str, set[str]]:
+    """wiki path -> the pages linking to it (index, catalogs and log excluded); built only when asked (stale
+    findings name the pages that depend on a stale one), once per run."""
     cached = ctx._cache.get("inbound")
     if cached is None:
-        cached = ctx._cache["inbound"] = _inbound(ctx)
+        cached = defaultdict(set)
+        for page in ctx.pages.values():
+            if page.path in ("index.md", "log.md", "lint.md") or index_page.is_catalog(page.path):
+                continue
+            for target in _links_to(ctx, page):
+                cached[target].add(page.path)
+        ctx._cache["inbound"] = cached
     return cached  # type: ignore[no-any-return]
 
 
-def _inbound(ctx: Context) -> tuple[dict[str, set[str]], set[str]]:
-    """wiki path -> pages linking to it (generated pages excluded), and paths the index/catalogs link."""
-    inbound: dict[str, set[str]] = defaultdict(set)
-    indexed: set[str] = set()
-    for page in ctx.pages.values():
-        is_catalog = page.path == "index.md" or index_page.is_catalog(page.path)
-        if page.path in ("log.md", "lint.md"):
-            continue
-        # each page's targets as a set first: a page links to the same few pages many times
-        targets = {r[5:] for link in ctx.links(page) if (r := link.resolved) and r.startswith("wiki/")}
-        if is_catalog:
-            indexed |= targets
-            continue
-        targets.discard(page.path)
-        for target in targets:
-            inbound[target].add(page.path)
-    return inbound, indexed
+def linked_and_indexed(ctx: Context) -> tuple[set[str], set[str]]:
+    """Pages some content page links to, and pages index.md or a catalog links to; once per run."""
+    cached = ctx._cache.get("linked")
+    if cached is None:
+        linked: set[str] = set()
+        indexed: set[str] = set()
+        for page in ctx.pages.values():
+            if page.path in ("log.md", "lint.md"):
+                continue
+            # set.update over each page's digest: the whole wiki's links in C, not one by one
+            into = indexed if page.path == "index.md" or index_page.is_catalog(page.path) else linked
+            into.update(_links_to(ctx, page))
+        cached = ctx._cache["linked"] = (linked, indexed)
+    return cached  # type: ignore[no-any-return]
+
+
+def _links_to(ctx: Context, page: WikiPage) -> tuple[str, ...] | list[str]:
+    """Pages a page links to (never itself): its Markdown links, and [[wikilinks]] that resolve."""
+    links_to = page.digest.links_to
+    if not page.digest.wikinames:
+        return links_to
+    more = [r[5:] for name in page.digest.wikinames if (r := resolve_wikilink(ctx, page.path, name)) and r[5:] != page.path]
+    return [*links_to, *more]
 
 
 def orphans(ctx: Context) -> Iterator[Finding]:
-    inbound, indexed = inbound_links(ctx)
+    linked, indexed = linked_and_indexed(ctx)
     for page in content_pages(ctx):
-        if page.section not in SECTIONS or inbound.get(page.path):
+        if page.section not in SECTIONS or page.path in linked:
             continue
         where = "only the index links to it" if page.path in indexed else "nothing links to it"
         yield Finding.make(
@@ -121,7 +166,7 @@ def orphans(ctx: Context) -> Iterator[Finding]:
 
 
 def missing_from_index(ctx: Context) -> Iterator[Finding]:
-    inbound, indexed = inbound_links(ctx)
+    _linked, indexed = linked_and_indexed(ctx)
     if "index.md" not in ctx.pages:
         yield Finding.make(
             "missing-from-index", "error", "wiki/index.md is missing (agents read it first)",
@@ -153,28 +198,33 @@ def front_matter(ctx: Context) -> Iterator[Finding]:
                 paths=where, lines=[1], evidence={"page": page.wpath, "error": "missing"},
             )
             continue
-        meta = page.meta
-        problems = []
-        if not isinstance(meta.get("title"), str) or not str(meta.get("title")).strip():
-            problems.append("no title")
-        kind = meta.get("kind")
-        if kind not in PAGE_KINDS:
-            problems.append(f"kind {kind!r} is not one of {', '.join(PAGE_KINDS)}" if kind else "no kind")
-        sources = meta.get("sources")
-        if sources is not None and not (isinstance(sources, list) and all(isinstance(s, str) for s in sources)):
-            problems.append("sources is not a list of paths")
-        if kind == "source" and not meta.get("source_sha256"):
-            problems.append("source page without source_sha256")
-        if kind == "source" and not sources:
-            problems.append("source page without sources")
-        aliases = meta.get("aliases")
-        if aliases is not None and not isinstance(aliases, list):
-            problems.append("aliases is not a list")
+        problems = page.digest.fm_problems  # meta_problems(page.meta), worked out with its digest
         if problems:
             yield Finding.make(
                 "frontmatter", "warning", f"{page.wpath}: " + "; ".join(problems),
-                paths=where, lines=[1], evidence={"page": page.wpath, "problems": problems},
+                paths=where, lines=[1], evidence={"page": page.wpath, "problems": list(problems)},
             )
+
+
+def meta_problems(meta: dict[str, Any]) -> list[str]:
+    """What is wrong with a wikimem page's front matter ([] when nothing)."""
+    problems: list[str] = []
+    if not isinstance(meta.get("title"), str) or not str(meta.get("title")).strip():
+        problems.append("no title")
+    kind = meta.get("kind")
+    if kind not in PAGE_KINDS:
+        problems.append(f"kind {kind!r} is not one of {', '.join(PAGE_KINDS)}" if kind else "no kind")
+    sources = meta.get("sources")
+    if sources is not None and not (isinstance(sources, list) and all(isinstance(s, str) for s in sources)):
+        problems.append("sources is not a list of paths")
+    if kind == "source" and not meta.get("source_sha256"):
+        problems.append("source page without source_sha256")
+    if kind == "source" and not sources:
+        problems.append("source page without sources")
+    aliases = meta.get("aliases")
+    if aliases is not None and not isinstance(aliases, list):
+        problems.append("aliases is not a list")
+    return problems
 
 
 _PUNCT = re.compile(r"[^\w\s+#]+|_")  # "+" and "#" stay: C, C++ and C# are three things
@@ -198,16 +248,12 @@ def duplicates(ctx: Context) -> Iterator[Finding]:
 def duplicate_titles(ctx: Context) -> Iterator[Finding]:
     groups: dict[tuple[str, str], set[str]] = defaultdict(set)
     for page in content_pages(ctx):
-        if page.page is None or page.section not in SECTIONS:
+        # a source page stands for one raw file: two with one title are two files (a book's title
+        # page and its table of contents); the same text in two files is duplicate_sources' finding
+        if page.page is None or page.section not in SECTIONS or page.kind == "source":
             continue
-        names = [page.title]
-        aliases = page.meta.get("aliases")
-        if isinstance(aliases, list):
-            names += [str(a) for a in aliases]
-        for name in names:
-            key = title_key(name)
-            if key:
-                groups[(page.kind, key)].add(page.path)
+        for key in page.digest.title_keys:  # its title's and aliases' keys, from its digest
+            groups[(page.kind, key)].add(page.path)
     seen: set[tuple[str, ...]] = set()
     for (kind, key), paths in sorted(groups.items()):
         if len(paths) < 2:
@@ -229,6 +275,19 @@ def duplicate_titles(ctx: Context) -> Iterator[Finding]:
 _BOLD = re.compile(r"(?<![\w*])\*\*([A-Za-z][\w'’/+.-]*(?: [\w'’/+.-]+){0,3})\*\*(?![\w*])")
 
 
+def page_bold(prose: str, body: str, body_start: int) -> tuple[tuple[str, str], ...]:
+    """(title_key, surface) of the terms a page sets in bold, first surface per key (for its digest)."""
+    if "**" not in body:
+        return ()
+    out: dict[str, str] = {}
+    for m in _BOLD.finditer(prose, body_start):
+        key = title_key(m.group(1))
+        # numbered terms are cross-references ("Chapter 17", "Listing 3-2"), not concepts
+        if key and len(key) > 2 and not any(ch.isdigit() for ch in key):
+            out.setdefault(key, m.group(1))
+    return tuple(out.items())
+
+
 def missing_concepts(ctx: Context, min_pages: int = 3) -> Iterator[Finding]:
     """A term several pages want a page for: [[Name]] links to nothing, or **Name** set in bold
     (how terms are emphasized where they are defined) on several pages, with no page titled or
@@ -237,25 +296,17 @@ def missing_concepts(ctx: Context, min_pages: int = 3) -> Iterator[Finding]:
     surface: dict[str, str] = {}
     known: set[str] = set()
     for page in ctx.pages.values():
-        if page.page is None:
-            continue
-        known.add(title_key(page.title))
-        aliases = page.meta.get("aliases")
-        if isinstance(aliases, list):
-            known.update(title_key(str(a)) for a in aliases)
+        known.update(page.digest.title_keys)
     for page in content_pages(ctx):
-        for link in ctx.links(page):
-            if link.kind == "wiki" and link.resolved and link.resolved.startswith("wiki/?"):
-                key = title_key(link.target)
+        for name in page.digest.wikinames:
+            if resolve_wikilink(ctx, page.path, name) is None:
+                key = title_key(name)
                 wanted[key].add(page.path)
-                surface.setdefault(key, link.target)
-        if "**" in page.body:
-            for m in _BOLD.finditer(page.prose, len(page.text) - len(page.body)):
-                key = title_key(m.group(1))
-                # numbered terms are cross-references ("Chapter 17", "Listing 3-2"), not concepts
-                if key and key not in known and len(key) > 2 and not any(ch.isdigit() for ch in key):
-                    wanted[key].add(page.path)
-                    surface.setdefault(key, m.group(1))
+                surface.setdefault(key, name)
+        for key, term in page.digest.bold:
+            if key not in known:
+                wanted[key].add(page.path)
+                surface.setdefault(key, term)
     for key, pages in sorted(wanted.items()):
         if len(pages) >= min_pages:
             yield Finding.make(
@@ -270,7 +321,7 @@ def size_caps(ctx: Context) -> Iterator[Finding]:
         page = ctx.pages.get(name)
         if page is None:
             continue
-        lines = page.text.count("\n") + (0 if page.text.endswith("\n") or not page.text else 1)
+        lines = page.digest.lines
         if lines > CAP_LINES or page.size > CAP_BYTES:
             yield Finding.make(
                 "size", "error",
@@ -329,20 +380,19 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
         sketch = doc.sketch if doc.sketch is not None else _sketch(doc.words)
         if sketch:
             sketches[path] = sketch
-    # count first (in C), then index only the passages two to eight sources share
+    # count first (in C), then index only the passages two to eight sources share: most sources
+    # share none, and a set intersection skips them without a Python step per passage
     counts = Counter(itertools.chain.from_iterable(sketches.values()))
+    rare = {h for h, n in counts.items() if 1 < n <= 8}
     for path, sketch in sketches.items():
-        for h in sketch:
-            if 1 < counts[h] <= 8:
-                by_hash[h].append(path)
-    shared: dict[tuple[str, str], int] = defaultdict(int)
+        for h in rare.intersection(sketch):
+            by_hash[h].append(path)
+    # copies share their rare passages (a passage in many sources is boilerplate, a licence or a
+    # stock phrase, and counting its pairs would cost n² for nothing); each list is in path order,
+    # so every pair comes out as (a, b) with a < b, counted in C
+    shared: Counter[tuple[str, str]] = Counter()
     for paths in by_hash.values():
-        # copies share their rare passages; a passage in many sources is boilerplate (a licence, a
-        # stock phrase) and counting its pairs would cost n² for nothing
-        if 1 < len(paths) <= 8:
-            for i, a in enumerate(paths):
-                for b in paths[i + 1 :]:
-                    shared[(a, b) if a < b else (b, a)] += 1
+        shared.update(itertools.combinations(paths, 2))
     pages = _source_pages(ctx)
     same_stem: set[tuple[str, str]] = set()
     for _stem, paths in sorted(stems.items()):
@@ -357,13 +407,16 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
                 paths=[p for path in paths for p in pages.get(path, [])] + paths,
                 evidence={"sources": paths, "same_name": True},
             )
-    for (a, b), count in sorted(shared.items()):
+    for a, b in sorted(pair for pair, count in shared.items() if count >= SKETCH // 8):
         if (a, b) in same_stem:
             continue
-        if count < SKETCH // 8:
+        set_a, set_b = set(sketches[a]), set(sketches[b])
+        both = set_a & set_b
+        # the estimate below counts, of the SKETCH smallest hashes of both, those in both: it cannot
+        # exceed len(both) / min(SKETCH, union size), which rules out most pairs without sorting
+        if len(both) < SAME_TEXT * min(SKETCH, len(set_a) + len(set_b) - len(both)):
             continue
-        union = sorted(set(sketches[a]) | set(sketches[b]))[:SKETCH]
-        both = set(sketches[a]) & set(sketches[b])
+        union = sorted(set_a | set_b)[:SKETCH]
         similarity = sum(1 for h in union if h in both) / len(union)
         if similarity < SAME_TEXT:
             continue
