@@ -964,15 +964,12 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
                     # so the offline backend renders it again when it next compiles
                     state.put_source(SourceRow(owner, sha, st.st_size, st.st_mtime_ns, rel, "compiled",
                                                None, 0, ()))
-        # the offline backend skips a concept page whose inputs match the fingerprint of what it
-        # last rendered; a page git put back to an older version no longer is that render, so
-        # forget its fingerprint and let the next compile render it again (identical bytes
-        # are not rewritten, so a page pulled as-is costs nothing)
-        prints = state.get_meta("offline.concepts", None)
-        if isinstance(prints, dict) and changed_pages:
-            kept = {k: v for k, v in prints.items() if not (isinstance(v, list) and v[-1:] and v[-1] in changed_pages)}
-            if len(kept) != len(prints):
-                state.set_meta("offline.concepts", kept)
+        # the offline backend skips a page whose inputs match what it last rendered; a page git
+        # put back to an older version no longer is that render, so forget it and let the next
+        # compile render it again (identical bytes are not rewritten, so a page pulled as-is
+        # costs nothing)
+        if changed_pages:
+            state.forget_renders(changed_pages)
     return adopted
 
 

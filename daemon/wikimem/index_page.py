@@ -96,8 +96,11 @@ def _fits(lines: list[str]) -> bool:
     return len(lines) <= ENTRY_LINES and sum(len(x.encode("utf-8")) + 1 for x in lines) <= ENTRY_BYTES
 
 
-def _chunks(entries: list[Entry], page_for: str) -> list[list[Entry]]:
-    per_entry = max(1, max((len(e.line(page_for).encode("utf-8")) + 1 for e in entries), default=1))
+def _chunks(entries: list[Entry], page_for: str, lines: list[str] | None = None) -> list[list[Entry]]:
+    """Parts of equal size that each fit; `lines` (the entries' lines on a page beside
+    `page_for`), when given, saves rendering them again."""
+    rendered = lines if lines is not None else [e.line(page_for) for e in entries]
+    per_entry = max(1, max((len(line.encode("utf-8")) + 1 for line in rendered), default=1))
     size = max(1, min(ENTRY_LINES, ENTRY_BYTES // per_entry))
     count = math.ceil(len(entries) / size)
     return [entries[i * size : (i + 1) * size] for i in range(count)]
@@ -105,26 +108,43 @@ def _chunks(entries: list[Entry], page_for: str) -> list[list[Entry]]:
 
 def build(sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]], root: Path | None = None) -> dict[str, str]:
     """Return {wiki-relative path: content} for index.md and every catalog it needs."""
+    return build_parts(sections, extra_links=extra_links, root=root)[0]
+
+
+def build_parts(
+    sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]], root: Path | None = None,
+    unchanged: frozenset[str] = frozenset(),
+) -> tuple[dict[str, str], set[str]]:
+    """build(), leaving out the catalogs of the `unchanged` folders (their entries are what
+    they were when their catalogs were last written) when the index uses catalogs at all.
+    Returns the pages and the folders whose catalogs were left out."""
     out: dict[str, str] = {}
     inline: list[dict[str, object]] = []
+    total = sum(len(sections.get(folder, [])) for folder, _ in SECTIONS)
     for folder, label in SECTIONS:
         entries = sorted(sections.get(folder, []), key=lambda e: (e.title.lower(), e.path))
-        lines = [e.line("index.md") for e in entries]
+        # the lines only matter when they might fit in index.md itself (a wiki of 10k pages
+        # would render 10k links here only to find they do not)
+        lines = [e.line("index.md") for e in entries] if total <= ENTRY_LINES else []
         inline.append({"folder": folder, "label": label, "count": len(entries), "lines": lines, "entries": entries})
     all_lines = [line for s in inline for line in s["lines"]]  # type: ignore[attr-defined]
-    if _fits(all_lines):
+    if total <= ENTRY_LINES and _fits(all_lines):
         out["index.md"] = render("index.md.j2", root, sections=inline, catalogs=None, extra_links=extra_links)
-        return out
+        return out, set()
     catalogs = []
+    left_out: set[str] = set()
     for section in inline:
         listed: list[Entry] = section["entries"]  # type: ignore[assignment]
         if not listed:
             continue
         folder = str(section["folder"])
-        out.update(_catalog(folder, str(section["label"]), listed, root))
+        if folder in unchanged:
+            left_out.add(folder)
+        else:
+            out.update(_catalog(folder, str(section["label"]), listed, root))
         catalogs.append({"label": section["label"], "count": len(listed), "link": f"{folder}/index.md"})
     out["index.md"] = render("index.md.j2", root, sections=inline, catalogs=catalogs, extra_links=extra_links)
-    return out
+    return out, left_out
 
 
 def _catalog(folder: str, label: str, entries: list[Entry], root: Path | None) -> dict[str, str]:
@@ -133,19 +153,25 @@ def _catalog(folder: str, label: str, entries: list[Entry], root: Path | None) -
     top = f"{folder}/index.md"
     items = entries
     level = 1
-    while not _fits([e.line(top) for e in items]):
-        parts = _chunks(items, f"{folder}/index-1.md")
+    # every catalog page of a folder lives in that folder, so an entry's line is the same
+    # on each of them: render it once (a 10k-page wiki has 10k of them)
+    lines = [e.line(top) for e in items]
+    while not _fits(lines):
+        parts = _chunks(items, f"{folder}/index-1.md", lines)
         uppers: list[Entry] = []
+        start = 0
         for number, part in enumerate(parts, 1):
             name = f"index-{number}.md" if level == 1 else f"index-{level}-{number}.md"
             path = f"{folder}/{name}"
             title = f"{label}, part {number} of {len(parts)}" + (f" (level {level})" if level > 1 else "")
-            out[path] = _catalog_page(title, [e.line(path) for e in part], "[All parts](index.md)")
+            out[path] = _catalog_page(title, lines[start : start + len(part)], "[All parts](index.md)")
+            start += len(part)
             span = f"{_first_title(part[0])} … {_last_title(part[-1])}"
             uppers.append(Entry(path, span, f"{len(part)} entries"))
         items = uppers
+        lines = [e.line(top) for e in items]
         level += 1
-    out[top] = _catalog_page(label, [e.line(top) for e in items], None)
+    out[top] = _catalog_page(label, lines, None)
     return out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,6 +42,48 @@ CREATE TABLE IF NOT EXISTS catalog (   -- index.md entries, keyed by the page fi
     size INTEGER NOT NULL,
     title TEXT NOT NULL,
     description TEXT NOT NULL
+);
+-- the offline backend's running counts (backends/offline_store.py): one changed source
+-- updates the rows of the phrases it holds instead of every source being read again
+CREATE TABLE IF NOT EXISTS offline_terms (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,       -- phrase key ("hash map")
+    squashed TEXT NOT NULL,         -- the key without spaces ("hashmap"), to merge spellings
+    df INTEGER NOT NULL,            -- counted sources holding it
+    strength INTEGER NOT NULL,      -- sum of its signal levels over those sources
+    signal_docs INTEGER NOT NULL,   -- sources that signal it (heading, code span, emphasis...)
+    strong_docs INTEGER NOT NULL,   -- sources that signal it at level 2 or more
+    weight REAL                     -- concept-candidate weight; NULL when nothing signals it
+);
+CREATE INDEX IF NOT EXISTS offline_terms_squashed ON offline_terms(squashed);
+CREATE INDEX IF NOT EXISTS offline_terms_weight ON offline_terms(weight DESC, key) WHERE weight IS NOT NULL;
+CREATE TABLE IF NOT EXISTS offline_surfaces (
+    term INTEGER NOT NULL, surface TEXT NOT NULL, level INTEGER NOT NULL,
+    PRIMARY KEY (term, surface)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS offline_postings (
+    term INTEGER NOT NULL, doc INTEGER NOT NULL,
+    PRIMARY KEY (term, doc)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS offline_docs (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    sha256 TEXT NOT NULL,
+    page TEXT NOT NULL,
+    title TEXT NOT NULL,
+    date TEXT,
+    anchor TEXT NOT NULL,
+    concepts TEXT                   -- keys its page links, one per line; NULL: render the page again
+);
+CREATE TABLE IF NOT EXISTS offline_concepts (
+    key TEXT PRIMARY KEY,
+    keys TEXT NOT NULL,             -- JSON phrase keys that name it
+    title TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    df INTEGER NOT NULL,            -- counted sources holding any of its keys
+    fingerprint TEXT NOT NULL,      -- of what its page shows; '' renders it again
+    shown TEXT NOT NULL             -- JSON paths of the sources its page quotes
 );
 CREATE TABLE IF NOT EXISTS pages (
     path TEXT PRIMARY KEY,          -- wiki-relative
@@ -74,6 +116,12 @@ class State:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 2:
+            # version 3 only adds the offline backend's tables: keep the analysis cache, and
+            # the backend fills its tables from it on the next compile
+            self.db.executescript(SCHEMA)
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            version = SCHEMA_VERSION
         if version not in (0, SCHEMA_VERSION):
             # an older layout: state is derived, so start over rather than migrate
             self.db.close()
@@ -164,10 +212,16 @@ class State:
         rows = self.db.execute("SELECT path, mtime_ns, size, title, description FROM catalog")
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
-    def set_catalog(self, entries: dict[str, tuple[int, int, str, str]]) -> None:
-        self.db.execute("DELETE FROM catalog")
+    def set_catalog(self, entries: dict[str, tuple[int, int, str, str]],
+                    old: dict[str, tuple[int, int, str, str]] | None = None) -> None:
+        """Store the catalog; with `old` (what catalog() returned), write only the difference."""
+        if old is None:
+            self.db.execute("DELETE FROM catalog")
+            old = {}
+        self.db.executemany("DELETE FROM catalog WHERE path=?", [(k,) for k in old if k not in entries])
         self.db.executemany(
-            "INSERT INTO catalog VALUES (?, ?, ?, ?, ?)", [(k, *v) for k, v in entries.items()]
+            "INSERT OR REPLACE INTO catalog VALUES (?, ?, ?, ?, ?)",
+            [(k, *v) for k, v in entries.items() if old.get(k) != v],
         )
 
     # --- pages
@@ -179,3 +233,10 @@ class State:
 
     def delete_page(self, path: str) -> None:
         self.db.execute("DELETE FROM pages WHERE path=?", (path,))
+
+    def forget_renders(self, pages: Iterable[str]) -> None:
+        """Pages changed underneath (git put back another version): whatever backend rendered
+        them renders them again on its next compile instead of trusting what it last wrote."""
+        items = [(p,) for p in pages]
+        self.db.executemany("UPDATE offline_docs SET concepts=NULL WHERE page=?", items)
+        self.db.executemany("UPDATE offline_concepts SET fingerprint='' WHERE 'concepts/' || slug || '.md'=?", items)

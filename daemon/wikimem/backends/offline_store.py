@@ -1,0 +1,257 @@
+"""What the offline backend keeps in state.db between compiles, so one changed source costs
+what it touches rather than what the wiki holds.
+
+Concept selection needs, per phrase key, how many sources hold it and how strongly they
+name it; a concept page needs which sources hold its keys. Recomputing those from every
+source's cached analysis made one changed source in a 10k-source wiki cost seconds. Here
+they are counters and postings, updated by the difference a compile makes (the analyses of
+the sources that left and of those that came), so they always equal what a count over every
+source would give: the tables are a sum, and a sum does not depend on how it was reached.
+
+Tables (created by state.SCHEMA): offline_terms (per phrase key: document count, signal
+strength, the weight that ranks it as a concept candidate), offline_surfaces (the spellings
+that named a key, weighted by signal level), offline_postings (key -> source), offline_docs
+(per counted source: content hash, page, what its pages show of it, the concepts its page
+links) and offline_concepts (per chosen concept: its definition, source count and the
+fingerprint of what its page last showed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+CHUNK = 500  # host parameters per IN (...) query; SQLite allows 999 in old builds
+
+
+@dataclass
+class Doc:
+    """A source counted in the tables."""
+
+    id: int
+    path: str
+    sha256: str
+    page: str
+    title: str
+    date: str | None
+    anchor: str
+    concepts: tuple[str, ...] | None  # None: render its page again (git put back another version)
+
+
+@dataclass
+class StoredConcept:
+    key: str
+    keys: tuple[str, ...]
+    title: str
+    aliases: list[str]
+    slug: str
+    df: int
+    fingerprint: str
+    shown: tuple[str, ...] = ()  # paths of the sources its page quotes
+
+
+def term_weight(docs: int, strength: int, key: str) -> float:
+    """How widely a candidate is discussed, times how clearly it is named (capped so one doc's
+    code spans cannot outweigh breadth)."""
+    return math.log(1 + docs) * (2 + min(strength, 12)) * (1.3 if " " in key else 1.0)
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for i in range(0, len(items), CHUNK):
+        yield items[i : i + CHUNK]
+
+
+class Store:
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    # --- bookkeeping -----------------------------------------------------------------------
+    def clear(self) -> None:
+        for table in ("offline_terms", "offline_surfaces", "offline_postings", "offline_docs", "offline_concepts"):
+            self.db.execute(f"DELETE FROM {table}")
+
+    def docs(self) -> dict[str, Doc]:
+        rows = self.db.execute(
+            "SELECT id, path, sha256, page, title, date, anchor, concepts FROM offline_docs")
+        # concepts are stored one per line (keys are words joined by spaces): split is much
+        # cheaper than JSON, and this runs for every source on every compile
+        return {
+            r[1]: Doc(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+                      None if r[7] is None else tuple(r[7].split("\n")) if r[7] else ())
+            for r in rows
+        }
+
+    def set_doc_concepts(self, items: Iterable[tuple[int, tuple[str, ...]]]) -> None:
+        self.db.executemany("UPDATE offline_docs SET concepts=? WHERE id=?", [("\n".join(c), i) for i, c in items])
+
+    def concepts(self) -> dict[str, StoredConcept]:
+        rows = self.db.execute("SELECT key, keys, title, aliases, slug, df, fingerprint, shown FROM offline_concepts")
+        return {
+            r[0]: StoredConcept(r[0], tuple(json.loads(r[1])), r[2], json.loads(r[3]), r[4], r[5], r[6],
+                                tuple(json.loads(r[7])))
+            for r in rows
+        }
+
+    def put_concepts(self, items: Iterable[StoredConcept]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO offline_concepts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(c.key, json.dumps(list(c.keys)), c.title, json.dumps(c.aliases), c.slug, c.df, c.fingerprint,
+              json.dumps(list(c.shown))) for c in items],
+        )
+
+    def concept_pages(self) -> list[tuple[str, str | None]]:
+        """(page, owner) of every concept page wikimem wrote (state's pages table), by path."""
+        return list(self.db.execute("SELECT path, owner FROM pages WHERE kind='concept' ORDER BY path"))
+
+    def delete_concepts(self, keys: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM offline_concepts WHERE key=?", [(k,) for k in keys])
+
+    # --- counting sources in and out -------------------------------------------------------
+    def update(self, removed: Iterable[tuple[Doc, dict[str, Any]]], added: Iterable[tuple[Doc, dict[str, Any]]]) -> set[str]:
+        """Take `removed` sources out of the counts and count `added` ones in (their Doc.id is
+        assigned here). Analyses are consumed one at a time, so a first compile of a large
+        raw/ never holds them all. Returns every phrase key whose counts moved."""
+        delta: dict[str, list[int]] = {}  # key -> [df, strength, signal docs, strong docs]
+        surf: Counter[tuple[str, str]] = Counter()
+        canon: dict[str, str] = {}  # one string object per key across sources (memory)
+        post_del: dict[str, list[int]] = defaultdict(list)  # key -> ids of the sources leaving it
+        post_add: dict[str, list[int]] = defaultdict(list)
+
+        def count(doc_id: int, data: dict[str, Any], sign: int, postings: dict[str, list[int]]) -> None:
+            for key in data["terms"]:
+                key = canon.setdefault(key, key)
+                postings[key].append(doc_id)
+                d = delta.get(key)
+                if d is None:
+                    d = delta[key] = [0, 0, 0, 0]
+                d[0] += sign
+            for key, (level, surface) in data["signals"].items():
+                d = delta.get(key)
+                if d is None:
+                    key = canon.setdefault(key, key)
+                    d = delta[key] = [0, 0, 0, 0]
+                d[1] += sign * level
+                d[2] += sign
+                if level >= 2:
+                    d[3] += sign
+                surf[(key, surface)] += sign * level
+
+        for doc, data in removed:
+            count(doc.id, data, -1, post_del)
+            self.db.execute("DELETE FROM offline_docs WHERE id=?", (doc.id,))
+        for doc, data in added:
+            cursor = self.db.execute(
+                "INSERT INTO offline_docs (path, sha256, page, title, date, anchor, concepts) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (doc.path, doc.sha256, doc.page, doc.title, doc.date, doc.anchor, None))
+            doc.id = int(cursor.lastrowid or 0)
+            count(doc.id, data, +1, post_add)
+        if not delta:
+            return set()
+
+        # the rows of the keys that moved: all of them when most keys moved (a first compile)
+        rows: dict[str, list[Any]] = {}  # key -> [id, df, strength, signal docs, strong docs]
+        keys = list(delta)
+        select = "SELECT key, id, df, strength, signal_docs, strong_docs FROM offline_terms"
+        if len(keys) > 20 * CHUNK:
+            for r in self.db.execute(select):
+                if r[0] in delta:
+                    rows[r[0]] = list(r[1:])
+        else:
+            for part in _chunks(keys):
+                for r in self.db.execute(f"{select} WHERE key IN ({','.join('?' * len(part))})", part):
+                    rows[r[0]] = list(r[1:])
+        updates, inserts, gone = [], [], []
+        for key, d in delta.items():
+            row = rows.get(key)
+            old = row[1:] if row else [0, 0, 0, 0]
+            df, strength, signal_docs, strong_docs = (a + b for a, b in zip(old, d, strict=True))
+            if df <= 0:
+                if row:
+                    gone.append(row[0])
+                continue
+            weight = term_weight(df, strength, key) if signal_docs > 0 else None
+            if row:
+                if d != [0, 0, 0, 0]:
+                    updates.append((df, strength, signal_docs, strong_docs, weight, row[0]))
+            else:
+                inserts.append((key, key.replace(" ", ""), df, strength, signal_docs, strong_docs, weight))
+        self.db.executemany(
+            "UPDATE offline_terms SET df=?, strength=?, signal_docs=?, strong_docs=?, weight=? WHERE id=?", updates)
+        self.db.executemany(
+            "INSERT INTO offline_terms (key, squashed, df, strength, signal_docs, strong_docs, weight) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", inserts)
+        ids = {k: r[0] for k, r in rows.items()}
+        if inserts:
+            new_keys = [i[0] for i in inserts]
+            for part in _chunks(new_keys):
+                for key, term_id in self.db.execute(
+                        f"SELECT key, id FROM offline_terms WHERE key IN ({','.join('?' * len(part))})", part):
+                    ids[key] = term_id
+        # removals first: a new source may reuse the id of one that left
+        self.db.executemany("DELETE FROM offline_postings WHERE term=? AND doc=?",
+                            ((ids[k], d) for k in post_del if k in ids for d in post_del[k]))
+        # in key order, one statement per key: a first compile of 10k sources inserts a
+        # million rows, and a row per execute costs twice as much
+        self._insert_postings([(ids[k], sorted(post_add[k])) for k in sorted(post_add, key=ids.__getitem__)])
+        # spellings: level sums, gone at zero
+        moved = [(ids[k], s, level) for (k, s), level in surf.items() if level and k in ids]
+        self.db.executemany(
+            "INSERT INTO offline_surfaces VALUES (?, ?, ?) ON CONFLICT(term, surface) DO UPDATE SET level=level+excluded.level",
+            moved)
+        self.db.executemany("DELETE FROM offline_surfaces WHERE term=? AND surface=? AND level<=0",
+                            [(t, s) for t, s, _ in moved])
+        self.db.executemany("DELETE FROM offline_terms WHERE id=?", [(g,) for g in gone])
+        self.db.executemany("DELETE FROM offline_surfaces WHERE term=?", [(g,) for g in gone])
+        return set(delta)
+
+    def _insert_postings(self, by_term: list[tuple[int, list[int]]]) -> None:
+        try:
+            self.db.executemany("INSERT INTO offline_postings SELECT ?, value FROM json_each(?)",
+                                [(term, json.dumps(docs)) for term, docs in by_term])
+        except sqlite3.OperationalError:  # an SQLite built without JSON functions (before 3.38)
+            self.db.executemany("INSERT INTO offline_postings VALUES (?, ?)",
+                                ((term, d) for term, docs in by_term for d in docs))
+
+    # --- what concept selection reads ------------------------------------------------------
+    def candidates(self, max_df: int, min_docs: int, budget: int) -> list[tuple[str, int]]:
+        """The `budget` strongest concept candidates: (key, document count), best first."""
+        return [tuple(r) for r in self.db.execute(  # type: ignore[misc]
+            "SELECT key, df FROM offline_terms INDEXED BY offline_terms_weight"
+            " WHERE weight IS NOT NULL AND df >= 2 AND df <= ?"
+            " AND CASE WHEN instr(key, ' ') > 0 THEN strong_docs >= 1 OR signal_docs >= 2"
+            " ELSE strong_docs >= 1 AND (signal_docs >= 2 OR df >= ?) END"
+            " ORDER BY weight DESC, key LIMIT ?", (max_df, min_docs, budget))]
+
+    def partners(self, squashed: set[str]) -> list[tuple[str, int]]:
+        """Keys (with their document count, at least 2) spelled as one of `squashed` without spaces."""
+        out: list[tuple[str, int]] = []
+        items = sorted(squashed)
+        for part in _chunks(items):
+            out.extend(self.db.execute(
+                f"SELECT key, df FROM offline_terms WHERE squashed IN ({','.join('?' * len(part))}) AND df >= 2", part))
+        return out
+
+    def surfaces(self, keys: Iterable[str]) -> dict[str, Counter[str]]:
+        out: dict[str, Counter[str]] = defaultdict(Counter)
+        items = sorted(set(keys))
+        for part in _chunks(items):
+            for key, surface, level in self.db.execute(
+                    "SELECT t.key, s.surface, s.level FROM offline_terms t JOIN offline_surfaces s ON s.term = t.id"
+                    f" WHERE t.key IN ({','.join('?' * len(part))})", part):
+                out[key][surface] += level
+        return dict(out)
+
+    def sources_of(self, keys: Iterable[str]) -> set[int]:
+        """Ids of the counted sources holding any of `keys`."""
+        items = sorted(set(keys))
+        found: set[int] = set()
+        for part in _chunks(items):
+            found.update(r[0] for r in self.db.execute(
+                "SELECT p.doc FROM offline_terms t JOIN offline_postings p ON p.term = t.id"
+                f" WHERE t.key IN ({','.join('?' * len(part))})", part))
+        return found
