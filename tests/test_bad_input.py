@@ -109,3 +109,24 @@ def test_file_names_in_invalid_utf8_are_refused_with_a_line_not_a_crash(ws: Work
     hits = search.engine(ws).passages("note", limit=10)
     assert hits and all(h.hit.path.isascii() for h in hits)
     assert os.path.exists(bad_raw) and os.path.exists(bad_page)  # refused, never touched
+
+
+def test_pathological_lines_compile_in_one_pass(ws: Workspace) -> None:
+    """A source may hold a line no person writes (a long run of brackets, a broken tag repeated,
+    blank lines by the thousand): the loaders, the analysis and lint read it in one pass. Each
+    of these 200 KB sources took minutes when a pattern backtracked over the line from every
+    bracket. No time is asserted: were a pattern quadratic again, this test would hang."""
+    from wikimem.lint.corpus import compute as lint_record
+
+    units = {"brackets": "[", "escaped": "\\[", "links": "([a](", "targets": "[a](", "angle": "](<",
+             "tags": "<a ", "cells": "|    ", "blank": "\n", "spaces": " ", "heading": "# " + " " * 8}
+    for name, unit in units.items():
+        body = unit * (200_000 // len(unit))
+        for ext in (".md", ".html", ".txt"):
+            write(ws, f"{name}{ext}", f"# {name.title()} notes\n\nA short note with 2 facts, written in 2026.\n\n{body}\n\nThe end, 3 lines on.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert list(report.skipped) == []
+    pages = list((ws.wiki / "sources").glob("*.md"))
+    assert len(pages) == len(units) * 3
+    record = lint_record("raw/brackets.md", str(ws.raw / "brackets.md"), "x", 0, 10**8)
+    assert record.skipped is None and "short note" in record.words

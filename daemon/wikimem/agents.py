@@ -21,7 +21,7 @@ from .workspace import Workspace, atomic_write
 
 START = "<!-- wikimem:start (managed by `wikimem agents install`; edits inside are replaced) -->"
 END = "<!-- wikimem:end -->"
-_BLOCK = re.compile(r"\n*<!-- wikimem:start[^\n]*-->\n.*?<!-- wikimem:end -->\n?", re.DOTALL)
+_BLOCK = re.compile(r"(?<!\n)\n*<!-- wikimem:start[^\n]*-->\n.*?<!-- wikimem:end -->\n?", re.DOTALL)
 IMPORT_LINE = "@AGENTS.md"
 
 

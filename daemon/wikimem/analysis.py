@@ -65,7 +65,14 @@ _FACT = re.compile(
 _XREF = re.compile(r"\b(?:Listing|Figure|Chapter|Section|Table|Appendix|Example)s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
 # code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
 _CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
-_CELL_SEP = re.compile(r"\s*\|\s*")
+def _cells(row: str) -> str:
+    """A table row with each pipe as " | " and the spaces around it gone (a pattern \\s*\\|\\s* retried
+    from every space of a long run costs the run squared)."""
+    if "|" not in row:
+        return row
+    parts = row.split("|")
+    inner = [p.strip() for p in parts[1:-1]]
+    return " | ".join([parts[0].rstrip(), *inner, parts[-1].lstrip()])
 _NEWLINE = re.compile("\n")
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)+")
 
@@ -187,7 +194,7 @@ def split_sentences(doc: Document) -> list[Sentence]:
             for offset, row in enumerate(block.text.split("\n")):
                 row = row.strip().strip("|").strip()
                 if row:
-                    out.append(Sentence(_CELL_SEP.sub(" | ", row), block.line + offset, block.kind))
+                    out.append(Sentence(_cells(row), block.line + offset, block.kind))
             continue
         line_starts = [0] + [m.end() for m in _NEWLINE.finditer(block.text)] if "\n" in block.text else [0]
         pieces: list[tuple[int, str]] = []

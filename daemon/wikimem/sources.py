@@ -72,13 +72,19 @@ def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str
 
 # --- inline Markdown clean-up -------------------------------------------------------------
 
+# Sources are anyone's files: no pattern here may backtrack over a line from each of its
+# starting points, or one pathological line (a long run of "[" or "([a](") costs its length
+# squared. Classes stop at the characters that start the next attempt; runs that never need
+# to give anything back are possessive.
+#
 # link text may hold one level of brackets: [`Null[T]`](/pkg/database/sql/#Null)
-_TEXT = r"((?:[^\[\]]|\[[^\[\]]*\])*)"
-_IMAGE = re.compile(r"!\[" + _TEXT + r"\]\([^)]*\)")
-_LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
-_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
-_FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_TEXT = r"((?:[^\[\]]|\[[^\[\]]*+\])*+)"
+_IMAGE = re.compile(r"!\[" + _TEXT + r"\]\([^()]*+\)")
+# a target may hold balanced parentheses (wiki/Rust_(language))
+_LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*+)>?(?:\s+\"[^\"\n]*+\")?\s*\)")
+_REF_LINK = re.compile(r"\[([^\[\]]++)\]\[[^\[\]]*+\]")
+_FOOTNOTE = re.compile(r"\[\^[^\[\]]++\]")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)  # whole-block tests only; drop_comments() for text
 _SKIP_TAG = re.compile(r"^<(style|script|svg)\b", re.IGNORECASE)
 _QUOTE_MARK = re.compile(r"^\s*(?:>\s?)+")
 _TABLE_RULE = re.compile(r"\|?[\s:|-]+\|?")
@@ -86,10 +92,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _REF_DEF = re.compile(r"^\[[^\]]+\]:\s*\S+")
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-_HEADING_ATTR = re.compile(r"\s*\{#[^}]*\}\s*$")
+_HEADING_ATTR = re.compile(r"(?<!\s)\s*\{#[^{}]*+\}\s*$")
 _MDBOOK = re.compile(r"\{\{#[^}]*\}\}")
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _SPACES = re.compile(r"[ \t]+")
+_LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
 _GO_DOC_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
 _PEP_HEADER = re.compile(r"^([A-Z][A-Za-z-]+):\s+(.*)$")
 
@@ -101,9 +108,23 @@ def _keep_absolute(match: re.Match[str]) -> str:
     return text
 
 
+def drop_comments(text: str) -> str:
+    """Text without its <!-- comments --> (an unclosed one and what follows it stay): one pass,
+    where the pattern would scan to the end of the text from every unclosed opening."""
+    if "<!--" not in text:
+        return text
+    pieces = []
+    at = 0
+    while (start := text.find("<!--", at)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        pieces.append(text[at:start])
+        at = end + 3
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
 def clean_inline(text: str) -> str:
     """Drop the source's own relative links (they would break in the wiki) and markup noise."""
-    text = _HTML_COMMENT.sub("", text)
+    text = drop_comments(text)
     text = _MDBOOK.sub("", text)
     text = _IMAGE.sub(lambda m: m.group(1), text)
     text = _LINK.sub(_keep_absolute, text)
@@ -117,7 +138,7 @@ def clean_inline(text: str) -> str:
 
 # --- Markdown ------------------------------------------------------------------------------
 
-_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_ATX = re.compile(r"^(#{1,6})\s+(.*)$")  # the title: group 2 without its closing #s (atx_title)
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 # list items, and definition-list bodies (": text", as the Go release notes write them)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:)\s+")
@@ -220,7 +241,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, rst: bool = False) -> lis
         atx = _ATX.match(line) if not rst else None
         if atx:
             flush()
-            title = clean_inline(_HEADING_ATTR.sub("", atx.group(2)))
+            title = clean_inline(_HEADING_ATTR.sub("", atx.group(2).rstrip().rstrip("#").rstrip()))
             if title:
                 blocks.append(Block("heading", title, lineno + line_offset, len(atx.group(1))))
             i += 1
@@ -287,12 +308,12 @@ def parse_markdown(text: str, line_offset: int = 0, *, rst: bool = False) -> lis
 
 
 _PROSE_START = re.compile(r"^(?:<!--.*?-->\s*)*[\[`*_\"(]*[A-Z]")
-_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^\s*(?:#|//|\$ )", re.MULTILINE)
+_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ )", re.MULTILINE)
 
 
 def _looks_like_prose(text: str) -> bool:
     """An indented block that reads as sentences rather than code."""
-    plain = _HTML_COMMENT.sub("", text).strip()
+    plain = drop_comments(text).strip()
     if not plain or not _PROSE_START.match(plain):
         return False
     words = plain.split()
@@ -462,7 +483,9 @@ def load_html(path: str, text: str) -> Document:
             meta.update({k.lower(): v for k, v in json.loads(go_meta.group(1)).items()})
         except ValueError:
             warnings.append("unreadable metadata comment ignored")
-    soup = BeautifulSoup(body, "html.parser")
+    # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
+    # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
+    soup = BeautifulSoup(_LONE_LT.sub("&lt;", body) if "<" in body else body, "html.parser")
     for tag in soup(["script", "style", "nav", "noscript", "svg"]):
         tag.decompose()
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""

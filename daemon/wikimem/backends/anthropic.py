@@ -327,7 +327,11 @@ def estimate_source(st: SourceText, prefix_tokens: int, max_turns: int) -> Sourc
 # --- links
 
 
-_LINK = re.compile(r"(?<!\!)\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# never rescans a line from each bracket (see sources._LINK): "\[" and "![" start no link, the text
+# stops at the next bracket, and the target (balanced parentheses allowed) is never given back
+_LINK = re.compile(
+    r"(?<![!\\])\[(?:[^\[\]\\]|\\.)*+\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))++)>?(?:\s+\"[^\"\n]*+\")?\s*\)"
+)
 
 
 def page_links(text: str) -> list[str]:

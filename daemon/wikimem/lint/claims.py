@@ -375,7 +375,7 @@ def superseded(ctx: Context) -> Iterator[Finding]:
         )
 
 
-_QUOTE_LINE = re.compile(r"^\s*[-*]\s+[\"“].*$|^\s*>.*$", re.MULTILINE)
+_QUOTE_LINE = re.compile(r"^[ \t]*[-*][ \t]+[\"“].*$|^[ \t]*>.*$", re.MULTILINE)
 
 
 def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]], order: Order) -> Iterator[Finding]:

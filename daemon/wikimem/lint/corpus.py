@@ -43,8 +43,8 @@ def _code_version() -> int:
 CACHE_VERSION = _code_version()
 _WORDS = re.compile(r"\w+")
 # "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
-LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
-_TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*)\s+v?(\d+(?:\.\d+)*)\b")
+LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*+\)")  # balanced parentheses; never rescans a line
+_TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*+)\s+v?(\d+(?:\.\d+)*)\b")
 
 
 def words(text: str) -> str:
@@ -91,7 +91,9 @@ class SourceText:
 
 
 def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
-    m = _TITLE_VERSION.search(title)
+    """("go", (1, 22)) from "Go 1.22 Release Notes"; a title's first 300 characters are read (a
+    longer "title" is a line of text, and the pattern tries every word of it)."""
+    m = _TITLE_VERSION.search(title[:300])
     if not m:
         return None
     return m.group(1).lower(), tuple(int(x) for x in m.group(2).split("."))
@@ -345,7 +347,7 @@ PARALLEL_THRESHOLD = 200  # uncached sources worth starting worker processes for
 CHUNK = 64  # sources per worker task
 
 
-_CODE_LIKE = re.compile(r"[{};]\s*$|:=|^\s*(?:func|import|package|return|if|for|var|const|type|def|class)\b|^\s*[$#>]\s|\)\s*$", re.M)
+_CODE_LIKE = re.compile(r"[{};][ \t]*$|:=|^[ \t]*(?:func|import|package|return|if|for|var|const|type|def|class)\b|^[ \t]*[$#>]\s|\)[ \t]*$", re.M)
 
 
 def _with_prose_code(doc: Document) -> Document:

@@ -34,7 +34,7 @@ PATTERNS: list[tuple[str, tuple[str | re.Pattern[str], ...], re.Pattern[str]]] =
 _ASSIGNMENT_HINTS = ("key", "secret", "token", "passw")
 # key = value assignments whose value looks random (high entropy, letters and digits)
 ASSIGNMENT = re.compile(
-    r"(?i)\b[\w-]*?(?:api[_-]?key|secret|token|password|passwd)[\w-]*[\"']?"
+    r"(?i)(?:api[_-]?key|secret|token|password|passwd)[\w-]*+[\"']?"
     r"\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{16,})"
 )
 _ASSIGNMENT_FAST = re.compile(r"(?:key|secret|token|passw(?:or)?d)[\w-]*[\"']?\s*[:=]\s*[\"']?[a-z0-9_\-+/=.]{16}")

@@ -40,7 +40,7 @@ def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
         opening = min(found)
         yield opening, text[opening + 1 : close], m.group(1)
         floor = m.end()
-_ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
+_ELLIPSIS = re.compile(r"(?<!\s)\s*(?:…|\.\.\.|\[\.\.\.\])\s*")  # a space run is tried once, from its start
 
 
 def stale(ctx: Context) -> Iterator[Finding]:
