@@ -48,14 +48,16 @@ _MD_LINK = re.compile(r"\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
 # must not be a label scanned again from each; the lookbehind costs a quarter more, so only there
 _MD_LINK_ESCAPES = re.compile(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
 
-
-def md_links(text: str) -> re.Pattern[str]:
-    """The Markdown link pattern for a text (the same matches either way)."""
-    return _MD_LINK_ESCAPES if "\\[" in text else _MD_LINK
 # reference definitions: "[label]: target" on a line of its own
 _REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
 _WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
+
+
+def md_links(text: str) -> re.Pattern[str]:
+    """The Markdown link pattern for a text. Either gives _MD_LINK_ESCAPES's matches: in a text
+    without "\\[" its lookbehind never fails."""
+    return _MD_LINK_ESCAPES if "\\[" in text else _MD_LINK
 
 
 class Link(NamedTuple):
