@@ -417,8 +417,8 @@ def lint(
     """Check the wiki: broken links, stale pages, superseded or contradicted facts, secrets, ...
 
     Findings go to stdout (one per line, or --json); exit 0 when no errors, 3 when errors.
-    A full run rewrites wiki/lint.md (linked from index.md) and logs to log.md when the
-    result changed.
+    A full run appends an entry to log.md and rewrites wiki/lint.md (linked from index.md)
+    when the findings changed; pages are read again only when they changed (.wikimem/lint-cache.db).
 
     \b
     Example:
