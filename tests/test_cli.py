@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -61,3 +62,26 @@ def test_usage_errors_exit_2_and_help_is_fast_to_import() -> None:
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_a_reader_that_stops_early_gets_no_error(tmp_path):
+    """`wikimem lint | head -1`: when the reader closes the pipe, wikimem stops quietly (no
+    "internal error" line), as Unix tools do."""
+    from wikimem.init import init_workspace
+    from wikimem.workspace import Workspace
+
+    ws = Workspace.at(tmp_path / "w")
+    init_workspace(ws)
+    for i in range(1500):  # 1,500 orphan pages: far more findings than a pipe buffer holds
+        (ws.wiki / "concepts" / f"c{i}.md").write_text(f"---\ntitle: C {i}\nkind: concept\nsources: []\n---\n# C {i}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from wikimem.cli import main; main()", "lint", "--root", str(ws.root)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "WIKIMEM_TESTING": ""},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert first.startswith(b"warning") or first.startswith(b"info")
+    assert "internal error" not in err and "Traceback" not in err, err

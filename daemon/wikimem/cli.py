@@ -6,6 +6,7 @@ Exit codes (a contract, see README): 0 ok, 1 error, 2 usage, 3 lint found errors
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -76,6 +77,12 @@ def handle_errors(f: F) -> F:
             sys.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:
+            # the reader went away (wikimem search ... | head): stop quietly, as other tools do;
+            # stdout goes to /dev/null so the interpreter's final flush cannot fail again
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_ERROR)
         except Exception as exc:
             # a bug, not a user error: one line for people, the traceback in the debug log;
             # under the test suite it propagates so failures show their traceback
