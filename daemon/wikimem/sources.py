@@ -79,7 +79,7 @@ def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str
 #
 # link text may hold one level of brackets: [`Null[T]`](/pkg/database/sql/#Null)
 _TEXT = r"((?:[^\[\]]|\[[^\[\]]*+\])*+)"
-_IMAGE = re.compile(r"!\[" + _TEXT + r"\]\([^()]*+\)")
+_IMAGE = re.compile(r"!\[" + _TEXT + r"\]\((?:[^()]|\([^()]*\))*+\)")
 # a target may hold balanced parentheses (wiki/Rust_(language))
 _LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*+)>?(?:\s+\"[^\"\n]*+\")?\s*\)")
 _REF_LINK = re.compile(r"\[([^\[\]]++)\]\[[^\[\]]*+\]")
@@ -138,7 +138,7 @@ def clean_inline(text: str) -> str:
 
 # --- Markdown ------------------------------------------------------------------------------
 
-_ATX = re.compile(r"^(#{1,6})\s+(.*)$")  # the title: group 2 without its closing #s (atx_title)
+_ATX = re.compile(r"^(#{1,6})\s+(.*)$")  # the title is group 2 without its closing #s, stripped where used
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 # list items, and definition-list bodies (": text", as the Go release notes write them)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|:)\s+")
