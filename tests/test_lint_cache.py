@@ -161,3 +161,18 @@ def test_a_copied_workspace_keeps_its_digests(ws, settings, digested, tmp_path):
     again = run_lint(copy, settings, write=False)
     assert digested == []
     assert findings(again) == findings(first)
+
+
+def test_a_fresh_clone_without_wikimem_state_is_warm_from_its_second_run(ws, settings, digested):
+    """A clone of a wiki repository has raw/ and wiki/ but no .wikimem/ (it is never committed):
+    the first lint makes it, with the .gitignore init writes, and the second reads no page."""
+    import shutil
+
+    compiled(ws, settings)
+    shutil.rmtree(ws.state_dir)
+    first = run_lint(ws, settings, write=False)
+    assert (ws.state_dir / ".gitignore").read_text(encoding="utf-8") == "*\n"
+    digested.clear()
+    again = run_lint(ws, settings, write=False)
+    assert digested == []
+    assert findings(again) == findings(first)

@@ -129,6 +129,17 @@ def remove_stale_temp_files(folder: Path) -> int:
 _held = threading.local()
 
 
+def ensure_state_dir(ws: Workspace) -> Path:
+    """`.wikimem/`, made when missing (a fresh clone has none) with the `.gitignore` that
+    `wikimem init` writes there: machine state never goes into a commit by `git add -A`."""
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    ignore = ws.state_dir / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):
+            atomic_write(ignore, "*\n")
+    return ws.state_dir
+
+
 @contextlib.contextmanager
 def writer_lock(
     ws: Workspace, *, wait: float = 0.0, holder: str = "compile", reentrant: bool = False
@@ -144,7 +155,7 @@ def writer_lock(
     if ws.root in held:
         yield
         return
-    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    ensure_state_dir(ws)
     lock_path = ws.state_dir / "lock"
     handle = open(lock_path, "a+")  # noqa: SIM115 - held for the life of the context
     deadline = time.monotonic() + wait

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
+from ..workspace import ensure_state_dir
 from . import workers
 from .context import Context
 
@@ -114,6 +115,8 @@ class SourceCache:
         self.shas: dict[str, str | None] = {}
         self.db: sqlite3.Connection | None = None
         path = ctx.ws.state_dir / "lint-cache.db"
+        with contextlib.suppress(OSError):
+            ensure_state_dir(ctx.ws)
         if ctx.ws.state_dir.is_dir():
             with contextlib.suppress(sqlite3.Error):
                 self.db = sqlite3.connect(str(path), isolation_level=None, timeout=5)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..pages import FrontMatterError, parse_meta, split_front_matter
+from ..workspace import ensure_state_dir
 from . import workers
 from .context import (
     _REF_DEF,
@@ -262,7 +263,9 @@ class DigestStore:
         self.grounding_rows: dict[str, str | None] = {}
         self.digested_ns = 0
         self.complete = False  # every page of the wiki was seen: rows of pages gone may be dropped
-        if not ctx.ws.state_dir.is_dir():
+        try:
+            ensure_state_dir(ctx.ws)  # a fresh clone has no .wikimem/ yet: the next run is then warm
+        except OSError:
             return
         try:
             self.db = sqlite3.connect(str(ctx.ws.state_dir / "lint-cache.db"), isolation_level=None, timeout=5)
