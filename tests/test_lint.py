@@ -783,3 +783,25 @@ def test_pathological_lines_cost_their_length_not_its_square():
         body = unit * (200_000 // len(unit))
         digest = compute((head + body + tail).encode(), "concepts/t.md")
         assert "raw/a.md" in digest.other_targets and "sources/b.md" in digest.links_to, unit
+
+
+def test_fix_adds_missing_back_links_up_to_the_concepts_lines_cap(ws, settings):
+    from wikimem.backends.offline import MAX_CONCEPT_LINKS
+    from wikimem.lint.fixes import _concept_links
+
+    compiled(ws, settings)
+    source = ws.wiki / "sources/widget-3.md"
+    have = _concept_links(source.read_text(encoding="utf-8"))
+    room = MAX_CONCEPT_LINKS - have
+    assert room > 0
+    for i in range(room + 2):  # two more concept pages than the line has room for
+        page(ws, f"concepts/extra-{i:02d}.md", CONCEPT.format(
+            title=f"Extra {i}", aliases="[]", body="Seen in [Widget 3.0](../sources/widget-3.md)."))
+    planned = [f for f in run_lint(ws, settings, fix=True, dry_run=True).fixes
+               if f.action == "add-backlink" and f.path == "wiki/sources/widget-3.md"]
+    assert len(planned) == room and not any(f.skipped for f in planned)
+    report = run_lint(ws, settings, fix=True)
+    assert len([f for f in report.fixes if f.action == "add-backlink" and f.applied]) == room
+    text = source.read_text(encoding="utf-8")
+    assert _concept_links(text) == MAX_CONCEPT_LINKS
+    assert "[Extra 0](../concepts/extra-00.md)" in text

@@ -64,6 +64,8 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
         new_text[rel] = text
         fixes.append(Fix(page.wpath, "drop-link", detail))
     # 2. back-links: a concept page cites a source page that does not link back
+    on_line: dict[str, int] = {}  # source page -> links on its Concepts line, with those planned here
+    planned: set[tuple[str, str]] = set()
     for page in ctx.pages.values():
         if page.kind != "concept" or page.page is None:
             continue
@@ -73,14 +75,17 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
             source = ctx.pages.get(target)
             if source is None or source.kind != "source":
                 continue
-            if page.path in source.digest.links_to:
+            if page.path in source.digest.links_to or (source.path, page.path) in planned:
                 continue
             # the compiler links at most MAX_CONCEPT_LINKS concepts from a source page, by design;
             # adding more would be undone by the next compile, so a full Concepts line is left alone
-            if _concept_links(source.text) >= MAX_CONCEPT_LINKS:
+            # (counted once per page, with the back-links this plan already adds to it)
+            count = on_line.get(source.path)
+            if count is None:
+                count = on_line[source.path] = _concept_links(new_text.get(source.path, source.text))
+            if count >= MAX_CONCEPT_LINKS:
                 continue
-            if any(f.action == "add-backlink" and f.path == source.wpath and page.path in f.detail for f in fixes):
-                continue
+            planned.add((source.path, page.path))
             why_not = written_by_wikimem(ctx, source)
             detail = f"link {page.path} from the Concepts line"
             if why_not:
@@ -89,6 +94,7 @@ def plan(ctx: Context, findings: list[Finding]) -> tuple[list[Fix], dict[str, st
             text = new_text.get(source.path, source.text)
             link_md = f"[{escape_link_text(page.title)}]({relative_link(source.path, page.path)})"
             new_text[source.path] = _add_concept(text, link_md)
+            on_line[source.path] = count + 1
             fixes.append(Fix(source.wpath, "add-backlink", detail))
     return fixes, new_text
 
