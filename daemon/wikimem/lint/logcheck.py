@@ -63,7 +63,7 @@ def _load(path: Path) -> Any:
 
 
 def _stat(path: Path) -> list[int] | None:
-    """What tells that log.md is as the chain recorded it: size, mtime and ctime (ctime no one can set back)."""
+    """What tells that log.md is as the chain recorded it: size, mtime, ctime (no one can set it back) and inode."""
     try:
         st = path.stat()
     except OSError:
