@@ -7,10 +7,12 @@ parsed a single time however many rules look at it.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import hashlib
 import os
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -52,6 +54,17 @@ _MD_LINK_ESCAPES = re.compile(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" 
 _REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
 _WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
+
+
+def code_version(salt: bytes, *names: str) -> int:
+    """A cache key from the code that fills a cache (files named relative to this folder): editing
+    any of them invalidates the cache by itself, where a forgotten version bump would serve stale data."""
+    digest = hashlib.sha256(salt)
+    here = Path(__file__).parent
+    for name in names:
+        with contextlib.suppress(OSError):
+            digest.update((here / name).read_bytes())
+    return int(digest.hexdigest()[:8], 16)
 
 
 def md_links(text: str) -> re.Pattern[str]:
@@ -324,36 +337,21 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
 
     found: list[tuple[str, str, int, int, int]] = []
     wiki_files = ctx.wiki_files
-    wiki_root = ws.wiki
-    if wiki_root.is_dir():
-        wiki_resolved = wiki_root.resolve()
-        stack = [(str(wiki_root), "")]
-        while stack:
-            folder, prefix = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                name = entry.name
-                rel = f"{prefix}/{name}" if prefix else name
-                if undecodable(name):
-                    ctx.unreadable_names.append("wiki/" + printable(rel))
+    if ws.wiki.is_dir():
+        wiki_resolved = ws.wiki.resolve()
+        bad_names: list[str] = []
+        for entry, rel in _files_under(str(ws.wiki), "", bad_names):
+            if entry.is_symlink() and wiki_resolved not in Path(entry.path).resolve().parents:
+                continue  # a link out of wiki/ is not a page; lint reads nothing outside the workspace
+            wiki_files.add(rel)
+            if entry.name.endswith(".md") and not entry.name.startswith("."):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    found.append((rel, entry.path, -1, -1, -1))  # read_wiki_page says why it cannot be read
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith("."):
-                        stack.append((entry.path, rel))
-                    continue
-                if entry.is_symlink() and wiki_resolved not in Path(entry.path).resolve().parents:
-                    continue  # a link out of wiki/ is not a page; lint reads nothing outside the workspace
-                wiki_files.add(rel)
-                if name.endswith(".md") and not name.startswith("."):
-                    try:
-                        st = entry.stat()
-                    except OSError:
-                        found.append((rel, entry.path, -1, -1, -1))  # read_wiki_page says why it cannot be read
-                        continue
-                    found.append((rel, entry.path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+                found.append((rel, entry.path, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        ctx.unreadable_names += ["wiki/" + name for name in bad_names]
     found.sort()
     digests = digest.for_pages(ctx, found)
     ctx.pages = {rel: WikiPage(rel, file, max(size, 0), digests[rel]) for rel, file, size, _m, _c in found}
@@ -398,31 +396,42 @@ def scan_raw_files(ws: Workspace) -> dict[str, str]:
     if not ws.raw.is_dir():
         return out
     raw_root = ws.raw.resolve()
-    stack = [(str(ws.raw), "raw")]
+    # a name in invalid UTF-8: compile refuses it (and says so), and no page describes it
+    for entry, rel in _files_under(str(ws.raw), "raw"):
+        if is_ignored_name(entry.name):
+            continue
+        if entry.is_symlink():
+            target = Path(entry.path).resolve()
+            if raw_root not in target.parents or not target.is_file():
+                continue
+        elif not entry.is_file(follow_symlinks=False):
+            continue
+        out[rel] = entry.path
+    return dict(sorted(out.items()))
+
+
+def _files_under(top: str, prefix: str, bad_names: list[str] | None = None) -> Iterator[tuple[os.DirEntry[str], str]]:
+    """(entry, path from prefix) of everything under top that is not a folder, with os.scandir's
+    cached types: folders named .* are left out and symlinked folders not followed; a name in
+    invalid UTF-8 is skipped (its printable path goes to bad_names)."""
+    stack = [(top, prefix)]
     while stack:
-        folder, prefix = stack.pop()
+        folder, at = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            name = entry.name
-            if undecodable(name):
-                continue  # compile refuses it (and says so); no page describes it
+            rel = f"{at}/{entry.name}" if at else entry.name
+            if undecodable(entry.name):
+                if bad_names is not None:
+                    bad_names.append(printable(rel))
+                continue
             if entry.is_dir(follow_symlinks=False):
-                if not name.startswith("."):
-                    stack.append((entry.path, f"{prefix}/{name}"))
+                if not entry.name.startswith("."):
+                    stack.append((entry.path, rel))
                 continue
-            if is_ignored_name(name):
-                continue
-            if entry.is_symlink():
-                target = Path(entry.path).resolve()
-                if raw_root not in target.parents or not target.is_file():
-                    continue
-            elif not entry.is_file(follow_symlinks=False):
-                continue
-            out[f"{prefix}/{name}"] = entry.path
-    return dict(sorted(out.items()))
+            yield entry, rel
 
 
 def read_wiki_page(file: str, rel: str) -> WikiPage:

@@ -26,22 +26,13 @@ from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir
 from . import workers
-from .context import Context
+from .context import Context, code_version
 
 log = logging.getLogger("wikimem.lint")
 
 
-def _code_version() -> int:
-    """The cache is keyed by the code that fills it: editing the loaders' use or the claim rules
-    here invalidates it by itself (a forgotten version bump would serve stale claims)."""
-    digest = hashlib.sha256(b"lint-cache-1")
-    for name in ("corpus.py", "claims.py", "structure.py"):
-        with contextlib.suppress(OSError):
-            digest.update((Path(__file__).parent / name).read_bytes())
-    return int(digest.hexdigest()[:8], 16)
-
-
-CACHE_VERSION = _code_version()
+# records are keyed by the code that makes them: the loaders' use here, the claim rules, the sketch
+CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "structure.py")
 _WORDS = re.compile(r"\w+")
 # "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
 LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*+\)")  # balanced parentheses; never rescans a line

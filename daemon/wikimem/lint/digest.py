@@ -26,7 +26,6 @@ import logging
 import posixpath
 import sqlite3
 import time
-from pathlib import Path
 from typing import Any
 
 from ..pages import FrontMatterError, parse_meta, split_front_matter
@@ -41,6 +40,7 @@ from .context import (
     Context,
     PageDigest,
     blank_code,
+    code_version,
     md_links,
     resolve_target,
     simple_meta,
@@ -53,18 +53,9 @@ PARALLEL_THRESHOLD = 400  # pages to digest before worker processes pay for thei
 CHUNK = 200  # pages per worker task
 
 
-def _code_version() -> int:
-    """Digests are keyed by the code that computes them: editing any of it invalidates them."""
-    digest = hashlib.sha256(b"page-digest-1")
-    here = Path(__file__).parent
-    for name in ("digest.py", "context.py", "corpus.py", "secrets.py", "sourcing.py", "structure.py",
-                 "../pages.py", "../naming.py", "../index_page.py"):
-        with contextlib.suppress(OSError):
-            digest.update((here / name).read_bytes())
-    return int(digest.hexdigest()[:8], 16)
-
-
-VERSION = _code_version()
+# digests are keyed by the code that computes them
+VERSION = code_version(b"page-digest-1", "digest.py", "context.py", "corpus.py", "secrets.py", "sourcing.py",
+                       "structure.py", "../pages.py", "../naming.py", "../index_page.py")
 
 
 def compute(data: bytes, rel: str) -> PageDigest:
