@@ -869,13 +869,17 @@ class FastScorer:
             c1, c2 = k1 * (1 - b), k1 * b / avg
             k = k1 + 1
             got = {d: idf * ((tf * k) / (tf + c1 + c2 * lengths[d])) for d, tf in zip(ids, weights, strict=True)}
+        self._make_room()
+        self._cache[key] = got
+        self._cached += len(got)
+        return got
+
+    def _make_room(self) -> None:
+        """Past CACHE_POSTINGS cached scores, both caches start again (they hold the same postings)."""
         if self._cached > self.CACHE_POSTINGS:
             self._cache.clear()
             self._totals.clear()
             self._cached = 0
-        self._cache[key] = got
-        self._cached += len(got)
-        return got
 
     def term_total(self, term: str) -> dict[int, float]:
         """entry -> one word's boosted score summed over every field, as whoosh's Or sums it."""
@@ -890,10 +894,7 @@ class FastScorer:
                 get = got.get
                 for d, s in scores.items():
                     got[d] = get(d, 0.0) + s
-            if self._cached > self.CACHE_POSTINGS:
-                self._totals.clear()
-                self._cache.clear()
-                self._cached = 0
+            self._make_room()
             self._totals[term] = got
             self._cached += len(got)
         return got
