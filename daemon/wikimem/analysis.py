@@ -17,7 +17,7 @@ from typing import Any
 from .sources import Document
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 7
+ANALYSIS_VERSION = 8
 
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any
@@ -346,7 +346,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         format=doc.format,
         date=doc.date,
         anchor=doc.anchor,
-        outline=[(b.level, b.text, b.line) for b in doc.blocks if b.kind == "heading" and b.level <= 3][:60],
+        outline=[(b.level, b.text, b.line) for b in doc.blocks if b.kind == "heading"],
         summary=summary,
         facts=facts,
         terms=dict(sorted(kept_terms.items())),

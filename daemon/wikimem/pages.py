@@ -17,7 +17,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 PAGE_KINDS = ("source", "concept", "answer")
 # front matter keys in the order they are written; others follow in their own order
-KEY_ORDER = ("title", "kind", "sources", "source_sha256", "aliases", "date", "updated")
+KEY_ORDER = ("title", "kind", "sources", "source_sha256", "aliases", "format", "date", "version", "updated")
 
 
 class FrontMatterError(ValueError):

@@ -584,11 +584,7 @@ class OfflineBackend:
              "where": f"{name}, {unit} {sentences[i].line}"}
             for i in data["facts"] if i < len(sentences)
         ]
-        outline = [
-            {"indent": "  " * max(0, level - min(o[0] for o in data["outline"])),
-             "text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line)}
-            for level, text, line in data["outline"]
-        ]
+        outline = _outline(data["outline"], cite)
         body = render(
             "source_page.md.j2",
             title=data["title"],
@@ -608,6 +604,7 @@ class OfflineBackend:
             "sources": [source_path],
             "source_sha256": sha,
             "aliases": [],
+            "format": data["format"],
         }
         if data.get("date"):
             meta["date"] = data["date"]
@@ -649,6 +646,30 @@ class OfflineBackend:
             "aliases": concept.aliases,
         }
         return Page(page_path, meta, body)
+
+
+OUTLINE_DEPTH = 3  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
+
+
+def _outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
+    """Every section of the source, with a line link: three levels as nested list items, the
+    sections below them folded onto their parent's line, so a long reference (a settings page
+    of 200 entries) is listed whole without a deep, tall list."""
+    if not headings:
+        return []
+    top = min(h[0] for h in headings)
+    items: list[dict[str, Any]] = []
+    for level, text, line in headings:
+        entry = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line)}
+        depth = level - top
+        if depth < OUTLINE_DEPTH or not items:
+            items.append({**entry, "indent": "  " * min(depth, OUTLINE_DEPTH - 1), "more": []})
+        else:
+            items[-1]["more"].append(entry)
+    for item in items:
+        more = item.pop("more")
+        item["tail"] = (": " + " · ".join(f"[{m['text']}]({m['link']})" for m in more)) if more else ""
+    return items
 
 
 class _StoreStats:

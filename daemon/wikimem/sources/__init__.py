@@ -1,0 +1,332 @@
+"""Loaders: a raw file becomes a Document of blocks, read as its author wrote it.
+
+The format is known by content, not only by extension (a `.txt` may be reStructuredText,
+Markdown or plain text); reST goes through docutils (sources/rst.py), Markdown through
+markdown-it-py (sources/markdown.py), HTML through BeautifulSoup and markdownify, PDF through
+pdfium. Every block keeps its line (or PDF page) and its section, and sections that head a
+release carry its version and date (sources/sections.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
+from ..pages import FrontMatterError, parse_meta, split_front_matter
+from .document import Block, Document, Section, SkipSource, TocEntry
+from .inline import clean_inline, drop_comments
+from .markdown import parse_markdown
+from .sections import find_date, meta_date, section_tree, title_version
+
+__all__ = [
+    "Block", "Document", "Section", "SkipSource", "TocEntry", "clean_inline", "drop_comments", "find_date",
+    "is_ignored_name", "load_source", "parse_markdown", "read_text", "sniff_format",
+    "SUPPORTED_SUFFIXES", "TEXT_SUFFIXES",
+]
+
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd", ".mdx"}
+RST_SUFFIXES = {".rst", ".rest"}
+PLAIN_SUFFIXES = {".txt", ".text"}
+PRESENT_SUFFIXES = {".article", ".slide"}
+TEXT_SUFFIXES = MARKDOWN_SUFFIXES | RST_SUFFIXES | PLAIN_SUFFIXES | PRESENT_SUFFIXES
+HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
+PDF_SUFFIXES = {".pdf"}
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
+
+
+def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str]]:
+    """Decode a text file: UTF-8 (with BOM), else a clearly reported Windows-1252 fallback."""
+    data = path.read_bytes() if raw_bytes is None else raw_bytes
+    if b"\x00" in data[:8192]:
+        raise SkipSource("binary file (contains NUL bytes)")
+    warnings: list[str] = []
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = data.decode("cp1252", errors="replace")
+        warnings.append(f"not valid UTF-8 (byte {exc.start}); decoded as Windows-1252")
+    controls = len(_CONTROL.findall(text, 0, 8192))
+    if controls > 0.1 * max(1, min(len(text), 8192)):
+        raise SkipSource("binary file (mostly control characters)")
+    return text.replace("\r\n", "\n").replace("\r", "\n"), warnings
+
+
+# --- knowing the format by content ------------------------------------------------------------
+
+_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. [A-Za-z][\w:-]*::", re.MULTILINE)
+_RST_TARGET = re.compile(r"^\.\. _[^:\n]+:", re.MULTILINE)
+_RST_ROLE = re.compile(r":[A-Za-z][\w:+-]*:`[^`\n]+`")
+_RST_FIELD = re.compile(r"^:[A-Za-z][\w -]*: \S", re.MULTILINE)
+_RST_REFERENCE = re.compile(r"`[^`\n]+`__?(?!\w)")
+_RST_LITERAL = re.compile(r"::\n\n[ \t]+\S")
+_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}[ \t]*$")
+_MD_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
+_MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+_MD_LINK = re.compile(r"\]\([^()\s]+\)")
+_MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
+
+
+def sniff_format(text: str, suffix: str) -> str:
+    """markdown | rst | text: what a plain-text file really holds.
+
+    `.md` is Markdown and `.rst` reST whatever they hold; a `.txt` is read as reST when it
+    has reST's marks (directives, roles, field lists, targets, section adornments Markdown
+    does not use), as Markdown when it has Markdown's, and as plain text otherwise.
+    """
+    if suffix in MARKDOWN_SUFFIXES:
+        return "markdown"
+    if suffix in RST_SUFFIXES:
+        return "rst"
+    sample = text[:200_000]
+    rst = min(len(_RST_DIRECTIVE.findall(sample)), 10) * 2 + min(len(_RST_TARGET.findall(sample)), 5) \
+        + min(len(_RST_ROLE.findall(sample)), 5) + min(len(_RST_FIELD.findall(sample)), 5) \
+        + min(len(_RST_REFERENCE.findall(sample)), 5) + min(len(_RST_LITERAL.findall(sample)), 3)
+    markdown = min(len(_MD_HEADING.findall(sample)), 10) + min(len(_MD_FENCE.findall(sample)), 5) * 2 \
+        + min(len(_MD_LINK.findall(sample)), 5) + min(len(_MD_TABLE.findall(sample)), 3) * 2
+    lines = sample.split("\n")
+    underlines = 0
+    for previous, line in zip(lines, lines[1:], strict=False):
+        match = _ADORNMENT.match(line)
+        if match and previous.strip() and not _ADORNMENT.match(previous) and len(line.rstrip()) >= len(previous.rstrip()):
+            # "=" and "-" underline headings in Markdown too; the others only in reST
+            if match.group(1) in "=-":
+                underlines += 1
+            else:
+                rst += 2
+    rst += min(underlines, 5)
+    if rst >= 3 and rst > markdown:
+        return "rst"
+    if markdown >= 2:
+        return "markdown"
+    if underlines >= 2:
+        return "rst"
+    return "text"
+
+
+# --- loaders -------------------------------------------------------------------------------------
+
+
+def title_from_name(path: str) -> str:
+    stem = Path(path).stem
+    title = re.sub(r"[-_]+", " ", stem).strip() or stem
+    if title.isupper():
+        title = title.lower()
+    return title[:1].upper() + title[1:]
+
+
+def _front_matter(text: str, warnings: list[str]) -> tuple[dict[str, Any], str, int]:
+    fm, body, offset = split_front_matter(text)
+    if fm is None:
+        return {}, body, offset
+    try:
+        return parse_meta(fm), body, offset
+    except FrontMatterError as exc:
+        warnings.append(f"{exc}; front matter ignored")
+        return {}, body, offset
+
+
+def _meta_text(meta: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    return None
+
+
+def _keywords(meta: dict[str, Any]) -> list[tuple[str, int]]:
+    found: list[tuple[str, int]] = []
+    for key in ("tags", "keywords"):
+        value = meta.get(key)
+        items = value if isinstance(value, list) else str(value).split(",") if isinstance(value, str) else []
+        found.extend((str(item).strip(), 1) for item in items if str(item).strip())
+    return found
+
+
+def _finish(doc: Document) -> Document:
+    """Sections and their releases; the document's own version."""
+    blocks, sections = section_tree(doc.blocks)
+    doc.blocks, doc.sections = blocks, sections
+    if doc.version is None:
+        declared = re.search(r"\d+(?:\.\d+)+", str(doc.meta.get("version") or ""))
+        doc.version = declared.group(0) if declared else title_version(doc.title)
+    return doc
+
+
+def load_markdown(path: str, text: str) -> Document:
+    warnings: list[str] = []
+    meta, body, offset = _front_matter(text, warnings)
+    toc: list[TocEntry] = []
+    is_summary = posixpath.basename(path).lower() == "summary.md"
+    blocks = parse_markdown(body, offset, toc=toc if is_summary else None)
+    title = _meta_text(meta, "title")
+    if not title:
+        heads = [b for b in blocks if b.kind == "heading"]
+        h1 = next((b for b in heads if b.level == 1), None)
+        if h1 is not None:
+            title = h1.text
+        elif heads and blocks[0] is heads[0]:
+            title = heads[0].text
+        elif heads:
+            top = min(b.level for b in heads)
+            title = next(b.text for b in heads if b.level == top)
+    date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
+    # a heading's text is clean already; a front matter title may hold markup
+    title = clean_inline(title) if title and title == _meta_text(meta, "title") else title
+    doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
+                   warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
+                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta))
+    return _finish(doc)
+
+
+def load_rst(path: str, text: str) -> Document:
+    from .rst import parse_rst
+
+    warnings: list[str] = []
+    meta, body, offset = _front_matter(text, warnings)
+    try:
+        result = parse_rst(body, offset)
+    except Exception as exc:  # noqa: BLE001 - docutils on input it never expected: read it as text
+        doc = load_plain(path, text)
+        doc.warnings.append(f"reStructuredText could not be parsed ({type(exc).__name__}); read as plain text")
+        return doc
+    meta = {**result.meta, **meta}
+    if result.errors:
+        first = result.errors[0]
+        more = f" and {len(result.errors) - 1} more" if len(result.errors) > 1 else ""
+        warnings.append(f"reStructuredText problems: {first}{more}; the rest was read")
+    title = _meta_text(meta, "title") or result.title
+    date = meta_date(meta) or find_date("\n".join(b.text for b in result.blocks[:6]))
+    doc = Document(path, "rst", title or title_from_name(path), result.blocks, meta, date,
+                   warnings=warnings, description=_meta_text(meta, "abstract", "description", "summary", "subtitle"),
+                   toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords])
+    return _finish(doc)
+
+
+def _resolve(path: str, entry: TocEntry) -> TocEntry:
+    """A toctree or SUMMARY.md target as the raw path it names, when it names one."""
+    target = entry.target.strip()
+    if not target or re.match(r"^[a-z]+:", target, re.IGNORECASE):
+        return entry
+    base = "raw" if target.startswith("/") else posixpath.dirname(path)
+    resolved = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+    if not resolved.startswith("raw/"):
+        return entry
+    return TocEntry(resolved, entry.title)
+
+
+def load_plain(path: str, text: str) -> Document:
+    """Plain text: paragraphs between blank lines; the title is a short first line."""
+    blocks: list[Block] = []
+    start = None
+    lines = text.split("\n")
+    for i, line in enumerate([*lines, ""]):
+        if line.strip():
+            if start is None:
+                start = i
+            continue
+        if start is not None:
+            para = "\n".join(lines[start:i]).strip()
+            blocks.append(Block("para", para, start + 1))
+            start = None
+    title = ""
+    for index, block in enumerate(blocks[:5]):
+        first = block.text.split("\n")[0].strip()
+        if re.match(r"(?i)(copyright|\(c\)|all rights reserved|license)", first) or "://" in first:
+            continue
+        if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")):
+            title = first
+            blocks[index] = Block("heading", first, block.line, 1)
+            rest = block.text.split("\n", 1)[1].strip() if "\n" in block.text else ""
+            if rest:
+                blocks.insert(index + 1, Block("para", rest, block.line + 1))
+            break
+    doc = Document(path, "text", title or title_from_name(path), blocks, {}, find_date(text[:2000]))
+    return _finish(doc)
+
+
+def load_present(path: str, text: str) -> Document:
+    """Go present format (.article, .slide): title line, header block, `*` sections, `.code` directives."""
+    lines = text.split("\n")
+    title = ""
+    header_end = 0
+    for i, line in enumerate(lines):
+        if line.strip():
+            title = line.strip()
+            header_end = i
+            break
+    i = header_end + 1
+    header_lines = []
+    while i < len(lines) and not lines[i].startswith("*"):
+        header_lines.append(lines[i])
+        i += 1
+        if len(header_lines) > 20:
+            break
+    date = find_date("\n".join(header_lines))
+    subtitle = next((line.strip() for line in header_lines if line.strip()), None)
+    body_lines = []
+    for j, line in enumerate(lines):
+        if j <= header_end:
+            body_lines.append("")
+            continue
+        heading = re.match(r"^(\*{1,3})\s+(.*)$", line)
+        if heading:
+            body_lines.append("#" * (len(heading.group(1)) + 1) + " " + heading.group(2))
+        elif re.match(r"^\.(code|play|image|iframe|html|link|caption|background|video|figure)\b", line):
+            body_lines.append("")
+        elif line.startswith(": "):
+            body_lines.append(line[2:])  # presenter notes are prose too
+        else:
+            body_lines.append(line)
+    blocks = parse_markdown("\n".join(body_lines))
+    doc = Document(path, "present", title or title_from_name(path), blocks, {}, date,
+                   description=subtitle if subtitle and not find_date(subtitle) else None)
+    return _finish(doc)
+
+
+def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
+    """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use."""
+    suffix = file.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise SkipSource(f"unsupported file type {suffix or '(no extension)'}")
+    size = file.stat().st_size
+    if size > max_bytes:
+        raise SkipSource(
+            f"too large ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB cap; raise max_source_mb in wikimem.toml)"
+        )
+    if size == 0:
+        raise SkipSource("empty file")
+    if suffix in PDF_SUFFIXES:
+        from .pdf import load_pdf
+
+        return load_pdf(rel_path, file, title_from_name(rel_path))
+    text, warnings = read_text(file)
+    if not text.strip():
+        raise SkipSource("empty file (only white space)")
+    if suffix in HTML_SUFFIXES:
+        from .html import load_html
+
+        doc = load_html(rel_path, text)
+    elif suffix in PRESENT_SUFFIXES:
+        doc = load_present(rel_path, text)
+    else:
+        fmt = sniff_format(text, suffix)
+        doc = load_rst(rel_path, text) if fmt == "rst" else load_markdown(rel_path, text) if fmt == "markdown" \
+            else load_plain(rel_path, text)
+    doc.warnings[:0] = warnings
+    if not any(b.kind != "code" for b in doc.blocks):
+        raise SkipSource("no prose found to compile")
+    return doc
+
+
+def replace(doc: Document, **changes: Any) -> Document:
+    """A copy of a Document with some fields changed (lint narrows the blocks it reads)."""
+    return dataclasses.replace(doc, **changes)
+
+
+__all__ += ["Section", "replace", "title_from_name", "load_markdown", "load_rst", "load_plain", "load_present"]

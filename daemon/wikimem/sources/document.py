@@ -1,0 +1,74 @@
+"""What a loader makes of a raw file: a Document of blocks, each knowing its line and section.
+
+Every loader keeps the mapping back to the raw file (a line, or a page for PDF) so the wiki
+can cite exactly where a sentence came from, and the section each block sits in, so a
+changelog's statements carry the version and date of their own release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class SkipSource(Exception):
+    """The file is not a source wikimem can read; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One piece of a document.
+
+    kind: heading | para | item | table | code | term. A `term` is a name the document
+    defines (a glossary or definition-list term, an API description such as
+    `.. py:data:: DEBUG`); the blocks that define it carry its name as `subject`.
+    """
+
+    kind: str
+    text: str
+    line: int  # 1-based line in the raw file (page number for PDF)
+    level: int = 0  # headings: 1 for the document's title, 2 for its sections, ...
+    section: int = -1  # index into Document.sections of the innermost section holding it
+    subject: str | None = None  # the term or API name this block defines or describes
+    version: str | None = None  # a fact the markup ties to a version (`.. versionadded:: 2.0`)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and what it heads. A changelog's release sections carry their version and date."""
+
+    title: str
+    level: int
+    line: int
+    parent: int = -1  # index of the enclosing section, -1 for none
+    version: str | None = None
+    date: str | None = None
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    """A document the source lists in its reading order (Sphinx toctree, mdBook SUMMARY.md)."""
+
+    target: str  # workspace-relative raw path when it resolves, else the text as written
+    title: str | None = None
+
+
+@dataclass
+class Document:
+    path: str  # workspace-relative, e.g. raw/notes/a.md
+    format: str  # markdown | rst | text | html | pdf | present
+    title: str
+    blocks: list[Block]
+    meta: dict[str, Any] = field(default_factory=dict)
+    date: str | None = None
+    anchor: str = "L"  # "L" for line anchors (#L12), "page=" for PDF pages
+    warnings: list[str] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    version: str | None = None  # the release the whole document is about ("Go 1.21 Release Notes")
+    description: str | None = None  # the document's own one-line summary (front matter, abstract)
+    toc: list[TocEntry] = field(default_factory=list)
+    keywords: list[tuple[str, int]] = field(default_factory=list)  # index entries, tags: (term, line)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)

@@ -1,0 +1,86 @@
+"""HTML: BeautifulSoup drops what is not content, markdownify turns the rest into Markdown, and
+each block is pointed back at the raw line it came from."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from ..pages import FrontMatterError, parse_meta, split_front_matter
+from .document import Block, Document
+from .inline import TAG, clean_inline
+from .markdown import parse_markdown
+from .sections import find_date, meta_date, section_tree
+
+_GO_DOC_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
+# a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
+# end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
+_LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
+
+
+def load_html(path: str, text: str) -> Document:
+    from bs4 import BeautifulSoup
+    from markdownify import markdownify
+
+    fm, body, offset = split_front_matter(text)
+    meta: dict[str, Any] = {}
+    warnings: list[str] = []
+    if fm is not None:
+        try:
+            meta = parse_meta(fm)
+        except FrontMatterError as exc:
+            warnings.append(f"{exc}; front matter ignored")
+    go_meta = _GO_DOC_META.match(body)
+    if go_meta:
+        try:
+            meta.update({k.lower(): v for k, v in json.loads(go_meta.group(1)).items()})
+        except ValueError:
+            warnings.append("unreadable metadata comment ignored")
+    soup = BeautifulSoup(_LONE_LT.sub("&lt;", body) if "<" in body else body, "html.parser")
+    for tag in soup(["script", "style", "nav", "noscript", "svg", "template"]):
+        tag.decompose()
+    page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    if soup.title:
+        soup.title.decompose()
+    description = ""
+    for tag in soup.find_all("meta"):
+        if str(tag.get("name", "")).lower() == "description":
+            description = str(tag.get("content") or "")
+    h1 = soup.find("h1")
+    h1_text = h1.get_text(" ", strip=True) if h1 else ""
+    markdown = markdownify(str(soup), heading_style="ATX", strip=["img"], bullets="-")
+    blocks = _map_lines(parse_markdown(markdown), body, offset)
+    blocks, sections = section_tree(blocks)
+    title = meta.get("title") if isinstance(meta.get("title"), str) else None
+    title = title or page_title or h1_text or next((b.text for b in blocks if b.kind == "heading"), None) or ""
+    date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
+    subtitle = meta.get("subtitle") or meta.get("description") or description
+    return Document(path, "html", clean_inline(title), blocks, meta, date, warnings=warnings, sections=sections,
+                    description=str(subtitle) if subtitle else None)
+
+
+def _plain_words(text: str) -> str:
+    text = re.sub(r"[`*_\[\]()#>|]", " ", html.unescape(TAG.sub(" ", text)))
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def _map_lines(blocks: list[Block], raw: str, offset: int) -> list[Block]:
+    """Point converted blocks back at the raw HTML line they came from (first match, in order)."""
+    raw_lines = [_plain_words(line) for line in raw.split("\n")]
+    cursor = 0
+    mapped: list[Block] = []
+    for block in blocks:
+        probe = _plain_words(block.text)[:24].strip()
+        found = None
+        if probe:
+            for j in range(cursor, len(raw_lines)):
+                if probe[:12] in raw_lines[j]:
+                    found = j
+                    break
+        if found is not None:
+            cursor = found
+        line = (found if found is not None else cursor) + 1 + offset
+        mapped.append(Block(block.kind, block.text, line, block.level, subject=block.subject, version=block.version))
+    return mapped

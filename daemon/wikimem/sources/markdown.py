@@ -1,0 +1,252 @@
+"""Markdown through markdown-it-py (CommonMark, GitHub tables, definition lists, footnotes),
+which keeps a source line map for every block.
+
+What comes out is a list of Blocks whose text is light Markdown: code spans in backquotes,
+emphasis, absolute links; relative links, images, HTML tags and mdBook includes are gone.
+MyST directives (```{note}, ```{code-block}, ```{toctree}) are read for what they hold.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from .document import Block, TocEntry
+from .inline import ABSOLUTE_URL, MDBOOK, TAG, code_span, drop_comments
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+# an inline run longer than this is not prose a person wrote (a line of 200,000 brackets):
+# markdown-it's inline rules are superlinear on some of them, so such runs are kept as text
+MAX_INLINE = 20_000
+_HEADING_ATTR = re.compile(r"\s*\{#[^{}]*+\}\s*$")
+_SPACES = re.compile(r"[ \t]+")
+_MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
+_MYST_OPTION = re.compile(r"^:[\w-]+:")
+ADMONITIONS = frozenset(
+    "note warning tip important hint caution danger attention error seealso admonition todo "
+    "versionadded versionchanged deprecated versionremoved sidebar topic dropdown margin".split())
+CODE_DIRECTIVES = frozenset("code-block code sourcecode literalinclude doctest testcode testoutput "
+                            "ipython jupyter-execute productionlist mermaid graphviz math".split())
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.deflist import deflist_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.use(deflist_plugin).use(footnote_plugin)
+    # inline parsing is run by hand (see MAX_INLINE)
+    md.disable("inline")
+    return md
+
+
+def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None) -> list[Block]:
+    """Blocks of a Markdown text; `line_offset` lines come before it in the file (front matter).
+
+    Links of a list of links (mdBook's SUMMARY.md) go to `toc` when it is given.
+    """
+    md = _parser()
+    env: dict[str, Any] = {}
+    tokens = md.parse(text, env)
+    for token in tokens:
+        if token.type == "inline":
+            if len(token.content) <= MAX_INLINE:
+                token.children = []
+                md.inline.parse(token.content, md, env, token.children)
+            else:
+                token.children = []
+    return _Walker(line_offset, toc).walk(tokens)
+
+
+class _Walker:
+    def __init__(self, line_offset: int, toc: list[TocEntry] | None):
+        self.offset = line_offset
+        self.toc = toc
+        self.blocks: list[Block] = []
+
+    def line(self, token: Token) -> int:
+        return (token.map[0] if token.map else 0) + 1 + self.offset
+
+    def walk(self, tokens: list[Token]) -> list[Block]:
+        heading: Token | None = None
+        in_dt: Token | None = None
+        subjects: list[str | None] = []  # the term each open <dd> defines
+        last_term: str | None = None
+        items: list[bool] = []  # per open list item: its first paragraph is still to come
+        cells: list[str] = []
+        row: Token | None = None
+        para: Token | None = None
+        for token in tokens:
+            kind = token.type
+            if kind == "heading_open":
+                heading = token
+            elif kind == "heading_close":
+                heading = None
+            elif kind == "paragraph_open":
+                para = token
+            elif kind == "paragraph_close":
+                para = None
+            elif kind == "list_item_open":
+                items.append(True)
+            elif kind == "list_item_close":
+                items.pop()
+            elif kind == "dt_open":
+                in_dt = token
+            elif kind == "dt_close":
+                in_dt = None
+            elif kind == "dd_open":
+                subjects.append(last_term)
+            elif kind == "dd_close":
+                subjects.pop()
+            elif kind == "tr_open":
+                row, cells = token, []
+            elif kind == "tr_close":
+                if row is not None and any(cells):
+                    self.add("table", " | ".join(cells), self.line(row), subject=_subject(subjects))
+                row = None
+            elif kind == "inline":
+                text = render_inline(token)
+                if row is not None:
+                    cells.append(" ".join(text.split()))
+                elif heading is not None:
+                    title = _HEADING_ATTR.sub("", " ".join(text.split()))
+                    if title:
+                        self.add("heading", title, self.line(heading), level=int(heading.tag[1:]))
+                elif in_dt is not None:
+                    last_term = " ".join(text.split())
+                    if last_term:
+                        self.add("term", last_term, self.line(in_dt), subject=last_term)
+                elif text.strip():
+                    first_in_item = bool(items) and items[-1]
+                    if items:
+                        items[-1] = False
+                    line = self.line(para or token)
+                    self.add("item" if first_in_item else "para", text.strip("\n"), line, subject=_subject(subjects))
+                    if self.toc is not None and first_in_item:
+                        self.toc_links(token)
+            elif kind in ("fence", "code_block"):
+                self.code(token)
+            elif kind == "html_block":
+                self.html(token, _subject(subjects))
+        return self.blocks
+
+    def add(self, kind: str, text: str, line: int, *, level: int = 0, subject: str | None = None) -> None:
+        if kind not in ("code", "heading") and "{{#" in text:
+            text = MDBOOK.sub("", text).strip()
+        if text:
+            self.blocks.append(Block(kind, text, line, level, subject=subject))
+
+    def code(self, token: Token) -> None:
+        info = token.info.strip()
+        myst = _MYST.match(info) if token.type == "fence" else None
+        if myst:
+            name = myst.group(1).lower().split(":")[-1]
+            body_start = self.line(token)  # the fence line; the content starts on the next
+            lines = token.content.split("\n")
+            skip = 0
+            while skip < len(lines) and _MYST_OPTION.match(lines[skip]):
+                skip += 1
+            content = "\n".join(lines[skip:])
+            if name == "toctree" and self.toc is not None:
+                for entry in lines[skip:]:
+                    entry = entry.strip()
+                    if entry:
+                        self.toc.append(TocEntry(entry))
+                return
+            if name == "eval-rst":
+                from .rst import parse_rst
+
+                self.blocks.extend(parse_rst(content, body_start + skip).blocks)
+                return
+            if name in ADMONITIONS or (name not in CODE_DIRECTIVES and _looks_like_prose(content)):
+                if myst.group(2):
+                    self.add("para", myst.group(2), body_start)
+                self.blocks.extend(parse_markdown(content, body_start + skip, toc=self.toc))
+                return
+        text = token.content.rstrip("\n")
+        if text.strip():
+            self.blocks.append(Block("code", text, self.line(token) + (1 if token.type == "fence" else 0)))
+
+    def html(self, token: Token, subject: str | None) -> None:
+        """An HTML block keeps its prose (a <p> someone wrote in Markdown); comments, style,
+        script and lone tags (<Listing ...>) go."""
+        raw = drop_comments(token.content)
+        if re.match(r"\s*<(style|script|svg|noscript)\b", raw, re.IGNORECASE):
+            return
+        text = _SPACES.sub(" ", TAG.sub(" ", raw)).strip()
+        import html as html_module
+
+        text = html_module.unescape(text) if "&" in text else text
+        if len(text.split()) >= 4:
+            self.add("para", text, self.line(token), subject=subject)
+
+    def toc_links(self, token: Token) -> None:
+        assert self.toc is not None
+        for child in token.children or []:
+            if child.type == "link_open":
+                href = str(child.attrs.get("href") or "")
+                if href and not ABSOLUTE_URL.match(href) and not href.startswith("#"):
+                    self.toc.append(TocEntry(href.split("#")[0]))
+
+
+def _subject(subjects: list[str | None]) -> str | None:
+    return subjects[-1] if subjects else None
+
+
+def render_inline(token: Token) -> str:
+    """An inline token as light Markdown: code spans, emphasis, absolute links; no HTML."""
+    children = token.children
+    if not children:
+        return token.content if len(token.content) > MAX_INLINE else ""
+    out: list[str] = []
+    links: list[str | None] = []
+    for child in children:
+        kind = child.type
+        if kind == "text":
+            out.append(child.content)
+        elif kind == "code_inline":
+            out.append(code_span(child.content))
+        elif kind in ("softbreak", "hardbreak"):
+            out.append("\n")
+        elif kind in ("em_open", "em_close"):
+            out.append("*")
+        elif kind in ("strong_open", "strong_close"):
+            out.append("**")
+        elif kind == "link_open":
+            href = str(child.attrs.get("href") or "")
+            keep = href if ABSOLUTE_URL.match(href) else None
+            links.append(keep)
+            if keep:
+                out.append("[")
+        elif kind == "link_close":
+            keep = links.pop() if links else None
+            if keep:
+                out.append(f"]({keep})")
+        elif kind == "image":
+            out.append("".join(c.content for c in child.children or [] if c.type == "text"))
+        elif kind == "html_inline":
+            if re.match(r"<br\b", child.content, re.IGNORECASE):
+                out.append(" ")
+        elif kind in ("footnote_ref", "s_open", "s_close"):
+            continue
+        else:
+            out.append(child.content)
+    text = "".join(out)
+    if "*" in text:
+        text = text.replace("****", "")  # emphasis around nothing (an image, a tag) leaves no marks
+    return text
+
+
+_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ )", re.MULTILINE)
+
+
+def _looks_like_prose(text: str) -> bool:
+    plain = drop_comments(text).strip()
+    words = plain.split()
+    return len(words) >= 6 and len(_CODE_MARKS.findall(plain)) <= len(words) // 25

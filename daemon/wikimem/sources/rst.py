@@ -1,0 +1,758 @@
+"""reStructuredText through docutils, with Sphinx's roles and directives read for their text.
+
+docutils parses the document (titles, sections, lists, tables, literal blocks, field lists)
+and keeps line numbers; Sphinx's markup is not registered in plain docutils, so it is
+handled here while a parse runs: roles become the text Sphinx would show (`:class:`~a.b.Model``
+is `Model`, `:ref:`text <target>`` is "text"), `.. versionadded:: X` becomes a statement tied
+to version X, `.. py:data:: NAME` a definition of NAME, `.. toctree::` the reading order,
+`.. code-block::` code; any other directive or role degrades to its text, never to debris or
+an error. File insertion (`.. include::`, `:file:` options) and raw output are off: parsing a
+source never reads another file.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from .document import Block, TocEntry
+from .inline import ABSOLUTE_URL, code_span
+
+# an inline text longer than this is not prose a person wrote (a line of 200,000 roles):
+# docutils' inline patterns are superlinear on some of them, so such text is kept as it is
+MAX_INLINE = 20_000
+_EXPLICIT = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+_SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.]+\s+)*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*[:=])")
+_PEP_FIELD = re.compile(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
+
+# roles whose text names a thing in code: shown as a code span, as Sphinx shows them
+CODE_ROLES = frozenset(
+    "class func meth attr data exc mod obj const type member var macro struct union enum enumerator "
+    "function method attribute exception module property setting envvar option program command file "
+    "samp kbd confval directive role event signal fixture makevar mailheader regexp token expr "
+    "texpr decorator cmdoption concept".split())
+CALLABLE_ROLES = frozenset({"func", "meth", "function", "method"})
+# roles that point at another place: shown as their title, or their target made readable
+REF_ROLES = frozenset("ref doc term numref any download keyword labels eq".split())
+ADMONITION_LABELS = {
+    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
+    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
+    "seealso": "See also", "todo": "To do",
+}
+VERSION_LABELS = {
+    "versionadded": "New in version", "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
+}
+CODE_DIRECTIVES = frozenset(
+    "code-block sourcecode doctest testcode testoutput testsetup testcleanup productionlist prompt "
+    "ipython jupyter-execute graphviz digraph graph mermaid plot code-tab".split())
+SILENT_DIRECTIVES = frozenset(
+    "highlight currentmodule sectionauthor moduleauthor codeauthor tabularcolumns todolist "
+    "program default-domain literalinclude autosummary-toctree".split())
+API_DIRECTIVES = frozenset(
+    "function class method classmethod staticmethod attribute property data exception module "
+    "decorator decoratormethod type const member macro var struct union enum enumerator option "
+    "cmdoption envvar confval setting describe object directive role event fixture "
+    "autoclass autofunction automodule autodata autoattribute automethod autoexception "
+    "autodecorator autoproperty autonewtypedata".split())
+CONTAINER_DIRECTIVES = frozenset(
+    "only ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
+    "centered hlist cssclass glossary versionchanges".split())
+
+
+@dataclass
+class RstResult:
+    blocks: list[Block]
+    title: str | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+    toc: list[TocEntry] = field(default_factory=list)
+    keywords: list[tuple[str, int]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def parse_rst(text: str, line_offset: int = 0) -> RstResult:
+    """Blocks of a reST text; `line_offset` lines come before it in the file."""
+    from docutils import utils
+
+    text, meta, header_lines = _pep_header(text)
+    offset = line_offset + header_lines
+    settings = _settings()
+    document = utils.new_document("<source>", settings)
+    errors: list[str] = []
+
+    def observe(message: Any) -> None:
+        if message["level"] >= 3 and len(errors) < 20:
+            line = message.get("line")
+            said = message[0].astext() if message.children else message.astext()
+            errors.append(" ".join(said.split())[:100] + (f" (line {line + offset})" if line else ""))
+
+    document.reporter.attach_observer(observe)
+    document["wikimem_toc"] = []
+    document["wikimem_keywords"] = []
+    with _sphinx_markup():
+        _parser().parse(text, document)
+    reader = _Reader(text.split("\n"), offset)
+    reader.read(document)
+    result = RstResult(reader.blocks, reader.title, {**meta, **reader.meta},
+                       [TocEntry(t, title) for t, title in document["wikimem_toc"]],
+                       [(k, line + offset) for k, line in document["wikimem_keywords"]], errors)
+    return result
+
+
+def _pep_header(text: str) -> tuple[str, dict[str, str], int]:
+    """A PEP's RFC 822 header ("PEP: 8", "Title: ...", "Created: ...") as metadata; the body
+    follows it (docutils' PEP reader does the same)."""
+    if not re.match(r"(?:PEP|Title|Author):", text):
+        return text, {}, 0
+    lines = text.split("\n")
+    meta: dict[str, str] = {}
+    key = None
+    end = 0
+    for i, line in enumerate(lines):
+        if not line.strip():
+            end = i
+            break
+        match = _PEP_FIELD.match(line)
+        if match:
+            key = match.group(1).lower()
+            meta[key] = match.group(2).strip()
+        elif line[:1].isspace() and key:
+            meta[key] += " " + line.strip()
+        else:
+            return text, {}, 0
+    else:
+        end = len(lines)
+    if "title" not in meta:
+        return text, {}, 0
+    return "\n".join(lines[end:]), meta, end
+
+
+# --- the parser, with Sphinx's markup while it runs ------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _settings() -> Any:
+    from docutils import frontend
+    from docutils.parsers.rst import Parser
+
+    settings = frontend.get_default_settings(Parser)
+    settings.report_level = 5  # nothing to stderr: problems are counted by an observer
+    settings.halt_level = 5
+    settings.warning_stream = io.StringIO()
+    settings.file_insertion_enabled = False  # .. include::, :file: and :url: options read nothing
+    settings.raw_enabled = False
+    settings.syntax_highlight = "none"
+    settings.smart_quotes = False
+    settings.pep_references = False
+    settings.rfc_references = False
+    settings.line_length_limit = 10**9  # long lines are handled by _Inliner (linear)
+    settings.character_level_inline_markup = False
+    return settings
+
+
+def _parser() -> Any:
+    """A parser for one document: docutils' Inliner adds its implicit patterns on every run, so
+    a shared one would scan each text with one more URI pattern per document parsed before."""
+    from docutils.parsers.rst import Parser
+
+    return Parser(inliner=_inliner_class()())
+
+
+@lru_cache(maxsize=1)
+def _inliner_class() -> type:
+    from docutils import nodes
+    from docutils.parsers.rst import roles, states
+
+    class Inliner(states.Inliner):  # type: ignore[misc]
+        def parse(self, text: str, lineno: int, memo: Any, parent: Any) -> Any:
+            if len(text) > MAX_INLINE:
+                return [nodes.Text(text)], []
+            return super().parse(text, lineno, memo, parent)
+
+        def interpreted(self, rawsource: str, text: str, role: str, lineno: int) -> Any:
+            name = role.lower()
+            short = name.rsplit(":", 1)[-1]
+            if name in _DOCUTILS_ROLES:
+                return super().interpreted(rawsource, text, role, lineno)
+            if short in CODE_ROLES or short in REF_ROLES or (short in ("pep", "rfc") and _EXPLICIT.match(text)):
+                return [_role_node(short, text, rawsource)], []
+            # the default role, or one the document defined with `.. role::`: docutils knows it
+            known, _ = roles.role(role, self.language, lineno, self.reporter)
+            if known is not None:
+                return super().interpreted(rawsource, text, role, lineno)
+            return [_role_node(short, text, rawsource)], []
+
+    # Inliner.init_customizations formats its patterns with vars(self.__class__): a subclass
+    # must carry the base class's pattern strings itself
+    for key, value in vars(states.Inliner).items():
+        if isinstance(value, str) and not key.startswith("__"):
+            setattr(Inliner, key, value)
+    return Inliner
+
+
+# roles docutils itself defines (and `.. role::` may derive from): it renders them
+_DOCUTILS_ROLES = frozenset(
+    "emphasis strong literal code math subscript sub superscript sup title-reference title t "
+    "pep-reference rfc-reference abbreviation ab acronym ac raw".split())
+
+
+def _role_node(role: str, text: str, rawsource: str) -> Any:
+    """What Sphinx shows for a role, as a docutils node."""
+    from docutils import nodes, utils
+
+    text = utils.unescape(text)
+    explicit = _EXPLICIT.match(text)
+    if role in CODE_ROLES:
+        if explicit:
+            return nodes.literal(rawsource, explicit.group(1).strip())
+        target = text.strip()
+        short = target.startswith("~")
+        target = target.lstrip("~!.")
+        if short:
+            target = target.rsplit(".", 1)[-1]
+        if role in CALLABLE_ROLES and not target.endswith(")"):
+            target += "()"
+        return nodes.literal(rawsource, target)
+    if explicit:
+        return nodes.Text(explicit.group(1).strip())
+    if role == "doc":
+        path = text.strip().strip("/").removesuffix("/index")
+        return nodes.Text(path.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ") or path)
+    if role in ("ref", "numref", "any", "term", "keyword", "labels"):
+        return nodes.Text(text.strip().lstrip("~!").replace("-", " ") if role == "ref" else text.strip().lstrip("~!"))
+    if role in ("issue", "pr", "pull"):
+        return nodes.Text(f"#{text.strip()}" if text.strip().isdigit() else text.strip())
+    if role in ("user", "gh-user"):
+        return nodes.Text(f"@{text.strip().lstrip('@')}")
+    if role == "menuselection":
+        return nodes.Text(text.replace("-->", ">"))
+    if role == "guilabel":
+        return nodes.Text(text.replace("&&", "\x00").replace("&", "").replace("\x00", "&"))
+    if role == "dfn":
+        return nodes.emphasis(rawsource, text)
+    return nodes.Text(text)
+
+
+_MARKUP_LOCK = threading.Lock()
+
+
+@contextmanager
+def _sphinx_markup() -> Iterator[None]:
+    """Sphinx's directives, and any unknown one, for the time of one parse.
+
+    docutils looks directives up through one module-level function; it is swapped here and
+    put back after, so nothing outside a wikimem parse sees Sphinx's names (the lock keeps
+    two threads from interleaving the swap).
+    """
+    from docutils import statemachine
+    from docutils.parsers.rst import directives
+
+    table = _directive_table()
+    with _MARKUP_LOCK:
+        original = directives.directive
+        original_transitions = statemachine.State.make_transitions
+
+        def lookup(name: str, language: Any, document: Any) -> tuple[Any, list[Any]]:
+            normal = name.lower()
+            short = normal.rsplit(":", 1)[-1] if ":" in normal else normal
+            if normal in table:
+                return table[normal], []
+            if ":" in normal and short in table and short != "class":
+                return table[short], []
+            found, messages = original(name, language, document)
+            return (found, messages) if found is not None else (table["*"], [])
+
+        directives.directive = lookup
+        statemachine.State.make_transitions = _make_transitions
+        try:
+            yield
+        finally:
+            directives.directive = original
+            statemachine.State.make_transitions = original_transitions
+
+
+_TRANSITIONS: dict[tuple[type, tuple[Any, ...]], tuple[list[str], list[tuple[str, Any, str]]]] = {}
+
+
+def _make_transitions(self: Any, name_list: Any) -> tuple[list[str], dict[str, tuple[Any, Any, str]]]:
+    """docutils' State.make_transitions, with the patterns looked up and compiled once per state
+    class instead of once per state object: a nested parse (every list item, every directive
+    body) builds a state machine of 15 states, and this was a third of the parse time."""
+    key = (type(self), tuple(name_list))
+    cached = _TRANSITIONS.get(key)
+    if cached is None:
+        names = []
+        made = []
+        for entry in name_list:
+            name, next_state = (entry, None) if isinstance(entry, str) else (entry[0], entry[1] if len(entry) > 1 else None)
+            pattern, _method, state = self.make_transition(name, next_state)
+            names.append(name)
+            made.append((name, pattern, state))
+        cached = _TRANSITIONS[key] = (names, made)
+    names, made = cached
+    return list(names), {name: (pattern, getattr(self, name), state) for name, pattern, state in made}
+
+
+class _AnyOptions(dict):  # type: ignore[type-arg]
+    """An option spec that takes every option (Sphinx directives have many; none matter here)."""
+
+    def __missing__(self, key: str) -> Any:
+        from docutils.parsers.rst import directives
+
+        return directives.unchanged
+
+
+@lru_cache(maxsize=1)
+def _directive_table() -> dict[str, type]:
+    from docutils import nodes
+    from docutils.parsers.rst import Directive, directives
+    from docutils.parsers.rst.directives.misc import Class as DocutilsClass
+
+    any_options = _AnyOptions(name=directives.unchanged)
+
+    class Base(Directive):  # type: ignore[misc]
+        required_arguments = 0
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = any_options
+        has_content = True
+
+        def container(self, **attributes: Any) -> Any:
+            node = nodes.container()
+            node.line = self.lineno
+            for key, value in attributes.items():
+                node[key] = value
+            return node
+
+        def inline_para(self, text: str) -> Any:
+            inline, _ = self.state.inline_text(text, self.lineno)
+            para = nodes.paragraph(text, "", *inline)
+            para.line = self.lineno
+            return para
+
+        def body(self, node: Any) -> Any:
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, node)
+            return node
+
+    class Code(Base):
+        def run(self) -> list[Any]:
+            text = "\n".join(self.content)
+            if not text.strip():
+                return []
+            block = nodes.literal_block(text, text)
+            block.line = self.content_offset + 1
+            return [block]
+
+    class Silent(Base):
+        def run(self) -> list[Any]:
+            return []
+
+    class Version(Base):
+        required_arguments = 1
+
+        def run(self) -> list[Any]:
+            text = " ".join(self.arguments).split(None, 1)
+            node = self.container(wikimem_version=text[0], wikimem_label=VERSION_LABELS[self.name.rsplit(":", 1)[-1]])
+            if len(text) > 1:
+                node += self.inline_para(text[1])
+            return [self.body(node)]
+
+    class Admonition(Base):
+        def run(self) -> list[Any]:
+            label = ADMONITION_LABELS.get(self.name.rsplit(":", 1)[-1], "Note")
+            node = self.container(wikimem_label=label)
+            if self.arguments:
+                node += self.inline_para(self.arguments[0])
+            return [self.body(node)]
+
+    class Api(Base):
+        def run(self) -> list[Any]:
+            names = [n for n in (_api_name(line) for line in (self.arguments[0] if self.arguments else "").split("\n")) if n]
+            if not names and self.name.rsplit(":", 1)[-1] == "module":
+                names = [a.strip() for a in self.arguments[:1]]
+            node = self.container(wikimem_terms=names)
+            return [self.body(node)]
+
+    class ClassDirective(Api):
+        """`.. class::` is Sphinx's Python class in a Sphinx tree and docutils' class attribute
+        elsewhere; a docutils class name is a lowercase identifier, a Python class is not."""
+
+        def run(self) -> list[Any]:
+            argument = self.arguments[0] if self.arguments else ""
+            if re.search(r"[A-Z(.]", argument):
+                return super().run()
+            docutils_class = DocutilsClass(self.name, self.arguments, {}, self.content, self.lineno,
+                                           self.content_offset, self.block_text, self.state, self.state_machine)
+            return docutils_class.run()
+
+    class Toctree(Base):
+        def run(self) -> list[Any]:
+            document = self.state.document
+            for entry in self.content:
+                entry = entry.strip()
+                if not entry or entry == "self":
+                    continue
+                explicit = _EXPLICIT.match(entry)
+                if explicit:
+                    document["wikimem_toc"].append((explicit.group(2).strip(), explicit.group(1).strip()))
+                else:
+                    document["wikimem_toc"].append((entry, None))
+            return []
+
+    class Index(Base):
+        def run(self) -> list[Any]:
+            document = self.state.document
+            entries = [*self.arguments, *self.content]
+            for entry in entries:
+                entry = re.sub(r"^\s*(?:single|pair|triple|see|seealso|module|keyword|operator|object|"
+                               r"exception|statement|builtin)\s*:\s*", "", entry).lstrip("!")
+                for term in re.split(r"[;,]", entry):
+                    term = term.strip()
+                    if term:
+                        document["wikimem_keywords"].append((term, self.lineno))
+            return []
+
+    class Include(Base):
+        required_arguments = 1
+
+        def run(self) -> list[Any]:
+            target = self.arguments[0].strip()
+            if target.startswith("<"):
+                return []  # one of docutils' own definition files (<s5defs.txt>, <isonum.txt>)
+            para = self.inline_para(f"Includes ``{target}``.")
+            para["wikimem_include"] = True
+            return [para]
+
+    class Container(Base):
+        def run(self) -> list[Any]:
+            node = self.container()
+            if self.arguments and self.name.rsplit(":", 1)[-1] in ("tab", "group-tab", "tab-item", "card", "dropdown"):
+                node += self.inline_para(self.arguments[0])
+            return [self.body(node)]
+
+    class Unknown(Base):
+        """A directive nobody registered: its text survives, its markup does not."""
+
+        def run(self) -> list[Any]:
+            text = "\n".join(self.content)
+            if text.strip() and not _prose(text):
+                return Code.run(self)
+            node = self.container()
+            if self.arguments and not self.content:
+                node += self.inline_para(self.arguments[0])
+            return [self.body(node)]
+
+    table: dict[str, type] = {"*": Unknown, "include": Include, "toctree": Toctree, "index": Index,
+                              "class": ClassDirective}
+    for name in CODE_DIRECTIVES:
+        table[name] = Code
+    for name in SILENT_DIRECTIVES:
+        table[name] = Silent
+    for name in VERSION_LABELS:
+        table[name] = Version
+    for name in ("seealso", "todo"):
+        table[name] = Admonition
+    for name in API_DIRECTIVES:
+        table.setdefault(name, Api)
+    for name in CONTAINER_DIRECTIVES:
+        table[name] = Container
+    return table
+
+
+def _api_name(signature: str) -> str | None:
+    """The name an API description defines: `Flask(import_name, ...)` -> "Flask"."""
+    signature = signature.strip()
+    if not signature:
+        return None
+    match = _SIGNATURE_NAME.match(signature)
+    name = match.group(1) if match else signature.split()[0]
+    return name.strip(":") or None
+
+
+_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ |>>>)", re.MULTILINE)
+
+
+def _prose(text: str) -> bool:
+    words = text.split()
+    return len(words) >= 3 and len(_CODE_MARKS.findall(text)) <= max(1, len(words) // 25)
+
+
+# --- the doctree, read as blocks ---------------------------------------------------------------
+
+_DOCINFO = frozenset("author authors organization address contact version revision status date copyright "
+                     "dedication abstract maintainer web site".split())
+
+
+class _Reader:
+    def __init__(self, lines: list[str], offset: int):
+        self.lines = lines
+        self.offset = offset
+        self.blocks: list[Block] = []
+        self.meta: dict[str, str] = {}
+        self.title: str | None = None
+        self.seen_body = False
+
+    # lines --------------------------------------------------------------------------------
+    def line_of(self, node: Any, fallback: int = 0) -> int:
+        """The 1-based line of a node in the whole file, checked against the text: docutils
+        gives a section title the line of its underline, and some nodes no line at all."""
+        line = getattr(node, "line", None)
+        if not line:
+            parent = node.parent
+            while parent is not None and not getattr(parent, "line", None):
+                parent = parent.parent
+            line = getattr(parent, "line", None) or fallback
+        if not line:
+            return self.offset + 1
+        raw = (getattr(node, "rawsource", "") or node.astext()).strip().split("\n")[0].strip()
+        probe = raw[:30]
+        if probe:
+            for candidate in (line, line - 1, line - 2, line + 1, line - 3):
+                if 1 <= candidate <= len(self.lines) and self.lines[candidate - 1].strip().startswith(probe):
+                    return candidate + self.offset
+        return min(line, max(1, len(self.lines))) + self.offset
+
+    # reading --------------------------------------------------------------------------------
+    def read(self, document: Any) -> None:
+        from docutils import nodes
+
+        # what may come before a document's title: comments, targets, substitutions, metadata,
+        # decoration, and the note an include leaves
+        top = [c for c in document.children
+               if not isinstance(c, (nodes.PreBibliographic, nodes.target, nodes.pending, nodes.decoration,
+                                     nodes.raw, nodes.Invisible))
+               and c.tagname != "meta" and not c.get("wikimem_include")]
+        sections = [c for c in top if isinstance(c, nodes.section)]
+        # a lone top-level section is the document's title (docutils' doctitle rule)
+        lone = len(sections) == 1 and top and top[0] is sections[0]
+        if lone:
+            self.title = self.inline(sections[0][0])
+        if document.get("title"):
+            self.title = str(document["title"])  # `.. title::`: the author named the document
+        self.children(document, 1, None, None, None)
+
+    def children(self, node: Any, depth: int, subject: str | None, version: str | None, label: str | None) -> None:
+        for child in node.children:
+            self.node(child, depth, subject, version, label)
+            label = None  # a label ("Note:") prefixes the first paragraph only
+
+    def node(self, node: Any, depth: int, subject: str | None, version: str | None, label: str | None) -> None:
+        from docutils import nodes
+
+        if isinstance(node, (nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message,
+                             nodes.pending, nodes.raw, nodes.meta if hasattr(nodes, "meta") else nodes.pending,
+                             nodes.transition, nodes.image, nodes.decoration, nodes.label)):
+            return
+        if isinstance(node, nodes.Text):
+            return
+        if isinstance(node, nodes.section):
+            title = self.inline(node[0]) if node.children and isinstance(node[0], nodes.title) else ""
+            if title:
+                self.add("heading", title, self.line_of(node[0]), level=depth)
+            for child in node.children[1:]:
+                self.node(child, depth + 1, None, version, None)
+            return
+        if isinstance(node, nodes.docinfo) or (isinstance(node, nodes.field_list) and not self.seen_body
+                                               and self.docinfo(node)):
+            return
+        if isinstance(node, nodes.paragraph):
+            text = self.inline(node)
+            if label:
+                text = f"{label}: {text}" if not text.startswith(label) else text
+            self.add("para", text, self.line_of(node), subject=subject, version=version)
+            return
+        if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
+            for item in node.children:
+                self.list_item(item, depth, subject, version)
+            return
+        if isinstance(node, nodes.definition_list):
+            for item in node.children:
+                self.definition(item, depth, version)
+            return
+        if isinstance(node, nodes.field_list):
+            for item in node.children:
+                self.field(item, depth, subject, version)
+            return
+        if isinstance(node, nodes.option_list):
+            for item in node.children:
+                options = ", ".join(code_span(o.astext()) for o in item.findall(nodes.option_string))
+                description = item.next_node(nodes.description)
+                text = self.inline_blocks(description) if description is not None else ""
+                self.add("item", f"{options}: {text}" if text else options, self.line_of(item),
+                         subject=subject, version=version)
+            return
+        if isinstance(node, (nodes.literal_block, nodes.doctest_block, nodes.math_block)):
+            text = node.astext()
+            if text.strip():
+                self.blocks.append(Block("code", text, self.line_of(node)))
+            return
+        if isinstance(node, nodes.line_block):
+            text = "\n".join(self.inline(line) for line in node.findall(nodes.line))
+            self.add("para", text, self.line_of(node), subject=subject, version=version)
+            return
+        if isinstance(node, nodes.table):
+            self.table(node, subject, version)
+            return
+        if isinstance(node, nodes.Admonition):
+            name = node.tagname
+            name_text: str | None
+            if isinstance(node, nodes.admonition):
+                title = node.next_node(nodes.title)
+                name_text = self.inline(title) if title is not None else "Note"
+            else:
+                name_text = ADMONITION_LABELS.get(name, name.title())
+            for child in node.children:
+                if isinstance(child, nodes.title):
+                    continue
+                self.node(child, depth, subject, version, name_text)
+                name_text = None
+            return
+        if isinstance(node, (nodes.title, nodes.rubric, nodes.subtitle, nodes.caption, nodes.attribution)):
+            text = self.inline(node)
+            if isinstance(node, nodes.attribution):
+                text = f"— {text}"
+            self.add("para", text, self.line_of(node), subject=subject, version=version)
+            return
+        if isinstance(node, (nodes.topic, nodes.sidebar)) and "contents" in node.get("classes", []):
+            return
+        if isinstance(node, nodes.container):
+            terms = node.get("wikimem_terms")
+            if terms:
+                for term in terms:
+                    self.add("term", term, self.line_of(node), subject=term)
+                subject = terms[0]
+            if node.get("wikimem_version"):
+                version = node["wikimem_version"]
+                label = f"{node['wikimem_label']} {version}"
+                if not any(isinstance(c, (nodes.paragraph, nodes.Element)) for c in node.children):
+                    self.add("para", f"{label}.", self.line_of(node), subject=subject, version=version)
+                    return
+            elif node.get("wikimem_label"):
+                label = node["wikimem_label"]
+            self.children(node, depth, subject, version, label)
+            return
+        if isinstance(node, nodes.Element):
+            self.children(node, depth, subject, version, label)
+
+    def list_item(self, item: Any, depth: int, subject: str | None, version: str | None) -> None:
+        from docutils import nodes
+
+        first = True
+        for child in item.children:
+            if first and isinstance(child, nodes.paragraph):
+                self.add("item", self.inline(child), self.line_of(child), subject=subject, version=version)
+            else:
+                self.node(child, depth, subject, version, None)
+            first = False
+
+    def definition(self, item: Any, depth: int, version: str | None) -> None:
+        from docutils import nodes
+
+        term_node = item.next_node(nodes.term)
+        term = self.inline(term_node) if term_node is not None else ""
+        if term:
+            self.add("term", term, self.line_of(term_node), subject=term)
+        for child in item.children:
+            if isinstance(child, nodes.definition):
+                self.children(child, depth, term or None, version, None)
+
+    def field(self, item: Any, depth: int, subject: str | None, version: str | None) -> None:
+        from docutils import nodes
+
+        name = item[0].astext().strip() if item.children else ""
+        body = item[1] if len(item.children) > 1 else None
+        first = True
+        if body is not None:
+            for child in body.children:
+                if first and isinstance(child, nodes.paragraph):
+                    self.add("item", f"{name}: {self.inline(child)}", self.line_of(item), subject=subject,
+                             version=version)
+                    first = False
+                else:
+                    self.node(child, depth, subject, version, None)
+        if first and name:
+            self.add("item", name, self.line_of(item), subject=subject, version=version)
+
+    def docinfo(self, node: Any) -> bool:
+        """The bibliographic fields before the body (:Author:, :Date:, ...) are metadata."""
+        fields = {}
+        for item in node.children:
+            if len(item.children) < 2:
+                return False
+            fields[item[0].astext().strip().lower()] = item[1].astext().strip()
+        if not fields or not all(name in _DOCINFO for name in fields):
+            return False
+        self.meta.update(fields)
+        if "abstract" in fields:
+            self.add("para", fields["abstract"], self.line_of(node))
+        return True
+
+    def table(self, node: Any, subject: str | None, version: str | None) -> None:
+        from docutils import nodes
+
+        for row in node.findall(nodes.row):
+            cells = [" ".join(self.inline_blocks(entry).split()) for entry in row.children]
+            if any(cells):
+                first = row.next_node(nodes.paragraph)
+                line = self.line_of(first) if first is not None else self.line_of(node)
+                self.add("table", " | ".join(cells), line, subject=subject, version=version)
+
+    def add(self, kind: str, text: str, line: int, *, level: int = 0, subject: str | None = None,
+            version: str | None = None) -> None:
+        text = text.strip()
+        if not text:
+            return
+        if kind != "heading":
+            self.seen_body = True
+        self.blocks.append(Block(kind, text, line, level, subject=subject, version=version))
+
+    # inline text ------------------------------------------------------------------------------
+    def inline_blocks(self, node: Any) -> str:
+        """The text of a node that may hold several paragraphs (a table cell, a description)."""
+        from docutils import nodes
+
+        parts = [self.inline(p) for p in node.findall(nodes.TextElement) if not isinstance(p.parent, nodes.TextElement)]
+        return " ".join(p for p in parts if p)
+
+    def inline(self, node: Any) -> str:
+        from docutils import nodes
+
+        out: list[str] = []
+        for child in node.children:
+            if isinstance(child, nodes.Text):
+                out.append(child.astext())
+            elif isinstance(child, (nodes.literal, nodes.math)):
+                out.append(code_span(child.astext()))
+            elif isinstance(child, nodes.emphasis):
+                inner = self.inline(child)
+                out.append(f"*{inner}*" if inner else "")
+            elif isinstance(child, nodes.strong):
+                inner = self.inline(child)
+                out.append(f"**{inner}**" if inner else "")
+            elif isinstance(child, nodes.reference):
+                text = self.inline(child) or child.astext()
+                uri = child.get("refuri", "")
+                out.append(f"[{text}]({uri})" if uri and ABSOLUTE_URL.match(uri) and text != uri else text)
+            elif isinstance(child, (nodes.footnote_reference, nodes.citation_reference, nodes.system_message,
+                                    nodes.raw, nodes.comment)):
+                continue
+            elif isinstance(child, nodes.image):
+                out.append(child.get("alt", ""))
+            elif isinstance(child, nodes.problematic):
+                out.append(_strip_markup(child.astext()))
+            elif isinstance(child, nodes.Element):
+                out.append(self.inline(child))
+        return "".join(out).strip()
+
+
+def _strip_markup(text: str) -> str:
+    """What is left of inline markup docutils could not read: its words."""
+    text = re.sub(r":[\w:+-]+:(?=`)", "", text)
+    return text.strip("`*_|")
