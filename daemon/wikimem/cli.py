@@ -243,10 +243,11 @@ def print_compile_summary(report: Any) -> None:
     if report.noop:
         say(f"up to date: {report.unchanged} sources, nothing written ({report.seconds:.2f} s)")
         return
+    ignored = report.ignored["count"]
     say(
         f"compiled {len(report.compiled)} sources ({report.unchanged} unchanged) with {report.backend} "
         f"in {report.seconds:.2f} s: {len(report.created)} pages created, {len(report.updated)} updated, "
-        f"{len(report.removed)} removed"
+        f"{len(report.removed)} removed" + (f"; {ignored} files ignored by rules (see --json)" if ignored else "")
     )
     for old, new in report.renamed:
         say(f"  renamed  {old} -> {new}")

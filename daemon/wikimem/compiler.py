@@ -21,14 +21,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import history, index_page, log_page, templating
+from . import history, index_page, log_page, raw_tree, templating
 from . import pages as pages_module
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
-from .naming import printable, undecodable
+from .naming import undecodable
 from .pages import FrontMatterError, content_hash, loads_page, slugify
-from .sources import Document, is_ignored_name, load_source
+from .raw_tree import RawFile
+from .sources import Document, load_source
 from .state import SourceRow, State
 from .workspace import (
     Workspace,
@@ -58,6 +59,7 @@ class CompileReport:
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ignored: dict[str, Any] = field(default_factory=lambda: {"count": 0, "by_rule": {}})
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -67,18 +69,6 @@ class CompileReport:
         data["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
         data["seconds"] = round(self.seconds, 3)
         return data
-
-
-@dataclass(frozen=True)
-class RawFile:
-    path: str  # workspace-relative
-    location: str  # the file, as a string: a Path per file cost 0.1 s of a 10k-source compile
-    size: int
-    mtime_ns: int
-
-    @property
-    def file(self) -> Path:
-        return Path(self.location)
 
 
 class _Files(Mapping[str, Path]):
@@ -109,49 +99,9 @@ def today() -> str:
 
 
 def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
-    """Every candidate source under raw/, and the files refused outright (with a reason).
-
-    os.scandir with plain strings: a no-op compile of 10k sources is mostly this walk.
-    """
-    files: list[RawFile] = []
-    refused: list[tuple[str, str]] = []
-    raw_root = str(ws.raw.resolve())
-    stack = [(str(ws.raw), "raw")]
-    while stack:
-        folder, rel_folder = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as exc:
-            refused.append((rel_folder, f"cannot read folder ({exc.strerror})"))
-            continue
-        subfolders = []
-        for entry in entries:
-            name = entry.name
-            if is_ignored_name(name):
-                continue
-            rel = f"{rel_folder}/{name}"
-            if undecodable(name):
-                refused.append((printable(rel), "file name is not valid UTF-8; rename it"))
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                subfolders.append((entry.path, rel))
-                continue
-            if entry.is_symlink():
-                target = os.path.realpath(entry.path)
-                if not target.startswith(raw_root + os.sep):
-                    refused.append((rel, "symlink to a file outside raw/; not followed"))
-                    continue
-            try:
-                st = entry.stat()
-            except OSError as exc:
-                refused.append((rel, f"cannot read ({exc.strerror})"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            files.append(RawFile(rel, entry.path, st.st_size, st.st_mtime_ns))
-        stack.extend(reversed(subfolders))
-    files.sort(key=lambda f: f.path)
-    return files, refused
+    """Every candidate source under raw/ and the files refused outright (raw_tree.scan's rules)."""
+    found = raw_tree.scan(ws)
+    return found.files, found.refused
 
 
 def assign_page(path: str, taken: set[str]) -> str:
@@ -255,7 +205,9 @@ def _compile_locked(
     remove_stale_temp_files(ws.wiki)
     state = State(ws.state_db)
     try:
-        files, refused = scan_raw(ws)
+        scanned = raw_tree.scan(ws)
+        files, refused = scanned.files, scanned.refused
+        report.ignored = scanned.ignored_summary()
         current = {f.path: f for f in files}
         if state.fresh:
             restored = rebuild_state(ws, state, current)

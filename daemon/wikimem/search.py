@@ -352,14 +352,16 @@ def index_dir(ws: Workspace) -> Path:
 
 
 def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
-    """Every file search covers, with (size, mtime_ns). One scandir walk, no reads.
+    """Every file search covers, with (size, mtime_ns): raw/ as compile sees it (raw_tree's one
+    walk: its ignore rules, symlink and hard-link policy) and the wiki's pages. No reads.
 
     This runs before every search, so it stays lean: string paths, no per-file imports.
     """
-    found: dict[str, tuple[int, int]] = {}
-    root = str(ws.root)
+    from .raw_tree import scan
 
-    def walk(folder: str, prefix: str, wiki: bool) -> None:
+    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws).files}
+
+    def walk(folder: str, prefix: str) -> None:
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -372,23 +374,17 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
             rel = prefix + name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path, rel + "/", wiki)
+                    walk(entry.path, rel + "/")
                     continue
-                if entry.is_symlink():
-                    # a symlink out of the workspace is not searched (compile refuses it too)
-                    target = os.path.realpath(entry.path)
-                    if not target.startswith(root + os.sep) or not entry.is_file():
-                        continue
+                if entry.is_symlink() or not name.endswith(".md") or _CATALOG.search(rel):
+                    continue  # pages are files wikimem or a person wrote, never links out
                 st = entry.stat()
             except OSError:
                 continue
-            if wiki and (not name.endswith(".md") or _CATALOG.search(rel)):
-                continue
             found[rel] = (st.st_size, st.st_mtime_ns)
 
-    walk(str(ws.raw), "raw/", False)
     for folder in WIKI_FOLDERS:
-        walk(str(ws.wiki / folder), f"wiki/{folder}/", True)
+        walk(str(ws.wiki / folder), f"wiki/{folder}/")
     return found
 
 

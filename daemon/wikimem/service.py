@@ -439,6 +439,7 @@ class Daemon:
             "kept": report.kept[:20],
             "skipped": [{"path": p, "reason": r} for p, r in report.skipped[:20]],
             "failed": [{"path": p, "reason": r} for p, r in report.failed[:20]],
+            "ignored": report.ignored,
         }
         if not report.noop:
             log.info(
@@ -812,7 +813,7 @@ def daemon_status(ws: Workspace) -> dict[str, Any]:
         holder = ""
     if data is None:
         return {"running": False, "state": "never-run" if not holder else "unknown", "root": str(ws.root),
-                "lock_holder": holder or None}
+                "lock_holder": holder or None, "raw": raw_summary(ws)}
     pid = data.get("pid")
     running = (
         isinstance(pid, int)
@@ -823,9 +824,18 @@ def daemon_status(ws: Workspace) -> dict[str, Any]:
     out = dict(data)
     out["running"] = running
     out["lock_holder"] = holder or None
+    out["raw"] = raw_summary(ws)
     if not running and data.get("state") != "stopped":
         out["state"] = "dead"  # stopped without saying so: kill -9, a crash, a reboot
     return out
+
+
+def raw_summary(ws: Workspace) -> dict[str, Any]:
+    """What raw/ holds as compile sees it: sources, files refused, files the ignore rules keep out."""
+    from .raw_tree import scan
+
+    found = scan(ws)
+    return {"sources": len(found.files), "refused": len(found.refused), "ignored": found.ignored_summary()}
 
 
 def format_status(data: dict[str, Any]) -> list[str]:
@@ -848,6 +858,12 @@ def format_status(data: dict[str, Any]) -> list[str]:
         detail = f" ({data['detail']})" if data.get("detail") else ""
         lines.append(f"running: pid {data.get('pid')}, {data.get('state')}{detail}, since {data.get('started_at')}")
         lines.append(f"watching: {root}/raw ({data.get('watcher')}); queue: {data.get('queue', 0)}; backend: {data.get('backend')}")
+    raw = data.get("raw")
+    if raw:
+        ignored = raw["ignored"]
+        rules = ", ".join(f"{rule} {n}" for rule, n in sorted(ignored["by_rule"].items(), key=lambda kv: -kv[1])[:4])
+        lines.append(f"raw/: {raw['sources']} files to compile, {raw['refused']} refused, "
+                     f"{ignored['count']} ignored" + (f" ({rules})" if rules else ""))
     lc = data.get("last_compile")
     if lc:
         if lc.get("ok") is False and lc.get("error"):

@@ -28,7 +28,8 @@ from watchdog.events import (
 )
 from watchdog.observers.api import BaseObserver
 
-from .sources import is_ignored_name
+from .naming import is_ignored_name
+from .raw_tree import IGNORE_FILE
 from .workspace import Workspace
 
 log = logging.getLogger("wikimem.daemon")
@@ -85,6 +86,9 @@ def relevant_path(ws: Workspace, path: str | bytes, watched: str | None = None) 
     if not inner:
         return None
     parts = inner.split(os.sep)
+    if parts[-1] == IGNORE_FILE and not any(part.startswith(".") for part in parts[:-1]):
+        # a changed .wikimemignore changes which files are sources: the compile rescans raw/
+        return "raw/" + "/".join(parts)
     if any(part.startswith(".") for part in parts):  # dotfiles, .git/, .wikimem/, .#lock
         return None
     if is_ignored_name(parts[-1]):

@@ -23,7 +23,6 @@ from .. import index_page
 from ..config import Settings
 from ..naming import printable, undecodable
 from ..pages import Page, split_front_matter
-from ..sources import is_ignored_name
 from ..workspace import Workspace
 
 # files at the top of wiki/ that are written by code or owned by the user, not pages
@@ -386,28 +385,10 @@ def read_state(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], dict
 
 
 def scan_raw_files(ws: Workspace) -> dict[str, str]:
-    """The raw files compile would consider (compiler.scan_raw's rules), with os.scandir's cached types.
+    """The raw files compile considers (raw_tree's one walk), by workspace-relative path."""
+    from ..raw_tree import scan
 
-    Same filters: dot folders, editor noise, and symlinks leaving raw/ are skipped.
-    scan_raw stats every file for compile's change detection; lint needs only the
-    names, which the directory entries give without a system call each.
-    """
-    out: dict[str, str] = {}
-    if not ws.raw.is_dir():
-        return out
-    raw_root = ws.raw.resolve()
-    # a name in invalid UTF-8: compile refuses it (and says so), and no page describes it
-    for entry, rel in _files_under(str(ws.raw), "raw"):
-        if is_ignored_name(entry.name):
-            continue
-        if entry.is_symlink():
-            target = Path(entry.path).resolve()
-            if raw_root not in target.parents or not target.is_file():
-                continue
-        elif not entry.is_file(follow_symlinks=False):
-            continue
-        out[rel] = entry.path
-    return dict(sorted(out.items()))
+    return {f.path: f.location for f in scan(ws).files}
 
 
 def _files_under(top: str, prefix: str, bad_names: list[str] | None = None) -> Iterator[tuple[os.DirEntry[str], str]]:

@@ -1,0 +1,244 @@
+"""The one walk of raw/: which files are sources, which are ignored, and which are refused.
+
+Compile, search, lint and the agents' tools all see raw/ through `scan`, so they agree on
+which files exist. Rules, in order:
+
+- Ignore rules: `.wikimemignore` files (gitignore syntax) at the root of raw/ and in any
+  folder below it, over wikimem's defaults (build output, theme and template folders,
+  dependency folders, images, lock and requirements files). A line `!pattern` brings back
+  what a default ignores. Ignored files are counted, not listed as skipped.
+- Editor and download noise (`.#x`, `x~`, `.swp`, `.part`) and dot folders are never sources.
+- A file is read only when every name it has is inside raw/: a symbolic link is followed
+  when it resolves to a file inside raw/, and a file with several hard links is read only
+  when all of them are inside raw/ (otherwise its text could come from anywhere on the disk,
+  which a symlink would make visible and a hard link would not). Symlinked folders are not
+  followed (a loop would never end). Anything else is refused with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .naming import is_ignored_name, printable, undecodable
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+IGNORE_FILE = ".wikimemignore"
+# wikimem's defaults, in gitignore syntax: what documentation trees hold that is not a document
+DEFAULT_RULES = """
+_build/
+_static/
+_templates/
+_theme/
+_themes/
+node_modules/
+__pycache__/
+.venv/
+venv/
+site-packages/
+*.lock
+package-lock.json
+requirements*.txt
+constraints*.txt
+Makefile
+make.bat
+*.png
+*.jpg
+*.jpeg
+*.gif
+*.svg
+*.ico
+*.webp
+*.bmp
+*.tif
+*.tiff
+*.woff
+*.woff2
+*.ttf
+*.eot
+*.css
+*.js
+*.map
+*.pyc
+"""
+
+
+@dataclass(frozen=True)
+class RawFile:
+    path: str  # workspace-relative: raw/...
+    location: str  # the file, as a string (a Path per file costs time at 10k files)
+    size: int
+    mtime_ns: int
+
+    @property
+    def file(self) -> Path:
+        return Path(self.location)
+
+
+@dataclass
+class RawScan:
+    files: list[RawFile] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, one-line reason)
+    ignored: Counter[str] = field(default_factory=Counter)  # rule -> files it kept out
+
+    def ignored_summary(self) -> dict[str, Any]:
+        return {"count": sum(self.ignored.values()), "by_rule": dict(sorted(self.ignored.items()))}
+
+
+class _Rules:
+    """The ignore rules in force in one folder: the defaults, then each .wikimemignore from
+    raw/ down to it (a deeper file's patterns apply to paths below its own folder, and the
+    last rule that matches decides, as in git)."""
+
+    def __init__(self, layers: tuple[tuple[str, str, Any], ...]):
+        self.layers = layers  # (folder relative to raw/ with trailing "/" or "", label, spec)
+
+    def below(self, folder_abs: str, folder_rel: str) -> _Rules:
+        spec = _spec_of(os.path.join(folder_abs, IGNORE_FILE))
+        if spec is None:
+            return self
+        label = f"raw/{folder_rel}{IGNORE_FILE}"
+        return _Rules((*self.layers, (folder_rel, label, spec)))
+
+    def match(self, rel: str, is_dir: bool) -> str | None:
+        """The rule that ignores `rel` (relative to raw/), or None."""
+        verdict: str | None = None
+        for base, label, spec in self.layers:
+            if not rel.startswith(base):
+                continue
+            inner = rel[len(base):] + ("/" if is_dir else "")
+            result = spec.check_file(inner)
+            if result.include is True:
+                pattern = spec.patterns[result.index].pattern if result.index is not None else "?"
+                verdict = f"{label}: {pattern}"
+            elif result.include is False:
+                verdict = None
+        return verdict
+
+
+@lru_cache(maxsize=1)
+def _default_spec() -> Any:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(DEFAULT_RULES.split("\n"))
+
+
+def _spec_of(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+    except OSError:
+        return None
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception:  # noqa: BLE001 - a broken pattern file: its patterns are left out, the walk goes on
+        return None
+
+
+def default_rules() -> _Rules:
+    return _Rules((("", "default", _default_spec()),))
+
+
+def scan(ws: Workspace) -> RawScan:
+    """Every source under raw/, the files refused (with a reason) and the ignored ones (counted)."""
+    result = RawScan()
+    if not ws.raw.is_dir():
+        return result
+    raw_root = os.path.realpath(ws.raw)
+    rules = default_rules().below(str(ws.raw), "")
+    stack: list[tuple[str, str, _Rules]] = [(str(ws.raw), "", rules)]
+    linked: dict[tuple[int, int], list[tuple[RawFile, int]]] = {}  # (dev, ino) -> names, st_nlink
+    while stack:
+        folder, rel_folder, rules = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            result.refused.append((f"raw/{rel_folder}".rstrip("/"), f"cannot read folder ({exc.strerror})"))
+            continue
+        subfolders = []
+        for entry in entries:
+            name = entry.name
+            if name == IGNORE_FILE or is_ignored_name(name):
+                continue
+            rel = f"{rel_folder}{name}"
+            shown = f"raw/{rel}"
+            if undecodable(name):
+                result.refused.append((printable(shown), "file name is not valid UTF-8; rename it"))
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            try:
+                points_to_dir = is_link and entry.is_dir()
+            except OSError:  # a symlink loop: refused below, when it cannot be resolved to a file
+                points_to_dir = False
+            rule = rules.match(rel, is_dir or points_to_dir)
+            if rule is not None:
+                result.ignored[rule] += 1
+                continue
+            if is_dir:
+                subfolders.append((entry.path, rel + "/"))
+                continue
+            if is_link:
+                target = os.path.realpath(entry.path)
+                if not target.startswith(raw_root + os.sep):
+                    result.refused.append((shown, "symlink to a file outside raw/; not followed"))
+                    continue
+                if os.path.isdir(target):
+                    result.refused.append((shown, "symlinked folder; not followed"))
+                    continue
+            try:
+                st = entry.stat()
+            except OSError as exc:
+                result.refused.append((shown, f"cannot read ({exc.strerror})"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            found = RawFile(shown, entry.path, st.st_size, st.st_mtime_ns)
+            if st.st_nlink > 1 and not is_link:
+                linked.setdefault((st.st_dev, st.st_ino), []).append((found, st.st_nlink))
+                continue
+            result.files.append(found)
+        for path, rel in reversed(subfolders):
+            stack.append((path, rel, rules.below(path, rel)))
+    for names in linked.values():
+        inside, nlink = len(names), names[0][1]
+        for found, _ in names:
+            if inside >= nlink:
+                result.files.append(found)
+            else:
+                result.refused.append((found.path, f"hard link to a file outside raw/ ({nlink} names, "
+                                                   f"{inside} inside raw/); not read"))
+    result.files.sort(key=lambda f: f.path)
+    result.refused.sort()
+    return result
+
+
+def is_ignored(ws: Workspace, rel_path: str) -> bool:
+    """Whether a raw path (raw/...) is kept out by the ignore rules (for the watcher: an event
+    on an ignored file starts no compile)."""
+    inner = rel_path.removeprefix("raw/")
+    parts = inner.split("/")
+    rules = default_rules().below(str(ws.raw), "")
+    folder_abs, folder_rel = str(ws.raw), ""
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if rules.match(folder_rel + part, not last) is not None:
+            return True
+        if not last:
+            folder_abs = os.path.join(folder_abs, part)
+            folder_rel += part + "/"
+            rules = rules.below(folder_abs, folder_rel)
+    return False
