@@ -39,7 +39,8 @@ def test_every_kind_of_bad_input_gets_one_line_and_the_rest_compiles(ws: Workspa
     report = compile_workspace(ws, settings)
 
     skipped = dict(report.skipped)
-    assert "binary" in skipped["raw/image.png"] or "unsupported" in skipped["raw/image.png"]
+    # images are kept out by the default ignore rules: counted, never listed as skipped
+    assert "raw/image.png" not in skipped and report.ignored["by_rule"] == {"default: *.png": 1}
     assert "binary" in skipped["raw/binary.md"]
     assert "empty" in skipped["raw/empty.md"] and "empty" in skipped["raw/blank.md"]
     assert "too large" in skipped["raw/huge.txt"] and "max_source_mb" in skipped["raw/huge.txt"]
@@ -119,14 +120,15 @@ def test_pathological_lines_compile_in_one_pass(ws: Workspace) -> None:
     from wikimem.lint.corpus import compute as lint_record
 
     units = {"brackets": "[", "escaped": "\\[", "links": "([a](", "targets": "[a](", "angle": "](<",
-             "tags": "<a ", "cells": "|    ", "blank": "\n", "spaces": " ", "heading": "# " + " " * 8}
+             "tags": "<a ", "cells": "|    ", "blank": "\n", "spaces": " ", "heading": "# " + " " * 8,
+             "roles": ":a:`", "references": "`a`_ ", "substitutions": "|a| "}
     for name, unit in units.items():
         body = unit * (200_000 // len(unit))
-        for ext in (".md", ".html", ".txt"):
+        for ext in (".md", ".html", ".txt", ".rst"):
             write(ws, f"{name}{ext}", f"# {name.title()} notes\n\nA short note with 2 facts, written in 2026.\n\n{body}\n\nThe end, 3 lines on.\n")
     report = compile_workspace(ws, load_settings(ws.root, environ={}))
     assert list(report.skipped) == []
     pages = list((ws.wiki / "sources").glob("*.md"))
-    assert len(pages) == len(units) * 3
+    assert len(pages) == len(units) * 4
     record = lint_record("raw/brackets.md", str(ws.raw / "brackets.md"), "x", 0, 10**8)
     assert record.skipped is None and "short note" in record.words

@@ -1,0 +1,388 @@
+"""Reading sources as their authors wrote them: formats by content, reST through docutils with
+Sphinx's markup, Markdown through markdown-it-py, titles, changelog versions, ignore rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import corpus, write
+from wikimem.cli import main
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.raw_tree import scan
+from wikimem.sources import load_source, sniff_format
+from wikimem.workspace import Workspace
+
+ROLE_DEBRIS = re.compile(r":[A-Za-z][\w:+-]*:`")
+DIRECTIVE_DEBRIS = re.compile(r"(?m)^\s*\.\. [A-Za-z][\w:-]*::")
+
+
+def load(tmp_path: Path, name: str, text: str):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return load_source(path, f"raw/{name}", max_bytes=10**7)
+
+
+def prose(doc) -> str:
+    return "\n".join(b.text for b in doc.blocks if b.kind != "code")
+
+
+# --- knowing the format ------------------------------------------------------------------
+
+
+def test_a_txt_file_is_read_as_what_it_holds() -> None:
+    rest = "Settings\n========\n\n.. note:: Read this.\n\nThe :setting:`DEBUG` flag.\n"
+    markdown = "# Settings\n\nSee [the docs](https://example.org).\n\n```\ncode\n```\n"
+    plain = "Shopping list\n\nEggs, milk and bread for the week.\n"
+    assert sniff_format(rest, ".txt") == "rst"
+    assert sniff_format(markdown, ".txt") == "markdown"
+    assert sniff_format(plain, ".txt") == "text"
+    assert sniff_format(rest, ".md") == "markdown" and sniff_format(markdown, ".rst") == "rst"
+
+
+# --- reStructuredText ----------------------------------------------------------------------
+
+SPHINX_PAGE = """\
+.. _config:
+
+=======================
+ Configuration Handling
+=======================
+
+:Author: Ann Writer
+:Date: 2021-04-13
+
+Applications need configuration. The :attr:`~flask.Flask.config` attribute of the
+:class:`~flask.Flask` object holds it; see :ref:`the tutorial <tutorial>` and
+:doc:`/patterns/appfactories`. Call :func:`flask.json.dumps` or :meth:`Flask.run`.
+Unknown roles keep their text: :frobnicate:`frobbed text`.
+
+Builtin Values
+--------------
+
+.. py:data:: DEBUG
+
+    Whether debug mode is enabled.
+
+    Default: ``False``
+
+    .. versionchanged:: 2.3
+        Not read from the environment any more.
+
+.. versionadded:: 3.1
+   The ``SECRET_KEY_FALLBACKS`` setting.
+
+.. code-block:: python
+
+    app.config["DEBUG"] = True
+
+.. toctree::
+   :maxdepth: 2
+
+   installation
+   Quickstart <quickstart>
+
+.. mysterious-directive:: its argument
+
+   Its body is prose that must survive.
+
+Tables
+------
+
+=====  =========
+Name   Default
+=====  =========
+TZ     UTC
+=====  =========
+
+Deep
+~~~~
+
+Text in a deep section.
+"""
+
+
+def test_rest_through_docutils_with_sphinx_markup(tmp_path: Path) -> None:
+    doc = load(tmp_path, "docs/config.txt", SPHINX_PAGE)
+    assert doc.format == "rst"
+    assert doc.title == "Configuration Handling"
+    assert doc.date == "2021-04-13" and doc.meta["author"] == "Ann Writer"
+    text = prose(doc)
+    assert "The `config` attribute of the\n`Flask` object" in text
+    assert "see the tutorial and\nappfactories" in text
+    assert "`flask.json.dumps()`" in text and "`Flask.run()`" in text
+    assert "frobbed text" in text
+    assert not ROLE_DEBRIS.search(text) and not DIRECTIVE_DEBRIS.search(text) and ":setting:" not in text
+    # a Python data description is a term, and what defines it carries its name
+    term = next(b for b in doc.blocks if b.kind == "term")
+    assert (term.text, term.subject) == ("DEBUG", "DEBUG")
+    default = next(b for b in doc.blocks if b.text == "Default: `False`")
+    assert default.subject == "DEBUG"
+    changed = next(b for b in doc.blocks if b.version == "2.3")
+    assert changed.text.startswith("Changed in version 2.3: Not read from the environment")
+    added = next(b for b in doc.blocks if b.version == "3.1")
+    assert added.text == "New in version 3.1: The `SECRET_KEY_FALLBACKS` setting."
+    code = [b.text for b in doc.blocks if b.kind == "code"]
+    assert 'app.config["DEBUG"] = True' in code
+    assert [(e.target, e.title) for e in doc.toc] == [
+        ("raw/docs/installation", None), ("raw/docs/quickstart", "Quickstart")]
+    assert "Its body is prose that must survive." in text
+    rows = [b for b in doc.blocks if b.kind == "table"]
+    assert [r.text for r in rows] == ["Name | Default", "TZ | UTC"]
+    headings = [(b.text, b.level) for b in doc.blocks if b.kind == "heading"]
+    assert headings == [("Configuration Handling", 1), ("Builtin Values", 2), ("Tables", 2), ("Deep", 3)]
+    lines = SPHINX_PAGE.split("\n")
+    for block in doc.blocks:
+        # every block points at a line that holds the start of its text
+        if block.kind in ("heading", "para", "term") and not block.version:
+            first = block.text.split("\n")[0].replace("`", "")[:12]
+            assert first.split()[0] in lines[block.line - 1].replace("`", ""), (block, lines[block.line - 1])
+
+
+def test_rest_include_never_reads_a_file(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET CONTENT\n")
+    doc = load(tmp_path, "raw-like/page.rst", "Title\n=====\n\n.. include:: ../secret.txt\n\n"
+               ".. literalinclude:: /etc/passwd\n\n.. raw:: html\n\n   <script>alert(1)</script>\n\nBody text here.\n")
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "TOP SECRET" not in text and "root:" not in text and "<script>" not in text
+    assert "Includes `../secret.txt`." in text and "Body text here." in text
+
+
+@pytest.mark.parametrize("text", [
+    "Title\n=====\n\nUnbalanced\n=======\nmore text\n---\n\n+---+---+\n| a | b\n+---+\n",
+    "Title\n=====\n\n.. unknown-thing::\n   :opt: 1\n\n   body\n\n:unknown:`role` and `unclosed\n",
+    "Title\n=====\n\n* list\n  * badly\n indented\n\n.. [1] a footnote\n\n|undefined| substitution.\n",
+    "x" * 30 + "\n" + "=" * 10 + "\n\nUnderline too short.\n",
+])
+def test_broken_rest_compiles_with_a_note_never_a_crash(ws: Workspace, text: str) -> None:
+    write(ws, "broken.rst", text)
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.compiled == ["raw/broken.rst"] and report.failed == []
+    page = (ws.wiki / "sources/broken.md").read_text()
+    assert page.count("> Note:") <= 1
+
+
+def test_changelog_sections_carry_their_version_and_date(tmp_path: Path) -> None:
+    flask_style = load(tmp_path, "CHANGES.rst", (
+        "Version 3.1.1\n-------------\n\nReleased 2025-05-13\n\n-   Fix signing key selection.\n\n"
+        "Version 3.1.0\n-------------\n\nReleased 2024-11-13\n\n-   Drop support for Python 3.8.\n"))
+    assert [(s.title, s.version, s.date) for s in flask_style.sections] == [
+        ("Version 3.1.1", "3.1.1", "2025-05-13"), ("Version 3.1.0", "3.1.0", "2024-11-13")]
+    drop = next(b for b in flask_style.blocks if "Python 3.8" in b.text)
+    assert flask_style.sections[drop.section].version == "3.1.0"
+    assert flask_style.title == "Changes"
+    docutils_style = load(tmp_path, "HISTORY.txt", (
+        "==================\n Docutils History\n==================\n\n"
+        "Release 0.17 (2021-04-03)\n=========================\n\n* Support Arabic.\n\n"
+        "Release 0.16 (2020-01-12)\n=========================\n\n* Python 2.7 and 3.5+.\n"))
+    assert docutils_style.title == "Docutils History"
+    assert [(s.version, s.date) for s in docutils_style.sections if s.version] == [
+        ("0.17", "2021-04-03"), ("0.16", "2020-01-12")]
+    keep_a_changelog = load(tmp_path, "CHANGELOG.md", (
+        "# Changelog\n\n## [Unreleased]\n\n- Work.\n\n## [1.2.0] - 2024-01-01\n\n- Added X.\n\n"
+        "## [1.1.0] - 2023-06-30\n\n- Added Y.\n\n## v2-beta\n\n- odd\n\n## 2024.10rc1\n\n- odder\n"))
+    versions = [(s.version, s.date) for s in keep_a_changelog.sections if s.version]
+    assert ("1.2.0", "2024-01-01") in versions and ("1.1.0", "2023-06-30") in versions
+    # a heading that only mentions a number among other words is not a release
+    notes = load(tmp_path, "notes.md", "# Notes\n\n## Python 3 support for the new parser\n\nText.\n")
+    assert all(s.version is None for s in notes.sections)
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+MARKDOWN = """\
+---
+title: Hash maps in depth
+description: How the map stores keys.
+---
+
+# Storing Keys with Associated Values in Hash Maps {#hash-maps}
+
+By default, `HashMap` uses a hashing function called _SipHash_ that can provide
+resistance to denial-of-service attacks[^siphash]<!-- ignore -->.
+
+## Using `Box<T>` to Point to Data on the Heap
+
+| Operator | Trait |
+|---|---|
+| `%=` | `RemAssign` |
+| `+` | `Add` |
+
+{{#include ../listings/ch08/main.rs:here}}
+
+<!-- a comment -->
+
+[crypto/tls](/pkg/crypto/tls/)
+
+:   By default, the minimum version offered by `crypto/tls` servers is now TLS 1.2.
+
+```{note}
+A MyST note is prose.
+```
+
+```rust
+fn main() {}
+```
+
+[^siphash]: https://en.wikipedia.org/wiki/SipHash
+"""
+
+
+def test_markdown_through_markdown_it_with_line_maps(tmp_path: Path) -> None:
+    doc = load(tmp_path, "maps.md", MARKDOWN)
+    assert doc.format == "markdown" and doc.title == "Hash maps in depth"
+    assert doc.description == "How the map stores keys."
+    lines = MARKDOWN.split("\n")
+    heads = [(b.text, b.level, b.line) for b in doc.blocks if b.kind == "heading"]
+    assert heads[0] == ("Storing Keys with Associated Values in Hash Maps", 1, 6)
+    assert heads[1][0] == "Using `Box<T>` to Point to Data on the Heap"
+    rows = [b for b in doc.blocks if b.kind == "table"]
+    assert [r.text for r in rows] == ["Operator | Trait", "`%=` | `RemAssign`", "`+` | `Add`"]
+    assert all(r.text.split(" | ")[0].strip("`") in lines[r.line - 1] for r in rows)
+    text = prose(doc)
+    assert "{{#include" not in text and "a comment" not in text and "[^siphash]" not in text
+    default = next(b for b in doc.blocks if "minimum version" in b.text)
+    assert default.subject == "crypto/tls"
+    assert "A MyST note is prose." in text
+    assert any(b.kind == "code" and b.text == "fn main() {}" for b in doc.blocks)
+    sip = next(b for b in doc.blocks if "SipHash" in b.text)
+    assert lines[sip.line - 1].startswith("By default, `HashMap`")
+
+
+def test_mdbook_summary_is_the_reading_order(tmp_path: Path) -> None:
+    doc = load(tmp_path, "book/SUMMARY.md", "# Summary\n\n[Intro](intro.md)\n\n- [Start](ch01.md)\n"
+                                             "  - [Install](ch01-01.md)\n- [Next](ch02.md)\n")
+    assert [e.target for e in doc.toc] == ["raw/book/ch01.md", "raw/book/ch01-01.md", "raw/book/ch02.md"]
+
+
+def test_titles_are_the_documents_own(tmp_path: Path) -> None:
+    assert load(tmp_path, "a.md", "## What Is Ownership?\n\nText.\n\n## Rules\n\nMore.\n").title == "What Is Ownership?"
+    assert load(tmp_path, "b.md", "Intro text first.\n\n# Real Title\n\n## Part\n\nx\n").title == "Real Title"
+    assert load(tmp_path, "c.html", "<html><head><title>Page title</title></head><body><h1>H</h1><p>Text here.</p></body></html>").title == "Page title"
+    assert load(tmp_path, "d.txt", "Copyright 2016 Someone. All rights reserved.\n\nMy Talk!\nA. Speaker\n\nBody text.\n").title == "My Talk!"
+    assert load(tmp_path, "CHANGES.rst", "Version 1.0\n-----------\n\nText.\n\nVersion 0.9\n-----------\n\nText.\n").title == "Changes"
+
+
+# --- ignore rules and the one walk -----------------------------------------------------------
+
+
+def test_ignore_rules_defaults_and_wikimemignore(ws: Workspace) -> None:
+    write(ws, "docs/index.rst", "Home\n====\n\nWelcome to the docs.\n")
+    write(ws, "docs/_static/logo.png", b"\x89PNG\r\n")
+    write(ws, "docs/_templates/layout.html", "<html>{% block body %}{% endblock %}</html>")
+    write(ws, "docs/Makefile", "html:\n\tsphinx-build . _build\n")
+    write(ws, "docs/requirements.txt", "sphinx\npyenchant\n")
+    write(ws, "docs/drafts/wip.md", "# WIP\n\nNot ready.\n")
+    write(ws, "docs/drafts/keep.md", "# Keep\n\nReady.\n")
+    write(ws, "docs/diagram.svg", "<svg/>")
+    write(ws, ".wikimemignore", "docs/drafts/\n")
+    write(ws, "docs/.wikimemignore", "!diagram.svg\n")
+    found = scan(ws)
+    assert [f.path for f in found.files] == ["raw/docs/diagram.svg", "raw/docs/index.rst"]
+    assert found.ignored["raw/.wikimemignore: docs/drafts/"] == 1
+    assert found.ignored["default: _templates/"] == 1 and found.ignored["default: Makefile"] == 1
+    result = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--json"])
+    data = json.loads(result.stdout)
+    assert data["ignored"]["count"] == 5  # a folder counts once
+    assert data["ignored"]["by_rule"]["default: requirements*.txt"] == 1
+    assert {s["path"] for s in data["skipped"]} == {"raw/docs/diagram.svg"}  # brought back, but not a document type
+    again = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--json"])
+    assert json.loads(again.stdout)["skipped"] == []  # nothing listed again on the next run
+    status = CliRunner().invoke(main, ["status", "--root", str(ws.root), "--json"])
+    assert json.loads(status.stdout)["raw"]["ignored"]["count"] == 5
+
+
+def test_links_are_read_only_when_every_name_is_inside_raw(ws: Workspace, tmp_path: Path) -> None:
+    write(ws, "a.md", "# A\n\nFirst note.\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nPrivate text that must stay out.\n")
+    os.link(outside, ws.raw / "hard-out.md")
+    os.link(ws.raw / "a.md", ws.raw / "hard-in.md")
+    os.symlink("loop-b", ws.raw / "loop-a")
+    os.symlink("loop-a", ws.raw / "loop-b")
+    os.symlink(ws.raw, ws.raw / "self-dir")
+    found = scan(ws)
+    assert [f.path for f in found.files] == ["raw/a.md", "raw/hard-in.md"]
+    reasons = dict(found.refused)
+    assert "hard link to a file outside raw/" in reasons["raw/hard-out.md"]
+    assert "symlink" in reasons["raw/self-dir"]
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    assert "Private text" not in "".join(p.read_text() for p in ws.wiki.rglob("*.md"))
+    from wikimem.lint import run_lint
+
+    lint = run_lint(ws, load_settings(ws.root, environ={}))
+    assert lint.failed_rules == []
+
+
+# --- the shared corpora -------------------------------------------------------------------------
+
+
+def _docutils_title_and_sections(text: str) -> tuple[str | None, int]:
+    """What docutils itself says a document's title is, and how many sections it has."""
+    import io
+
+    from docutils import nodes
+    from docutils.core import publish_doctree
+
+    tree = publish_doctree(text, settings_overrides={
+        "report_level": 5, "halt_level": 5, "warning_stream": io.StringIO(), "file_insertion_enabled": False,
+        "raw_enabled": False, "doctitle_xform": True})
+    title = tree.get("title")
+    sections = len(list(tree.findall(nodes.section)))
+    return (str(title) if title else None), sections + (1 if title else 0)
+
+
+@pytest.mark.corpus
+def test_sphinx_corpus_read_faithfully(tmp_path: Path) -> None:
+    raw = corpus("sphinx")
+    ws = Workspace.at(tmp_path / "ws")
+    from wikimem.init import init_workspace
+
+    init_workspace(ws)
+    import shutil
+
+    shutil.rmtree(ws.raw)
+    shutil.copytree(raw, ws.raw)
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    compiled = set(report.compiled)
+    # defaults keep images, Makefiles and templates out, and never list them as skipped
+    assert not any(p.endswith((".png", ".svg", "Makefile", "make.bat")) for p in compiled)
+    assert not any(p.endswith((".png", ".svg", "Makefile")) for p, _ in report.skipped)
+    assert report.ignored["count"] >= 30
+    from wikimem.pages import loads_page
+
+    wrong_titles, debris, outline_short = [], [], []
+    for path in sorted(compiled):
+        file = ws.root / path
+        text = file.read_text(encoding="utf-8")
+        page_rel = next(p for p in (ws.wiki / "sources").glob("*.md")
+                        if f"- {path}\n" in p.read_text(encoding="utf-8"))
+        page = loads_page("x", page_rel.read_text(encoding="utf-8"))
+        if page.meta.get("format") != "rst":
+            continue
+        expected, sections = _docutils_title_and_sections(text)
+        # code spans stay in titles ("Using `async` and `await`"), as in Markdown headings
+        if expected and page.title.replace("`", "") != expected:
+            wrong_titles.append((path, page.title, expected))
+        body = re.sub(r"(?s)```.*?```", "", page.body)
+        body = re.sub(r"``[^`]*``|`[^`\n]*`", "", body)  # code spans may show markup on purpose
+        if ROLE_DEBRIS.search(body) or DIRECTIVE_DEBRIS.search(body):
+            debris.append(path)
+        outline = page.body.split("## Outline", 1)[1].split("\n## ", 1)[0] if "## Outline" in page.body else ""
+        if path.endswith(("config.txt", "config.rst")):
+            links = len(re.findall(r"\]\(\.\./\.\./raw/[^)]*#L\d+\)", outline))
+            if links < sections:
+                outline_short.append((path, links, sections))
+    assert wrong_titles == []
+    assert debris == []
+    assert outline_short == []
