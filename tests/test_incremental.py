@@ -19,6 +19,7 @@ from conftest import corpus, snapshot
 from wikimem.backends.offline import MemoryStats, _StoreStats, choose_concepts
 from wikimem.backends.offline_store import Store
 from wikimem.compiler import compile_workspace
+from wikimem.raw_tree import collections
 from wikimem.config import load_settings
 from wikimem.init import init_workspace
 from wikimem.state import State
@@ -140,7 +141,7 @@ def test_incremental_compiles_equal_a_full_compile(ws: Workspace, tmp_path: Path
             for path, data in state.db.execute(
                 "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")
         }
-        from_db = choose_concepts(_StoreStats(Store(state.db), len(analyses)))
+        from_db = choose_concepts(_StoreStats(Store(state.db), collections(analyses)))
     finally:
         state.close()
     assert len(analyses) == len(list(ws.raw.rglob("*.md")))

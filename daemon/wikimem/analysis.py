@@ -1,13 +1,23 @@
-"""Reading a Document: sentences, a TextRank summary, key facts and candidate concept phrases.
+"""Reading a Document: sentences, the document's own lead, the facts a reader asks for, and what
+the document defines or is about.
 
-Pure functions over a Document; the result (SourceAnalysis) is plain data,
-cached in state.db by the source's hash so an unchanged source is never
-analysed twice.
+Pure functions over a Document; the result (SourceAnalysis) is plain data, cached in state.db
+by the source's hash so an unchanged source is never analysed twice.
+
+Concept evidence, strongest first (the levels the offline backend counts):
+
+- ABOUT (5): the document's title names it, and its text keeps talking about it;
+- DEFINED (4): a glossary or definition-list term, an API description (`.. py:data::`),
+  an index entry, or a sentence that defines it ("*Ownership* is a set of rules",
+  "a hashing function called *SipHash*");
+- HEADED (3): a section is named for it, and the section talks about it;
+- CODE (2): the markup marks it as an API name (a type-like code span, a Sphinx role).
+
+Mentions (how often each phrase occurs) decide which sources a concept gathers.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
@@ -17,7 +27,9 @@ from typing import Any
 from .sources import Document
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 8
+ANALYSIS_VERSION = 9
+
+ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any
@@ -35,7 +47,8 @@ STOPWORDS = frozenset(
     who whom whose why will with within without won't would wouldn't yet you you'll you're you've your
     yours yourself yourselves i'm i've i'll let's""".split()
 )
-# words that are about the document rather than its subject: never a concept on their own
+# words that are about the document rather than its subject, or say nothing on their own:
+# never a concept alone, never the first or last word of one
 GENERIC = frozenset(
     """example examples chapter chapters section sections listing listings figure figures note notes
     page pages part parts following follow look looks first second third last next previous new old
@@ -48,33 +61,86 @@ GENERIC = frozenset(
     important main whole rest sure true false yes also instead already actually basically simply
     text document documents file files item items list step steps usage user users value values
     code program programs programming appendix filename src content contents data name names output input add write read build source
-    project object update create set call run make show level
-    detail use""".split()
+    project object update create set call run make show level detail use available possible
+    provide provides provided allow allows allowed support supports supported include includes included
+    based called known able same own certain really many much several instead rather often usually
+    default defaults option options argument arguments version versions release releases feature features
+    issue issues fix fixes fixed bug bugs improvement improvements behavior behaviour support way
+    thing stuff part section document documentation docs doc see also note warning tip important
+    method methods function functions class classes module modules package packages library libraries
+    error errors test tests tool tools command commands system systems process processes run running
+    value variable variables field fields key keys word words term terms form forms mode modes
+    check checks other others place places way level order group groups set sets start end begin
+    hello world foo bar baz none nothing everything anything something yes no ok
+    keep keeps kept install installs installed installing register registers registered delete deletes
+    deleted handle handles handled handling useful basic basics solution solutions development local
+    static auto front back top bottom left right full empty single multiple extra special whole
+    easy hard quick fast slow short long high low open close closed current previous similar
+    additional existing original separate standard normal proper actual real simple complex
+    provide return returns returned get set sets put move moves moved copy copies copied pass passes
+    passed apply applies applied enable enables enabled disable disables disabled define defines
+    defined describe describes described explain explains explained mention mentions mentioned
+    need needs needed allow allows allowed happen happens happened become becomes became
+    learn learns learned understand understands understood discuss discusses discussed
+    want wants wanted tell tells told give gives given take takes taken find finds found
+    consider considers considered require requires required contain contains contained
+    several common usual usually typical typically various variety rest kind sort lot
+    thing things stuff idea ideas reason reasons purpose purposes goal goals approach approaches
+    way ways means aspect aspects feature features concept concepts topic topics overview
+    storing defining using creating writing reading adding building running processing putting
+    validating bringing separating accepting refactoring improving redirecting extending customizing
+    installing publishing treating applying implementing controlling working getting making
+    understanding developing yielding transferring dealing introducing starting setting checking
+    passing returning calling changing moving comparing converting declaring specifying organizing
+    grouping listing sharing showing taking telling turning keeping looking finding giving letting
+    choosing combining telling describing explaining mixing filling printing refactoring
+    functionality book books tutorial chapter programming language languages""".split()
 )
+# single words that describe rather than name (adjectives and participles): not a thing alone
+_ADJECTIVAL = re.compile(r"(?:ous|ful|less|ible|able|ed)$")
+_NOT_ADJECTIVAL = frozenset("embed seed speed feed need bed shed table cable variable label ssh".split())
+# leading words of a title that say what the page does, not what it is about
+_TITLE_LEAD = re.compile(
+    r"^(?:(?:an?|the)\s+)?(?:(?:a\s+)?(?:brief\s+|quick\s+|gentle\s+)?(?:introduction|guide|overview|tour)\s+(?:to|of)\s+"
+    r"|(?:how\s+to|what\s+(?:is|are)|working\s+with|getting\s+started\s+with|getting\s+started|"
+    r"more\s+about|all\s+about|notes\s+on|using\s+the|using|understanding)\s+)+",
+    re.IGNORECASE)
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl)\.|\b[A-Z]\.)$")
-_CODE_SPAN = re.compile(r"`([^`\n]{2,40})`")
-_EMPHASIS = re.compile(r"(?<![\w*])(?:\*\*|__|\*|_)([A-Za-z][A-Za-z \-']{2,40}?)(?:\*\*|__|\*|_)(?![\w*])")
-_FACT = re.compile(
-    r"\d|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b|\b(?:minimum|maximum|requires?|default|deprecated|removed)\b",
-    re.IGNORECASE,
-)
-# cross-references are numbers, but not facts
-_XREF = re.compile(r"\b(?:Listing|Figure|Chapter|Section|Table|Appendix|Example)s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
+# a path of lowercase names (crypto/tls, net/http) is one word; so is a number with its dots
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:/[a-z][a-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
+_CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]*_]*\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
+_NEWLINE = re.compile("\n")
+_NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]")
 # code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
 _CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
-def _cells(row: str) -> str:
-    """A table row with each pipe as " | " and the spaces around it gone (a pattern \\s*\\|\\s* retried
-    from every space of a long run costs the run squared)."""
-    if "|" not in row:
-        return row
-    parts = row.split("|")
-    inner = [p.strip() for p in parts[1:-1]]
-    return " | ".join([parts[0].rstrip(), *inner, parts[-1].lstrip()])
-_NEWLINE = re.compile("\n")
-_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+(?: [A-Z][a-z]+)+")
+
+# --- what a reader asks for -------------------------------------------------------------------
+_DEFINES = re.compile(
+    r"^(?:(?:an?|the)\s+)?(?P<mark>\*\*|\*|_|`)?(?P<term>[A-Za-z][\w’'./:<>-]*(?:\s+[\w’'.<>-]+){0,3}?)(?P=mark)?"
+    r"(?:\s*\([^()]{1,40}\))?,?\s+(?:is|are|refers\s+to|means|describes|represents|stands\s+for)\s+"
+    r"(?:(?:an?|the|one|any|how|what|where|when|used|also|essentially|simply|basically|called)\b|[a-z]+(?:ed|ing)\b)",
+    re.IGNORECASE)
+_CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
+_DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE)
+_DEFAULT_VALUE = re.compile(r"^\s*default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$",
+                            re.IGNORECASE)
+_REQUIRE = re.compile(
+    r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|no\s+(?:more|less|later|earlier|longer)\s+than"
+    r"|limit(?:ed|s)?|supports?|supported|compatible|deprecated|removed|no\s+longer|discontinued|drops?\s+support"
+    r"|license[ds]?|only)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
+_CHATTY = re.compile(
+    r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re\s+going|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
+    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|for\s+example|first,|finally,)",
+    re.IGNORECASE)
+_REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
+_NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
+                         r"|Sidebar|Topic)\b")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
+_ACRONYM = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
+_XREF = re.compile(r"\b(?:Listing|Figure|Chapter|Section|Table|Appendix|Example)s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
 
 
 @lru_cache(maxsize=65536)
@@ -86,22 +152,50 @@ def singular(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes", "zes")):
         return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is", "os", "as")):
+    if word.endswith("os") and len(word) <= 5:
+        return word  # macos, kudos, chaos; longer ones are plurals (macros, photos, videos)
+    if word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")):
         return word[:-1]
     return word
 
 
-def tokens(text: str) -> list[str]:
-    """Lowercase word tokens with possessives dropped and plurals folded."""
-    return [_fold(w) for w in _WORD.findall(text.lower())]
-
-
 @lru_cache(maxsize=131072)
 def _fold(word: str) -> str:
+    if "/" in word:
+        return "or" if any(part in STOPWORDS for part in word.split("/")) else word  # "and/or" says nothing
     word = word.replace("’", "'")
     if word.endswith("'s"):
         word = word[:-2]
     return word if word in STOPWORDS else singular(word)
+
+
+@lru_cache(maxsize=65536)
+def code_token(span: str) -> str | None:
+    """The name a code span stands for, as one token: `Box<T>` -> "box", `url_for()` -> "url_for",
+    `flask.Flask` -> "flask.flask"; None for code that is not a name (`let x = 5;`)."""
+    name = re.sub(r"<[^<>]*>", "", span).strip()
+    name = re.sub(r"\([^()]*\)$", "", name).strip().lstrip("~!&*").rstrip(":,")
+    name = name.lower()
+    if not name or len(name) > 60 or not _NAME_LIKE.fullmatch(name):
+        return None
+    return name
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase word tokens with possessives dropped and plurals folded; a code span that names
+    something is one token (so `flask.json.dumps` is never split into phrases), other code none."""
+    if "`" not in text:
+        return [_fold(w) for w in _WORD.findall(text.lower())]
+    out: list[str] = []
+    at = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.extend(_fold(w) for w in _WORD.findall(text[at:match.start()].lower()))
+        token = code_token(match.group(1))
+        if token:
+            out.append(token)
+        at = match.end()
+    out.extend(_fold(w) for w in _WORD.findall(text[at:].lower()))
+    return out
 
 
 def is_content(word: str) -> bool:
@@ -110,40 +204,58 @@ def is_content(word: str) -> bool:
 
 @lru_cache(maxsize=131072)
 def is_edge(word: str) -> bool:
-    """May a phrase start or end with this word? Not a stop word, a number or a generic word."""
-    return is_content(word) and word not in GENERIC
+    """May a word be a concept alone? Not a stop word, a number, a generic or a describing word."""
+    return is_content(word) and word not in GENERIC and not (
+        _ADJECTIVAL.search(word) and word not in _NOT_ADJECTIVAL and "_" not in word and len(word) > 4)
+
+
+def _is_code(token: str) -> bool:
+    return not token.isalnum() and not token.replace("'", "").isalnum()
 
 
 def phrase_keys(toks: list[str], max_n: int = 3) -> set[str]:
-    """Every 1..max_n-gram that starts and ends with a content word, as a space-joined key."""
+    """Every word that may be a concept alone, and every 2..max_n-gram whose first and last words
+    are content words, one of them not generic ("command line interface", "enumerated list"),
+    as space-joined keys; a code token is a key alone, never part of a phrase."""
     keys: set[str] = set()
     n_toks = len(toks)
+    content = [is_content(t) for t in toks]
     edge = [is_edge(t) for t in toks]
+    code = [_is_code(t) for t in toks]
     for i in range(n_toks):
-        if not edge[i]:
+        if not content[i]:
             continue
-        keys.add(toks[i])
+        if edge[i]:
+            keys.add(toks[i])
+        if code[i]:
+            continue
         for n in range(2, max_n + 1):
-            if i + n > n_toks:
+            j = i + n - 1
+            if j >= n_toks or code[j]:
                 break
-            inner = toks[i + n - 2] if n > 2 else None
+            inner = toks[j - 1] if n > 2 else None
             if inner is not None and (inner[0].isdigit() or inner in STOPWORDS):
                 break  # longer n-grams would contain it too
-            if edge[i + n - 1]:
-                keys.add(" ".join(toks[i : i + n]))
+            if content[j] and (edge[i] or edge[j]) and not (toks[i] in GENERIC and toks[j] in GENERIC):
+                keys.add(" ".join(toks[i : j + 1]))
     return keys
 
 
 def name_key(surface: str) -> str | None:
-    """Key for a code span or a term: `Box<T>` -> "box", `Vec::new()` -> "vec new"."""
-    stripped = re.sub(r"<[^<>]*>", "", surface)
-    stripped = re.sub(r"\(.*?\)|[!?]$", "", stripped).strip()
-    toks = tokens(stripped)
+    """Key for a term, a heading phrase or a code span: `Box<T>` -> "box", "Hash Maps" -> "hash map"."""
+    surface = surface.strip().strip("*_")
+    if surface.startswith("`") and surface.endswith("`"):
+        return code_token(surface.strip("`"))
+    toks = tokens(surface)
     if not toks or len(toks) > 3:
         return None
     if not is_content(toks[0]) or not is_content(toks[-1]):
         return None
-    if len(toks) == 1 and (len(toks[0]) < 2 or toks[0] in GENERIC):
+    if len(toks) == 1 and (len(toks[0]) < 2 or not is_edge(toks[0])):
+        return None
+    if len(toks) > 1 and not (is_edge(toks[0]) or is_edge(toks[-1])):
+        return None
+    if any(t in STOPWORDS for t in toks[1:-1]):
         return None
     return " ".join(toks)
 
@@ -152,7 +264,10 @@ def name_key(surface: str) -> str | None:
 class Sentence:
     text: str
     line: int
-    kind: str  # para | item | table | heading
+    kind: str  # para | item | table | heading | term
+    section: int = -1  # index into the analysis's sections
+    subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
+    version: str | None = None  # the release the markup ties it to
 
 
 @dataclass
@@ -163,18 +278,26 @@ class SourceAnalysis:
     format: str
     date: str | None
     anchor: str
-    outline: list[tuple[int, str, int]]  # (level, text, line)
-    summary: list[int]  # sentence indexes, in document order
-    facts: list[int]
+    outline: list[tuple[int, str, int]]  # (level, text, line): every heading
+    lead: list[int]  # sentence indexes of the document's own lead, in order
+    facts: list[int]  # the sentences a reader asks for, in document order
     terms: dict[str, int]  # phrase key -> mentions in this source
-    signals: dict[str, list[Any]]  # phrase key -> [strength, surface form]
+    signals: dict[str, list[Any]]  # phrase key -> [evidence level, surface form]
     sentences: list[Sentence] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    version: str | None = None  # the release the whole document is about
+    description: str | None = None
+    sections: list[list[Any]] = field(default_factory=list)  # [title, level, line, parent, version, date]
+    defaults: list[list[Any]] = field(default_factory=list)  # [subject, default value, sentence index]
+    definitions: dict[str, int] = field(default_factory=dict)  # key -> the sentence that defines it here
+    headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
+    toc: list[list[Any]] = field(default_factory=list)  # [target, title]
+    summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict deep-copies
         data["outline"] = [list(o) for o in self.outline]
-        data["sentences"] = [[s.text, s.line, s.kind] for s in self.sentences]
+        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version] for s in self.sentences]
         return data
 
     @classmethod
@@ -186,193 +309,405 @@ class SourceAnalysis:
 
 
 def split_sentences(doc: Document) -> list[Sentence]:
+    return _split(doc)[0]
+
+
+def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
+    """The sentences, and for each the index of the block it comes from."""
     out: list[Sentence] = []
-    for block in doc.blocks:
+    block_of: list[int] = []
+    for index, block in enumerate(doc.blocks):
         if block.kind == "code":
             continue
-        if block.kind in ("heading", "table"):
+        before = len(out)
+        if block.kind in ("heading", "table", "term"):
             for offset, row in enumerate(block.text.split("\n")):
-                row = row.strip().strip("|").strip()
+                row = row.strip().strip("|").strip() if block.kind == "table" else " ".join(row.split())
                 if row:
-                    out.append(Sentence(_cells(row), block.line + offset, block.kind))
+                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), block.kind,
+                                        block.section, block.subject, block.version))
+            block_of.extend([index] * (len(out) - before))
             continue
-        line_starts = [0] + [m.end() for m in _NEWLINE.finditer(block.text)] if "\n" in block.text else [0]
+        text = block.text
+        line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)] if "\n" in text else [0]
         pieces: list[tuple[int, str]] = []
         start = 0
-        for m in _SENTENCE_END.finditer(block.text):
-            candidate = block.text[start : m.start()]
-            if _ABBREV.search(candidate.rstrip("\"'”’)]")):
+        for m in _SENTENCE_END.finditer(text):
+            candidate = text[start : m.start()]
+            if _ABBREV.search(candidate.rstrip("\"'”’)]*_")):
                 continue
             pieces.append((start, candidate))
             start = m.end()
-        pieces.append((start, block.text[start:]))
+        pieces.append((start, text[start:]))
         for offset, piece in pieces:
-            text = " ".join(piece.split())
-            if len(text) < 3:
+            clean = " ".join(piece.split())
+            if len(clean) < 3:
                 continue
             line_index = sum(1 for s in line_starts if s <= offset) - 1
-            out.append(Sentence(text, block.line + line_index, block.kind))
-    return out
+            out.append(Sentence(clean, block.line + line_index, block.kind, block.section, block.subject,
+                                block.version))
+        block_of.extend([index] * (len(out) - before))
+    return out, block_of
 
 
-def textrank(bags: list[set[str]], *, iterations: int = 30, damping: float = 0.85) -> list[float]:
-    """Sentence centrality (TextRank) over word-overlap similarity, deterministic.
-
-    TextRank weighs two sentences by shared words / (log|a| + log|b|). We use the
-    geometric form shared * f(a) * f(b), f = 1/sqrt(2 log|s|), which ranks alike and
-    factorises: W = F M M^T F (M the sentence-word incidence), so each iteration is
-    O(words in the text) instead of O(sentence pairs).
-    """
-    n = len(bags)
-    if n == 0:
-        return []
-    df: Counter[str] = Counter(w for bag in bags for w in bag)
-    too_common = max(3, int(0.3 * n))
-    ids: dict[str, int] = {}
-    rows = [[ids.setdefault(w, len(ids)) for w in sorted(bag) if 1 < df[w] <= too_common] for bag in bags]
-    f = [1.0 / math.sqrt(2 * math.log(len(bag) + 1) + 1e-9) for bag in bags]
-
-    def multiply(x: list[float]) -> list[float]:
-        word_sum = [0.0] * len(ids)
-        for a, row in enumerate(rows):
-            fx = f[a] * x[a]
-            if fx:
-                for w in row:
-                    word_sum[w] += fx
-        # minus each sentence's similarity with itself
-        return [f[a] * (sum([word_sum[w] for w in row]) - f[a] * x[a] * len(row)) for a, row in enumerate(rows)]
-
-    out_sum = multiply([1.0] * n)
-    score = [1.0 / n] * n
-    for _ in range(iterations):
-        y = [score[a] / out_sum[a] if out_sum[a] > 1e-12 else 0.0 for a in range(n)]
-        spread = multiply(y)
-        new = [(1 - damping) / n + damping * v for v in spread]
-        converged = sum(abs(a - b) for a, b in zip(new, score, strict=True)) < 1e-6
-        score = new
-        if converged:
-            break
-    return score
+# --- the analysis ------------------------------------------------------------------------------
 
 
 def analyze(doc: Document) -> SourceAnalysis:
-    sentences = split_sentences(doc)
-    prose = [i for i, s in enumerate(sentences) if s.kind in ("para", "item")]
-    toks_by_sentence = [tokens(s.text) for s in sentences]
-    # centrality over at most 1500 prose sentences; longer documents keep those with most content words
-    bags = {i: {t for t in toks_by_sentence[i] if is_content(t)} for i in prose}
-    ranked_pool = sorted(prose, key=lambda i: (-len(bags[i]), i))[:1500] if len(prose) > 1500 else prose
-    pool = sorted(ranked_pool)
-    scores = dict(zip(pool, textrank([bags[i] for i in pool]), strict=True))
-
-    def summary_ok(i: int) -> bool:
-        text = sentences[i].text
-        return (
-            40 <= len(text) <= 350
-            and not text.endswith(":")
-            and sentences[i].kind == "para"
-            and not _CODE_LIKE.search(_CODE_SPAN.sub("", text))
-        )
-
-    summary_n = 3 if len(prose) > 12 else 2
-    summary = sorted(sorted((i for i in pool if summary_ok(i)), key=lambda i: (-scores[i], i))[:summary_n])
-
-    fact_pool = [
-        i
-        for i, s in enumerate(sentences)
-        if s.kind in ("para", "item", "table")
-        and 20 <= len(s.text) <= 400
-        and (_FACT.search(_XREF.sub("", _CODE_SPAN.sub("", s.text))) or _NAME.search(s.text))
-        and not _CODE_LIKE.search(_CODE_SPAN.sub("", s.text))
-        and i not in summary
-    ]
-    fact_n = min(25, 4 + len(sentences) // 25)
-    centrality = {i: scores.get(i, 0.0) for i in fact_pool}
-    facts = sorted(
-        sorted(fact_pool, key=lambda i: (-(centrality[i] + 0.002 * len(_FACT.findall(sentences[i].text))), i))[:fact_n]
-    )
-
+    sentences, block_of = _split(doc)
+    toks = [tokens(s.text) for s in sentences]
+    keys_of = [phrase_keys(t) for t in toks]
     terms: Counter[str] = Counter()
-    for toks in toks_by_sentence:
-        terms.update(phrase_keys(toks))
+    for keys in keys_of:
+        terms.update(keys)
+    prose = [i for i, s in enumerate(sentences) if s.kind in ("para", "item", "table")]
     signals: dict[str, list[Any]] = {}
+    definitions: dict[str, int] = {}
+    headed: dict[str, int] = {}
 
-    def signal(key: str | None, strength: int, surface: str) -> None:
-        if key and key in terms:
-            current = signals.get(key)
-            if current is None or strength > current[0]:
-                signals[key] = [strength, surface]
+    def signal(key: str | None, level: int, surface: str) -> None:
+        if not key or _generic(key):
+            return
+        terms.setdefault(key, 1)
+        current = signals.get(key)
+        if current is None or level > current[0]:
+            signals[key] = [level, surface.strip()]
 
-    raw_text = doc.text
-    for match in _CODE_SPAN.finditer(raw_text):
-        surface = match.group(1).strip()
-        if re.fullmatch(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?", surface) and not re.search(
-            r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh)$", surface
-        ):
-            # type-like names (Box<T>, HashMap, std::io) are stronger than bare identifiers
-            type_like = surface[0].isupper() or "<" in surface or "::" in surface
-            signal(name_key(surface), 2 if type_like else 1, f"`{surface}`")
-    for match in _EMPHASIS.finditer(raw_text):
-        signal(name_key(match.group(1)), 3, match.group(1).strip())
-    for s in sentences:
-        if s.kind != "heading":
+    # ABOUT: what the title names and the text keeps talking about
+    prose_terms: Counter[str] = Counter()
+    for i in prose:
+        prose_terms.update(keys_of[i])
+    about = _subject_keys(doc.title, prose_terms, min_tf=1 if len(prose) < 15 else 2)
+    for rank, (key, surface) in enumerate(about):
+        # the title's main phrase; a word of it ("control" in "Control Flow") is weaker evidence
+        overlaps = rank > 0 and any(set(key.split()) & set(k.split()) for k, _ in about[:rank])
+        signal(key, HEADED if overlaps else ABOUT, surface)
+
+    # HEADED: a section named for it that talks about it
+    by_section: dict[int, Counter[str]] = {}
+    for i in prose:
+        by_section.setdefault(sentences[i].section, Counter()).update(keys_of[i])
+    for index, section in enumerate(doc.sections):
+        if section.level <= 1 and section.title == doc.title:
             continue
-        head_toks = tokens(s.text)
-        content = [t for t in head_toks if is_content(t)]
-        if 1 <= len(content) <= 3 and len(head_toks) <= 4:
-            signal(name_key(s.text), 2, s.text)
-        level = _heading_level(doc, s.line)
-        if level <= 2:
-            # the words of a title name what the document is about (strongly for its own
-            # title, weakly for section and slide titles)
-            for word in content:
-                # nouns only, roughly: "What we learned" and "Getting started" name no thing
-                if word not in GENERIC and len(word) > 3 and not word.endswith(("ing", "ed")):
-                    signal(word, 2 if level == 1 else 1, _surface(s.text, word))
-        for key in phrase_keys(head_toks):
-            if " " in key and not key.split()[0].endswith("ing"):
-                signal(key, 2, key)
-    for key, count in terms.items():
-        if count >= 3 and " " in key and key not in signals:
-            signals[key] = [1, key]
-    # keep the cache small: only phrases that could ever become concepts
-    # words and two-word phrases always (a single mention still links a source to a concept);
-    # three-word phrases only when they recur or are signalled
-    kept_terms = {
-        k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)
-    }
+        for key, surface in _subject_keys(section.title, by_section.get(index, Counter()), min_tf=1, limit=2):
+            signal(key, HEADED, surface)
+            headed.setdefault(key, index)
+
+    # DEFINED: terms, definitions, index entries
+    for i, s in enumerate(sentences):
+        if s.kind == "term":
+            api = _looks_like_api(s.text)
+            term_key = name_key(f"`{s.text}`") if api else name_key(s.text)
+            if term_key:
+                key = term_key
+                surface = f"`{s.text}`" if api else s.text
+                # a one-word term of a definition list is often a value ("strict", "none"), not a thing
+                signal(key, DEFINED if api or " " in key or s.text[:1].isupper() else HEADED, surface)
+                definition = next((j for j in range(i + 1, min(i + 4, len(sentences)))
+                                   if sentences[j].kind in ("para", "item") and sentences[j].subject == s.subject), None)
+                if definition is not None:
+                    definitions.setdefault(key, definition)
+            continue
+        if s.kind not in ("para", "item"):
+            continue
+        found = _defined_term(s.text)
+        if found:
+            key, surface, strong = found
+            if strong or (key in prose_terms and prose_terms[key] >= 2):
+                signal(key, DEFINED if strong else HEADED, surface)
+                definitions.setdefault(key, i)
+    for term, _line in doc.keywords:
+        signal(name_key(term), DEFINED, term)
+    # a term the author emphasized where it is introduced ("The *canary release* sends ...")
+    for i in prose:
+        for match in _EMPHASIS.finditer(sentences[i].text):
+            emphasized = name_key(match.group(2))
+            if emphasized and emphasized not in signals and prose_terms.get(emphasized, 0) >= 1:
+                signal(emphasized, HEADED, match.group(2))
+                definitions.setdefault(emphasized, i)
+
+    # CODE: names the markup marks as API (type-like code spans, roles)
+    code_counts: Counter[str] = Counter()
+    surfaces: dict[str, str] = {}
+    for i in prose:
+        for match in _CODE_SPAN.finditer(sentences[i].text):
+            span = match.group(1).strip()
+            token = code_token(span)
+            if token and ("." not in token or token.count(".") == 0) and _api_name(span):
+                code_counts[token] += 1
+                surfaces.setdefault(token, f"`{span}`")
+    # an acronym the text keeps using is a name too (WSGI, JSON, TLS)
+    for i in prose:
+        for match in _ACRONYM.finditer(_CODE_SPAN.sub(" ", sentences[i].text)):
+            word = match.group(0)
+            token = word.lower()
+            if token not in STOPWORDS:
+                code_counts[token] += 1
+                surfaces.setdefault(token, word)
+    for token, count in code_counts.items():
+        if count >= 2 and token not in signals:
+            signal(token, CODE, surfaces[token])
+
+    lead = _lead(doc, sentences, block_of)
+    defaults = _defaults(sentences, doc)
+    facts = _facts(sentences, lead, {d[2] for d in defaults})
+    kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
     return SourceAnalysis(
         title=doc.title,
         format=doc.format,
         date=doc.date,
         anchor=doc.anchor,
         outline=[(b.level, b.text, b.line) for b in doc.blocks if b.kind == "heading"],
-        summary=summary,
+        lead=lead,
         facts=facts,
         terms=dict(sorted(kept_terms.items())),
         signals={k: signals[k] for k in sorted(signals) if k in kept_terms},
         sentences=sentences,
         warnings=list(doc.warnings),
+        version=doc.version,
+        description=doc.description,
+        sections=[[s.title, s.level, s.line, s.parent, s.version, s.date] for s in doc.sections],
+        defaults=defaults,
+        definitions={k: v for k, v in sorted(definitions.items()) if k in kept_terms},
+        headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
+        toc=[[e.target, e.title] for e in doc.toc],
+        summary=lead,
     )
 
 
-_FILE_EXT = frozenset("rs go py md txt toml json html htm js ts c h sh yaml yml lock mod".split())
+def _looks_like_api(text: str) -> bool:
+    """A term that is a name in code (`DEBUG`, `crypto/tls`, `url_for()`, `HashMap`), not a word."""
+    if not re.fullmatch(r"[\w.:/<>!-]+(?:\(\))?", text):
+        return False
+    camel = bool(re.search(r"[a-z][A-Z]", text))
+    return (text.isupper() and len(text) > 1) or camel or any(c in text for c in "_./:(<")
+
+
+def _api_name(span: str) -> bool:
+    """A code span that names an API thing (a type, a function, a setting), not an expression
+    or a value: `HashMap`, `Box<T>`, `url_for()`, `SECRET_KEY`; not `5`, `True`, `x + 1`."""
+    if not re.fullmatch(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?", span):
+        return False
+    if re.search(r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh|cfg|ini|yaml|yml)$", span):
+        return False  # a file name
+    bare = re.sub(r"<.*>|\(\)$", "", span)
+    if bare in ("True", "False", "None", "nil", "null", "true", "false", "Self", "self", "Ok", "Err", "Some"):
+        return False
+    # a plain lowercase identifier (`width`, `guess`) is an example's variable, not an API name
+    return bare[:1].isupper() or "<" in span or "::" in span or "_" in bare or span.endswith(("()", "!")) \
+        or "." in bare or "/" in bare
+
+
+def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) -> list[tuple[str, str]]:
+    """The phrases a title names that its text talks about: (key, the title's spelling), best
+    first. Which of them is a concept is decided over the whole collection (offline_concepts)."""
+    stripped = _TITLE_LEAD.sub("", title.strip())
+    candidates = []
+    families: Counter[str] | None = None
+    for key in phrase_keys(tokens(stripped)):
+        if _generic(key):
+            continue
+        count = tf.get(key, 0)
+        if " " not in key and key.isalpha():
+            # "Deploying to Production" is about what its text calls deploy and deployment too
+            if families is None:
+                families = Counter()
+                for other, n in tf.items():
+                    if " " not in other and other.isalpha():
+                        families[stem(other)] += n
+            count = max(count, families[stem(key)])
+        if count < min_tf:
+            continue
+        candidates.append((count * (1.0 + 0.8 * key.count(" ")), key))
+    candidates.sort(key=lambda c: (-c[0], c[1]))
+    return [(key, _surface(stripped, key)) for _, key in candidates[:limit]]
+
+
+_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ers", "er", "es", "ed", "s", "e")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude stem, only to tell forms of one word apart from other words: "deploying" and
+    "deployment" -> "deploy"; a stem shorter than four letters is the word itself."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            base = word[: -len(suffix)]
+            # "debugging" -> "debugg" -> "debug", "logging" -> "log"
+            return base[:-1] if base[-1] == base[-2] and base[-1] not in "aeiouls" else base
+    return word
+
+
+def _defined_term(text: str) -> tuple[str, str, bool] | None:
+    """A term the sentence defines: (key, surface, strong). Strong when the author marked it
+    (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
+    called = _CALLED.search(text)
+    if called:
+        term = called.group("term").strip()
+        key = name_key(f"`{term}`") if called.group(1) == "`" else name_key(term)
+        if key:
+            return key, (f"`{term}`" if called.group(1) == "`" else term), True
+    match = _DEFINES.match(text)
+    if not match:
+        return None
+    term = match.group("term").strip()
+    mark = match.group("mark")
+    if term.lower() in STOPWORDS or term.split()[0].lower() in ("it", "this", "that", "there", "which", "what", "here"):
+        return None
+    key = name_key(f"`{term}`") if mark == "`" else name_key(term)
+    if not key:
+        return None
+    return key, (f"`{term}`" if mark == "`" else term), bool(mark)
 
 
 def _generic(key: str) -> bool:
     words = key.split()
     if len(words) > 1 and words[-1] in _FILE_EXT:
         return True  # a file name such as src/lib.rs, not a concept
-    return all(w in GENERIC or w in STOPWORDS for w in words) or (len(words) == 1 and len(key) < 3)
+    return all(w in GENERIC or w in STOPWORDS for w in words) or (len(words) == 1 and len(key) < 2)
 
 
-def _heading_level(doc: Document, line: int) -> int:
-    return next((b.level for b in doc.blocks if b.kind == "heading" and b.line == line), 6)
+_FILE_EXT = frozenset("rs go py md txt toml json html htm js ts c h sh yaml yml lock mod".split())
 
 
-def _surface(text: str, word: str) -> str:
-    """The heading's own spelling of a folded word ("Lifetimes" for "lifetime")."""
-    for match in _WORD.finditer(text):
-        if _fold(match.group(0).lower()) == word:
+def _surface(text: str, key: str) -> str:
+    """The text's own spelling of a folded key ("Lifetimes" for "lifetime", `Box<T>` for "box")."""
+    for match in _CODE_SPAN.finditer(text):
+        if code_token(match.group(1)) == key:
             return match.group(0)
-    return word
+    words = list(_WORD.finditer(text))
+    n = key.count(" ") + 1
+    for i in range(len(words) - n + 1):
+        run = words[i : i + n]
+        if " ".join(_fold(w.group(0).lower()) for w in run) == key:
+            return text[run[0].start() : run[-1].end()]
+    return key
+
+
+# --- lead, facts, defaults ------------------------------------------------------------------------
+
+
+def _usable(s: Sentence) -> bool:
+    text = s.text
+    return (
+        s.kind in ("para", "item")
+        and 25 <= len(text) <= 500
+        and not _NOTE_LABEL.match(text)
+        and not _CODE_LIKE.search(_CODE_SPAN.sub("", text))
+        and "://" not in text[:40]
+    )
+
+
+def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list[int]:
+    """The document's own lead: the first real paragraph's first sentences (at most two, ~350
+    characters); a description in the front matter is used by the page instead when given."""
+    members: dict[int, list[int]] = {}
+    for i, b in enumerate(block_of):
+        members.setdefault(b, []).append(i)
+    for index, block in enumerate(doc.blocks):
+        if block.kind != "para" or len(block.text) < 40 or _NOTE_LABEL.match(block.text):
+            continue
+        if block.text.rstrip().endswith(":") and len(block.text) < 120:
+            continue  # "The rules are:" introduces a list; it is not the document's lead
+        chosen: list[int] = []
+        size = 0
+        for i in members.get(index, []):
+            if not _usable(sentences[i]):
+                break
+            if chosen and size + len(sentences[i].text) > 350:
+                break
+            chosen.append(i)
+            size += len(sentences[i].text)
+            if len(chosen) == 2:
+                break
+        if chosen:
+            return chosen
+    return []
+
+
+def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int]) -> list[int]:
+    """The sentences a reader asks for: definitions, defaults, requirements and limits, numbers
+    with their subject, the rules a list states. Ranked, then shown in document order."""
+    scores: dict[int, float] = {}
+    skip = set(lead) | shown_as_defaults
+    seen: set[tuple[str, str | None]] = set()
+    for i, s in enumerate(sentences):
+        if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
+            continue
+        seen.add((s.text, s.subject))
+        text = s.text
+        if not (20 <= len(text) <= 400) or _CODE_LIKE.search(_CODE_SPAN.sub("", text)):
+            continue
+        plain = _XREF.sub("", _CODE_SPAN.sub(" x ", text))
+        score = 0.0
+        if _defined_term(text):
+            score += 3
+        if _DEFAULT.search(text):
+            score += 3
+        if _REQUIRE.search(plain):
+            score += 1.5
+        if _NUMBER.search(plain):
+            score += 1
+        if s.subject:
+            score += 1
+        if s.version:
+            score += 1
+        if "`" in text:
+            score += 0.5
+        if s.kind == "item":
+            # an item of a short list a sentence introduces ("the ownership rules: ...")
+            first = i
+            while first > 0 and sentences[first - 1].kind == "item":
+                first -= 1
+            last = i
+            while last + 1 < len(sentences) and sentences[last + 1].kind == "item":
+                last += 1
+            intro = sentences[first - 1].text if first > 0 else ""
+            if intro.endswith(":") and last - first < 8:
+                score += 3 if re.search(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties)\b",
+                                        intro, re.IGNORECASE) else 0.5
+        if s.kind == "table":
+            score += 0.5
+        if _CHATTY.match(text) or text.endswith("?"):
+            score -= 2
+        if _REFERS_BACK.match(text):
+            score -= 1  # kept only when it says much; then it comes with the sentence before
+        # a short note's figures are its facts; a long document keeps what says most
+        if score >= (1 if len(sentences) < 30 else 2.5):
+            scores[i] = score
+    limit = min(40, 6 + len(sentences) // 15)
+    ranked = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+    chosen = set(ranked)
+    for i in ranked:
+        if _REFERS_BACK.match(sentences[i].text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
+                and sentences[i - 1].line >= sentences[i].line - 3:
+            chosen.add(i - 1)  # "This practice ..." comes with the sentence it refers to
+    return sorted(chosen)
+
+
+def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
+    """Every default the document states with what it is the default of: [subject, value, index].
+
+    The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the section it
+    sits in when that section is named for one setting ("tab_width"); "Default: 8." alone
+    says nothing without it."""
+    out: list[list[Any]] = []
+    for i, s in enumerate(sentences):
+        if s.kind not in ("para", "item", "table"):
+            continue
+        match = _DEFAULT_VALUE.search(s.text)
+        if not match:
+            continue
+        value = (match.group("value") or match.group("value2") or "").strip()
+        value = re.split(r"(?<=[.)])\s+(?=[A-Z])", value)[0].rstrip(".")
+        if not value or len(value) > 120:
+            continue
+        subject = s.subject
+        if not subject and 0 <= s.section < len(doc.sections):
+            title = doc.sections[s.section].title
+            if len(title.split()) <= 4:
+                subject = title
+        if subject:
+            out.append([subject, value, i])
+    return out[:300]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -224,6 +225,41 @@ def scan(ws: Workspace) -> RawScan:
     result.files.sort(key=lambda f: f.path)
     result.refused.sort()
     return result
+
+
+MIN_COLLECTION = 5  # sources a top folder of raw/ needs to be a collection of its own
+
+
+def top_folder(path: str) -> str:
+    """The top folder of raw/ a raw path is in ("raw/flask/x.rst" -> "flask"; "raw/x.md" -> "")."""
+    inner = path.removeprefix("raw/")
+    return inner.split("/", 1)[0] if "/" in inner else ""
+
+
+def collections(paths: Iterable[str]) -> dict[str, str]:
+    """The collection of each raw path. A top folder of raw/ with at least MIN_COLLECTION
+    sources is a collection; files directly in raw/ and smaller folders share the collection "".
+
+    Concepts are chosen per collection, so one collection of documents (the Go release notes)
+    never crowds out another's (the Rust book); a folder of two notes is too small to choose
+    concepts alone, and chooses them with the other small ones."""
+    paths = list(paths)
+    counts: dict[str, int] = {}
+    for path in paths:
+        folder = top_folder(path)
+        counts[folder] = counts.get(folder, 0) + 1
+    return {p: f if f and counts[f] >= MIN_COLLECTION else "" for p in paths for f in (top_folder(p),)}
+
+
+def collection_in(folders: Iterable[str]) -> Callable[[str], str]:
+    """collection_of for a known set of collection folders (a path that left raw/ still has one)."""
+    known = set(folders)
+
+    def collection_of(path: str) -> str:
+        folder = top_folder(path)
+        return folder if folder in known else ""
+
+    return collection_of
 
 
 def is_ignored(ws: Workspace, rel_path: str) -> bool:

@@ -8,6 +8,9 @@ they are counters and postings, updated by the difference a compile makes (the a
 the sources that left and of those that came), so they always equal what a count over every
 source would give: the tables are a sum, and a sum does not depend on how it was reached.
 
+Concepts are chosen per collection (a top folder of raw/), so every key is counted per
+collection: a row's key is "<collection>\x1f<phrase key>" (see `scoped`).
+
 Tables (created by state.SCHEMA): offline_terms (per phrase key: document count, signal
 strength, the weight that ranks it as a concept candidate), offline_surfaces (the spellings
 that named a key, weighted by signal level), offline_postings (key -> source), offline_docs
@@ -22,7 +25,7 @@ import json
 import math
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,13 +55,28 @@ class StoredConcept:
     slug: str
     df: int
     fingerprint: str
-    shown: tuple[str, ...] = ()  # paths of the sources its page quotes
+    shown: tuple[str, ...] = ()  # paths of its main sources (its related concepts are their links)
+    collections: tuple[str, ...] = ()  # the collections that chose it
 
 
-def term_weight(docs: int, strength: int, key: str) -> float:
-    """How widely a candidate is discussed, times how clearly it is named (capped so one doc's
-    code spans cannot outweigh breadth)."""
-    return math.log(1 + docs) * (2 + min(strength, 12)) * (1.3 if " " in key else 1.0)
+SEP = "\x1f"
+STRONG = 4  # a signal at this level or above: the source is about the thing or defines it
+
+
+def scoped(collection: str, key: str) -> str:
+    return f"{collection}{SEP}{key}"
+
+
+def unscoped(key: str) -> str:
+    return key.split(SEP, 1)[1]
+
+
+def term_weight(docs: int, strength: int, key: str, signal_docs: int = 0, strong_docs: int = 0) -> float:
+    """How clearly the sources name a candidate as a thing (sources about it or defining it
+    count most, then sources that head a section for it or mark it as code), times how widely
+    it is discussed."""
+    named = 5.0 * min(strong_docs, 10) + min(signal_docs - strong_docs, 20) + 0.05 * min(strength, 100)
+    return named * (1.0 + math.log(1 + docs)) * (1.2 if " " in key else 1.0)
 
 
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:
@@ -91,17 +109,20 @@ class Store:
 
     def concepts(self) -> dict[str, StoredConcept]:
         rows = self.db.execute("SELECT key, keys, title, aliases, slug, df, fingerprint, shown FROM offline_concepts")
-        return {
-            r[0]: StoredConcept(r[0], tuple(json.loads(r[1])), r[2], json.loads(r[3]), r[4], r[5], r[6],
-                                tuple(json.loads(r[7])))
-            for r in rows
-        }
+        out = {}
+        for r in rows:
+            # the keys column holds {"keys": [...], "collections": [...]}
+            named = json.loads(r[1])
+            keys, collections = (named, []) if isinstance(named, list) else (named["keys"], named["collections"])
+            out[r[0]] = StoredConcept(r[0], tuple(keys), r[2], json.loads(r[3]), r[4], r[5], r[6],
+                                      tuple(json.loads(r[7])), tuple(collections))
+        return out
 
     def put_concepts(self, items: Iterable[StoredConcept]) -> None:
         self.db.executemany(
             "INSERT OR REPLACE INTO offline_concepts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(c.key, json.dumps(list(c.keys)), c.title, json.dumps(c.aliases), c.slug, c.df, c.fingerprint,
-              json.dumps(list(c.shown))) for c in items],
+            [(c.key, json.dumps({"keys": list(c.keys), "collections": list(c.collections)}), c.title,
+              json.dumps(c.aliases), c.slug, c.df, c.fingerprint, json.dumps(list(c.shown))) for c in items],
         )
 
     def concept_pages(self) -> list[tuple[str, str | None]]:
@@ -112,7 +133,8 @@ class Store:
         self.db.executemany("DELETE FROM offline_concepts WHERE key=?", [(k,) for k in keys])
 
     # --- counting sources in and out -------------------------------------------------------
-    def update(self, removed: Iterable[tuple[Doc, dict[str, Any]]], added: Iterable[tuple[Doc, dict[str, Any]]]) -> set[str]:
+    def update(self, removed: Iterable[tuple[Doc, dict[str, Any]]], added: Iterable[tuple[Doc, dict[str, Any]]],
+               collection: Callable[[str], str]) -> set[str]:
         """Take `removed` sources out of the counts and count `added` ones in (their Doc.id is
         assigned here). Analyses are consumed one at a time, so a first compile of a large
         raw/ never holds them all. Returns every phrase key whose counts moved."""
@@ -122,8 +144,10 @@ class Store:
         post_del: dict[str, list[int]] = defaultdict(list)  # key -> ids of the sources leaving it
         post_add: dict[str, list[int]] = defaultdict(list)
 
-        def count(doc_id: int, data: dict[str, Any], sign: int, postings: dict[str, list[int]]) -> None:
+        def count(doc_id: int, path: str, data: dict[str, Any], sign: int, postings: dict[str, list[int]]) -> None:
+            prefix = collection(path) + SEP
             for key in data["terms"]:
+                key = prefix + key
                 key = canon.setdefault(key, key)
                 postings[key].append(doc_id)
                 d = delta.get(key)
@@ -131,25 +155,26 @@ class Store:
                     d = delta[key] = [0, 0, 0, 0]
                 d[0] += sign
             for key, (level, surface) in data["signals"].items():
+                key = prefix + key
                 d = delta.get(key)
                 if d is None:
                     key = canon.setdefault(key, key)
                     d = delta[key] = [0, 0, 0, 0]
                 d[1] += sign * level
                 d[2] += sign
-                if level >= 2:
+                if level >= STRONG:
                     d[3] += sign
                 surf[(key, surface)] += sign * level
 
         for doc, data in removed:
-            count(doc.id, data, -1, post_del)
+            count(doc.id, doc.path, data, -1, post_del)
             self.db.execute("DELETE FROM offline_docs WHERE id=?", (doc.id,))
         for doc, data in added:
             cursor = self.db.execute(
                 "INSERT INTO offline_docs (path, sha256, page, title, date, anchor, concepts) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (doc.path, doc.sha256, doc.page, doc.title, doc.date, doc.anchor, None))
             doc.id = int(cursor.lastrowid or 0)
-            count(doc.id, data, +1, post_add)
+            count(doc.id, doc.path, data, +1, post_add)
         if not delta:
             return set()
 
@@ -174,12 +199,13 @@ class Store:
                 if row:
                     gone.append(row[0])
                 continue
-            weight = term_weight(df, strength, key) if signal_docs > 0 else None
+            weight = term_weight(df, strength, unscoped(key), signal_docs, strong_docs) if signal_docs > 0 else None
             if row:
                 if d != [0, 0, 0, 0]:
                     updates.append((df, strength, signal_docs, strong_docs, weight, row[0]))
             else:
-                inserts.append((key, key.replace(" ", ""), df, strength, signal_docs, strong_docs, weight))
+                scope, _, bare = key.partition(SEP)
+                inserts.append((key, scope + SEP + bare.replace(" ", ""), df, strength, signal_docs, strong_docs, weight))
         self.db.executemany(
             "UPDATE offline_terms SET df=?, strength=?, signal_docs=?, strong_docs=?, weight=? WHERE id=?", updates)
         self.db.executemany(
@@ -218,36 +244,38 @@ class Store:
                                 ((term, d) for term, docs in by_term for d in docs))
 
     # --- what concept selection reads ------------------------------------------------------
-    def candidates(self, max_df: int, min_docs: int, budget: int) -> list[tuple[str, int]]:
-        """The `budget` strongest concept candidates: (key, document count), best first."""
-        return [tuple(r) for r in self.db.execute(  # type: ignore[misc]
-            "SELECT key, df FROM offline_terms INDEXED BY offline_terms_weight"
-            " WHERE weight IS NOT NULL AND df >= 2 AND df <= ?"
-            " AND CASE WHEN instr(key, ' ') > 0 THEN strong_docs >= 1 OR signal_docs >= 2"
-            " ELSE strong_docs >= 1 AND (signal_docs >= 2 OR df >= ?) END"
-            " ORDER BY weight DESC, key LIMIT ?", (max_df, min_docs, budget))]
+    def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+        """A collection's concept candidates, strongest first: (key, document count, strength,
+        signalling documents, documents that are about it or define it)."""
+        low = collection + SEP
+        high = collection + chr(ord(SEP) + 1)
+        return [(unscoped(r[0]), r[1], r[2], r[3], r[4]) for r in self.db.execute(
+            "SELECT key, df, strength, signal_docs, strong_docs FROM offline_terms"
+            " WHERE key >= ? AND key < ? AND weight IS NOT NULL AND df >= 2"
+            " ORDER BY weight DESC, key LIMIT ?", (low, high, limit))]
 
-    def partners(self, squashed: set[str]) -> list[tuple[str, int]]:
-        """Keys (with their document count, at least 2) spelled as one of `squashed` without spaces."""
+    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
+        """Keys of a collection (with their document count, at least 2) spelled as one of
+        `squashed` without spaces."""
         out: list[tuple[str, int]] = []
-        items = sorted(squashed)
+        items = sorted(collection + SEP + s for s in squashed)
         for part in _chunks(items):
-            out.extend(self.db.execute(
+            out.extend((unscoped(k), df) for k, df in self.db.execute(
                 f"SELECT key, df FROM offline_terms WHERE squashed IN ({','.join('?' * len(part))}) AND df >= 2", part))
         return out
 
-    def surfaces(self, keys: Iterable[str]) -> dict[str, Counter[str]]:
+    def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = defaultdict(Counter)
-        items = sorted(set(keys))
+        items = sorted({collection + SEP + k for k in keys})
         for part in _chunks(items):
             for key, surface, level in self.db.execute(
                     "SELECT t.key, s.surface, s.level FROM offline_terms t JOIN offline_surfaces s ON s.term = t.id"
                     f" WHERE t.key IN ({','.join('?' * len(part))})", part):
-                out[key][surface] += level
+                out[unscoped(key)][surface] += level
         return dict(out)
 
     def sources_of(self, keys: Iterable[str]) -> set[int]:
-        """Ids of the counted sources holding any of `keys`."""
+        """Ids of the counted sources holding any of `keys` (scoped keys)."""
         items = sorted(set(keys))
         found: set[int] = set()
         for part in _chunks(items):

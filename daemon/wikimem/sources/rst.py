@@ -620,7 +620,18 @@ class _Reader:
                 text = f"— {text}"
             self.add("para", text, self.line_of(node), subject=subject, version=version)
             return
-        if isinstance(node, (nodes.topic, nodes.sidebar)) and "contents" in node.get("classes", []):
+        if isinstance(node, (nodes.topic, nodes.sidebar)):
+            if "contents" in node.get("classes", []) or node.next_node(nodes.pending) is not None:
+                return  # `.. contents::`: a table of contents docutils would generate
+            # an aside: its paragraphs are labelled so they are never taken for the document's lead
+            title = node.next_node(nodes.title)
+            aside = "Sidebar" if isinstance(node, nodes.sidebar) else "Topic"
+            heading = self.inline(title) if title is not None else ""
+            label = aside + (f" ({heading})" if heading else "")
+            for child in node.children:
+                if not isinstance(child, nodes.title):
+                    self.node(child, depth, subject, version, label)
+                    label = None
             return
         if isinstance(node, nodes.container):
             terms = node.get("wikimem_terms")

@@ -1,0 +1,240 @@
+"""Which concepts get a page: the things the documents define or are about, chosen per collection.
+
+Evidence comes from the analyses (analysis.py): a source is ABOUT a thing its title names and
+its text keeps discussing, DEFINES a term (glossary, definition list, API description, "X is
+a ..."), has a section HEADED for it, or marks it as an API name in CODE. A candidate needs
+evidence that it names a thing, and more than one source of its collection must mention it.
+
+Selection runs per collection (a top folder of raw/), so the Go release notes cannot crowd the
+Rust book's ownership and lifetimes out; a thing two collections both choose gets one page
+that gathers both. Spellings of one thing merge: plurals, case, `HashMap` and "hash map",
+`Box<T>` and "box", and a word that mostly occurs inside a chosen phrase.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..analysis import ABOUT, CODE, DEFINED, stem
+from ..pages import slugify
+from ..raw_tree import collections as collections_of
+from .offline_store import STRONG, term_weight
+
+
+@dataclass
+class Concept:
+    key: str
+    title: str
+    aliases: list[str]
+    slug: str
+    keys: tuple[str, ...] = ()  # every phrase key that names it ("hash map", "hashmap")
+    collections: tuple[str, ...] = ()  # the collections that chose it
+    sources: list[str] = field(default_factory=list)  # paths, as the page lists them
+
+    def __post_init__(self) -> None:
+        if not self.keys:
+            self.keys = (self.key,)
+
+    @property
+    def page(self) -> str:
+        return f"concepts/{self.slug}.md"
+
+
+class TermStats(Protocol):
+    """What concept selection reads: counts per collection, from memory or from state.db."""
+
+    def collections(self) -> dict[str, int]: ...  # collection -> sources counted in it
+    def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]: ...
+    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]: ...
+    def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]: ...
+
+
+class MemoryStats:
+    """TermStats counted from analyses in memory: the reference the state.db tables must equal."""
+
+    def __init__(self, analyses: dict[str, dict[str, Any]]):
+        collection = collections_of(analyses)
+        self.docs: Counter[str] = Counter()
+        self.df: dict[str, Counter[str]] = defaultdict(Counter)
+        self.strength: dict[str, Counter[str]] = defaultdict(Counter)
+        self.strong_docs: dict[str, Counter[str]] = defaultdict(Counter)
+        self.signal_docs: dict[str, Counter[str]] = defaultdict(Counter)
+        self.by_surface: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        for path, data in analyses.items():
+            c = collection[path]
+            self.docs[c] += 1
+            self.df[c].update(data["terms"].keys())
+            for key, (level, surface) in data["signals"].items():
+                self.strength[c][key] += level
+                self.signal_docs[c][key] += 1
+                if level >= STRONG:
+                    self.strong_docs[c][key] += 1
+                self.by_surface[c][key][surface] += level
+
+    def collections(self) -> dict[str, int]:
+        return dict(self.docs)
+
+    def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+        df, strength = self.df[collection], self.strength[collection]
+        signal, strong = self.signal_docs[collection], self.strong_docs[collection]
+        rows = [(term_weight(df[k], s, k, signal[k], strong[k]), k) for k, s in strength.items() if df[k] >= 2]
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        return [(k, df[k], strength[k], self.signal_docs[collection][k], self.strong_docs[collection][k])
+                for _, k in rows[:limit]]
+
+    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
+        return [(k, d) for k, d in self.df[collection].items() if d >= 2 and k.replace(" ", "") in squashed]
+
+    def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
+        table = self.by_surface[collection]
+        return {k: table[k] for k in keys if k in table}
+
+
+def budget(n: int) -> int:
+    """How many concepts a collection of n sources may have at most: what the documents
+    support decides below that (most collections choose fewer)."""
+    return 8 + (2 * n) // 3 if n <= 400 else 274 + (n - 400) // 8
+
+
+def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int) -> bool:
+    """Does a candidate name a thing worth a page? Some source must be about it or define it
+    (or several must head a section for it, or mark it as an API name); and a phrase that
+    nearly every source mentions needs more than one source about it."""
+    if df < 2:
+        return False
+    named = strong_docs >= 1 or (signal_docs >= 2 and strength >= 2 * 3) or (signal_docs >= 3 and strength >= 3 * CODE)
+    if n < 10:
+        named = named or signal_docs >= 1  # a handful of notes: a heading or a marked term is enough
+    if not named:
+        return False
+    if n >= 8 and df > 0.7 * n and strong_docs < 2:
+        return False
+    return True
+
+
+def choose_concepts(stats: TermStats) -> dict[str, Concept]:
+    """The concepts of every collection, merged into one page per thing across collections."""
+    chosen: dict[str, Concept] = {}
+    for collection, n in sorted(stats.collections().items()):
+        for concept in _choose_in(stats, collection, n):
+            existing = chosen.get(concept.key)
+            if existing is None:
+                chosen[concept.key] = concept
+                continue
+            # one page per thing: the same key chosen by two collections is one concept
+            existing.keys = tuple(sorted(set(existing.keys) | set(concept.keys)))
+            existing.collections = tuple(sorted({*existing.collections, collection}))
+            merged = {a.lower(): a for a in [*existing.aliases, *concept.aliases, concept.title]
+                      if a.lower() != existing.title.lower()}
+            existing.aliases = sorted(merged.values(), key=lambda a: (a.lower(), a))[:8]
+    # slugs: unique, and never a catalog's name
+    used: set[str] = set()
+    for key in sorted(chosen):
+        concept = chosen[key]
+        slug = slugify(key.replace("::", " ").replace("/", " ").replace(".", " "))
+        if slug == "index" or slug.startswith("index-"):
+            slug = "concept-" + slug
+        while slug in used:
+            slug += "-2"
+        used.add(slug)
+        concept.slug = slug
+    return chosen
+
+
+def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
+    limit = budget(n)
+    rows = [r for r in stats.candidates(collection, limit * 4) if eligible(n, *r[1:])]
+    # weight ties between unrelated candidates are broken by key, so the choice is stable
+    rows = rows[:limit]
+    df: dict[str, int] = {r[0]: r[1] for r in rows}
+    strong: dict[str, int] = {r[0]: r[4] for r in rows}
+    merged: dict[str, list[str]] = defaultdict(list)
+    for key, *_ in rows:
+        merged[key.replace(" ", "")].append(key)
+    for key, docs in sorted(stats.partners(collection, set(merged))):
+        squashed = key.replace(" ", "")
+        df.setdefault(key, docs)
+        if squashed in merged and key not in merged[squashed] and docs >= 2:
+            merged[squashed].append(key)
+    # a word that mostly appears inside one chosen phrase is that phrase ("canary" in "canary release")
+    phrases_with: dict[str, list[str]] = defaultdict(list)
+    for squashed, group in merged.items():
+        for word in {w for k in group if " " in k for w in k.split()}:
+            phrases_with[word].append(squashed)
+    for squashed, group in sorted(merged.items()):
+        if len(group) != 1 or " " in group[0] or squashed not in merged:
+            continue
+        word = group[0]
+        hosts = [merged[s2] for s2 in phrases_with.get(word, []) if s2 != squashed]
+        if len(hosts) == 1 and max(df[k] for k in hosts[0]) >= 0.6 * df[word] and strong.get(word, 0) <= 1:
+            hosts[0].append(word)
+            merged[squashed] = []
+    # one word in its forms: "deploy", "deploying", "deployment"; "template", "templating"
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for squashed, group in sorted(merged.items()):
+        if len(group) == 1 and " " not in group[0] and group[0].isalpha():
+            by_stem[stem(group[0])].append(squashed)
+    for family in by_stem.values():
+        if len(family) > 1:
+            host = max(family, key=lambda sq: (strong.get(merged[sq][0], 0), df.get(merged[sq][0], 0), sq))
+            for sq in family:
+                if sq != host:
+                    merged[host].extend(merged[sq])
+                    merged[sq] = []
+    # short forms people write for a word the collection also chose ("config", "app")
+    for short, full in ABBREVIATIONS.items():
+        a, b = merged.get(short), merged.get(full)
+        if a and b:
+            b.extend(a)
+            merged[short] = []
+    groups = sorted((g for g in merged.values() if g), key=lambda g: min(g))
+    surfaces = stats.surfaces(collection, [k for g in groups for k in g])
+    out: list[Concept] = []
+    for group in groups:
+        # the name: one word where the group has its spelling as one ("rollback" over "roll
+        # back", "hashmap" over "hash map"), else the phrase a lone word was merged into
+        one_word = [k for k in group if " " not in k and any(" " in g and g.replace(" ", "") == k for g in group)]
+        key = one_word[0] if one_word else max(sorted(group), key=lambda k: (" " in k, df.get(k, 0)))
+        own = surfaces.get(key) or Counter({key: 1})
+        forms: Counter[str] = Counter()
+        for k in group:
+            forms.update(surfaces.get(k) or Counter({k: 1}))
+        best = max(sorted(own), key=lambda f: own[f])
+        prose = [f for f in sorted(own) if not f.startswith("`")]
+        if best.startswith("`") and best.strip("`").islower() and prose:
+            # `session` names the same thing as "Sessions"; a page is titled in words where it can be
+            candidate = max(prose, key=lambda f: own[f])
+            if own[candidate] * 3 >= own[best]:
+                best = candidate
+        title = title_of(best)
+        aliases = sorted({title_of(f) for f in forms if title_of(f).lower() != title.lower()},
+                         key=lambda a: (a.lower(), a))[:8]
+        out.append(Concept(key, title, aliases, "", keys=tuple(sorted(group)), collections=(collection,)))
+    return out
+
+
+ABBREVIATIONS = {
+    "app": "application", "config": "configuration", "db": "database", "env": "environment", "dir": "directory",
+    "repo": "repository", "spec": "specification", "param": "parameter", "arg": "argument", "auth": "authentication",
+    "impl": "implementation", "pkg": "package", "lib": "library", "info": "information", "doc": "documentation",
+    "msg": "message", "req": "request", "res": "response", "tmpl": "template", "func": "function",
+}
+
+
+def title_of(surface: str) -> str:
+    """Prose phrases get a capital ("Rollback"); code keeps its spelling (`i32`, `println!`)."""
+    surface = surface.strip()
+    if surface.startswith("`"):
+        return surface.strip("`")
+    surface = surface.strip("*_")
+    return surface[:1].upper() + surface[1:] if surface[:1].islower() else surface
+
+
+def relevance(level: int, mentions: int) -> float:
+    """How much a source says about a concept: being about it or defining it counts most."""
+    bonus = {ABOUT: 8.0, DEFINED: 4.0}.get(level, float(level))
+    return bonus + math.log(1 + mentions)

@@ -1,0 +1,352 @@
+"""Pages the offline backend writes: a source page that carries its answers, and a concept page
+that reads as an article.
+
+A source page: the document's own lead, where it came from, an outline of every section, the
+facts a reader asks for (definitions, defaults, requirements, limits, numbers with their
+subject), a table of the defaults it states, and its concepts.
+
+A concept page: one sentence saying what the thing is (the definition, cited, from the source
+that defines it), its main sources, a handful of key points ranked by how much they say about
+it, the changes its facts went through in true version order where they carry versions,
+related concepts, and a compact list of the other sources that mention it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, tokens
+from ..pages import Page, escape_link_text, relative_link
+from ..templating import render
+from .offline_concepts import Concept, relevance
+
+KEY_POINTS = 6
+QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
+CHANGES = 8
+ALSO_LISTED = 40
+OUTLINE_DEPTH = 3  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
+
+_CHATTY = re.compile(
+    r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
+    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|first,|finally,|this\s+(?:chapter|section))",
+    re.IGNORECASE)
+_REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they)\b", re.IGNORECASE)
+_SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
+                     r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
+_CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|==|&&|\|\||->")
+# "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
+# a link the loader could not parse; escaped so it renders as text instead of a dead link
+_LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
+
+
+def quote_text(text: str) -> str:
+    """A quote fit for a list item: one line, no stray link syntax that would dangle."""
+    text = " ".join(text.split())
+    text = _LINK_LIKE.sub(lambda m: f"\\[{m.group(1)}\\](", text)
+    return text.replace("[[", "[ [").replace("]]", "] ]")
+
+
+def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
+    """Relative link from a page to a line (or PDF page) of a raw file."""
+    return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}"
+
+
+def _where(source_path: str, anchor: str, line: int) -> str:
+    unit = "page" if anchor.startswith("page") else "line"
+    return f"{posixpath.basename(source_path)}, {unit} {line}"
+
+
+def version_key(version: str | None) -> tuple[Any, ...]:
+    """Release order of a version string: "1.10" after "1.9", "2.0rc1" before "2.0"; strings
+    that do not parse sort below every number, never as a false "current"."""
+    if not version:
+        return ()
+    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", version.strip())
+    if not match:
+        return ()
+    numbers = tuple(int(x) for x in match.group(1).split("."))
+    rest = match.group(2).strip(".-_ ").lower()
+    pre = re.match(r"(a|alpha|b|beta|c|rc|pre|dev)\.?(\d*)", rest)
+    if pre:
+        rank = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "pre": 3, "c": 3, "rc": 3}[pre.group(1)]
+        return (*numbers, -1, rank, int(pre.group(2) or 0))
+    return (*numbers, 0)
+
+
+# --- source pages ------------------------------------------------------------------------------
+
+
+def outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
+    """Every section of the source, with a line link: three levels as nested list items, the
+    sections below them folded onto their parent's line, so a long reference (a settings page
+    of 200 entries) is listed whole without a deep, tall list."""
+    if not headings:
+        return []
+    top = min(h[0] for h in headings)
+    items: list[dict[str, Any]] = []
+    for level, text, line in headings:
+        entry = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line)}
+        depth = level - top
+        if depth < OUTLINE_DEPTH or not items:
+            items.append({**entry, "indent": "  " * min(depth, OUTLINE_DEPTH - 1), "more": []})
+        else:
+            items[-1]["more"].append(entry)
+    for item in items:
+        more = item.pop("more")
+        item["tail"] = (": " + " · ".join(f"[{m['text']}]({m['link']})" for m in more)) if more else ""
+    return items
+
+
+def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
+                concepts: list[Concept]) -> Page:
+    anchor = data["anchor"]
+    raw_link = relative_link(page_path, "../" + source_path)
+
+    def cite(line: int) -> str:
+        return citation(page_path, source_path, anchor, line)
+
+    sections = data.get("sections") or []
+    lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
+    lead = data.get("description") or " ".join(quote_text(sentences[i].text) for i in lead_ids)
+    facts = []
+    for i in data["facts"]:
+        if i >= len(sentences):
+            continue
+        s = sentences[i]
+        context = ""
+        if s.subject and s.subject.lower() not in s.text.lower():
+            context = f"`{s.subject}`" if not s.subject.startswith("`") else s.subject
+        elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
+                and not _mentions_title(s.text, sections[s.section][0]):
+            context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
+        facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where(source_path, anchor, s.line),
+                      "context": context})
+    defaults = [
+        {"subject": escape_link_text(str(subject)).replace("|", "\\|"),
+         "value": quote_text(str(value)).replace("|", "\\|"), "link": cite(sentences[i].line),
+         "line": sentences[i].line}
+        for subject, value, i in data.get("defaults") or [] if i < len(sentences)
+    ]
+    heads = data["outline"]
+    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
+    body = render(
+        "source_page.md.j2",
+        title=data["title"],
+        summary=lead,
+        source_path=source_path,
+        raw_link=raw_link,
+        format=data["format"],
+        date=data.get("date"),
+        version=data.get("version"),
+        outline=outline(heads, cite) if show_outline else [],
+        facts=facts,
+        defaults=defaults,
+        unit="page" if anchor.startswith("page") else "line",
+        concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
+        warnings=data.get("warnings", []),
+    )
+    meta: dict[str, Any] = {
+        "title": data["title"],
+        "kind": "source",
+        "sources": [source_path],
+        "source_sha256": sha,
+        "aliases": [],
+        "format": data["format"],
+    }
+    if data.get("date"):
+        meta["date"] = data["date"]
+    if data.get("version"):
+        meta["version"] = data["version"]
+    return Page(page_path, meta, body)
+
+
+def _mentions_title(text: str, title: str) -> bool:
+    words = {w for w in tokens(title) if len(w) > 3}
+    return bool(words) and words <= set(tokens(text))
+
+
+# --- concept pages ------------------------------------------------------------------------------
+
+
+@dataclass
+class Member:
+    """A source that mentions a concept, with what the concept page needs to know of it."""
+
+    path: str
+    page: str
+    title: str
+    date: str | None
+    version: str | None
+    anchor: str
+    level: int  # the strongest evidence it gives (ABOUT, DEFINED, HEADED, CODE, 0)
+    mentions: int
+    definition: int | None = None  # its sentence that defines the concept
+    headed: int | None = None  # its section named for the concept
+    sections: list[list[Any]] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return relevance(self.level, self.mentions)
+
+
+def rank_members(members: list[Member]) -> list[Member]:
+    return sorted(members, key=lambda m: (-m.score, m.path))
+
+
+def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept]) -> Page:
+    """The article. `members` are ranked; `sentences_of(member)` gives a member's sentences."""
+    page_path = concept.page
+    keys = [f" {k} " for k in concept.keys]
+    main = [m for m in members if m.level >= DEFINED][:3] or [m for m in members[:1] if m.level >= HEADED]
+    quoted = members[:QUOTED_MEMBERS]
+
+    def link(m: Member) -> str:
+        return relative_link(page_path, m.page)
+
+    def cite(m: Member, s: Sentence) -> dict[str, str]:
+        return {"text": quote_text(s.text), "link": citation(page_path, m.path, m.anchor, s.line),
+                "where": _where(m.path, m.anchor, s.line)}
+
+    mentioning: dict[str, list[tuple[int, Sentence]]] = {}
+    for m in quoted:
+        found = []
+        for i, s in enumerate(sentences_of(m)):
+            if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
+                continue
+            folded = " " + " ".join(tokens(s.text)) + " "
+            if any(k in folded for k in keys) or (s.subject and f" {' '.join(tokens(s.subject))} " in keys):
+                found.append((i, s))
+        mentioning[m.path] = found
+
+    # the lead: the sentence that defines it, from the source that defines it
+    lead = None
+    lead_member = None
+    for m in [*main, *quoted]:
+        sentences = sentences_of(m)
+        if m.definition is not None and m.definition < len(sentences):
+            lead, lead_member = sentences[m.definition], m
+            break
+    if lead is None:
+        for m in quoted:
+            for _, s in mentioning.get(m.path, []):
+                term = _defined_term(s.text)
+                if term and term[0] in concept.keys:
+                    lead, lead_member = s, m
+                    break
+            if lead is not None:
+                break
+    if lead is None:
+        for m in [*main, *quoted]:
+            candidates = [s for _, s in mentioning.get(m.path, []) if s.kind in ("para", "item")
+                          and not _CHATTY.match(s.text) and not _REFERS_BACK.match(s.text)]
+            if candidates:
+                lead, lead_member = candidates[0], m
+                break
+
+    # key points: what the most relevant sources say about it, each cited, a handful
+    scored: list[tuple[float, int, Member, Sentence]] = []
+    best = max((m.score for m in quoted), default=1.0) or 1.0
+    for rank, m in enumerate(quoted):
+        for i, s in mentioning.get(m.path, []):
+            if s is lead or s.kind == "term" or _CODE_LIKE.search(s.text) or _release_of(m, s)[0]:
+                continue  # a statement tied to a release belongs to the changes over time
+            head = " " + " ".join(tokens(s.text)[:8]) + " "
+            score = 4.0 * (m.score / best)
+            if any(k in head for k in keys):
+                score += 2
+            if _defined_term(s.text):
+                score += 1.5
+            if _SIGNAL.search(s.text):
+                score += 1
+            if _CHATTY.match(s.text) or s.text.endswith("?"):
+                score -= 2
+            if _REFERS_BACK.match(s.text):
+                score -= 1.5
+            if len(s.text) > 300:
+                score -= 1
+            scored.append((score, rank * 10_000 + i, m, s))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    points: list[dict[str, Any]] = []
+    per_member: dict[str, int] = {}
+    seen_text: set[str] = {lead.text} if lead is not None else set()
+    for score, _, m, s in scored:
+        if len(points) >= KEY_POINTS or score < 1:
+            break
+        if s.text in seen_text or per_member.get(m.path, 0) >= 2:
+            continue
+        seen_text.add(s.text)
+        per_member[m.path] = per_member.get(m.path, 0) + 1
+        points.append({**cite(m, s), "source": escape_link_text(m.title), "source_link": link(m)})
+
+    # changes over time: statements tied to a release, in release order, newest first
+    changes: list[tuple[tuple[Any, ...], str, dict[str, Any]]] = []
+    for m in quoted:
+        for _, s in mentioning.get(m.path, []):
+            version, date = _release_of(m, s)
+            if not version or s.text in seen_text:
+                continue
+            changes.append((version_key(version), date or "", {**cite(m, s), "version": version, "date": date,
+                                                                "source": escape_link_text(m.title), "source_link": link(m)}))
+    changes.sort(key=lambda c: (c[0], c[1]), reverse=True)
+    timeline: list[dict[str, Any]] = []
+    for _, _, item in changes:
+        if item["text"] in {t["text"] for t in timeline}:
+            continue
+        timeline.append(item)
+        if len(timeline) >= CHANGES:
+            break
+
+    # every source it gathers is linked from the page (links go both ways)
+    listed = [m for m in members if m.path not in {x.path for x in main}]
+    body = render(
+        "concept_page.md.j2",
+        title=concept.title,
+        aliases=concept.aliases,
+        lead=cite(lead_member, lead) if lead is not None and lead_member is not None else None,
+        lead_source={"title": escape_link_text(lead_member.title), "link": link(lead_member)} if lead_member else None,
+        main=[{"title": escape_link_text(m.title), "link": link(m), "section": _section_note(m, page_path)} for m in main],
+        points=points,
+        changes=timeline,
+        related=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in related],
+        also=[{"title": escape_link_text(m.title), "link": link(m)} for m in listed[:ALSO_LISTED]],
+        more=max(0, len(listed) - ALSO_LISTED),
+        count=len(members),
+    )
+    meta = {
+        "title": concept.title,
+        "kind": "concept",
+        "sources": [m.path for m in members],
+        "aliases": concept.aliases,
+    }
+    return Page(page_path, meta, body)
+
+
+def _release_of(m: Member, s: Sentence) -> tuple[str | None, str | None]:
+    """The release a statement belongs to: the version the markup ties it to, else its changelog
+    section's, else the document's own (a release note is about one release)."""
+    if s.version:
+        return s.version, None
+    index = s.section
+    while 0 <= index < len(m.sections):
+        title, _level, _line, parent, version, date = m.sections[index]
+        if version:
+            return version, date
+        index = parent
+    if m.version:
+        return m.version, m.date
+    return None, None
+
+
+def _section_note(m: Member, page_path: str) -> str:
+    """"the section Foo, line N" when a member is main because a section is named for it."""
+    if m.level >= DEFINED or m.headed is None or not (0 <= m.headed < len(m.sections)):
+        return ""
+    title, _level, line = m.sections[m.headed][:3]
+    return f"section [{escape_link_text(title.replace('`', ''))}]({citation(page_path, m.path, m.anchor, line)})"
+
+
+__all__ = ["ABOUT", "Member", "concept_page", "rank_members", "source_page", "outline", "quote_text", "citation",
+           "version_key"]
