@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import posixpath
+import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -29,7 +30,7 @@ from .errors import PathEscape
 from .naming import printable, undecodable
 from .pages import FrontMatterError, content_hash, loads_page, slugify
 from .sources import Document, is_ignored_name, load_source
-from .state import SourceRow, State
+from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
 from .workspace import (
     Workspace,
     atomic_write,
@@ -177,13 +178,13 @@ def assign_page(path: str, taken: set[str]) -> str:
 
 
 def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:
-    """After .wikimem/ was deleted (a fresh clone): trust pages whose source hash still matches."""
+    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as corrupt: trust
+    source pages whose source hash still matches, and concept pages as they are."""
     restored = 0
     folder = ws.wiki / "sources"
-    if not folder.is_dir():
-        return 0
     with state.transaction():
-        for page_file in sorted(folder.rglob("*.md")):
+        state.rebuilt()
+        for page_file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
             rel = page_file.relative_to(ws.wiki).as_posix()
             if index_page.is_catalog(rel) or undecodable(rel):
                 continue
@@ -196,7 +197,7 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
                 continue
             raw = current.get(page.sources[0])
             sha = str(page.meta.get("source_sha256") or "")
-            if raw is None or not sha or file_sha256(raw.file) != sha:
+            if raw is None or not sha or _sha_or_none(raw.file) != sha:
                 continue
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
             state.put_page(rel, content_hash(text), "source", raw.path)
@@ -206,6 +207,14 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
             if not index_page.is_catalog(rel) and not undecodable(rel):
                 state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
+
+
+def _sha_or_none(file: Path) -> str | None:
+    """A raw file's hash, or None when it went away (or became unreadable) since the scan."""
+    try:
+        return file_sha256(file)
+    except OSError:
+        return None
 
 
 def strip_updated(text: str) -> str:
@@ -242,7 +251,21 @@ def compile_workspace(
     alone until it changes, so a broken file does not cost a retry (or tokens) on every batch.
     """
     with writer_lock(ws, wait=wait, holder="wikimem compile"):
-        return _compile_locked(ws, settings, backend_name or settings.backend, rebuild, progress, give_up_after)
+        name = backend_name or settings.backend
+        try:
+            return _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            # damage the opening checks could not see (a page in the middle of the file): state
+            # is derived, so set it aside and compile once more from the pages, instead of
+            # failing the same way on every run (the daemon retries)
+            log.debug("state.db damaged mid-compile", exc_info=True)
+            moved = set_aside(ws.state_db)
+            report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
+            report.warnings.insert(0, f"state.db was unreadable ({exc}); moved it to {moved.name} and "
+                                      "rebuilt it from the pages")
+            return report
 
 
 def _compile_locked(
@@ -254,13 +277,27 @@ def _compile_locked(
     report = CompileReport(backend=backend.name)
     remove_stale_temp_files(ws.wiki)
     state = State(ws.state_db)
+    journal = WriteJournal(ws.state_dir)
     try:
+        if state.recovered:
+            report.warnings.append(state.recovered)
         files, refused = scan_raw(ws)
         current = {f.path: f for f in files}
         if state.fresh:
             restored = rebuild_state(ws, state, current)
             if restored:
                 report.warnings.append(f"state rebuilt from {restored} source pages")
+        interrupted = journal.read()
+        if interrupted:
+            # a compile stopped between writing pages and committing state.db (kill -9, a full
+            # disk, a power cut): its pages are wikimem's, not a person's edits
+            with state.transaction():
+                adopted, dropped = recover_pages(ws.wiki, state, interrupted)
+            journal.clear()
+            if adopted or dropped:
+                report.warnings.append(
+                    f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
+                    "taken back as wikimem's and compiled again")
         # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
         history.sync(ws, settings, state)
         rows = state.sources()
@@ -361,6 +398,20 @@ def _compile_locked(
             # compiler writes the pages table
             skipped_now = {p for p, o in outcomes.items() if o.status in ("skipped", "failed")}
 
+            # Pages are not written as they are decided: every write is first journalled (one
+            # fsync for the batch), then written, so that a compile stopped before state.db
+            # commits leaves pages the next one knows for wikimem's (state.WriteJournal).
+            planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
+            intents: list[tuple[str, str, str, str | None]] = []
+
+            def current_bytes(target: Path) -> bytes | None:
+                if target in planned:
+                    return planned[target]
+                try:
+                    return target.read_bytes()
+                except FileNotFoundError:
+                    return None
+
             def apply(edit: PageEdit, bucket: dict[str, list[str]]) -> None:
                 try:
                     target = confine(ws.wiki, edit.path)
@@ -371,8 +422,8 @@ def _compile_locked(
                 if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
                     report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
                     return
-                exists = target.exists()
-                disk = target.read_bytes() if exists else None
+                disk = current_bytes(target)
+                exists = disk is not None
                 known = pages_state.get(rel)
                 human = exists and (known is None or known[0] != content_hash(disk or b""))
                 if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
@@ -387,7 +438,7 @@ def _compile_locked(
                         bucket["kept"].append(rel)
                         state.delete_page(rel)
                         return
-                    target.unlink()
+                    planned[target] = None
                     state.delete_page(rel)
                     bucket["removed"].append(rel)
                     return
@@ -395,9 +446,10 @@ def _compile_locked(
                     # an in-place edit on top of the person's current text (the anthropic
                     # backend's str_replace/insert): apply it, but leave the recorded hash alone
                     # so the page stays marked as edited by a person and is never overwritten
+                    # (nor journalled: it must stay a person's page after a crash too)
                     text = stamp(edit.content, (disk or b"").decode("utf-8", "replace"))
                     if text.encode("utf-8") != disk:
-                        atomic_write(target, text.encode("utf-8"), durable=False)
+                        planned[target] = text.encode("utf-8")
                         bucket["updated"].append(rel)
                     return
                 if human:
@@ -408,7 +460,8 @@ def _compile_locked(
                 text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
                 data = text.encode("utf-8")
                 if disk != data:
-                    atomic_write(target, data, durable=False)
+                    planned[target] = data
+                    intents.append((rel, content_hash(data), edit.kind, edit.owner))
                     bucket["updated" if exists else "created"].append(rel)
                 state.put_page(rel, content_hash(data), edit.kind, edit.owner)
 
@@ -431,6 +484,13 @@ def _compile_locked(
                     apply(PageEdit(old_page, None, "source", old), per_source.setdefault(new, {"created": [], "updated": [], "removed": [], "kept": []}))
                 state.delete_source(old)
                 report.renamed.append((old, new))
+
+            journal.record(intents)
+            for target, data in planned.items():
+                if data is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    atomic_write(target, data, durable=False)
 
             # --- state rows and log entries per source
             for path, ref in sorted(refs.items()):
@@ -509,6 +569,8 @@ def _compile_locked(
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
+        # committed: state.db now records every page the journal named
+        journal.clear()
         return report
     finally:
         state.close()
