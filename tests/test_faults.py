@@ -264,3 +264,76 @@ def test_a_state_db_corrupted_mid_compile_is_rebuilt_once(tmp_path: Path, monkey
     assert "raw/delta.md" in report.compiled
     assert any("state.db" in w for w in report.warnings)
     assert state_module is not None
+
+
+@pytest.mark.parametrize("later", [False, True])
+def test_a_new_source_whose_page_name_a_persons_page_holds_gets_another(tmp_path: Path, later: bool) -> None:
+    """raw/alpha.md goes (its page, which a person edited, stays) and raw/alpha.txt comes: same
+    page name. The new source gets a page of its own, under another name, and the report says so."""
+    ws = seeded(tmp_path / "ws")
+    page = ws.wiki / "sources" / "alpha.md"
+    page.write_text(page.read_text() + "\nMy own note on alpha.\n")
+    (ws.raw / "alpha.md").unlink()
+    if later:
+        compile_(ws)
+    write(ws, "alpha.txt", "Alpha again\n\nThe canary release now takes 20 minutes, since 2027.\n")
+    report = compile_(ws)
+    assert "raw/alpha.txt" in report.compiled
+    state = State(ws.state_db)
+    try:
+        row = state.sources()["raw/alpha.txt"]
+    finally:
+        state.close()
+    assert row.page and row.page != "sources/alpha.md"
+    assert "20 minutes" in (ws.wiki / row.page).read_text()
+    assert "My own note on alpha." in page.read_text()
+    assert any("sources/alpha.md" in w and row.page in w and "raw/alpha.txt" in w for w in report.warnings)
+    assert compile_(ws).noop
+
+
+def test_a_wikimem_page_freed_by_a_removed_source_is_not_taken_for_a_persons(tmp_path: Path) -> None:
+    """raw/alpha.md goes and raw/alpha.txt comes in the same batch, nobody edited anything: the
+    new source's page is wikimem's (not kept as a person's edit, not removed with the old one)."""
+    ws = seeded(tmp_path / "ws")
+    (ws.raw / "alpha.md").unlink()
+    write(ws, "alpha.txt", "Alpha again\n\nThe canary release now takes 20 minutes, since 2027.\n")
+    report = compile_(ws)
+    assert report.kept == []
+    assert persons_pages(ws) == []
+    state = State(ws.state_db)
+    try:
+        row = state.sources()["raw/alpha.txt"]
+    finally:
+        state.close()
+    assert row.page and "20 minutes" in (ws.wiki / row.page).read_text()
+    assert compile_(ws).noop
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_a_raw_file_gone_between_scan_and_read_is_skipped_for_this_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, known: bool
+) -> None:
+    import wikimem.compiler as compiler
+
+    ws = seeded(tmp_path / "ws")
+    name = "beta.md" if known else "delta.md"
+    write(ws, name, "# Delta notes\n\nThe rollback drill ran on 2 May 2026 with 12 engineers.\n")
+    write(ws, "epsilon.md", "# Epsilon notes\n\nA canary release took 9 minutes in 2027.\n")
+    real_scan = compiler.scan_raw
+
+    def scan_then_delete(workspace: Workspace):  # type: ignore[no-untyped-def]
+        found = real_scan(workspace)
+        (workspace.raw / name).unlink()  # another process deletes it right after the scan
+        return found
+
+    monkeypatch.setattr(compiler, "scan_raw", scan_then_delete)
+    report = compile_(ws)
+    monkeypatch.setattr(compiler, "scan_raw", real_scan)
+    assert "raw/epsilon.md" in report.compiled
+    lines = [w for w in report.warnings if f"raw/{name}" in w]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    page = ws.wiki / "sources" / name
+    assert page.exists() == known  # a known source's page is left as it was this run
+    after = compile_(ws)  # the next run sees the truth: the file is gone
+    assert not page.exists()
+    assert after.failed == [] and compile_(ws).noop

@@ -209,6 +209,29 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
     return restored
 
 
+def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any], listed: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Source pages on disk that state.db has no record of, with the sources they name."""
+    out: dict[str, list[str]] = {}
+    for rel in _files_in(ws.wiki, "sources", listed):
+        if rel in recorded or not rel.endswith(".md") or index_page.is_catalog(rel) or undecodable(rel):
+            continue
+        try:
+            text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
+            out[rel] = loads_page(rel, text).sources
+        except (OSError, FrontMatterError):
+            out[rel] = []
+    return out
+
+
+def _persons_page(ws: Workspace, rel: str, recorded: Mapping[str, tuple[str, str, str | None]]) -> bool:
+    try:
+        data = (ws.wiki / rel).read_bytes()
+    except OSError:
+        return False
+    known = recorded.get(rel)
+    return known is None or known[0] != content_hash(data)
+
+
 def _sha_or_none(file: Path) -> str | None:
     """A raw file's hash, or None when it went away (or became unreadable) since the scan."""
     try:
@@ -314,12 +337,27 @@ def _compile_locked(
 
         # --- plan: hash only what size+mtime say may have changed
         shas: dict[str, str] = {}
+        vanished: set[str] = set()
         for f in files:
             row = rows.get(f.path)
             if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
                 shas[f.path] = row.sha256
+                continue
+            sha = _sha_or_none(f.file)
+            if sha is None:
+                # deleted (or swapped for something unreadable) between the scan and this read:
+                # leave it as it was for this run, neither compiled nor removed; the next run
+                # scans again and sees what is there
+                vanished.add(f.path)
+                report.warnings.append(f"{f.path} went away while this compile read it; left as it was until the next compile")
+                if row is None:
+                    continue
+                shas[f.path] = row.sha256
             else:
-                shas[f.path] = file_sha256(f.file)
+                shas[f.path] = sha
+        if vanished:
+            files = [f for f in files if f.path in shas]
+            current = {f.path: f for f in files}
         skipped_before = {
             p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256
         }
@@ -357,7 +395,7 @@ def _compile_locked(
         index_missing = not (ws.wiki / "index.md").exists()
         for f in files:
             row = rows.get(f.path)
-            if row and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
+            if row and f.path not in vanished and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
                 state.put_source(SourceRow(**{**asdict(row), "size": f.size, "mtime_ns": f.mtime_ns, "concepts": row.concepts}))
         if not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or new_refused):
             report.noop = True
@@ -367,12 +405,27 @@ def _compile_locked(
 
         # --- assign pages, build the batch
         taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
+        # a removed source's page is not handed to a new source in the same run: it is being
+        # deleted (or kept, when a person edited it) by this very compile
+        held = {row.page for p, row in gone.items() if row.page and p not in renamed.values()}
+        foreign: dict[str, list[str]] | None = None
         refs: dict[str, SourceRef] = {}
         for f in candidates:
             row = rows.get(f.path)
             page = row.page if row and row.page else None
             if page is None:
-                page = assign_page(f.path, taken)
+                if foreign is None:
+                    foreign = _foreign_pages(ws, pages_state, listed)
+                # a page file wikimem has no record of (a person's, or one whose source went
+                # away while a person's edit kept it) is never taken over, unless it names this
+                # very source (its own page, when state.db was rebuilt after a fresh clone)
+                blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
+                page = assign_page(f.path, blocked)
+                first = assign_page(f.path, taken)
+                if first != page and _persons_page(ws, first, pages_state):
+                    report.warnings.append(
+                        f"{f.path}: {first} is a page a person edited (its source is gone), so this "
+                        f"source's page is {page}")
                 taken.add(page)
             refs[f.path] = SourceRef(f.path, shas[f.path], page)
         def load(path: str) -> Document:
@@ -503,6 +556,8 @@ def _compile_locked(
                         report.unchanged += 1
                     continue
                 if outcome.status in ("skipped", "failed"):
+                    if path in vanished:
+                        continue  # read again next run; its row stays as it was
                     row = rows.get(path)
                     attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
                     state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
