@@ -337,3 +337,24 @@ def test_a_raw_file_gone_between_scan_and_read_is_skipped_for_this_run(
     after = compile_(ws)  # the next run sees the truth: the file is gone
     assert not page.exists()
     assert after.failed == [] and compile_(ws).noop
+
+
+def test_html_nested_past_the_recursion_limit_takes_no_lint_rule_or_search_down(tmp_path: Path) -> None:
+    """One source no loader can read (nested deeper than Python recurses) is that source's
+    problem: every lint rule still runs for the rest of the wiki, and search still answers."""
+    import sys
+
+    from wikimem import search
+    from wikimem.lint import run_lint
+
+    ws = seeded(tmp_path / "ws")
+    depth = sys.getrecursionlimit() * 3
+    write(ws, "deep.html", "<html><body><h1>Deep</h1><p>The canary release took 8 minutes in 2026.</p>"
+                           + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>")
+    compile_(ws)
+    settings = load_settings(ws.root, environ={})
+    report = run_lint(ws, settings)
+    assert report.failed_rules == [] and not [n for n in report.notes if "failed" in n]
+    assert run_lint(ws, settings).failed_rules == []  # and the next run, from the cache
+    hits = search.engine(ws).passages("canary release", limit=10)
+    assert any(h.hit.path == "raw/alpha.md" for h in hits)
