@@ -358,3 +358,49 @@ def test_html_nested_past_the_recursion_limit_takes_no_lint_rule_or_search_down(
     assert run_lint(ws, settings).failed_rules == []  # and the next run, from the cache
     hits = search.engine(ws).passages("canary release", limit=10)
     assert any(h.hit.path == "raw/alpha.md" for h in hits)
+
+
+def test_notes_added_at_the_same_moment_are_all_kept(ws: Workspace) -> None:
+    """50 add_note calls at once, one title: 50 files, each with its own text (an exclusive
+    create, not a check then a replace)."""
+    import threading
+
+    from wikimem.mcp_server import add_note
+
+    barrier = threading.Barrier(50)
+    results: list[str] = []
+
+    def one(i: int) -> None:
+        barrier.wait()
+        results.append(add_note(ws, "Same title", f"note number {i}")["path"])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(results)) == 50
+    texts = {(ws.root / p).read_text() for p in results}
+    assert texts == {f"# Same title\n\nnote number {i}\n" for i in range(50)}
+    assert not [p for p in (ws.raw / "inbox").iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_naming_a_note_does_not_slow_down_with_the_notes_of_that_title(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted in file system calls, not seconds: the 300th note of one title costs what the
+    third does (before, each note tried every earlier name in turn)."""
+    from wikimem import mcp_server
+
+    for i in range(300):
+        mcp_server.add_note(ws, "Daily", f"entry {i}")
+    calls = {"n": 0}
+    for name in ("stat", "lstat", "open", "link"):
+        real = getattr(os, name)
+
+        def counted(*args, _real=real, **kwargs):  # type: ignore[no-untyped-def]
+            calls["n"] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(os, name, counted)
+    mcp_server.add_note(ws, "Daily", "entry 300")
+    assert calls["n"] <= 40
+    assert len(list((ws.raw / "inbox").glob("*.md"))) == 301

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import secrets
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import PathEscape, WikimemError
@@ -129,7 +131,7 @@ def lint_findings(ws: Workspace) -> dict[str, Any]:
 def add_note(ws: Workspace, title: str, text: str) -> dict[str, Any]:
     """Drop a Markdown note into raw/inbox/ (never overwriting) for the next compile."""
     from .pages import slugify
-    from .workspace import atomic_write
+    from .workspace import create_new
 
     title = " ".join((title or "").split())
     if not title or not (text or "").strip():
@@ -140,13 +142,20 @@ def add_note(ws: Workspace, title: str, text: str) -> dict[str, Any]:
     inbox = ws.raw / "inbox"
     confine(ws.raw, "inbox")  # raw/inbox must not be a symlink out of the workspace
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
-    base = f"{stamp}-{slugify(title, max_length=60)}"
-    name, n = f"{base}.md", 2
-    while (inbox / name).exists():
-        name, n = f"{base}-{n}.md", n + 1
-    atomic_write(inbox / name, data)
-    return {"path": f"raw/inbox/{name}", "bytes": len(data),
+    file = create_new(inbox, _note_names(f"{stamp}-{slugify(title, max_length=60)}"), data)
+    return {"path": f"raw/inbox/{file.name}", "bytes": len(data),
             "note": "queued: the daemon compiles it shortly, or run wikimem compile"}
+
+
+def _note_names(base: str) -> Iterator[str]:
+    """base.md, base-2.md ... base-9.md, then a random suffix: the tenth note of a day with one
+    title costs as much as the second, where counting up through every earlier one took
+    minutes a thousand at 10,000 notes."""
+    yield f"{base}.md"
+    for n in range(2, 10):
+        yield f"{base}-{n}.md"
+    while True:
+        yield f"{base}-{secrets.token_hex(4)}.md"
 
 
 def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None,

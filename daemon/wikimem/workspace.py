@@ -10,7 +10,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +111,33 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def create_new(folder: Path, names: Iterable[str], data: bytes) -> Path:
+    """Write `data` under the first of `names` that does not exist in `folder`; never replaces.
+
+    The file is written whole under a temp name and then hard-linked to its name: link(2)
+    fails when the name exists, so two writers at the same moment never take the same name
+    (a check then a replace lets both through) and no reader sees half a file.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".wikimem-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        for name in names:
+            target = folder / name
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                continue
+            return target
+        raise FileExistsError(f"every name offered is taken in {folder}")
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def remove_stale_temp_files(folder: Path) -> int:
