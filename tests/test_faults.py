@@ -404,3 +404,63 @@ def test_naming_a_note_does_not_slow_down_with_the_notes_of_that_title(ws: Works
     mcp_server.add_note(ws, "Daily", "entry 300")
     assert calls["n"] <= 40
     assert len(list((ws.raw / "inbox").glob("*.md"))) == 301
+
+
+def _numbered_file(ws: Workspace, name: str, lines: int, width: int = 0) -> Path:
+    return write(ws, name, "".join(f"line {n} {'x' * width}\n" for n in range(1, lines + 1)))
+
+
+def test_mcp_read_serves_a_large_file_in_slices_without_holding_it(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    from wikimem import mcp_server
+
+    monkeypatch.setattr(mcp_server, "READ_WHOLE_BYTES", 1_000_000)  # a 2 GB file, scaled down
+    _numbered_file(ws, "big.txt", 200_000, width=100)  # 20 MB
+    tracemalloc.start()
+    try:
+        first = mcp_server.read_file(ws, "raw/big.txt")
+        later = mcp_server.read_file(ws, "raw/big.txt", start_line=150_000, max_lines=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000
+    assert first["truncated"] and first["next_start_line"] == first["end_line"] + 1
+    assert first["text"].startswith("line 1 ")
+    assert later["text"].split("\n")[0].startswith("line 150000 ") and later["end_line"] == 150_002
+
+
+def test_mcp_read_follows_citation_anchors(ws: Workspace) -> None:
+    from wikimem.mcp_server import read_file
+
+    _numbered_file(ws, "a.md", 300)
+    around = read_file(ws, "raw/a.md#L147")
+    lines = around["text"].split("\n")
+    assert "147\tline 147 " in lines and around["line"] == 147
+    assert around["start_line"] < 147 < around["end_line"] and len(lines) < 60
+    span = read_file(ws, "raw/a.md#L10-L20")
+    assert span["text"].split("\n") == [f"{n}\tline {n} " for n in range(10, 21)]
+    assert read_file(ws, "raw/a.md#L3", start_line=3, max_lines=1)["text"] == "line 3 "  # as before
+
+
+def test_the_memory_tools_view_of_a_large_raw_file_is_a_slice(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    from anthropic.types.beta import BetaMemoryTool20250818ViewCommand
+
+    from wikimem import memory_tool
+
+    monkeypatch.setattr(memory_tool, "VIEW_WHOLE_BYTES", 1_000_000)
+    _numbered_file(ws, "big.txt", 200_000, width=100)
+    tool = memory_tool.WikiMemoryTool(ws)
+    tracemalloc.start()
+    try:
+        shown = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/raw/big.txt"))
+        ranged = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/raw/big.txt",
+                                                             view_range=[150_000, 150_002]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000
+    assert "view_range" in shown.splitlines()[-1]  # says how to go on
+    assert "150000\tline 150000 " in ranged and "150003" not in ranged
