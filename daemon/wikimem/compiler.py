@@ -28,7 +28,7 @@ from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .naming import printable, undecodable
-from .pages import FrontMatterError, content_hash, loads_page, slugify
+from .pages import FrontMatterError, content_hash, loads_page, lost_line, slugify
 from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
 from .workspace import (
@@ -58,6 +58,9 @@ class CompileReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    # commands and edits refused because they would change what a person wrote (or break
+    # another guard): (source or page, reason)
+    refused: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -66,6 +69,7 @@ class CompileReport:
         data["renamed"] = [{"from": a, "to": b} for a, b in self.renamed]
         data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
         data["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
+        data["refused"] = [{"path": p, "reason": r} for p, r in self.refused]
         data["seconds"] = round(self.seconds, 3)
         return data
 
@@ -443,6 +447,7 @@ def _compile_locked(
             result = backend.compile(batch)
             outcomes = {o.path: o for o in result.outcomes}
             report.warnings.extend(result.notes)
+            report.refused.extend(result.refused)
             # --- guard and write
             entries: list[log_page.LogEntry] = []
             per_source: dict[str, dict[str, list[str]]] = {}
@@ -500,7 +505,15 @@ def _compile_locked(
                     # backend's str_replace/insert): apply it, but leave the recorded hash alone
                     # so the page stays marked as edited by a person and is never overwritten
                     # (nor journalled: it must stay a person's page after a crash too)
-                    text = stamp(edit.content, (disk or b"").decode("utf-8", "replace"))
+                    before = (disk or b"").decode("utf-8", "replace")
+                    lost = lost_line(before, edit.content)
+                    if lost is not None:
+                        # whichever backend proposed it: on a person's page an edit may only add
+                        report.refused.append((rel, f"the edit would change or remove line {lost}, which a person's page keeps"))
+                        bucket["kept"].append(rel)
+                        atomic_write(ws.state_dir / "proposed" / rel, stamp(edit.content, None), durable=False)
+                        return
+                    text = stamp(edit.content, before)
                     if text.encode("utf-8") != disk:
                         planned[target] = text.encode("utf-8")
                         bucket["updated"].append(rel)
@@ -614,6 +627,9 @@ def _compile_locked(
                 f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
                 f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
             )
+            if report.refused:
+                summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
+                               "or break a guard (see the compile report)")
             summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
             if any([report.created, report.updated, report.removed, report.kept, entries]):
                 compiled_now = len(report.compiled) + report.unchanged

@@ -173,3 +173,19 @@ def _relative(start_dir: str, to_path: str) -> str:
 
 def escape_link_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def lost_line(before: str, after: str) -> int | None:
+    """The number of the first line of `before` that `after` does not keep, or None when every
+    line of `before` is in `after`, whole and in order (lines were only added between them).
+
+    On a page a person edited, wikimem cannot tell their words from its own, so an edit there
+    may add lines and nothing else: this is the test. `updated:` lines are ignored (code stamps it).
+    """
+    kept = iter(line for line in after.split("\n") if not line.startswith("updated: "))
+    for number, line in enumerate(before.split("\n"), 1):
+        if line.startswith("updated: "):
+            continue
+        if not any(line == other for other in kept):
+            return number
+    return None

@@ -472,6 +472,7 @@ class AnthropicBackend:
                 if not (ws.wiki / ref.page).exists():
                     work.append(path)
         aborted: str | None = None
+        refused: list[tuple[str, str]] = []
         rows = batch.state.sources()
         resumed = self._resume(run)
         for path in sorted(set(work)):
@@ -519,6 +520,7 @@ class AnthropicBackend:
                 first = run.tool.refusals[0].split(";")[0]
                 notes_count = len(run.tool.refusals)
                 run.notes.append(f"{path}: the memory tool refused {notes_count} command(s), first: {first}")
+                refused.extend((path, reason) for reason in run.tool.refusals)
             if failure is not None:
                 overlay.discard()
                 if isinstance(failure, RunAborted):
@@ -547,7 +549,7 @@ class AnthropicBackend:
                 f"{total.output}, cache read {total.cache_read}, cache write {total.cache_write}"
                 + (f"; ~${cost:.4f}" if cost is not None else "")
             )
-        return BatchResult(tuple(edits), tuple(outcomes), tuple(notes))
+        return BatchResult(tuple(edits), tuple(outcomes), tuple(notes), tuple(refused))
 
     def _cost(self, usage: Usage) -> float | None:
         return cost_usd(self.settings.model, usage)
