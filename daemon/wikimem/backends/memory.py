@@ -47,7 +47,14 @@ from anthropic.types.beta import (
 from ..errors import PathEscape
 from ..index_page import is_catalog
 from ..naming import undecodable
-from ..pages import FrontMatterError, content_hash, lost_line, parse_meta, slugify, split_front_matter
+from ..pages import (
+    FrontMatterError,
+    content_hash,
+    lost_line,
+    parse_meta,
+    slugify,
+    split_front_matter,
+)
 from ..workspace import confine
 
 log = logging.getLogger("wikimem.anthropic")
