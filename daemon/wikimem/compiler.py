@@ -18,7 +18,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,15 @@ from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .naming import printable, undecodable
-from .pages import FrontMatterError, content_hash, loads_page, lost_line, slugify
+from .pages import (
+    FrontMatterError,
+    content_hash,
+    guard_page,
+    inert_added,
+    loads_page,
+    lost_line,
+    slugify,
+)
 from .sources import Document, is_ignored_name, load_source
 from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
 from .workspace import (
@@ -484,6 +492,11 @@ def _compile_locked(
                 exists = disk is not None
                 known = pages_state.get(rel)
                 human = exists and (known is None or known[0] != content_hash(disk or b""))
+                proposed_edit = edit
+                if edit.content is not None:
+                    # whatever a backend rendered from a source: names and titles one line, no
+                    # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
+                    edit = replace(edit, content=guard_page(edit.content))
                 if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
                     # exactly the bytes we would write: a compile killed before state.db
                     # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
@@ -506,14 +519,16 @@ def _compile_locked(
                     # so the page stays marked as edited by a person and is never overwritten
                     # (nor journalled: it must stay a person's page after a crash too)
                     before = (disk or b"").decode("utf-8", "replace")
-                    lost = lost_line(before, edit.content)
+                    # the person's lines as they are (their HTML too); only what was added is made inert
+                    content = inert_added(before, proposed_edit.content or "")
+                    lost = lost_line(before, content)
                     if lost is not None:
                         # whichever backend proposed it: on a person's page an edit may only add
                         report.refused.append((rel, f"the edit would change or remove line {lost}, which a person's page keeps"))
                         bucket["kept"].append(rel)
-                        atomic_write(ws.state_dir / "proposed" / rel, stamp(edit.content, None), durable=False)
+                        atomic_write(ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
                         return
-                    text = stamp(edit.content, before)
+                    text = stamp(content, before)
                     if text.encode("utf-8") != disk:
                         planned[target] = text.encode("utf-8")
                         bucket["updated"].append(rel)

@@ -33,6 +33,7 @@ from anthropic.types.beta import (
 
 from .errors import PathEscape
 from .naming import undecodable
+from .pages import one_line
 from .workspace import Workspace, atomic_write, confine, read_window
 
 ROOT = "/memories"
@@ -125,7 +126,8 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
                     item.is_symlink() and self.ws.root not in item.resolve().parents
                 ):
                     continue
-                rows.append(f"{prefix}{item.name}{'/' if item.is_dir() else ''}")
+                # one entry per line, whatever the name holds (a line break would forge entries)
+                rows.append(f"{prefix}{one_line(item.name)}{'/' if item.is_dir() else ''}")
                 if item.is_dir():
                     walk(item, f"{prefix}{item.name}/", depth + 1)
 

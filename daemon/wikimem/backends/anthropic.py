@@ -40,7 +40,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import UsageError, WikimemError
-from ..pages import FrontMatterError, Page, loads_page
+from ..pages import FrontMatterError, Page, inert_markdown, loads_page
 from ..sources import Document, SkipSource, read_text
 from ..templating import render
 from ..workspace import Workspace
@@ -778,6 +778,12 @@ class AnthropicBackend:
                 continue
             if not str(parsed.meta.get("title") or "").strip() and not _h1(parsed.body):
                 problems.append(f"{ROOT}/{rel}: front matter has no title")
+            if not run.tool.is_human(rel) and inert_markdown(parsed.body) != parsed.body:
+                # the compiler makes it inert anyway; told, the model can write it as meant
+                problems.append(
+                    f"{ROOT}/{rel} holds raw HTML or a link that is not relative, http(s) or mailto; write "
+                    "it as text (escape < as \\<) or drop the link"
+                )
             for target in dict.fromkeys(page_links(parsed.body)):
                 where, path, fragment = resolve_link(rel, target)
                 if where == "wiki":

@@ -270,9 +270,11 @@ _LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
 
 def quote_text(text: str) -> str:
     """A quote fit for a list item: one line, no stray link syntax that would dangle."""
+    from ..pages import inert  # imported here: this module's header is being reworked on main
+
     text = " ".join(text.split())
     text = _LINK_LIKE.sub(lambda m: f"\\[{m.group(1)}\\](", text)
-    return text.replace("[[", "[ [").replace("]]", "] ]")
+    return inert(text.replace("[[", "[ [").replace("]]", "] ]"))  # no HTML, no javascript: link
 
 
 class OfflineBackend:
