@@ -150,6 +150,23 @@ def _truncated(path: Path) -> bool:
     return valid and pages * page_size > size
 
 
+def _checks_out(path: Path) -> bool:
+    """SQLite's own quick check, for a file the header check doubts: a database being
+    checkpointed by another process (the daemon, while lint opens it) may for a moment be
+    shorter than its new header says, and must not be taken for a damaged one."""
+    try:
+        db = sqlite3.connect(str(path), timeout=30)
+    except sqlite3.Error:
+        return False
+    try:
+        row = db.execute("PRAGMA quick_check(1)").fetchone()
+        return bool(row) and row[0] == "ok"
+    except sqlite3.DatabaseError as exc:
+        return not is_corrupt(exc)
+    finally:
+        db.close()
+
+
 def set_aside(path: Path) -> Path:
     """Move a damaged state.db (and its -wal/-shm) out of the way; returns where it went."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
@@ -172,7 +189,7 @@ class State:
         self.path = path
         # set when the file was unreadable and moved aside: the caller says so in one line
         self.recovered: str | None = None
-        if path.exists() and _truncated(path):
+        if path.exists() and _truncated(path) and not _checks_out(path):
             self._set_aside("it is shorter than its header says")
         try:
             self._open()
