@@ -19,9 +19,9 @@ from conftest import corpus, snapshot
 from wikimem.backends.offline import MemoryStats, _StoreStats, choose_concepts
 from wikimem.backends.offline_store import Store
 from wikimem.compiler import compile_workspace
-from wikimem.raw_tree import collections
 from wikimem.config import load_settings
 from wikimem.init import init_workspace
+from wikimem.raw_tree import collections
 from wikimem.state import State
 from wikimem.workspace import Workspace
 

@@ -259,6 +259,8 @@ def print_compile_summary(report: Any) -> None:
         say(f"  skipped  {path}: {reason}")
     for path, reason in report.failed:
         say(f"  failed   {path}: {reason}")
+    for path, reason in report.refused:
+        say(f"  refused  {path}: {reason}")
     for warning in report.warnings:
         say(f"  note     {warning}")
 

@@ -14,10 +14,11 @@ import json
 import logging
 import os
 import posixpath
+import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,18 @@ from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .naming import undecodable
-from .pages import FrontMatterError, content_hash, loads_page, slugify
+from .pages import (
+    FrontMatterError,
+    content_hash,
+    guard_page,
+    inert_added,
+    loads_page,
+    lost_line,
+    slugify,
+)
 from .raw_tree import RawFile
 from .sources import Document, load_source
-from .state import SourceRow, State
+from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
 from .workspace import (
     Workspace,
     atomic_write,
@@ -58,6 +67,9 @@ class CompileReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    # commands and edits refused because they would change what a person wrote (or break
+    # another guard): (source or page, reason)
+    refused: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     ignored: dict[str, Any] = field(default_factory=lambda: {"count": 0, "by_rule": {}})
     seconds: float = 0.0
@@ -67,6 +79,7 @@ class CompileReport:
         data["renamed"] = [{"from": a, "to": b} for a, b in self.renamed]
         data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
         data["failed"] = [{"path": p, "reason": r} for p, r in self.failed]
+        data["refused"] = [{"path": p, "reason": r} for p, r in self.refused]
         data["seconds"] = round(self.seconds, 3)
         return data
 
@@ -127,13 +140,13 @@ def assign_page(path: str, taken: set[str]) -> str:
 
 
 def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:
-    """After .wikimem/ was deleted (a fresh clone): trust pages whose source hash still matches."""
+    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as corrupt: trust
+    source pages whose source hash still matches, and concept pages as they are."""
     restored = 0
     folder = ws.wiki / "sources"
-    if not folder.is_dir():
-        return 0
     with state.transaction():
-        for page_file in sorted(folder.rglob("*.md")):
+        state.rebuilt()
+        for page_file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
             rel = page_file.relative_to(ws.wiki).as_posix()
             if index_page.is_catalog(rel) or undecodable(rel):
                 continue
@@ -146,7 +159,7 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
                 continue
             raw = current.get(page.sources[0])
             sha = str(page.meta.get("source_sha256") or "")
-            if raw is None or not sha or file_sha256(raw.file) != sha:
+            if raw is None or not sha or _sha_or_none(raw.file) != sha:
                 continue
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
             state.put_page(rel, content_hash(text), "source", raw.path)
@@ -156,6 +169,37 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
             if not index_page.is_catalog(rel) and not undecodable(rel):
                 state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
+
+
+def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any], listed: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Source pages on disk that state.db has no record of, with the sources they name."""
+    out: dict[str, list[str]] = {}
+    for rel in _files_in(ws.wiki, "sources", listed):
+        if rel in recorded or not rel.endswith(".md") or index_page.is_catalog(rel) or undecodable(rel):
+            continue
+        try:
+            text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
+            out[rel] = loads_page(rel, text).sources
+        except (OSError, FrontMatterError):
+            out[rel] = []
+    return out
+
+
+def _persons_page(ws: Workspace, rel: str, recorded: Mapping[str, tuple[str, str, str | None]]) -> bool:
+    try:
+        data = (ws.wiki / rel).read_bytes()
+    except OSError:
+        return False
+    known = recorded.get(rel)
+    return known is None or known[0] != content_hash(data)
+
+
+def _sha_or_none(file: Path) -> str | None:
+    """A raw file's hash, or None when it went away (or became unreadable) since the scan."""
+    try:
+        return file_sha256(file)
+    except OSError:
+        return None
 
 
 def strip_updated(text: str) -> str:
@@ -192,7 +236,21 @@ def compile_workspace(
     alone until it changes, so a broken file does not cost a retry (or tokens) on every batch.
     """
     with writer_lock(ws, wait=wait, holder="wikimem compile"):
-        return _compile_locked(ws, settings, backend_name or settings.backend, rebuild, progress, give_up_after)
+        name = backend_name or settings.backend
+        try:
+            return _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            # damage the opening checks could not see (a page in the middle of the file): state
+            # is derived, so set it aside and compile once more from the pages, instead of
+            # failing the same way on every run (the daemon retries)
+            log.debug("state.db damaged mid-compile", exc_info=True)
+            moved = set_aside(ws.state_db)
+            report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
+            report.warnings.insert(0, f"state.db was unreadable ({exc}); moved it to {moved.name} and "
+                                      "rebuilt it from the pages")
+            return report
 
 
 def _compile_locked(
@@ -204,7 +262,10 @@ def _compile_locked(
     report = CompileReport(backend=backend.name)
     remove_stale_temp_files(ws.wiki)
     state = State(ws.state_db)
+    journal = WriteJournal(ws.state_dir)
     try:
+        if state.recovered:
+            report.warnings.append(state.recovered)
         scanned = raw_tree.scan(ws)
         files, refused = scanned.files, scanned.refused
         report.ignored = scanned.ignored_summary()
@@ -213,6 +274,17 @@ def _compile_locked(
             restored = rebuild_state(ws, state, current)
             if restored:
                 report.warnings.append(f"state rebuilt from {restored} source pages")
+        interrupted = journal.read()
+        if interrupted:
+            # a compile stopped between writing pages and committing state.db (kill -9, a full
+            # disk, a power cut): its pages are wikimem's, not a person's edits
+            with state.transaction():
+                adopted, dropped = recover_pages(ws.wiki, state, interrupted)
+            journal.clear()
+            if adopted or dropped:
+                report.warnings.append(
+                    f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
+                    "taken back as wikimem's and compiled again")
         # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
         history.sync(ws, settings, state)
         rows = state.sources()
@@ -229,12 +301,27 @@ def _compile_locked(
 
         # --- plan: hash only what size+mtime say may have changed
         shas: dict[str, str] = {}
+        vanished: set[str] = set()
         for f in files:
             row = rows.get(f.path)
             if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
                 shas[f.path] = row.sha256
+                continue
+            sha = _sha_or_none(f.file)
+            if sha is None:
+                # deleted (or swapped for something unreadable) between the scan and this read:
+                # leave it as it was for this run, neither compiled nor removed; the next run
+                # scans again and sees what is there
+                vanished.add(f.path)
+                report.warnings.append(f"{f.path} went away while this compile read it; left as it was until the next compile")
+                if row is None:
+                    continue
+                shas[f.path] = row.sha256
             else:
-                shas[f.path] = file_sha256(f.file)
+                shas[f.path] = sha
+        if vanished:
+            files = [f for f in files if f.path in shas]
+            current = {f.path: f for f in files}
         skipped_before = {
             p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256
         }
@@ -272,7 +359,7 @@ def _compile_locked(
         index_missing = not (ws.wiki / "index.md").exists()
         for f in files:
             row = rows.get(f.path)
-            if row and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
+            if row and f.path not in vanished and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
                 state.put_source(SourceRow(**{**asdict(row), "size": f.size, "mtime_ns": f.mtime_ns, "concepts": row.concepts}))
         if not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or new_refused):
             report.noop = True
@@ -282,12 +369,27 @@ def _compile_locked(
 
         # --- assign pages, build the batch
         taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
+        # a removed source's page is not handed to a new source in the same run: it is being
+        # deleted (or kept, when a person edited it) by this very compile
+        held = {row.page for p, row in gone.items() if row.page and p not in renamed.values()}
+        foreign: dict[str, list[str]] | None = None
         refs: dict[str, SourceRef] = {}
         for f in candidates:
             row = rows.get(f.path)
             page = row.page if row and row.page else None
             if page is None:
-                page = assign_page(f.path, taken)
+                if foreign is None:
+                    foreign = _foreign_pages(ws, pages_state, listed)
+                # a page file wikimem has no record of (a person's, or one whose source went
+                # away while a person's edit kept it) is never taken over, unless it names this
+                # very source (its own page, when state.db was rebuilt after a fresh clone)
+                blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
+                page = assign_page(f.path, blocked)
+                first = assign_page(f.path, taken)
+                if first != page and _persons_page(ws, first, pages_state):
+                    report.warnings.append(
+                        f"{f.path}: {first} is a page a person edited (its source is gone), so this "
+                        f"source's page is {page}")
                 taken.add(page)
             refs[f.path] = SourceRef(f.path, shas[f.path], page)
         def load(path: str) -> Document:
@@ -305,6 +407,7 @@ def _compile_locked(
             result = backend.compile(batch)
             outcomes = {o.path: o for o in result.outcomes}
             report.warnings.extend(result.notes)
+            report.refused.extend(result.refused)
             # --- guard and write
             entries: list[log_page.LogEntry] = []
             per_source: dict[str, dict[str, list[str]]] = {}
@@ -312,6 +415,20 @@ def _compile_locked(
             # pages_state (read while planning) still holds: backends propose edits, only the
             # compiler writes the pages table
             skipped_now = {p for p, o in outcomes.items() if o.status in ("skipped", "failed")}
+
+            # Pages are not written as they are decided: every write is first journalled (one
+            # fsync for the batch), then written, so that a compile stopped before state.db
+            # commits leaves pages the next one knows for wikimem's (state.WriteJournal).
+            planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
+            intents: list[tuple[str, str, str, str | None]] = []
+
+            def current_bytes(target: Path) -> bytes | None:
+                if target in planned:
+                    return planned[target]
+                try:
+                    return target.read_bytes()
+                except FileNotFoundError:
+                    return None
 
             def apply(edit: PageEdit, bucket: dict[str, list[str]]) -> None:
                 try:
@@ -323,10 +440,15 @@ def _compile_locked(
                 if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
                     report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
                     return
-                exists = target.exists()
-                disk = target.read_bytes() if exists else None
+                disk = current_bytes(target)
+                exists = disk is not None
                 known = pages_state.get(rel)
                 human = exists and (known is None or known[0] != content_hash(disk or b""))
+                proposed_edit = edit
+                if edit.content is not None:
+                    # whatever a backend rendered from a source: names and titles one line, no
+                    # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
+                    edit = replace(edit, content=guard_page(edit.content))
                 if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
                     # exactly the bytes we would write: a compile killed before state.db
                     # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
@@ -339,7 +461,7 @@ def _compile_locked(
                         bucket["kept"].append(rel)
                         state.delete_page(rel)
                         return
-                    target.unlink()
+                    planned[target] = None
                     state.delete_page(rel)
                     bucket["removed"].append(rel)
                     return
@@ -347,9 +469,20 @@ def _compile_locked(
                     # an in-place edit on top of the person's current text (the anthropic
                     # backend's str_replace/insert): apply it, but leave the recorded hash alone
                     # so the page stays marked as edited by a person and is never overwritten
-                    text = stamp(edit.content, (disk or b"").decode("utf-8", "replace"))
+                    # (nor journalled: it must stay a person's page after a crash too)
+                    before = (disk or b"").decode("utf-8", "replace")
+                    # the person's lines as they are (their HTML too); only what was added is made inert
+                    content = inert_added(before, proposed_edit.content or "")
+                    lost = lost_line(before, content)
+                    if lost is not None:
+                        # whichever backend proposed it: on a person's page an edit may only add
+                        report.refused.append((rel, f"the edit would change or remove line {lost}, which a person's page keeps"))
+                        bucket["kept"].append(rel)
+                        atomic_write(ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
+                        return
+                    text = stamp(content, before)
                     if text.encode("utf-8") != disk:
-                        atomic_write(target, text.encode("utf-8"), durable=False)
+                        planned[target] = text.encode("utf-8")
                         bucket["updated"].append(rel)
                     return
                 if human:
@@ -360,7 +493,8 @@ def _compile_locked(
                 text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
                 data = text.encode("utf-8")
                 if disk != data:
-                    atomic_write(target, data, durable=False)
+                    planned[target] = data
+                    intents.append((rel, content_hash(data), edit.kind, edit.owner))
                     bucket["updated" if exists else "created"].append(rel)
                 state.put_page(rel, content_hash(data), edit.kind, edit.owner)
 
@@ -384,6 +518,13 @@ def _compile_locked(
                 state.delete_source(old)
                 report.renamed.append((old, new))
 
+            journal.record(intents)
+            for target, data in planned.items():
+                if data is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    atomic_write(target, data, durable=False)
+
             # --- state rows and log entries per source
             for path, ref in sorted(refs.items()):
                 outcome = outcomes.get(path)
@@ -395,6 +536,8 @@ def _compile_locked(
                         report.unchanged += 1
                     continue
                 if outcome.status in ("skipped", "failed"):
+                    if path in vanished:
+                        continue  # read again next run; its row stays as it was
                     row = rows.get(path)
                     attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
                     state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
@@ -451,6 +594,9 @@ def _compile_locked(
                 f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
                 f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
             )
+            if report.refused:
+                summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
+                               "or break a guard (see the compile report)")
             summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
             if any([report.created, report.updated, report.removed, report.kept, entries]):
                 compiled_now = len(report.compiled) + report.unchanged
@@ -461,6 +607,8 @@ def _compile_locked(
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
+        # committed: state.db now records every page the journal named
+        journal.clear()
         return report
     finally:
         state.close()

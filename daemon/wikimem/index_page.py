@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
-from .pages import Page, escape_link_text, relative_link
+from .pages import Page, escape_link_text, inert, one_line, relative_link
 from .templating import render
 
 MAX_LINES = 200
@@ -32,7 +32,7 @@ class Entry:
     description: str
 
     def line(self, from_page: str) -> str:
-        desc = f" — {self.description}" if self.description else ""
+        desc = f" — {inert(one_line(self.description))}" if self.description else ""
         return f"- [{escape_link_text(self.title)}]({relative_link(from_page, self.path)}){desc}"
 
 

@@ -29,9 +29,13 @@ def now_utc() -> dt.datetime:
 
 
 def format_entry(entry: LogEntry, when: dt.datetime) -> str:
+    from .pages import inert, one_line  # here: YAML and front matter stay out of cold commands
+
     stamp = when.strftime("%Y-%m-%d %H:%M:%SZ")
-    subject = " ".join(entry.subject.split())
-    body = "".join(f"{line}\n" for line in entry.lines)
+    # subjects and lines carry file names, titles and error messages from sources: each stays
+    # one line (a line break would forge an entry) and inert (log.md is Markdown too)
+    subject = inert(one_line(entry.subject))
+    body = "".join(f"{inert(one_line(line))}\n" for line in entry.lines)
     return f"\n## [{stamp}] {entry.operation} | {subject}\n{body}"
 
 

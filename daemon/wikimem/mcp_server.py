@@ -13,16 +13,25 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
+import secrets
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import PathEscape, WikimemError
 from .naming import undecodable
-from .workspace import Workspace, confine
+from .workspace import Workspace, confine, read_window
 
 log = logging.getLogger("wikimem.mcp")
 
 READ_MAX_CHARS = 60_000
+# files up to this size are read whole (their line count is known); larger ones a window at a time
+READ_WHOLE_BYTES = 8_000_000
+READ_PDF_MAX_BYTES = 200_000_000
+DEFAULT_LINES = 400
+MAX_LINES = 2_000
+ANCHOR_CONTEXT = 20  # lines shown either side of a cited line (raw/a.md#L147)
 NOTE_MAX_BYTES = 1_000_000
 # a server answers many queries in a row: a background thread walks the folders for changes
 # this often (a compile by the daemon updates the index itself, which queries see at once)
@@ -51,8 +60,29 @@ def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
     return rel, file
 
 
-def read_file(ws: Workspace, path: str, start_line: int = 1, max_lines: int = 400) -> dict[str, Any]:
-    """A page or source as text, with line numbers kept so citations (#L12) can be followed."""
+_ANCHOR = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
+
+
+def anchor_window(path: str) -> tuple[int, int, int] | None:
+    """(first line, last line, cited line) for a citation target: #L147 is a window of
+    ANCHOR_CONTEXT lines either side of line 147, #L10-L20 those lines."""
+    match = _ANCHOR.search((path or "").strip())
+    if not match:
+        return None
+    first = max(1, int(match.group(1)))
+    if match.group(2):
+        return first, max(first, int(match.group(2))), first
+    return max(1, first - ANCHOR_CONTEXT), first + ANCHOR_CONTEXT, first
+
+
+def read_file(ws: Workspace, path: str, start_line: int | None = None, max_lines: int | None = None) -> dict[str, Any]:
+    """A page or source as text, with line numbers kept so citations (#L12) can be followed.
+
+    A citation target (raw/a.md#L147, raw/a.md#L10-L20) without start_line gives a window
+    around the cited line, each line prefixed with its number. A file larger than
+    READ_WHOLE_BYTES is read a window at a time (never whole: a 2 GB file costs the window);
+    every answer says where to go on when there is more.
+    """
     rel, file = resolve(ws, path)
     if file.is_dir():
         entries = sorted(p.relative_to(ws.root).as_posix() + ("/" if p.is_dir() else "")
@@ -60,30 +90,58 @@ def read_file(ws: Workspace, path: str, start_line: int = 1, max_lines: int = 40
         return {"path": rel, "kind": "folder", "entries": entries}
     if not file.is_file():
         raise WikimemError(f"no such file: {rel}; search or list_pages gives valid paths")
+    anchor = anchor_window(path) if start_line is None else None
+    if anchor is not None:
+        start, count = anchor[0], anchor[1] - anchor[0] + 1
+    else:
+        start, count = max(1, start_line or 1), max(1, max_lines or DEFAULT_LINES)
+    count = min(count, MAX_LINES)
+    size = file.stat().st_size
+    total: int | None
     if file.suffix.lower() == ".pdf":
         from .sources import SkipSource, load_source
 
+        if size > READ_PDF_MAX_BYTES:
+            raise WikimemError(f"{rel} is a {size // 1_000_000} MB PDF, more than MCP read opens "
+                               f"({READ_PDF_MAX_BYTES // 1_000_000} MB); search finds its passages")
         try:
-            doc = load_source(file, rel, max_bytes=200_000_000)
+            doc = load_source(file, rel, max_bytes=READ_PDF_MAX_BYTES)
         except SkipSource as exc:
             raise WikimemError(f"cannot read {rel}: {exc}") from None
         lines = [f"[page {b.line}] {b.text}" for b in doc.blocks]
+        chunk, total = lines[start - 1 : start - 1 + count], len(lines)
+        more = start - 1 + len(chunk) < total
     else:
         from .sources import SkipSource, read_text
 
         try:
-            text, _ = read_text(file)
+            if size <= READ_WHOLE_BYTES:
+                lines = read_text(file)[0].split("\n")
+                chunk, total = lines[start - 1 : start - 1 + count], len(lines)
+                more = start - 1 + len(chunk) < total
+            else:
+                window = read_window(file, start, count, READ_MAX_CHARS * 4)
+                chunk = read_text(file, window.data)[0].split("\n") if window.count else []
+                total, more = None, window.more or window.clipped
         except SkipSource as exc:
             raise WikimemError(f"cannot read {rel}: {exc}") from None
-        lines = text.split("\n")
-    start = max(1, start_line)
-    chunk = lines[start - 1 : start - 1 + max(1, max_lines)]
+    if anchor is not None:
+        chunk = [f"{n}\t{line}" for n, line in enumerate(chunk, start)]
     body = "\n".join(chunk)
-    if len(body) > READ_MAX_CHARS:
-        body = body[:READ_MAX_CHARS]
     end = start + len(chunk) - 1
-    return {"path": rel, "start_line": start, "end_line": end, "total_lines": len(lines),
-            "truncated": end < len(lines) or len(body) >= READ_MAX_CHARS, "text": body}
+    cut = len(body) > READ_MAX_CHARS
+    if cut:
+        body = body[:READ_MAX_CHARS]
+        end = start + body.count("\n")  # the last line shown, perhaps in part: the next slice starts there
+        more = True
+    result: dict[str, Any] = {"path": rel, "start_line": start, "end_line": end, "total_lines": total,
+                              "truncated": more, "text": body}
+    if anchor is not None:
+        result["line"] = anchor[2]
+        result["numbered"] = True
+    if more:
+        result["next_start_line"] = end if cut else end + 1
+    return result
 
 
 def list_pages(ws: Workspace, kind: str | None = None) -> list[dict[str, Any]]:
@@ -129,7 +187,7 @@ def lint_findings(ws: Workspace) -> dict[str, Any]:
 def add_note(ws: Workspace, title: str, text: str) -> dict[str, Any]:
     """Drop a Markdown note into raw/inbox/ (never overwriting) for the next compile."""
     from .pages import slugify
-    from .workspace import atomic_write
+    from .workspace import create_new
 
     title = " ".join((title or "").split())
     if not title or not (text or "").strip():
@@ -140,13 +198,20 @@ def add_note(ws: Workspace, title: str, text: str) -> dict[str, Any]:
     inbox = ws.raw / "inbox"
     confine(ws.raw, "inbox")  # raw/inbox must not be a symlink out of the workspace
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
-    base = f"{stamp}-{slugify(title, max_length=60)}"
-    name, n = f"{base}.md", 2
-    while (inbox / name).exists():
-        name, n = f"{base}-{n}.md", n + 1
-    atomic_write(inbox / name, data)
-    return {"path": f"raw/inbox/{name}", "bytes": len(data),
+    file = create_new(inbox, _note_names(f"{stamp}-{slugify(title, max_length=60)}"), data)
+    return {"path": f"raw/inbox/{file.name}", "bytes": len(data),
             "note": "queued: the daemon compiles it shortly, or run wikimem compile"}
+
+
+def _note_names(base: str) -> Iterator[str]:
+    """base.md, base-2.md ... base-9.md, then a random suffix: the tenth note of a day with one
+    title costs as much as the second, where counting up through every earlier one took
+    minutes a thousand at 10,000 notes."""
+    yield f"{base}.md"
+    for n in range(2, 10):
+        yield f"{base}-{n}.md"
+    while True:
+        yield f"{base}-{secrets.token_hex(4)}.md"
 
 
 def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None,
@@ -196,10 +261,11 @@ def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None
         return {"results": [p.hit.to_json() | {"line": p.line} for p in hits]}
 
     @server.tool()
-    def read(path: str, start_line: int = 1, max_lines: int = 400) -> dict[str, Any]:
+    def read(path: str, start_line: int | None = None, max_lines: int | None = None) -> dict[str, Any]:
         """Read a wiki page or raw source by its workspace path (e.g. wiki/index.md,
-        raw/notes/a.md, or a citation such as raw/a.md#L40 with start_line=40). Folders list
-        their entries. Long files come in slices: pass start_line to continue."""
+        raw/notes/a.md). A citation such as raw/a.md#L40 (or #L40-L52) gives the lines around
+        it, numbered. Folders list their entries. Long files come in slices: when `truncated`,
+        pass next_start_line as start_line to go on."""
         return guarded(read_file, ws, path, start_line, max_lines)
 
     @server.tool(name="list_pages")

@@ -33,12 +33,16 @@ from anthropic.types.beta import (
 
 from .errors import PathEscape
 from .naming import undecodable
-from .workspace import Workspace, atomic_write, confine
+from .pages import one_line
+from .workspace import Workspace, atomic_write, confine, read_window
 
 ROOT = "/memories"
 INBOX = "inbox"
 RAW = "raw"
 MAX_FILE_BYTES = 1_000_000
+VIEW_WHOLE_BYTES = 8_000_000  # larger files are viewed a window at a time
+VIEW_MAX_LINES = 2_000
+VIEW_MAX_BYTES = 200_000
 LINE_WIDTH = 6
 
 
@@ -88,18 +92,28 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
             return self._listing(command.path.rstrip("/") or ROOT, target)
         if not target.is_file():
             raise ToolError(f"The path {command.path} does not exist. Please provide a valid path.")
+        start, last = 1, -1
+        if command.view_range and len(command.view_range) == 2:
+            start, last = max(1, command.view_range[0]), command.view_range[1]
         try:
-            text = target.read_text(encoding="utf-8", errors="replace")
+            if target.stat().st_size <= VIEW_WHOLE_BYTES:
+                lines = target.read_text(encoding="utf-8", errors="replace").split("\n")
+                lines = lines[start - 1 : (None if last == -1 else last)]
+                more = False
+            else:
+                # a raw file may be gigabytes: serve a window of it, never the whole file
+                count = VIEW_MAX_LINES if last == -1 else min(VIEW_MAX_LINES, max(1, last - start + 1))
+                window = read_window(target, start, count, VIEW_MAX_BYTES)
+                lines = window.data.decode("utf-8", "replace").split("\n") if window.count else []
+                more = window.more and (last == -1 or start + window.count <= last)
         except OSError as exc:
             raise ToolError(f"Cannot read {command.path}: {exc.strerror}") from None
-        lines = text.split("\n")
-        start = 1
-        if command.view_range and len(command.view_range) == 2:
-            first, last = command.view_range
-            start = max(1, first)
-            lines = lines[start - 1 : (None if last == -1 else last)]
         numbered = "\n".join(f"{str(i).rjust(LINE_WIDTH)}\t{line}" for i, line in enumerate(lines, start))
-        return f"Here's the content of {command.path} with line numbers:\n{numbered}"
+        note = ""
+        if more:
+            after = start + len(lines)
+            note = f"\n[the file goes on; view it with view_range [{after}, {after + VIEW_MAX_LINES - 1}]]"
+        return f"Here's the content of {command.path} with line numbers:\n{numbered}{note}"
 
     def _listing(self, shown: str, folder: Path) -> str:
         rows: list[str] = [shown + "/"]
@@ -112,7 +126,8 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
                     item.is_symlink() and self.ws.root not in item.resolve().parents
                 ):
                     continue
-                rows.append(f"{prefix}{item.name}{'/' if item.is_dir() else ''}")
+                # one entry per line, whatever the name holds (a line break would forge entries)
+                rows.append(f"{prefix}{one_line(item.name)}{'/' if item.is_dir() else ''}")
                 if item.is_dir():
                     walk(item, f"{prefix}{item.name}/", depth + 1)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import html
 import posixpath
 import re
 import unicodedata
@@ -168,8 +169,239 @@ def _relative(start_dir: str, to_path: str) -> str:
         common += 1
     parts = [".."] * (len(start) - common) + target[common:]
     rel = "/".join(parts) or "."
-    return rel.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return rel.translate(_URL_ESCAPES)
+
+
+# characters a Markdown link destination cannot carry as they are: whitespace and control
+# characters end it or break the line, parentheses and angle brackets close it, brackets and
+# backslashes are link and escape syntax, `&` starts an entity, `%` an escape, `#` and `?` a
+# fragment or query. A file may be named with any of them.
+_URL_ESCAPES = {c: f"%{c:02X}" for c in [*range(0x21), 0x7F, *b"()<>[]\\&%#?"]}
 
 
 def escape_link_text(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    """A name or title as the text of a Markdown link: one line, inert, brackets escaped."""
+    return _escape_brackets(one_line(text))
+
+
+def _escape_brackets(text: str) -> str:
+    # a backtick too: a code span binds tighter than a link, so one would swallow the link syntax
+    return text.translate(_LINK_TEXT_ESCAPES)
+
+
+_LINK_TEXT_ESCAPES = {ord(c): "\\" + c for c in "\\[]<`"}
+
+
+# --- text from a source, as wikimem writes it into Markdown ---------------------------------
+
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """Names and titles as one line: line breaks, tabs and control characters become spaces,
+    runs of spaces one. A title `a\\n---\\nkind: x` would otherwise end the front matter, add a
+    heading to the body or break the line of index.md it is listed on."""
+    return " ".join(_BREAKS.sub(" ", text).split())
+
+
+ALLOWED_SCHEMES = ("http", "https", "mailto")
+_SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+# an autolink that may stay one: <https://...>, <mailto:...>
+_SAFE_AUTOLINK = re.compile(r"<(?:https?://|mailto:)[^\s<>\x00-\x1f]*>", re.IGNORECASE)
+_ACTIVE = re.compile(r"<|\][(:]")
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
+
+
+def safe_destination(target: str) -> bool:
+    """A link target wikimem may write: relative, or http(s) / mailto. Judged as a renderer
+    reads it: entities decoded, backslashes, whitespace and control characters dropped
+    (browsers drop tabs and newlines inside a URL, so `java\\tscript:` is `javascript:`)."""
+    if ":" not in target and "&" not in target and "\\" not in target:
+        return True  # no scheme, nor an entity or escape that could spell one: relative
+    decoded = html.unescape(target).replace("\\", "")
+    decoded = "".join(ch for ch in decoded if ch > " " and not ("\x7f" <= ch <= "\x9f"))
+    match = _SCHEME.match(decoded)
+    return match is None or match.group(1).lower() in ALLOWED_SCHEMES
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Is text[at] escaped: preceded by an odd number of backslashes?"""
+    n = 0
+    while at - n - 1 >= 0 and text[at - n - 1] == "\\":
+        n += 1
+    return n % 2 == 1
+
+
+def _target_after(text: str, at: int) -> str:
+    """The link destination that would start at text[at] (after '](' or ']:'), as written."""
+    n = len(text)
+    while at < n and text[at] in " \t\r\n":
+        at += 1
+    if at < n and text[at] == "<":
+        end = text.find(">", at + 1)
+        return text[at + 1 : end if end != -1 else n]
+    end = at
+    while end < n and text[end] not in " \t\r\n()":
+        end += 1
+    return text[at:end]
+
+
+def inert(text: str) -> str:
+    """A fragment of Markdown from a source made inert: it renders no HTML and links nothing
+    but relative targets and http(s) / mailto; every other byte is kept.
+
+    Every `<` not already escaped becomes `\\<` (raw HTML and autolinks all start with one),
+    except an autolink to http(s) or mailto. A `]` that closes a link, image or link reference
+    definition whose target is anything else (javascript:, file:, data:...) is escaped, so
+    the brackets read as text. Ordinary text has neither and comes back as it was.
+    """
+    if not _ACTIVE.search(text):
+        return text
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        match = _ACTIVE.search(text, i)
+        if match is None:
+            out.append(text[i:])
+            break
+        at = match.start()
+        out.append(text[i:at])
+        ch = text[at]
+        if _escaped(text, at):
+            out.append(ch)
+            i = at + 1
+            continue
+        if ch == "<":
+            safe = _SAFE_AUTOLINK.match(text, at)
+            if safe:
+                out.append(safe.group(0))
+                i = safe.end()
+                continue
+            out.append("\\<")
+            i = at + 1
+            continue
+        # "](target" closes a link or image, "]:" may end a reference definition's label
+        if not safe_destination(_target_after(text, at + 2)):
+            out.append("\\]")
+        else:
+            out.append("]")
+        i = at + 1
+    return "".join(out)
+
+
+def inert_markdown(body: str) -> str:
+    """inert() for a whole page body, leaving fenced code blocks as they are (nothing renders
+    inside them, and a backslash there would show). Only fences at the start of a line open
+    one, so text never passes for code; a fence may close indented by up to three spaces."""
+    if not _ACTIVE.search(body):
+        return body
+    if "```" not in body and "~~~" not in body:
+        return inert(body)
+    lines = body.split("\n")
+    out: list[str] = []
+    prose: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        if fence is None:
+            opening = _FENCE_OPEN.fullmatch(line)
+            if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+                out.extend(inert("\n".join(prose)).split("\n") if prose else [])
+                prose = []
+                fence = opening.group(1)
+                out.append(line)
+            else:
+                prose.append(line)
+            continue
+        out.append(line)
+        stripped = line[: 4].lstrip(" ") + line[4:] if line.startswith(" ") else line
+        if len(line) - len(line.lstrip(" ")) <= 3 and stripped.rstrip(" \t") and \
+                set(stripped.rstrip(" \t")) == {fence[0]} and len(stripped.rstrip(" \t")) >= len(fence):
+            fence = None
+    if prose:
+        out.extend(inert("\n".join(prose)).split("\n"))
+    return "\n".join(out)
+
+
+def lost_line(before: str, after: str) -> int | None:
+    """The number of the first line of `before` that `after` does not keep, or None when every
+    line of `before` is in `after`, whole and in order (lines were only added between them).
+
+    On a page a person edited, wikimem cannot tell their words from its own, so an edit there
+    may add lines and nothing else: this is the test. `updated:` lines are ignored (code stamps it).
+    """
+    kept = iter(line for line in after.split("\n") if not line.startswith("updated: "))
+    for number, line in enumerate(before.split("\n"), 1):
+        if line.startswith("updated: "):
+            continue
+        if not any(line == other for other in kept):
+            return number
+    return None
+
+
+def inert_added(before: str, after: str) -> str:
+    """`after` with the lines it adds to `before` made inert (the matching of lost_line): the
+    lines a person wrote stay byte for byte, what a model added from a source is inert. Runs
+    of added lines are made inert together, so a link split over two of them is seen whole."""
+    old = before.split("\n")
+    out: list[str] = []
+    added: list[str] = []
+    i = 0
+    for line in after.split("\n"):
+        if i < len(old) and line == old[i]:
+            if added:
+                out.extend(inert("\n".join(added)).split("\n"))
+                added = []
+            out.append(line)
+            i += 1
+        else:
+            added.append(line)
+    if added:
+        out.extend(inert("\n".join(added)).split("\n"))
+    return "\n".join(out)
+
+
+# what in front matter may need guard_page's work: a multi-line value, an escape, `<`, a
+# backtick, a bracket (other than the empty list `[]` every page has)
+_GUARD_FRONT = re.compile(r"^ |[<`\\]|\[(?!\])|(?<!\[)\]", re.MULTILINE)
+
+
+def guard_page(text: str) -> str:
+    """A page a backend rendered, as wikimem writes it, whichever backend and template made it.
+
+    The front matter's title and aliases become one line. A name or title that needs escaping
+    (brackets, `<`, a backtick, a line break), wherever it stands verbatim in the body (a
+    heading, `Source: [raw/...]`, a citation's `[file, line N]`), is put in its escaped,
+    one-line form. Then the body is made inert (inert_markdown). A page without any of that
+    comes back byte for byte.
+    """
+    fm, body, _ = split_front_matter(text)
+    head = text[: len(text) - len(body)]
+    if fm is not None and _GUARD_FRONT.search(fm):
+        try:
+            meta = parse_meta(fm)
+        except FrontMatterError:
+            meta = {}
+        names: list[str] = []
+        changed = False
+        title = meta.get("title")
+        if isinstance(title, str):
+            names.append(title)
+            # front matter is shown as text by some viewers and as Markdown by others: inert too
+            if inert(one_line(title)) != title:
+                meta["title"] = inert(one_line(title))
+                changed = True
+        aliases = meta.get("aliases")
+        if isinstance(aliases, list) and any(isinstance(a, str) and inert(one_line(a)) != a for a in aliases):
+            meta["aliases"] = [inert(one_line(a)) if isinstance(a, str) else a for a in aliases]
+            changed = True
+        sources = meta.get("sources")
+        for source in sources if isinstance(sources, list) else []:
+            if isinstance(source, str):
+                names += [source, posixpath.basename(source)]
+        for name in sorted({n for n in names if n and escape_link_text(n) != n}, key=len, reverse=True):
+            body = body.replace(name, escape_link_text(name))
+        if changed:
+            dumped = Page("x.md", meta, "").dumps()
+            head = dumped[: dumped.rindex("---\n") + 4]
+    return head + inert_markdown(body)

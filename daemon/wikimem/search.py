@@ -604,6 +604,15 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
                 docs.pop(path, None)
                 files[path] = list(current[path])
                 continue
+            except RecursionError:
+                # nested deeper than the parsers recurse: one such file must not stop the index
+                # for every other; recorded like a skip, so it is not parsed again until it changes
+                reason = "unreadable (nested too deeply to parse)"
+                skipped[path] = reason
+                report.skipped.append((path, reason))
+                docs.pop(path, None)
+                files[path] = list(current[path])
+                continue
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 # vanished or unreadable mid-walk: try again next time
                 log.info("not indexed %s: %s", path, exc)

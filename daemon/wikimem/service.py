@@ -454,6 +454,10 @@ class Daemon:
             log.warning("kept wiki/%s: edited by a person; wikimem's version is in .wikimem/proposed/", path)
         for path, reason in report.failed:
             log.warning("failed %s: %s", path, reason)
+        for path, reason in report.refused:
+            log.warning("refused %s: %s", path, reason)
+        for note in report.warnings:
+            log.info("note: %s", note)
         self._track_failures(report)
         if not report.noop and not self.stopping.is_set():
             self._refresh_search()

@@ -6,15 +6,24 @@ and the raw files, recompiling nothing that is up to date.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import json
+import logging
+import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger("wikimem.state")
+
 SCHEMA_VERSION = 3
+# meta key of a database made empty (first run, a fresh clone, a corrupt file set aside) whose
+# pages have not yet been read back: `fresh` survives until a compile rebuilds it
+UNREBUILT = "state.unrebuilt"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -107,15 +116,111 @@ class SourceRow:
     concepts: tuple[str, ...]
 
 
+def is_corrupt(exc: BaseException) -> bool:
+    """An SQLite error that means the file is damaged or not a database at all (not a lock,
+    a full disk or a bug in a query): state.db is derived, so such a file is set aside."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+def _truncated(path: Path) -> bool:
+    """The file is shorter than its own header says: a cut copy or a disk that filled up.
+
+    SQLite notices only when a query reaches a missing page, which may be any later query;
+    the header check costs one 100-byte read and catches the common case before any work."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return False
+    if len(header) < 100:
+        return bool(header)  # a few bytes: a database has at least a full header
+    if not header.startswith(b"SQLite format 3\x00"):
+        return True
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = header[24:28] == header[92:96]  # the page count is trusted only when these agree
+    return valid and pages * page_size > size
+
+
+def _checks_out(path: Path) -> bool:
+    """SQLite's own quick check, for a file the header check doubts: a database being
+    checkpointed by another process (the daemon, while lint opens it) may for a moment be
+    shorter than its new header says, and must not be taken for a damaged one."""
+    try:
+        db = sqlite3.connect(str(path), timeout=30)
+    except sqlite3.Error:
+        return False
+    try:
+        row = db.execute("PRAGMA quick_check(1)").fetchone()
+        return bool(row) and row[0] == "ok"
+    except sqlite3.DatabaseError as exc:
+        return not is_corrupt(exc)
+    finally:
+        db.close()
+
+
+def set_aside(path: Path) -> Path:
+    """Move a damaged state.db (and its -wal/-shm) out of the way; returns where it went."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 2
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(path.with_name(path.name + suffix), target.with_name(target.name + suffix))
+    return target
+
+
 class State:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.fresh = not path.exists()
+        # set when the file was unreadable and moved aside: the caller says so in one line
+        self.recovered: str | None = None
+        if path.exists() and _truncated(path) and not _checks_out(path):
+            self._set_aside("it is shorter than its header says")
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
+            self._set_aside(str(exc))
+            self._open()
+
+    def _set_aside(self, why: str) -> None:
+        moved = set_aside(self.path)
+        self.recovered = (
+            f"state.db was unreadable ({why}); moved it to {moved.name} and rebuilt it from the pages"
+        )
+        log.warning("%s", self.recovered)
+
+    def _open(self) -> None:
+        path = self.path
+        # a new database starts unrebuilt: whoever opens it first (a compile, or lint writing
+        # index.md) leaves the rebuild from the pages to the next compile, which reads raw/
+        new = not path.exists()
         self.db = sqlite3.connect(str(path), isolation_level=None, timeout=30)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            # the header alone reads fine on a file cut short or overwritten past it: touch the
+            # schema too, so a damaged file fails here rather than halfway through a compile
+            self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         if version == 2:
             # version 3 only adds the offline backend's tables: keep the analysis cache, and
             # the backend fills its tables from it on the next compile
@@ -126,13 +231,21 @@ class State:
             # an older layout: state is derived, so start over rather than migrate
             self.db.close()
             path.unlink()
-            self.fresh = True
+            new = True
             self.db = sqlite3.connect(str(path), isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
         if version != SCHEMA_VERSION:
             # only on a new database: a no-op compile must not write state.db either
             self.db.executescript(SCHEMA)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if new or version == 0:
+                self.set_meta(UNREBUILT, True)
+        self.fresh = bool(self.get_meta(UNREBUILT))
+
+    def rebuilt(self) -> None:
+        """The pages were read back into this database (compiler.rebuild_state)."""
+        self.db.execute("DELETE FROM meta WHERE key=?", (UNREBUILT,))
+        self.fresh = False
 
     def close(self) -> None:
         self.db.close()
@@ -240,3 +353,109 @@ class State:
         items = [(p,) for p in pages]
         self.db.executemany("UPDATE offline_docs SET concepts=NULL WHERE page=?", items)
         self.db.executemany("UPDATE offline_concepts SET fingerprint='' WHERE 'concepts/' || slug || '.md'=?", items)
+
+
+JOURNAL_NAME = "pages.journal"
+
+
+class WriteJournal:
+    """`.wikimem/pages.journal`: the hash of every page a compile is about to write, made
+    durable before the first page is written, emptied once state.db has committed them.
+
+    A compile writes its pages and then commits state.db; a kill, a full disk or a power
+    cut in between leaves pages whose bytes state.db has never seen, and a page whose bytes
+    wikimem did not record is, by the rule that protects people's edits, a person's. The
+    redone compile (more files may have arrived) renders other bytes, so the page would stay
+    frozen. The journal is the record that those bytes are wikimem's. It lives beside
+    state.db, not in it: the compile's changes to state.db are one transaction that must
+    commit after the pages, so nothing in that database can be durable before them; and a
+    corrupt state.db set aside does not take the journal with it. Lines accumulate over
+    interrupted runs until one commits: every hash written for a page is kept till then.
+    """
+
+    def __init__(self, state_dir: Path):
+        self.path = state_dir / JOURNAL_NAME
+
+    def record(self, writes: Iterable[tuple[str, str, str, str | None]]) -> None:
+        """(page, sha256, kind, owner) for pages about to be written; fsynced before returning."""
+        lines = "".join(
+            json.dumps({"page": page, "sha256": sha, "kind": kind, "owner": owner}, ensure_ascii=False) + "\n"
+            for page, sha, kind, owner in writes
+        )
+        if not lines:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, lines.encode("utf-8", "surrogateescape"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def read(self) -> dict[str, tuple[set[str], str, str | None]]:
+        """page -> (every hash journalled for it, kind, owner); a line cut short by a kill is skipped."""
+        try:
+            text = self.path.read_bytes().decode("utf-8", "surrogateescape")
+        except FileNotFoundError:
+            return {}
+        out: dict[str, tuple[set[str], str, str | None]] = {}
+        for line in text.splitlines():
+            try:
+                item = json.loads(line)
+                page, sha, kind, owner = item["page"], item["sha256"], item["kind"], item["owner"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            hashes = out.setdefault(str(page), (set(), str(kind), owner))[0]
+            hashes.add(str(sha))
+        return out
+
+    def clear(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str], str, str | None]]) -> tuple[list[str], list[str]]:
+    """Pages an interrupted compile wrote, made wikimem's again; returns (adopted, removed).
+
+    A page whose bytes are one of the journalled hashes is wikimem's: if state.db knew the
+    page, it now records those bytes (and whatever rendered it renders it again, since the
+    backend's own records rolled back with the rest of that compile); if state.db did not
+    know it (the interrupted compile created it), it is removed, and the compile that follows
+    creates it again if it is still wanted, so no page outlives the sources that made it. A
+    page whose bytes are not journalled (a person edited it since) is left as it is.
+    """
+    known = state.pages()
+    adopted: list[str] = []
+    removed: list[str] = []
+    base = os.path.realpath(wiki)
+    for rel, (hashes, _kind, _owner) in sorted(journal.items()):
+        file = os.path.realpath(os.path.join(base, rel))
+        if not file.startswith(base + os.sep):
+            continue  # never ours to touch: the journal names pages inside wiki/ only
+        try:
+            with open(file, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue  # gone (the compile that follows sees it missing) or unreadable
+        sha = _sha256(data)
+        if sha not in hashes:
+            continue
+        row = known.get(rel)
+        if row is not None and row[0] == sha:
+            continue
+        if row is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(file)
+            removed.append(rel)
+        else:
+            state.put_page(rel, sha, row[1], row[2])
+            adopted.append(rel)
+    if adopted:
+        state.forget_renders(adopted)
+    return adopted, removed
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()

@@ -10,7 +10,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +111,79 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def create_new(folder: Path, names: Iterable[str], data: bytes) -> Path:
+    """Write `data` under the first of `names` that does not exist in `folder`; never replaces.
+
+    The file is written whole under a temp name and then hard-linked to its name: link(2)
+    fails when the name exists, so two writers at the same moment never take the same name
+    (a check then a replace lets both through) and no reader sees half a file.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".wikimem-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        for name in names:
+            target = folder / name
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                continue
+            return target
+        raise FileExistsError(f"every name offered is taken in {folder}")
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+@dataclass(frozen=True)
+class Window:
+    """Some lines of a file, read without reading the rest of it."""
+
+    data: bytes  # the lines, joined by b"\\n"; a line longer than the byte budget is cut
+    start: int  # the number of the first line (from 1)
+    count: int  # how many lines `data` holds
+    more: bool  # lines follow the window
+    clipped: bool  # a line was cut at the byte budget
+
+
+def read_window(path: Path, start: int, count: int, max_bytes: int) -> Window:
+    """Lines start .. start+count-1 of a file, at most max_bytes of them, in constant memory.
+
+    A reader of a 2 GB file (MCP read, the memory tool's view) holds the window, never the
+    file: lines before it are skipped a megabyte at a time, one enormous line is cut.
+    """
+    chunk = 1 << 20
+    start = max(1, start)
+    with open(path, "rb") as handle:
+        number = 1
+        while number < start:
+            piece = handle.readline(chunk)
+            if not piece:
+                return Window(b"", start, 0, False, False)
+            if piece.endswith(b"\n"):
+                number += 1
+        lines: list[bytes] = []
+        size = 0
+        clipped = False
+        while len(lines) < max(1, count) and size < max_bytes:
+            piece = handle.readline(max(1, max_bytes - size))
+            if not piece:
+                break
+            if not piece.endswith(b"\n"):
+                rest = handle.readline(chunk)
+                clipped = clipped or bool(rest)
+                while rest and not rest.endswith(b"\n"):
+                    rest = handle.readline(chunk)
+            line = piece.rstrip(b"\n").rstrip(b"\r")
+            lines.append(line)
+            size += len(line) + 1
+        more = bool(handle.read(1))
+    return Window(b"\n".join(lines), start, len(lines), more, clipped)
 
 
 def remove_stale_temp_files(folder: Path) -> int:

@@ -77,6 +77,9 @@ class BatchResult:
     edits: tuple[PageEdit, ...]
     outcomes: tuple[SourceOutcome, ...]
     notes: tuple[str, ...] = ()
+    # (source, reason) for each command a guard refused while compiling that source (a model
+    # asked to overwrite a person's text, say): counted in the compile summary
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 class Backend(Protocol):
@@ -125,7 +128,8 @@ class _Resolved:
 
     def compile(self, batch: Batch) -> BatchResult:
         result = self.inner.compile(batch)
-        return BatchResult(result.edits, result.outcomes, (f"{self.reason} -> {self.name}", *result.notes))
+        return BatchResult(result.edits, result.outcomes, (f"{self.reason} -> {self.name}", *result.notes),
+                           result.refused)
 
     def __getattr__(self, attr: str) -> object:
         return getattr(self.inner, attr)

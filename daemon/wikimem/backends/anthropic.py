@@ -40,7 +40,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import UsageError, WikimemError
-from ..pages import FrontMatterError, Page, loads_page
+from ..pages import FrontMatterError, Page, inert_markdown, loads_page
 from ..sources import Document, SkipSource, read_text
 from ..templating import render
 from ..workspace import Workspace
@@ -472,6 +472,7 @@ class AnthropicBackend:
                 if not (ws.wiki / ref.page).exists():
                     work.append(path)
         aborted: str | None = None
+        refused: list[tuple[str, str]] = []
         rows = batch.state.sources()
         resumed = self._resume(run)
         for path in sorted(set(work)):
@@ -519,6 +520,7 @@ class AnthropicBackend:
                 first = run.tool.refusals[0].split(";")[0]
                 notes_count = len(run.tool.refusals)
                 run.notes.append(f"{path}: the memory tool refused {notes_count} command(s), first: {first}")
+                refused.extend((path, reason) for reason in run.tool.refusals)
             if failure is not None:
                 overlay.discard()
                 if isinstance(failure, RunAborted):
@@ -547,7 +549,7 @@ class AnthropicBackend:
                 f"{total.output}, cache read {total.cache_read}, cache write {total.cache_write}"
                 + (f"; ~${cost:.4f}" if cost is not None else "")
             )
-        return BatchResult(tuple(edits), tuple(outcomes), tuple(notes))
+        return BatchResult(tuple(edits), tuple(outcomes), tuple(notes), tuple(refused))
 
     def _cost(self, usage: Usage) -> float | None:
         return cost_usd(self.settings.model, usage)
@@ -776,6 +778,12 @@ class AnthropicBackend:
                 continue
             if not str(parsed.meta.get("title") or "").strip() and not _h1(parsed.body):
                 problems.append(f"{ROOT}/{rel}: front matter has no title")
+            if not run.tool.is_human(rel) and inert_markdown(parsed.body) != parsed.body:
+                # the compiler makes it inert anyway; told, the model can write it as meant
+                problems.append(
+                    f"{ROOT}/{rel} holds raw HTML or a link that is not relative, http(s) or mailto; write "
+                    "it as text (escape < as \\<) or drop the link"
+                )
             for target in dict.fromkeys(page_links(parsed.body)):
                 where, path, fragment = resolve_link(rel, target)
                 if where == "wiki":

@@ -47,7 +47,14 @@ from anthropic.types.beta import (
 from ..errors import PathEscape
 from ..index_page import is_catalog
 from ..naming import undecodable
-from ..pages import FrontMatterError, content_hash, parse_meta, slugify, split_front_matter
+from ..pages import (
+    FrontMatterError,
+    content_hash,
+    lost_line,
+    parse_meta,
+    slugify,
+    split_front_matter,
+)
 from ..workspace import confine
 
 log = logging.getLogger("wikimem.anthropic")
@@ -259,10 +266,23 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
                 f"source pages belong to their own sources; this source's page is {self.show(self.own_page)}"
             )
 
-    def _check_keeps(self, rel: str, new: str) -> None:
-        """Edits to a page other sources built keep most of it and leave its front matter readable."""
+    def _check_keeps(self, rel: str, new: str, current: str | None = None) -> None:
+        """Edits to a page other sources built keep most of it and leave its front matter readable;
+        on a page a person edited, every line already there stays (the edit may only add)."""
         if rel in self.created or (rel == self.own_page and not self.is_human(rel)):
             return
+        if current is not None and self.is_human(rel):
+            # wikimem cannot tell the person's words from its own on such a page, so none of its
+            # lines may go or change: whatever a source says, their notes stay as they wrote them
+            lost = lost_line(current, new)
+            if lost is not None:
+                line = current.split("\n")[lost - 1].strip()
+                shown = line if len(line) <= 60 else line[:59] + "…"
+                raise self._refuse(
+                    f"a person edited {self.show(rel)} since wikimem wrote it, and this edit would change or "
+                    f"remove their text (line {lost}: {shown!r}); on such a page only add: insert new lines, "
+                    "or str_replace with a new_str that keeps old_str's lines whole"
+                )
         before = self.overlay.committed_text(rel)
         if before is None:
             return
@@ -380,7 +400,7 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
             )
         pos = content.find(old)
         updated = content.replace(old, new, 1)
-        self._check_keeps(rel, updated)
+        self._check_keeps(rel, updated, content)
         self.overlay.write(rel, updated)
         line = content[:pos].count("\n")
         new_lines = updated.split("\n")
@@ -404,7 +424,7 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
             raise ToolError("insert needs `insert_text`")
         lines.insert(at, insert_text.rstrip("\n"))
         updated = "\n".join(lines) + "\n"
-        self._check_keeps(rel, updated)
+        self._check_keeps(rel, updated, content)
         self.overlay.write(rel, updated)
         return f"The file {shown} has been edited."
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, tokens
-from ..pages import Page, escape_link_text, relative_link
+from ..pages import Page, escape_link_text, inert, relative_link
 from ..templating import render
 from .offline_concepts import Concept, relevance
 
@@ -43,10 +43,11 @@ _LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
 
 
 def quote_text(text: str) -> str:
-    """A quote fit for a list item: one line, no stray link syntax that would dangle."""
+    """A quote fit for a list item: one line, no stray link syntax that would dangle, no HTML
+    and no link but relative, http(s) and mailto ones (pages.inert)."""
     text = " ".join(text.split())
     text = _LINK_LIKE.sub(lambda m: f"\\[{m.group(1)}\\](", text)
-    return text.replace("[[", "[ [").replace("]]", "] ]")
+    return inert(text.replace("[[", "[ [").replace("]]", "] ]"))
 
 
 def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:

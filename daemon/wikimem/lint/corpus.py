@@ -295,6 +295,11 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         return SourceText(path, sha, mtime_ns=mtime, skipped=str(exc))
     except (OSError, ValueError) as exc:
         return SourceText(path, sha, mtime_ns=mtime, skipped=f"unreadable ({exc})")
+    except RecursionError:
+        # markup nested deeper than the parsers recurse (HTML 200,000 elements deep): this
+        # source is left out of the rules, cached as such by its hash, so it neither takes a
+        # rule down for every other page nor costs its parse again on the next run
+        return SourceText(path, sha, mtime_ns=mtime, skipped="unreadable (nested too deeply to parse)")
     sentences = [(s.text, s.line) for s in split_sentences(_claim_blocks(_with_prose_code(doc))) if s.kind != "heading"]
     text = SourceText(
         path, sha, doc.title, doc.date, title_version(doc.title), mtime,

@@ -1,0 +1,155 @@
+"""Text from a source, written into Markdown: inert and one line where it must be (issue 17).
+
+"Inert" is judged by a CommonMark parser (markdown-it-py) with its own link check switched
+off, so that a dangerous link would show up as a link: no HTML token, no link or image whose
+target is anything but relative, http(s) or mailto.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from wikimem.pages import (
+    escape_link_text,
+    inert,
+    inert_markdown,
+    one_line,
+    relative_link,
+    safe_destination,
+)
+
+PARSER = MarkdownIt("commonmark")
+PARSER.validateLink = lambda url: True  # show every link, however dangerous, to the checks below
+
+
+def active(markdown: str) -> list[str]:
+    """What in a Markdown text would render as HTML or link outside relative/http(s)/mailto."""
+    found: list[str] = []
+
+    def walk(tokens: list[Any]) -> None:
+        for token in tokens:
+            if token.type in ("html_inline", "html_block"):
+                found.append(f"html {token.content!r}")
+            for name in ("href", "src"):
+                url = token.attrGet(name) if token.attrs else None
+                if url is not None and not safe_destination(str(url)):
+                    found.append(f"{token.type} {url!r}")
+            if token.children:
+                walk(token.children)
+
+    walk(PARSER.parse(markdown))
+    return found
+
+
+# text made of the characters that build Markdown and HTML syntax, and some words of it
+PIECES = [*"<>[]()!:&#;/\\`*_-=\n\t \"'", "javascript", "file", "data", "script", "a", "b", "http", "mailto", "x",
+          "&lt;", "&#115;", "```", "~~~"]
+SYNTAX = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+ANY = st.one_of(SYNTAX, st.text(max_size=60))
+
+
+HOSTILE = [
+    "&lt;script&gt; as text is fine, <script>alert(1)</script> is not",
+    "<javascript:alert(1)> <file:///etc/passwd> <https://example.com/ok>",
+    "[a](javascript:alert(1)) ![i](file:///etc/passwd) [b](JAVA&#83;CRIPT:x) [c](<java script:x>)",
+    "[ref]: javascript:alert(1)\n\n[ref]",
+    "[raw/x](javascript:alert(1))[.md](../../raw/x.md)",
+    "<!-- comment --> <?php x ?> <![CDATA[x]]> <!DOCTYPE html> <img src=x onerror=alert(1)>",
+    "\\\\<b>bold</b>",
+    "<div>\n```\n<script>\n",
+]
+
+
+def test_hostile_text_is_inert_and_ordinary_text_is_kept() -> None:
+    for text in HOSTILE:
+        assert active(text)  # each one is active as it stands
+        assert active(inert(text)) == [], text
+        assert active(inert_markdown(text)) == [], text
+    ordinary = "The canary release takes 5% for 30 minutes ([notes.md, line 3](../../raw/notes.md#L3)); see <https://x.org>."
+    assert inert(ordinary) == ordinary == inert_markdown(ordinary)
+    assert inert_markdown("```html\n<div>\n```\n") == "```html\n<div>\n```\n"  # code stays code
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY)
+def test_any_text_made_inert_renders_no_html_and_no_other_link(text: str) -> None:
+    assert active(inert(text)) == []
+    assert active(inert_markdown(text)) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY, ANY, ANY)
+def test_any_name_is_the_text_of_one_link_on_one_line(name: str, path: str, description: str) -> None:
+    """An index.md entry: the title is the text of its link, whatever it holds; the line after
+    it (a page's prose) may hold its own safe links."""
+    target = relative_link("index.md", "sources/" + path)
+    line = f"- [{escape_link_text(name)}]({target}) — {inert(one_line(description))}"
+    assert "\n" not in line and "\r" not in line
+    assert active(line) == []
+    tokens = PARSER.parseInline(line)[0].children or []
+    first = next(t for t in tokens if t.type == "link_open")
+    assert first.attrGet("href") == PARSER.normalizeLink(target)
+    assert tokens[0].type == "text" and tokens[0].content == "- "
+
+
+@given(ANY)
+def test_one_line_has_no_line_break_and_keeps_words(text: str) -> None:
+    out = one_line(text)
+    assert len(out.splitlines()) <= 1 and "\t" not in out
+    assert out.split() == [w for w in out.split()]  # noqa: C416 - idempotent below
+    assert one_line(out) == out
+
+
+HOSTILE_SOURCES = {
+    "ent.md": "# Entities &lt;b&gt;bold&lt;/b&gt;\n\nThe release took 5 minutes &lt;script&gt;alert(1)&lt;/script&gt; "
+              "on 2026-03-01.\n\nVersion 2.0 <img src=x onerror=alert(1)> was released in 2025.\n",
+    "ent.html": "<html><head><title>Html &lt;script&gt;x&lt;/script&gt;</title></head><body><p>The deploy took 7 "
+                "minutes &lt;script&gt;alert(2)&lt;/script&gt; in 2026.</p><p>Click <a href='javascript:alert(3)'>"
+                "here</a> for 3 facts in 2024.</p></body></html>",
+    "auto.md": "# Autolinks\n\nSee <javascript:alert(1)> for 4 details in 2026.\n\nAnd <file:///etc/passwd> has 12 "
+               "lines in 2026.\n\nA [link](javascript:alert(9)) with 3 items in 2026.\n",
+    "x](javascript:alert(1))[.md": "A plain note with 3 facts from 2026.\n",
+    "tab\tname\n===\nnl.md": "A plain note two with 4 facts from 2026.\n",
+    "fm.md": '---\ntitle: "Evil\\n---\\nkind: x\\n# Heading"\n---\nA body with 5 facts from 2026.\n',
+}
+
+
+def test_a_hostile_source_yields_inert_one_line_pages_and_index(tmp_path: Any) -> None:
+    """Compile hostile sources, then read what was written: every page, index.md and log.md
+    render no HTML and link nothing but relative and http(s)/mailto targets; every page keeps
+    one heading for its title and readable front matter with a one-line title."""
+    from conftest import write
+    from wikimem.compiler import compile_workspace
+    from wikimem.config import load_settings
+    from wikimem.init import init_workspace
+    from wikimem.pages import loads_page
+    from wikimem.workspace import Workspace
+
+    ws = Workspace.at(tmp_path / "ws")
+    init_workspace(ws)
+    for name, text in HOSTILE_SOURCES.items():
+        write(ws, name, text)
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == [] and len(report.compiled) == len(HOSTILE_SOURCES)
+    for file in sorted(ws.wiki.rglob("*.md")):
+        text = file.read_text(encoding="utf-8")
+        assert active(text) == [], file.name
+        rel = file.relative_to(ws.wiki).as_posix()
+        if rel.startswith("sources/") and not file.name.startswith("index"):
+            page = loads_page(rel, text)
+            assert "\n" not in page.title and page.meta["kind"] == "source"
+            headings = [t for t in PARSER.parse(page.body) if t.type == "heading_open" and t.tag == "h1"]
+            assert len(headings) == 1, rel
+            assert "kind: x" not in page.body.split("\n", 1)[1]  # no forged front matter below the title
+            source = next(line for line in page.body.split("\n") if line.startswith("Source: "))
+            assert PARSER.parseInline(source)[0].children[1].type == "link_open"  # the source is linked, on one line
+    index = (ws.wiki / "index.md").read_text(encoding="utf-8")
+    assert "unreadable" not in index
+    entries = [line for line in index.split("\n") if line.startswith("- [")]
+    assert len(entries) == len(HOSTILE_SOURCES)
+    for line in entries:
+        assert active(line) == [] and (PARSER.parseInline(line)[0].children or [])[1].type == "link_open"
