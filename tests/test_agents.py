@@ -146,3 +146,23 @@ def test_memory_tool_refuses_symlinks_out(ws, tmp_path):
 def test_memory_tool_needs_a_workspace(tmp_path):
     with pytest.raises(ValueError):
         WikiMemoryTool(tmp_path)
+
+
+def test_memory_tool_lists_raw_as_compile_sees_it_and_survives_symlink_loops(ws, tmp_path):
+    """The view of /memories/raw is raw_tree's one walk: ignored files and links leaving raw/
+    are not listed, and a symlink loop is an entry nobody can open, never a crash."""
+    import os
+
+    from anthropic.types.beta import BetaMemoryTool20250818ViewCommand as View
+
+    write(ws, "notes/a.md", "# A\n\nFirst.\n")
+    write(ws, "notes/_static/logo.png", b"\x89PNG")
+    os.symlink("loop-b", ws.raw / "loop-a")
+    os.symlink("loop-a", ws.raw / "loop-b")
+    os.symlink(ws.raw, ws.raw / "notes" / "again")
+    tool = WikiMemoryTool(ws.root)
+    listing = tool.view(View(command="view", path="/memories/raw"))
+    assert "/memories/raw/notes/a.md" in listing
+    assert "logo.png" not in listing and "loop-a" not in listing and "again" not in listing
+    with pytest.raises(ToolError):
+        tool.view(View(command="view", path="/memories/raw/loop-a"))

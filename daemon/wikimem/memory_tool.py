@@ -117,21 +117,40 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
 
     def _listing(self, shown: str, folder: Path) -> str:
         rows: list[str] = [shown + "/"]
+        raw = self.ws.raw.resolve()
+        if folder.resolve() == raw or raw in folder.resolve().parents:
+            # raw/ as compile sees it: raw_tree's one walk (ignore rules, links inside raw/ only)
+            from .raw_tree import scan
 
-        def walk(path: Path, prefix: str, depth: int) -> None:
-            if depth > 2 or not path.is_dir():
-                return
-            for item in sorted(path.iterdir(), key=lambda p: p.name):
-                if item.name.startswith(".") or undecodable(item.name) or (
-                    item.is_symlink() and self.ws.root not in item.resolve().parents
-                ):
+            base = folder.resolve().relative_to(raw).as_posix()
+            prefix = "" if base == "." else base + "/"
+            entries: set[str] = set()
+            for found in scan(self.ws).files:
+                inner = found.path.removeprefix("raw/")
+                if not inner.startswith(prefix):
                     continue
-                # one entry per line, whatever the name holds (a line break would forge entries)
-                rows.append(f"{prefix}{one_line(item.name)}{'/' if item.is_dir() else ''}")
-                if item.is_dir():
-                    walk(item, f"{prefix}{item.name}/", depth + 1)
+                parts = inner[len(prefix):].split("/")
+                for depth in range(min(len(parts), 2)):
+                    entries.add("/".join(parts[: depth + 1]) + ("/" if depth + 1 < len(parts) else ""))
+            rows += [f"{shown}/{one_line(e)}" for e in sorted(entries)]
+        else:
+            def walk(path: Path, prefix: str, depth: int) -> None:
+                if depth > 2:
+                    return
+                try:
+                    items = sorted(path.iterdir(), key=lambda p: p.name)
+                except OSError:
+                    return
+                for item in items:
+                    if item.name.startswith(".") or undecodable(item.name) or item.is_symlink():
+                        continue  # links are never followed here (a loop would never end)
+                    is_dir = item.is_dir()
+                    # one entry per line, whatever the name holds (a line break would forge entries)
+                    rows.append(f"{prefix}{one_line(item.name)}{'/' if is_dir else ''}")
+                    if is_dir:
+                        walk(item, f"{prefix}{item.name}/", depth + 1)
 
-        walk(folder, shown + "/", 1)
+            walk(folder, shown + "/", 1)
         if shown == ROOT:
             rows += [f"{ROOT}/{RAW}/  (the raw sources pages cite; read-only)",
                      f"{ROOT}/{INBOX}/  (write new notes here; they become sources)"]
