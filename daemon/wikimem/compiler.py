@@ -9,21 +9,17 @@ log.md.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import logging
 import os
 import posixpath
 import sqlite3
-import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import history, index_page, log_page, raw_tree, templating
-from . import pages as pages_module
+from . import history, index_page, log_page, raw_tree
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
@@ -634,153 +630,9 @@ def _files_in(wiki: Path, folder: str, listed: dict[str, set[str]]) -> set[str]:
     return listed[folder]
 
 
-def _markdown_files(base: str, rel: str) -> list[tuple[str, str]]:
-    """(file, wiki-relative path) of every *.md under a folder, as Path.rglob finds them
-    (subfolders too, symlinked folders not followed), with plain strings: fast at 12k pages."""
-    found: list[tuple[str, str]] = []
-    stack = [(base, rel)]
-    while stack:
-        folder, rel_folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, f"{rel_folder}/{entry.name}"))
-            elif entry.name.endswith(".md"):
-                found.append((entry.path, f"{rel_folder}/{entry.name}"))
-    return sorted(found, key=lambda item: item[1].split("/"))
-
-
 def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list[index_page.Entry]]:
     """One catalog entry per page; with state, pages unchanged since last time are not re-read."""
-    return _collect(ws, state)[0]
+    return index_page.collect(ws, state)[0]
 
 
-def _collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[index_page.Entry]], set[str]]:
-    """The catalog entries, and the catalog files (sources/index.md, ...) found on the way."""
-    sections: dict[str, list[index_page.Entry]] = {name: [] for name, _ in index_page.SECTIONS}
-    catalogs: set[str] = set()
-    cached = state.catalog() if state is not None else {}
-    fresh: dict[str, tuple[int, int, str, str]] = {}
-    for folder in sections:
-        base = ws.wiki / folder
-        if not base.is_dir():
-            continue
-        for file, rel in _markdown_files(str(base), folder):
-            if index_page.is_catalog(rel):
-                catalogs.add(rel)
-                continue
-            if posixpath.basename(rel).startswith(".") or undecodable(rel):
-                continue  # a name in invalid UTF-8 cannot be linked from index.md (lint names it)
-            try:
-                st = os.stat(file)
-            except OSError:
-                continue  # a dangling symlink: not a page
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            hit = cached.get(rel)
-            if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-                title, description = hit[2], hit[3]
-            else:
-                with open(file, encoding="utf-8", errors="replace") as handle:
-                    entry = index_page.entry_from_text(rel, handle.read())
-                title, description = entry.title, entry.description
-            fresh[rel] = (st.st_mtime_ns, st.st_size, title, description)
-            sections[folder].append(index_page.Entry(rel, title, description))
-    if state is not None and fresh != cached:
-        state.set_catalog(fresh, cached)
-    return sections, catalogs
-
-
-def _index_inputs(ws: Workspace, sections: dict[str, list[index_page.Entry]], extra: list[tuple[str, str]]) -> dict[str, str]:
-    """Digests of what index.md and each folder's catalogs are made from: the entries, the
-    extra links, the template (the workspace's own or the shipped one) and the code that lays
-    them out. Key "" covers index.md, the others one folder each."""
-    common = hashlib.sha256()
-    for path in (ws.root / "templates" / "index.md.j2", Path(templating.PACKAGE_TEMPLATES) / "index.md.j2",
-                 Path(index_page.__file__), Path(pages_module.__file__)):
-        common.update(path.read_bytes() if path.is_file() else b"-")
-    common.update(json.dumps(extra).encode("utf-8"))
-    out = {}
-    for folder in sorted(sections):
-        digest = common.copy()
-        digest.update(json.dumps([(e.path, e.title, e.description) for e in sections[folder]],
-                                 ensure_ascii=False).encode("utf-8", "surrogatepass"))
-        out[folder] = digest.hexdigest()
-    whole = common.copy()
-    whole.update("".join(out[f] for f in sorted(out)).encode())
-    out[""] = whole.hexdigest()
-    return out
-
-
-def _file_stats(ws: Workspace, rels: Iterable[str]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for rel in rels:
-        try:
-            st = os.stat(ws.wiki / rel)
-        except OSError:
-            continue
-        out[rel] = [st.st_mtime_ns, st.st_size]
-    return out
-
-
-def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:
-    """Regenerate index.md and the catalogs; remove catalogs no longer needed. Returns changes."""
-    if state is None and ws.state_db.exists():
-        # callers outside a compile (lint, query --save, undo) still use the catalog cache
-        own = State(ws.state_db)
-        try:
-            return write_index(ws, own)
-        finally:
-            own.close()
-    extra = [("open problems", "lint.md")] if (ws.wiki / "lint.md").exists() else []
-    sections, catalogs = _collect(ws, state)
-    inputs: dict[str, str] = {}
-    unchanged: set[str] = set()
-    kept: dict[str, list[int]] = {}
-    if state is not None:
-        # a folder whose entries did not change and whose catalogs are as last written keeps
-        # them: a 10k-source wiki would otherwise render 10k catalog lines on every compile
-        # only to find them equal to what is on disk
-        inputs = _index_inputs(ws, sections, extra)
-        last = state.get_meta("index.written")
-        if isinstance(last, dict) and isinstance(last.get("inputs"), dict) and isinstance(last.get("files"), dict):
-            files: dict[str, list[int]] = last["files"]
-            for folder in sections:
-                mine = {rel for rel in files if rel.startswith(folder + "/")}
-                found = {rel for rel in catalogs if rel.startswith(folder + "/")}
-                if last["inputs"].get(folder) == inputs[folder] and mine and found == mine \
-                        and _file_stats(ws, mine) == {rel: files[rel] for rel in mine}:
-                    unchanged.add(folder)
-                    kept.update({rel: files[rel] for rel in mine})
-            if last["inputs"].get("") == inputs[""] and unchanged.issuperset(
-                    f for f in sections if any(rel.startswith(f + "/") for rel in catalogs | set(files))) \
-                    and _file_stats(ws, ["index.md"]) == {"index.md": files.get("index.md")}:
-                return []
-    pages, left_out = index_page.build_parts(sections, extra_links=extra, root=ws.root, unchanged=frozenset(unchanged))
-    changes: list[tuple[str, str]] = []
-    for rel, content in sorted(pages.items()):
-        target = ws.wiki / rel
-        data = content.encode("utf-8")
-        if target.exists():
-            if target.read_bytes() == data:
-                continue
-            changes.append((rel, "updated"))
-        else:
-            changes.append((rel, "created"))
-        atomic_write(target, data)
-    for folder, _ in index_page.SECTIONS:
-        base = ws.wiki / folder
-        if base.is_dir():
-            for file in base.glob("index*.md"):
-                rel = file.relative_to(ws.wiki).as_posix()
-                if index_page.is_catalog(rel) and rel not in pages and folder not in left_out:
-                    file.unlink()
-                    changes.append((rel, "removed"))
-    if state is not None:
-        written = {**{rel: kept[rel] for rel in kept if rel.split("/")[0] in left_out}, **_file_stats(ws, pages)}
-        state.set_meta("index.written", {"inputs": inputs, "files": written})
-    return changes
+write_index = index_page.write_index  # the compiler, lint, query and undo all regenerate it one way

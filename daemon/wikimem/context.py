@@ -78,7 +78,8 @@ class ContextPack:
 
 
 def _index_excerpt(ws: Workspace, terms: set[str], budget_chars: int) -> str:
-    """The index's opening lines and the catalog lines that mention the query's words."""
+    """The entries of index.md (a page's line, or one link of a group's line of pages) that
+    mention the query's words, most matching first: where the map points for this question."""
     from .search import analyzer
 
     try:
@@ -88,27 +89,22 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_chars: int) -> str:
     from .pages import split_front_matter
 
     _, body, _ = split_front_matter(text)
-    lines = body.splitlines()
-    head: list[str] = []
-    for line in lines:
-        if line.startswith("- "):
-            break
-        if line.strip():
-            head.append(line)
     ana = analyzer()
     scored = []
-    for n, line in enumerate(lines):
-        if line.startswith("- "):
-            words = {t.text for t in ana(line)}
-            hits = len(words & terms)
+    for n, line in enumerate(body.splitlines()):
+        if "](" not in line or line.startswith(("Conventions", "Catalog:")):
+            continue
+        items = [line[2:]] if line.startswith("- ") else line.split(": ", 1)[-1].split(" · ")
+        for k, item in enumerate(items):
+            hits = len({t.text for t in ana(item)} & terms)
             if hits:
-                scored.append((-hits, n, line))
-    picked = sorted(scored)[:40]
-    out = "\n".join(head[:4])
-    for _, _, line in sorted(picked, key=lambda x: x[1]):
+                scored.append((-hits, n, k, item.strip()))
+    out = ""
+    for _, _, _, item in sorted(scored)[:40]:
+        line = f"- {item}"
         if len(out) + len(line) + 1 > budget_chars:
             break
-        out += "\n" + line
+        out += ("\n" if out else "") + line
     return out
 
 

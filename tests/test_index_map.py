@@ -1,0 +1,126 @@
+"""index.md as a map: groups that follow raw/'s folders and the documents' own series, in their
+natural order, with descriptions that describe; within the caps at any size and shape."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import write
+from linkcheck import broken_links
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.index_page import MAX_BYTES, MAX_LINES, Entry, build, is_catalog
+from wikimem.workspace import Workspace
+
+
+def compile_(ws: Workspace):  # type: ignore[no-untyped-def]
+    return compile_workspace(ws, load_settings(ws.root, environ={}))
+
+
+def _reachable(pages: dict[str, str]) -> set[str]:
+    seen, todo = set(), ["index.md"]
+    while todo:
+        page = todo.pop()
+        seen.add(page)
+        folder = page.rsplit("/", 1)[0] + "/" if "/" in page else ""
+        for link in re.findall(r"\]\(([^)#]+)\)", pages[page]):
+            target = folder + link
+            while re.search(r"[^/]+/\.\./", target):
+                target = re.sub(r"[^/]+/\.\./", "", target, count=1)
+            if target in pages and target not in seen:
+                todo.append(target)
+    return seen
+
+
+def _check(pages: dict[str, str], entries: list[Entry]) -> None:
+    for path, text in pages.items():
+        assert is_catalog(path), path
+        assert len(text.splitlines()) <= MAX_LINES and len(text.encode()) <= MAX_BYTES, path
+    assert _reachable(pages) == set(pages)
+    # every page is listed once in the catalogs (index.md's highlights come on top of that)
+    catalogs = [t for p, t in pages.items() if p != "index.md"] or [pages["index.md"]]
+    for entry in entries[:: max(1, len(entries) // 60)]:
+        name = entry.path.rsplit("/", 1)[-1]
+        listed = sum(len(re.findall(r"\]\((?:\.\./)*(?:sources/)?" + re.escape(name) + r"\)", t)) for t in catalogs)
+        assert listed == 1, (entry.path, listed)
+
+
+@pytest.mark.parametrize("shape", ["one folder", "a folder per file", "deep nesting", "same names"])
+def test_the_map_stays_within_caps_whatever_the_shape_of_raw(shape: str) -> None:
+    n = 3000
+    entries = []
+    for i in range(n):
+        if shape == "one folder":
+            raw = f"raw/notes/n{i:05d}.md"
+        elif shape == "a folder per file":
+            raw = f"raw/docs/f{i:05d}/page.md"
+        elif shape == "deep nesting":
+            raw = "raw/" + "/".join(f"level{d}" for d in range(20)) + f"/n{i:05d}.md"
+        else:
+            raw = f"raw/{'a' if i % 2 else 'b'}/releases/notes-{i}.md"
+        version = f"1.{i}" if shape == "same names" else ""
+        entries.append(Entry(f"sources/s{i:05d}.md", f"Release {version}" if version else f"Note {i}",
+                             "A one-line description of the page, about as long as the ones compile writes.",
+                             "source", raw, 1, version))
+    pages = build({"sources": entries}, extra_links=[])
+    _check(pages, entries)
+
+
+def test_hostile_titles_and_versions_keep_the_map_valid() -> None:
+    entries = [
+        Entry("sources/a.md", "x" * 500, "d", "source", "raw/s/a.md", 1, "v2-beta"),
+        Entry("sources/b.md", "Title with **markup** and <b>html</b>\nand a newline", "d", "source", "raw/s/b.md", 1,
+              "2024.10rc1"),
+        Entry("sources/c.md", "[link](javascript:alert(1))", "<script>x</script>", "source", "raw/s/c.md", 1, "1.0"),
+        Entry("sources/d.md", "Plain", "d", "source", "raw/s/d.md", 1, "2.0"),
+    ]
+    pages = build({"sources": entries}, extra_links=[])
+    _check(pages, entries)
+    index = pages["index.md"]
+    assert "<b>" not in index.replace("\\<b>", "") and "javascript:" not in index.replace("javascript:alert(1))", "")
+    lines = [line for line in index.splitlines() if "sources/" in line]
+    assert all("\n" not in line for line in lines)
+    # releases newest first; a version that does not parse never outranks one that does
+    order = [re.search(r"sources/(\w)\.md", line).group(1) for line in lines if re.search(r"sources/\w\.md", line)]
+    assert order.index("d") < order.index("c")
+
+
+def test_groups_follow_folders_series_and_reading_order(ws: Workspace) -> None:
+    write(ws, "book/SUMMARY.md", "# Summary\n\n- [Start](ch02.md)\n- [Middle](ch10.md)\n- [End](ch01.md)\n")
+    for name, title in (("ch01.md", "End"), ("ch02.md", "Start"), ("ch10.md", "Middle")):
+        write(ws, f"book/{name}", f"# {title}\n\nThe {title.lower()} chapter says something about widgets and gears.\n")
+    for minor in (1, 9, 10, 2):
+        write(ws, f"notes/go1.{minor}.md", f"---\ntitle: Go 1.{minor} Release Notes\n---\n\n"
+                                          f"Go 1.{minor} arrives with faster widgets and better gears.\n")
+    compile_(ws)
+    index = (ws.wiki / "index.md").read_text()
+    assert "## book" in index and "## notes" in index
+    book = index.split("## book", 1)[1].split("##", 1)[0]
+    assert book.index("[Start]") < book.index("[Middle]") < book.index("[End]")  # SUMMARY.md order, not the alphabet
+    notes = index.split("## notes", 1)[1].split("##", 1)[0]
+    versions = re.findall(r"Go (1\.\d+) Release Notes", notes)
+    assert versions == ["1.10", "1.9", "1.2", "1.1"]  # newest first, by version, not by name
+    assert "newest first" in notes and "reading order" in book
+    assert broken_links(ws.wiki) == []
+
+
+def test_a_large_wiki_gets_a_map_and_group_catalogs(ws: Workspace) -> None:
+    for folder in ("guide", "reference"):
+        for i in range(60):
+            write(ws, f"{folder}/part-{i:02d}.md", f"# {folder.title()} part {i}\n\nThis {folder} part covers topic {i} "
+                                                   f"of the widget system, with {i} examples of gears.\n")
+    compile_(ws)
+    index = (ws.wiki / "index.md").read_text()
+    assert len(index.encode()) <= 8_000  # the map stays small: an agent reads it whole first
+    assert "[sources/guide/index.md](sources/guide/index.md)" in index
+    catalog = (ws.wiki / "sources" / "guide" / "index.md").read_text()
+    assert catalog.count("\n- [") == 60 and "Guide part 0" in catalog
+    assert broken_links(ws.wiki) == []
+    # the catalogs of a folder that goes away go too, folders and all
+    for i in range(60):
+        (ws.raw / "reference" / f"part-{i:02d}.md").unlink()
+    compile_(ws)
+    assert not (ws.wiki / "sources" / "reference").exists()
+    assert broken_links(ws.wiki) == []
