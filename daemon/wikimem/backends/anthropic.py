@@ -8,15 +8,16 @@ then the source itself, delimited as data. It edits pages with the memory tool
 `search_wiki` and rereads the source with `read_source`. A long source is compiled part by
 part, one conversation per part, so a 3 MB file is read whole at a cost linear in its size.
 
-When the model says it is done, code checks its pages (front matter, links, citations)
-and hands the problems back once or twice; then it fills in the fields code owns (kind,
-sources, source_sha256) and commits the source's staged writes. A source that fails (API
-error after the SDK's retries, a turn or token budget exhausted, no page written) has its
-staged writes dropped: the wiki is untouched and the compiler records it failed, to be
-retried on the next run (three times at most for failures that cost tokens). A removed
-source's page goes, and the model tidies the pages that linked it; a renamed one is moved
-by code. The compiler then guards and writes the edits, regenerates index.md and appends
-log.md with the tokens and cost recorded here.
+When the model says it is done, code checks its pages (front matter, links, citations, and their
+shape: a source page's title and `Source:` line, a concept page that is an article and not a
+section per source) and hands the problems back once or twice; then it fills in the fields code
+owns (kind, sources, source_sha256) and commits the source's staged writes. A source that fails
+(API error after the SDK's retries, a turn or token budget exhausted, no page written) has its
+staged writes dropped: the wiki is untouched and the compiler records it failed, to be retried
+on the next run (three times at most for failures that cost tokens). A removed source's page
+goes, and the model tidies the pages that linked it; a renamed one is moved by code. The
+compiler then guards and writes the edits, regenerates index.md and appends log.md with the
+tokens and cost recorded here.
 
 The SDK is imported here and only here (and in memory.py): the registry imports this module
 lazily, so commands that do not use this backend never pay for importing it.
@@ -64,6 +65,10 @@ TRANSIENT = (
 )
 MAX_RETRIES = 4  # the SDK's retries per request, on connection errors, 408, 409, 429 and 5xx
 MAX_FIX_ROUNDS = 2  # times code hands validation problems back before it accepts or fails
+# the shape of a concept page (DESIGN.md, "What makes the wiki worth reading"): an article with a
+# handful of key points, not a concordance; the checks hand these limits back to the model
+MAX_KEY_POINTS = 8
+MAX_CONCEPT_BYTES = 20_000
 INDEX_CHARS = 30_000  # index.md stays under 25 KB; a bigger one is cut, the model can search
 # rough per-part shape of a compile, for estimates: turns, what each turn reads back, what it writes
 EST_TURNS = 10
@@ -355,6 +360,172 @@ def resolve_link(page: str, target: str) -> tuple[str, str, str]:
     if joined.startswith("raw/"):
         return "raw", joined, fragment
     return "outside", joined, fragment
+
+
+# --- the shape of pages, as the checks after each source see it
+#
+# A concept page is an article (a lead, a handful of key points, one line of other sources), not a
+# concordance with a section per source. The checks look only at what this source's edits did: a
+# page that is new is held to the whole shape; on a page that existed (perhaps in the older shape,
+# or grown by earlier runs) they report what the edit made worse, since the memory tool will not
+# let one source rewrite most of a page others built, so a page-wide demand could not be met.
+
+
+@dataclass(frozen=True)
+class ConceptShape:
+    h1: bool  # the body opens with `# Title`
+    lead: bool  # a prose paragraph between the title and the first `## ` section
+    per_source: tuple[str, ...]  # section headings named after a source (its link or its title)
+    key_points: int  # top-level bullets under `## Key points`
+    size: int  # bytes of the body: the front matter's `sources` list is code's, the model cannot shorten it
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*)$")
+_BULLET = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+\S")
+_LABEL = re.compile(r"^\W*(?:main sources?|also called|aliases|sources?)\W*:", re.I)
+
+
+def _outside_fences(body: str) -> list[str]:
+    """The body's lines with fenced code blocks blanked: a `## ` inside code is not a section."""
+    out: list[str] = []
+    fence = ""
+    for line in body.split("\n"):
+        match = _FENCE.match(line)
+        if fence:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = ""
+            out.append("")
+        elif match:
+            fence = match.group(1)
+            out.append("")
+        else:
+            out.append(line)
+    return out
+
+
+def _plain(text: str) -> str:
+    """Markdown reduced to its words: links to their text, emphasis and code marks dropped."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return " ".join(re.sub(r"[*_`]", "", text).split())
+
+
+def _is_prose(paragraph: str) -> bool:
+    """A paragraph that says something: not a label line (Main source:, Also called:) or bare links."""
+    if _LABEL.match(paragraph.strip()):
+        return False
+    words = re.sub(r"!?\[[^\]]*\]\([^)]*\)", " ", paragraph)
+    return len(re.findall(r"\w", words)) >= 10
+
+
+def concept_shape(text: str, source_titles: Sequence[str] = ()) -> ConceptShape:
+    """How a concept page is built, from its whole text (front matter included)."""
+    from ..pages import split_front_matter
+
+    try:
+        body = split_front_matter(text)[1]
+    except FrontMatterError:
+        body = text
+    lines = _outside_fences(body)
+    titles = {_plain(t).casefold() for t in source_titles if _plain(t)}
+    lead = False
+    per_source: list[str] = []
+    key_points = 0
+    section = ""  # the current `## ` section, lowercased; "" before the first
+    paragraph: list[str] = []
+    first = next((line for line in lines if line.strip()), "")
+    h1 = bool(re.match(r"^#\s+\S", first))
+
+    def close_paragraph() -> None:
+        nonlocal lead
+        if paragraph and not section and _is_prose(" ".join(paragraph)):
+            lead = True
+        paragraph.clear()
+
+    for line in lines:
+        heading = _HEADING.match(line)
+        if heading:
+            close_paragraph()
+            level, title = len(heading.group(1)), re.sub(r"(?:^|[ \t])#+$", "", heading.group(2).rstrip()).strip()
+            if level == 1:
+                continue
+            if level == 2:
+                section = _plain(title).casefold() or "?"
+            named = [t for t in page_links(title) if "sources/" in t or "raw/" in t] or (
+                [title] if _plain(title).casefold() in titles else []
+            )
+            if named:
+                per_source.append(title)
+            continue
+        if not line.strip():
+            close_paragraph()
+            continue
+        if not section:
+            paragraph.append(line)
+        elif section == "key points" and _BULLET.match(line):
+            key_points += 1
+    close_paragraph()
+    return ConceptShape(h1, lead, tuple(per_source), key_points, len(body.encode("utf-8")))
+
+
+def _concept_page_problems(rel: str, text: str, before: str | None, source_titles: Sequence[str]) -> list[str]:
+    """What keeps a concept page this source wrote or changed from being an article.
+
+    A new page (before is None) must have the whole shape; an existing one is held to what it
+    had: the edit may not take away its title or lead, add a section per source, or add key
+    points past the limit or bytes past the cap.
+    """
+    now = concept_shape(text, source_titles)
+    was = concept_shape(before, source_titles) if before is not None else None
+    shown = f"{ROOT}/{rel}"
+    problems: list[str] = []
+    if not now.h1 and (was is None or was.h1):
+        problems.append(f"{shown} does not open with `# Title`; start the body with the concept's name as its heading")
+    if not now.lead and (was is None or was.lead):
+        problems.append(
+            f"{shown} has no lead: right under `# Title`, before any `## ` section, write one sentence saying "
+            "what it is, quoted from the source that defines it, with its citation"
+        )
+    # a new page may have one such section (a one-source page in the older shape reads fine); an
+    # existing page may gain none: that is the appended per-source section the instructions forbid
+    if len(now.per_source) > (1 if was is None else len(was.per_source)):
+        problems.append(
+            f"{shown} has a section per source (`## {now.per_source[-1]}`); a concept page is one article: merge "
+            "what the sources say into `## Key points` (a handful, best first, no repeats) and list them on one "
+            "line under `## Also mentioned in`"
+        )
+    if now.key_points > MAX_KEY_POINTS and (was is None or now.key_points > was.key_points):
+        problems.append(
+            f"{shown} has {now.key_points} key points; keep the best {MAX_KEY_POINTS} or fewer, most informative "
+            "first, and drop those that repeat another"
+        )
+    if now.size > MAX_CONCEPT_BYTES and (was is None or now.size > was.size):
+        problems.append(
+            f"{shown} has {now.size // 1000} KB of text; a concept page stays well under 8 KB and never over "
+            f"{MAX_CONCEPT_BYTES // 1000} KB: keep a handful of key points and name the other sources under "
+            "`## Also mentioned in` instead of quoting them"
+        )
+    return problems
+
+
+def _source_page_problems(rel: str, body: str, st: SourceText) -> list[str]:
+    """A source page opens with its title and says which raw file it is."""
+    shown = f"{ROOT}/{rel}"
+    problems: list[str] = []
+    lines = _outside_fences(body)
+    if not any(re.match(r"^#\s+\S", line) for line in lines):
+        problems.append(f"{shown} has no `# Title`; start the body with the document's own title")
+    linked = False
+    for line in lines:
+        if re.match(r"^\W*source\W*:", line, re.I):
+            linked = linked or any(resolve_link(rel, t)[:2] == ("raw", st.path) for t in page_links(line))
+    if not linked:
+        name = posixpath.basename(st.path)
+        problems.append(
+            f"{shown} has no `Source:` line linking the raw file; add `Source: [{name}](../../{st.path})` "
+            "under the lead"
+        )
+    return problems
 
 
 # --- the backend
@@ -756,6 +927,25 @@ class AnthropicBackend:
         return "\n".join(f"{ROOT}/{rel} | {title} | {snippet}" for rel, title, snippet in hits), False
 
     # --- checks after the model finishes
+    def _source_titles(self, run: _Run, parsed: Page) -> list[str]:
+        """Titles of the source pages a concept page draws on: a heading repeating one is a per-source section."""
+        listed = parsed.meta.get("sources")
+        paths = [str(p) for p in listed] if isinstance(listed, list) else []
+        if run.source is not None:
+            paths.append(run.source.path)
+        titles: list[str] = []
+        for path in dict.fromkeys(paths):
+            ref = run.batch.sources.get(path)
+            text = run.overlay.read(ref.page) if ref is not None and ref.page else None
+            if ref is None or not text:
+                continue
+            try:
+                source = loads_page(ref.page, text)
+            except FrontMatterError:
+                continue
+            titles.extend(t for t in (str(source.meta.get("title") or ""), _h1(source.body)) if t)
+        return titles
+
     def _check(self, run: _Run, st: SourceText, page: str, *, final: bool) -> list[str]:
         problems: list[str] = []
         overlay = run.overlay
@@ -784,6 +974,13 @@ class AnthropicBackend:
                     f"{ROOT}/{rel} holds raw HTML or a link that is not relative, http(s) or mailto; write "
                     "it as text (escape < as \\<) or drop the link"
                 )
+            if not run.tool.is_human(rel):  # a person's page has the shape they gave it
+                if rel == page:
+                    problems.extend(_source_page_problems(rel, parsed.body, st))
+                elif rel.startswith("concepts/"):
+                    problems.extend(_concept_page_problems(
+                        rel, text, overlay.committed_text(rel), self._source_titles(run, parsed)
+                    ))
             for target in dict.fromkeys(page_links(parsed.body)):
                 where, path, fragment = resolve_link(rel, target)
                 if where == "wiki":
