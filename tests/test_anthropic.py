@@ -854,3 +854,293 @@ def test_the_compiler_refuses_an_edit_that_removes_a_persons_lines(ws: Workspace
     assert target.read_text() == mine
     assert [p for p, _ in report.refused] == ["sources/a.md"]
 
+
+# --- the shape of the pages: concept pages are articles revised as sources arrive (issue 13)
+
+CONFIG = """# Configuration
+
+Applications need some kind of configuration.
+
+## Secret key
+
+A secret key is a random value used to sign the session cookie.
+
+The default secret key is None, so sessions do not work until it is set.
+"""
+
+CONFIG_PAGE = """---
+title: Configuration
+kind: source
+sources: [raw/config.md]
+---
+# Configuration
+
+Applications need some kind of configuration.
+
+Source: [config.md](../../raw/config.md)
+
+## Outline
+- [Configuration](../../raw/config.md#L1)
+  - [Secret key](../../raw/config.md#L5)
+
+## Key facts
+- Secret key: "The default secret key is None, so sessions do not work until it is set." ([config.md, line 9](../../raw/config.md#L9))
+
+## Concepts
+[Secret key](../concepts/secret-key.md)
+"""
+
+SECRET_KEY_PAGE = """---
+title: Secret key
+kind: concept
+sources: [raw/config.md]
+aliases: [SECRET_KEY]
+---
+# Secret key
+
+"A secret key is a random value used to sign the session cookie." ([config.md, line 7](../../raw/config.md#L7))
+
+Main source: [Configuration](../sources/config.md)
+
+## Key points
+- "The default secret key is None, so sessions do not work until it is set." ([config.md, line 9](../../raw/config.md#L9))
+"""
+
+
+def fix_requests(server: FakeMessagesServer) -> list[str]:
+    """The texts of the fix rounds: what code's checks handed back to the model."""
+    out = []
+    for body in server.bodies:
+        last = body["messages"][-1]["content"]
+        if body["messages"][-1]["role"] == "user" and last and last[0].get("type") == "text":
+            if last[0]["text"].startswith("wikimem checked the pages you wrote"):
+                out.append(last[0]["text"])
+    return list(dict.fromkeys(out))
+
+
+def test_the_instructions_ask_for_articles_not_concordances(ws: Workspace, server: FakeMessagesServer) -> None:
+    write(ws, "config.md", CONFIG)
+    server.add(
+        reply(memory("create", path="/memories/sources/config.md", file_text=CONFIG_PAGE)),
+        reply(text("Done.")),
+    )
+    compile_with(ws, server)
+    instructions = server.bodies[0]["system"][-1]["text"]
+    for words in (
+        "its first real paragraph", "Source: [", "## Outline", "## Key facts", "definitions, defaults, requirements",
+        "## Key points", "Main source:", "## Changes over time", "## Related", "## Also mentioned in",
+        "never append a section for the new source", "Never a section per source",
+        "Never write \"newest first\"", "Never a generic word",
+    ):
+        assert words in instructions, words
+    assert "one section per source, newest first" not in instructions  # the old concordance shape
+
+
+def test_an_article_shaped_concept_page_passes_the_checks_in_one_round(ws: Workspace, server: FakeMessagesServer) -> None:
+    write(ws, "config.md", CONFIG)
+    server.add(
+        reply(tool("search_wiki", {"query": "secret key"})),
+        reply(
+            memory("create", path="/memories/sources/config.md", file_text=CONFIG_PAGE),
+            memory("create", path="/memories/concepts/secret-key.md", file_text=SECRET_KEY_PAGE),
+        ),
+        reply(text("Wrote the source page and the Secret key article.")),
+    )
+    report = compile_with(ws, server)
+    assert report.failed == [] and report.compiled == ["raw/config.md"]
+    assert len(server.requests) == 3 and fix_requests(server) == []  # no problem handed back
+    assert not any(w.startswith("raw/config.md:") for w in report.warnings), report.warnings
+    concept = page(ws, "concepts/secret-key.md")
+    assert concept.kind == "concept" and concept.sources == ["raw/config.md"] and concept.meta["aliases"] == ["SECRET_KEY"]
+    assert concept.body.strip() == SECRET_KEY_PAGE.split("---\n", 2)[2].strip()  # the article as written
+
+
+def test_a_concordance_concept_page_goes_back_and_comes_back_an_article(ws: Workspace, server: FakeMessagesServer) -> None:
+    write(ws, "a.md", "# Alpha\n\nAlpha is the first letter of the Greek alphabet.\n")
+    write(ws, "b.md", "# Beta\n\nBeta is the second letter of the Greek alphabet.\n\nThe Greek alphabet has 24 letters.\n")
+    cite_a = "([a.md, line 3](../../raw/a.md#L3))"
+    cite_b3, cite_b5 = "([b.md, line 3](../../raw/b.md#L3))", "([b.md, line 5](../../raw/b.md#L5))"
+    concordance = (
+        "---\ntitle: Greek alphabet\nkind: concept\nsources: [raw/a.md]\n---\n# Greek alphabet\n\n"
+        "The alphabet of the Greek language, as each source has it.\n\n"
+        f'## [Alpha](../sources/a.md)\n- "Alpha is the first letter of the Greek alphabet." {cite_a}\n\n'
+        f'## [Beta](../sources/b.md)\n- "Beta is the second letter of the Greek alphabet." {cite_b3}\n'
+        f'- "The Greek alphabet has 24 letters." {cite_b5}\n'
+    )
+    article = (
+        "---\ntitle: Greek alphabet\nkind: concept\nsources: [raw/a.md, raw/b.md]\n---\n# Greek alphabet\n\n"
+        f'"The Greek alphabet has 24 letters." {cite_b5}\n\n'
+        "Main sources: [Alpha](../sources/a.md) · [Beta](../sources/b.md)\n\n"
+        f'## Key points\n- "Alpha is the first letter of the Greek alphabet." {cite_a}\n'
+        f'- "Beta is the second letter of the Greek alphabet." {cite_b3}\n'
+    )
+    b_page = "---\ntitle: Beta\n---\n# Beta\n\nBeta is the second letter of the Greek alphabet.\n\n[Greek alphabet](../concepts/greek-alphabet.md)\n"
+    server.add(
+        reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: Alpha\n---\n# Alpha\n\nAlpha.\n\nSource: [a.md](../../raw/a.md)\n")),
+        reply(text("Done.")),
+        reply(
+            memory("create", path="/memories/sources/b.md", file_text=b_page),  # no Source: line either
+            memory("create", path="/memories/concepts/greek-alphabet.md", file_text=concordance),
+        ),
+        reply(text("Done.")),
+        reply(
+            memory("create", path="/memories/concepts/greek-alphabet.md", file_text=article),  # created for this source: may rewrite
+            memory("str_replace", path="/memories/sources/b.md", old_str="alphabet.\n\n[Greek",
+                   new_str="alphabet.\n\nSource: [b.md](../../raw/b.md)\n\n[Greek"),
+        ),
+        reply(text("Rewrote it as one article.")),
+    )
+    report = compile_with(ws, server)
+    assert report.failed == [] and report.compiled == ["raw/a.md", "raw/b.md"]
+    (feedback,) = fix_requests(server)  # one round, then the checks were satisfied
+    assert "/memories/concepts/greek-alphabet.md has a section per source (`## [Beta](../sources/b.md)`)" in feedback
+    assert "merge what the sources say into `## Key points`" in feedback and "`## Also mentioned in`" in feedback
+    assert "/memories/sources/b.md has no `Source:` line linking the raw file; add `Source: [b.md](../../raw/b.md)`" in feedback
+    assert len(server.requests) == 6 and not any(w.startswith("raw/b.md:") for w in report.warnings)
+    concept = page(ws, "concepts/greek-alphabet.md")
+    assert not re.search(r"^#+ \[", concept.body, re.M) and concept.body.count("## Key points") == 1
+    assert concept.body.strip().startswith('# Greek alphabet\n\n"The Greek alphabet has 24 letters."')
+    assert concept.sources == ["raw/a.md", "raw/b.md"]
+    assert "Source: [b.md](../../raw/b.md)" in (ws.wiki / "sources/b.md").read_text()
+
+
+WATER_BEARS = """# Water bears
+
+Water bears is another name for tardigrades.
+
+A dried water bear revives within hours of rehydration.
+"""
+
+WATER_BEARS_PAGE = """---
+title: Water bears
+kind: source
+---
+# Water bears
+
+Water bears is another name for tardigrades.
+
+Source: [bears.md](../../raw/bears.md)
+
+## Key facts
+- "A dried water bear revives within hours of rehydration." ([bears.md, line 5](../../raw/bears.md#L5))
+
+## Concepts
+[Cryptobiosis](../concepts/cryptobiosis.md)
+"""
+
+
+def test_a_second_source_revises_the_article_it_touches(ws: Workspace, server: FakeMessagesServer) -> None:
+    first_compile(ws, server)  # concepts/cryptobiosis.md: an article drawing on raw/tardigrades.md
+    write(ws, "bears.md", WATER_BEARS)
+    point = '- "Two individuals revived after 30.5 years frozen at -20 C." ([tardigrades.md, line 5](../../raw/tardigrades.md#L5))\n'
+    added = '- "A dried water bear revives within hours of rehydration." ([bears.md, line 5](../../raw/bears.md#L5))\n'
+    server.add(
+        reply(tool("search_wiki", {"query": "cryptobiosis"}), memory("view", path="/memories/concepts/cryptobiosis.md")),
+        reply(
+            memory("create", path="/memories/sources/bears.md", file_text=WATER_BEARS_PAGE),
+            # revise the article: one more key point, the source under Also mentioned in, and in `sources:`
+            memory("str_replace", path="/memories/concepts/cryptobiosis.md", old_str=point,
+                   new_str=point + added + "\n## Also mentioned in\n[Water bears](../sources/bears.md)\n"),
+            memory("str_replace", path="/memories/concepts/cryptobiosis.md", old_str="- raw/tardigrades.md\n",
+                   new_str="- raw/tardigrades.md\n- raw/bears.md\n"),
+        ),
+        reply(text("Added a key point and the source to the Cryptobiosis article.")),
+    )
+    report = compile_with(ws, server)
+    assert report.failed == [] and "concepts/cryptobiosis.md" in report.updated
+    assert fix_requests(server) == [] and not any(w.startswith("raw/bears.md:") for w in report.warnings)
+    assert all(r.get("is_error") is not True for r in tool_results(server.bodies[-1]))
+    concept = page(ws, "concepts/cryptobiosis.md")
+    assert concept.sources == ["raw/tardigrades.md", "raw/bears.md"]
+    body = concept.body
+    assert body.count("## Key points") == 1 and point + added in body  # one list, the new point in it
+    assert "## Also mentioned in\n[Water bears](../sources/bears.md)" in body
+    assert not re.search(r"^#+ \[", body, re.M)  # no section per source
+    assert body.index("A state in which metabolism stops.") < body.index("## Key points")  # the lead stays first
+
+
+def test_a_section_appended_per_source_is_sent_back(ws: Workspace, server: FakeMessagesServer) -> None:
+    """On a page in the older shape (one section per source) the checks ask only that the edit adds
+    none: the page is kept as others built it, the new source is folded in."""
+    legacy = CONCEPT_PAGE.replace(
+        "Main source: [Tardigrades](../sources/tardigrades.md)\n\n## Key points\n",
+        "## [Tardigrades](../sources/tardigrades.md)\n",
+    )
+    write(ws, "tardigrades.md", TARDIGRADES)
+    server.add(
+        reply(
+            memory("create", path="/memories/sources/tardigrades.md", file_text=SOURCE_PAGE),
+            memory("create", path="/memories/concepts/cryptobiosis.md", file_text=legacy),
+        ),
+        reply(text("Done.")),
+    )
+    assert compile_with(ws, server).failed == []  # one source, one section: a new page may have that
+    write(ws, "bears.md", WATER_BEARS)
+    section = '\n## [Water bears](../sources/bears.md)\n- "A dried water bear revives within hours of rehydration." ([bears.md, line 5](../../raw/bears.md#L5))\n'
+    server.add(
+        reply(
+            memory("create", path="/memories/sources/bears.md", file_text=WATER_BEARS_PAGE),
+            memory("view", path="/memories/concepts/cryptobiosis.md"),
+        ),
+        reply(memory("str_replace", path="/memories/concepts/cryptobiosis.md", old_str="(../../raw/tardigrades.md#L5))\n",
+                     new_str="(../../raw/tardigrades.md#L5))\n" + section)),
+        reply(text("Done.")),
+        reply(memory("str_replace", path="/memories/concepts/cryptobiosis.md", old_str=section,
+                     new_str="\n## Also mentioned in\n[Water bears](../sources/bears.md)\n")),
+        reply(text("Folded it in.")),
+    )
+    report = compile_with(ws, server)
+    assert report.failed == []
+    (feedback,) = fix_requests(server)
+    assert "has a section per source (`## [Water bears](../sources/bears.md)`)" in feedback
+    body = page(ws, "concepts/cryptobiosis.md").body
+    assert "## [Water bears]" not in body and "## Also mentioned in\n[Water bears](../sources/bears.md)" in body
+    assert "## [Tardigrades](../sources/tardigrades.md)" in body  # what was there stays
+
+
+def test_the_shape_checks_name_what_to_fix() -> None:
+    from wikimem.backends.anthropic import (
+        MAX_KEY_POINTS,
+        SourceText,
+        _concept_page_problems,
+        _source_page_problems,
+        concept_shape,
+    )
+
+    fm = "---\ntitle: Greek alphabet\nkind: concept\n---\n"
+    points = "".join(f'- "Point {n}." ([a.md, line 3](../../raw/a.md#L3))\n' for n in range(MAX_KEY_POINTS + 2))
+    # headings that repeat the sources' titles are per-source sections too; a fenced `## ` is code
+    bad = (
+        fm + "# Greek alphabet\n\nAlso called: Greek letters.\n\nMain source: [Alpha](../sources/a.md)\n\n"
+        f"## Key points\n{points}  - a nested line is not a point\n\n## Alpha\n- one\n\n### Beta\n- two\n\n"
+        "```\n## [Gamma](../sources/g.md)\n```\n"
+    )
+    shape = concept_shape(bad, ["Alpha", "Beta"])
+    assert shape.h1 and not shape.lead and shape.key_points == MAX_KEY_POINTS + 2
+    assert shape.per_source == ("Alpha", "Beta")
+    problems = _concept_page_problems("concepts/greek-alphabet.md", bad, None, ["Alpha", "Beta"])
+    assert len(problems) == 3
+    assert problems[0].startswith("/memories/concepts/greek-alphabet.md has no lead: right under `# Title`")
+    assert problems[1].startswith("/memories/concepts/greek-alphabet.md has a section per source (`## Beta`)")
+    assert problems[2] == (
+        f"/memories/concepts/greek-alphabet.md has {MAX_KEY_POINTS + 2} key points; keep the best {MAX_KEY_POINTS} "
+        "or fewer, most informative first, and drop those that repeat another"
+    )
+    # on a page that was already so, an edit that makes nothing worse passes
+    assert _concept_page_problems("concepts/greek-alphabet.md", bad + "\nmore\n", bad, ["Alpha", "Beta"]) == []
+    # but an edit may not take the lead away
+    good = fm + "# Greek alphabet\n\nThe alphabet that Greek has been written in since the 8th century BC.\n"
+    assert concept_shape(good).lead
+    lost = _concept_page_problems("concepts/greek-alphabet.md", fm + "# Greek alphabet\n\n## Key points\n", good, [])
+    assert len(lost) == 1 and "has no lead" in lost[0]
+    huge = good + "\n## Key points\n" + "- " + "word " * 5_000 + "\n"
+    (big,) = _concept_page_problems("concepts/greek-alphabet.md", huge, None, [])
+    assert big.startswith("/memories/concepts/greek-alphabet.md has 25 KB of text;") and "never over 20 KB" in big
+    # a source page: its title and a Source: line that links the raw file
+    st = SourceText("raw/notes/a.md", "A", "L", ("1\t# A",), 1)
+    assert _source_page_problems("sources/notes-a.md", "# A\n\nLead.\n\nSource: [a.md](../../raw/notes/a.md)\n", st) == []
+    assert _source_page_problems("sources/notes-a.md", "Lead.\n\n**Source:** [a.md](../../raw/notes/a.md)\n", st) == [
+        "/memories/sources/notes-a.md has no `# Title`; start the body with the document's own title"
+    ]
+    (no_line,) = _source_page_problems("sources/notes-a.md", "# A\n\nLead. Source: raw/notes/a.md\n", st)
+    assert no_line.endswith("add `Source: [a.md](../../raw/notes/a.md)` under the lead")
