@@ -128,7 +128,7 @@ def test_pathological_lines_compile_in_one_pass(ws: Workspace) -> None:
             write(ws, f"{name}{ext}", f"# {name.title()} notes\n\nA short note with 2 facts, written in 2026.\n\n{body}\n\nThe end, 3 lines on.\n")
     report = compile_workspace(ws, load_settings(ws.root, environ={}))
     assert list(report.skipped) == []
-    pages = list((ws.wiki / "sources").glob("*.md"))
+    pages = [p for p in (ws.wiki / "sources").glob("*.md") if not p.name.startswith("index")]
     assert len(pages) == len(units) * 4
     record = lint_record("raw/brackets.md", str(ws.raw / "brackets.md"), "x", 0, 10**8)
     assert record.skipped is None and "short note" in record.words

@@ -676,7 +676,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         # a short note's figures are its facts; a long document keeps what says most
         if score >= (1 if len(sentences) < 30 else 2.5):
             scores[i] = score
-    limit = min(40, 6 + len(sentences) // 15)
+    limit = min(25, 5 + len(sentences) // 20)
     ranked = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
     chosen = set(ranked)
     for i in ranked:

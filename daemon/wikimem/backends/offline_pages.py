@@ -27,7 +27,7 @@ KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
 CHANGES = 8
 ALSO_LISTED = 40
-OUTLINE_DEPTH = 3  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
+OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 
 _CHATTY = re.compile(
     r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
@@ -123,7 +123,8 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
                 and not _mentions_title(s.text, sections[s.section][0]):
             context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
-        facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where(source_path, anchor, s.line),
+        # one source per page: a citation needs only the line
+        facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
                       "context": context})
     defaults = [
         {"subject": escape_link_text(str(subject)).replace("|", "\\|"),

@@ -111,7 +111,8 @@ class _Walker:
                     self.add("table", " | ".join(cells), self.line(row), subject=_subject(subjects))
                 row = None
             elif kind == "inline":
-                text = render_inline(token)
+                # a heading or a term is a name: its links are text ("[crypto/tls](/pkg/...)")
+                text = render_inline(token, links=heading is None and in_dt is None)
                 if row is not None:
                     cells.append(" ".join(text.split()))
                 elif heading is not None:
@@ -199,8 +200,9 @@ def _subject(subjects: list[str | None]) -> str | None:
     return subjects[-1] if subjects else None
 
 
-def render_inline(token: Token) -> str:
-    """An inline token as light Markdown: code spans, emphasis, absolute links; no HTML."""
+def render_inline(token: Token, *, links: bool = True) -> str:
+    """An inline token as light Markdown: code spans, emphasis, absolute links (unless `links`
+    is false: then a link is its text); no HTML."""
     children = token.children
     if not children:
         return token.content if len(token.content) > MAX_INLINE else ""
@@ -220,7 +222,7 @@ def render_inline(token: Token) -> str:
             out.append("**")
         elif kind == "link_open":
             href = str(child.attrs.get("href") or "")
-            keep = href if ABSOLUTE_URL.match(href) else None
+            keep = href if links and ABSOLUTE_URL.match(href) else None
             links.append(keep)
             if keep:
                 out.append("[")
