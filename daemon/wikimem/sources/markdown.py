@@ -112,7 +112,7 @@ class _Walker:
                 row = None
             elif kind == "inline":
                 # a heading or a term is a name: its links are text ("[crypto/tls](/pkg/...)")
-                text = render_inline(token, links=heading is None and in_dt is None)
+                text = render_inline(token, keep_links=heading is None and in_dt is None)
                 if row is not None:
                     cells.append(" ".join(text.split()))
                 elif heading is not None:
@@ -200,9 +200,9 @@ def _subject(subjects: list[str | None]) -> str | None:
     return subjects[-1] if subjects else None
 
 
-def render_inline(token: Token, *, links: bool = True) -> str:
-    """An inline token as light Markdown: code spans, emphasis, absolute links (unless `links`
-    is false: then a link is its text); no HTML."""
+def render_inline(token: Token, *, keep_links: bool = True) -> str:
+    """An inline token as light Markdown: code spans, emphasis, absolute links (unless
+    `keep_links` is false: then a link is its text); no HTML."""
     children = token.children
     if not children:
         return token.content if len(token.content) > MAX_INLINE else ""
@@ -222,7 +222,7 @@ def render_inline(token: Token, *, links: bool = True) -> str:
             out.append("**")
         elif kind == "link_open":
             href = str(child.attrs.get("href") or "")
-            keep = href if links and ABSOLUTE_URL.match(href) else None
+            keep = href if keep_links and ABSOLUTE_URL.match(href) else None
             links.append(keep)
             if keep:
                 out.append("[")
