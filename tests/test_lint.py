@@ -727,8 +727,8 @@ def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):
     # sentences are split only in blocks with a digit and a hint word: the claims must be the ones
     # every sentence gives (words over a line break, list items, table rows)
     from wikimem.analysis import split_sentences
+    from wikimem.facts import extract, statements_of
     from wikimem.lint import corpus as lint_corpus
-    from wikimem.lint.claims import extract
     from wikimem.sources import load_source
 
     text = ("---\ndate: 2024-01-02\n---\n# Plugin 2.0\n\nThe plugin only\nsupports macOS 12 or later.\n\n"
@@ -737,10 +737,7 @@ def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):
     path = write(ws, "plugin.md", text)
     fast = lint_corpus.compute("raw/plugin.md", str(path), "x", 0, 10**7)
     doc = load_source(path, "raw/plugin.md", max_bytes=10**7)
-    every = [(s.text, s.line) for s in split_sentences(lint_corpus._with_prose_code(doc)) if s.kind != "heading"]
-    slow = lint_corpus.SourceText("raw/plugin.md", "x", doc.title, doc.date, lint_corpus.title_version(doc.title),
-                                  0, fast.words, every)
-    assert fast.claims == extract(slow)
+    assert fast.claims == extract(statements_of(doc, split_sentences(doc)))
     assert {c.key[1] for c in fast.claims} == {"macos", "python", "node.js"}
 
 

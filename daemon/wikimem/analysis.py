@@ -27,7 +27,7 @@ from typing import Any
 from .sources import Document
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 9
+ANALYSIS_VERSION = 10
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -292,6 +292,7 @@ class SourceAnalysis:
     definitions: dict[str, int] = field(default_factory=dict)  # key -> the sentence that defines it here
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
     toc: list[list[Any]] = field(default_factory=list)  # [target, title]
+    claims: list[list[Any]] = field(default_factory=list)  # facts.py's facts, as Fact.to_json()
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
@@ -354,6 +355,9 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
 
 
 def analyze(doc: Document) -> SourceAnalysis:
+    from .facts import extract as extract_facts
+    from .facts import statements_of
+
     sentences, block_of = _split(doc)
     toks = [tokens(s.text) for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]
@@ -413,10 +417,10 @@ def analyze(doc: Document) -> SourceAnalysis:
             continue
         found = _defined_term(s.text)
         if found:
-            key, surface, strong = found
-            if strong or (key in prose_terms and prose_terms[key] >= 2):
-                signal(key, DEFINED if strong else HEADED, surface)
-                definitions.setdefault(key, i)
+            defined, surface, strong = found
+            if strong or (defined in prose_terms and prose_terms[defined] >= 2):
+                signal(defined, DEFINED if strong else HEADED, surface)
+                definitions.setdefault(defined, i)
     for term, _line in doc.keywords:
         signal(name_key(term), DEFINED, term)
     # a term the author emphasized where it is introduced ("The *canary release* sends ...")
@@ -473,6 +477,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
         toc=[[e.target, e.title] for e in doc.toc],
         summary=lead,
+        claims=[f.to_json() for f in extract_facts(statements_of(doc, sentences))],
     )
 
 

@@ -40,7 +40,7 @@ MAX_BYTES = 25_000
 # headroom for the header and section titles around the entry lines
 ENTRY_LINES = 170
 ENTRY_BYTES = 22_000
-SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("answers", "Answers"))
+SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("facts", "Facts that changed"), ("answers", "Answers"))
 TITLE_CHARS = 120
 DESCRIPTION_CHARS = 100
 # what index.md aims to stay under: an agent reads it whole before anything else, so the map
@@ -247,6 +247,10 @@ def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]
             child.entries, child.series, child.ordered = order_entries(subs[sub], order)
             group.children.append(child)
         groups.append(group)
+    facts = sections.get("facts", [])
+    if facts:
+        groups.append(Group("facts", "Facts that changed", "facts",
+                            sorted(facts, key=lambda e: (e.title.lower(), e.path))))
     concepts = sections.get("concepts", [])
     if concepts:
         home = Counter(c.collections[0] if c.collections else "" for c in concepts)
@@ -333,7 +337,8 @@ def _inline(groups: list[Group]) -> list[str]:
 
 def _heading(group: Group) -> str:
     n = len(group.all_entries())
-    noun = "concept" if group.key.startswith("concepts") else "answer" if group.key == "answers" else "source"
+    noun = ("concept" if group.key.startswith("concepts") else "answer" if group.key == "answers"
+            else "timeline" if group.key == "facts" else "source")
     how = " · newest first" if group.series else " · in reading order" if group.ordered else ""
     return f"{escape_link_text(group.label)} ({n} {noun}{'s' if n != 1 else ''}{how})"
 
@@ -393,12 +398,16 @@ def _compact(entry: Entry) -> str:
     when = entry.version if entry.version and entry.version not in title else ""
     when = when or (entry.date[:7] if entry.date and entry.kind == "source" and entry.version else "")
     tail = f" ({when})" if when else f" ({entry.sources})" if entry.kind == "concept" and entry.sources > 1 else ""
+    if entry.kind == "fact" and entry.description:
+        tail = ": " + inert(one_line(entry.description.removeprefix("currently ")))
     return f"[{escape_link_text(title)}]({entry.path}){tail}"
 
 
 def _pick_label(group: Group) -> str:
     if group.key.startswith("concepts"):
         return "Most linked"
+    if group.key == "facts":
+        return "Current values"
     if group.series:
         return "Newest"
     if group.ordered:
@@ -409,6 +418,8 @@ def _pick_label(group: Group) -> str:
 def _about(group: Group) -> str:
     """What a group holds, in a line: its entry page's own description, else its first pages'."""
     entries = group.all_entries()
+    if group.key == "facts":
+        return "What is current for each fact the sources changed, and what it replaced."
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
     entry = next((e for e in entries if posixpath.basename(e.raw).lower().startswith(("index.", "readme.", "summary."))

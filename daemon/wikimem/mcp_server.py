@@ -51,7 +51,7 @@ def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
         path = path[2:]
     path = path.split("#", 1)[0]  # accept citation targets such as raw/x.md#L12
     # links inside index.md and the pages are relative to wiki/: accept those as given
-    if path.split("/", 1)[0] in ("sources", "concepts", "answers") or path in WIKI_TOP_FILES:
+    if path.split("/", 1)[0] in ("sources", "concepts", "facts", "answers") or path in WIKI_TOP_FILES:
         path = "wiki/" + path
     file = confine(ws.root, path)
     rel = file.relative_to(ws.root).as_posix()
@@ -147,7 +147,7 @@ def read_file(ws: Workspace, path: str, start_line: int | None = None, max_lines
 def list_pages(ws: Workspace, kind: str | None = None) -> list[dict[str, Any]]:
     from .compiler import collect_entries
 
-    folders = {"source": "sources", "concept": "concepts", "answer": "answers"}
+    folders = {"source": "sources", "concept": "concepts", "fact": "facts", "answer": "answers"}
     if kind and kind not in folders:
         raise WikimemError(f"unknown kind {kind!r}; valid: {', '.join(folders)}")
     out = []

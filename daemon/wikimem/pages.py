@@ -16,7 +16,7 @@ import frontmatter
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-PAGE_KINDS = ("source", "concept", "answer")
+PAGE_KINDS = ("source", "concept", "answer", "fact")
 # front matter keys in the order they are written; others follow in their own order
 KEY_ORDER = ("title", "kind", "sources", "source_sha256", "aliases", "format", "date", "version", "updated")
 

@@ -39,8 +39,8 @@ log = logging.getLogger("wikimem.search")
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
 INDEX_VERSION = 10
-KINDS = ("source", "concept", "answer", "raw")
-WIKI_FOLDERS = ("sources", "concepts", "answers")
+KINDS = ("source", "concept", "fact", "answer", "raw")
+WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")
 CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
 MAX_STORED_CHARS = 12_000
 CONCEPT_INDEX_CHARS = 12_000  # text of a concept page that is indexed (see load_wiki_page)
@@ -234,9 +234,10 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc:
     except FrontMatterError:
         meta = {}  # still searchable by its text; lint reports the front matter
     folder = rel.split("/", 1)[0]
-    kind = str(meta.get("kind") or {"sources": "source", "concepts": "concept", "answers": "answer"}[folder])
+    by_folder = {"sources": "source", "concepts": "concept", "facts": "fact", "answers": "answer"}
+    kind = str(meta.get("kind") or by_folder[folder])
     if kind not in KINDS:
-        kind = {"sources": "source", "concepts": "concept", "answers": "answer"}[folder]
+        kind = by_folder[folder]
     title = str(meta.get("title") or Path(rel).stem)
     aliases = meta.get("aliases") or []
     alias_text = " ".join(str(a) for a in aliases) if isinstance(aliases, list) else str(aliases)

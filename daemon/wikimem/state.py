@@ -94,6 +94,10 @@ CREATE TABLE IF NOT EXISTS offline_concepts (
     fingerprint TEXT NOT NULL,      -- of what its page shows; '' renders it again
     shown TEXT NOT NULL             -- JSON paths of the sources its page quotes
 );
+CREATE TABLE IF NOT EXISTS facts (    -- facts.py's statements of one source, by content hash
+    sha256 TEXT PRIMARY KEY,
+    data TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS pages (
     path TEXT PRIMARY KEY,          -- wiki-relative
     sha256 TEXT NOT NULL,           -- hash of the bytes wikimem last wrote
@@ -241,6 +245,9 @@ class State:
             if new or version == 0:
                 self.set_meta(UNREBUILT, True)
         self.fresh = bool(self.get_meta(UNREBUILT))
+        # added after schema 3 without a new version: an existing database gains the table
+        # (a statement that writes nothing when it is there already)
+        self.db.execute("CREATE TABLE IF NOT EXISTS facts (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
 
     def rebuilt(self) -> None:
         """The pages were read back into this database (compiler.rebuild_state)."""
@@ -319,6 +326,16 @@ class State:
         keep_set = set(keep)
         stale = [r[0] for r in self.db.execute("SELECT sha256 FROM analyses") if r[0] not in keep_set]
         self.db.executemany("DELETE FROM analyses WHERE sha256=?", [(s,) for s in stale])
+        gone = [r[0] for r in self.db.execute("SELECT sha256 FROM facts") if r[0] not in keep_set]
+        self.db.executemany("DELETE FROM facts WHERE sha256=?", [(s,) for s in gone])
+
+    # --- facts (facts.py), by content hash
+    def get_facts(self, sha256: str) -> list[Any] | None:
+        row = self.db.execute("SELECT data FROM facts WHERE sha256=?", (sha256,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_facts(self, sha256: str, facts: list[Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, json.dumps(facts)))
 
     # --- catalog cache for index.md
     def catalog(self) -> dict[str, tuple[int, int, str, str]]:

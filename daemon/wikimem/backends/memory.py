@@ -236,7 +236,7 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         if rel == "":
             raise self._refuse(f"{ROOT} itself cannot be changed")
         name = posixpath.basename(rel)
-        if rel in CODE_PAGES or is_catalog(rel):
+        if rel in CODE_PAGES or is_catalog(rel) or rel.startswith("facts/"):
             raise self._refuse(f"{shown} is written by wikimem's code (index and log are regenerated after you finish); view it, do not edit it")
         if rel in USER_PAGES:
             raise self._refuse(f"{shown} belongs to the user; you may view it, not edit it")

@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from .. import timelines
 from ..analysis import ANALYSIS_VERSION, CODE, Sentence, analyze
 from ..config import Settings
 from ..raw_tree import collection_in
@@ -92,6 +93,7 @@ class OfflineBackend:
             return cached
         analysis = analyze(batch.load(path)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
+        batch.state.put_facts(sha, analysis.get("claims") or [])  # read by timelines.py, whatever the backend
         return {k: v for k, v in analysis.items() if k != "sentences"}
 
     def _analyse_in_parallel(self, batch: Batch, todo: list[str], stack: ExitStack) -> Iterator[tuple[str, Any]] | None:
@@ -173,6 +175,7 @@ class OfflineBackend:
                 status, data = result
                 if status == "ok":
                     state.put_analysis(batch.sources[path].sha256, self.cache_key, data)
+                    state.put_facts(batch.sources[path].sha256, data.get("claims") or [])
                     data = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
                             "terms": list(map(sys.intern, data["terms"])), "signals": data["signals"]}
                 from_workers[path] = (status, data)
@@ -267,6 +270,14 @@ class OfflineBackend:
                     [scoped(coll, key) for coll in collections for key in old[k].keys]) if i in by_id)
             rank.update(p for p, d in ok.items() if d.concepts is None or d.page not in existing)
 
+        # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
+        # links those it states, a concept page those of its subject
+        lines = timelines.build(timelines.facts_of(batch.workspace, state, {
+            p: (d.sha256, collection(p)) for p, d in ok.items()}))
+        stated = {p: tuple(f"{timelines.FOLDER}/{t.slug}" for t in ts) for p, ts in timelines.links_by_source(lines).items()}
+        by_page = {f"{timelines.FOLDER}/{t.slug}": t for t in lines}
+        rank.update(p for p, d in ok.items() if _fact_links(d.concepts) != stated.get(p, ()))
+
         edits: list[PageEdit] = []
         links: dict[str, tuple[str, ...]] = {}
         new_links: list[tuple[int, tuple[str, ...]]] = []
@@ -283,13 +294,16 @@ class OfflineBackend:
             # what this source says most about, weighed against how common the concept is
             present = sorted(counts, key=lambda k: (
                 -counts[k] * (1 + _level(data, concepts[k].keys)) * link_rank(n, df[k]), k))
-            links[path] = tuple(present[:MAX_CONCEPT_LINKS])
+            # stored with the concept keys: a change in either renders the page again
+            links[path] = (*present[:MAX_CONCEPT_LINKS], *stated.get(path, ()))
             if links[path] != doc.concepts:
                 new_links.append((doc.id, links[path]))
             if (full or path in added or links[path] != doc.concepts or doc.page not in existing
                     or any(k in redefined for k in links[path])):
                 sentences = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
-                page = source_page(doc.page, path, doc.sha256, data, sentences, [concepts[k] for k in links[path]])
+                page = source_page(doc.page, path, doc.sha256, data, sentences,
+                                   [concepts[k] for k in links[path] if k in concepts],
+                                   [(by_page[x].title, x) for x in stated.get(path, ())])
                 edits.append(PageEdit(doc.page, page.dumps(), "source", path))
         store.set_doc_concepts(new_links)
         for doc_id, linked in new_links:
@@ -301,7 +315,7 @@ class OfflineBackend:
             if doc is not None:
                 outcomes.append(SourceOutcome(
                     path, "compiled" if path in touched else "unchanged", title=doc.title,
-                    concepts=links.get(path, doc.concepts or ())))
+                    concepts=tuple(k for k in links.get(path, doc.concepts or ()) if k in concepts)))
 
         # a concept page lists related concepts from its main sources' links: when those move,
         # the page is checked again
@@ -312,6 +326,21 @@ class OfflineBackend:
             if relinked.intersection(row.shown):
                 return True
             return any(key in renamed for path in row.shown if path in ok for key in ok[path].concepts or ())
+
+        # the timelines of a concept's subject: a concept whose timelines changed is checked again
+        of_subject: dict[str, list[timelines.Timeline]] = {}
+        for t in lines:
+            of_subject.setdefault(t.key[1], []).append(t)
+        heads = {t.slug: [t.key[1], t.title] for t in lines}
+        last_heads = state.get_meta("offline.timelines") or {}
+        moved_subjects = {v[0] for k, v in {**last_heads, **heads}.items() if last_heads.get(k) != heads.get(k)}
+        for k, c in concepts.items():
+            if k not in check and any(key in moved_subjects for key in c.keys):
+                check.add(k)
+                members[k] = members_of(c)
+                df[k] = len(members[k])
+        if heads != last_heads:
+            state.set_meta("offline.timelines", heads)
 
         for k, row in old.items():
             if k in concepts and k not in check and related_moved(row):
@@ -336,15 +365,18 @@ class OfflineBackend:
             concept.sources = [m.path for m in ranked]
             main = [m.path for m in ranked[:2]]
             related = _related(concept, [ok[p] for p in main], concepts)
+            its_lines = sorted({t.slug: t for key in concept.keys for t in of_subject.get(key, [])}.values(),
+                               key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
-                               [(c.key, c.title, c.slug) for c in related]])
+                               [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines]])
             fingerprint = hashlib.sha1("\n".join([
                 head, *(f"{d.path}\0{d.page}\0{d.title}\0{d.date}\0{d.sha256}" for d in docs),
             ]).encode()).hexdigest()
             before = old.get(k)
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in existing:
-                page = concept_page(concept, ranked, sentences_of, related)
+                page = concept_page(concept, ranked, sentences_of, related,
+                                    [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines])
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
@@ -360,6 +392,10 @@ class OfflineBackend:
         if meta != {"key": self.cache_key, "n_class": n_class, "collections": folders}:
             state.set_meta("offline.store", {"key": self.cache_key, "n_class": n_class, "collections": folders})
         return BatchResult(tuple(edits), tuple(outcomes))
+
+
+def _fact_links(linked: tuple[str, ...] | None) -> tuple[str, ...]:
+    return tuple(k for k in linked or () if k.startswith(f"{timelines.FOLDER}/"))
 
 
 def _level(data: dict[str, Any], keys: tuple[str, ...]) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,7 +103,7 @@ def outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
 
 
 def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
-                concepts: list[Concept]) -> Page:
+                concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = ()) -> Page:
     anchor = data["anchor"]
     raw_link = relative_link(page_path, "../" + source_path)
 
@@ -148,6 +149,8 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         defaults=defaults,
         unit="page" if anchor.startswith("page") else "line",
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
+        timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
+                   for title, page in fact_pages],
         warnings=data.get("warnings", []),
     )
     meta: dict[str, Any] = {
@@ -198,7 +201,8 @@ def rank_members(members: list[Member]) -> list[Member]:
     return sorted(members, key=lambda m: (-m.score, m.path))
 
 
-def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept]) -> Page:
+def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
+                 fact_pages: Sequence[tuple[str, str]] = ()) -> Page:
     """The article. `members` are ranked; `sentences_of(member)` gives a member's sentences."""
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
@@ -313,6 +317,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         points=points,
         changes=timeline,
         related=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in related],
+        timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
+                   for title, page in fact_pages],
         also=[{"title": escape_link_text(m.title), "link": link(m)} for m in listed[:ALSO_LISTED]],
         more=max(0, len(listed) - ALSO_LISTED),
         count=len(members),

@@ -1,20 +1,13 @@
-"""Superseded and contradicted claims, read from the raw sources.
+"""Superseded and contradicted facts, read from the raw sources with facts.py's extractor.
 
-A claim is a sentence that states a versioned value for a fact:
-
-    "Go 1.21 requires macOS 10.15 Catalina or later"   -> (min, macos, -)       = 10.15
-    "The server-side default is unchanged at TLS 1.0"   -> (default, tls, server) = 1.0
-    "We intend for Go 1.19 to require Go 1.17 or later for bootstrap"
-                                                        -> (min, go, bootstrap) = 1.17, plan for Go 1.19
-
-Precision over recall: a claim needs a trigger (requires, at least, or later,
-defaults to, is now, unchanged at) right before the value; sentences about the
-past ("previous versions looked for ...") or negated ones are dropped; a value
-naming the document's own product ("requires Go 1.21") counts only with a role
-word (bootstrap, server, client), since "requires Go 1.21" alone is about
-whatever feature the sentence describes. Each fact yields at most one finding
-(current value against the last different one), so a value that changed in ten
-releases is one finding, not forty-five.
+The extractor (shared with the compile's timelines and with search) finds statements of a
+versioned value: minimums, supported ranges, dropped versions, defaults, "from A to B". Here
+they are compared: a newer statement of the same fact in the same series (the same product's
+releases; a changelog's sections each count as their own release) that gives another value
+supersedes an older one; a plan that another release fulfilled, or two statements no date,
+release or file time orders, that disagree, contradict. Each fact yields at most one
+superseded finding (current value against the last different one), so a value that changed in
+ten releases is one finding, not forty-five.
 """
 
 from __future__ import annotations
@@ -22,202 +15,17 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from ..analysis import STOPWORDS
+from ..facts import DIGIT as _DIGIT
+from ..facts import HINT as _HINT
+from ..facts import Fact as Claim
+from ..facts import Statements, compatible, extract
+from ..facts import label as fact_label
 from .context import Context
 from .corpus import SourceText, cache
 from .model import Finding
 
-# a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
-# a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
-_WORD_NAME = r"(?:[A-Z](?:[\w+.]*[\w+])?|[a-z]+[A-Z](?:[\w+.]*[\w+])?)"
-_NAME = rf"{_WORD_NAME}(?:[ ](?:{_WORD_NAME}|kernel)){{0,2}}"
-VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
-# lowercase names ("glibc 2.17", "npm 9.1") count only right after a requirement word, with a dotted version
-LOWER_AFTER_TRIGGER = re.compile(
-    r"\b(?:requires?|required|requiring|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
-)
-_MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+by)|at\s+least|minimum(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
-_DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
-_OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above)\b|^[\w-]*\+", re.I)
-# "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
-_SUPPORT_WORDS = re.compile(r"\b(?:requir\w*|minimum|at\s+least|only\s+(?:supports?|runs?))\b", re.I)
-_PLAN = re.compile(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
-_PAST = re.compile(r"\b(?:previous(?:ly)?|prior\s+(?:to|versions?)|formerly|used\s+to|earlier\s+versions?|older\s+versions?)\b", re.I)
-_NEGATION = re.compile(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
-_ROLES = {"server": "server", "servers": "server", "server-side": "server", "client": "client", "clients": "client",
-          "client-side": "client", "bootstrap": "bootstrap", "bootstrapping": "bootstrap"}
-_ROLE_WORD = re.compile(r"\b(?:server-side|client-side|servers?|clients?|bootstrap(?:ping)?)\b", re.I)
-# names that are sentence furniture, not products
-_NOT_NAMES = frozenset("""as in since before after until from with the of and or to for by on at if when this that these
-those it its version versions release releases issue issues section chapter figure table page step phase
-cl go1 part level rfc pep iso fips ecma ieee""".split())
-# words before "requires" that mean "the product itself": anything else names what requires the value
-_SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
-it we this release releases version versions support for on of the a an is be being further additionally last
-intend intends plan expect require requires required requiring""".split())
-# a claim needs one of these words; most sentences have none, and skip the regexes
-_HINT = re.compile(r"requir|least|minimum|default|later|newer|higher|above|\+|only support|only run", re.IGNORECASE)
-_DIGIT = re.compile(r"\d")
-_ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos"}
-
-
-class _Mention:
-    """A lowercase-name match seen through the same interface as a VERSIONED match."""
-
-    def __init__(self, match: re.Match[str]):
-        self.match = match
-
-    def start(self, group: int | str = 0) -> int:
-        return self.match.start("name") if group == 0 else self.match.start(group)
-
-    def end(self, group: int | str = 0) -> int:
-        return self.match.end() if group == 0 else self.match.end(group)
-
-    def group(self, name: int | str = 0) -> str:
-        if name == 0:
-            return self.match.string[self.start() : self.end()]
-        return self.match.group(name)
-
-
-@dataclass(frozen=True)
-class Claim:
-    key: tuple[str, str, str]  # (relation, entity, role)
-    value: tuple[int, ...]
-    value_text: str  # "macOS 10.15 Catalina" as written (name and number)
-    plan: bool
-    subject: tuple[int, ...] | None  # the release the claim is about ("Go 1.19" in a plan)
-    source: str  # raw path
-    sentence: str
-    line: int
-
-
-def _entity(name: str) -> str | None:
-    words = name.split()
-    # "As Windows" -> "Windows": leading furniture words are not part of the name
-    while words and words[0].lower() in _NOT_NAMES:
-        words = words[1:]
-    if not words:
-        return None
-    key = " ".join(words).lower()
-    return _ALIASES.get(key, key)
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text.split("."))
-
-
-def compatible(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """1.17 and 1.17.13 agree (one refines the other); 10 and 10.0 agree; 1.17 and 1.20 do not."""
-    n = min(len(a), len(b))
-    return a[:n] == b[:n]
-
-
-def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
-    best: tuple[int, str] | None = None
-    for m in _ROLE_WORD.finditer(sentence):
-        if any(a <= m.start() < b for a, b in spans):
-            continue  # "Windows Server 2016" names a product; it is no server-side role
-        distance = abs(m.start() - at)
-        if best is None or distance < best[0]:
-            best = (distance, _ROLES[m.group(0).lower()])
-    return best[1] if best else ""
-
-
-def _scope(lead: str, product: str | None) -> str:
-    """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2"."""
-    clause = re.split(r"[,;:()]", lead)[-1].lower()
-    words = re.findall(r"[\w./+-]+", clause)[-4:]
-    if product and product in words or any(w in ("it", "we", "this") for w in words):
-        return ""
-    kept = [w for w in words if w not in _SCOPE_SKIP and not re.fullmatch(r"[\d.]+", w)][-2:]
-    return " ".join(kept)
-
-
-def extract(doc: SourceText) -> list[Claim]:
-    product = doc.version[0] if doc.version else None
-    own = doc.version[1] if doc.version else None
-    out: list[Claim] = []
-    for sentence, line in doc.sentences:
-        if len(sentence) > 600 or not _DIGIT.search(sentence) or not _HINT.search(sentence):
-            continue
-        mentions: list[re.Match[str] | _Mention] = list(VERSIONED.finditer(sentence))
-        taken = {(m.start(), m.end()) for m in mentions}
-        for low in LOWER_AFTER_TRIGGER.finditer(sentence):
-            name = low.group("name")
-            if name not in STOPWORDS and name not in _NOT_NAMES and (low.start("name"), low.end()) not in taken:
-                mentions.append(_Mention(low))
-        mentions.sort(key=lambda m: m.start())
-        if not mentions:
-            continue
-        spans = [(m.start(), m.end()) for m in mentions]
-        has_default = "default" in sentence.lower()
-        values: list[tuple[int, int]] = []  # spans already taken as a claim's value
-        for m in mentions:
-            entity = _entity(m.group("name"))
-            if not entity:
-                continue
-            window = max(0, m.start() - 60)
-            before = sentence[window : m.start()]
-            after = sentence[m.end() : m.end() + 40]
-            relation = None
-            trigger_at = None
-            last = None
-            for t in _MIN_TRIGGER.finditer(sentence, 0, m.start()):
-                last = t
-            if last and m.start() - last.end() <= 35 and not VERSIONED.search(sentence, last.end(), m.start()):
-                relation, trigger_at = "min", last.start()
-            elif _OR_LATER.match(after) and (support := _last(_SUPPORT_WORDS, sentence, m.start())) is not None:
-                relation, trigger_at = "min", support.start()
-            if has_default:
-                d = None
-                for t in _DEFAULT_TRIGGER.finditer(before):
-                    d = t
-                if d and not VERSIONED.search(before[d.end():]) and len(before) - d.end() <= 25:
-                    relation, trigger_at = "default", window + d.start()
-            if relation is None or trigger_at is None:
-                continue
-            lead = sentence[:trigger_at]
-            if _PAST.search(lead) or _NEGATION.search(sentence[max(0, trigger_at - 25) : m.start()]):
-                continue
-            role = _role(sentence, m.start(), spans)
-            if relation == "min":
-                scope = _scope(lead, product)
-                if not scope and not product:
-                    # "It requires Python 3.8" in a note with no release in its title: "it" is whatever
-                    # the note is about, so the note's title stands in (two projects' notes never meet)
-                    scope = "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
-                if scope:
-                    role = f"{role}, {scope}" if role else scope
-            if product and entity == product and not role:
-                continue  # "requires Go 1.21" alone: which feature needs it is not a fact key
-            plan = bool(_PLAN.search(sentence, 0, m.start()))
-            subject = None
-            if product:
-                for s in VERSIONED.finditer(lead):
-                    if _entity(s.group("name")) == product and (s.start(), s.end()) not in values:
-                        subject = _version(s.group("ver"))
-            if subject is None and not plan:
-                subject = own
-            values.append((m.start(), m.end()))
-            value_text = sentence[m.start() : m.end() + len(_trailing_name(after))].strip()
-            out.append(Claim((relation, entity, role), _version(m.group("ver")), value_text, plan, subject,
-                             doc.path, sentence, line))
-    return out
-
-
-def _last(pattern: re.Pattern[str], text: str, end: int) -> re.Match[str] | None:
-    found = None
-    for found in pattern.finditer(text, 0, end):  # noqa: B007 - the last match is the one wanted
-        pass
-    return found
-
-
-def _trailing_name(after: str) -> str:
-    """ "Catalina or later" -> "Catalina": the release name that follows a number reads better quoted."""
-    m = re.match(r"(\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?=\s|[;,.]|$)", after)
-    return m.group(1) if m and m.group(1).strip().lower() not in {"or", "and"} else ""
+__all__ = ["Claim", "compatible", "contradicted", "extract", "superseded"]
 
 
 # --- ordering ---------------------------------------------------------------------------------
@@ -284,9 +92,15 @@ def _claims(ctx: Context) -> tuple[list[Claim], Order]:
     found = ctx._cache.get("claims")
     if found is not None:
         return found  # type: ignore[no-any-return]
+    from dataclasses import replace
+
+    from ..raw_tree import collections
+
     sources = cache(ctx)
     docs = [d for p in sorted(ctx.raw_files) if (d := sources.get(p)) is not None and not d.skipped]
-    claims = [c for d in docs for c in d.claims]
+    collection = collections(ctx.raw_files)
+    # a source whose title names no product belongs to its collection's series
+    claims = [c if c.series else replace(c, series=collection.get(c.source, "")) for d in docs for c in d.claims]
     result = (claims, Order(docs))
     ctx._cache["claims"] = result
     return result
@@ -309,20 +123,23 @@ def _fmt(v: tuple[int, ...]) -> str:
 
 
 def _key_label(key: tuple[str, str, str], sample: Claim) -> str:
-    relation, _entity_key, role = key
-    size = len(_entity_key.split())
-    name = " ".join(sample.value_text.split()[:size]) if sample.value_text else _entity_key
-    if _entity_key == "macos":
-        name = "macOS"
-    what = {"min": "minimum", "default": "default"}[relation]
-    return f"{what} {name} version" + (f" ({role})" if role else "")
+    return fact_label(key, sample)
+
+
+def _compare(order: Order, a: Claim, b: Claim) -> tuple[int, str]:
+    """(-1 | 0 | 1, basis): a older, same, newer than b. Statements of one series that each
+    name their release (a changelog's sections, a release's notes) are ordered by release;
+    anything else by its source (order.compare)."""
+    if a.series and a.series == b.series and a.subject and b.subject and a.subject != b.subject:
+        return (-1 if a.subject < b.subject else 1), "release order"
+    return order.compare(a.source, b.source)
 
 
 def _newest(group: list[Claim], order: Order) -> Claim:
     newest = group[0]
     for c in group[1:]:
-        cmp, _ = order.compare(c.source, newest.source)
-        if cmp > 0 or (cmp == 0 and c.source == newest.source and c.value > newest.value):
+        cmp, _ = _compare(order, c, newest)
+        if cmp > 0 or (cmp == 0 and c.source == newest.source and c.subject == newest.subject and c.value > newest.value):
             newest = c
     return newest
 
@@ -330,13 +147,15 @@ def _newest(group: list[Claim], order: Order) -> Claim:
 def superseded(ctx: Context) -> Iterator[Finding]:
     claims, order = _claims(ctx)
     by_key: dict[tuple[str, str, str], list[Claim]] = defaultdict(list)
+    by_series: dict[tuple[str, tuple[str, str, str]], list[Claim]] = defaultdict(list)
     for c in claims:
-        if not c.plan:
+        # a "drop support" or "last version supporting" note ends a value; it states none
+        if not c.plan and not c.change:
             by_key[c.key].append(c)
+            by_series[(c.series, c.key)].append(c)
     yield from _stale_answers(ctx, by_key, order)
-    for key, group in sorted(by_key.items()):
-        paths = {c.source for c in group}
-        if len(paths) < 2:
+    for (_series, key), group in sorted(by_series.items()):
+        if len({(c.source, c.subject) for c in group}) < 2:
             continue
         newest = _newest(group, order)
         # the most recent older claim that gives another value
@@ -344,13 +163,13 @@ def superseded(ctx: Context) -> Iterator[Finding]:
         others: set[tuple[int, ...]] = set()
         basis = ""
         for c in group:
-            if c.source == newest.source or compatible(c.value, newest.value):
+            if (c.source == newest.source and c.subject == newest.subject) or compatible(c.value, newest.value):
                 continue
-            cmp, how = order.compare(c.source, newest.source)
+            cmp, how = _compare(order, c, newest)
             if cmp >= 0:
                 continue
             others.add(c.value)
-            if previous is None or order.compare(c.source, previous.source)[0] > 0:
+            if previous is None or _compare(order, c, previous)[0] > 0:
                 previous, basis = c, how
         if previous is None:
             continue
@@ -383,7 +202,6 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
     sources have since replaced. Quotes (`- "..."`, `> ...`) are the sources' words, not the
     page's claim, and are left out; so are plans and past tense, as in sources."""
     from ..sources import load_markdown
-    from .corpus import SourceText
 
     products = Counter(d.version[0] for d in order.docs.values() if d.version)
     product = products.most_common(1)[0][0] if products else None
@@ -397,8 +215,8 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
         from ..analysis import split_sentences
 
         # an answer is about the sources' product ("Widget requires ...") without naming a release
-        text = SourceText(page.wpath, "", version=(product, ()) if product else None,
-                          sentences=[(s.text, s.line) for s in split_sentences(doc) if s.kind != "heading"])
+        text = Statements(page.wpath, doc.title, (product, ()) if product else None, product or "", None,
+                          [(s.text, s.line, None, None) for s in split_sentences(doc) if s.kind != "heading"])
         written = str(page.meta.get("updated") or page.meta.get("date") or "")[:10]
         for claim in extract(text):
             group = by_key.get(claim.key)
@@ -428,10 +246,11 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
 
 def contradicted(ctx: Context) -> Iterator[Finding]:
     claims, order = _claims(ctx)
-    by_key: dict[tuple[str, str, str], list[Claim]] = defaultdict(list)
+    by_key: dict[tuple[str, tuple[str, str, str]], list[Claim]] = defaultdict(list)
     for c in claims:
-        by_key[c.key].append(c)
-    for key, group in sorted(by_key.items()):
+        if not c.change:
+            by_key[(c.series, c.key)].append(c)
+    for (_series, key), group in sorted(by_key.items()):
         actual = [c for c in group if not c.plan]
         label = _key_label(key, group[0])
         # 1. a plan against the outcome: "Go 1.19 will require X" but a later source says Go 1.20 did

@@ -18,7 +18,7 @@ import re
 import sqlite3
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ log = logging.getLogger("wikimem.lint")
 
 
 # records are keyed by the code that makes them: the loaders' use here, the claim rules, the sketch
-CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "structure.py")
+CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "structure.py", "../facts.py")
 _WORDS = re.compile(r"\w+")
 # "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
 LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*+\)")  # balanced parentheses; never rescans a line
@@ -77,8 +77,7 @@ class SourceText:
             "title": self.title, "date": self.date,
             "version": [self.version[0], list(self.version[1])] if self.version else None,
             "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
-            "claims": [[list(c.key), list(c.value), c.value_text, c.plan, list(c.subject) if c.subject else None,
-                        c.sentence, c.line] for c in self.claims],
+            "claims": [c.to_json() for c in self.claims],
         }
 
 
@@ -255,15 +254,12 @@ class SourceCache:
                     "SELECT data FROM sources WHERE sha256=? AND version=?", (sha, CACHE_VERSION)
                 ).fetchone()
                 if row:
-                    from .claims import Claim
+                    from ..facts import Fact
 
                     data = json.loads(row[0])
                     version = data.get("version")
                     # claims are cached without their path: a copied or renamed file shares the hash
-                    claims = [
-                        Claim(tuple(k), tuple(v), vt, plan, tuple(subj) if subj else None, path, sentence, line)  # type: ignore[arg-type]
-                        for k, v, vt, plan, subj, sentence, line in data.get("claims", [])
-                    ]
+                    claims = [Fact.from_json(path, c) for c in data.get("claims", [])]
                     sketch = data.get("sketch")
                     return SourceText(
                         path, sha, data["title"], data["date"],
@@ -300,15 +296,16 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         # source is left out of the rules, cached as such by its hash, so it neither takes a
         # rule down for every other page nor costs its parse again on the next run
         return SourceText(path, sha, mtime_ns=mtime, skipped="unreadable (nested too deeply to parse)")
-    sentences = [(s.text, s.line) for s in split_sentences(_claim_blocks(_with_prose_code(doc))) if s.kind != "heading"]
+    claim_sentences = split_sentences(_claim_blocks(doc))
+    sentences = [(s.text, s.line) for s in claim_sentences if s.kind != "heading"]
     text = SourceText(
         path, sha, doc.title, doc.date, title_version(doc.title), mtime,
         words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
     )
-    from .claims import extract
+    from ..facts import extract, statements_of
     from .structure import _sketch
 
-    text.claims = extract(text)
+    text.claims = extract(statements_of(doc, claim_sentences))
     text.sketch = _sketch(text.words)
     return text
 
@@ -330,11 +327,11 @@ def _claim_blocks(doc: Document) -> Document:
     a hint word; a block without them has no such sentence (a sentence is a piece of one
     block, with its whitespace collapsed, hence \\s+ between the hint's words here).
     """
-    from .claims import _DIGIT, _HINT
+    from ..facts import DIGIT, HINT
 
-    hint = _block_hint(_HINT.pattern)
-    blocks = [b for b in doc.blocks if b.kind != "heading" and _DIGIT.search(b.text) and hint.search(b.text)]
-    return Document(doc.path, doc.format, doc.title, blocks, doc.meta, doc.date, doc.anchor, doc.warnings)
+    hint = _block_hint(HINT.pattern)
+    blocks = [b for b in doc.blocks if b.kind != "heading" and DIGIT.search(b.text) and hint.search(b.text)]
+    return replace(doc, blocks=blocks)
 
 
 @functools.lru_cache(maxsize=4)
