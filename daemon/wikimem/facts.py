@@ -41,6 +41,7 @@ LOWER_AFTER_TRIGGER = re.compile(
 )
 # "Werkzeug >= 3.0.0", "click>=8.1.3", "Jinja2>3.1.2": a dependency bound, in any case
 BOUND = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+_HEAD_TRIGGER = re.compile(r"(?:Requires?|Required|Requiring|Needs?)\s+")
 _MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+by)|at\s+least|minimum(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
 _DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
 _OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above)\b|^[\w-]*\+", re.I)
@@ -341,7 +342,10 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
     has_default = "default" in sentence.lower()
     values: list[tuple[int, int]] = []
     for m in mentions:
-        name = entity(m.group("name"))
+        raw_name = m.group("name")
+        # "Requires Python 3.6": a capitalized trigger at the start of a sentence reads as part of the name
+        head = _HEAD_TRIGGER.match(raw_name)
+        name = entity(raw_name[head.end():] if head else raw_name)
         if not name:
             continue
         window = max(0, m.start() - 60)
@@ -350,7 +354,9 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
         relation = None
         trigger_at = None
         last = _last(_MIN_TRIGGER, sentence, m.start())
-        if last and m.start() - last.end() <= 35 and not VERSIONED.search(sentence, last.end(), m.start()):
+        if head:
+            relation, trigger_at = "min", m.start()
+        elif last and m.start() - last.end() <= 35 and not VERSIONED.search(sentence, last.end(), m.start()):
             relation, trigger_at = "min", last.start()
         elif _OR_LATER.match(after) and (support := _last(_SUPPORT_WORDS, sentence, m.start())) is not None:
             relation, trigger_at = "min", support.start()
@@ -385,7 +391,8 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
         if subject is None and not plan:
             subject = subject_default
         values.append((m.start(), m.end()))
-        value_text = sentence[m.start() : m.end() + len(_trailing_name(after))].strip()
+        start = m.start() + (head.end() if head else 0)
+        value_text = sentence[start : m.end() + len(_trailing_name(after))].strip()
         out.append(Fact((relation, name, role), _version(m.group("ver")), value_text, plan, subject, doc.path,
                         sentence, line, date, doc.series))
     return out

@@ -9,6 +9,9 @@ from .model import Finding, LintReport
 # lint.md is linked from index.md and loaded by agents: keep it within the same loader caps
 BUDGET_LINES = 180
 BUDGET_BYTES = 22_000
+# the rules whose findings say most about what an agent may read wrong, first
+USEFUL = ("superseded", "contradicted", "stale", "ungrounded", "secret", "broken-link", "frontmatter",
+          "log-integrity", "size", "missing-from-index", "duplicate", "missing-concept", "orphan")
 
 
 def quotes(f: Finding) -> list[tuple[str, str, int, str]]:
@@ -78,26 +81,40 @@ def lint_md(report: LintReport) -> str:
         f"**{tally(c)}**"
         + (f"; {len(report.accepted)} accepted" if report.accepted else ""), "",
     ]
-    order = {"error": 0, "warning": 1, "info": 2}
     shown = 0
     listed = [f for f in report.findings if f.severity != "info"]
     for severity, heading in (("error", "Errors"), ("warning", "Warnings")):
-        group = sorted((f for f in listed if f.severity == severity), key=lambda f: (order[f.severity], f.rule, f.paths, f.lines))
+        group = [f for f in listed if f.severity == severity]
         if not group:
             continue
         lines += [f"## {heading}", ""]
-        for f in group:
-            item = [f"- **{f.rule}** `{f.id}`: {f.message.replace(chr(10), ' ')}"]
-            for label, path, line, sentence in quotes(f):
-                item.append(f"  - {label}: \"{sentence}\" ({_link(path, line)})")
-            if not quotes(f) and f.paths:
-                item.append("  - " + ", ".join(_link(p, f.lines[i] if i < len(f.lines) else 0) for i, p in enumerate(f.paths[:4])))
-            size = sum(len(x.encode("utf-8")) + 1 for x in lines + item)
-            if len(lines) + len(item) > BUDGET_LINES or size > BUDGET_BYTES:
-                break
-            lines += item
-            shown += 1
-        lines.append("")
+        by_rule: dict[str, list[Finding]] = {}
+        for f in sorted(group, key=lambda f: (f.paths, f.lines)):
+            by_rule.setdefault(f.rule, []).append(f)
+        rules = sorted(by_rule, key=lambda r: (USEFUL.index(r) if r in USEFUL else len(USEFUL), r))
+        # every rule gets its share of the page before any rule gets more: a flood of one rule
+        # (62 duplicate warnings) never pushes another rule's single finding out
+        left = max(1, (BUDGET_LINES - len(lines) - 4 * len(rules)) // (3 * max(1, len(rules))))
+        for rule in rules:
+            findings = by_rule[rule]
+            lines += [f"### {rule} ({len(findings)})", ""]
+            kept = 0
+            for f in findings[:left]:
+                item = [f"- `{f.id}`: {f.message.replace(chr(10), ' ')}"]
+                for label, path, line, sentence in quotes(f):
+                    item.append(f"  - {label}: \"{sentence}\" ({_link(path, line)})")
+                if not quotes(f) and f.paths:
+                    item.append("  - " + ", ".join(_link(p, f.lines[i] if i < len(f.lines) else 0)
+                                                   for i, p in enumerate(f.paths[:4])))
+                size = sum(len(x.encode("utf-8")) + 1 for x in lines + item)
+                if len(lines) + len(item) > BUDGET_LINES or size > BUDGET_BYTES:
+                    break
+                lines += item
+                kept += 1
+                shown += 1
+            if kept < len(findings):
+                lines.append(f"- … and {len(findings) - kept} more: `wikimem lint --rule {rule}`")
+            lines.append("")
     rest = len(listed) - shown
     if rest > 0:
         lines += [f"{rest} more not listed here: run `wikimem lint` for all of them.", ""]

@@ -59,7 +59,7 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 
 # a version as release notes write it: 3.1.0, 0.16, 1.2.0rc1, 2.0.0-beta.2, 3.2.x, v2
-VERSION = r"v?(\d+(?:\.\d+)+(?:\.x)?(?:[-.]?(?:a|b|c|rc|alpha|beta|dev|post|pre|final)\.?\d*)*|\d+(?=\s*$|\s*[(\[:\u2013\u2014-]))"
+VERSION = r"v?(\d+(?:\.\d+)+(?:\.x)?(?:[-.]?(?:a|b|c|rc|alpha|beta|dev|post|pre|final)\.?\d*)*|\d+(?=\s*$|\s*[(\[:\u2013\u2014]|\s+-))"
 # "Version 3.1.0", "Release 0.16 (2020-01-12)", "[1.2.0] - 2024-01-01", "Changes in 0.17",
 # "What's new in 2.0", "v2.0.0", "1.4.2 (unreleased)"
 _MARKED = re.compile(

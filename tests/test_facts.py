@@ -1,0 +1,156 @@
+"""Facts over time: one extractor, timelines with the current value first, lint by series."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import corpus, write
+from linkcheck import broken_links
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.facts import Statements, extract
+from wikimem.init import init_workspace
+from wikimem.pages import loads_page
+from wikimem.workspace import Workspace
+
+
+def facts_of(text: str, release: str | None = None, title: str = "Notes") -> list:
+    return extract(Statements("raw/x.md", title, None, "", None, [(text, 1, release, None)]))
+
+
+@pytest.mark.parametrize(("sentence", "entity", "value", "change"), [
+    ("Flask supports Python 3.9 and newer.", "python", (3, 9), ""),
+    ("X supports Python 3.10, 3.11, 3.12, 3.13, and 3.14.", "python", (3, 10), ""),
+    ("Docutils 0.16.x supports Python 2.7 and Python >= 3.5 natively.", "python", (2, 7), ""),
+    ("Docutils 0.10 is compatible with Python versions from 2.4 to 3.2.", "python", (2, 4), ""),
+    ("Drop support for Python 3.8.", "python", (3, 8), "drop"),
+    ("Python 2.6 and 3.3 are no longer supported.", "python", (3, 3), "drop"),
+    ("0.15.x is the last version supporting Python 2.6.", "python", (2, 6), "last"),
+    ("Require Werkzeug >= 3.0.0.", "werkzeug", (3, 0, 0), ""),
+    ("The minimum supported version of PostgreSQL is increased from 13 to 14.", "postgresql", (14,), "from"),
+    ("The unicode package has been upgraded from Unicode 15 to Unicode 17.", "unicode", (17,), "from"),
+    ("Go 1.21 requires macOS 10.15 Catalina or later.", "macos", (10, 15), ""),
+])
+def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:
+    found = [f for f in facts_of(sentence) if f.key[1] == entity]
+    assert found, sentence
+    assert (found[0].value, found[0].change) == (value, change)
+
+
+def test_what_is_not_a_current_fact() -> None:
+    assert facts_of("Previously, the tool required Python 3.6 or later.") == []  # the past
+    assert all(f.plan for f in facts_of("Go 1.19 will require macOS 10.13 or later.", title="Go 1.18 Release Notes"))
+    assert facts_of("This release does not require Python 3.6 or later.") == []  # a negation
+    assert facts_of("v2-beta of the widget requires nothing new.") == []  # no value
+    # the release a changelog section names is the fact's own release
+    (fact,) = facts_of("Drop support for Python 3.8.", release="3.1.0")
+    assert fact.subject == (3, 1, 0)
+
+
+def _workspace(tmp_path: Path, folders: dict[str, str]) -> Workspace:
+    ws = Workspace.at(tmp_path / "ws")
+    init_workspace(ws)
+    for name, folder in folders.items():
+        shutil.copytree(folder, ws.raw / name)
+    return ws
+
+
+def _current(ws: Workspace) -> dict[str, str]:
+    """{timeline title: the current line} of every timeline page."""
+    out = {}
+    for page in sorted((ws.wiki / "facts").glob("*.md")):
+        if page.name.startswith("index"):
+            continue
+        text = page.read_text()
+        current = re.search(r"^Current: (.*)$", text, re.MULTILINE)
+        assert current, page.name
+        out[loads_page("x", text).title] = current.group(1)
+    return out
+
+
+@pytest.mark.corpus
+def test_every_fact_that_changed_on_the_go_release_notes(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, {"go": str(corpus("versions"))})
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    current = _current(ws)
+    # read from the documents: the current value of each, and where it is stated
+    expected = {
+        "Minimum macOS version (go)": ("macOS 13 Ventura", "go1.27.md"),
+        "Minimum Windows version (go)": ("Windows 10", "go1.21.md"),
+        "Minimum Linux kernel version (go)": ("Linux kernel version 3.2", "go1.24.md"),
+        "Minimum Go version (bootstrap) (go)": ("Go 1.24.6", "go1.26.md"),
+        "Default TLS version (server) (go)": ("TLS 1.2", "go1.22.md"),
+        "Minimum OpenBSD version (go)": ("OpenBSD 6.2", "go1.11.md"),
+        "Unicode (go)": ("17 (was 15)", "go1.27.md"),
+    }
+    for title, (value, where) in expected.items():
+        assert title in current, (title, sorted(current))
+        assert f"**{value}**" in current[title] and where in current[title], (title, current[title])
+    assert broken_links(ws.wiki) == []
+
+
+@pytest.mark.corpus
+def test_every_fact_that_changed_in_the_sphinx_changelogs(tmp_path: Path) -> None:
+    raw = corpus("sphinx")
+    ws = _workspace(tmp_path, {"flask": str(raw / "flask"), "docutils": str(raw / "docutils")})
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    current = _current(ws)
+    expected = {
+        # Flask: the installation page is the documentation of the release it ships with
+        "Minimum Python version (flask)": ("Python 3.9 and newer", "installation.rst"),
+        "Minimum Werkzeug version (flask)": ("Werkzeug >= 3.1", "CHANGES.rst, line 43"),
+        "Minimum ItsDangerous version (flask)": ("ItsDangerous >= 2.2", "CHANGES.rst, line 43"),
+        "Minimum Blinker version (flask)": ("Blinker >= 1.9", "CHANGES.rst, line 43"),
+        "Minimum click version (flask)": ("click>=8.1.3", "CHANGES.rst, line 152"),
+        # Docutils 0.16: "supports Python 2.7 and Python 3.5+" (HISTORY) / ">= 3.5" (RELEASE-NOTES)
+        "Minimum Python version (docutils)": ("Python 2.7 and Python 3.5+", "0.16"),
+    }
+    for title, (value, where) in expected.items():
+        assert title in current, (title, sorted(current))
+        assert f"**{value}**" in current[title] and where in current[title], (title, current[title])
+    flask = (ws.wiki / "facts" / "flask-minimum-python-version.md").read_text()
+    assert "It replaced Python 3.8, dropped in 3.1.0 (2024-11-13)" in flask
+    # the timeline is linked from the source pages that state it and from index.md
+    assert "(../facts/flask-minimum-python-version.md)" in (ws.wiki / "sources" / "flask-installation.md").read_text()
+    assert "facts/flask-minimum-python-version.md" in (ws.wiki / "index.md").read_text()
+    assert broken_links(ws.wiki) == []
+
+
+def test_releases_of_one_series_are_not_duplicates_and_never_supersede_across_series(ws: Workspace) -> None:
+    from wikimem.lint import run_lint
+
+    shared = ("This security release fixes a flaw in the session handling, and the widget now requires "
+              "OpenSSL 3.0 or later on every platform the widget supports. ") * 12
+    write(ws, "widget/3.2.13.md", f"# Widget 3.2.13 release notes\n\n{shared}\n")
+    write(ws, "widget/4.0.4.md", f"# Widget 4.0.4 release notes\n\n{shared}\n")
+    write(ws, "gadget/notes.md", "# Gadget 1.0 release notes\n\nGadget 1.0 requires OpenSSL 1.1 or later.\n")
+    settings = load_settings(ws.root, environ={})
+    compile_workspace(ws, settings)
+    report = run_lint(ws, settings, ["duplicate", "superseded"], write=False)
+    assert [f for f in report.findings if f.rule == "duplicate"] == []
+    # Gadget's OpenSSL is Gadget's: a value from another series never supersedes Widget's
+    assert [f for f in report.findings if f.rule == "superseded"] == []
+
+
+def test_odd_changelogs_never_crash_nor_give_a_false_current(ws: Workspace) -> None:
+    write(ws, "tool/CHANGES.md", (
+        "# Changelog\n\n"
+        "## 1.0 (2020-01-01)\n\n- Requires Python 3.6 or later.\n\n"
+        "## 2.0 (2022-01-01)\n\n- Requires Python 3.8 or later.\n\n"  # written oldest first
+        "## v2-beta\n\n- Requires Python 3.9 or later.\n\n"  # a version that does not parse
+        "## 3.0 (2099-01-01)\n\n- Requires Python 3.10 or later.\n\n"  # a date in the future is still its release
+        "## 3.0 (2024-01-01)\n\n- Requires Python 3.11 or later.\n\n"  # the same version twice, disagreeing
+        "```\nRequires Python 2.7 or later.\n```\n\n"  # in a code block: not a statement
+        "> Previously, the tool required Python 2.6 or later.\n"))  # a quoted older note
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    page = (ws.wiki / "facts").glob("*python*.md")
+    text = next(page).read_text()
+    current = re.search(r"^Current: (.*)$", text, re.MULTILINE).group(1)
+    assert "3.0" in current and "Python 3.1" in current  # release 3.0's statement, not 2.0's or the beta's
+    assert "2.7" not in text and "2.6" not in text
+    assert broken_links(ws.wiki) == []
