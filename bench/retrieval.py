@@ -5,8 +5,8 @@ workspace, then every probe's question is searched both ways. A probe is retriev
 rank r when the r-th result's text, or the text of the single raw source that result
 cites, holds the probe's evidence sentence (white space normalized).
 
-    python bench/retrieval.py                       # ../shared/corpus/probes-public.jsonl
-    python bench/retrieval.py --probes P.jsonl --corpus-root DIR --json
+    python bench/retrieval.py          # the public probes of ../shared/corpus and corpus/sphinx, and ours
+    python bench/retrieval.py --probes P.jsonl [--probes Q.jsonl] --corpus-root DIR --json
 
 `run()` returns the same figures as a dict for the bench harness.
 """
@@ -44,6 +44,10 @@ def build_workspace(corpus_root: Path, name: str, into: Path) -> Path:
 
     root = into / name
     ws = Workspace.at(root)
+    if (root / "raw").is_dir() and any((root / "raw").iterdir()):
+        # kept from an earlier run (--keep): bring it up to date, which is a no-op when nothing changed
+        compile_workspace(ws, load_settings(ws.root, {"backend": "offline"}, environ={}))
+        return root
     init_workspace(ws)
     for item in (corpus_root / name / "raw").iterdir():
         target = ws.raw / item.name
@@ -148,13 +152,24 @@ def summarize(ranks: list[int | None]) -> dict[str, Any]:
     }
 
 
-def run(probes_path: Path | None = None, corpus_root: Path | None = None, *, keep: Path | None = None) -> dict[str, Any]:
+def default_probes(corpus_root: Path) -> list[Path]:
+    """The public probes of the shared corpora, and our own (bench/probes/*.jsonl)."""
+    found = [corpus_root / "probes-public.jsonl", corpus_root / "sphinx" / "probes-public.jsonl"]
+    found += sorted((HERE / "probes").glob("*.jsonl"))
+    return [p for p in found if p.is_file()]
+
+
+def run(probes_path: Path | list[Path] | None = None, corpus_root: Path | None = None, *,
+        keep: Path | None = None) -> dict[str, Any]:
     from wikimem import search as wsearch
     from wikimem.workspace import Workspace
 
     corpus_root = corpus_root or DEFAULT_CORPUS
-    probes_path = probes_path or corpus_root / "probes-public.jsonl"
-    probes = [json.loads(line) for line in probes_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    paths = [probes_path] if isinstance(probes_path, Path) else probes_path or default_probes(corpus_root)
+    probes = [json.loads(line) for path in paths for line in path.read_text(encoding="utf-8").splitlines()
+              if line.strip()]
+    for probe in probes:  # the sphinx probes name their corpus only in their source path
+        probe.setdefault("corpus", probe["source"].split("/", 1)[0])
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1798675200")
     tmp = Path(tempfile.mkdtemp(prefix="wikimem-retrieval-")) if keep is None else keep
     rows: list[dict[str, Any]] = []
@@ -169,6 +184,7 @@ def run(probes_path: Path | None = None, corpus_root: Path | None = None, *, kee
             wsearch.update_index(ws)
             timings[f"index_{name}_s"] = round(time.perf_counter() - started, 2)
             base_dir = tmp / f"{name}-baseline"
+            shutil.rmtree(base_dir, ignore_errors=True)
             base_dir.mkdir()
             bix = baseline_index(root, base_dir)
             judge = Judge(root)
@@ -189,7 +205,7 @@ def run(probes_path: Path | None = None, corpus_root: Path | None = None, *, kee
     finally:
         if keep is None:
             shutil.rmtree(tmp, ignore_errors=True)
-    out: dict[str, Any] = {"k": K, "depth": DEPTH, "probes_file": str(probes_path), **timings}
+    out: dict[str, Any] = {"k": K, "depth": DEPTH, "probes_files": [str(p) for p in paths], **timings}
     for system in ("wikimem", "bm25_or", "bm25_and"):
         out[system] = summarize([r[system] for r in rows])
         out[system]["by_kind"] = {
@@ -204,9 +220,10 @@ def run(probes_path: Path | None = None, corpus_root: Path | None = None, *, kee
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--probes", type=Path, default=None)
+    ap.add_argument("--probes", type=Path, action="append", default=None,
+                    help="A probes file (repeatable); default: the shared public probes and bench/probes/")
     ap.add_argument("--corpus-root", type=Path, default=None)
-    ap.add_argument("--keep", type=Path, default=None, help="Build workspaces here and keep them.")
+    ap.add_argument("--keep", type=Path, default=None, help="Build workspaces here and keep them; an existing one is reused.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.keep:

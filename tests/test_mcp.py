@@ -60,6 +60,11 @@ def test_tools_search_read_and_resources(compiled, tmp_path):
         top = found["results"][0]
         assert top["path"] in ("raw/notes/port.md", "wiki/sources/notes-port.md")
         assert "7878" in top["snippet"]
+        # every result carries its line; reading its target gives the numbered lines around it
+        assert top["target"] == f"{top['path']}#L{top['line']}"
+        around = structured(await session.call_tool("read", {"path": top["target"]}))
+        assert around["line"] == top["line"] and f"{top['line']}\t" in around["text"]
+        assert "7878" in around["text"].split(f"{top['line']}\t", 1)[1].split("\n", 1)[0]
 
         page = structured(await session.call_tool("read", {"path": top["path"]}))
         assert "7878" in page["text"] and page["path"] == top["path"]

@@ -149,7 +149,12 @@ def test_cli_search_json_and_text(compiled):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert set(data) == {"results"} and data["results"]
-    assert set(data["results"][0]) == {"path", "title", "kind", "score", "snippet"}
+    first = data["results"][0]
+    assert set(first) == {"path", "title", "kind", "score", "snippet", "line", "target"}
+    # the line the snippet starts on, so an agent reads that stretch and not the whole file
+    assert first["target"] == f"{first['path']}#L{first['line']}"
+    lines = (compiled.root / first["path"]).read_text(encoding="utf-8").splitlines()
+    assert first["snippet"].split()[0] in lines[first["line"] - 1]
     result = runner.invoke(main, ["search", "sourdough", "--root", str(compiled.root), "-n", "1"])
     assert result.exit_code == 0 and "Sourdough" in result.stdout
     result = runner.invoke(main, ["search", "x", "--root", str(compiled.root / "nope")])
@@ -326,3 +331,81 @@ def test_watcher_with_a_lock_swaps_in_a_warmed_searcher(compiled):
             assert "raw/notes/kelp.md" in [p.hit.path for p in eng.passages("how fast does kelp grow", 3)]
     finally:
         eng.stop()
+
+
+# --- passages, not pages that mention everything (issue 16) --------------------------------------
+
+
+def test_identifiers_are_found_by_their_words(ws, settings):
+    write(ws, "ref/config.rst", "Settings\n========\n\nraw_enabled\n-----------\n\n"
+          "Enable or disable the raw directive.\n\nDefault: enabled (True).\n\n"
+          "other\n-----\n\nSomething else entirely about directives.\n")
+    write(ws, "guide.md", "# Guide\n\nCall `flask.g` to keep data for one request.\n")
+    compile_workspace(ws, settings)
+    top = S.search_passages(ws, "is the raw directive enabled by default", limit=3)[0]
+    assert top.hit.path in ("raw/ref/config.rst", "wiki/sources/ref-config.md")
+    assert "raw_enabled" in top.heading or "raw" in top.hit.snippet
+    assert S.search(ws, "what is g for", limit=1)[0].path in ("raw/guide.md", "wiki/sources/guide.md")
+    assert S.identifier_parts("flask.__version__") == ["flask", "__version__", "version"]
+    assert S.identifier_parts("go1.21") == [] and S.identifier_parts("1.19") == []
+
+
+def test_a_passage_holding_the_rare_words_beats_one_repeating_common_ones(ws, settings):
+    # a page that says "minimum version" in every paragraph, and the one sentence that names the platform
+    write(ws, "changes.md", "# Changes\n\n" + "".join(
+        f"## Release {n}\n\nThe minimum version of the toolkit is now {n}. The minimum version matters.\n\n"
+        for n in range(1, 30)))
+    write(ws, "ports.md", "# Ports\n\n## Zephyr\n\nThe Zephyr port needs kernel 5.19 at least.\n\n"
+          "## Other\n\nNothing here.\n")
+    compile_workspace(ws, settings)
+    hits = S.search(ws, "minimum version of Zephyr kernel", limit=3)
+    assert hits[0].path in ("raw/ports.md", "wiki/sources/ports.md"), [h.path for h in hits]
+
+
+def test_snippets_are_whole_sentences_with_their_line(ws, settings):
+    text = ("# Sessions\n\n"
+            "Sessions are stored in signed cookies. Each application sets a permanent session lifetime.\n"
+            "It decides how long the cookie of a permanent session lasts in the\n"
+            "browser.\n\nUnrelated words follow here.\n\nDefault: 31 days.\n")
+    write(ws, "sessions.md", text)
+    compile_workspace(ws, settings)
+    passage = next(p for p in S.search_passages(ws, "how long does a permanent session cookie last by default")
+                   if p.hit.path == "raw/sessions.md")
+    snippet = passage.hit.snippet
+    # the sentence that answers, whole across its line break, after the one "It" refers back to
+    assert snippet.startswith("Each application sets a permanent session lifetime. It decides"), snippet
+    assert "lasts in the browser." in snippet
+    assert snippet.endswith("… Default: 31 days.")  # the value the question asks for, close behind
+    assert passage.line == 3 and passage.target == "raw/sessions.md#L3"
+
+
+def test_rst_objects_are_passages_of_their_own(ws, settings):
+    write(ws, "config.rst", "Configuration\n=============\n\nValues\n------\n\n"
+          ".. py:data:: SECRET_KEY\n\n    A secret key for signing cookies.\n\n    Default: ``None``\n\n"
+          ".. py:data:: SESSION_LIFETIME\n\n    How long a permanent session lives.\n\n"
+          "    Default: ``timedelta(days=31)``\n")
+    compile_workspace(ws, settings)
+    passage = next(p for p in S.search_passages(ws, "session lifetime default") if p.hit.path == "raw/config.rst")
+    assert passage.heading.endswith("SESSION_LIFETIME")
+    assert "timedelta(days=31)" in passage.text and "SECRET_KEY" not in passage.text
+
+
+def test_a_changelog_answers_a_current_question_from_its_newest_entry(ws, settings):
+    write(ws, "CHANGES.rst", "Changes\n=======\n\nVersion 3.0\n-----------\n\n"
+          "Released 2024-05-01\n\n- Requires Blinker 1.9 or later now.\n\n"
+          + "".join(f"- Fixed bug {n} in the router.\n" for n in range(40)) + "\n"
+          "Version 2.0\n-----------\n\nReleased 2022-05-01\n\n- Requires Blinker 1.6 or later.\n\n"
+          + "".join(f"- Fixed issue {n} in templates.\n" for n in range(40)) + "\n"
+          "Version 1.0\n-----------\n\nReleased 2020-05-01\n\n- Requires Blinker 1.0 or later.\n")
+    compile_workspace(ws, settings)
+    passage = next(p for p in S.search_passages(ws, "which Blinker version is required now")
+                   if p.hit.path == "raw/CHANGES.rst")
+    assert "Blinker 1.9" in passage.hit.snippet, passage.hit.snippet
+
+
+def test_a_timeline_answers_current_questions_with_its_source_next(compiled):
+    found = S.search_passages(compiled, "What is the current minimum macOS version for Widget?", limit=5)
+    assert found[0].hit.kind == "fact", [p.hit.path for p in found]
+    assert found[0].hit.snippet.startswith("Current: **macOS 13 Ventura**")
+    assert found[1].hit.path == "raw/notes/release-2.md" and found[1].line == 3
+    assert "Widget 2 requires macOS 13 Ventura" in found[1].hit.snippet

@@ -503,15 +503,14 @@ def search(query: tuple[str, ...], root: Path | None, limit: int, kinds: tuple[s
     ws = open_workspace(root)
     found = search_passages(ws, " ".join(query), limit=limit, kinds=kinds or None)
     if as_json:
-        emit_json({"results": [p.hit.to_json() for p in found]})
+        emit_json({"results": [p.to_json() for p in found]})
         return
     if not found:
         say("no matches; try other words (wikimem search matches any of them, ranked)")
         return
     for n, passage in enumerate(found, 1):
         hit = passage.hit
-        where = f"#{passage.anchor}{passage.line}" if passage.line else ""
-        click.echo(f"{n:>2}. {hit.path}{where}  [{hit.kind}, {hit.score:.1f}] {hit.title}")
+        click.echo(f"{n:>2}. {passage.target}  [{hit.kind}, {hit.score:.1f}] {hit.title}")
         click.echo(f"    {hit.snippet}")
 
 

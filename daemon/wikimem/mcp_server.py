@@ -40,8 +40,8 @@ WIKI_TOP_FILES = {"index.md", "log.md", "AGENTS.md", "lint.md"}
 
 INSTRUCTIONS = """This server serves a wikimem wiki: Markdown pages compiled from the documents in raw/.
 Start with the resource wiki://index.md (the catalog) or the search tool; read pages and raw sources
-with read (paths like wiki/sources/x.md or raw/notes.md, as search returns them). Pages cite raw
-sources by line (raw/x.md#L12): read the source with start_line when an exact figure matters."""
+with read (paths like wiki/sources/x.md or raw/notes.md, as search returns them). Search results
+and pages cite raw sources by line (raw/x.md#L12): read that target for the lines around it."""
 
 
 def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
@@ -237,8 +237,9 @@ def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None
         """Search the wiki pages and raw sources. Natural-language questions work.
 
         Returns up to `limit` results, best first: path (wiki/... or raw/..., for `read`), title,
-        kind (source | concept | answer | raw), score and a snippet. `kind` keeps one kind only.
-        """
+        kind (source | concept | fact | answer | raw), score, the snippet (whole sentences), the
+        line it starts on, and target (path#L<line>: pass it to `read` for the lines around
+        it). `kind` keeps one kind only."""
         import anyio.to_thread
 
         limit = max(1, min(int(limit), 50))
@@ -258,7 +259,7 @@ def build_server(ws: Workspace, *, allow_write: bool = False, engine: Any = None
                 lock.release()
         else:
             hits = await anyio.to_thread.run_sync(locked)
-        return {"results": [p.hit.to_json() | {"line": p.line} for p in hits]}
+        return {"results": [p.to_json() for p in hits]}
 
     @server.tool()
     def read(path: str, start_line: int | None = None, max_lines: int | None = None) -> dict[str, Any]:

@@ -21,13 +21,14 @@ import contextlib
 import heapq
 import json
 import logging
+import math
 import operator
 import os
 import re
 import shutil
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ log = logging.getLogger("wikimem.search")
 
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 10
+INDEX_VERSION = 14
 KINDS = ("source", "concept", "fact", "answer", "raw")
 WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")
 CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
@@ -53,13 +54,16 @@ FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "headings": 2.0, "where": 1.2, "bo
 # questions broadly; they rank below the specific page unless they match clearly better.
 KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
 DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
+COORD_POWER = 1.5  # how much the share of the question's words held counts (see coordination)
 RECENCY = 0.15  # bonus for the newest member of a series
 RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest value
 # a word in more than this share of index entries only adds to passages that match a rarer one
 COMMON_FRACTION = 0.08
 POSTINGS_BUDGET = 4000  # passages the rarest words of a question may pick as candidates
 LARGE_INDEX = 50_000  # entries; above it common words are not scored at all (see build_query)
-CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent"}
+CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "nowadays"}
+# how questions ask for a bound that pages call a minimum: the word the pages use is searched too
+INTENT_SYNONYMS = {"oldest": "minimum", "earliest": "minimum", "lowest": "minimum"}
 
 # dropped from questions (on top of whoosh's own index stop list): question words and
 # fillers that would otherwise match almost every passage
@@ -97,6 +101,16 @@ class Passage:
     heading: str
     text: str
 
+    @property
+    def target(self) -> str:
+        """`raw/x.md#L12` (or `raw/x.pdf#page=3`): where the snippet is, to read or cite."""
+        return f"{self.hit.path}#{self.anchor}{self.line}" if self.line else self.hit.path
+
+    def to_json(self) -> dict[str, Any]:
+        """A result as `search --json` and the MCP search tool give it: the hit, the line its
+        snippet starts on, and the citation target (path#L<line>)."""
+        return {**self.hit.to_json(), "line": self.line, "target": self.target}
+
 
 @dataclass
 class IndexReport:
@@ -124,13 +138,63 @@ class IndexReport:
 _ANALYZER: Any = None
 
 
+_IDENT_PART = re.compile(r"[^\W\d_]\w*")
+_DOTTED = re.compile(r"_*[^\W\d_]\w*(?:\._*[^\W\d_]\w*)+")
+
+
+def identifier_parts(word: str) -> list[str]:
+    """The words inside a snake_case or dotted identifier: `raw_enabled` -> raw, enabled;
+    `flask.g` -> flask, g. Versions are no identifiers (`1.19`, `go1.21` stay whole)."""
+    dotted = "." in word and _DOTTED.fullmatch(word) is not None
+    if "_" not in word and not dotted:
+        return []
+    parts: list[str] = []
+    for chunk in word.split(".") if dotted else [word]:
+        if chunk != word:
+            parts.append(chunk)  # flask.__version__ -> __version__ too
+        if "_" in chunk:
+            parts += [p for p in chunk.split("_") if _IDENT_PART.fullmatch(p)]
+    return list(dict.fromkeys(p for p in parts if p != word))
+
+
+class IdentifierParts:
+    """A whoosh filter: an identifier is indexed whole and also as its parts, at the same
+    position, so a question that says "raw enabled" finds the setting `raw_enabled`.
+    (Duck-typed rather than a whoosh Filter subclass: importing whoosh here would slow every
+    import of this module; the index pickles the analyzer, so the class lives at top level.)"""
+
+    is_morph = False
+
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
+        for t in tokens:
+            text = t.text  # later filters rewrite t.text in place: keep the original
+            yield t
+            for part in identifier_parts(text):
+                t.text = part
+                yield t
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
 def analyzer() -> Any:
     global _ANALYZER
     if _ANALYZER is None:
-        from whoosh.analysis import StemmingAnalyzer
+        from whoosh.analysis import (
+            CompositeAnalyzer,
+            LowercaseFilter,
+            RegexTokenizer,
+            StemFilter,
+            StopFilter,
+        )
 
-        # the default token pattern keeps versions and identifiers whole: 1.19, go1.21, f64
-        _ANALYZER = StemmingAnalyzer(minsize=1, cachesize=50_000)
+        # the default token pattern keeps versions and identifiers whole: 1.19, go1.21, f64;
+        # identifiers also count as their parts (see identifier_parts)
+        _ANALYZER = CompositeAnalyzer(RegexTokenizer(), LowercaseFilter(), IdentifierParts(),
+                                      StopFilter(minsize=1), StemFilter(cachesize=50_000))
     return _ANALYZER
 
 
@@ -146,6 +210,7 @@ def schema() -> Any:
         path=ID(stored=True),
         kind=ID(stored=True),
         level=ID(stored=True),  # doc | part
+        era=ID,  # a changelog passage's release, oldest 0 to newest 10 (see release_eras)
         title=TEXT(analyzer=ana, stored=True),
         aliases=TEXT(analyzer=ana),
         where=TEXT(analyzer=ana),
@@ -175,6 +240,7 @@ class Chunk:
     heading: str
     text: str
     lines: tuple[tuple[int, int], ...]
+    era: int | None = None  # in a changelog: how recent the passage's release is, 0 (oldest) to 10
 
 
 @dataclass(frozen=True)
@@ -187,10 +253,11 @@ class Doc:
     anchor: str
     chunks: tuple[Chunk, ...]
     sources: tuple[str, ...] = ()
+    current: str | None = None  # a fact page's current statement: raw/...#L<n>
 
 
 def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
-    """Group blocks into passages: a new one at every heading (level <= 3) or when one grows long."""
+    """Group blocks into passages: a new one at every heading or when one grows long."""
     chunks: list[Chunk] = []
     trail: list[tuple[int, str]] = []
     parts: list[str] = []
@@ -207,7 +274,7 @@ def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
         text = block.text.strip()
         if not text:
             continue
-        if block.kind == "heading" and block.level <= 3:
+        if block.kind == "heading":
             flush()
             level = block.level or 1
             trail = [(lv, t) for lv, t in trail if lv < level] + [(level, text)]
@@ -262,8 +329,12 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc:
                 break
             kept.append(chunk)
         chunks = kept
+    if kind in ("concept", "fact"):
+        # a "Sources" section is a row of file names: the path field already has their words
+        chunks = [c for c in chunks if c.heading.rsplit(" / ", 1)[-1] != "Sources"]
+    current = meta.get("current") if kind == "fact" else None
     return Doc("wiki/" + rel, kind, title, alias_text, str(date) if date else None, "L",
-               tuple(chunks), tuple(sources))
+               tuple(chunks), tuple(sources), str(current) if isinstance(current, str) else None)
 
 
 def load_raw_file(ws: Workspace, rel: str, max_bytes: int) -> Doc:
@@ -286,24 +357,68 @@ def load_raw_file(ws: Workspace, rel: str, max_bytes: int) -> Doc:
         if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
             blocks = blocks[1:]
         chunks = chunk_blocks(blocks)
-    return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(chunks))
+    return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(release_eras(chunks, doc.sections)))
+
+
+def release_eras(chunks: list[Chunk], sections: list[Any]) -> list[Chunk]:
+    """Tell each passage of a changelog how recent its release is (0 oldest .. 10 newest), so a
+    question about the current state prefers the newest entry that answers it. A file with
+    fewer than two releases is left as it is."""
+    import bisect
+
+    releases = [s for s in sections if getattr(s, "version", None)]
+    if len(releases) < 2:
+        return chunks
+    order = sorted({_release_key(s.version) for s in releases})
+    rank = {v: i / max(1, len(order) - 1) for i, v in enumerate(order)}
+    # each section's release: its own, or the nearest enclosing section's
+    era_of: list[int | None] = []
+    for i, sec in enumerate(sections):
+        if getattr(sec, "version", None):
+            era_of.append(round(10 * rank[_release_key(sec.version)]))
+        else:
+            parent = sec.parent
+            era_of.append(era_of[parent] if 0 <= parent < i else None)
+    starts = [sec.line for sec in sections]  # in document order
+    out = []
+    for chunk in chunks:
+        held = bisect.bisect_right(starts, chunk.lines[0][1]) - 1 if chunk.lines else -1
+        era = era_of[held] if held >= 0 else None
+        out.append(replace(chunk, era=era) if era is not None else chunk)
+    return out
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    """Release order: 3.1.0 after 3.0.2; a pre-release (2.0rc1) before its release."""
+    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", version.strip())
+    if not match:
+        return (-1,)
+    return (*(int(x) for x in match.group(1).split(".")), 0 if not match.group(2).strip(".-_ ") else -1)
 
 
 _ADORNMENT = re.compile(r"^\s*([=\-~^\"'`#*+<>_:.])\1{2,}\s*$")
+# a reST (or Sphinx) description of one object: its passage is named after the object
+_OBJECT = re.compile(
+    r"^\s*\.\. (?:[a-z]+:)?(?:data|function|class|method|attribute|exception|decorator|property"
+    r"|module|option|cmdoption|envvar|confval|describe|object|setting|directive|role|program)"
+    r"::\s*([^\s(]+)"
+)
+OBJECT_LEVEL = 9  # below any heading of the page
 
 
 def raw_text_chunks(text: str, headings: list[Any], title: str) -> list[Chunk]:
-    """Passages from a text file's lines: a new one at each heading line (level <= 3) and at a
-    paragraph break once a passage is long; every line is kept, with its line number."""
+    """Passages from a text file's lines: a new one at each heading line, at each described
+    object (a reST `.. py:data:: NAME`, `.. option::`, ...: one passage per setting or function
+    of a reference page) and at a paragraph break once a passage is long; every line is kept,
+    with its line number."""
     from .sources import clean_inline
 
-    starts = {b.line: b for b in headings if b.level <= 3}
+    starts = {b.line: b for b in headings}
     chunks: list[Chunk] = []
     trail: list[tuple[int, str]] = []
     parts: list[str] = []
     lines_map: list[tuple[int, int]] = []
     size = 0
-    para_start = True
 
     def flush() -> None:
         nonlocal parts, lines_map, size
@@ -321,12 +436,15 @@ def raw_text_chunks(text: str, headings: list[Any], title: str) -> list[Chunk]:
             trail = [(lv, t) for lv, t in trail if lv < level]
             if not (level == 1 and label == title):
                 trail.append((level, label))
-            para_start = True
             continue
         if _ADORNMENT.match(line):  # reStructuredText heading underlines, Markdown rules
             continue
+        if ".. " in line[:40] and "::" in line:
+            described = _OBJECT.match(line)
+            if described is not None:
+                flush()
+                trail = [(lv, t) for lv, t in trail if lv < OBJECT_LEVEL] + [(OBJECT_LEVEL, described.group(1))]
         if not line.strip():
-            para_start = True
             if size > CHUNK_CHARS:
                 flush()
             elif parts:
@@ -336,9 +454,7 @@ def raw_text_chunks(text: str, headings: list[Any], title: str) -> list[Chunk]:
         # link targets and markup noise would swamp the words ("pkg", "crypto" from every
         # /pkg/crypto/... link); the line keeps its words and its number
         line = clean_inline(line) if ("](" in line or "<" in line or "{{" in line or "[^" in line) else line
-        if para_start:
-            lines_map.append((size, number))
-            para_start = False
+        lines_map.append((size, number))  # every line: a snippet cites the line it starts on
         parts.append(line)
         size += len(line) + 1
     flush()
@@ -472,8 +588,9 @@ def _add(writer: Any, doc: Doc) -> int:
     writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
                         where=path_words(doc.path), anchor=doc.anchor)
     for chunk in doc.chunks:
+        extra = {"era": str(chunk.era)} if chunk.era is not None else {}
         writer.add_document(path=doc.path, kind=doc.kind, level="part", headings=chunk.heading,
-                            body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor)
+                            body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor, **extra)
     return len(doc.chunks)
 
 
@@ -625,6 +742,8 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
             docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date}
             if doc.kind == "source" and len(doc.sources) == 1:
                 docs[path]["source"] = doc.sources[0]
+            if doc.current and doc.current.startswith("raw/"):
+                docs[path]["current"] = doc.current
             files[path] = list(current[path])
             (report.updated if known and not rebuild else report.added).append(path)
         manifest["priors"] = compute_priors(docs)
@@ -670,8 +789,15 @@ def parse_query(text: str) -> ParsedQuery:
     )
     words = re.findall(r"[\w.]+", text.lower())
     current = any(w in CURRENT_WORDS for w in words)
-    content = " ".join(w for w in re.findall(r"\S+", text) if w.lower().strip("?!.,;:\"'()`") not in QUERY_STOP)
-    terms = [t.text for t in ana(content)]
+    kept = [w for w in re.findall(r"\S+", text) if w.lower().strip("?!.,;:\"'()`") not in QUERY_STOP]
+    if current:
+        # "now", "currently": how the question asks, not what it asks about (they would match
+        # every passage that says "now supports")
+        content_words = [w for w in kept if w.lower().strip("?!.,;:\"'()`") not in CURRENT_WORDS]
+        kept = content_words or kept
+    kept += [INTENT_SYNONYMS[w.lower().strip("?!.,;:\"'()`")] for w in kept
+             if w.lower().strip("?!.,;:\"'()`") in INTENT_SYNONYMS]
+    terms = [t.text for t in ana(" ".join(kept))]
     if not terms:  # a query of only stop words: search them rather than nothing
         from whoosh.analysis import StandardAnalyzer
 
@@ -768,6 +894,24 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
     return query
 
 
+def coordination(weights: list[float]) -> Any:
+    """mask -> factor in (0, 1]: the share of the question's weight (each word's idf) that an
+    entry holds, to the power COORD_POWER. BM25 sums what matches, so a passage that says
+    "version" and "minimum" five times can beat the one sentence that names the asked-for
+    platform; weighing by the words held puts the rare, telling words first."""
+    total = sum(weights) or 1.0
+    cache: dict[int, float] = {}
+
+    def factor(mask: int) -> float:
+        got = cache.get(mask)
+        if got is None:
+            held = sum(w for i, w in enumerate(weights) if mask >> i & 1)
+            got = cache[mask] = (held / total) ** COORD_POWER if mask else 1.0
+        return got
+
+    return factor
+
+
 class FastScorer:
     """BM25F exactly as whoosh's `weighting()` scores it, for the plain term queries
     `build_query` makes (an Or of field-boosted terms, optionally AndMaybe common words).
@@ -803,6 +947,7 @@ class FastScorer:
         self._entry_cache: dict[int, tuple[str, bool, str]] = {}
         self._fields: dict[int, dict[str, Any]] = {}
         self._kind_sets: dict[tuple[str, ...], set[int]] = {}
+        self._eras: dict[int, int] | None = None
 
     def lengths(self, field: str) -> list[float]:
         """Every entry's length in `field`, as whoosh's scorer sees it (one byte, decoded)."""
@@ -940,6 +1085,12 @@ class FastScorer:
             got = self._entry_cache[docnum] = (fields["path"], fields.get("level") == "doc", fields["kind"])
         return got
 
+    def eras(self) -> dict[int, int]:
+        """entry -> its release's era (0..10), for changelog passages only (see release_eras)."""
+        if self._eras is None:
+            self._eras = {d: n for n in range(11) for d in self._read("era", str(n))[0]}
+        return self._eras
+
     def kind_entries(self, kinds: tuple[str, ...]) -> set[int]:
         got = self._kind_sets.get(kinds)
         if got is None:
@@ -964,6 +1115,7 @@ class FastScorer:
         """Build what later queries would otherwise build on first use (about a second at
         10k sources): the entry tables, every field's lengths, the stored-fields file."""
         self.entries()
+        self.eras()
         for fname in FIELD_BOOSTS:
             self.lengths(fname)
         if self.searcher.doc_count_all():
@@ -1154,6 +1306,23 @@ class Engine:
                 return fields
         return {}
 
+    def _passage_at(self, path: str, line: int) -> dict[str, Any]:
+        """The stored passage of `path` that holds file line `line` (else its first)."""
+        reader = self._searcher.reader()
+        try:
+            docnums = list(reader.postings("path", path).all_ids())
+        except Exception:  # noqa: BLE001 - TermNotFound: not indexed (skipped, or gone)
+            return {}
+        best: dict[str, Any] = {}
+        for docnum in docnums:
+            fields = reader.stored_fields(docnum)
+            if fields.get("level") != "part":
+                continue
+            lines = fields.get("lines") or []
+            if not best or (lines and lines[0][1] <= line):
+                best = fields
+        return best
+
     def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
         from whoosh import query as Q
 
@@ -1169,7 +1338,7 @@ class Engine:
         self.refresh()
         searcher = self._searcher
         recency = RECENCY_CURRENT if parsed.current else RECENCY
-        want = max(limit * 4, 20)
+        want = max(limit * 8, 60)
         parts: dict[str, tuple[float, int]] = {}  # path -> (score, entry) of its best passage
         heads: dict[str, float] = {}
         kind_of: dict[str, str] = {}
@@ -1194,6 +1363,23 @@ class Engine:
             allowed = fast.kind_entries(kinds)
             scores = {d: sc for d, sc in scores.items() if d in allowed}
         entry = fast.entry
+        # which of the question's words an entry holds, as a bit mask, and what each word
+        # weighs (its idf): a passage that holds the rare words of the question beats one
+        # that repeats its common words (see coordination)
+        used = [*rare, *common]
+        totals = [fast.term_total(t) for t in used]
+        count = searcher.doc_count_all()
+        weights = [math.log((count + 1) / (searcher.doc_frequency("body", t) + 1)) + 1 for t in used]
+        masks: dict[int, int] = {}
+
+        def mask(docnum: int) -> int:
+            got = masks.get(docnum)
+            if got is None:
+                got = masks[docnum] = sum(1 << i for i, tot in enumerate(totals) if docnum in tot)
+            return got
+
+        head_mask: dict[str, int] = {}
+        part_cands: dict[str, list[tuple[float, int]]] = {}
         while True:
             # best first, ties to the lower entry number, as whoosh's collector orders them
             top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
@@ -1203,15 +1389,30 @@ class Engine:
                 kind_of[path] = kind
                 if is_doc:
                     heads[path] = score
-                elif path not in parts or score > parts[path][0]:
-                    parts[path] = (score, docnum)
+                    head_mask[path] = mask(docnum)
+                else:
+                    part_cands.setdefault(path, []).append((score, docnum))
             # a long document can fill the window with its own passages; widen until enough files
             if len(kind_of) >= limit or len(top) < want or want >= 5000:
                 break
             want *= 4
+            heads.clear()
+            head_mask.clear()
+            part_cands.clear()
+        coord = coordination(weights)
+        eras = fast.eras()
+        for path, cands in part_cands.items():
+            hm = head_mask.get(path, 0)
+            # in a changelog, a newer release's entry beats an older one's (strongly when the
+            # question asks what holds now)
+            parts[path] = max(((sc * coord(mask(d) | hm) * (1 + recency * eras.get(d, 10) / 10) / (1 + recency), d)
+                               for sc, d in cands), key=lambda x: (x[0], -x[1]))
 
         def final(path: str) -> float:
-            base = (parts[path][0] if path in parts else 0.0) + heads.get(path, 0.0)
+            if path in parts:
+                base = parts[path][0] + heads.get(path, 0.0) * coord(head_mask.get(path, 0) | mask(parts[path][1]))
+            else:
+                base = heads.get(path, 0.0) * coord(head_mask.get(path, 0))
             return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
 
         by_path = {p: final(p) for p in kind_of}
@@ -1224,17 +1425,27 @@ class Engine:
                 if raw in by_path:
                     lower = raw if by_path[raw] <= by_path[page] else page
                     by_path[lower] *= DUPLICATE_DEMOTE
-        ranked = sorted(((sc, p) for p, sc in by_path.items()), key=lambda sp: (-sp[0], sp[1]))[:limit]
+        ranked = with_current_sources(
+            sorted(((sc, p) for p, sc in by_path.items()), key=lambda sp: (-sp[0], sp[1])), self._docs, limit)
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
+        term_weights = dict(zip(used, weights, strict=True))
         out = []
-        for score, path in ranked:
-            if path in parts:
+        for score, path, at in ranked:
+            if at is not None:
+                fields = self._passage_at(path, at)
+                kind_of.setdefault(path, str((self._docs.get(path) or {}).get("kind") or "raw"))
+            elif kind_of[path] == "fact" and (parsed.current or not _NUMBER.search(query)):
+                # what a timeline says is current is its first passage, whatever else matched
+                # (a question that names no release asks about now)
+                fields = fast.fields(fast.first_part[path]) if path in fast.first_part else self._first_passage(path)
+            elif path in parts:
                 fields = fast.fields(parts[path][1])
             elif path in fast.first_part:
                 fields = fast.fields(fast.first_part[path])
             else:
                 fields = self._first_passage(path)
-            snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [])
+            snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [], at=at,
+                                         weights=term_weights)
             heading = fields.get("headings") or ""
             title = str((self._docs.get(path) or {}).get("title") or path)
             out.append(Passage(
@@ -1242,6 +1453,33 @@ class Engine:
                 line, fields.get("anchor") or "L", heading, fields.get("body") or "",
             ))
         return out
+
+
+def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, Any],
+                         limit: int) -> list[tuple[float, str, int | None]]:
+    """The top `limit` of (score, path), where a fact page that ranks well brings the passage
+    stating its current value right after it: the page answers "what is it now", the source
+    passage is the evidence an agent quotes. (score, path, line): line is set for a passage
+    brought this way."""
+    if not ranked:
+        return []
+    best = ranked[0][0]
+    out: list[tuple[float, str, int | None]] = []
+    placed: set[str] = set()
+    for score, path in ranked:
+        if len(out) >= limit:
+            break
+        if path in placed:
+            continue
+        out.append((score, path, None))
+        placed.add(path)
+        current = (docs.get(path) or {}).get("current") if path.startswith("wiki/facts/") else None
+        if current and score >= 0.75 * best and len(out) < limit:
+            raw, _, anchor = str(current).partition("#L")
+            if raw not in placed and raw in docs:
+                out.append((score, raw, int(anchor) if anchor.isdigit() else 1))
+                placed.add(raw)
+    return out
 
 
 # the analyzer's own token pattern (whoosh.analysis.tokenizers.default_pattern): running the
@@ -1274,11 +1512,60 @@ def _stem(word: str) -> str:
     return stem
 
 
-def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int = 240) -> tuple[str, int | None]:
-    """The window of `body` with the most distinct query terms, and the file line it starts on."""
+SNIPPET_MAX = 360  # characters: one or two whole sentences; a longer one is cut around its hits
+# where a sentence ends: after . ! ? (and a closing quote or bracket) before a capital, a digit or
+# markup; at a blank line; before a list item, table row, heading or directive line
+_SENTENCE_BREAK = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]`*]))(?:[ \t]+\n?|\n)[ \t]*(?=[\"'`(\[*]?[A-Z0-9])"
+    r"|\n[ \t]*\n\s*"
+    r"|\n(?=[ \t]*(?:[-*+\u2022|>#]|\d+[.)]|\.\. |:\w+:)[ \t])"
+    r"|\n(?=[^\n]* \| )"  # table rows
+)
+_REFERS_BACK = re.compile(r"(?:It|Its|This|That|These|Those|They|Their|Such|Here|Both|The latter|Then|So)\b")
+_VALUE_WORDS = frozenset("default minimum maximum version limit size port number timeout length much many long".split())
+
+
+def sentence_spans(body: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence or line-like item of a passage, in order, stripped."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _SENTENCE_BREAK.finditer(body):
+        if m.start() > pos:
+            spans.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(body):
+        spans.append((pos, len(body)))
+    out = []
+    for a, b in spans:
+        seg = body[a:b]
+        lead = len(seg) - len(seg.lstrip())
+        trail = len(seg.rstrip())
+        if trail > lead:
+            out.append((a + lead, a + trail))
+    return out
+
+
+def _line_at(lines: list[list[int]] | list[tuple[int, int]], offset: int) -> int | None:
+    line = None
+    for at, file_line in lines:
+        if at <= offset:
+            line = file_line
+        else:
+            break
+    if line is None and lines:
+        line = lines[0][1]
+    return line
+
+
+def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int = SNIPPET_MAX,
+                 at: int | None = None, weights: dict[str, float] | None = None) -> tuple[str, int | None]:
+    """The sentence (or two) of `body` that holds the most of the question's words, whole,
+    and the file line it starts on. `weights` gives each stem's weight (default 1); with `at`,
+    the sentence at that file line. A sentence longer than `width` is cut around its hits."""
     if not body:
         return "", None
-    hits = []
+    spans = sentence_spans(body) or [(0, len(body))]
+    hits: list[tuple[int, str]] = []
     for m in _TOKEN.finditer(body):
         word = m.group()
         stem = _STEMS.get(word)
@@ -1286,42 +1573,82 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
             stem = _stem(word)
         if stem in stems:
             hits.append((m.start(), stem))
-    start = 0
-    if hits:
-        best_count, best_pos = -1, 0
-        most = len({text for _, text in hits})
-        for i, (pos, _) in enumerate(hits):
-            # hits are in text order: the window's hits are the run from i on
-            end = pos + width * 0.8
-            seen = set()
-            for p, text in hits[i:]:
-                if p >= end:
+        elif "_" in word or "." in word:
+            for part in identifier_parts(word):
+                stem = _STEMS.get(part) or _stem(part)
+                if stem in stems:
+                    hits.append((m.start(), stem))
+    weigh = (lambda st: weights.get(st, 1.0)) if weights else (lambda st: 1.0)
+    wants_value = bool(stems & _value_stems())  # asks for a default, a minimum, a size...
+
+    def held(i: int) -> set[str]:
+        a, b = spans[i]
+        return {st for p, st in hits if a <= p < b}
+
+    if at is not None:
+        offset = next((o for o, n in reversed(lines) if n <= at), 0)
+        best = next((i for i, (a, b) in enumerate(spans) if b > offset), 0)
+    elif hits:
+        def score(i: int) -> tuple[float, int]:
+            got = sum(weigh(st) for st in held(i))
+            a, b = spans[i]
+            if wants_value and got and any(ch.isdigit() for ch in body[a:b]):
+                got += 0.5  # a question after a value: the sentence that states one
+            return got, -i
+
+        best = max(range(len(spans)), key=score)
+    else:
+        best = 0
+    first = last = best
+    words = held(best)
+    if at is None and first > 0 and _REFERS_BACK.match(body[spans[first][0]:spans[first][0] + 12]):
+        a, _ = spans[first - 1]
+        if spans[last][1] - a <= width:
+            first -= 1  # "It defaults to 5.": the sentence it refers back to comes first
+    if last + 1 < len(spans) and hits and held(last + 1) - words and spans[last + 1][1] - spans[first][0] <= width:
+        last += 1  # the next sentence holds more of the question
+    start, end = spans[first][0], spans[last][1]
+    text = " ".join(body[start:end].split())
+    asked = stems & _value_stems()
+    missing = asked - {st for i in range(first, last + 1) for st in held(i)}
+    if at is None and missing and len(text) <= width:
+        # "how long by default?": the passage's sentence that states the value, when it follows
+        # close behind ("... in the future. Default: timedelta(days=31)")
+        joined = last
+        for i in range(last + 1, min(len(spans), last + 6)):
+            a, b = spans[i]
+            if held(i) & missing and len(text) + (b - a) <= width + 120:
+                text += (" " if i == joined + 1 else " … ") + " ".join(body[a:b].split())
+                missing -= held(i)
+                joined = i
+                if not missing:
                     break
-                seen.add(text)
-            if len(seen) > best_count:
-                best_count, best_pos = len(seen), pos
-                if best_count == most:  # no later window can hold more
-                    break
-        start = best_pos
-        # back up to the start of the sentence or line when it is near
-        window = body[max(0, start - 120) : start]
-        cut = max(window.rfind(". "), window.rfind("\n"))
-        start = start - len(window) + cut + 1 if cut >= 0 else max(0, start - 40)
-    text = body[start : start + width]
-    text = " ".join(text.split())
-    if start > 0:
-        text = "…" + text
-    if start + width < len(body):
-        text = text.rsplit(" ", 1)[0] + "…"
-    line = None
-    for offset, file_line in lines:
-        if offset <= start + 1:
-            line = file_line
-        else:
-            break
-    if line is None and lines:
-        line = lines[0][1]
-    return text, line
+        if joined > last:
+            return text, _line_at(lines, start)
+    if len(text) > width:
+        # one long sentence (a table row, a list of items): the stretch around its first hits
+        inside = [p for p, _ in hits if start <= p < end]
+        anchor = inside[0] if inside else start
+        cut = max(start, anchor - width // 3)
+        if cut > start:
+            space = body.find(" ", cut, anchor + 1)
+            cut = space + 1 if space >= 0 else cut
+        text = " ".join(body[cut:end].split())
+        if len(text) > width:
+            text = text[:width].rsplit(" ", 1)[0] + "…"
+        if cut > start:
+            text = "…" + text
+        start = cut
+    return text, _line_at(lines, start)
+
+
+_VALUE_STEMS: set[str] = set()
+
+
+def _value_stems() -> set[str]:
+    if not _VALUE_STEMS:
+        _VALUE_STEMS.update(_stem(w) for w in _VALUE_WORDS)
+    return _VALUE_STEMS
 
 
 _ENGINES: dict[Path, Engine] = {}

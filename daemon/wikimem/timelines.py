@@ -162,7 +162,9 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
     if linked:
         lines += ["", "## Sources", "", " · ".join(linked)]
     meta = {"title": t.title, "kind": "fact", "sources": sources, "aliases": [],
-            "description": f"currently {_value_text(t.current)} ({_when(t.current)})"}
+            "description": f"currently {_value_text(t.current)} ({_when(t.current)})",
+            # where the current value is stated: search puts that passage next to this page
+            "current": f"{t.current.source}#L{t.current.line}" if t.current.line else t.current.source}
     return Page(page, meta, "\n".join(lines) + "\n").dumps()
 
 
