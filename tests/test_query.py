@@ -99,3 +99,22 @@ def test_cli_context_json(compiled):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["tokens"] <= 1500 and data["items"][0]["path"] and "updated" in data["items"][0]
+
+
+def test_context_prints_passages_first_and_nothing_off_the_question(ws, settings):
+    from wikimem.context import estimate_tokens
+
+    write(ws, "toolchain.md", "# Toolchain\n\nBuilding from source needs Go 1.22 to bootstrap the toolchain.\n")
+    write(ws, "translations.md", "# Translations\n\n" + "The book is translated by volunteers. " * 200 + "\n")
+    for n in range(5):
+        write(ws, f"misc-{n}.md", f"# Misc {n}\n\nA note about gardening and compost number {n}.\n")
+    compile_workspace(ws, settings)
+    pack = build_context(ws, "which Go version is needed to bootstrap", budget=600)
+    text = pack.render()
+    assert estimate_tokens(text) == pack.tokens <= 600  # the budget counts what is printed
+    assert not pack.items[0].whole and pack.items[0].target.startswith(("raw/toolchain.md#L", "wiki/sources/toolchain"))
+    assert text.index("Go 1.22") < text.index("## Where index.md points") if "## Where" in text else "Go 1.22" in text
+    assert "volunteers" not in text and "compost" not in text  # nothing that does not bear on it
+    # passages come before whole pages
+    kinds = [i.whole for i in pack.items]
+    assert kinds == sorted(kinds)

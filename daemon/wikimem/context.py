@@ -1,27 +1,42 @@
 """Context packs: for an agent that cannot call tools, the wiki's best material for a task,
 within a token budget, as one Markdown document to paste into a prompt.
 
-A pack holds an excerpt of index.md (its header and the catalog lines that match the
-query) and then the best pages, whole when they fit, else their best passage. Every
-item says where it lives and how fresh it is: the page's `updated` date, and `stale`
-when a raw source it was compiled from changed or vanished since.
+A pack is built the way a careful reader would brief someone: the passages that answer
+first, most relevant first, each with the line it sits on (path#L12) so it can be cited;
+then, while the budget lasts, the whole wiki pages behind the best of them (a timeline, a
+concept's article); last, the entries of index.md that point at more. Results that score
+far below the best are left out rather than padded in. Every item says how fresh it is:
+the page's `updated` date, and `stale` when a raw source it was compiled from changed or
+vanished since. The budget counts what is printed, with an estimate that errs high.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .workspace import Workspace
 
-CHARS_PER_TOKEN = 4  # a rough, conservative estimate for English and code
-INDEX_SHARE = 0.2  # at most this share of the budget goes to the index excerpt
+INDEX_SHARE = 0.1  # at most this share of the budget goes to the index entries
+RELEVANT_SHARE = 0.3  # a result scoring below this share of the best one is not printed
+PAGES = 2  # whole wiki pages added after the passages, when the budget allows
+PASSAGE_CHARS = 900  # a passage longer than this is given as its best sentences
+
+_PIECES = re.compile(r"\w+|[^\w\s]")
 
 
 def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    """Tokens as a model's tokenizer counts them, estimated high: a word is a token, a long
+    one a token per 6 characters, each punctuation mark one (Markdown and code are mostly
+    punctuation, where four characters a token undercounts)."""
+    count = 0
+    for m in _PIECES.finditer(text):
+        n = m.end() - m.start()
+        count += 1 if n <= 6 else (n + 5) // 6
+    return count
 
 
 @dataclass(frozen=True)
@@ -31,16 +46,29 @@ class ContextItem:
     kind: str
     updated: str | None
     stale: bool
-    whole: bool  # the full page, or only its best passage
+    whole: bool  # the full page, or one passage of it
     text: str
+    line: int | None = None  # the passage's first line (#L), for a passage
+    anchor: str = "L"
+
+    @property
+    def target(self) -> str:
+        return f"{self.path}#{self.anchor}{self.line}" if self.line and not self.whole else self.path
 
     @property
     def tokens(self) -> int:
         return estimate_tokens(self.text)
 
+    def header(self) -> str:
+        fresh = f"updated {self.updated}" if self.updated else "date unknown"
+        if self.stale:
+            fresh += ", STALE: a source changed since this page was compiled"
+        return f"### {self.target} ({self.kind}, {fresh})"
+
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "title": self.title, "kind": self.kind, "updated": self.updated,
-                "stale": self.stale, "whole": self.whole, "tokens": self.tokens, "text": self.text}
+        return {"path": self.path, "target": self.target, "line": self.line, "title": self.title,
+                "kind": self.kind, "updated": self.updated, "stale": self.stale, "whole": self.whole,
+                "tokens": self.tokens, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -49,7 +77,7 @@ class ContextPack:
     budget: int
     index_excerpt: str
     items: tuple[ContextItem, ...] = field(default_factory=tuple)
-    left_out: tuple[str, ...] = ()  # matching paths that did not fit the budget
+    left_out: tuple[str, ...] = ()  # relevant paths that did not fit the budget
 
     @property
     def tokens(self) -> int:
@@ -57,16 +85,18 @@ class ContextPack:
 
     def render(self) -> str:
         parts = [f"# Context from the wiki for: {self.query}\n",
-                 "Paths are relative to the workspace root. Pages in wiki/ are compiled summaries that "
-                 "cite raw/ sources by line; `stale` means a source changed since the page was compiled.\n"]
+                 "Passages that answer first, then whole pages; paths are relative to the workspace "
+                 "root, #L gives the line. wiki/ pages are compiled summaries that cite raw/ sources.\n"]
+        passages = [i for i in self.items if not i.whole]
+        pages = [i for i in self.items if i.whole]
+        if passages:
+            parts.append("## Passages, most relevant first\n")
+            parts += [f"{i.header()}\n\n{i.text.strip()}\n" for i in passages]
+        if pages:
+            parts.append("## Whole pages\n")
+            parts += [f"{i.header()}\n\n{i.text.strip()}\n" for i in pages]
         if self.index_excerpt:
-            parts.append("## From index.md\n\n" + self.index_excerpt.strip() + "\n")
-        for item in self.items:
-            fresh = f"updated {item.updated}" if item.updated else "date unknown"
-            if item.stale:
-                fresh += ", STALE: a source changed since this page was compiled"
-            scope = "" if item.whole else ", best passage only"
-            parts.append(f"## {item.path} ({item.kind}, {fresh}{scope})\n\n{item.text.strip()}\n")
+            parts.append("## Where index.md points for this\n\n" + self.index_excerpt.strip() + "\n")
         if self.left_out:
             parts.append("## Also relevant (did not fit)\n\n" + "\n".join(f"- {p}" for p in self.left_out) + "\n")
         return "\n".join(parts)
@@ -77,9 +107,10 @@ class ContextPack:
                 "left_out": list(self.left_out), "text": self.render()}
 
 
-def _index_excerpt(ws: Workspace, terms: set[str], budget_chars: int) -> str:
+def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
     """The entries of index.md (a page's line, or one link of a group's line of pages) that
-    mention the query's words, most matching first: where the map points for this question."""
+    mention the query's words, most matching first: where the map points for this question.
+    Links are given relative to the workspace root, like every other path in the pack."""
     from .search import analyzer
 
     try:
@@ -89,23 +120,45 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_chars: int) -> str:
     from .pages import split_front_matter
 
     _, body, _ = split_front_matter(text)
+    import math
+
     ana = analyzer()
-    scored = []
+    entries: list[tuple[int, int, str, set[str]]] = []
     for n, line in enumerate(body.splitlines()):
         if "](" not in line or line.startswith(("Conventions", "Catalog:")):
             continue
         items = [line[2:]] if line.startswith("- ") else line.split(": ", 1)[-1].split(" · ")
-        for k, item in enumerate(items):
-            hits = len({t.text for t in ana(item)} & terms)
-            if hits:
-                scored.append((-hits, n, k, item.strip()))
+        entries += [(n, k, item.strip(), {t.text for t in ana(item)}) for k, item in enumerate(items)]
+    # a word on most entries ("go" in a Go wiki) says little: weigh each by how rare it is here
+    df: dict[str, int] = {}
+    for *_, words in entries:
+        for w in words & terms:
+            df[w] = df.get(w, 0) + 1
+    weight = {w: math.log((len(entries) + 1) / (c + 0.5)) for w, c in df.items()}
+    scored = [(-sum(weight[w] for w in words & terms), n, k, item) for n, k, item, words in entries if words & terms]
+    if not scored:
+        return ""
+    top = -min(scored)[0]
     out = ""
-    for _, _, _, item in sorted(scored)[:40]:
+    for score, _, _, item in sorted(scored)[:12]:
+        if -score < 0.5 * top:
+            break
+        item = _from_root(item)
         line = f"- {item}"
-        if len(out) + len(line) + 1 > budget_chars:
+        if estimate_tokens(out + line) + 1 > budget_tokens:
             break
         out += ("\n" if out else "") + line
     return out
+
+
+_LINK = re.compile(r"\]\((?!https?:|/|#)([^)\s]+)\)")
+
+
+def _from_root(item: str) -> str:
+    """index.md's links are relative to wiki/: make them workspace paths."""
+    import posixpath
+
+    return _LINK.sub(lambda m: "](" + posixpath.normpath("wiki/" + m.group(1)) + ")", item)
 
 
 def freshness(ws: Workspace, path: str, text: str) -> tuple[str | None, bool]:
@@ -137,45 +190,78 @@ def freshness(ws: Workspace, path: str, text: str) -> tuple[str | None, bool]:
 
 
 def build_context(ws: Workspace, query: str, budget: int = 8000, *, candidates: int = 12) -> ContextPack:
-    """The best material for `query` within about `budget` tokens."""
+    """The best material for `query` within `budget` tokens (as estimate_tokens counts them)."""
     from .errors import UsageError
-    from .search import parse_query, search_passages
+    from .search import make_snippet, parse_query, search_passages
 
     if budget < 200:
         raise UsageError(f"--budget {budget} is too small for a useful pack; give at least 200 tokens")
     query = " ".join(query.split())
     if not query:
         raise UsageError("empty query; say what the context is for, e.g. wikimem context \"build the toolchain\"")
-    terms = set(parse_query(query).terms)
-    excerpt = _index_excerpt(ws, terms, int(budget * INDEX_SHARE) * CHARS_PER_TOKEN)
-    pack = ContextPack(query, budget, excerpt)
-    used = pack.tokens
+    parsed = parse_query(query)
+    found = search_passages(ws, query, limit=candidates)
+    best = found[0].hit.score if found else 0.0
+    relevant = [p for p in found if p.hit.score >= RELEVANT_SHARE * best]
+    texts: dict[str, str] = {}
+    fresh: dict[str, tuple[str | None, bool]] = {}
+
+    def page_text(path: str, fallback: str) -> str:
+        if path not in texts:
+            try:
+                texts[path] = (ws.root / path).read_text(encoding="utf-8", errors="replace") \
+                    if not path.endswith(".pdf") else fallback
+            except OSError:
+                texts[path] = fallback
+            fresh[path] = freshness(ws, path, texts[path])
+        return texts[path]
+
     items: list[ContextItem] = []
     left_out: list[str] = []
-    for p in search_passages(ws, query, limit=candidates):
-        hit = p.hit
-        try:
-            full = (ws.root / hit.path).read_text(encoding="utf-8", errors="replace") if not hit.path.endswith(".pdf") else p.text
-        except OSError:
-            continue
-        updated, stale = freshness(ws, hit.path, full)
-        if hit.path.startswith("wiki/"):
-            # the item header already gives path, kind and freshness: spare the front matter's tokens
-            from .pages import split_front_matter
+    index_budget = int(budget * INDEX_SHARE)
+    used = estimate_tokens(ContextPack(query, budget, "").render()) + 12  # headers of the sections
 
-            full = split_front_matter(full)[1].strip("\n") + "\n"
-        overhead = estimate_tokens(f"## {hit.path} ({hit.kind}, updated 0000-00-00, best passage only)\n\n") + 2
-        for text, whole in ((full, True), (p.text or hit.snippet, False)):
-            cost = estimate_tokens(text) + overhead
-            if used + cost <= budget:
-                items.append(ContextItem(hit.path, hit.title, hit.kind, updated, stale, whole, text))
-                used += cost
-                break
-        else:
-            left_out.append(hit.path)
+    def add(item: ContextItem) -> bool:
+        nonlocal used
+        cost = estimate_tokens(item.header()) + item.tokens + 2
+        if used + cost > budget - index_budget:
+            return False
+        items.append(item)
+        used += cost
+        return True
+
+    for p in relevant:
+        hit = p.hit
+        page_text(hit.path, p.text)
+        text = p.text or hit.snippet
+        if len(text) > PASSAGE_CHARS:
+            text = make_snippet(text, set(parsed.terms), [], width=PASSAGE_CHARS // 2)[0]
+        updated, stale = fresh[hit.path]
+        if not add(ContextItem(hit.path, hit.title, hit.kind, updated, stale, False, text, p.line, p.anchor)):
+            # a shorter passage of it may still fit: its best sentences
+            if not add(ContextItem(hit.path, hit.title, hit.kind, updated, stale, False, hit.snippet, p.line,
+                                   p.anchor)):
+                left_out.append(p.target)
+    # then the whole pages behind the best results: a timeline, a concept's article, a source page
+    shown = 0
+    for p in relevant:
+        if shown >= PAGES or not p.hit.path.startswith("wiki/") or p.hit.score < 0.5 * best:
+            continue
+        from .pages import split_front_matter
+
+        body = split_front_matter(page_text(p.hit.path, p.text))[1].strip("\n") + "\n"
+        updated, stale = fresh[p.hit.path]
+        if add(ContextItem(p.hit.path, p.hit.title, p.hit.kind, updated, stale, True, body)):
+            shown += 1
+    excerpt = _index_excerpt(ws, set(parsed.terms), min(index_budget + max(0, budget - index_budget - used), budget))
     pack = ContextPack(query, budget, excerpt, tuple(items), tuple(left_out))
-    # the list of left-out paths costs tokens too: drop from its end until the pack fits
-    while left_out and pack.tokens > budget:
-        left_out.pop()
+    # what is printed is what counts: drop from the end until the pack fits
+    while pack.tokens > budget and (left_out or excerpt or items):
+        if left_out:
+            left_out.pop()
+        elif excerpt:
+            excerpt = excerpt.rsplit("\n", 1)[0] if "\n" in excerpt else ""
+        else:
+            items.pop()
         pack = ContextPack(query, budget, excerpt, tuple(items), tuple(left_out))
     return pack

@@ -21,7 +21,6 @@ from .config import Settings
 from .workspace import Workspace
 
 PASSAGES = 5
-QUOTE_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -76,22 +75,6 @@ def _page_sources(ws: Workspace, path: str) -> tuple[str, ...]:
 _CITED_IN_TEXT = re.compile(r"\(([^()]+?), (?:line|page) (\d+)\)")
 
 
-def _quote(text: str, snippet: str) -> str:
-    """The snippet, widened to whole sentences from the passage where that is short enough."""
-    core = snippet.strip("…").strip()
-    flat = " ".join(text.split())
-    at = flat.find(core[:60]) if core else -1
-    if at < 0:
-        return snippet
-    start = max(flat.rfind(". ", 0, at) + 2 if flat.rfind(". ", 0, at) >= 0 else 0, at - 200)
-    end_dot = flat.find(". ", at + len(core))
-    end = end_dot + 1 if 0 <= end_dot < at + QUOTE_CHARS else min(len(flat), at + len(core))
-    out = flat[start:end].strip()
-    if len(out) > QUOTE_CHARS:
-        out = out[:QUOTE_CHARS].rsplit(" ", 1)[0] + "…"
-    return out
-
-
 def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
     """The best passages for a question, each with the line it sits on and its raw sources."""
     from .search import search_passages
@@ -103,7 +86,9 @@ def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
             continue  # an earlier answer to this very question: answer afresh from the material
         if len(out) == limit:
             break
-        quote = _quote(p.text, hit.snippet)
+        # search's snippet is already the sentence that answers, whole (with the one it refers
+        # back to, or the value it names close behind); a timeline's says what is current
+        quote = hit.snippet
         sources: tuple[str, ...]
         if hit.kind == "raw":
             sources = (hit.path,)
