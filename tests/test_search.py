@@ -409,3 +409,51 @@ def test_a_timeline_answers_current_questions_with_its_source_next(compiled):
     assert found[0].hit.snippet.startswith("Current: **macOS 13 Ventura**")
     assert found[1].hit.path == "raw/notes/release-2.md" and found[1].line == 3
     assert "Widget 2 requires macOS 13 Ventura" in found[1].hit.snippet
+
+
+# --- searchable when compiled (issue 19) ---------------------------------------------------------
+
+
+def test_a_compile_leaves_the_index_current_and_touches_only_what_it_changed(ws, settings):
+    for rel, text in NOTES.items():
+        write(ws, rel, text)
+    report = compile_workspace(ws, settings)
+    assert report.index["rebuilt"] and report.index["files"] >= len(NOTES)
+    assert not S.update_index(ws).changed  # the first search finds nothing to build
+    write(ws, "notes/cooking.md", "# Sourdough\n\nFeed the starter once a day with spelt.\n")
+    again = compile_workspace(ws, settings)
+    assert not again.index["rebuilt"] and 0 < again.index["passages"] < 20
+    assert not S.update_index(ws).changed
+    assert "spelt" in S.search(ws, "what do I feed the starter with", limit=1)[0].snippet
+    assert compile_workspace(ws, settings).index == {}  # a no-op compile leaves the index alone
+
+
+def test_the_index_reads_what_the_compile_kept_and_parses_no_source_again(ws, settings, monkeypatch):
+    for rel, text in NOTES.items():
+        write(ws, rel, text)
+    write(ws, "guide.rst", "Guide\n=====\n\nSetup\n-----\n\nRun the installer twice.\n")
+    compile_workspace(ws, settings)
+    before = {p.hit.path: p.hit.snippet for p in S.search_passages(ws, "installer twice setup")}
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("a compiled text source was parsed again to index it")
+
+    monkeypatch.setattr("wikimem.sources.load_source", no_parsing)
+    S.reindex(ws)
+    after = {p.hit.path: p.hit.snippet for p in S.search_passages(ws, "installer twice setup")}
+    assert after == before and "raw/guide.rst" in after
+
+
+def test_a_parallel_build_ranks_as_a_single_writer_does(ws, settings, monkeypatch):
+    for rel, text in NOTES.items():
+        write(ws, rel, text)
+    for n in range(12):
+        write(ws, f"more/note-{n}.md", f"# Note {n}\n\nThe widget {n} needs macOS {n + 10} and Go 1.{n}.\n")
+    compile_workspace(ws, settings)
+    questions = ["widget macOS", "which Go version is needed to bootstrap", "sourdough starter"]
+    single = [[h.path for h in S.search(ws, q)] for q in questions]
+    monkeypatch.setattr(S, "PARALLEL_INDEX", 2)
+    S.reindex(ws)
+    assert len(list(S.index_dir(ws).glob("*.seg"))) >= 2  # built by more than one process
+    S._ENGINES.clear()
+    assert [[h.path for h in S.search(ws, q)] for q in questions] == single

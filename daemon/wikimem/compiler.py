@@ -1,7 +1,7 @@
 """The compile pipeline: scan raw/, plan from state.db, run a backend, guard and write, then
 regenerate index.md and append log.md.
 
-Data flow (DESIGN.md): raw/ -> scan -> plan (hash vs state) -> backend.compile() -> page
+Data flow (docs/compile.md): raw/ -> scan -> plan (hash vs state) -> backend.compile() -> page
 edits -> guard (paths, human edits, front matter) -> atomic write -> state.db, index.md,
 log.md.
 """
@@ -34,7 +34,7 @@ from .pages import (
     slugify,
 )
 from .raw_tree import RawFile
-from .sources import Document, load_source
+from .sources import Document, load_source, outline
 from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
 from .workspace import (
     Workspace,
@@ -69,6 +69,7 @@ class CompileReport:
     warnings: list[str] = field(default_factory=list)
     ignored: dict[str, Any] = field(default_factory=lambda: {"count": 0, "by_rule": {}})
     seconds: float = 0.0
+    index: dict[str, Any] = field(default_factory=dict)  # what bringing the search index up to date did
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -234,7 +235,7 @@ def compile_workspace(
     with writer_lock(ws, wait=wait, holder="wikimem compile"):
         name = backend_name or settings.backend
         try:
-            return _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
+            report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
         except sqlite3.DatabaseError as exc:
             if not is_corrupt(exc):
                 raise
@@ -246,7 +247,33 @@ def compile_workspace(
             report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
             report.warnings.insert(0, f"state.db was unreadable ({exc}); moved it to {moved.name} and "
                                       "rebuilt it from the pages")
-            return report
+        _make_searchable(ws, report)
+        return report
+
+
+def _make_searchable(ws: Workspace, report: CompileReport) -> None:
+    """Bring the search index up to date with what this compile changed, so the first search
+    after it never builds one: only the files the compile touched (no walk), or the whole
+    index when there is none yet. A compile that changed nothing leaves the index alone (the
+    next search still notices a person's edits). The index is derived: a failure here is a
+    warning, never a failed compile."""
+    from . import search
+
+    started = time.perf_counter()
+    touched = [*report.compiled, *report.removed_sources, *(p for p, _ in report.skipped),
+               *(p for p, _ in report.failed), *(p for pair in report.renamed for p in pair),
+               *("wiki/" + p for p in (*report.created, *report.updated, *report.removed))]
+    exists = (search.index_dir(ws) / "manifest.json").exists()
+    if exists and not touched:
+        return
+    try:
+        done = search.update_index(ws, only=touched if exists else None, wait=30.0)
+    except Exception as exc:  # noqa: BLE001 - derived data: search rebuilds it on its own
+        log.debug("search index not updated", exc_info=True)
+        report.warnings.append(f"search index not updated ({exc}); the next search brings it up to date")
+        return
+    report.index = {"files": done.files, "passages": done.passages, "rebuilt": done.rebuilt,
+                    "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _compile_locked(
@@ -392,7 +419,10 @@ def _compile_locked(
             f = current[path]
             if progress:
                 progress(path, len(changed), 1)
-            return load_source(f.file, path, max_bytes=max_bytes)
+            doc = load_source(f.file, path, max_bytes=max_bytes)
+            if path in shas:
+                state.put_outline(shas[path], outline(doc))  # search indexes it without parsing again
+            return doc
 
         batch = Batch(
             workspace=ws, settings=settings, state=state, sources=refs, changed=tuple(changed),

@@ -39,7 +39,7 @@ log = logging.getLogger("wikimem.search")
 
 INDEX_DIR = "search"
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 14
+INDEX_VERSION = 15
 KINDS = ("source", "concept", "fact", "answer", "raw")
 WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")
 CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
@@ -59,6 +59,7 @@ RECENCY = 0.15  # bonus for the newest member of a series
 RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest value
 # a word in more than this share of index entries only adds to passages that match a rarer one
 COMMON_FRACTION = 0.08
+PARALLEL_INDEX = 100  # files; a build from nothing of more uses every core (see _update_locked)
 POSTINGS_BUDGET = 4000  # passages the rarest words of a question may pick as candidates
 LARGE_INDEX = 50_000  # entries; above it common words are not scored at all (see build_query)
 CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "nowadays"}
@@ -337,16 +338,43 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc:
                tuple(chunks), tuple(sources), str(current) if isinstance(current, str) else None)
 
 
-def load_raw_file(ws: Workspace, rel: str, max_bytes: int) -> Doc:
+@dataclass(frozen=True)
+class _Heading:
+    kind: str
+    line: int
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class _Section:
+    line: int
+    parent: int
+    version: str | None
+
+
+def load_raw_file(ws: Workspace, rel: str, max_bytes: int, outline: dict[str, Any] | None = None) -> Doc:
     """Raises SkipSource for files that are not readable sources.
 
     Text formats are indexed from their own lines, cut at the headings the loader found:
     loaders keep what a page needs and drop the rest (literal blocks, front matter, some
-    tables), but search must find every figure the source holds, verbatim.
+    tables), but search must find every figure the source holds, verbatim. `outline` is what
+    the compile kept of the loaded file (sources.outline): with it, the file is not parsed again.
     """
-    from .sources import TEXT_SUFFIXES, load_source, read_text
+    from .sources import TEXT_SUFFIXES, SkipSource, load_source, read_text
 
     file = ws.root / rel
+    if outline is not None and file.suffix.lower() in TEXT_SUFFIXES:
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise SkipSource(f"too large ({size / 1e6:.1f} MB)")
+        text, _ = read_text(file)
+        title = outline.get("title") or Path(rel).stem
+        headings = [_Heading("heading", int(h[0]), int(h[1]), str(h[2])) for h in outline.get("headings") or []]
+        sections = [_Section(int(x[0]), int(x[1]), x[2]) for x in outline.get("sections") or []]
+        chunks = raw_text_chunks(text, headings, title)
+        return Doc(rel, "raw", title, "", outline.get("date"), str(outline.get("anchor") or "L"),
+                   tuple(release_eras(chunks, sections)))
     doc = load_source(file, rel, max_bytes=max_bytes)
     title = doc.title or Path(rel).stem
     if file.suffix.lower() in TEXT_SUFFIXES:
@@ -444,6 +472,7 @@ def raw_text_chunks(text: str, headings: list[Any], title: str) -> list[Chunk]:
             if described is not None:
                 flush()
                 trail = [(lv, t) for lv, t in trail if lv < OBJECT_LEVEL] + [(OBJECT_LEVEL, described.group(1))]
+                continue  # the directive line itself: its name is the passage's heading
         if not line.strip():
             if size > CHUNK_CHARS:
                 flush()
@@ -594,15 +623,24 @@ def _add(writer: Any, doc: Doc) -> int:
     return len(doc.chunks)
 
 
-def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0) -> IndexReport:
+def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
+                 only: Iterable[str] | None = None) -> IndexReport:
     """Bring the index in line with wiki/ and raw/; the minimum work when nothing changed.
 
     Returns what changed. When another process holds the index's write lock it waits
     up to `wait` seconds, then leaves the index as it is (searches still work on it).
+    `only` (workspace-relative paths, as a compile names what it wrote) looks at those files
+    alone, without walking the folders; without an index yet, it builds the whole one.
     """
     started = time.perf_counter()
     folder = index_dir(ws)
     manifest = None if rebuild else _read_manifest(folder, cached=True)
+    if only is not None and manifest is not None:
+        only = sorted(set(only))
+        with _index_lock(ws, wait) as acquired:
+            if not acquired:
+                return IndexReport(seconds=time.perf_counter() - started)
+            return _update_locked(ws, False, wait, started, only=only)
     if manifest is not None:
         current = walk_files(ws)
         files = manifest["files"]
@@ -653,15 +691,46 @@ def _index_lock(ws: Workspace, wait: float) -> Iterator[bool]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) -> IndexReport:
+def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
+    """(size, mtime_ns) of one file search covers, None if it is gone or not one it covers
+    (the rules of walk_files, for a path named rather than walked)."""
+    parts = rel.split("/")
+    if len(parts) < 2 or parts[0] not in ("raw", "wiki") or any(p.startswith(".") for p in parts[1:]):
+        return None
+    if parts[0] == "wiki" and (parts[1] not in WIKI_FOLDERS or len(parts) < 3 or not rel.endswith(".md")
+                               or _CATALOG.search(rel) or _ignored(parts[-1])):
+        return None
+    try:
+        st = os.lstat(ws.root / rel)
+    except OSError:
+        return None
+    import stat as stat_
+
+    if not stat_.S_ISREG(st.st_mode):
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
+                   only: list[str] | None = None) -> IndexReport:
     report = IndexReport(rebuilt=rebuild)
     folder = index_dir(ws)
     manifest = None if rebuild else _read_manifest(folder)
     if manifest is None:
         rebuild = report.rebuilt = True
+        only = None
         manifest = {"version": INDEX_VERSION, "files": {}, "docs": {}, "skipped": {}}
     files: dict[str, list[int]] = manifest["files"]
-    current = walk_files(ws)
+    if only is None:
+        current = walk_files(ws)
+    else:
+        current = {p: (st[0], st[1]) for p, st in files.items()}
+        for path in only:
+            got = _stat_for_index(ws, path)
+            if got is None:
+                current.pop(path, None)
+            else:
+                current[path] = got
     report.files = len(current)
     changed = [p for p, stat in current.items() if files.get(p) != list(stat)]
     gone = [p for p in files if p not in current]
@@ -693,13 +762,24 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
             shutil.rmtree(build_in)
         build_in.mkdir(parents=True)
         ix = windex.create_in(str(build_in), schema())
+    # a build from nothing of many files: whoosh's multiprocessing writer analyses on every core
+    # (each worker writes a segment of its own; the segments are searched as they are). Not in a
+    # process with other threads (the daemon, the MCP server): forking there is unsafe.
+    import threading
+
+    procs = min(4, os.cpu_count() or 1)
+    parallel = rebuild and len(changed) >= PARALLEL_INDEX and procs > 1 and threading.active_count() == 1
     try:
-        writer = ix.writer(timeout=wait, limitmb=128)
+        # jobs of ~100 entries (whoosh's default) in a small build would all go to one worker
+        batch = max(20, min(100, len(changed) // (2 * procs)))
+        writer = ix.writer(procs=procs, batchsize=batch, multisegment=True, timeout=wait, limitmb=64) if parallel else \
+            ix.writer(timeout=wait, limitmb=128)
     except LockError:
         log.info("search index is being updated by another process; searching it as it is")
         report.seconds = time.perf_counter() - started
         return report
     max_bytes = _settings_max_bytes(ws)
+    outlines = _Outlines(ws, current)
     docs: dict[str, Any] = manifest["docs"]
     skipped: dict[str, Any] = manifest.setdefault("skipped", {})
     try:
@@ -715,7 +795,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
                 writer.delete_by_term("path", path)
             try:
                 doc = load_wiki_page(ws, path.removeprefix("wiki/")) if path.startswith("wiki/") else \
-                    load_raw_file(ws, path, max_bytes)
+                    load_raw_file(ws, path, max_bytes, outlines.get(path))
             except SkipSource as exc:
                 skipped[path] = str(exc)
                 report.skipped.append((path, str(exc)))
@@ -747,10 +827,12 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
             files[path] = list(current[path])
             (report.updated if known and not rebuild else report.added).append(path)
         manifest["priors"] = compute_priors(docs)
-        writer.commit(optimize=rebuild)
+        writer.commit(optimize=rebuild and not parallel)
     except BaseException:
         writer.cancel()
         raise
+    finally:
+        outlines.close()
     atomic_write(build_in / "manifest.json", json.dumps(manifest, separators=(",", ":"), sort_keys=True))
     if build_in != folder:
         old = folder.with_name(INDEX_DIR + ".old")
@@ -762,6 +844,43 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float) ->
         shutil.rmtree(old, ignore_errors=True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _Outlines:
+    """The outlines the compile kept in state.db (sources.outline), for raw files whose size and
+    mtime still match the compiled version; read-only, and empty when there is no state.db."""
+
+    def __init__(self, ws: Workspace, current: dict[str, tuple[int, int]]):
+        import sqlite3
+
+        self.db: Any = None
+        self.shas: dict[str, str] = {}
+        if not ws.state_db.exists():
+            return
+        try:
+            self.db = sqlite3.connect(f"file:{ws.state_db}?mode=ro", uri=True, timeout=1.0)
+            for path, sha, size, mtime in self.db.execute("SELECT path, sha256, size, mtime_ns FROM sources"):
+                if current.get(path) == (size, mtime):
+                    self.shas[path] = sha
+        except sqlite3.Error:
+            self.close()
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        sha = self.shas.get(path)
+        if sha is None or self.db is None:
+            return None
+        import sqlite3
+
+        try:
+            row = self.db.execute("SELECT data FROM outlines WHERE sha256=?", (sha,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return json.loads(row[0]) if row else None
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
 
 
 def reindex(ws: Workspace) -> IndexReport:
@@ -1611,11 +1730,14 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
     text = " ".join(body[start:end].split())
     asked = stems & _value_stems()
     missing = asked - {st for i in range(first, last + 1) for st in held(i)}
-    if at is None and missing and len(text) <= width:
+    if at is None and missing and len(text) <= width and " | " not in text:  # a table row stands alone
         # "how long by default?": the passage's sentence that states the value, when it follows
         # close behind ("... in the future. Default: timedelta(days=31)")
         joined = last
-        for i in range(last + 1, min(len(spans), last + 6)):
+        near = [i for i in range(last + 1, min(len(spans), last + 6)) if held(i) & missing]
+        # the one that states a figure first ("Default: ``timedelta(days=31)``"), then the rest
+        near.sort(key=lambda i: not any(ch.isdigit() for ch in body[spans[i][0]:spans[i][1]]))
+        for i in sorted(near[:1]) + [i for i in near[1:]]:
             a, b = spans[i]
             if held(i) & missing and len(text) + (b - a) <= width + 120:
                 text += (" " if i == joined + 1 else " … ") + " ".join(body[a:b].split())

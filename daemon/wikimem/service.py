@@ -69,7 +69,9 @@ class DaemonOptions:
     rescan: Schedule = field(default_factory=lambda: interval_minutes(10))
     lint: Schedule = field(default_factory=lambda: parse_schedule("every 6h"))
     retry_limit: int = 5  # failed attempts (same content) before a source is left alone
-    retry_base: float = 5.0  # seconds before the first retry; x4 per attempt
+    # seconds before the first retry; then doubled per failed batch (_compile_failed) and
+    # x4 per failed attempt of one source (_track_failures), both capped at retry_max
+    retry_base: float = 5.0
     retry_max: float = 600.0
     health_every: float = 60.0  # how often an idle worker checks that the watcher is alive
     polling: bool = False  # force watchdog's polling observer (network folders)
@@ -458,9 +460,7 @@ class Daemon:
             log.warning("refused %s: %s", path, reason)
         for note in report.warnings:
             log.info("note: %s", note)
-        self._track_failures(report)
-        if not report.noop and not self.stopping.is_set():
-            self._refresh_search()
+        self._track_failures(report)  # the compile brought the search index up to date itself
 
     def _compile_failed(self, exc: BaseException, trigger: str, started: float) -> None:
         """Record a failed batch and schedule a retry with backoff (5 s, 10 s, ... 10 min)."""
@@ -487,22 +487,6 @@ class Daemon:
             return resolve(self.backend_name, self.settings)[0] == "offline"
         except Exception:  # noqa: BLE001 - when in doubt, finish the batch
             return False
-
-    def _refresh_search(self) -> None:
-        """Keep the search index as fresh as the wiki, so the next search does not pay for
-        this batch. Only when the workspace has one: building it is `wikimem search`'s call."""
-        try:
-            from . import search
-        except ImportError:
-            return
-        try:
-            if not (search.index_dir(self.ws) / "manifest.json").exists():
-                return
-            self.state, self.detail = "indexing", ""
-            self._write_status()
-            search.update_index(self.ws, wait=0.0)
-        except Exception as exc:  # noqa: BLE001 - the index is derived; search repairs it itself
-            log.warning("search index not updated: %s", _one_line(exc))
 
     def _track_failures(self, report: Any) -> None:
         """Retry failed sources with backoff; after retry_limit attempts leave them alone

@@ -248,6 +248,7 @@ class State:
         # added after schema 3 without a new version: an existing database gains the table
         # (a statement that writes nothing when it is there already)
         self.db.execute("CREATE TABLE IF NOT EXISTS facts (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        self.db.execute("CREATE TABLE IF NOT EXISTS outlines (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
 
     def rebuilt(self) -> None:
         """The pages were read back into this database (compiler.rebuild_state)."""
@@ -326,8 +327,13 @@ class State:
         keep_set = set(keep)
         stale = [r[0] for r in self.db.execute("SELECT sha256 FROM analyses") if r[0] not in keep_set]
         self.db.executemany("DELETE FROM analyses WHERE sha256=?", [(s,) for s in stale])
-        gone = [r[0] for r in self.db.execute("SELECT sha256 FROM facts") if r[0] not in keep_set]
-        self.db.executemany("DELETE FROM facts WHERE sha256=?", [(s,) for s in gone])
+        for table in ("facts", "outlines"):
+            gone = [r[0] for r in self.db.execute(f"SELECT sha256 FROM {table}") if r[0] not in keep_set]
+            self.db.executemany(f"DELETE FROM {table} WHERE sha256=?", [(s,) for s in gone])
+
+    # --- outlines (sources.outline: what search indexes a text source by), by content hash
+    def put_outline(self, sha256: str, outline: dict[str, Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO outlines VALUES (?, ?)", (sha256, json.dumps(outline)))
 
     # --- facts (facts.py), by content hash
     def get_facts(self, sha256: str) -> list[Any] | None:

@@ -64,11 +64,12 @@ def _floor2(n: int) -> int:
 
 def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
     """Worker process: ("ok", analysis JSON) | ("skipped", reason) | ("failed", error)."""
-    from ..sources import load_source
+    from ..sources import load_source, outline
 
     file, path, max_bytes = job
     try:
-        return "ok", analyze(load_source(Path(file), path, max_bytes=max_bytes)).to_json()
+        doc = load_source(Path(file), path, max_bytes=max_bytes)
+        return "ok", {**analyze(doc).to_json(), "outline_for_search": outline(doc)}
     except SkipSource as exc:
         return "skipped", str(exc)
     except Exception as exc:  # noqa: BLE001 - reported per source, never stops the run
@@ -174,6 +175,7 @@ class OfflineBackend:
             for path, result in zip(todo, parallel or (), strict=False):
                 status, data = result
                 if status == "ok":
+                    state.put_outline(batch.sources[path].sha256, data.pop("outline_for_search"))
                     state.put_analysis(batch.sources[path].sha256, self.cache_key, data)
                     state.put_facts(batch.sources[path].sha256, data.get("claims") or [])
                     data = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],

@@ -324,9 +324,20 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
     return doc
 
 
+def outline(doc: Document) -> dict[str, Any]:
+    """What search needs of a loaded text source besides its lines: title, date, anchor, the
+    headings ([line, level, text]) and the sections' releases ([line, parent, version]).
+    The compile keeps it in state.db by content hash, so indexing never parses a file again."""
+    return {
+        "title": doc.title, "date": doc.date, "anchor": doc.anchor,
+        "headings": [[b.line, b.level, b.text] for b in doc.blocks if b.kind == "heading"],
+        "sections": [[s.line, s.parent, s.version] for s in doc.sections],
+    }
+
+
 def replace(doc: Document, **changes: Any) -> Document:
     """A copy of a Document with some fields changed (lint narrows the blocks it reads)."""
     return dataclasses.replace(doc, **changes)
 
 
-__all__ += ["Section", "replace", "title_from_name", "load_markdown", "load_rst", "load_plain", "load_present"]
+__all__ += ["Section", "outline", "replace", "title_from_name", "load_markdown", "load_rst", "load_plain", "load_present"]
