@@ -1,5 +1,5 @@
-"""The service files we tell people to copy: they parse, run the right command, and the README
-shows how to install them."""
+"""The service files we tell people to copy: they parse, run the right command, and
+docs/daemon.md shows how to install them."""
 
 from __future__ import annotations
 
@@ -50,10 +50,9 @@ def test_launchd_plist_parses_and_runs_the_daemon() -> None:
     assert plist["RunAtLoad"] is True
 
 
-def test_readme_says_how_to_install_both() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Running the daemon", 1)[1].split("\n## ", 1)[0]
-    assert "contrib/systemd/wikimem@.service" in section
-    assert "contrib/launchd/dev.wikimem.notes.plist" in section
-    assert "systemctl --user enable --now wikimem@notes" in section
-    assert "launchctl bootstrap" in section
+def test_daemon_docs_say_how_to_install_both() -> None:
+    page = (REPO / "docs" / "daemon.md").read_text(encoding="utf-8")
+    assert "contrib/systemd/wikimem@.service" in page
+    assert "contrib/launchd/dev.wikimem.notes.plist" in page
+    assert "systemctl --user enable --now wikimem@notes" in page
+    assert "launchctl bootstrap" in page
