@@ -257,8 +257,10 @@ def _make_searchable(ws: Workspace, report: CompileReport) -> None:
     index when there is none yet. A compile that changed nothing leaves the index alone (the
     next search still notices a person's edits). The index is derived: a failure here is a
     warning, never a failed compile."""
-    from . import search
-
+    try:
+        from . import search
+    except ImportError:  # a build without search: nothing to keep up to date
+        return
     started = time.perf_counter()
     touched = [*report.compiled, *report.removed_sources, *(p for p, _ in report.skipped),
                *(p for p, _ in report.failed), *(p for pair in report.renamed for p in pair),
