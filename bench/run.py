@@ -471,6 +471,80 @@ class Bench:
                 goal="≤ 1.0x", goal_ratio=1.0, note=f"n={n}",
                 samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
             ))
+            self.add(Row(
+                f"cold search process peak RSS, {label}", median([s.rss_mb for s in a]), "MB",
+                "cold plain whoosh query", median([s.rss_mb for s in b]), goal="≤ 1.5x", goal_ratio=1.5,
+                note=f"ru_maxrss of the process; n={n}",
+                samples=[s.rss_mb for s in a], baseline_samples=[s.rss_mb for s in b],
+            ))
+
+    # 4b. from nothing to searchable: the compile (which brings the index up to date) and a first
+    # search, against a plain whoosh index of raw/ and a first query
+    def to_searchable(self, root: Path, label: str, n: int) -> None:
+        fig = f"from nothing to searchable, {label}"
+        if not self.search_cli:
+            return
+        index_dir = self.work / f"whoosh-searchable-{root.name}"
+        question = self.queries[0]
+
+        def ours(_: int) -> Sample:
+            reset_ws(root)
+            compiled = checked(wikimem("compile", "--root", str(root), "--json", "--quiet", tree=True), "compile")
+            first = checked(wikimem("search", question, "--root", str(root), "--json"), "first search")
+            return Sample(compiled.seconds + first.seconds, max(compiled.rss_mb, first.rss_mb), 0,
+                          compiled.stdout, first.stdout, compiled.tree_rss_mb)
+
+        def theirs(_: int) -> Sample:
+            shutil.rmtree(index_dir, ignore_errors=True)
+            built = checked(baseline("index", str(root / "raw"), str(index_dir)), "plain whoosh index")
+            first = checked(baseline("query", str(index_dir), question), "plain whoosh query")
+            return Sample(built.seconds + first.seconds, max(built.rss_mb, first.rss_mb), 0, "", "")
+
+        with self.figure(fig, baseline="plain whoosh index of raw/ + a query"):
+            a, b = self.interleaved(ours, theirs, n, fig)
+            index_s = median([float((s.json() or {}).get("index", {}).get("seconds", 0.0)) for s in a])
+            self.add(Row(
+                fig, median([s.seconds for s in a]), "s", "plain whoosh index of raw/ + a query",
+                median([s.seconds for s in b]), goal="", status="info",
+                note=f"compile + first search (processes); the compile's index share {index_s:.2f} s; n={n}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+            ))
+
+    # 4c. MCP start to ready: from spawning `wikimem mcp` to its answer to `initialize`
+    def mcp_start(self, root: Path, label: str) -> None:
+        fig = f"MCP start to ready (initialize answered), {label}"
+        if not self.mcp_cli:
+            return
+        floor = [PY, "-c", "import sys, json; r = json.loads(sys.stdin.readline()); "
+                           "print(json.dumps({'jsonrpc': '2.0', 'id': r['id'], 'result': {}}), flush=True)"]
+
+        def ready(cmd: list[str]) -> Sample:
+            request = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "bench", "version": "1"}}}
+            started = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    env=child_env())
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write((json.dumps(request) + "\n").encode())
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            seconds = time.perf_counter() - started
+            proc.kill()
+            proc.wait(30)
+            if b'"result"' not in line:
+                raise BenchError(f"no initialize result from {cmd[0]}: {line[:200]!r}")
+            return Sample(seconds, 0.0, 0, line.decode("utf-8", "replace"), "")
+
+        with self.figure(fig, baseline="a bare python stdio responder"):
+            n = 3 if self.quick else 7
+            a, b = self.interleaved(lambda _: ready([*wikimem_cmd(), "mcp", "--root", str(root)]),
+                                    lambda _: ready(floor), n, fig)
+            self.add(Row(
+                fig, median([s.seconds for s in a]), "s", "a bare python stdio responder",
+                median([s.seconds for s in b]), goal="≤ 0.7 s", goal_abs=0.7, note=f"n={n}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+            ))
 
     # 5. warm search p50, in-process and over MCP
     def index_build(self, root: Path, label: str) -> None:
@@ -803,6 +877,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if "search" in bench.groups:
             say("cold search, corpora")
             bench.cold_search(corpus, corpus_index, label)
+            say("from nothing to searchable, corpora")
+            bench.to_searchable(corpus, label, 1 if bench.quick else 3)
+        if "mcp" in bench.groups:
+            say("MCP start to ready, corpora")
+            bench.mcp_start(corpus, label)
 
         sizes = [bench.scale] if bench.quick or bench.scale <= 1000 else [1000, bench.scale]
         for size in sizes if bench.groups & SCALE_GROUPS else []:
@@ -826,6 +905,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if bench.search_cli and bench.groups & {"search", "mcp"} and not bench.quick:
             say(f"search index build at {label_big}")
             bench.index_build(big, label_big)
+        if "search" in bench.groups:
+            say(f"cold search at {label_big}")
+            bench.cold_search(big, work / f"whoosh-{big.name}", label_big)
         if bench.groups & {"search", "mcp"}:
             say(f"warm search at {label_big}")
             bench.warm_search(big, work / f"whoosh-scale-{bench.scale}", label_big)
