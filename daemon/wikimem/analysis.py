@@ -25,28 +25,13 @@ from functools import lru_cache
 from typing import Any
 
 from .sources import Document
+from .words import STOPWORDS
 
 # bump when analysis output changes: cached analyses of another version are recomputed
 ANALYSIS_VERSION = 10
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
-STOPWORDS = frozenset(
-    """a about above after again against all almost also although always am among an and another any
-    anyone anything are aren't around as at be because been before being below between both but by can
-    cannot could couldn't did didn't do does doesn't doing don't down during each either else enough
-    etc even ever every few for from further get gets getting got had hadn't has hasn't have haven't
-    having he her here hers herself him himself his how however i if in into is isn't it it's its itself
-    just least less let lets like likely made make makes making many may me might more most much must my
-    myself need needs neither never no nor not now of off often on once one only onto or other others
-    otherwise our ours ourselves out over own per perhaps put quite rather really said same see seen
-    several shall she should shouldn't since so some something sometimes still such than that that's
-    the their theirs them themselves then there there's these they they're thing things this those
-    though through thus to too toward towards under until up upon us use used uses using very via was
-    wasn't way ways we we'll we're we've well were weren't what what's when where whether which while
-    who whom whose why will with within without won't would wouldn't yet you you'll you're you've your
-    yours yourself yourselves i'm i've i'll let's""".split()
-)
 # words that are about the document rather than its subject, or say nothing on their own:
 # never a concept alone, never the first or last word of one
 GENERIC = frozenset(

@@ -8,7 +8,6 @@ log.md.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
 import posixpath
@@ -32,6 +31,7 @@ from .pages import (
     loads_page,
     lost_line,
     slugify,
+    stamp,
 )
 from .raw_tree import RawFile
 from .sources import Document, load_source, outline
@@ -98,14 +98,6 @@ class _Files(Mapping[str, Path]):
 
     def __len__(self) -> int:
         return len(self._current)
-
-
-def today() -> str:
-    """The date stamped into `updated`; SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
-    return dt.datetime.now(dt.UTC).date().isoformat()
 
 
 def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
@@ -197,24 +189,6 @@ def _sha_or_none(file: Path) -> str | None:
         return file_sha256(file)
     except OSError:
         return None
-
-
-def strip_updated(text: str) -> str:
-    return "\n".join(line for line in text.split("\n") if not line.startswith("updated: "))
-
-
-def stamp(content: str, existing: str | None) -> str:
-    """Set `updated:` in front matter: kept from the existing page when nothing else changed."""
-    if existing is not None and strip_updated(existing) == strip_updated(content):
-        return existing
-    lines = content.split("\n")
-    # insert after `date:`/`aliases:` i.e. before the closing '---' of the front matter
-    try:
-        close = lines.index("---", 1)
-    except ValueError:
-        return content
-    lines.insert(close, f"updated: {today()}")
-    return "\n".join(lines)
 
 
 def compile_workspace(
@@ -616,28 +590,32 @@ def _compile_locked(
             fact_changes = timelines.write(
                 ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
                 {p: r.page for p, r in compiled_rows.items() if r.page})
-            index_changes = fact_changes + write_index(ws, state)
-            report.created.extend(p for p, how in index_changes if how == "created")
-            report.updated.extend(p for p, how in index_changes if how == "updated")
-            report.removed.extend(p for p, how in fact_changes if how == "removed")
             state.prune_analyses(r.sha256 for r in refs.values())
-            report.seconds = time.perf_counter() - started
-            summary = _change_lines(batch_changes)
-            summary += log_page.list_lines("index", [p for p, _ in index_changes])
-            summary.append(
-                f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
-                f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
-            )
-            if report.refused:
-                summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
-                               "or break a guard (see the compile report)")
-            summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
-            if any([report.created, report.updated, report.removed, report.kept, entries]):
+            written = [*report.created, *report.updated, *report.removed, *(p for p, _ in fact_changes)]
+
+            def log_entries(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
+                # index.md is written by now: the compile's entry lists it with the timelines
+                index_changes = fact_changes + index
+                report.created.extend(p for p, how in index_changes if how == "created")
+                report.updated.extend(p for p, how in index_changes if how == "updated")
+                report.removed.extend(p for p, how in fact_changes if how == "removed")
+                report.seconds = time.perf_counter() - started
+                if not any([report.created, report.updated, report.removed, report.kept, entries]):
+                    return []
+                summary = _change_lines(batch_changes)
+                summary += log_page.list_lines("index", [p for p, _ in index_changes])
+                summary.append(
+                    f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
+                    f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
+                )
+                if report.refused:
+                    summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
+                                   "or break a guard (see the compile report)")
+                summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
                 compiled_now = len(report.compiled) + report.unchanged
-                entries.append(log_page.LogEntry("compile", f"{compiled_now} sources", summary))
-                log_page.append(ws.wiki / "log.md", entries)
-                history.record(ws, settings, operation="compile", entries=entries, paths=[
-                    *report.created, *report.updated, *report.removed, *(p for p, _ in index_changes), "log.md"])
+                return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
+
+            history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -265,6 +265,33 @@ def compose_message(operation: str, entries: Sequence[log_page.LogEntry]) -> str
         "\n".join([f"{e.operation} | {' '.join(e.subject.split())}", *e.lines]) for e in entries
     )
     return subject + ("\n\n" + body if body else "")
+
+
+def finish(
+    ws: Workspace,
+    settings: Settings,
+    *,
+    operation: str,
+    entries: Sequence[log_page.LogEntry] | Callable[[list[tuple[str, str]]], Sequence[log_page.LogEntry]],
+    paths: Iterable[str | os.PathLike[str]],
+    index: bool = True,
+    state: Any = None,
+) -> list[tuple[str, str]]:
+    """The end of every operation that writes wiki/, in one place: regenerate index.md (by
+    code, never a model), append the operation's entries to log.md, and commit what it wrote
+    (in a git work tree), in that order. `entries` may be a function of the index files
+    written ([(path, "created" | "updated")]: an entry that lists them); `index=False` when the
+    caller regenerated it already. Nothing is logged or committed when there is nothing to say.
+    Returns the index files written, as write_index gives them."""
+    changes = index_page.write_index(ws, state) if index else []
+    logged = list(entries(changes) if callable(entries) else entries)
+    written = [*paths, *(p for p, _ in changes)]
+    if logged:
+        log_page.append(ws.wiki / "log.md", logged)
+        written.append("log.md")
+    if logged or written:
+        record(ws, settings, operation=operation, entries=logged, paths=written)
+    return changes
 
 
 def record(
@@ -681,9 +708,7 @@ def undo(
             else:
                 atomic_write(target_file, content)
         _restore_state(ws, pages, {repo.rel(p) or p: v for p, v in before.items()}, held)
-        from .compiler import write_index
-
-        index_changes = write_index(ws)
+        index_changes = index_page.write_index(ws)
         result.index = [p for p, _ in index_changes]
         lines = log_page.list_lines("restored", result.restored)
         lines += log_page.list_lines("removed", result.removed)
@@ -858,15 +883,12 @@ def _is_page(rel: str) -> bool:
 def _reindex(ws: Workspace, settings: Settings) -> None:
     """After a merge, regenerate index.md (the merge kept one side's) and commit that on its
     own, since the compile that follows may have nothing to do."""
-    from .compiler import write_index
-
-    changes = write_index(ws)
+    changes = index_page.write_index(ws)
     if not changes:
         return
     paths = [p for p, _ in changes]
     entry = log_page.LogEntry("sync", "index.md regenerated after a git merge", log_page.list_lines("index", paths))
-    log_page.append(ws.wiki / "log.md", [entry])
-    record(ws, settings, operation="sync", paths=[*paths, "log.md"], entries=[entry])
+    finish(ws, settings, operation="sync", entries=[entry], paths=paths, index=False)
 
 
 def _blob_id(data: bytes, hex_length: int) -> str:

@@ -113,12 +113,17 @@ def entry_from_text(rel: str, text: str) -> Entry:
     part of an index rebuild, so the scalar keys are parsed alone and the sources are
     counted; anything unusual falls back to the full parser.
     """
-    from .pages import FrontMatterError, loads_page, parse_meta, split_front_matter
+    from .pages import FrontMatterError, loads_page, parse_meta, simple_meta, split_front_matter
 
     fm, body, _ = split_front_matter(text)
     try:
         if fm is None:
             raise FrontMatterError("no front matter")
+        fast = simple_meta(fm)  # the shapes wikimem writes, without YAML (pages.simple_meta)
+        if fast is not None and isinstance(fast.get("title"), str):
+            sources = [str(s) for s in fast.get("sources") or []] if isinstance(fast.get("sources"), list) else []
+            meta: dict[str, Any] = {k: fast[k] for k in ("title", "kind", "version", "date", "description") if k in fast}
+            return _entry(rel, Page(rel, meta, body), meta, sources)
         lines = fm.split("\n")
         wanted = [line for line in lines if line.startswith(("title:", "kind:", "version:", "date:", "description:"))]
         meta = parse_meta("\n".join(wanted))
@@ -140,6 +145,10 @@ def entry_from_text(rel: str, text: str) -> Entry:
     except FrontMatterError:
         stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
         return Entry(rel, stem, "(front matter unreadable: see wikimem lint)")
+    return _entry(rel, page, meta, sources)
+
+
+def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> Entry:
     # the top folders of raw/ it draws on, the one it draws on most first
     counted = Counter(_top(s) for s in sources if s.startswith("raw/"))
     tops = tuple(sorted(counted, key=lambda t: (-counted[t], t)))

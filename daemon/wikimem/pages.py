@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import html
+import os
 import posixpath
 import re
 import unicodedata
@@ -405,3 +406,100 @@ def guard_page(text: str) -> str:
             dumped = Page("x.md", meta, "").dumps()
             head = dumped[: dumped.rindex("---\n") + 4]
     return head + inert_markdown(body)
+
+
+def today() -> str:
+    """The date stamped into `updated`; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+# --- the front matter fast path: what wikimem itself writes, read without YAML
+
+_SIMPLE_KEY = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+
+_SIMPLE_ITEM = re.compile(r"^- (.*?)[ \t]*$")
+
+_PLAIN = re.compile(r"^[A-Za-z_/.][^:#{}\[\],&*!|>'\"%@`]*$")
+
+_ISO_DAY = re.compile(r"^\d{4}-\d\d-\d\d$")
+
+_YAML_WORDS = frozenset("true false yes no on off null ~ y n".split())
+
+_PLAIN_SEEN: dict[str, bool] = {}  # list items repeat across pages (raw/... paths): each is tested once
+
+def simple_meta(fm: str) -> dict[str, Any] | None:
+    """Front matter as wikimem writes it (`key: plain`, `key: []`, `key:` + `- item`), without YAML.
+
+    Parsing YAML is most of the time lint spends on a large wiki; this reads only
+    the plain shapes and returns None for anything else (quotes, flow lists with
+    items, numbers, booleans, anchors, nesting), which then goes to the real YAML
+    parser. Dates stay ISO strings, as loads_page returns them.
+    """
+    meta: dict[str, Any] = {}
+    current: list[str] | None = None
+    for line in fm.split("\n"):
+        if not line.strip():
+            continue
+        if line.startswith("- "):
+            # what _SIMPLE_ITEM matches, without the regex: concept pages list hundreds of sources
+            value = line[2:].rstrip(" \t")
+            plain = _PLAIN_SEEN.get(value)
+            if plain is None:
+                plain = _PLAIN_SEEN[value] = bool(_PLAIN.match(value)) and value.lower() not in _YAML_WORDS
+                if len(_PLAIN_SEEN) > 200_000:
+                    _PLAIN_SEEN.clear()
+            if current is None or not plain:
+                return None
+            current.append(value)
+            continue
+        m = _SIMPLE_KEY.match(line)
+        if m is None or m.group(1) in meta:
+            return None
+        value = m.group(2)
+        if value is None or value == "":
+            current = meta[m.group(1)] = []
+            continue
+        current = None
+        if value == "[]":
+            meta[m.group(1)] = []
+        elif _ISO_DAY.match(value) or (_PLAIN.match(value) and value.lower() not in _YAML_WORDS and not value.endswith(" ")):
+            meta[m.group(1)] = value
+        elif re.fullmatch(r"[0-9a-f]{64}", value):  # a hash that happens to start with a digit
+            meta[m.group(1)] = value
+        else:
+            return None
+    # "key:" with no items is null in YAML, not an empty list
+    for key, value in list(meta.items()):
+        if value == [] and not re.search(rf"^{re.escape(key)}:[ \t]*\[\]", fm, re.MULTILINE):
+            meta[key] = None
+    return meta
+
+
+def strip_updated(text: str) -> str:
+    """The page without its front matter's `updated:` line: two renderings that differ only by
+    when they were made compare equal."""
+    lines = text.split("\n")
+    if lines and lines[0].strip() == "---":
+        try:
+            close = lines.index("---", 1)
+        except ValueError:
+            return text
+        lines = [line for i, line in enumerate(lines) if not (0 < i < close and line.startswith("updated:"))]
+    return "\n".join(lines)
+
+
+def stamp(content: str, existing: str | None) -> str:
+    """Set `updated:` in front matter: kept from the existing page when nothing else changed."""
+    if existing is not None and strip_updated(existing) == strip_updated(content):
+        return existing
+    lines = content.split("\n")
+    # insert after `date:`/`aliases:` i.e. before the closing '---' of the front matter
+    try:
+        close = lines.index("---", 1)
+    except ValueError:
+        return content
+    lines.insert(close, f"updated: {today()}")
+    return "\n".join(lines)

@@ -169,8 +169,7 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
     """File the answer as wiki/answers/<slug>.md, log it, regenerate the index and (in a git
     work tree) commit exactly those files as one operation."""
     from . import history, log_page
-    from .compiler import today, write_index
-    from .pages import Page, slugify
+    from .pages import Page, slugify, today
     from .workspace import atomic_write, writer_lock
 
     with writer_lock(ws, wait=wait, holder="wikimem query --save"):
@@ -191,15 +190,15 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
                 f"- [{c.title}]({_relink_path(rel, c.path)})" for c in result.passages) + "\n"
         folder.mkdir(parents=True, exist_ok=True)
         atomic_write(ws.wiki / rel, Page(rel, meta, body).dumps())
-        changes = write_index(ws)
-        lines = log_page.list_lines("updated" if existed else "created", [rel])
-        lines += log_page.list_lines("sources", list(result.sources))
-        lines += log_page.list_lines("index", [p for p, _ in changes])
-        lines.append(f"- backend: {result.backend}")
-        entry = log_page.LogEntry("query", result.question, lines)
-        log_page.append(ws.wiki / "log.md", [entry])
-        history.record(ws, settings, operation="query", paths=[rel, "log.md", *(p for p, _ in changes)],
-                       entries=[entry])
+
+        def entry(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
+            lines = log_page.list_lines("updated" if existed else "created", [rel])
+            lines += log_page.list_lines("sources", list(result.sources))
+            lines += log_page.list_lines("index", [p for p, _ in index])
+            lines.append(f"- backend: {result.backend}")
+            return [log_page.LogEntry("query", result.question, lines)]
+
+        history.finish(ws, settings, operation="query", entries=entry, paths=[rel])
     return replace(result, saved="wiki/" + rel)
 
 

@@ -8,85 +8,16 @@ edit passes the same guards whichever backend proposed it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .base import Backend, Batch, BatchResult, PageEdit, SourceOutcome, SourceRef, resolve
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..sources import Document
-    from ..state import State
-    from ..workspace import Workspace
 
-
-@dataclass(frozen=True)
-class SourceRef:
-    """A source present in raw/ now."""
-
-    path: str  # workspace-relative: raw/...
-    sha256: str
-    page: str  # wiki-relative page path assigned to it (sources/<slug>.md)
-
-
-@dataclass(frozen=True)
-class Batch:
-    """What changed since the last compile, and read access to everything else."""
-
-    workspace: Workspace
-    settings: Settings
-    state: State
-    sources: Mapping[str, SourceRef]  # every current source, by path
-    changed: tuple[str, ...]  # new or modified sources, by path
-    renamed: Mapping[str, str]  # new path -> old path, content unchanged
-    removed: Mapping[str, str]  # removed source path -> its page
-    load: Callable[[str], Document]  # loads a changed source (raises SkipSource)
-    rebuild: bool = False  # --rebuild: read every source again and re-render every page
-    rerender: bool = False  # the backend's own version changed: re-render (no re-reading needed)
-    files: Mapping[str, Path] = field(default_factory=dict)  # source path -> file, for worker processes
-    max_bytes: int = 10_000_000  # the size cap load() applies
-
-
-@dataclass(frozen=True)
-class PageEdit:
-    """Create or replace (content) or delete (content None) a page under wiki/."""
-
-    path: str
-    content: str | None
-    kind: str
-    owner: str | None = None  # source path or concept key
-    # The hash of the on-disk page this edit was made on top of. A backend that edits a page a
-    # person changed (a small str_replace/insert that keeps their text) sets it; the compiler
-    # applies such an edit only while the file still has exactly that hash.
-    base_sha256: str | None = None
-
-
-@dataclass(frozen=True)
-class SourceOutcome:
-    path: str
-    status: str  # compiled | skipped | failed
-    reason: str | None = None
-    title: str | None = None
-    usage: Mapping[str, int] = field(default_factory=dict)  # tokens, for model backends
-    concepts: tuple[str, ...] = ()
-    cost_usd: float | None = None  # estimated from list prices, for model backends
-
-
-@dataclass(frozen=True)
-class BatchResult:
-    edits: tuple[PageEdit, ...]
-    outcomes: tuple[SourceOutcome, ...]
-    notes: tuple[str, ...] = ()
-    # (source, reason) for each command a guard refused while compiling that source (a model
-    # asked to overwrite a person's text, say): counted in the compile summary
-    refused: tuple[tuple[str, str], ...] = ()
-
-
-class Backend(Protocol):
-    name: str
-    needs: str | None  # the setting or variable it cannot run without, e.g. ANTHROPIC_API_KEY
-
-    def compile(self, batch: Batch) -> BatchResult: ...
+__all__ = ["Backend", "Batch", "BatchResult", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
+           "register", "resolve"]
 
 
 _REGISTRY: dict[str, Callable[[Settings], Backend]] = {}
@@ -100,21 +31,6 @@ def register(name: str, factory: Callable[[Settings], Backend]) -> None:
 def names() -> list[str]:
     _load_builtins()
     return sorted(_REGISTRY)
-
-
-def resolve(name: str, settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """The backend `name` stands for, and why: `auto` becomes anthropic or offline."""
-    import os
-
-    if name != "auto":
-        return name, f"backend = {name!r} ({settings.where('backend')})"
-    env = os.environ if environ is None else environ
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        if env.get(var):
-            return "anthropic", f"backend auto: {var} is set"
-    if settings.base_url:
-        return "anthropic", f"backend auto: base_url is set ({settings.where('base_url')})"
-    return "offline", "backend auto: no ANTHROPIC_API_KEY and no base_url, so no network"
 
 
 class _Resolved:

@@ -41,11 +41,11 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import UsageError, WikimemError
-from ..pages import FrontMatterError, Page, inert_markdown, loads_page
+from ..pages import FrontMatterError, Page, inert_markdown, loads_page, strip_updated
 from ..sources import Document, SkipSource, read_text
 from ..templating import render
 from ..workspace import Workspace
-from . import Batch, BatchResult, PageEdit, SourceOutcome
+from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .memory import ROOT, Overlay, Staged, WikiMemoryTool, hash_or_none
 
 log = logging.getLogger("wikimem.anthropic")
@@ -1045,7 +1045,7 @@ class AnthropicBackend:
                 concepts.append(posixpath.basename(rel)[:-3])
             if human:
                 # a person's page: keep their text byte for byte apart from what the model changed
-                staged.content = _drop_updated(staged.content)
+                staged.content = strip_updated(staged.content)
                 continue
             staged.content = Page(rel, meta, parsed.body).dumps()
         return title, tuple(concepts)
@@ -1234,7 +1234,7 @@ class AnthropicBackend:
                     edits.append(PageEdit(rel, None, kind, owner))
                 continue
             human = run.tool.is_human(rel)
-            if human and _drop_updated(staged.content) == _drop_updated(run.overlay.disk_text(rel) or ""):
+            if human and strip_updated(staged.content) == strip_updated(run.overlay.disk_text(rel) or ""):
                 # no change in the end: proposing the person's own text would make the compiler
                 # take it for wikimem's and stop protecting the page
                 continue
@@ -1376,17 +1376,6 @@ def _nonce(st: SourceText) -> str:
 def _h1(body: str) -> str:
     match = re.search(r"^#\s+(.+)$", body, re.M)
     return match.group(1).strip() if match else ""
-
-
-def _drop_updated(text: str) -> str:
-    lines = text.split("\n")
-    if lines and lines[0].strip() == "---":
-        try:
-            close = lines.index("---", 1)
-        except ValueError:
-            return text
-        lines = [line for i, line in enumerate(lines) if not (0 < i < close and line.startswith("updated:"))]
-    return "\n".join(lines)
 
 
 def _replace_all(text: str, replacements: Mapping[str, str]) -> str:
@@ -1553,13 +1542,14 @@ def estimate_compile(
     without taking the writer lock or writing anything, and sizes each source the way the
     backend will send it (parts, prefix, a typical number of turns).
     """
-    from ..compiler import file_sha256, scan_raw
+    from ..raw_tree import scan
     from ..sources import load_source
     from ..state import State
-    from . import resolve
+    from ..workspace import file_sha256
+    from .base import resolve
 
     name, reason = resolve(backend_name or settings.backend, settings)
-    files, _ = scan_raw(ws)
+    files = scan(ws).files
     rows: dict[str, Any] = {}
     if ws.state_db.exists():
         state = State(ws.state_db)

@@ -27,7 +27,7 @@ from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
-from . import Batch, BatchResult, PageEdit, SourceOutcome
+from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, title_of
 from .offline_pages import Member, concept_page, rank_members, source_page
 from .offline_store import Doc, Store, StoredConcept, scoped
