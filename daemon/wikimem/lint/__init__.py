@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ..config import Settings
 from ..errors import UsageError, WikimemError, WorkspaceBusy
@@ -71,9 +71,9 @@ def _select(rules: list[str] | None) -> list[Rule]:
 
 
 def today() -> str:
-    from ..compiler import today as compile_today
+    from ..pages import today as page_today
 
-    return compile_today()
+    return page_today()
 
 
 def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Context, list[Finding], list[str]]:
@@ -107,12 +107,12 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
     except BaseException:
         if early:  # no worker outlives a failed read of the wiki
             corpus.start(early[0]).close()
-            store = early[0]._cache.get("digests")
+            store = early[0].run.digests
             if isinstance(store, DigestStore):
                 store.close()
-            workers.shutdown(early[0]._cache)
+            workers.shutdown(early[0].run)
         raise
-    timings = ctx._cache.setdefault("timings", {})
+    timings = ctx.run.timings
     timings["load"] = time.process_time() - started
     findings: list[Finding] = []
     notes: list[str] = [f"{name} not checked: its file name is not valid UTF-8; rename it" for name in ctx.unreadable_names]
@@ -126,18 +126,18 @@ def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tup
                 if os.environ.get("WIKIMEM_TESTING"):
                     raise  # tests see the traceback
                 log.debug("rule %s failed", rule.name, exc_info=True)
-                failed = ctx._cache.setdefault("failed_rules", [])
+                failed = ctx.run.failed_rules
                 failed.append(rule.name)
                 notes.append(f"rule {rule.name} failed ({type(exc).__name__}: {exc}); its findings are missing")
             timings[rule.name] = time.process_time() - started
     finally:
-        cache = ctx._cache.get("sources")
+        cache = ctx.run.sources
         if isinstance(cache, corpus.SourceCache):
             cache.close()
-        pages = ctx._cache.get("digests")
+        pages = ctx.run.digests
         if isinstance(pages, DigestStore):
             pages.close()
-        workers.shutdown(ctx._cache)
+        workers.shutdown(ctx.run)
     # one finding per id (two rules never share ids, but one rule may reach the same evidence twice)
     unique = list({f.id: f for f in findings}.values())
     return ctx, unique, notes
@@ -201,8 +201,8 @@ def run_lint(
     report = LintReport(
         findings=_sorted(open_findings), accepted=_sorted(accepted), rules=tuple(r.name for r in selected),
         pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
-        fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx._cache.get("timings", {}).items()},
-        failed_rules=list(ctx._cache.get("failed_rules", [])),
+        fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx.run.timings.items()},
+        failed_rules=list(ctx.run.failed_rules),
     )
     # a report missing a crashed rule's findings must not replace a complete lint.md
     full = full and not report.failed_rules
@@ -210,9 +210,7 @@ def run_lint(
         # a full run rewrites lint.md; a run of some rules that fixed something still logs and commits it
         try:
             with _maybe_lock(ws, lock, wait):
-                recorded, entry = _record(ctx, report, report_page=full)
-                written += recorded
-                _commit(ws, settings, written, entry)
+                written = _finish(ctx, settings, report, written, report_page=full)
         except WorkspaceBusy as exc:
             notes.append(f"wiki/lint.md and log.md not updated: {exc}")
         except OSError as exc:  # a read-only wiki still gets its report on stdout
@@ -242,35 +240,27 @@ class _maybe_lock:  # noqa: N801 - used as a context manager like writer_lock
             self.cm.__exit__(*exc)  # type: ignore[arg-type]
 
 
-def _commit(ws: Workspace, settings: Settings, written: list[str], entry: Any = None) -> None:
-    """One git commit for what this run wrote (history.record is a no-op outside git, and never raises)."""
-    paths = sorted({p[5:] for p in written if p.startswith("wiki/")})
-    if not paths:
-        return
-    from .. import history
-
-    history.record(ws, settings, operation="lint", paths=paths, entries=[entry] if entry is not None else [])
-
-
-def _record(
-    ctx: Context, report: LintReport, extra: list[str] | None = None, *, report_page: bool = True
-) -> tuple[list[str], Any]:
-    """Write lint.md and link it from index.md when the findings changed; append a log entry for the run."""
-    from .. import log_page
-    from ..compiler import write_index
+def _finish(
+    ctx: Context, settings: Settings, report: LintReport, written: list[str], extra: list[str] | None = None, *,
+    report_page: bool = True,
+) -> list[str]:
+    """Write lint.md when the findings changed, then finish the operation as every writer does
+    (history.finish: index.md when lint.md is new or gone, a log entry for the run, one git
+    commit for what the run wrote). Returns every file written, workspace-relative."""
+    from .. import history, log_page
     from .report import lint_md, tally
 
     ws = ctx.ws
-    written: list[str] = []
-    entry = None
+    wrote = list(written)
     target = ws.wiki / LINT_PAGE
     old = target.read_text(encoding="utf-8") if target.exists() else None
     content = lint_md(report) if report_page else old
     applied = [f for f in report.fixes if f.applied]
-    if content is not None and old != content:
+    changed_page = content is not None and old != content
+    if content is not None and changed_page:
         atomic_write(target, content)
-        written.append(f"wiki/{LINT_PAGE}")
-        written += [f"wiki/{rel}" for rel, _how in write_index(ws)]
+        wrote.append(f"wiki/{LINT_PAGE}")
+    entries = []
     if report_page or applied or extra:
         by_rule = Counter(f.rule for f in report.findings)
         lines = [f"- findings: {', '.join(f'{rule} {n}' for rule, n in sorted(by_rule.items())) or 'none'}"]
@@ -282,13 +272,16 @@ def _record(
             lines.append(f"- report: {LINT_PAGE}")
         elif report_page:
             lines.append(f"- report: {LINT_PAGE} unchanged")
-        c = report.counts
-        entry = log_page.LogEntry("lint", tally(c), lines)
-        log_page.append(ws.wiki / "log.md", [entry])
-        written.append("wiki/log.md")
+        entries.append(log_page.LogEntry("lint", tally(report.counts), lines))
+    if entries or wrote:
+        changes = history.finish(ws, settings, operation="lint", entries=entries,
+                                 paths=sorted({p[5:] for p in wrote if p.startswith("wiki/")}), index=changed_page)
+        wrote += [f"wiki/{rel}" for rel, _how in changes]
+        if entries:
+            wrote.append("wiki/log.md")
     if "log-integrity" in report.rules and "log-integrity" not in report.failed_rules:
         logcheck.record(ctx, report.findings)
-    return written, entry
+    return wrote
 
 
 def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait: float = 2.0) -> tuple[Finding, LintReport]:
@@ -316,7 +309,6 @@ def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait
         sources=len(ctx.raw_files), notes=notes + ([problem] if problem else []),
     )
     with writer_lock(ws, wait=wait, holder="wikimem lint --accept"):
-        written, entry = _record(ctx, report, [f"- accepted {finding.id} ({finding.rule}): {' '.join(why.split())}"])
-        written.append(f"wiki/{dispositions.FILE}")
-        _commit(ws, settings, written, entry)
+        written = _finish(ctx, settings, report, [f"wiki/{dispositions.FILE}"],
+                          [f"- accepted {finding.id} ({finding.rule}): {' '.join(why.split())}"])
     return finding, replace(report, written=sorted(set(written)), seconds=time.perf_counter() - started)

@@ -89,7 +89,7 @@ class Order:
 
 
 def _claims(ctx: Context) -> tuple[list[Claim], Order]:
-    found = ctx._cache.get("claims")
+    found = ctx.run.claims
     if found is not None:
         return found  # type: ignore[no-any-return]
     from dataclasses import replace
@@ -102,19 +102,19 @@ def _claims(ctx: Context) -> tuple[list[Claim], Order]:
     # a source whose title names no product belongs to its collection's series
     claims = [c if c.series else replace(c, series=collection.get(c.source, "")) for d in docs for c in d.claims]
     result = (claims, Order(docs))
-    ctx._cache["claims"] = result
+    ctx.run.claims = result
     return result
 
 
 def _pages_for(ctx: Context, raw: str) -> list[str]:
-    index = ctx._cache.get("pages_by_source")
+    index = ctx.run.pages_by_source
     if index is None:
         index = defaultdict(list)
         for page in ctx.pages.values():
             if page.kind == "source":
                 for s in page.page.sources if page.page else []:
                     index[s].append(page.wpath)
-        ctx._cache["pages_by_source"] = index
+        ctx.run.pages_by_source = index
     return list(index.get(raw, []))
 
 

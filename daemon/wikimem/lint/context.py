@@ -7,8 +7,6 @@ parsed a single time however many rules look at it.
 from __future__ import annotations
 
 import bisect
-import contextlib
-import hashlib
 import os
 import posixpath
 import re
@@ -16,101 +14,32 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any
 
 from .. import index_page
 from ..config import Settings
+from ..links import (  # noqa: F401 - re-exported: rules read links through the context module
+    _REF_DEF,
+    _RESOLVED_TARGETS,
+    _WIKILINK,
+    blank_code,
+    code_spans,
+    fenced_blocks,
+    md_links,
+    resolve_target,
+)
 from ..naming import printable, undecodable
-from ..pages import Page, split_front_matter
+from ..pages import (
+    Page,
+    simple_meta,  # noqa: F401 - re-exported
+    split_front_matter,
+)
 from ..workspace import Workspace
+from .model import SECTIONS, SPECIAL, Link, PageDigest, code_version  # noqa: F401 - re-exported
 
-# files at the top of wiki/ that are written by code or owned by the user, not pages
-SPECIAL = ("index.md", "log.md", "AGENTS.md", "lint.md")
-SECTIONS = tuple(name for name, _ in index_page.SECTIONS)
-
-# A fence line: ``` or ~~~ (three or more) after indentation, and the rest of the line
-_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
-_BACKTICKS = re.compile(r"`+")
-# Every pattern here runs over whole pages, some written by people: none may backtrack over a
-# line (or the page) from each of its starting points, or one pathological line (a long run of
-# "[" or of quotes) would cost its length squared. Character classes stop at the characters
-# that could start the next attempt, and runs that never need to give back are possessive.
-#
-# [text](target "title") with escaped brackets allowed in the text; images too
-# (the text is written [^...]*(?:\\.[^...]*)*, which matches what (?:\\.|[^...])* does, once per run of
-# plain characters instead of once per character: half the time of this regex over a real wiki);
-# a target may hold balanced parentheses (wiki/Rust_(language)).
-# An image's "!" is not in the pattern: a pattern that starts with a literal "[" is searched for
-# far faster; extract_links moves the offset back one character for an image.
-_LINK_TAIL = r"\]\(\s*(?:<([^<>\n]++)>|((?:[^()\s]|\([^()\s]*\))++))(?:\s+\"[^\"\n]*+\")?\s*\)"
-_MD_LINK = re.compile(r"\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
-# the same where the page has escaped brackets: "\[" starts no link (CommonMark), and a run of them
-# must not be a label scanned again from each; the lookbehind costs a quarter more, so only there
-_MD_LINK_ESCAPES = re.compile(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
-
-# reference definitions: "[label]: target" on a line of its own
-_REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
-_WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
-_EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
-
-
-def code_version(salt: bytes, *names: str) -> int:
-    """A cache key from the code that fills a cache (files named relative to this folder): editing
-    any of them invalidates the cache by itself, where a forgotten version bump would serve stale data."""
-    digest = hashlib.sha256(salt)
-    here = Path(__file__).parent
-    for name in names:
-        with contextlib.suppress(OSError):
-            digest.update((here / name).read_bytes())
-    return int(digest.hexdigest()[:8], 16)
-
-
-def md_links(text: str) -> re.Pattern[str]:
-    """The Markdown link pattern for a text. Either gives _MD_LINK_ESCAPES's matches: in a text
-    without "\\[" its lookbehind never fails."""
-    return _MD_LINK_ESCAPES if "\\[" in text else _MD_LINK
-
-
-class Link(NamedTuple):
-    # a NamedTuple, not a frozen dataclass: a real 10k wiki has 800k links, and a frozen
-    # dataclass's __init__ (object.__setattr__ per field) cost 2 s of lint's run to build them
-    text: str
-    target: str  # as written
-    at: int  # character offset in the page file (page.line_of(at) gives the line, when a finding needs it)
-    kind: str  # md | wiki
-    resolved: str | None  # workspace-relative path ("wiki/...", "raw/...") or None when external/anchor
-    fragment: str = ""
-
-
-class PageDigest(NamedTuple):
-    """What the rules need from one page's bytes (digest.py computes it, and caches it across runs).
-
-    Everything here depends on the page's own text and path alone; what also depends on other
-    pages (where a [[wikilink]] leads) or on the raw sources (whether a quote is in its source)
-    is decided when the rules run.
-    """
-
-    meta: dict[str, Any] | None  # None: the front matter could not be read (error says why)
-    error: str | None
-    has_front_matter: bool
-    body_offset: int  # lines before the body
-    lines: int
-    # distinct Markdown link targets, resolved (resolve_target), in first-seen order: the pages in
-    # wiki/ as wiki-relative paths (the page itself left out), and the others (raw/..., ../outside)
-    links_to: tuple[str, ...]
-    other_targets: tuple[str, ...]
-    title_keys: tuple[str, ...]  # structure.title_key of its title and aliases (duplicates, missing concepts)
-    fm_problems: tuple[str, ...]  # structure.meta_problems of a page in a wikimem section
-    wikinames: tuple[str, ...]  # distinct [[names]] as written
-    bold: tuple[tuple[str, str], ...]  # (title_key, surface) of terms set in bold (missing_concepts)
-    secrets: tuple[tuple[int, str, str, str], ...]  # (line, kind, redacted, sha256[:16]); never the secret
-    cites: tuple[str, ...]  # the raw files its quotes and figures cite
-    # (raw path, quoted words, line) of quotes with a citation, and (raw path, line, figures, clause);
-    # None in a digest read from the cache (they are most of its size, and needed only when a cited
-    # file changed: the page is read again then)
-    quotes: tuple[tuple[str, str, int], ...] | None
-    figures: tuple[tuple[str, int, tuple[str, ...], str], ...] | None
+if TYPE_CHECKING:
+    from .corpus import SourceCache
+    from .digest import DigestStore
 
 
 @dataclass
@@ -192,80 +121,23 @@ class WikiPage:
         return blank_code(self.text)
 
 
-def fenced_blocks(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each fenced code block: from its opening fence line to the closing one,
-    a line of the same character, at least as long, with nothing after it. Fence lines are found
-    by one linear scan and paired here (a regex that looks for each opening fence's close would
-    rescan the rest of the page from every unclosed fence). A fence never closed is left as text."""
-    blocks = []
-    opened: tuple[int, str, int] | None = None
-    for m in _FENCE_LINE.finditer(text):
-        fence, rest = m.group(1), m.group(2)
-        if opened is None:
-            if fence[0] == "`" and "`" in rest:
-                continue  # a backtick in the info string: an inline code span, not a fence
-            opened = (m.start(), fence[0], len(fence))
-        elif fence[0] == opened[1] and len(fence) >= opened[2] and not rest.strip():
-            blocks.append((opened[0], m.end()))
-            opened = None
-    return blocks
+@dataclass
+class RunCache:
+    """What one lint run computes once and several rules read: each field has one owner, which
+    fills it on first use (the others read it)."""
 
-
-def blank_code(text: str) -> str:
-    """The text with fenced code and code spans blanked (same length, so offsets hold)."""
-    # each pattern only over pages that can match it: a fence needs ``` or ~~~, and
-    # trying a MULTILINE ^ at every character of a page costs where most pages have only `spans`
-    if "```" in text or "~~~" in text:
-        pieces = []
-        at = 0
-        for start, end in fenced_blocks(text):
-            pieces += [text[at:start], re.sub(r"[^\n]", " ", text[start:end])]
-            at = end
-        text = "".join(pieces) + text[at:]
-    if "`" in text:
-        pieces = []
-        at = 0
-        for start, end in code_spans(text):
-            pieces += [text[at:start], " " * (end - start)]
-            at = end
-        text = "".join(pieces) + text[at:]
-    return text
-
-
-def code_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each `code span`: a run of backticks, up to the next run of the same length
-    on that line (a run with no partner is text, and the runs after it still pair).
-
-    Runs are found by one scan and paired through per-length lists, so a line of a thousand
-    backticks costs a thousand steps (a backreferencing pattern cost its length cubed there).
-    """
-    runs: list[tuple[int, int, int]] = []  # (start, end, line)
-    line = 0
-    last = 0
-    for m in _BACKTICKS.finditer(text):
-        line += text.count("\n", last, m.start())
-        last = m.start()
-        runs.append((m.start(), m.end(), line))
-    waiting: dict[tuple[int, int], list[int]] = {}  # (line, length) -> indexes of runs, in order
-    for i, (start, end, line) in enumerate(runs):
-        waiting.setdefault((line, end - start), []).append(i)
-    spans = []
-    used = -1  # runs up to this index are inside a span (or its closing run)
-    cursor: dict[tuple[int, int], int] = {}
-    for i, (start, end, line) in enumerate(runs):
-        if i <= used:
-            continue
-        key = (line, end - start)
-        same = waiting[key]
-        at = cursor.get(key, 0)
-        while at < len(same) and same[at] <= i:
-            at += 1
-        cursor[key] = at
-        if at < len(same) and runs[same[at]][0] > end:  # some text between the two runs
-            close = same[at]
-            spans.append((start, runs[close][1]))
-            used = close
-    return spans
+    timings: dict[str, float] = field(default_factory=dict)  # rule -> seconds (lint.run)
+    failed_rules: list[str] = field(default_factory=list)  # rules that crashed (lint.run)
+    exists: dict[str, bool] = field(default_factory=dict)  # workspace path -> is a file (Context.exists)
+    sources: SourceCache | None = None  # the raw sources' text and claims (corpus.cache)
+    digests: DigestStore | None = None  # the pages' digests (digest.store)
+    claims: Any = None  # every source's claims, grouped (claims.py)
+    pages_by_source: dict[str, list[str]] | None = None  # raw path -> pages citing it (claims.py)
+    page_sources: dict[str, Any] | None = None  # page -> the raw files it names (structure.py)
+    inbound: dict[str, set[str]] | None = None  # page -> pages linking to it (structure.inbound_links)
+    linked: tuple[set[str], set[str]] | None = None  # (linked, indexed) pages (structure.linked_and_indexed)
+    log_chain_checked: bool = False  # logcheck ran its chain check this run
+    pool: Any = None  # the run's worker processes (workers.pool)
 
 
 @dataclass
@@ -278,7 +150,7 @@ class Context:
     state_pages: dict[str, tuple[str, str, str | None]]
     state_sources: dict[str, Any]
     _links: dict[str, list[Link]] = field(default_factory=dict)
-    _cache: dict[str, Any] = field(default_factory=dict)
+    run: RunCache = field(default_factory=lambda: RunCache())
     unreadable_names: list[str] = field(default_factory=list)  # files under wiki/ named in invalid UTF-8
 
     def links(self, page: WikiPage) -> list[Link]:
@@ -294,7 +166,7 @@ class Context:
             return rel in self.wiki_files or rel.rstrip("/") in self._wiki_dirs
         if wpath.startswith("raw/") and wpath in self.raw_files:
             return True
-        known = self._cache.setdefault("exists", {})
+        known = self.run.exists
         if wpath not in known:
             known[wpath] = (self.ws.root / wpath).exists()
         return bool(known[wpath])
@@ -425,107 +297,6 @@ def read_wiki_page(file: str, rel: str) -> WikiPage:
     except OSError:
         size = 0
     return WikiPage(rel, file, size, digest)
-
-
-_SIMPLE_KEY = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
-_SIMPLE_ITEM = re.compile(r"^- (.*?)[ \t]*$")
-_PLAIN = re.compile(r"^[A-Za-z_/.][^:#{}\[\],&*!|>'\"%@`]*$")
-_ISO_DAY = re.compile(r"^\d{4}-\d\d-\d\d$")
-_YAML_WORDS = frozenset("true false yes no on off null ~ y n".split())
-_PLAIN_SEEN: dict[str, bool] = {}  # list items repeat across pages (raw/... paths): each is tested once
-
-
-def simple_meta(fm: str) -> dict[str, Any] | None:
-    """Front matter as wikimem writes it (`key: plain`, `key: []`, `key:` + `- item`), without YAML.
-
-    Parsing YAML is most of the time lint spends on a large wiki; this reads only
-    the plain shapes and returns None for anything else (quotes, flow lists with
-    items, numbers, booleans, anchors, nesting), which then goes to the real YAML
-    parser. Dates stay ISO strings, as loads_page returns them.
-    """
-    meta: dict[str, Any] = {}
-    current: list[str] | None = None
-    for line in fm.split("\n"):
-        if not line.strip():
-            continue
-        if line.startswith("- "):
-            # what _SIMPLE_ITEM matches, without the regex: concept pages list hundreds of sources
-            value = line[2:].rstrip(" \t")
-            plain = _PLAIN_SEEN.get(value)
-            if plain is None:
-                plain = _PLAIN_SEEN[value] = bool(_PLAIN.match(value)) and value.lower() not in _YAML_WORDS
-                if len(_PLAIN_SEEN) > 200_000:
-                    _PLAIN_SEEN.clear()
-            if current is None or not plain:
-                return None
-            current.append(value)
-            continue
-        m = _SIMPLE_KEY.match(line)
-        if m is None or m.group(1) in meta:
-            return None
-        value = m.group(2)
-        if value is None or value == "":
-            current = meta[m.group(1)] = []
-            continue
-        current = None
-        if value == "[]":
-            meta[m.group(1)] = []
-        elif _ISO_DAY.match(value) or (_PLAIN.match(value) and value.lower() not in _YAML_WORDS and not value.endswith(" ")):
-            meta[m.group(1)] = value
-        elif re.fullmatch(r"[0-9a-f]{64}", value):  # a hash that happens to start with a digit
-            meta[m.group(1)] = value
-        else:
-            return None
-    # "key:" with no items is null in YAML, not an empty list
-    for key, value in list(meta.items()):
-        if value == [] and not re.search(rf"^{re.escape(key)}:[ \t]*\[\]", fm, re.MULTILINE):
-            meta[key] = None
-    return meta
-
-
-_RESOLVED: dict[tuple[str, str], str] = {}
-_RESOLVED_TARGETS: dict[tuple[str, str], tuple[str | None, str]] = {}
-
-
-def resolve_target(page_path: str, target: str, folder: str | None = None) -> tuple[str | None, str]:
-    """A link target written on wiki/<page_path> as a workspace-relative path, and its #fragment.
-
-    None for external URLs and same-page anchors. A path that climbs out of the
-    workspace resolves to "../..." so the broken-link rule reports it.
-    """
-    folder = posixpath.dirname(page_path) if folder is None else folder
-    # most links repeat on many pages of one folder (../concepts/x.md, ../../raw/x.md#L12): the
-    # whole answer is cached per (folder, target as written)
-    whole = (folder, target)
-    known = _RESOLVED_TARGETS.get(whole)
-    if known is not None:
-        return known
-    if len(_RESOLVED_TARGETS) > 500_000:
-        _RESOLVED_TARGETS.clear()
-    known = _RESOLVED_TARGETS[whole] = _resolve_target(folder, target)
-    return known
-
-
-def _resolve_target(folder: str, target: str) -> tuple[str | None, str]:
-    if _EXTERNAL.match(target):
-        return None, ""
-    path, _, fragment = target.partition("#")
-    path = path.split("?", 1)[0]
-    if not path:
-        return None, fragment
-    key = (folder, path)
-    joined = _RESOLVED.get(key)
-    if joined is None:
-        path = unquote(path) if "%" in path else path
-        if path.startswith("/"):
-            # root-relative links mean "the site root" on GitHub and most renderers; treat as workspace root
-            joined = posixpath.normpath(path.lstrip("/"))
-        else:
-            joined = posixpath.normpath(posixpath.join("wiki", folder, path))
-        if len(_RESOLVED) > 200_000:
-            _RESOLVED.clear()
-        _RESOLVED[key] = joined
-    return joined, fragment
 
 
 # Link(...) goes through a generated __new__; tuple.__new__ builds the same Link without that frame

@@ -20,19 +20,22 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir
 from . import workers
-from .context import Context, code_version
+from .model import code_version
+
+if TYPE_CHECKING:
+    from .context import Context
 
 log = logging.getLogger("wikimem.lint")
 
 
 # records are keyed by the code that makes them: the loaders' use here, the claim rules, the sketch
-CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "structure.py", "../facts.py")
+CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "extract.py", "../facts.py")
 _WORDS = re.compile(r"\w+")
 # "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
 LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*+\)")  # balanced parentheses; never rescans a line
@@ -201,7 +204,7 @@ class SourceCache:
                 continue
         # chunks of jobs, not single jobs: one result message per chunk keeps the pipe traffic low
         chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
-        pool = workers.pool(self.ctx._cache)
+        pool = workers.pool(self.ctx.run)
         if pool is None:
             return  # no worker processes here: get() reads them one by one instead
         try:
@@ -303,7 +306,7 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
     )
     from ..facts import extract, statements_of
-    from .structure import _sketch
+    from .extract import _sketch
 
     text.claims = extract(statements_of(doc, claim_sentences))
     text.sketch = _sketch(text.words)
@@ -387,9 +390,9 @@ def _with_prose_code(doc: Document) -> Document:
 
 def start(ctx: Context) -> SourceCache:
     """Begin reading the raw sources (in worker processes when many are uncached); cache() waits for them."""
-    existing = ctx._cache.get("sources")
+    existing = ctx.run.sources
     if existing is None:
-        existing = ctx._cache["sources"] = SourceCache(ctx)
+        existing = ctx.run.sources = SourceCache(ctx)
         existing.start(list(ctx.raw_files))
     return existing
 

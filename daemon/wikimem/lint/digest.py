@@ -26,25 +26,16 @@ import logging
 import posixpath
 import sqlite3
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..pages import FrontMatterError, parse_meta, split_front_matter
+from ..links import _REF_DEF, _RESOLVED_TARGETS, _WIKILINK, blank_code, md_links, resolve_target
+from ..pages import FrontMatterError, parse_meta, simple_meta, split_front_matter
 from ..workspace import ensure_state_dir
 from . import workers
-from .context import (
-    _REF_DEF,
-    _RESOLVED_TARGETS,
-    _WIKILINK,
-    SECTIONS,
-    SPECIAL,
-    Context,
-    PageDigest,
-    blank_code,
-    code_version,
-    md_links,
-    resolve_target,
-    simple_meta,
-)
+from .model import SECTIONS, SPECIAL, PageDigest, code_version
+
+if TYPE_CHECKING:
+    from .context import Context
 
 log = logging.getLogger("wikimem.lint")
 
@@ -54,16 +45,23 @@ CHUNK = 200  # pages per worker task
 
 
 # digests are keyed by the code that computes them
-VERSION = code_version(b"page-digest-1", "digest.py", "context.py", "corpus.py", "secrets.py", "sourcing.py",
-                       "structure.py", "../pages.py", "../naming.py", "../index_page.py")
+VERSION = code_version(b"page-digest-1", "digest.py", "extract.py", "model.py", "corpus.py", "../links.py",
+                       "../pages.py", "../naming.py", "../index_page.py")
 
 
 def compute(data: bytes, rel: str) -> PageDigest:
     """The digest of one page, from its bytes and its wiki-relative path."""
     from ..index_page import is_catalog
-    from .secrets import page_hits, redact, secret_id
-    from .sourcing import page_figures, page_quotes
-    from .structure import meta_problems, page_bold, title_key
+    from .extract import (
+        meta_problems,
+        page_bold,
+        page_figures,
+        page_hits,
+        page_quotes,
+        redact,
+        secret_id,
+        title_key,
+    )
 
     text = data.decode("utf-8", errors="replace")
     fm, body, offset = split_front_matter(text)
@@ -313,7 +311,7 @@ class DigestStore:
         return out
 
     def _compute(self, jobs: list[tuple[str, str]]) -> list[Digested]:
-        pool = workers.pool(self.ctx._cache) if len(jobs) >= PARALLEL_THRESHOLD else None
+        pool = workers.pool(self.ctx.run) if len(jobs) >= PARALLEL_THRESHOLD else None
         if pool is None:
             return _digest_all(jobs)
         chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
@@ -364,9 +362,9 @@ class DigestStore:
 
 
 def store(ctx: Context) -> DigestStore:
-    existing = ctx._cache.get("digests")
+    existing = ctx.run.digests
     if existing is None:
-        existing = ctx._cache["digests"] = DigestStore(ctx)
+        existing = ctx.run.digests = DigestStore(ctx)
     return existing  # type: ignore[no-any-return]
 
 

@@ -125,7 +125,7 @@ def _add_concept(text: str, link_md: str) -> str:
 
 def apply(ctx: Context, fixes: list[Fix], new_text: dict[str, str]) -> list[Fix]:
     """Write the planned fixes (caller holds the writer lock). Returns them marked applied."""
-    from ..compiler import write_index
+    from ..index_page import write_index
     from ..state import State
 
     done: list[Fix] = []

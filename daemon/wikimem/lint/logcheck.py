@@ -81,7 +81,7 @@ def save_chain(path: Path, log_text: str, stat: list[int] | None = None) -> None
 def log_integrity(ctx: Context) -> Iterator[Finding]:
     log_page = ctx.pages.get("log.md")
     data = _load(chain_path(ctx))
-    ctx._cache["log_chain_checked"] = True
+    ctx.run.log_chain_checked = True
     if log_page is not None and isinstance(data, dict) and data.get("log") and data["log"] == _stat(ctx.ws.wiki / "log.md"):
         return  # not written since a run found every entry in place: nothing to read again
     recorded = load_chain(chain_path(ctx))

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .. import index_page
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -124,3 +128,58 @@ class LintReport:
             "timings": dict(self.timings),
             "failed_rules": list(self.failed_rules),
         }
+
+
+# files at the top of wiki/ that are written by code or owned by the user, not pages
+SPECIAL = ("index.md", "log.md", "AGENTS.md", "lint.md")
+
+SECTIONS = tuple(name for name, _ in index_page.SECTIONS)
+
+def code_version(salt: bytes, *names: str) -> int:
+    """A cache key from the code that fills a cache (files named relative to this folder): editing
+    any of them invalidates the cache by itself, where a forgotten version bump would serve stale data."""
+    digest = hashlib.sha256(salt)
+    here = Path(__file__).parent
+    for name in names:
+        with contextlib.suppress(OSError):
+            digest.update((here / name).read_bytes())
+    return int(digest.hexdigest()[:8], 16)
+
+class Link(NamedTuple):
+    # a NamedTuple, not a frozen dataclass: a real 10k wiki has 800k links, and a frozen
+    # dataclass's __init__ (object.__setattr__ per field) cost 2 s of lint's run to build them
+    text: str
+    target: str  # as written
+    at: int  # character offset in the page file (page.line_of(at) gives the line, when a finding needs it)
+    kind: str  # md | wiki
+    resolved: str | None  # workspace-relative path ("wiki/...", "raw/...") or None when external/anchor
+    fragment: str = ""
+
+class PageDigest(NamedTuple):
+    """What the rules need from one page's bytes (digest.py computes it, and caches it across runs).
+
+    Everything here depends on the page's own text and path alone; what also depends on other
+    pages (where a [[wikilink]] leads) or on the raw sources (whether a quote is in its source)
+    is decided when the rules run.
+    """
+
+    meta: dict[str, Any] | None  # None: the front matter could not be read (error says why)
+    error: str | None
+    has_front_matter: bool
+    body_offset: int  # lines before the body
+    lines: int
+    # distinct Markdown link targets, resolved (resolve_target), in first-seen order: the pages in
+    # wiki/ as wiki-relative paths (the page itself left out), and the others (raw/..., ../outside)
+    links_to: tuple[str, ...]
+    other_targets: tuple[str, ...]
+    title_keys: tuple[str, ...]  # structure.title_key of its title and aliases (duplicates, missing concepts)
+    fm_problems: tuple[str, ...]  # structure.meta_problems of a page in a wikimem section
+    wikinames: tuple[str, ...]  # distinct [[names]] as written
+    bold: tuple[tuple[str, str], ...]  # (title_key, surface) of terms set in bold (missing_concepts)
+    secrets: tuple[tuple[int, str, str, str], ...]  # (line, kind, redacted, sha256[:16]); never the secret
+    cites: tuple[str, ...]  # the raw files its quotes and figures cite
+    # (raw path, quoted words, line) of quotes with a citation, and (raw path, line, figures, clause);
+    # None in a digest read from the cache (they are most of its size, and needed only when a cited
+    # file changed: the page is read again then)
+    quotes: tuple[tuple[str, str, int], ...] | None
+    figures: tuple[tuple[str, int, tuple[str, ...], str], ...] | None

@@ -4,42 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from .context import Context, WikiPage, resolve_target
+from .context import Context, WikiPage
 from .corpus import LINK_TARGET, SourceCache, cache, words
+from .extract import QUOTE_MIN, page_figures, page_quotes, quotes  # noqa: F401 - re-exported
 from .model import Finding
 from .structure import content_pages, inbound_links
 
-# - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes.
-# Found from the citation back (quotes(), below): the closing quote mark and the citation after it.
-_CITED = re.compile(r"[\"”][ \t]*\(\[[^\[\]\n]*+\]\(([^()\s]++)\)\)")
-_OPENING = ("\"", "“")
-QUOTE_MIN = 8  # characters between the quote marks
-
-
-def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
-    """(offset of the opening mark, quoted words, citation target) of each cited quote, in order.
-
-    The quote runs from the first opening mark on its line (after the previous cited quote) to
-    the closing mark right before its citation, so it may hold quote marks of its own. Found
-    from each citation backwards: one pass over the page, where a pattern that tried every
-    opening mark against every later closing mark would cost a long line its length squared.
-    """
-    floor = start
-    for m in _CITED.finditer(text, start):
-        close = m.start()
-        line_start = max(text.rfind("\n", 0, close) + 1, floor)
-        found = [at for at in (text.find(mark, line_start, close - QUOTE_MIN) for mark in _OPENING) if at >= 0]
-        if not found:
-            continue
-        opening = min(found)
-        yield opening, text[opening + 1 : close], m.group(1)
-        floor = m.end()
 _ELLIPSIS = re.compile(r"(?<!\s)\s*(?:…|\.\.\.|\[\.\.\.\])\s*")  # a space run is tried once, from its start
 
 
@@ -105,57 +80,6 @@ def stale(ctx: Context) -> Iterator[Finding]:
             "(run wikimem compile; a page a person edited is kept as it is)",
             paths=[wpath, *sorted(raws)], evidence={"page": wpath, "sources": sorted(raws), "state": "deleted"},
         )
-
-
-def page_quotes(text: str, body_start: int, rel: str, line_of: Callable[[int], int]) -> tuple[tuple[str, str, int], ...]:
-    """(raw path, quoted words, line) of each quote a page attributes to a raw file (for its digest)."""
-    if "](" not in text or "raw/" not in text:
-        return ()
-    out = []
-    folder = posixpath.dirname(rel)
-    for at, quote, target in quotes(text, body_start):
-        if "raw/" not in target:
-            continue
-        resolved, _fragment = resolve_target(rel, target.partition("#")[0], folder)  # one file, many lines
-        if resolved and resolved.startswith("raw/"):
-            out.append((resolved, quote, line_of(at)))
-    return tuple(out)
-
-
-# a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"
-_CITATION = re.compile(r"\(\[[^\[\]\n]*+\]\((?P<target>[^()\s\[\]]*raw/[^()\s\[\]]*+)\)\)")
-_FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
-_CLAUSE_START = re.compile(r"(?:^|(?<=[.!?])\s+|\)\)\s*)(?=\S)")
-_LINK = re.compile(r"\[([^\[\]]*+)\]\([^()]*+\)")
-
-
-def page_figures(
-    prose: str, body_start: int, rel: str, line_of: Callable[[int], int]
-) -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
-    """(raw path, line, figures, clause) for each citation after figures in the page's own words.
-
-    Only the clause right before the citation counts (from the previous sentence end or
-    citation), without link text, code or quotes (quotes are checked whole, by page_quotes).
-    """
-    if "raw/" not in prose:
-        return ()
-    out = []
-    folder = posixpath.dirname(rel)
-    for m in _CITATION.finditer(prose, body_start):
-        line_start = prose.rfind("\n", body_start, m.start()) + 1
-        segment = prose[line_start : m.start()]
-        if segment.rstrip().endswith(("\"", "”")):
-            continue  # a quote: checked by the quote rule
-        starts = [c.start() for c in _CLAUSE_START.finditer(segment.rstrip())]
-        clause = segment[starts[-1] :] if starts else segment
-        clause = _LINK.sub(" ", clause)  # link text names pages, not figures
-        figures = tuple(f for f in _FIGURE.findall(clause) if len(f.strip(".,")) >= 2 or "." in f)
-        if not figures:
-            continue
-        resolved, _fragment = resolve_target(rel, m.group("target").partition("#")[0], folder)
-        if resolved and resolved.startswith("raw/"):
-            out.append((resolved, line_of(m.start()), figures, " ".join(clause.split())))
-    return tuple(out)
 
 
 def ungrounded_all(ctx: Context) -> Iterator[Finding]:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-import re
-import unicodedata
-import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 from .. import index_page
-from ..analysis import singular
-from ..pages import PAGE_KINDS
 from .context import SECTIONS, Context, WikiPage, resolve_wikilink
+from .extract import SKETCH, _sketch, meta_problems, page_bold, title_key  # noqa: F401 - re-exported
 from .model import Finding
 
 # agent loaders (Claude Code, Codex) cut memory files at about these sizes
@@ -64,9 +60,9 @@ def broken_links(ctx: Context) -> Iterator[Finding]:
 
 def _broken_links_on(ctx: Context, page: WikiPage, found: set[str]) -> Iterator[Finding]:
     """Every link on a page to a missing target, with its line."""
-    page_sources = ctx._cache.get("page_sources")
+    page_sources = ctx.run.page_sources
     if page_sources is None:
-        page_sources = ctx._cache["page_sources"] = {
+        page_sources = ctx.run.page_sources = {
             row.page: path for path, row in ctx.state_sources.items() if getattr(row, "page", None)
         }
     for link in ctx.links(page):
@@ -116,7 +112,7 @@ def _broken_links_on(ctx: Context, page: WikiPage, found: set[str]) -> Iterator[
 def inbound_links(ctx: Context) -> dict[str, set[str]]:
     """wiki path -> the pages linking to it (index, catalogs and log excluded); built only when asked (stale
     findings name the pages that depend on a stale one), once per run."""
-    cached = ctx._cache.get("inbound")
+    cached = ctx.run.inbound
     if cached is None:
         cached = defaultdict(set)
         for page in ctx.pages.values():
@@ -124,13 +120,13 @@ def inbound_links(ctx: Context) -> dict[str, set[str]]:
                 continue
             for target in _links_to(ctx, page):
                 cached[target].add(page.path)
-        ctx._cache["inbound"] = cached
+        ctx.run.inbound = cached
     return cached  # type: ignore[no-any-return]
 
 
 def linked_and_indexed(ctx: Context) -> tuple[set[str], set[str]]:
     """Pages some content page links to, and pages index.md or a catalog links to; once per run."""
-    cached = ctx._cache.get("linked")
+    cached = ctx.run.linked
     if cached is None:
         linked: set[str] = set()
         indexed: set[str] = set()
@@ -140,7 +136,7 @@ def linked_and_indexed(ctx: Context) -> tuple[set[str], set[str]]:
             # set.update over each page's digest: the whole wiki's links in C, not one by one
             into = indexed if page.path == "index.md" or index_page.is_catalog(page.path) else linked
             into.update(_links_to(ctx, page))
-        cached = ctx._cache["linked"] = (linked, indexed)
+        cached = ctx.run.linked = (linked, indexed)
     return cached  # type: ignore[no-any-return]
 
 
@@ -206,40 +202,6 @@ def front_matter(ctx: Context) -> Iterator[Finding]:
             )
 
 
-def meta_problems(meta: dict[str, Any]) -> list[str]:
-    """What is wrong with a wikimem page's front matter ([] when nothing)."""
-    problems: list[str] = []
-    if not isinstance(meta.get("title"), str) or not str(meta.get("title")).strip():
-        problems.append("no title")
-    kind = meta.get("kind")
-    if kind not in PAGE_KINDS:
-        problems.append(f"kind {kind!r} is not one of {', '.join(PAGE_KINDS)}" if kind else "no kind")
-    sources = meta.get("sources")
-    if sources is not None and not (isinstance(sources, list) and all(isinstance(s, str) for s in sources)):
-        problems.append("sources is not a list of paths")
-    if kind == "source" and not meta.get("source_sha256"):
-        problems.append("source page without source_sha256")
-    if kind == "source" and not sources:
-        problems.append("source page without sources")
-    aliases = meta.get("aliases")
-    if aliases is not None and not isinstance(aliases, list):
-        problems.append("aliases is not a list")
-    return problems
-
-
-_PUNCT = re.compile(r"[^\w\s+#]+|_")  # "+" and "#" stay: C, C++ and C# are three things
-_LEADING = frozenset({"the", "a", "an"})
-
-
-def title_key(text: str) -> str:
-    """Near-identical titles share a key: case, punctuation, accents, plurals and a leading article."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
-    words = _PUNCT.sub(" ", ascii_text.lower()).split()
-    while len(words) > 1 and words[0] in _LEADING:
-        words = words[1:]
-    return " ".join(singular(w) for w in words)
-
-
 def duplicates(ctx: Context) -> Iterator[Finding]:
     yield from duplicate_titles(ctx)
     yield from duplicate_sources(ctx)
@@ -270,22 +232,6 @@ def duplicate_titles(ctx: Context) -> Iterator[Finding]:
             paths=["wiki/" + p for p in members], lines=[0] * len(members),
             evidence={"key": key, "pages": ["wiki/" + p for p in members]},
         )
-
-
-_BOLD = re.compile(r"(?<![\w*])\*\*([A-Za-z][\w'’/+.-]*(?: [\w'’/+.-]+){0,3})\*\*(?![\w*])")
-
-
-def page_bold(prose: str, body: str, body_start: int) -> tuple[tuple[str, str], ...]:
-    """(title_key, surface) of the terms a page sets in bold, first surface per key (for its digest)."""
-    if "**" not in body:
-        return ()
-    out: dict[str, str] = {}
-    for m in _BOLD.finditer(prose, body_start):
-        key = title_key(m.group(1))
-        # numbered terms are cross-references ("Chapter 17", "Listing 3-2"), not concepts
-        if key and len(key) > 2 and not any(ch.isdigit() for ch in key):
-            out.setdefault(key, m.group(1))
-    return tuple(out.items())
 
 
 def missing_concepts(ctx: Context, min_pages: int = 3) -> Iterator[Finding]:
@@ -343,26 +289,7 @@ def size_caps(ctx: Context) -> Iterator[Finding]:
             )
 
 
-SHINGLE = 5  # words per passage compared
-SKETCH = 32  # smallest passage hashes kept per source (a bottom-k MinHash sketch)
 SAME_TEXT = 0.6  # estimated share of passages in common above which two sources are one document
-
-
-def _sketch(words: str) -> tuple[int, ...]:
-    data = words.encode()
-    # words is " w1 w2 ... wn ": word i starts after space i, so a passage of SHINGLE words is one
-    # slice of the bytes, hashed without building a string for each
-    spaces = [m.start() for m in _SPACE.finditer(data)]
-    n = len(spaces) - 1
-    if n < SHINGLE * 4:
-        return ()
-    # crc32: fast, and stable across processes (hash() is salted), so findings do not flicker between runs
-    crc = zlib.crc32
-    hashes = {crc(data[spaces[i] + 1 : spaces[i + SHINGLE]]) for i in range(n - SHINGLE + 1)}
-    return tuple(sorted(hashes)[:SKETCH])
-
-
-_SPACE = re.compile(rb" ")
 
 
 def duplicate_sources(ctx: Context) -> Iterator[Finding]:

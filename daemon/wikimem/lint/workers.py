@@ -24,10 +24,10 @@ def count() -> int:
     return min(MAX_WORKERS, os.cpu_count() or 1)
 
 
-def pool(cache: dict[str, Any]) -> ProcessPoolExecutor | None:
-    """The run's pool (cache is Context._cache), started on first use; None where there is no second core,
-    or processes cannot be started (the caller then does the work itself)."""
-    existing = cache.get("pool")
+def pool(run: Any) -> ProcessPoolExecutor | None:
+    """The run's pool (kept on the context's RunCache), started on first use; None where there is no
+    second core, or processes cannot be started (the caller then does the work itself)."""
+    existing = run.pool
     if existing is None:
         existing = False
         if count() >= 2:
@@ -38,12 +38,12 @@ def pool(cache: dict[str, Any]) -> ProcessPoolExecutor | None:
                 existing = ProcessPoolExecutor(max_workers=count(), mp_context=multiprocessing.get_context(method))
             except (OSError, RuntimeError, ValueError) as exc:
                 log.info("lint: no worker processes (%s)", exc)
-        cache["pool"] = existing
+        run.pool = existing
     return existing if isinstance(existing, ProcessPoolExecutor) else None
 
 
-def shutdown(cache: dict[str, Any]) -> None:
+def shutdown(run: Any) -> None:
     """Stop the run's pool, dropping work nobody waits for any more."""
-    existing = cache.pop("pool", None)
+    existing, run.pool = run.pool, None
     if existing:
         existing.shutdown(wait=True, cancel_futures=True)
