@@ -71,7 +71,9 @@ def query(searcher: Any, question: str, limit: int = 10) -> list[str]:
     """BM25 with OR grouping (an AND of every word of a question usually finds nothing)."""
     from whoosh.qparser import OrGroup, QueryParser
 
-    parsed = QueryParser("content", searcher.schema, group=OrGroup).parse(question)
+    # a plain index has "content"; on wikimem's own index (the same-index baseline) the text is "body"
+    field = "content" if "content" in searcher.schema else "body"
+    parsed = QueryParser(field, searcher.schema, group=OrGroup).parse(question)
     return [hit["path"] for hit in searcher.search(parsed, limit=limit)]
 
 

@@ -457,3 +457,16 @@ def test_a_parallel_build_ranks_as_a_single_writer_does(ws, settings, monkeypatc
     assert len(list(S.index_dir(ws).glob("*.seg"))) >= 2  # built by more than one process
     S._ENGINES.clear()
     assert [[h.path for h in S.search(ws, q)] for q in questions] == single
+
+
+def test_an_update_recomputes_the_series_it_touched_as_a_rebuild_would(ws, settings):
+    for n in (1, 2, 3):
+        write(ws, f"notes/release-{n}.md", f"# Widget {n} Release Notes\n\nWidget {n} requires macOS {10 + n}.\n")
+    write(ws, "notes/other.md", "# Gadget 7 Notes\n\nGadget 7 needs a charger.\n")
+    compile_workspace(ws, settings)
+    write(ws, "notes/release-4.md", "# Widget 4 Release Notes\n\nWidget 4 requires macOS 15.\n")
+    (ws.raw / "notes" / "release-1.md").unlink()
+    compile_workspace(ws, settings)
+    manifest = json.loads((S.index_dir(ws) / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["priors"] == S.compute_priors(manifest["docs"])
+    assert manifest["priors"]["raw/notes/release-4.md"] == 1.0

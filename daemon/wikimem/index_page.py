@@ -565,9 +565,10 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
             if not stat.S_ISREG(st.st_mode):
                 continue
             hit = cached.get(rel)
-            if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size and hit[3].startswith("{"):
-                entry = _entry_from_cache(rel, hit[2], hit[3])
-            else:
+            entry = None
+            if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+                entry = _entry_from_cache(rel, hit[2], hit[3])  # None: a cache row of another format
+            if entry is None:
                 with open(file, encoding="utf-8", errors="replace") as handle:
                     entry = entry_from_text(rel, handle.read())
             fresh[rel] = (st.st_mtime_ns, st.st_size, entry.title, _entry_to_cache(entry))
@@ -582,8 +583,11 @@ def _entry_to_cache(entry: Entry) -> str:
                        list(entry.collections)], ensure_ascii=False)
 
 
-def _entry_from_cache(rel: str, title: str, data: str) -> Entry:
-    description, kind, raw, sources, version, date, collections = json.loads(data)
+def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
+    try:
+        description, kind, raw, sources, version, date, collections = json.loads(data)
+    except (ValueError, TypeError):
+        return None
     return Entry(rel, title, description, kind, raw, sources, version, date, tuple(collections))
 
 

@@ -18,6 +18,7 @@ which files exist. Rules, in order:
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -100,6 +101,9 @@ class _Rules:
 
     def __init__(self, layers: tuple[tuple[str, str, Any], ...]):
         self.layers = layers  # (folder relative to raw/ with trailing "/" or "", label, spec)
+        # one regex per layer that any of its patterns would match: most files match none, and
+        # then one search decides instead of one per pattern (a third of a 10k-file scan)
+        self.any_of = tuple(_any_pattern(spec) for _, _, spec in layers)
 
     def below(self, folder_abs: str, folder_rel: str) -> _Rules:
         spec = _spec_of(os.path.join(folder_abs, IGNORE_FILE))
@@ -111,10 +115,12 @@ class _Rules:
     def match(self, rel: str, is_dir: bool) -> str | None:
         """The rule that ignores `rel` (relative to raw/), or None."""
         verdict: str | None = None
-        for base, label, spec in self.layers:
+        for (base, label, spec), any_of in zip(self.layers, self.any_of, strict=True):
             if not rel.startswith(base):
                 continue
             inner = rel[len(base):] + ("/" if is_dir else "")
+            if any_of is not None and not any_of.match(inner):
+                continue  # no pattern of this layer matches: it neither ignores nor includes
             result = spec.check_file(inner)
             if result.include is True:
                 pattern = spec.patterns[result.index].pattern if result.index is not None else "?"
@@ -122,6 +128,21 @@ class _Rules:
             elif result.include is False:
                 verdict = None
         return verdict
+
+
+_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
+
+
+def _any_pattern(spec: Any) -> re.Pattern[str] | None:
+    """A regex matching wherever one of the spec's patterns does (None: test each pattern)."""
+    try:
+        parts = [p.regex.pattern for p in spec.patterns if getattr(p, "regex", None) is not None]
+        if not parts or any(not isinstance(x, str) for x in parts):
+            return None
+        # the patterns name their groups alike; the union needs none of them
+        return re.compile("|".join(f"(?:{_GROUP_NAME.sub('(?:', x)})" for x in parts))
+    except (re.error, AttributeError):
+        return None
 
 
 @lru_cache(maxsize=1)

@@ -580,12 +580,20 @@ def version_of(title: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.group(0).split(".")[:4]) if m else ()
 
 
-def compute_priors(docs: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """Recency rank in [0, 1] within each series (1 = newest); only series of two or more."""
+def _series_of(path: str, info: dict[str, Any]) -> str | None:
+    """A manifest doc's series key: kept in it when indexed ("series"), else worked out."""
+    if "series" in info:
+        return info["series"] or None
+    return series_key(path, info.get("title") or "")
+
+
+def compute_priors(docs: dict[str, dict[str, Any]], only: set[str] | None = None) -> dict[str, float]:
+    """Recency rank in [0, 1] within each series (1 = newest); only series of two or more.
+    With `only` (series keys), just those series: an update recomputes the series it touched."""
     groups: dict[str, list[tuple[Any, str]]] = {}
     for path, info in docs.items():
-        key = series_key(path, info.get("title") or "")
-        if key is None:
+        key = _series_of(path, info)
+        if key is None or (only is not None and key not in only):
             continue
         order = (info.get("date") or "", version_of(info["title"]))
         groups.setdefault(key, []).append((order, path))
@@ -782,6 +790,9 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     outlines = _Outlines(ws, current)
     docs: dict[str, Any] = manifest["docs"]
     skipped: dict[str, Any] = manifest.setdefault("skipped", {})
+    # the series (versioned titles) of every file this update touches, before and after
+    before_titles = {p: docs[p] for p in (*gone, *changed) if p in docs}
+    touched_series: set[str] = {k for p, info in before_titles.items() if (k := _series_of(p, info)) is not None}
     try:
         for path in gone:
             writer.delete_by_term("path", path)
@@ -819,14 +830,24 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
                 continue
             skipped.pop(path, None)
             report.passages += _add(writer, doc)
-            docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date}
+            key = series_key(path, doc.title)
+            docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date, "series": key or ""}
+            if key is not None:
+                touched_series.add(key)
             if doc.kind == "source" and len(doc.sources) == 1:
                 docs[path]["source"] = doc.sources[0]
             if doc.current and doc.current.startswith("raw/"):
                 docs[path]["current"] = doc.current
             files[path] = list(current[path])
             (report.updated if known and not rebuild else report.added).append(path)
-        manifest["priors"] = compute_priors(docs)
+        if rebuild or "priors" not in manifest:
+            manifest["priors"] = compute_priors(docs)
+        elif touched_series:
+            # only the series a changed file belongs to (or belonged to) can change their order
+            priors = {p: v for p, v in manifest["priors"].items()
+                      if _series_of(p, docs.get(p) or before_titles.get(p) or {}) not in touched_series}
+            priors.update(compute_priors(docs, touched_series))
+            manifest["priors"] = priors
         writer.commit(optimize=rebuild and not parallel)
     except BaseException:
         writer.cancel()
