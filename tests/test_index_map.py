@@ -124,3 +124,18 @@ def test_a_large_wiki_gets_a_map_and_group_catalogs(ws: Workspace) -> None:
     compile_(ws)
     assert not (ws.wiki / "sources" / "reference").exists()
     assert broken_links(ws.wiki) == []
+
+
+def test_a_compile_reads_only_the_pages_that_changed_for_the_index(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wikimem import index_page
+
+    for n in range(12):
+        write(ws, f"notes/note-{n:02d}.md", f"# Note {n}\n\nNote {n} is about widgets and gadget number {n}.\n")
+    compile_(ws)
+    read: list[str] = []
+    real = index_page.entry_from_text
+    monkeypatch.setattr(index_page, "entry_from_text", lambda rel, text: read.append(rel) or real(rel, text))
+    write(ws, "notes/note-03.md", "# Note 3\n\nNote 3 is about widgets, and now about sprockets too.\n")
+    report = compile_(ws)
+    # the index's entries of unchanged pages come from state.db's catalog, keyed by their stat
+    assert read and set(read) <= {"sources/notes-note-03.md", *report.updated, *report.created}, read
