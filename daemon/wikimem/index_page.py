@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .naming import undecodable
-from .pages import Page, escape_link_text, inert, one_line, relative_link
+from .pages import Page, escape_link_text, inert, one_line, plain_text, relative_link
 from .templating import render
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
     # the top folders of raw/ it draws on, the one it draws on most first
     counted = Counter(_top(s) for s in sources if s.startswith("raw/"))
     tops = tuple(sorted(counted, key=lambda t: (-counted[t], t)))
-    return Entry(rel, one_line(page.title), describe(page), page.kind, sources[0] if sources else "", len(sources),
+    return Entry(rel, one_line(plain_text(page.title)), describe(page), page.kind, sources[0] if sources else "", len(sources),
                  str(meta.get("version") or ""), str(meta.get("date") or ""), tops)
 
 
@@ -578,15 +578,20 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
     return sections, catalogs
 
 
+CATALOG_CACHE = 2  # bump when what an Entry holds, or how it is read from a page, changes
+
+
 def _entry_to_cache(entry: Entry) -> str:
-    return json.dumps([entry.description, entry.kind, entry.raw, entry.sources, entry.version, entry.date,
-                       list(entry.collections)], ensure_ascii=False)
+    return json.dumps([CATALOG_CACHE, entry.description, entry.kind, entry.raw, entry.sources, entry.version,
+                       entry.date, list(entry.collections)], ensure_ascii=False)
 
 
 def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
     try:
-        description, kind, raw, sources, version, date, collections = json.loads(data)
+        cache, description, kind, raw, sources, version, date, collections = json.loads(data)
     except (ValueError, TypeError):
+        return None  # a row of an older format: the page is read again
+    if cache != CATALOG_CACHE:
         return None
     return Entry(rel, title, description, kind, raw, sources, version, date, tuple(collections))
 

@@ -180,6 +180,15 @@ def _relative(start_dir: str, to_path: str) -> str:
 _URL_ESCAPES = {c: f"%{c:02X}" for c in [*range(0x21), 0x7F, *b"()<>[]\\&%#?"]}
 
 
+_INERT_ESCAPE = re.compile(r"\\([\\\[\]<`])")
+
+
+def plain_text(text: str) -> str:
+    """A name as inert Markdown wrote it ("Box\\<T>") back to its words ("Box<T>"): to be
+    escaped again for where it goes (escape_link_text), not twice."""
+    return _INERT_ESCAPE.sub(r"\1", text) if "\\" in text else text
+
+
 def escape_link_text(text: str) -> str:
     """A name or title as the text of a Markdown link: one line, inert, brackets escaped."""
     return _escape_brackets(one_line(text))

@@ -14,6 +14,7 @@ that gathers both. Spellings of one thing merge: plurals, case, `HashMap` and "h
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -225,9 +226,14 @@ ABBREVIATIONS = {
 }
 
 
+_ESCAPED = re.compile(r"\\([<>\[\]\\`*_])")
+
+
 def title_of(surface: str) -> str:
     """Prose phrases get a capital ("Rollback"); code keeps its spelling (`i32`, `println!`)."""
-    surface = surface.strip()
+    # the escape a sentence's inert text gave a "<" ("Box\\<T>") is not part of the name: the
+    # pages escape it again where Markdown needs it
+    surface = _ESCAPED.sub(r"\1", surface.strip())
     if surface.startswith("`"):
         return surface.strip("`")
     surface = surface.strip("*_")
