@@ -231,16 +231,16 @@ def _make_searchable(ws: Workspace, report: CompileReport) -> None:
     index when there is none yet. A compile that changed nothing leaves the index alone (the
     next search still notices a person's edits). The index is derived: a failure here is a
     warning, never a failed compile."""
-    try:
-        from . import search
-    except ImportError:  # a build without search: nothing to keep up to date
-        return
     started = time.perf_counter()
     touched = [*report.compiled, *report.removed_sources, *(p for p, _ in report.skipped),
                *(p for p, _ in report.failed), *(p for pair in report.renamed for p in pair),
                *("wiki/" + p for p in (*report.created, *report.updated, *report.removed))]
-    exists = (search.index_dir(ws) / "manifest.json").exists()
+    exists = (ws.state_dir / "search" / "manifest.json").exists()  # search.index_dir, without importing it
     if exists and not touched:
+        return
+    try:
+        from . import search
+    except ImportError:  # a build without search: nothing to keep up to date
         return
     try:
         done = search.update_index(ws, only=touched if exists else None, wait=30.0)
