@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import snapshot
-from wikimem.backends.memory import Overlay, WikiMemoryTool
+from wikimem.backends.memory import Overlay, StagedMemoryTool
 from wikimem.pages import content_hash
 from wikimem.workspace import Workspace
 
@@ -27,22 +27,22 @@ def wiki(ws: Workspace) -> Path:
 
 
 @pytest.fixture
-def tool(wiki: Path) -> WikiMemoryTool:
+def tool(wiki: Path) -> StagedMemoryTool:
     recorded = {
         "concepts/cryptobiosis.md": content_hash((wiki / "concepts" / "cryptobiosis.md").read_bytes()),
         "sources/other.md": content_hash((wiki / "sources" / "other.md").read_bytes()),
         "concepts/mine.md": "0" * 64,  # wikimem wrote something else: a person edited it since
     }
-    memory = WikiMemoryTool(wiki, Overlay(wiki), recorded)
+    memory = StagedMemoryTool(wiki, Overlay(wiki), recorded)
     memory.begin("raw/new.md", "sources/new.md")
     return memory
 
 
-def run(tool: WikiMemoryTool, command: str, **fields: object) -> tuple[str, bool]:
+def run(tool: StagedMemoryTool, command: str, **fields: object) -> tuple[str, bool]:
     return tool.run({"command": command, **fields})
 
 
-def test_create_view_edit_stay_staged_until_committed(tool: WikiMemoryTool, wiki: Path) -> None:
+def test_create_view_edit_stay_staged_until_committed(tool: StagedMemoryTool, wiki: Path) -> None:
     before = snapshot(wiki)
     text, error = run(tool, "create", path="/memories/sources/new.md", file_text="---\ntitle: New\n---\n# New\n\nline\n")
     assert not error and "created" in text
@@ -87,7 +87,7 @@ def test_create_view_edit_stay_staged_until_committed(tool: WikiMemoryTool, wiki
         ("create", {"path": "/memories/concepts/huge.md", "file_text": "x" * 300_000}, "keep a page under"),
     ],
 )
-def test_guards_refuse_with_a_readable_error(tool: WikiMemoryTool, wiki: Path, command: str, fields: dict, says: str | None) -> None:
+def test_guards_refuse_with_a_readable_error(tool: StagedMemoryTool, wiki: Path, command: str, fields: dict, says: str | None) -> None:
     before = snapshot(wiki)
     text, error = run(tool, command, **fields)
     assert error, text
@@ -98,7 +98,7 @@ def test_guards_refuse_with_a_readable_error(tool: WikiMemoryTool, wiki: Path, c
     assert snapshot(wiki) == before
 
 
-def test_symlink_out_of_the_wiki_is_refused(tool: WikiMemoryTool, wiki: Path, tmp_path: Path) -> None:
+def test_symlink_out_of_the_wiki_is_refused(tool: StagedMemoryTool, wiki: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("secret")
@@ -115,13 +115,13 @@ def test_symlink_out_of_the_wiki_is_refused(tool: WikiMemoryTool, wiki: Path, tm
     assert tool.overlay.read("concepts/leak.md") is None  # search and listings never read through it
 
 
-def test_person_edited_page_takes_small_edits(tool: WikiMemoryTool) -> None:
+def test_person_edited_page_takes_small_edits(tool: StagedMemoryTool) -> None:
     text, error = run(tool, "str_replace", path="/memories/concepts/mine.md", old_str="A person's note.", new_str="A person's note.\n- [New](../sources/new.md)")
     assert not error, text
     assert "A person's note." in (tool.overlay.read("concepts/mine.md") or "")
 
 
-def test_pages_created_for_this_source_may_be_renamed_and_deleted(tool: WikiMemoryTool) -> None:
+def test_pages_created_for_this_source_may_be_renamed_and_deleted(tool: StagedMemoryTool) -> None:
     assert not run(tool, "create", path="/memories/concepts/tardigrade.md", file_text="---\ntitle: T\n---\n")[1]
     text, error = run(tool, "rename", old_path="/memories/concepts/tardigrade.md", new_path="/memories/concepts/tardigrades.md")
     assert not error, text
@@ -131,13 +131,13 @@ def test_pages_created_for_this_source_may_be_renamed_and_deleted(tool: WikiMemo
     assert not tool.overlay.exists("concepts/tardigrades.md")
 
 
-def test_malformed_commands_are_errors_not_crashes(tool: WikiMemoryTool) -> None:
+def test_malformed_commands_are_errors_not_crashes(tool: StagedMemoryTool) -> None:
     for bad in [{}, {"command": "explode"}, {"command": "view"}, {"command": "create", "path": "/memories/concepts/a.md"}, "not a dict"]:
         text, error = tool.run(bad)
         assert error, (bad, text)
 
 
-def test_long_files_are_shown_in_ranges(tool: WikiMemoryTool, wiki: Path) -> None:
+def test_long_files_are_shown_in_ranges(tool: StagedMemoryTool, wiki: Path) -> None:
     (wiki / "log.md").write_text("\n".join(f"line {i}" for i in range(5000)))
     text, error = run(tool, "view", path="/memories/log.md")
     assert not error and "more lines; view them with view_range" in text

@@ -452,7 +452,7 @@ def test_a_parallel_build_ranks_as_a_single_writer_does(ws, settings, monkeypatc
     compile_workspace(ws, settings)
     questions = ["widget macOS", "which Go version is needed to bootstrap", "sourdough starter"]
     single = [[h.path for h in S.search(ws, q)] for q in questions]
-    monkeypatch.setattr(S, "PARALLEL_INDEX", 2)
+    monkeypatch.setattr("wikimem.search.index.PARALLEL_INDEX", 2)
     S.reindex(ws)
     assert len(list(S.index_dir(ws).glob("*.seg"))) >= 2  # built by more than one process
     S._ENGINES.clear()

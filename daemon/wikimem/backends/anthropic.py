@@ -46,7 +46,7 @@ from ..sources import Document, SkipSource, read_text
 from ..templating import render
 from ..workspace import Workspace
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
-from .memory import ROOT, Overlay, Staged, WikiMemoryTool, hash_or_none
+from .memory import ROOT, Overlay, Staged, StagedMemoryTool, hash_or_none
 
 log = logging.getLogger("wikimem.anthropic")
 
@@ -538,7 +538,7 @@ class _Run:
     batch: Batch
     client: Any
     overlay: Overlay
-    tool: WikiMemoryTool
+    tool: StagedMemoryTool
     system: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     prefix_tokens: int
@@ -621,7 +621,7 @@ class AnthropicBackend:
         recorded = {rel: row[0] for rel, row in batch.state.pages().items()}
         owners = {rel: row[2] for rel, row in batch.state.pages().items()}
         overlay = Overlay(ws.wiki)
-        tool = WikiMemoryTool(ws.wiki, overlay, recorded)
+        tool = StagedMemoryTool(ws.wiki, overlay, recorded)
         system = self.system_prompt(ws)
         builtin = builtin_memory_tool(self.settings)
         memory_param = dict(tool.to_dict()) if builtin else PLAIN_MEMORY_TOOL

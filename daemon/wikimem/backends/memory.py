@@ -168,8 +168,9 @@ def numbered(lines: list[str], start: int) -> str:
     return "\n".join(f"{str(i + start).rjust(6)}\t{line}" for i, line in enumerate(lines))
 
 
-class WikiMemoryTool(BetaAbstractMemoryTool):
-    """The memory tool rooted at wiki/, writing into an Overlay, with wikimem's guards."""
+class StagedMemoryTool(BetaAbstractMemoryTool):
+    """The memory tool the anthropic backend gives the model while it compiles: rooted at wiki/,
+    staging every write in an Overlay behind wikimem's guards. (Agents get memory_tool.WikiMemoryTool.)"""
 
     def __init__(self, wiki: Path, overlay: Overlay, recorded: Mapping[str, str], *, cache_control: None = None):
         super().__init__(cache_control=cache_control)

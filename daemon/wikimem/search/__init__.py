@@ -1,0 +1,83 @@
+"""Full-text search over the wiki pages and the raw sources, with a derived whoosh index.
+
+The index lives in `.wikimem/search/` and is never the truth: `wikimem reindex`
+rebuilds it from `wiki/` and `raw/`. `update_index` keeps it current
+incrementally by comparing each file's size and mtime with a manifest, so calling
+it before every query costs one directory walk when nothing changed.
+
+Each document is cut into passages (a heading and the text under it, capped in
+size) so a long source ranks by its best section, not by its average; results
+are grouped back into one hit per file. Ranking uses what the wiki knows:
+title, aliases and headings weigh more than body text; compiled pages weigh a
+little more than the raw text they summarize; and within a series of documents
+that differ only by a version or date in their title ("Go 1.25 Release Notes",
+"Go 1.27 Release Notes") the newer one ranks higher, strongly so when the
+question asks for the current value.
+
+The package, by job: analysis (text to terms), documents (files to passages), index (the
+derived whoosh index and keeping it current), ranking (questions to scored entries),
+snippets (the sentence that answers) and engine (an open index answering questions).
+"""
+
+from __future__ import annotations
+
+from .analysis import _TOKEN, IdentifierParts, _stem, analyzer, identifier_parts, path_words, schema
+from .documents import (
+    KINDS,
+    Chunk,
+    Doc,
+    chunk_blocks,
+    load_raw_file,
+    load_wiki_page,
+    raw_text_chunks,
+    release_eras,
+)
+from .engine import (
+    _ENGINES,
+    Engine,
+    Hit,
+    Passage,
+    engine,
+    opened,
+    search,
+    search_passages,
+    with_current_sources,
+)
+from .index import (
+    _CATALOG,
+    INDEX_DIR,
+    INDEX_VERSION,
+    PARALLEL_INDEX,
+    WIKI_FOLDERS,
+    IndexReport,
+    _ignored,
+    _read_manifest,
+    compute_priors,
+    index_dir,
+    reindex,
+    series_key,
+    update_index,
+    walk_files,
+)
+from .ranking import (
+    FIELD_BOOSTS,
+    KIND_PRIOR,
+    FastScorer,
+    ParsedQuery,
+    build_query,
+    coordination,
+    parse_query,
+    select_terms,
+    weighting,
+)
+from .snippets import make_snippet, sentence_spans
+
+__all__ = [
+    "FIELD_BOOSTS", "INDEX_DIR", "INDEX_VERSION", "KIND_PRIOR", "KINDS", "PARALLEL_INDEX", "WIKI_FOLDERS", "Chunk",
+    "Doc", "Engine", "FastScorer", "Hit", "IdentifierParts", "IndexReport", "ParsedQuery", "Passage", "analyzer",
+    "build_query", "chunk_blocks", "compute_priors", "coordination", "engine", "identifier_parts", "index_dir",
+    "load_raw_file", "load_wiki_page", "make_snippet", "opened", "parse_query", "path_words", "raw_text_chunks",
+    "reindex", "release_eras", "schema", "search", "search_passages", "select_terms", "sentence_spans",
+    "series_key", "update_index", "walk_files", "weighting", "with_current_sources", "_CATALOG", "_ENGINES",
+    "_TOKEN", "_ignored", "_read_manifest", "_stem",
+]

@@ -1,0 +1,138 @@
+"""How text becomes index terms: the analyzer (identifiers also as their parts), the schema,
+and the stems snippets match on."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+_ANALYZER: Any = None
+
+
+_IDENT_PART = re.compile(r"[^\W\d_]\w*")
+
+
+_DOTTED = re.compile(r"_*[^\W\d_]\w*(?:\._*[^\W\d_]\w*)+")
+
+
+def identifier_parts(word: str) -> list[str]:
+    """The words inside a snake_case or dotted identifier: `raw_enabled` -> raw, enabled;
+    `flask.g` -> flask, g. Versions are no identifiers (`1.19`, `go1.21` stay whole)."""
+    dotted = "." in word and _DOTTED.fullmatch(word) is not None
+    if "_" not in word and not dotted:
+        return []
+    parts: list[str] = []
+    for chunk in word.split(".") if dotted else [word]:
+        if chunk != word:
+            parts.append(chunk)  # flask.__version__ -> __version__ too
+        if "_" in chunk:
+            parts += [p for p in chunk.split("_") if _IDENT_PART.fullmatch(p)]
+    return list(dict.fromkeys(p for p in parts if p != word))
+
+
+class IdentifierParts:
+    """A whoosh filter: an identifier is indexed whole and also as its parts, at the same
+    position, so a question that says "raw enabled" finds the setting `raw_enabled`.
+    (Duck-typed rather than a whoosh Filter subclass: importing whoosh here would slow every
+    import of this module; the index pickles the analyzer, so the class lives at top level.)"""
+
+    is_morph = False
+
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
+        for t in tokens:
+            text = t.text  # later filters rewrite t.text in place: keep the original
+            yield t
+            for part in identifier_parts(text):
+                t.text = part
+                yield t
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
+def analyzer() -> Any:
+    global _ANALYZER
+    if _ANALYZER is None:
+        from whoosh.analysis import (
+            CompositeAnalyzer,
+            LowercaseFilter,
+            RegexTokenizer,
+            StemFilter,
+            StopFilter,
+        )
+
+        # the default token pattern keeps versions and identifiers whole: 1.19, go1.21, f64;
+        # identifiers also count as their parts (see identifier_parts)
+        _ANALYZER = CompositeAnalyzer(RegexTokenizer(), LowercaseFilter(), IdentifierParts(),
+                                      StopFilter(minsize=1), StemFilter(cachesize=50_000))
+    return _ANALYZER
+
+
+def schema() -> Any:
+    """Two levels of entry per file: one `doc` entry (what the file is about: title, aliases,
+    path) and one `part` entry per passage (its heading trail and text). A file scores its
+    best passage plus its doc entry, so a title counts once per file instead of once per
+    passage, and the title postings stay short."""
+    from whoosh.fields import ID, STORED, TEXT, Schema
+
+    ana = analyzer()
+    return Schema(
+        path=ID(stored=True),
+        kind=ID(stored=True),
+        level=ID(stored=True),  # doc | part
+        era=ID,  # a changelog passage's release, oldest 0 to newest 10 (see release_eras)
+        title=TEXT(analyzer=ana, stored=True),
+        aliases=TEXT(analyzer=ana),
+        where=TEXT(analyzer=ana),
+        headings=TEXT(analyzer=ana, stored=True),
+        body=TEXT(analyzer=ana, stored=True),
+        lines=STORED,  # [[offset in body, line in file], ...] for citing the snippet's line
+        anchor=STORED,
+    )
+
+
+_PATH_WORDS = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")
+
+
+def path_words(path: str) -> str:
+    """`raw/release-notes/go1.19.md` -> "raw release notes go 1.19 md": versions stay whole,
+    and zero-padded numbers also count as themselves (`pep-0008` is PEP 8)."""
+    words = _PATH_WORDS.findall(path)
+    words += [w.lstrip("0") for w in words if w[0] == "0" and w.isdigit() and w.strip("0")]
+    return " ".join(words)
+
+
+# the analyzer's own token pattern (whoosh.analysis.tokenizers.default_pattern): running the
+# whole analyzer chain over each result's passage was a third of a warm query; a word's stem
+# is looked up once and kept
+_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
+
+
+_STEMS: dict[str, str] = {}
+
+
+_STEP: Any = None
+
+
+def _stem(word: str) -> str:
+    """What the analyzer makes of one token with removestops=False: lower case, and stemmed
+    unless it is a stop word (those stay as they are)."""
+    global _STEP
+    if _STEP is None:
+        from whoosh.analysis import StemFilter, StopFilter
+
+        items = analyzer().items
+        stops: frozenset[str] = next((f.stops for f in items if isinstance(f, StopFilter)), frozenset())
+        stemmer = next(f for f in items if isinstance(f, StemFilter))
+        _STEP = (stops, stemmer.ignore, stemmer.stemfn)
+    stops, ignore, stemfn = _STEP
+    low = word.lower()
+    stem = low if low in stops or low in ignore else stemfn(low)
+    if len(_STEMS) > 200_000:
+        _STEMS.clear()
+    _STEMS[word] = stem
+    return stem

@@ -1,0 +1,424 @@
+"""The engine: an open index answering questions with passages, one per file, best first; and
+the module-level entry points (search, search_passages)."""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import math
+import operator
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..workspace import Workspace
+from .documents import KINDS
+from .index import _NUMBER, _read_manifest, index_dir, log, update_index
+from .ranking import (
+    DUPLICATE_DEMOTE,
+    KIND_PRIOR,
+    RECENCY,
+    RECENCY_CURRENT,
+    FastScorer,
+    coordination,
+    parse_query,
+    phrase_queries,
+    select_terms,
+    weighting,
+)
+from .snippets import make_snippet
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: a wiki page or a raw source, with the passage that matched best."""
+
+    path: str  # workspace-relative: wiki/... or raw/...
+    title: str
+    kind: str  # source | concept | answer | raw
+    score: float
+    snippet: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "kind": self.kind,
+                "score": round(self.score, 4), "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A hit with the detail citations need: the line the snippet starts on and the passage text."""
+
+    hit: Hit
+    line: int | None  # line in the file (page number for PDF sources)
+    anchor: str  # "L" (#L12) or "page=" (#page=3)
+    heading: str
+    text: str
+
+    @property
+    def target(self) -> str:
+        """`raw/x.md#L12` (or `raw/x.pdf#page=3`): where the snippet is, to read or cite."""
+        return f"{self.hit.path}#{self.anchor}{self.line}" if self.line else self.hit.path
+
+    def to_json(self) -> dict[str, Any]:
+        """A result as `search --json` and the MCP search tool give it: the hit, the line its
+        snippet starts on, and the citation target (path#L<line>)."""
+        return {**self.hit.to_json(), "line": self.line, "target": self.target}
+
+
+class Engine:
+    """An open index and searcher, reused across queries by long-lived callers (MCP, daemon).
+
+    `fresh_within` lets a server skip the directory walk when it checked less than that
+    many seconds ago and log.md has not changed (every compile appends to it).
+    """
+
+    def __init__(self, ws: Workspace, *, fresh_within: float = 0.0):
+        self.ws = ws
+        self.fresh_within = fresh_within
+        self._watch: Any = None  # the background checker's thread, once started
+        self._stop: Any = None
+        self._checked = 0.0
+        self._log_stat: tuple[int, int] | None = None
+        self._ix: Any = None
+        self._searcher: Any = None
+        self._priors: dict[str, float] = {}
+        self._docs: dict[str, Any] = {}
+        self._fast: FastScorer | None = None
+
+    def close(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+        self._searcher = self._ix = self._fast = None
+
+    def _fast_scorer(self) -> FastScorer:
+        # one per open searcher: its caches hold that index generation's postings and lengths
+        if self._fast is None or self._fast.searcher is not self._searcher:
+            self._fast = FastScorer(self._searcher)
+        return self._fast
+
+    def watch(self, every: float = 2.0, lock: Any = None) -> None:
+        """Look for changed files in a background thread every `every` seconds, so no query
+        waits on the directory walk (a fifth of a second at 10k sources). Queries then see a
+        change within `every` seconds, or at once when a compile already updated the index.
+
+        When the index changed, the thread also opens and warms the new searcher itself and
+        swaps it in holding `lock` (the lock queries hold), so no query pays for the reopen."""
+        import threading
+
+        if self._watch is not None:
+            return
+        self._stop = threading.Event()
+        guard = lock if lock is not None else contextlib.nullcontext()
+
+        def loop() -> None:
+            while not self._stop.wait(every):
+                try:
+                    update_index(self.ws, wait=0.0)
+                    if lock is not None and self._stale():
+                        state = self._open(warm=True)  # its own reader: safe beside queries
+                        with guard:
+                            self._install(state)
+                except Exception as exc:  # noqa: BLE001 - derived data: log, keep serving
+                    log.warning("search index not updated: %s", exc)
+
+        self._watch = threading.Thread(target=loop, name="wikimem-index-watch", daemon=True)
+        self._watch.start()
+
+    @property
+    def ready(self) -> bool:
+        """Watched and warmed: a query only checks the index is current, then scores."""
+        fast = self._fast
+        return (self._watch is not None and fast is not None and fast.warmed
+                and fast.searcher is self._searcher)
+
+    def _stale(self) -> bool:
+        """The open searcher is missing, behind the index, or was opened without warming."""
+        searcher, fast = self._searcher, self._fast
+        if searcher is None or fast is None or fast.searcher is not searcher or not fast.warmed:
+            return True
+        try:
+            return not searcher.up_to_date()
+        except Exception:  # noqa: BLE001 - the index folder was swapped: reopen
+            return True
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        self.close()
+
+    def _log_signature(self) -> tuple[int, int] | None:
+        try:
+            st = (self.ws.wiki / "log.md").stat()
+            return (st.st_size, st.st_mtime_ns)
+        except OSError:
+            return None
+
+    def refresh(self, force: bool = False) -> None:
+        if self._watch is not None and self._searcher is not None and not force:
+            # the watcher (or a compile, or another process) keeps the index current
+            if not self._searcher.up_to_date():
+                self._reopen()
+            return
+        now = time.monotonic()
+        sig = self._log_signature()
+        if (not force and self._searcher is not None and self.fresh_within > 0
+                and now - self._checked < self.fresh_within and sig == self._log_stat):
+            return
+        report = update_index(self.ws)
+        self._checked, self._log_stat = now, sig
+        # another process (or another Engine) may have updated the index since we opened it
+        if self._searcher is None or report.changed or not self._searcher.up_to_date():
+            self._reopen()
+
+    def _reopen(self, warm: bool = False) -> None:
+        self._install(self._open(warm))
+
+    def _open(self, warm: bool) -> tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]:
+        """The index as it is now: (index, searcher, scorer, priors, docs), warmed if asked."""
+        from whoosh import index as windex
+
+        folder = index_dir(self.ws)
+        try:
+            ix = windex.open_dir(str(folder))
+        except Exception:  # noqa: BLE001 - missing or swapped away mid-rebuild: bring it back once
+            update_index(self.ws)
+            ix = windex.open_dir(str(folder))
+        searcher = ix.searcher(weighting=weighting())
+        fast = FastScorer(searcher)
+        if warm:
+            fast.warm()
+        manifest = _read_manifest(folder, cached=True) or {}
+        return ix, searcher, fast, manifest.get("priors", {}), manifest.get("docs", {})
+
+    def _install(self, state: tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]) -> None:
+        old = self._searcher
+        self._ix, self._searcher, self._fast, self._priors, self._docs = state
+        if old is not None:
+            old.close()
+
+    def warm(self) -> None:
+        """Open the index and build the scorer's tables now (servers: before the first query)."""
+        self.refresh()
+        self._fast_scorer().warm()
+
+    def _first_passage(self, path: str) -> dict[str, Any]:
+        """The first passage of a file that matched by its title alone. Read through the file's
+        own short posting list: a query on `level` would walk every entry of the index."""
+        reader = self._searcher.reader()
+        try:
+            docnums = list(reader.postings("path", path).all_ids())
+        except Exception:  # noqa: BLE001 - whoosh raises TermNotFound for a path it lacks
+            return {}
+        for docnum in docnums:
+            fields = reader.stored_fields(docnum)
+            if fields.get("level") == "part":
+                return fields
+        return {}
+
+    def _passage_at(self, path: str, line: int) -> dict[str, Any]:
+        """The stored passage of `path` that holds file line `line` (else its first)."""
+        reader = self._searcher.reader()
+        try:
+            docnums = list(reader.postings("path", path).all_ids())
+        except Exception:  # noqa: BLE001 - TermNotFound: not indexed (skipped, or gone)
+            return {}
+        best: dict[str, Any] = {}
+        for docnum in docnums:
+            fields = reader.stored_fields(docnum)
+            if fields.get("level") != "part":
+                continue
+            lines = fields.get("lines") or []
+            if not best or (lines and lines[0][1] <= line):
+                best = fields
+        return best
+
+    def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+        from whoosh import query as Q
+
+        if kinds:
+            bad = [k for k in kinds if k not in KINDS]
+            if bad:
+                from ..errors import UsageError
+
+                raise UsageError(f"unknown kind {', '.join(bad)}; valid: {', '.join(KINDS)}")
+        parsed = parse_query(query)
+        if not parsed.terms and not parsed.phrases or limit <= 0:
+            return []
+        self.refresh()
+        searcher = self._searcher
+        recency = RECENCY_CURRENT if parsed.current else RECENCY
+        want = max(limit * 8, 60)
+        parts: dict[str, tuple[float, int]] = {}  # path -> (score, entry) of its best passage
+        heads: dict[str, float] = {}
+        kind_of: dict[str, str] = {}
+        # the ranking whoosh gives build_query's query, with the words scored by FastScorer
+        # and only the quoted phrases (if any) by whoosh: it needs their word positions
+        fast = self._fast_scorer()
+        rare, common = select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
+        phrases = phrase_queries(parsed)
+        if not rare and not phrases:
+            rare, common = common, []
+        if not rare and not phrases:
+            return []
+        scores = fast.accumulate(rare)
+        if phrases:
+            found = searcher.search(phrases[0] if len(phrases) == 1 else Q.Or(phrases),
+                                    limit=None, optimize=False)
+            for score, docnum in found.top_n:
+                scores[docnum] = scores.get(docnum, 0.0) + score
+        if common:
+            fast.accumulate(common, into=scores, only=True)
+        if kinds:
+            allowed = fast.kind_entries(kinds)
+            scores = {d: sc for d, sc in scores.items() if d in allowed}
+        entry = fast.entry
+        # which of the question's words an entry holds, as a bit mask, and what each word
+        # weighs (its idf): a passage that holds the rare words of the question beats one
+        # that repeats its common words (see coordination)
+        used = [*rare, *common]
+        totals = [fast.term_total(t) for t in used]
+        count = searcher.doc_count_all()
+        weights = [math.log((count + 1) / (searcher.doc_frequency("body", t) + 1)) + 1 for t in used]
+        masks: dict[int, int] = {}
+
+        def mask(docnum: int) -> int:
+            got = masks.get(docnum)
+            if got is None:
+                got = masks[docnum] = sum(1 << i for i, tot in enumerate(totals) if docnum in tot)
+            return got
+
+        head_mask: dict[str, int] = {}
+        part_cands: dict[str, list[tuple[float, int]]] = {}
+        while True:
+            # best first, ties to the lower entry number, as whoosh's collector orders them
+            top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
+            for score, neg in top:
+                docnum = -neg
+                path, is_doc, kind = entry(docnum)
+                kind_of[path] = kind
+                if is_doc:
+                    heads[path] = score
+                    head_mask[path] = mask(docnum)
+                else:
+                    part_cands.setdefault(path, []).append((score, docnum))
+            # a long document can fill the window with its own passages; widen until enough files
+            if len(kind_of) >= limit or len(top) < want or want >= 5000:
+                break
+            want *= 4
+            heads.clear()
+            head_mask.clear()
+            part_cands.clear()
+        coord = coordination(weights)
+        eras = fast.eras()
+        for path, cands in part_cands.items():
+            hm = head_mask.get(path, 0)
+            # in a changelog, a newer release's entry beats an older one's (strongly when the
+            # question asks what holds now)
+            parts[path] = max(((sc * coord(mask(d) | hm) * (1 + recency * eras.get(d, 10) / 10) / (1 + recency), d)
+                               for sc, d in cands), key=lambda x: (x[0], -x[1]))
+
+        def final(path: str) -> float:
+            if path in parts:
+                base = parts[path][0] + heads.get(path, 0.0) * coord(head_mask.get(path, 0) | mask(parts[path][1]))
+            else:
+                base = heads.get(path, 0.0) * coord(head_mask.get(path, 0))
+            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
+
+        by_path = {p: final(p) for p in kind_of}
+        if DUPLICATE_DEMOTE < 1:
+            # a source page and the raw file it was compiled from say the same thing: keep the
+            # better of the two where it ranks and move the other down, so other documents
+            # get the next places
+            for page in list(by_path):
+                raw = (self._docs.get(page) or {}).get("source")
+                if raw in by_path:
+                    lower = raw if by_path[raw] <= by_path[page] else page
+                    by_path[lower] *= DUPLICATE_DEMOTE
+        ranked = with_current_sources(
+            sorted(((sc, p) for p, sc in by_path.items()), key=lambda sp: (-sp[0], sp[1])), self._docs, limit)
+        stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
+        term_weights = dict(zip(used, weights, strict=True))
+        out = []
+        for score, path, at in ranked:
+            if at is not None:
+                fields = self._passage_at(path, at)
+                kind_of.setdefault(path, str((self._docs.get(path) or {}).get("kind") or "raw"))
+            elif kind_of[path] == "fact" and (parsed.current or not _NUMBER.search(query)):
+                # what a timeline says is current is its first passage, whatever else matched
+                # (a question that names no release asks about now)
+                fields = fast.fields(fast.first_part[path]) if path in fast.first_part else self._first_passage(path)
+            elif path in parts:
+                fields = fast.fields(parts[path][1])
+            elif path in fast.first_part:
+                fields = fast.fields(fast.first_part[path])
+            else:
+                fields = self._first_passage(path)
+            snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [], at=at,
+                                         weights=term_weights)
+            heading = fields.get("headings") or ""
+            title = str((self._docs.get(path) or {}).get("title") or path)
+            out.append(Passage(
+                Hit(path, title, kind_of[path], score, snippet or heading or title),
+                line, fields.get("anchor") or "L", heading, fields.get("body") or "",
+            ))
+        return out
+
+
+def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, Any],
+                         limit: int) -> list[tuple[float, str, int | None]]:
+    """The top `limit` of (score, path), where a fact page that ranks well brings the passage
+    stating its current value right after it: the page answers "what is it now", the source
+    passage is the evidence an agent quotes. (score, path, line): line is set for a passage
+    brought this way."""
+    if not ranked:
+        return []
+    best = ranked[0][0]
+    out: list[tuple[float, str, int | None]] = []
+    placed: set[str] = set()
+    for score, path in ranked:
+        if len(out) >= limit:
+            break
+        if path in placed:
+            continue
+        out.append((score, path, None))
+        placed.add(path)
+        current = (docs.get(path) or {}).get("current") if path.startswith("wiki/facts/") else None
+        if current and score >= 0.75 * best and len(out) < limit:
+            raw, _, anchor = str(current).partition("#L")
+            if raw not in placed and raw in docs:
+                out.append((score, raw, int(anchor) if anchor.isdigit() else 1))
+                placed.add(raw)
+    return out
+
+
+_ENGINES: dict[Path, Engine] = {}
+
+
+def engine(ws: Workspace, *, fresh_within: float = 0.0) -> Engine:
+    """The engine for a workspace, kept for the life of the process."""
+    eng = _ENGINES.get(ws.root)
+    if eng is None:
+        eng = _ENGINES[ws.root] = Engine(ws, fresh_within=fresh_within)
+    eng.fresh_within = fresh_within
+    return eng
+
+
+def search(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Hit]:
+    """Rank wiki pages and raw sources for a question or keywords; brings the index up to date first."""
+    return [p.hit for p in engine(ws).passages(query, limit, kinds)]
+
+
+def search_passages(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+    """As `search`, with the line and passage text that query answers and context packs cite."""
+    return engine(ws).passages(query, limit, kinds)
+
+
+@contextlib.contextmanager
+def opened(ws: Workspace, *, fresh_within: float = 0.0) -> Iterator[Engine]:
+    eng = Engine(ws, fresh_within=fresh_within)
+    try:
+        yield eng
+    finally:
+        eng.close()

@@ -1,0 +1,471 @@
+"""The derived whoosh index in .wikimem/search/: kept current from a manifest of sizes and
+mtimes (or from the paths a compile names), built from nothing on every core, with the
+series priors that rank the newer release higher."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..naming import CATALOG_NAME, is_ignored_name, undecodable
+from ..workspace import Workspace, atomic_write
+from .analysis import path_words, schema
+from .documents import Doc, load_raw_file, load_wiki_page
+
+log = logging.getLogger("wikimem.search")
+
+
+INDEX_DIR = "search"
+
+
+# bump when the schema, chunking or analysis changes: an old index is then rebuilt
+INDEX_VERSION = 15
+
+
+WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")
+
+
+PARALLEL_INDEX = 100  # files; a build from nothing of more uses every core (see _update_locked)
+
+
+@dataclass
+class IndexReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    files: int = 0
+    passages: int = 0
+    rebuilt: bool = False
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.rebuilt)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "files": self.files,
+                "passages": self.passages, "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3)}
+
+
+def index_dir(ws: Workspace) -> Path:
+    return ws.state_dir / INDEX_DIR
+
+
+def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
+    """Every file search covers, with (size, mtime_ns): raw/ as compile sees it (raw_tree's one
+    walk: its ignore rules, symlink and hard-link policy) and the wiki's pages. No reads.
+
+    This runs before every search, so it stays lean: string paths, no per-file imports.
+    """
+    from ..raw_tree import scan
+
+    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws).files}
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or _ignored(name) or undecodable(name):
+                continue  # a name in invalid UTF-8 cannot go into the index (compile refuses it too)
+            rel = prefix + name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path, rel + "/")
+                    continue
+                if entry.is_symlink() or not name.endswith(".md") or _CATALOG.search(rel):
+                    continue  # pages are files wikimem or a person wrote, never links out
+                st = entry.stat()
+            except OSError:
+                continue
+            found[rel] = (st.st_size, st.st_mtime_ns)
+
+    for folder in WIKI_FOLDERS:
+        walk(str(ws.wiki / folder), f"wiki/{folder}/")
+    return found
+
+
+# from naming, not sources/index_page: those would pull YAML, front matter and Jinja into
+# every cold search
+_ignored = is_ignored_name
+
+
+_CATALOG = CATALOG_NAME
+
+
+_MANIFESTS: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
+def _read_manifest(folder: Path, *, cached: bool = False) -> dict[str, Any] | None:
+    """The manifest; `cached` reuses the last parse while the file is unchanged (read-only use:
+    parsing 5 MB of JSON at 10k sources would be most of a freshness check)."""
+    path = folder / "manifest.json"
+    try:
+        st = path.stat()
+        key = (st.st_mtime_ns, st.st_size)
+        if cached and path in _MANIFESTS and _MANIFESTS[path][0] == key:
+            return _MANIFESTS[path][1]
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if cached and isinstance(data, dict) and data.get("version") == INDEX_VERSION:
+        _MANIFESTS[path] = (key, data)
+    if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+        return None
+    return data
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+
+
+def series_key(path: str, title: str) -> str | None:
+    """Documents that differ only by the numbers in their title belong to one series."""
+    if not _NUMBER.search(title):
+        return None
+    folder = path.rsplit("/", 1)[0] if path.startswith("raw/") else "wiki"
+    return folder + "|" + _NUMBER.sub("#", title.lower()).strip()
+
+
+def version_of(title: str) -> tuple[int, ...]:
+    m = _NUMBER.search(title)
+    return tuple(int(x) for x in m.group(0).split(".")[:4]) if m else ()
+
+
+def _series_of(path: str, info: dict[str, Any]) -> str | None:
+    """A manifest doc's series key: kept in it when indexed ("series"), else worked out."""
+    if "series" in info:
+        return info["series"] or None
+    return series_key(path, info.get("title") or "")
+
+
+def compute_priors(docs: dict[str, dict[str, Any]], only: set[str] | None = None) -> dict[str, float]:
+    """Recency rank in [0, 1] within each series (1 = newest); only series of two or more.
+    With `only` (series keys), just those series: an update recomputes the series it touched."""
+    groups: dict[str, list[tuple[Any, str]]] = {}
+    for path, info in docs.items():
+        key = _series_of(path, info)
+        if key is None or (only is not None and key not in only):
+            continue
+        order = (info.get("date") or "", version_of(info["title"]))
+        groups.setdefault(key, []).append((order, path))
+    ranks: dict[str, float] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort()
+        # documents whose version or date ties share a rank
+        distinct = sorted({o for o, _ in members})
+        for order, path in members:
+            ranks[path] = distinct.index(order) / max(1, len(distinct) - 1)
+    return ranks
+
+
+def _settings_max_bytes(ws: Workspace) -> int:
+    try:
+        from ..config import load_settings
+
+        return int(load_settings(ws.root).max_source_mb * 1_000_000)
+    except Exception:  # a broken wikimem.toml must not stop search; compile reports it
+        return 10_000_000
+
+
+def _add(writer: Any, doc: Doc) -> int:
+    writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
+                        where=path_words(doc.path), anchor=doc.anchor)
+    for chunk in doc.chunks:
+        extra = {"era": str(chunk.era)} if chunk.era is not None else {}
+        writer.add_document(path=doc.path, kind=doc.kind, level="part", headings=chunk.heading,
+                            body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor, **extra)
+    return len(doc.chunks)
+
+
+def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
+                 only: Iterable[str] | None = None) -> IndexReport:
+    """Bring the index in line with wiki/ and raw/; the minimum work when nothing changed.
+
+    Returns what changed. When another process holds the index's write lock it waits
+    up to `wait` seconds, then leaves the index as it is (searches still work on it).
+    `only` (workspace-relative paths, as a compile names what it wrote) looks at those files
+    alone, without walking the folders; without an index yet, it builds the whole one.
+    """
+    started = time.perf_counter()
+    folder = index_dir(ws)
+    manifest = None if rebuild else _read_manifest(folder, cached=True)
+    if only is not None and manifest is not None:
+        only = sorted(set(only))
+        with _index_lock(ws, wait) as acquired:
+            if not acquired:
+                return IndexReport(seconds=time.perf_counter() - started)
+            return _update_locked(ws, False, wait, started, only=only)
+    if manifest is not None:
+        current = walk_files(ws)
+        files = manifest["files"]
+        if len(files) == len(current) and all(files.get(p) == list(st) for p, st in current.items()):
+            return IndexReport(files=len(current), seconds=time.perf_counter() - started)
+    try:
+        with _index_lock(ws, wait) as acquired:
+            if not acquired:
+                log.info("another process is updating the search index; searching it as it is")
+                return IndexReport(seconds=time.perf_counter() - started)
+            # under the lock, look again: the process we waited for may have done the work
+            return _update_locked(ws, rebuild, wait, started)
+    except OSError as exc:
+        if manifest is not None and not rebuild:
+            # e.g. a read-only copy of a workspace: search the index as it is
+            log.warning("search index not updated (%s); results may miss recent changes", exc)
+            return IndexReport(seconds=time.perf_counter() - started)
+        from ..errors import WikimemError
+
+        raise WikimemError(
+            f"cannot write the search index in {folder} ({exc.strerror or exc}); check that folder's permissions"
+        ) from exc
+
+
+@contextlib.contextmanager
+def _index_lock(ws: Workspace, wait: float) -> Iterator[bool]:
+    """One index updater at a time across processes (an OS lock, freed if the holder dies)."""
+    import errno
+    import fcntl
+
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.state_dir / "search.lock", "a+") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.05)
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
+    """(size, mtime_ns) of one file search covers, None if it is gone or not one it covers
+    (the rules of walk_files, for a path named rather than walked)."""
+    parts = rel.split("/")
+    if len(parts) < 2 or parts[0] not in ("raw", "wiki") or any(p.startswith(".") for p in parts[1:]):
+        return None
+    if parts[0] == "wiki" and (parts[1] not in WIKI_FOLDERS or len(parts) < 3 or not rel.endswith(".md")
+                               or _CATALOG.search(rel) or _ignored(parts[-1])):
+        return None
+    try:
+        st = os.lstat(ws.root / rel)
+    except OSError:
+        return None
+    import stat as stat_
+
+    if not stat_.S_ISREG(st.st_mode):
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
+                   only: list[str] | None = None) -> IndexReport:
+    report = IndexReport(rebuilt=rebuild)
+    folder = index_dir(ws)
+    manifest = None if rebuild else _read_manifest(folder)
+    if manifest is None:
+        rebuild = report.rebuilt = True
+        only = None
+        manifest = {"version": INDEX_VERSION, "files": {}, "docs": {}, "skipped": {}}
+    files: dict[str, list[int]] = manifest["files"]
+    if only is None:
+        current = walk_files(ws)
+    else:
+        current = {p: (st[0], st[1]) for p, st in files.items()}
+        for path in only:
+            got = _stat_for_index(ws, path)
+            if got is None:
+                current.pop(path, None)
+            else:
+                current[path] = got
+    report.files = len(current)
+    changed = [p for p, stat in current.items() if files.get(p) != list(stat)]
+    gone = [p for p in files if p not in current]
+    if not (changed or gone or rebuild):
+        report.seconds = time.perf_counter() - started
+        return report
+
+    from whoosh import index as windex
+    from whoosh.index import LockError
+
+    from ..sources import SkipSource
+
+    build_in = folder
+    ix: Any = None
+    if not rebuild:
+        try:
+            ix = windex.open_dir(str(folder))
+        except Exception as exc:  # noqa: BLE001 - a damaged index is derived data: rebuild it
+            log.warning("search index unreadable (%s); rebuilding", exc)
+            rebuild = report.rebuilt = True
+    if rebuild:
+        # build beside the live index and swap it in at the end, so searches running
+        # meanwhile (another process, the MCP server) keep a complete index to read
+        manifest = {"version": INDEX_VERSION, "files": {}, "docs": {}, "skipped": {}}
+        files = manifest["files"]
+        changed, gone = list(current), []
+        build_in = folder.with_name(INDEX_DIR + ".new")
+        if build_in.exists():
+            shutil.rmtree(build_in)
+        build_in.mkdir(parents=True)
+        ix = windex.create_in(str(build_in), schema())
+    # a build from nothing of many files: whoosh's multiprocessing writer analyses on every core
+    # (each worker writes a segment of its own; the segments are searched as they are). Not in a
+    # process with other threads (the daemon, the MCP server): forking there is unsafe.
+    import threading
+
+    procs = min(4, os.cpu_count() or 1)
+    parallel = rebuild and len(changed) >= PARALLEL_INDEX and procs > 1 and threading.active_count() == 1
+    try:
+        # jobs of ~100 entries (whoosh's default) in a small build would all go to one worker
+        batch = max(20, min(100, len(changed) // (2 * procs)))
+        writer = ix.writer(procs=procs, batchsize=batch, multisegment=True, timeout=wait, limitmb=64) if parallel else \
+            ix.writer(timeout=wait, limitmb=128)
+    except LockError:
+        log.info("search index is being updated by another process; searching it as it is")
+        report.seconds = time.perf_counter() - started
+        return report
+    max_bytes = _settings_max_bytes(ws)
+    outlines = _Outlines(ws, current)
+    docs: dict[str, Any] = manifest["docs"]
+    skipped: dict[str, Any] = manifest.setdefault("skipped", {})
+    # the series (versioned titles) of every file this update touches, before and after
+    before_titles = {p: docs[p] for p in (*gone, *changed) if p in docs}
+    touched_series: set[str] = {k for p, info in before_titles.items() if (k := _series_of(p, info)) is not None}
+    try:
+        for path in gone:
+            writer.delete_by_term("path", path)
+            files.pop(path, None)
+            docs.pop(path, None)
+            skipped.pop(path, None)
+            report.removed.append(path)
+        for path in sorted(changed):
+            known = path in files
+            if known and not rebuild:
+                writer.delete_by_term("path", path)
+            try:
+                doc = load_wiki_page(ws, path.removeprefix("wiki/")) if path.startswith("wiki/") else \
+                    load_raw_file(ws, path, max_bytes, outlines.get(path))
+            except SkipSource as exc:
+                skipped[path] = str(exc)
+                report.skipped.append((path, str(exc)))
+                docs.pop(path, None)
+                files[path] = list(current[path])
+                continue
+            except RecursionError:
+                # nested deeper than the parsers recurse: one such file must not stop the index
+                # for every other; recorded like a skip, so it is not parsed again until it changes
+                reason = "unreadable (nested too deeply to parse)"
+                skipped[path] = reason
+                report.skipped.append((path, reason))
+                docs.pop(path, None)
+                files[path] = list(current[path])
+                continue
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                # vanished or unreadable mid-walk: try again next time
+                log.info("not indexed %s: %s", path, exc)
+                files.pop(path, None)
+                docs.pop(path, None)
+                continue
+            skipped.pop(path, None)
+            report.passages += _add(writer, doc)
+            key = series_key(path, doc.title)
+            docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date, "series": key or ""}
+            if key is not None:
+                touched_series.add(key)
+            if doc.kind == "source" and len(doc.sources) == 1:
+                docs[path]["source"] = doc.sources[0]
+            if doc.current and doc.current.startswith("raw/"):
+                docs[path]["current"] = doc.current
+            files[path] = list(current[path])
+            (report.updated if known and not rebuild else report.added).append(path)
+        if rebuild or "priors" not in manifest:
+            manifest["priors"] = compute_priors(docs)
+        elif touched_series:
+            # only the series a changed file belongs to (or belonged to) can change their order
+            priors = {p: v for p, v in manifest["priors"].items()
+                      if _series_of(p, docs.get(p) or before_titles.get(p) or {}) not in touched_series}
+            priors.update(compute_priors(docs, touched_series))
+            manifest["priors"] = priors
+        writer.commit(optimize=rebuild and not parallel)
+    except BaseException:
+        writer.cancel()
+        raise
+    finally:
+        outlines.close()
+    atomic_write(build_in / "manifest.json", json.dumps(manifest, separators=(",", ":"), sort_keys=True))
+    if build_in != folder:
+        old = folder.with_name(INDEX_DIR + ".old")
+        if old.exists():
+            shutil.rmtree(old)
+        if folder.exists():
+            os.replace(folder, old)
+        os.replace(build_in, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+class _Outlines:
+    """The outlines the compile kept in state.db (sources.outline), for raw files whose size and
+    mtime still match the compiled version; read-only, and empty when there is no state.db."""
+
+    def __init__(self, ws: Workspace, current: dict[str, tuple[int, int]]):
+        import sqlite3
+
+        self.db: Any = None
+        self.shas: dict[str, str] = {}
+        if not ws.state_db.exists():
+            return
+        try:
+            self.db = sqlite3.connect(f"file:{ws.state_db}?mode=ro", uri=True, timeout=1.0)
+            for path, sha, size, mtime in self.db.execute("SELECT path, sha256, size, mtime_ns FROM sources"):
+                if current.get(path) == (size, mtime):
+                    self.shas[path] = sha
+        except sqlite3.Error:
+            self.close()
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        sha = self.shas.get(path)
+        if sha is None or self.db is None:
+            return None
+        import sqlite3
+
+        try:
+            row = self.db.execute("SELECT data FROM outlines WHERE sha256=?", (sha,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return json.loads(row[0]) if row else None
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+
+def reindex(ws: Workspace) -> IndexReport:
+    """Throw the index away and build it again from wiki/ and raw/."""
+    return update_index(ws, rebuild=True, wait=30.0)

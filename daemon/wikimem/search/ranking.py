@@ -1,0 +1,448 @@
+"""From a question to scored entries: its terms and intent, BM25F as whoosh computes it (done
+faster by FastScorer), and the coordination factor that favours the passage holding the
+question's rare words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .analysis import analyzer
+from .documents import KINDS
+
+# query-time field weights (BM25F per field, summed): the words a page is *about*
+# (title, aliases, headings) say more than a passing mention in the body
+FIELD_BOOSTS = {"title": 3.0, "aliases": 2.5, "headings": 2.0, "where": 1.2, "body": 1.0}
+
+
+# source and answer pages summarize and cite: prefer them a little over the raw text when
+# both match. Concept pages quote a sentence or two from many sources, so they match many
+# questions broadly; they rank below the specific page unless they match clearly better.
+KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
+
+
+DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
+
+
+COORD_POWER = 1.5  # how much the share of the question's words held counts (see coordination)
+
+
+RECENCY = 0.15  # bonus for the newest member of a series
+
+
+RECENCY_CURRENT = 1.0  # ... when the question asks for the current / latest value
+
+
+# a word in more than this share of index entries only adds to passages that match a rarer one
+COMMON_FRACTION = 0.08
+
+
+POSTINGS_BUDGET = 4000  # passages the rarest words of a question may pick as candidates
+
+
+LARGE_INDEX = 50_000  # entries; above it common words are not scored at all (see build_query)
+
+
+CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "nowadays"}
+
+
+# how questions ask for a bound that pages call a minimum: the word the pages use is searched too
+INTENT_SYNONYMS = {"oldest": "minimum", "earliest": "minimum", "lowest": "minimum"}
+
+
+# dropped from questions (on top of whoosh's own index stop list): question words and
+# fillers that would otherwise match almost every passage
+QUERY_STOP = frozenset(
+    """a an and are as at be been but by can could did do does doing for from had has have how
+    i if in into is it its me my of on or our should so than that the their them then there these
+    they this those to was we were what when where which who whom whose why will with would you your
+    about also any each just more most only other some such very via vs used use using tell
+    explain describe show give find me please""".split()
+)
+
+
+_PHRASE = re.compile(r'"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    terms: tuple[str, ...]  # analyzed (stemmed) terms, stop words dropped
+    phrases: tuple[tuple[str, ...], ...]
+    current: bool  # asks for the current value: favour the newest in a series
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Natural language in, terms out: every content word counts, none is required."""
+    ana = analyzer()
+    phrases = tuple(
+        tuple(t.text for t in ana(p)) for p in _PHRASE.findall(text) if any(True for _ in ana(p))
+    )
+    words = re.findall(r"[\w.]+", text.lower())
+    current = any(w in CURRENT_WORDS for w in words)
+    kept = [w for w in re.findall(r"\S+", text) if w.lower().strip("?!.,;:\"'()`") not in QUERY_STOP]
+    if current:
+        # "now", "currently": how the question asks, not what it asks about (they would match
+        # every passage that says "now supports")
+        content_words = [w for w in kept if w.lower().strip("?!.,;:\"'()`") not in CURRENT_WORDS]
+        kept = content_words or kept
+    kept += [INTENT_SYNONYMS[w.lower().strip("?!.,;:\"'()`")] for w in kept
+             if w.lower().strip("?!.,;:\"'()`") in INTENT_SYNONYMS]
+    terms = [t.text for t in ana(" ".join(kept))]
+    if not terms:  # a query of only stop words: search them rather than nothing
+        from whoosh.analysis import StandardAnalyzer
+
+        terms = [t.text for t in StandardAnalyzer(stoplist=None)(text)]
+    seen: dict[str, None] = {}
+    for term in terms:
+        seen.setdefault(term, None)
+    return ParsedQuery(tuple(seen), phrases, current)
+
+
+def weighting() -> Any:
+    """BM25F without length normalization for the doc-level fields: only doc entries have a
+    title, so the average title length over all entries is tiny and normal BM25 would
+    crush every title match."""
+    from whoosh.scoring import BM25F
+
+    return BM25F(title_B=0.0, aliases_B=0.0, where_B=0.0)
+
+
+def select_terms(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> tuple[list[str], list[str]]:
+    """(rare, common): the words that pick candidates and the words that only add to them
+    (see build_query)."""
+    common: list[str] = []
+    rare = list(parsed.terms)
+    if doc_frequency is not None and doc_count > 200:
+        cutoff = COMMON_FRACTION * doc_count
+        df = {t: doc_frequency("body", t) for t in parsed.terms}
+        common = [t for t in parsed.terms if df[t] > cutoff]
+        rare = [t for t in parsed.terms if t not in common]
+        # bound the candidates on a large wiki: the rarest words pick the passages, up to a
+        # budget of postings. On a small wiki every word fits and this changes nothing.
+        budget, total = POSTINGS_BUDGET, 0
+        picked: list[str] = []
+        for t in sorted(rare, key=lambda t: df[t]):
+            if picked and total + df[t] > budget:
+                break
+            picked.append(t)
+            total += df[t]
+        rare = [t for t in rare if t in picked]
+        if doc_count > LARGE_INDEX:
+            # scoring the common words' long posting lists, even only for the candidates,
+            # costs four times the rest of the query on a 10k-source wiki (bench/search_speed.py)
+            common = []
+    return rare, common
+
+
+def phrase_queries(parsed: ParsedQuery) -> list[Any]:
+    """A quoted phrase of two words or more scores again, in the body, title or headings."""
+    from whoosh import query as Q
+
+    return [
+        Q.Or([Q.Phrase("body", list(p), boost=2.0), Q.Phrase("title", list(p), boost=4.0),
+              Q.Phrase("headings", list(p), boost=3.0)])
+        for p in parsed.phrases if len(p) > 1
+    ]
+
+
+def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
+    """Every content word may match (OR), in any field, with the field's weight.
+
+    Words found in a large share of passages ("go" in Go release notes) only add to the
+    score of passages that match a rarer word too (whoosh's AndMaybe): they rarely decide
+    anything, and scoring their long posting lists is most of the cost of a query. On a
+    large wiki the candidates are bounded too: the rarest words pick them, up to a budget of
+    postings, and the rest of the words are left out (pure-Python scoring costs about a
+    microsecond a posting; a 10k-source wiki has lists of 20k+).
+    """
+    from whoosh import query as Q
+
+    def clauses(terms: Iterable[str]) -> list[Any]:
+        return [Q.Term(f, t, boost=b) for t in terms for f, b in FIELD_BOOSTS.items()]
+
+    def either(items: list[Any], matcher: int) -> Any:
+        if len(items) == 1:
+            return items[0]
+        query = Q.Or(items)
+        query.matcher_type = matcher
+        return query
+
+    rare, common = select_terms(parsed, doc_frequency, doc_count)
+    phrases = phrase_queries(parsed)
+    main = clauses(rare) + phrases
+    if not main:  # only common words: score them all
+        main, common = clauses(common), []
+    if not main:
+        return None
+    # on a small index the words score into arrays (3x faster than whoosh's tree of union
+    # matchers); the array matcher walks the whole range of entries, though, so on a large
+    # index the tree is faster (105 vs 195 ms at 181k entries)
+    matcher = Q.Or.ARRAY_MATCHER if doc_count <= LARGE_INDEX else Q.Or.DEFAULT_MATCHER
+    query = either(main, matcher)
+    if common:
+        query = Q.AndMaybe(query, either(clauses(common), matcher))
+    return query
+
+
+def coordination(weights: list[float]) -> Any:
+    """mask -> factor in (0, 1]: the share of the question's weight (each word's idf) that an
+    entry holds, to the power COORD_POWER. BM25 sums what matches, so a passage that says
+    "version" and "minimum" five times can beat the one sentence that names the asked-for
+    platform; weighing by the words held puts the rare, telling words first."""
+    total = sum(weights) or 1.0
+    cache: dict[int, float] = {}
+
+    def factor(mask: int) -> float:
+        got = cache.get(mask)
+        if got is None:
+            held = sum(w for i, w in enumerate(weights) if mask >> i & 1)
+            got = cache[mask] = (held / total) ** COORD_POWER if mask else 1.0
+        return got
+
+    return factor
+
+
+class FastScorer:
+    """BM25F exactly as whoosh's `weighting()` scores it, for the plain term queries
+    `build_query` makes (an Or of field-boosted terms, optionally AndMaybe common words).
+
+    whoosh scores a posting at a time through a tree of Python matchers, about 5 µs each:
+    30 ms a question at 10k sources. Here each (field, term) posting list is read a block
+    at a time and scored in one comprehension against the field lengths, decoded once per
+    searcher, then summed into a dict; lists are cached for the searcher's life, so a word
+    seen before costs a dict merge. Phrase queries still go through whoosh.
+    """
+
+    # scored postings kept across queries, per field and per word (about 100 bytes each):
+    # past this both caches start over
+    CACHE_POSTINGS = 1_500_000
+
+    def __init__(self, searcher: Any):
+        from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+        from whoosh.util.numeric import byte_to_length
+
+        self.searcher = searcher
+        self.leaves = [(s.reader(), offset) for s, offset in searcher.leaf_searchers()]
+        self._lenfield, self._lencolumn = _lenfield, LENGTHS_COLUMN
+        self._byte_len = [float(byte_to_length(b)) for b in range(256)]
+        self._lengths: dict[str, list[float]] = {}
+        self._cache: dict[tuple[str, str], dict[int, float]] = {}
+        self._cached = 0
+        self._totals: dict[str, dict[int, float]] = {}
+        self._weighting = searcher.weighting
+        self._paths: list[str] | None = None
+        self._levels: bytearray | None = None
+        self._kinds: list[str] | None = None
+        self.first_part: dict[str, int] = {}  # path -> its first passage's entry
+        self._entry_cache: dict[int, tuple[str, bool, str]] = {}
+        self._fields: dict[int, dict[str, Any]] = {}
+        self._kind_sets: dict[tuple[str, ...], set[int]] = {}
+        self._eras: dict[int, int] | None = None
+
+    def lengths(self, field: str) -> list[float]:
+        """Every entry's length in `field`, as whoosh's scorer sees it (one byte, decoded)."""
+        got = self._lengths.get(field)
+        if got is None:
+            got = []
+            table = self._byte_len
+            for reader, _ in self.leaves:
+                count = reader.doc_count_all()
+                perdoc = getattr(reader, "_perdoc", None)
+                column = perdoc._cached_reader(self._lenfield(field), self._lencolumn) if perdoc is not None else None
+                if column is None:
+                    got.extend(float(reader.doc_field_length(d, field, 1) or 1) for d in range(count))
+                else:
+                    raw = _column_bytes(column, count)
+                    got.extend(table[b] or 1.0 for b in raw)
+            self._lengths[field] = got
+        return got
+
+    def _read(self, field: str, term: str) -> tuple[list[int], list[float]]:
+        ids: list[int] = []
+        weights: list[float] = []
+        for reader, offset in self.leaves:
+            try:
+                m = reader.postings(field, term)
+            except Exception:  # noqa: BLE001 - TermNotFound: the word is not in this segment
+                continue
+            deleted = reader.deleted_docs_set if reader.has_deletions() else None
+            leaf = getattr(m, "child", m) if deleted else m
+            if hasattr(leaf, "_read_ids") and hasattr(leaf, "_next_block"):
+                # a block at a time: whoosh3's leaf matcher holds each block as two arrays
+                while leaf.is_active():
+                    leaf._read_ids()
+                    leaf._read_weights()
+                    bids, bw = leaf._ids, leaf._weights
+                    if deleted:
+                        pairs = [(d, w) for d, w in zip(bids, bw, strict=True) if d not in deleted]
+                        ids.extend(d + offset for d, _ in pairs)
+                        weights.extend(w for _, w in pairs)
+                    else:
+                        if offset:
+                            ids.extend(d + offset for d in bids)
+                        else:
+                            ids.extend(bids)
+                        weights.extend(bw)
+                    leaf._next_block()
+            else:
+                while m.is_active():
+                    ids.append(m.id() + offset)
+                    weights.append(m.weight())
+                    m.next()
+        return ids, weights
+
+    def term_scores(self, field: str, term: str) -> dict[int, float]:
+        """entry -> BM25F score of one word in one field, times the field's boost."""
+        key = (field, term)
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        ids, weights = self._read(field, term)
+        got = {}
+        if ids:
+            w = self._weighting
+            b = w._field_B.get(field, w.B)
+            k1 = w.K1
+            idf = self.searcher.idf(field, term) * FIELD_BOOSTS.get(field, 1.0)
+            avg = self.searcher.avg_field_length(field) or 1
+            lengths = self.lengths(field)
+            # bm25(idf, tf, fl, avgfl, B, K1) from whoosh.scoring, inlined, with the boost
+            c1, c2 = k1 * (1 - b), k1 * b / avg
+            k = k1 + 1
+            got = {d: idf * ((tf * k) / (tf + c1 + c2 * lengths[d])) for d, tf in zip(ids, weights, strict=True)}
+        self._make_room()
+        self._cache[key] = got
+        self._cached += len(got)
+        return got
+
+    def _make_room(self) -> None:
+        """Past CACHE_POSTINGS cached scores, both caches start again (they hold the same postings)."""
+        if self._cached > self.CACHE_POSTINGS:
+            self._cache.clear()
+            self._totals.clear()
+            self._cached = 0
+
+    def term_total(self, term: str) -> dict[int, float]:
+        """entry -> one word's boosted score summed over every field, as whoosh's Or sums it."""
+        got = self._totals.get(term)
+        if got is None:
+            got = {}
+            for fname in FIELD_BOOSTS:
+                scores = self.term_scores(fname, term)
+                if not got:
+                    got = dict(scores)
+                    continue
+                get = got.get
+                for d, s in scores.items():
+                    got[d] = get(d, 0.0) + s
+            self._make_room()
+            self._totals[term] = got
+            self._cached += len(got)
+        return got
+
+    def accumulate(self, terms: Iterable[str], into: dict[int, float] | None = None,
+                   only: bool = False) -> dict[int, float]:
+        """Sum the words' scores into entry -> score. With `only`, add to the entries already
+        in `into` and no others (whoosh's AndMaybe)."""
+        acc: dict[int, float] = {} if into is None else into
+        for term in terms:
+            scores = self.term_total(term)
+            if not scores:
+                continue
+            if only:
+                if len(acc) < len(scores):
+                    hits = [(d, scores[d]) for d in acc if d in scores]
+                else:
+                    hits = [(d, s) for d, s in scores.items() if d in acc]
+                for d, s in hits:
+                    acc[d] += s
+            elif not acc:
+                acc.update(scores)
+            else:
+                get = acc.get
+                for d, s in scores.items():
+                    acc[d] = get(d, 0.0) + s
+        return acc
+
+    def entry(self, docnum: int) -> tuple[str, bool, str]:
+        """(path, is the file's doc entry, kind) of one entry: from the tables `warm` builds,
+        else from its stored fields (a one-shot search reads a few dozen, not every entry)."""
+        if self._paths is not None:
+            return self._paths[docnum], bool(self._levels[docnum]), self._kinds[docnum]  # type: ignore[index]
+        got = self._entry_cache.get(docnum)
+        if got is None:
+            fields = self.fields(docnum)
+            got = self._entry_cache[docnum] = (fields["path"], fields.get("level") == "doc", fields["kind"])
+        return got
+
+    def eras(self) -> dict[int, int]:
+        """entry -> its release's era (0..10), for changelog passages only (see release_eras)."""
+        if self._eras is None:
+            self._eras = {d: n for n in range(11) for d in self._read("era", str(n))[0]}
+        return self._eras
+
+    def kind_entries(self, kinds: tuple[str, ...]) -> set[int]:
+        got = self._kind_sets.get(kinds)
+        if got is None:
+            got = self._kind_sets[kinds] = {d for k in kinds for d in self._read("kind", k)[0]}
+        return got
+
+    def fields(self, docnum: int) -> dict[str, Any]:
+        """An entry's stored fields, kept for later queries: whoosh decompresses each entry's
+        text anew, a tenth of a millisecond, and the same pages answer many questions."""
+        got = self._fields.get(docnum)
+        if got is None:
+            if len(self._fields) >= 4096:
+                self._fields.clear()
+            got = self._fields[docnum] = self.searcher.stored_fields(docnum)
+        return got
+
+    @property
+    def warmed(self) -> bool:
+        return self._paths is not None
+
+    def warm(self) -> None:
+        """Build what later queries would otherwise build on first use (about a second at
+        10k sources): the entry tables, every field's lengths, the stored-fields file."""
+        self.entries()
+        self.eras()
+        for fname in FIELD_BOOSTS:
+            self.lengths(fname)
+        if self.searcher.doc_count_all():
+            self.searcher.stored_fields(0)
+
+    def entries(self) -> tuple[list[str], bytearray, list[str]]:
+        """Path, level (1 = doc entry) and kind of every entry, from the short `path`,
+        `level` and `kind` posting lists rather than the stored fields (a pickle with the
+        passage text for each)."""
+        if self._paths is None:
+            total = self.searcher.doc_count_all()
+            paths = [""] * total
+            kinds = [""] * total
+            levels = bytearray(total)
+            for d in self._read("level", "doc")[0]:
+                levels[d] = 1
+            first: dict[str, int] = {}
+            for term in self.searcher.reader().lexicon("path"):
+                text = term.decode("utf-8") if isinstance(term, bytes) else term
+                for d in self._read("path", text)[0]:
+                    paths[d] = text
+                    if not levels[d] and text not in first:
+                        first[text] = d
+            for kind in KINDS:
+                for d in self._read("kind", kind)[0]:
+                    kinds[d] = kind
+            self._levels, self._kinds, self.first_part = levels, kinds, first
+            self._paths = paths  # last: entry() reads the tables once this is set
+        return self._paths, self._levels, self._kinds  # type: ignore[return-value]
+
+
+def _column_bytes(column: Any, count: int) -> bytes:
+    """A one-byte-per-entry lengths column as bytes: one read instead of a call per entry."""
+    dbfile, base, stored = getattr(column, "_dbfile", None), getattr(column, "_basepos", None), getattr(column, "_count", None)
+    if dbfile is None or base is None or stored is None or getattr(column, "_fixedlen", 1) != 1:
+        return bytes(column[d] for d in range(count))
+    raw = bytes(dbfile.get(base, min(stored, count)))
+    return raw + bytes(count - len(raw))  # entries past the column's end have the default, 0
