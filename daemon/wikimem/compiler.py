@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import history, index_page, log_page, raw_tree, timelines
+from . import adopt, history, index_page, log_page, raw_tree, timelines
 from .backends import Batch, PageEdit, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
@@ -285,7 +285,7 @@ def _compile_locked(
                     f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
                     "taken back as wikimem's and compiled again")
         # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
-        history.sync(ws, settings, state)
+        adopt.sync(ws, settings, state)
         rows = state.sources()
         version = str(getattr(backend, "version", backend.name))
         last_version = state.get_meta("backend.version")

@@ -1,0 +1,189 @@
+"""A wiki pulled from a teammate, reconciled with state.db at the start of the next compile:
+pages whose latest commit is a wikimem operation are adopted as wikimem's own (not mistaken
+for a person's edits) and their sources are marked up to date, so nothing already compiled
+is compiled again; after a merge, index.md is regenerated and committed on its own."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from . import index_page, log_page
+from .pages import content_hash
+from .workspace import Workspace, file_sha256
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .state import State
+
+from .gitrepo import (
+    GENERATED,
+    TRAILER,
+    Repo,
+    _blob_id,
+    _head,
+    _mark_synced,
+    _nul_list,
+    _read,
+    _synced,
+    configure_merge,
+    ignore_state,
+    repository,
+)
+from .history import HELD_REASON, _page_meta, _raw_file, finish
+
+log = logging.getLogger("wikimem.history")
+
+def sync(ws: Workspace, settings: Settings, state: State) -> int:
+    """Bring state.db in line with pages git changed underneath (a pull, merge, reset, revert).
+
+    Called by the compiler before it plans. Without this, a pulled concept page would look
+    like a human edit (its hash differs from what this machine last wrote) and a pulled
+    source page would be compiled again. A page is adopted as wikimem's when its file matches
+    HEAD and either the latest commit that touched it is a wikimem operation or its content
+    is exactly what some wikimem operation wrote (a `git revert` or `git reset` back to it).
+    Anything a person wrote, committed or not, stays a person's edit. Returns how many pages
+    were adopted. Never raises.
+    """
+    try:
+        repo = repository(ws, settings)
+        if repo is None:
+            return 0
+        ignore_state(ws)
+        configure_merge(repo)
+        head = _head(repo)
+        last = _synced(ws)
+        if head is None or head == last:
+            return 0
+        known_last = last is not None and repo.git("cat-file", "-e", f"{last}^{{commit}}", check=False).returncode == 0
+        if known_last and last is not None:
+            # both directions: a pull moves forward, a reset moves back
+            names = repo.git("diff", "--name-only", "-z", "--no-renames", last, head, "--", repo.pathspec).stdout
+        else:
+            names = repo.git("ls-tree", "-r", "-z", "--name-only", head, "--", repo.pathspec).stdout
+        candidates = [rel for rel in (repo.rel(n) for n in _nul_list(names)) if rel and _is_page(rel)]
+        adopted = _adopt(ws, repo, state, head, candidates)
+        _mark_synced(ws, None, head)
+        # a merge may have combined two versions of index.md; a fast-forward (or our own
+        # commits) cannot, and regenerating reads every page, so only after merges
+        merges = repo.out("rev-list", "--merges", "--count", f"{last}..{head}" if known_last else head)
+        if merges != "0":
+            _reindex(ws, settings)
+        return adopted
+    except Exception as exc:  # noqa: BLE001 - reconciling is an optimisation; compile goes on without it
+        log.warning("could not reconcile state with git history: %s", exc)
+        log.debug("sync failed", exc_info=True)
+        return 0
+
+
+def _is_page(rel: str) -> bool:
+    return rel.endswith(".md") and rel not in (*GENERATED, "AGENTS.md") and not index_page.is_catalog(rel)
+
+
+def _reindex(ws: Workspace, settings: Settings) -> None:
+    """After a merge, regenerate index.md (the merge kept one side's) and commit that on its
+    own, since the compile that follows may have nothing to do."""
+    changes = index_page.write_index(ws)
+    if not changes:
+        return
+    paths = [p for p, _ in changes]
+    entry = log_page.LogEntry("sync", "index.md regenerated after a git merge", log_page.list_lines("index", paths))
+    finish(ws, settings, operation="sync", entries=[entry], paths=paths, index=False)
+
+
+def _path_history(repo: Repo, head: str, paths: list[str]) -> dict[str, tuple[bool, set[str]]]:
+    """For each repository path: is the latest non-merge commit that touched it a wikimem
+    operation, and which blobs did wikimem operations write there. One git process."""
+    out: dict[str, tuple[bool, set[str]]] = {}
+    proc = repo.git("log", f"--format=%x1d%H%x1f%(trailers:key={TRAILER},valueonly,separator=%x2C)%x1e",
+                    "--raw", "--no-abbrev", "-z", "--no-renames", head, "--", *paths)
+    for chunk in proc.stdout.split(b"\x1d")[1:]:
+        header, _, raw = chunk.partition(b"\x1e")
+        is_op = bool(header.partition(b"\x1f")[2].strip())
+        tokens = raw.lstrip(b"\0\n").split(b"\0")
+        for meta, name in zip(tokens[0::2], tokens[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            path = name.decode("utf-8", "surrogateescape")
+            blob = meta.split(b" ")[3].decode()
+            _latest, blobs = out.setdefault(path, (is_op, set()))
+            if is_op and set(blob) != {"0"}:
+                blobs.add(blob)
+    return out
+
+
+def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[str]) -> int:
+    from .state import SourceRow
+
+    pages = state.pages()
+    rows = state.sources()
+    # most candidates are this machine's own commits, already in state: skip those cheaply
+    on_disk = {rel: _read(ws.wiki / rel) for rel in candidates}
+    candidates = [
+        rel for rel in candidates
+        if (on_disk[rel] is None and rel in pages)
+        or (on_disk[rel] is not None and (rel not in pages or pages[rel][0] != content_hash(on_disk[rel] or b"")))
+    ]
+    if not candidates:
+        return 0
+    full = [repo.path(rel) for rel in candidates]
+    listed = repo.git("ls-tree", "-z", head, "--", *full).stdout
+    at_head = {}
+    for entry in _nul_list(listed):
+        meta, _, path = entry.partition("\t")
+        at_head[path] = meta.split(" ")[2]
+    written = _path_history(repo, head, full)
+    adopted = 0
+    changed_pages: set[str] = set()
+    with state.transaction():
+        for rel in candidates:
+            disk = on_disk[rel]
+            disk_id = _blob_id(disk, len(head)) if disk is not None else None
+            if disk_id != at_head.get(repo.path(rel)):
+                continue  # not what HEAD holds: an uncommitted change, whoever made it owns it
+            touched = repo.path(rel) in written
+            latest_is_op, op_blobs = written.get(repo.path(rel), (False, set()))
+            known = pages.get(rel)
+            if disk is None:
+                assert known is not None
+                # deleted by a wikimem operation, or never part of this line of history (a
+                # reset or checkout back to before it); a person's deletion is left to the compiler
+                if touched and not latest_is_op:
+                    continue
+                owner = known[2] if known[1] == "source" else None
+                row = rows.get(owner) if owner else None
+                raw_file = _raw_file(ws, owner)
+                state.delete_page(rel)
+                adopted += 1
+                if owner and row and row.page == rel and raw_file is not None:
+                    if raw_file.is_file():
+                        st = raw_file.stat()
+                        state.put_source(SourceRow(owner, file_sha256(raw_file), st.st_size, st.st_mtime_ns, None,
+                                                   "skipped", HELD_REASON, 0, ()))
+                    else:
+                        state.delete_source(owner)
+                continue
+            if not latest_is_op and disk_id not in op_blobs:
+                continue  # a person's words: the compiler keeps them and proposes its own beside them
+            kind, sources, sha = _page_meta(rel, disk)
+            if kind not in ("source", "concept"):
+                continue  # answers, lint.md and the like are not the compiler's pages to track
+            owner = sources[0] if kind == "source" and sources else None
+            state.put_page(rel, content_hash(disk), kind, owner)
+            adopted += 1
+            changed_pages.add(rel)
+            file = _raw_file(ws, owner)
+            if owner and file is not None and sha:
+                if file.is_file() and file_sha256(file) == sha:
+                    st = file.stat()
+                    # concepts unknown: the page may link others than this machine last rendered,
+                    # so the offline backend renders it again when it next compiles
+                    state.put_source(SourceRow(owner, sha, st.st_size, st.st_mtime_ns, rel, "compiled",
+                                               None, 0, ()))
+        # the offline backend skips a page whose inputs match what it last rendered; a page git
+        # put back to an older version no longer is that render, so forget it and let the next
+        # compile render it again (identical bytes are not rewritten, so a page pulled as-is
+        # costs nothing)
+        if changed_pages:
+            state.forget_renders(changed_pages)
+    return adopted
