@@ -136,7 +136,7 @@ def answer(ws: Workspace, settings: Settings, question: str, save: bool = False)
 
     if resolve(settings.backend, settings)[0] == "anthropic" and passages:
         # a synthesized answer from the same passages; with nothing found there is nothing to pay for
-        from .backends.anthropic import synthesize
+        from .backends.answer import synthesize
 
         text, usage = synthesize(ws, settings, question, passages)
         result = Answer(question, text, tuple(passages), sources, backend="anthropic", usage=usage)

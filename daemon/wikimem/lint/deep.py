@@ -62,10 +62,10 @@ def judge(findings: list[Finding], settings: Settings, *, budget: int = DEFAULT_
     if not candidates:
         return findings, ["--deep: no candidate contradictions to judge"]
     if client is None:
-        from ..backends.anthropic import AnthropicBackend
+        from ..backends.claude import make_client
 
         try:
-            client = AnthropicBackend(settings).client()
+            client = make_client(settings)
         except UsageError as exc:
             raise UsageError(f"--deep needs the anthropic backend: {exc}") from exc
     import anthropic
