@@ -177,6 +177,7 @@ def test_figure_modules_missing_failing_and_reporting(tmp_path: Path) -> None:
     assert by_fig["bench/lint_bench.py"].status == "skipped" and by_fig["bench/history_bench.py"].status == "skipped"
 
 
+@pytest.mark.slow
 def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     """The harness as a user runs it, on a six-note corpus and 12 generated notes.
 
@@ -313,6 +314,7 @@ def test_navigation_json_on_a_tiny_corpus(tmp_path: Path) -> None:
     assert by_fig["navigation median bytes to the evidence, overall"]["status"] == "over"
 
 
+@pytest.mark.slow  # four processes and a compile
 def test_reading_json_on_a_tiny_corpus(tmp_path: Path) -> None:
     corpus = tmp_path / "docs"
     corpus.mkdir()
@@ -337,6 +339,7 @@ def test_lint_bench_json_on_a_tiny_wiki() -> None:
     assert all(r["goal_abs"] == 5.0 and r["unit"] == "s" for r in doc["rows"])
 
 
+@pytest.mark.slow  # git repositories, eight compiles
 def test_history_bench_json_on_three_sources(tmp_path: Path) -> None:
     corpus = tiny_corpus(tmp_path / "corpus") / "topics" / "raw"
     proc = subprocess.run([sys.executable, str(BENCH / "history_bench.py"), "--corpus", str(corpus),
