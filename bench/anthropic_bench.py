@@ -2,7 +2,7 @@
 
     python bench/anthropic_bench.py            # the formats corpus (19 files, every format) and topics (112)
     python bench/anthropic_bench.py --quick    # the formats corpus only
-    python bench/anthropic_bench.py --json
+    python bench/anthropic_bench.py --json     # one JSON document, the bench contract (bench/contract.py)
 
 The scripted model behaves like a careful one: it writes the source page with three
 verbatim quotes and their citations, searches for a shared concept page, creates it or adds
@@ -31,6 +31,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
 
 from fake_messages_server import FakeMessagesServer, memory, reply, text, tool  # noqa: E402
 
@@ -116,18 +119,34 @@ def measure(corpus: str) -> dict[str, Any]:
         }
 
 
+def figure_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per corpus: the anthropic backend's compile (scripted model) beside the offline one."""
+    return [
+        contract.row(
+            f"anthropic backend compile, scripted model, {r['corpus']} ({r['sources']} sources)", r["seconds"], "s",
+            "offline backend, same corpus", r["offline_seconds"], "no failures, no lint errors",
+            status="ok" if not r["failed"] and not r["lint_errors"] else "over",
+            note=f"{r['requests']} requests, {r['ms_per_request']} ms/request; {r['failed']} failed, "
+                 f"{r['lint_errors']} lint errors")
+        for r in results
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the formats corpus only")
-    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout (the bench contract)")
     args = parser.parse_args()
     if not (CORPUS / "formats" / "raw").is_dir():
         print(f"corpus not found at {CORPUS}; nothing to measure", file=sys.stderr)
+        if args.json:
+            contract.emit("anthropic_bench", [contract.row("anthropic backend compile, scripted model",
+                                                           status="skipped", note=f"corpus not found at {CORPUS}")])
         sys.exit(0)
     corpora = ["formats"] if args.quick else ["formats", "topics"]
     rows = [measure(c) for c in corpora]
     if args.json:
-        print(json.dumps({"anthropic_pipeline": rows}, indent=2))
+        contract.emit("anthropic_bench", figure_rows(rows), anthropic_pipeline=rows)
         return
     print("| corpus | sources | failed | requests | s | ms/request | offline s | ratio | lint errors |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -2,7 +2,7 @@
 
     python bench/daemon_bench.py            # 20 drops, a burst of 200, 10 s idle
     python bench/daemon_bench.py --quick    # 10 drops, a burst of 100, 5 s idle
-    python bench/daemon_bench.py --json     # one JSON document ({"rows": [...]}, see bench/README.md)
+    python bench/daemon_bench.py --json     # one JSON document, the bench contract (bench/contract.py)
 
 A real `wikimem run` process (default settings: offline backend, debounce 0.75 s) on a
 workspace that already holds the topics corpus (112 sources, compiled first) when
@@ -40,6 +40,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "topics" / "raw"
 sys.path.insert(0, str(REPO / "daemon"))
+sys.path.insert(0, str(REPO / "bench"))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
 
 from wikimem.compiler import assign_page  # noqa: E402
 from wikimem.init import init_workspace  # noqa: E402
@@ -128,9 +131,38 @@ def page_path(ws: Workspace, rel: str) -> Path:
     return ws.wiki / assign_page(rel, set())
 
 
+def figure_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contract's rows (bench/contract.py) from the figures main() measured."""
+    sources, drops = result["base_sources"], result["drops"]
+    base = f"on a workspace of {sources} sources" if sources else "on an empty workspace"
+    one_shot = "one-shot `wikimem compile` after a drop (median of 5)"
+    return [
+        contract.row("daemon drop-to-page median", result["drop_to_page_median_s"], "s", one_shot,
+                     result["one_shot_compile_after_drop_median_s"], "≤ 1 s", goal_abs=1.0,
+                     note=f"{drops} drops {base}, debounce 0.75 s (default); p90 {result['drop_to_page_p90_s']} s"),
+        contract.row("daemon drop-to-searchable median", result["drop_to_searchable_median_s"], "s", one_shot,
+                     result["one_shot_compile_after_drop_median_s"], "≤ 0.5 s", goal_abs=0.5,
+                     note=f"{drops} drops {base}: the file is in the search index (a compile updates it)"),
+        contract.row(f"daemon burst of {result['burst']} files to all pages", result["burst_to_all_pages_s"], "s",
+                     status="info",
+                     note=f"{result['burst_compiles']} compile(s); files written in {result['burst_write_s']} s; "
+                          f"peak RSS {result['peak_rss_mb']} MB, {result['rss_after_burst_mb']} MB after it"),
+        contract.row("daemon idle RSS", result["idle_rss_mb"], "MB", "bare python process",
+                     result["bare_python_rss_mb"], "≤ 60 MB", goal_abs=60.0,
+                     note=f"after start and catch-up {base} (before any lint)"),
+        contract.row("daemon RSS after the drops and the burst", result["rss_after_burst_mb"], "MB",
+                     goal="≤ 60 MB", goal_abs=60.0,
+                     note=f"peak {result['peak_rss_mb']} MB; its child processes (the offline backend's "
+                          f"forkserver and resource tracker, alive after a parallel batch) add "
+                          f"{result['children_rss_after_burst_mb']} MB RSS"),
+        contract.row("daemon idle CPU", result["idle_cpu_percent"], "%", goal="~0", status="info",
+                     note=f"utime+stime over {result['idle_seconds']:.0f} s idle"),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON document (rows) on stdout")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout (the bench contract, bench/contract.py)")
     parser.add_argument("--quick", action="store_true", help="10 drops, a burst of 100, 5 s idle")
     parser.add_argument("--drops", type=int, default=None)
     parser.add_argument("--burst", type=int, default=None)
@@ -258,32 +290,9 @@ def main() -> int:
     else:
         log(f"kept {tmp}")
 
-    base = f"on a workspace of {base_sources} sources" if base_sources else "on an empty workspace"
-    rows = [
-        {"figure": "daemon drop-to-page median", "value": result["drop_to_page_median_s"], "unit": "s",
-         "baseline": "one-shot `wikimem compile` after a drop (median of 5)",
-         "baseline_value": result["one_shot_compile_after_drop_median_s"], "goal": "≤ 1 s", "goal_abs": 1.0,
-         "note": f"{drops} drops {base}, debounce 0.75 s (default); p90 {result['drop_to_page_p90_s']} s"},
-        {"figure": "daemon drop-to-searchable median", "value": result["drop_to_searchable_median_s"], "unit": "s",
-         "baseline": "one-shot `wikimem compile` after a drop (median of 5)",
-         "baseline_value": result["one_shot_compile_after_drop_median_s"], "goal": "≤ 0.5 s", "goal_abs": 0.5,
-         "note": f"{drops} drops {base}: the file is in the search index (a compile updates it)"},
-        {"figure": f"daemon burst of {burst} files to all pages", "value": result["burst_to_all_pages_s"], "unit": "s",
-         "goal": "", "status": "info",
-         "note": f"{result['burst_compiles']} compile(s); files written in {result['burst_write_s']} s; "
-                 f"peak RSS {result['peak_rss_mb']} MB, {result['rss_after_burst_mb']} MB after it"},
-        {"figure": "daemon idle RSS", "value": result["idle_rss_mb"], "unit": "MB",
-         "baseline": "bare python process", "baseline_value": result["bare_python_rss_mb"],
-         "goal": "≤ 60 MB", "goal_abs": 60.0, "note": f"after start and catch-up {base} (before any lint)"},
-        {"figure": "daemon RSS after the drops and the burst", "value": result["rss_after_burst_mb"], "unit": "MB",
-         "goal": "≤ 60 MB", "goal_abs": 60.0, "note": f"peak {result['peak_rss_mb']} MB; its child processes (the offline backend's "
-                 f"forkserver and resource tracker, alive after a parallel batch) add "
-                 f"{result['children_rss_after_burst_mb']} MB RSS"},
-        {"figure": "daemon idle CPU", "value": result["idle_cpu_percent"], "unit": "%", "goal": "~0",
-         "status": "info", "note": f"utime+stime over {idle_seconds:.0f} s idle"},
-    ]
+    rows = figure_rows(result)
     if args.json:
-        print(json.dumps({"rows": rows, **result}, indent=2))
+        contract.emit("daemon_bench", rows, **result)
     else:
         for r in rows:
             print(f"{r['figure']:<45} {r['value']:>8} {r['unit']:<3} {r.get('note', '')}")

@@ -51,8 +51,11 @@ grep bytes, and median navigation / median grep. Goals (issues 13, 14): median u
 8 KB, 90% within 20 KB, evidence on a wiki page for 90%, index share at most 6 KB.
 
 Markdown tables on stdout by default, progress on stderr; --json prints exactly one JSON
-document: {"bench": "navigation", "figures": {corpus: {...}}, "samples": [...]}.
-Exit 0, or 1 when a corpus could not be measured (its figures carry "error").
+document, the bench contract (bench/contract.py): {"bench": "navigation", "rows": [...],
+"figures": {corpus: {...}}, "samples": [...]}; its rows are the figures against their goals
+(every figure for "overall" and "all", or for the one corpus measured; the median alone
+for each corpus of a pooled run). Exit 0, or 1 when a corpus could not be measured (its
+figures carry "error").
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ from typing import Any
 from urllib.parse import unquote
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
+
 DEFAULT_CORPUS = HERE.parent.parent / "shared" / "corpus"
 PROBE_FILES = ("probes-public.jsonl", "*/probes-public.jsonl")
 COMBINED = "all"
@@ -524,6 +531,42 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _kb_value(value: float | None) -> float | None:
+    return None if value is None else round(value / 1000, 2)
+
+
+def figure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contract's rows: each figure against its goal (issues 13, 14)."""
+    figs = report["figures"]
+    pooled = [name for name in (OVERALL, COMBINED) if name in figs]
+    rows = []
+    for name, fig in figs.items():
+        if "error" in fig:
+            rows.append(contract.row(f"navigation, {name}", status="error", note=str(fig["error"])[:300]))
+            continue
+        probes = f"{fig['probes']} probes"
+        median = fig["median_bytes"]
+        rows.append(contract.row(
+            f"navigation median bytes to the evidence, {name}", _kb_value(median), "KB",
+            "grep -rn raw/ + 40 lines around it", _kb_value(fig["median_grep_bytes"]), "≤ 8 KB", goal_abs=8.0,
+            status="over" if median is None else None,
+            note=f"{probes}; {fig['reachable']} reachable from index.md"
+                 + ("; half or more unreachable" if median is None else "")))
+        if pooled and name not in pooled:
+            continue  # a corpus of a pooled run: its median; the goals are judged on the pool
+        for key, label in (("within_20kb_share", "navigation within 20 KB"), ("on_wiki_share", "evidence on a wiki page")):
+            share = fig[key]
+            rows.append(contract.row(
+                f"{label}, {name}", None if share is None else round(100 * share, 1), "%", goal="≥ 90%",
+                status="over" if share is None or share < 0.9 else "ok", note=probes))
+        index = fig["median_index_bytes"]
+        rows.append(contract.row(
+            f"navigation median index share, {name}", _kb_value(index), "KB", goal="≤ 6 KB", goal_abs=6.0,
+            status="over" if index is None else None,
+            note="index.md and catalogs read before the first other page (reachable probes)"))
+    return rows
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -594,7 +637,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def fail(message: str) -> int:
         if args.json:
-            print(json.dumps({"bench": "navigation", "error": message, "figures": {}, "samples": []}))
+            contract.emit("navigation", [contract.row("navigation", status="error", note=message)],
+                          error=message, figures={}, samples=[])
         else:
             print(f"navigation: {message}", file=sys.stderr)
         return 1
@@ -610,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     if args.json:
-        print(json.dumps(report, indent=1, ensure_ascii=False))
+        contract.emit("navigation", figure_rows(report), figures=report["figures"], samples=report["samples"])
     else:
         print(markdown(report))
     return 1 if any("error" in f for f in report["figures"].values()) else 0

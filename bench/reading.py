@@ -1,6 +1,6 @@
 """How faithfully the compile reads a documentation tree, and what reading it costs.
 
-    python bench/reading.py [--corpus ../shared/corpus/sphinx/raw] [--repeats 3]
+    python bench/reading.py [--corpus ../shared/corpus/sphinx/raw] [--repeats 3] [--json]
 
 On a copy of the corpus (default: the Flask and docutils Sphinx trees) it reports:
 
@@ -12,14 +12,14 @@ On a copy of the corpus (default: the Flask and docutils Sphinx trees) it report
 - compile time: `wikimem compile` from nothing against a plain whoosh index of the same raw
   files (bench/baselines.py index), interleaved, medians of --repeats, as a ratio.
 
-Prints one JSON document on stdout (the bench contract: {"bench", "figures", "samples"}).
+Prints the figures as lines on stdout; with --json, one JSON document, the bench contract
+(bench/contract.py): {"bench": "reading", "rows": [...], "corpus", "figures", "samples"}.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import re
 import shutil
@@ -32,6 +32,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
+
 ROLE = re.compile(r":[A-Za-z][\w:+-]*:`")
 DIRECTIVE = re.compile(r"(?m)^\s*\.\. [A-Za-z][\w:-]*::")
 
@@ -57,9 +61,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "corpus" / "sphinx" / "raw")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout (the bench contract)")
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
-        print(json.dumps({"bench": "reading", "error": f"corpus not found at {args.corpus}"}))
+        message = f"corpus not found at {args.corpus}"
+        if args.json:
+            contract.emit("reading", [contract.row("reading", status="error", note=message)], error=message)
+        print(f"reading: {message}", file=sys.stderr)
         return 1
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["SOURCE_DATE_EPOCH"] = "1798675200"
@@ -84,9 +92,42 @@ def main(argv: list[str]) -> int:
     figures["compile_seconds"] = round(compile_s, 2)
     figures["whoosh_index_seconds"] = round(whoosh_s, 2)
     figures["compile_vs_whoosh"] = round(compile_s / whoosh_s, 2)
-    print(json.dumps({"bench": "reading", "corpus": str(args.corpus), "figures": figures,
-                      "samples": {k: [round(v, 3) for v in vs] for k, vs in samples.items()}}, indent=2))
+    figures["repeats"] = args.repeats
+    rows = figure_rows(figures)
+    if args.json:
+        contract.emit("reading", rows, corpus=str(args.corpus), figures=figures,
+                      samples={k: [round(v, 3) for v in vs] for k, vs in samples.items()})
+        return 0
+    for r in rows:
+        value = "—" if r["value"] is None else f"{r['value']:g} {r['unit']}".strip()
+        base = f"   {r['baseline']}: {r['baseline_value']:g}" if r["baseline_value"] is not None else ""
+        print(f"{r['figure']:<48} {value:>12}{base}   {r.get('status', '')}  {r['note']}".rstrip())
+    for line in figures["wrong_titles"]:
+        print(f"  wrong title: {line}")
+    for rel in figures["debris_in"]:
+        print(f"  markup left: {rel}")
     return 0
+
+
+def figure_rows(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contract's rows from measure_pages()'s figures and the compile timings."""
+    right, total = figures["rst_titles_right"], figures["rst_titles_total"]
+    pages, debris = figures["source_pages"], figures["pages_with_markup_debris"]
+    wrong = figures["wrong_titles"]
+    return [
+        contract.row("reading: reST titles as docutils gives them", right, "pages", "docutils doctitle", total,
+                     "all", status="ok" if right == total else "over",
+                     note=f"first wrong: {wrong[0]}"[:300] if wrong else f"{total} reST documents with a title"),
+        contract.row("reading: source pages with role or directive markup left", debris, "pages", goal="none",
+                     goal_abs=0, note=f"of {pages} source pages"
+                     + (f"; first: {figures['debris_in'][0]}" if figures["debris_in"] else "")),
+        contract.row("reading: sections the outlines link", figures["outline_sections_found"], "sections",
+                     "sections docutils counts", figures["outline_sections_in_documents"], status="info",
+                     note="reST source pages"),
+        contract.row("reading: compile of the documentation trees", figures["compile_seconds"], "s",
+                     "plain whoosh index of the same raw files", figures["whoosh_index_seconds"], status="info",
+                     note=f"`wikimem compile` from nothing, processes interleaved, median of {figures.get('repeats', '?')}"),
+    ]
 
 
 def measure_pages(root: Path) -> dict[str, Any]:

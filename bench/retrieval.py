@@ -8,7 +8,8 @@ cites, holds the probe's evidence sentence (white space normalized).
     python bench/retrieval.py          # the public probes of ../shared/corpus and corpus/sphinx, and ours
     python bench/retrieval.py --probes P.jsonl [--probes Q.jsonl] --corpus-root DIR --json
 
-`run()` returns the same figures as a dict for the bench harness.
+`run()` returns the figures as a dict, `figure_rows()` turns them into the rows of the bench
+contract (bench/contract.py) that `--json` prints.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 sys.path.insert(0, str(REPO / "daemon"))
+sys.path.insert(0, str(HERE))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
 
 K = 5
 DEPTH = 10  # ranks looked at for MRR
@@ -172,7 +176,7 @@ def run(probes_path: Path | list[Path] | None = None, corpus_root: Path | None =
         probe.setdefault("corpus", probe["source"].split("/", 1)[0])
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1798675200")
     tmp = Path(tempfile.mkdtemp(prefix="wikimem-retrieval-")) if keep is None else keep
-    rows: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     try:
         for name in sorted({p["corpus"] for p in probes}):
@@ -201,21 +205,38 @@ def run(probes_path: Path | list[Path] | None = None, corpus_root: Path | None =
                     # supersede probes: does the newer source outrank the superseded one?
                     new_raw, old_raw = "raw/" + probe["source"].split("/raw/", 1)[1], "raw/" + probe["old_source"].split("/raw/", 1)[1]
                     row["newer_first"] = rank_of(new_raw, ours, judge) < rank_of(old_raw, ours, judge)
-                rows.append(row)
+                samples.append(row)
     finally:
         if keep is None:
             shutil.rmtree(tmp, ignore_errors=True)
     out: dict[str, Any] = {"k": K, "depth": DEPTH, "probes_files": [str(p) for p in paths], **timings}
     for system in ("wikimem", "bm25_or", "bm25_and"):
-        out[system] = summarize([r[system] for r in rows])
+        out[system] = summarize([r[system] for r in samples])
         out[system]["by_kind"] = {
-            kind: summarize([r[system] for r in rows if r["kind"] == kind]) for kind in sorted({r["kind"] for r in rows})
+            kind: summarize([r[system] for r in samples if r["kind"] == kind])
+            for kind in sorted({r["kind"] for r in samples})
         }
-    sup = [r["newer_first"] for r in rows if "newer_first" in r]
+    sup = [r["newer_first"] for r in samples if "newer_first" in r]
     if sup:
         out["supersede_newer_first"] = f"{sum(sup)}/{len(sup)}"
-    out["rows"] = rows
+    out["samples"] = samples
     return out
+
+
+def figure_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """recall@K and MRR of wikimem beside plain whoosh BM25 (OR) on the same probes; supersede probes."""
+    ours, base, k = result["wikimem"], result["bm25_or"], result.get("k", K)
+    and_ = result.get("bm25_and") or {}
+    rows = [
+        contract.row(f"retrieval {label}, {ours['probes']} probes", ours[key], "", "plain whoosh BM25 over raw/",
+                     base[key], "higher is better", status="info",
+                     note=f"BM25 AND: {and_[key]}" if key in and_ else "")
+        for key, label in ((f"recall@{k}", f"recall@{k}"), ("mrr", "MRR"))
+    ]
+    if "supersede_newer_first" in result:
+        rows.append(contract.row("supersede probes: newer source first", status="info",
+                                 note=str(result["supersede_newer_first"])))
+    return rows
 
 
 def main() -> int:
@@ -230,9 +251,9 @@ def main() -> int:
         args.keep.mkdir(parents=True, exist_ok=True)
     result = run(args.probes, args.corpus_root, keep=args.keep)
     if args.json:
-        print(json.dumps(result, indent=2))
+        contract.emit("retrieval", figure_rows(result), **result)
         return 0
-    for row in result["rows"]:
+    for row in result["samples"]:
         marks = " ".join(f"{s}={row[s] or '-'}" for s in ("wikimem", "bm25_or", "bm25_and"))
         extra = f" newer_first={row['newer_first']}" if "newer_first" in row else ""
         print(f"{row['id']:5} {row['kind']:9} {marks}{extra}  {row['question'][:70]}")

@@ -12,12 +12,14 @@ user runs it), interleaved with runs of its baseline (plain whoosh, or a bare wa
 raw/), so a machine busy with other work slows both alike and the ratio holds.
 Absolute times are indicative only. Peak memory is the child's own ru_maxrss (os.wait4).
 
-The other engineers' figure modules are run when present (bench/retrieval.py,
-bench/daemon_bench.py, bench/lint_bench.py): each as `python bench/<name>.py --json`
-(plus `--quick` and `--scale N` when its --help offers them); a missing one is a
-"not available yet" row, a failing one an "error" row. They may read
-WIKIMEM_BENCH_SCALE_ROOT (a compiled generated workspace of --scale sources),
-WIKIMEM_BENCH_CORPUS_ROOT (the compiled 187-source workspace) and WIKIMEM_BENCH_QUICK.
+The figure modules (MODULES: bench/retrieval.py, bench/lint_bench.py, ...) run after the
+figures above, each as `python bench/<name>.py --json` (plus `--quick`, `--scale N`,
+`--corpus-root DIR` when its --help offers them; a quick run skips a module without
+--quick). Each prints one JSON document, the bench contract of bench/contract.py, and its
+rows join the table as they are; a missing module is a "not available yet" row, one that
+fails or prints no valid contract an "error" row. They may read WIKIMEM_BENCH_SCALE_ROOT (a
+compiled generated workspace of --scale sources), WIKIMEM_BENCH_CORPUS_ROOT (the compiled
+187-source workspace) and WIKIMEM_BENCH_QUICK.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import shutil
 import signal
 import statistics
@@ -49,6 +50,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "daemon"))
 sys.path.insert(0, str(HERE))
 
+import contract  # noqa: E402 - bench/contract.py, next to this file
 import scale  # noqa: E402 - bench/scale.py, next to this file
 
 PY = sys.executable
@@ -189,7 +191,7 @@ class Row:
     goal: str = ""
     goal_ratio: float | None = None  # the goal is value / baseline_value <= this
     goal_abs: float | None = None  # the goal is value <= this (in `unit`)
-    status: str = ""  # ok | over | error | not available yet | info
+    status: str = ""  # one of contract.STATUSES; empty: judged from the goals
     note: str = ""
     samples: list[float] = field(default_factory=list)
     baseline_samples: list[float] = field(default_factory=list)
@@ -231,9 +233,8 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:.1f} ms"
     if unit == "MB":
         return f"{value:.0f} MB"
-    if unit in ("", "x"):
-        return f"{value:.3g}"
-    return f"{value:.3g} {unit}"
+    number = f"{value:,.0f}" if float(value).is_integer() else f"{value:.3g}"  # counts: 1,234, not 1.23e+03
+    return number if unit in ("", "x") else f"{number} {unit}"
 
 
 def table(rows: list[Row]) -> str:
@@ -646,31 +647,32 @@ class Bench:
             extra={"largest_process_mb": ours.rss_mb, "baseline_largest_process_mb": theirs.rss_mb},
         ))
 
-    # 7. the other engineers' modules
+    # 7. the figure modules: each prints the bench contract (bench/contract.py) with --json
     def modules(self, corpus_root: Path, scale_root: Path) -> None:
-        for name, adapter, line_goal, full_only in MODULES:
+        for name in MODULES:
             path = self.module_dir / f"{name}.py"
             fig = f"bench/{name}.py"
             if not path.exists():
                 self.add(Row(fig, status="not available yet", note=f"bench/{name}.py does not exist yet"))
                 continue
-            if full_only and self.quick:
-                self.add(Row(fig, status="skipped", note="full runs only (slow)"))
+            helped = measure([PY, str(path), "--help"], timeout=120)
+            if helped.rc != 0:
+                self.add(Row(fig, status="error", note=f"--help exited {helped.rc}: {last_line(helped.stderr)}"))
                 continue
-            helptext = measure([PY, str(path), "--help"], timeout=120).stdout
+            helptext = helped.stdout
             if self.quick and "--quick" not in helptext:
                 # a module without a fast mode would blow the quick run's minute
                 self.add(Row(fig, status="skipped", note="no --quick mode; runs in full runs"))
                 continue
-            args = [PY, str(path)]
-            if "--json" in helptext:
-                args.append("--json")
-            if self.quick and "--quick" in helptext:
+            args = [PY, str(path), "--json"]
+            if self.quick:
                 args.append("--quick")
             if "--scale" in helptext:
                 args += ["--scale", str(self.scale)]
             elif "--pages" in helptext and self.scale < 10_000:
                 args += ["--pages", str(max(self.scale, 1000))]
+            if "--corpus-root" in helptext:
+                args += ["--corpus-root", str(scale.CORPUS)]
             say(f"running bench/{name}.py {' '.join(args[2:])}")
             env = child_env(WIKIMEM_BENCH_SCALE_ROOT=str(scale_root), WIKIMEM_BENCH_CORPUS_ROOT=str(corpus_root),
                             WIKIMEM_BENCH_QUICK="1" if self.quick else "")
@@ -678,142 +680,22 @@ class Bench:
             if sample.rc != 0:
                 self.add(Row(fig, status="error", note=f"exited {sample.rc}: {last_line(sample.stderr)}"))
                 continue
-            data = sample.json()
-            rows: list[Row] = []
-            if data is None:
-                # no --json yet: read its "label   1.23 s" lines, so the figure is still reported
-                rows = text_rows(name, sample.stdout, line_goal)
-                data = {"stdout": sample.stdout[-4000:]}
-            else:
-                try:
-                    rows = adapter(data)
-                except (KeyError, TypeError, ValueError) as exc:
-                    say(f"  {fig}: unexpected JSON ({exc}); recorded raw")
-                rows = rows or generic_rows(fig, data)
-            for row in rows:
-                row.extra.setdefault("module", name)
-                row.extra.setdefault("module_seconds", round(sample.seconds, 2))
+            try:
+                doc = contract.parse(sample.stdout)
+            except contract.ContractError as exc:
+                self.add(Row(fig, status="error", note=f"printed no valid bench contract: {exc}"[:300]))
+                continue
+            rows = [Row(**r) for r in doc["rows"]]
+            for row in rows or [Row(fig, status="info", note="ran; printed no rows")]:
+                row.extra.update(module=name, module_seconds=round(sample.seconds, 2))
                 self.add(row)
-            self.raw_modules[name] = data
+            self.raw_modules[name] = {k: v for k, v in doc.items() if k != "rows"}
 
 
-_TIMING_LINE = re.compile(r"^\s*(?P<label>[A-Za-z][^\n]*?)\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b(?P<rest>.*)$")
-
-
-def text_rows(name: str, stdout: str, goal: float | None) -> list[Row]:
-    """Timing lines of a module's plain output ("cold (no lint cache)    1.23 s   10000 pages")."""
-    rows = []
-    for line in stdout.splitlines():
-        m = _TIMING_LINE.match(line)
-        if not m:
-            continue
-        value = float(m.group("value")) / (1000 if m.group("unit") == "ms" else 1)
-        rest = " ".join(m.group("rest").split())[:120]
-        label = " ".join(m.group("label").split())
-        if label.lower().startswith(("generated", "built", "budget")):
-            continue  # setup time and summaries, not figures
-        rows.append(Row(f"{name}: {label}", value, "s", goal=f"≤ {goal:g} s" if goal else "",
-                        goal_abs=goal, note=rest, extra={"line": line.strip()}))
-    return rows or [Row(f"bench/{name}.py", status="info", note="ran; printed no timing lines (see JSON)")]
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def retrieval_rows(data: dict[str, Any]) -> list[Row]:
-    """bench/retrieval.py: recall@5 and MRR for wikimem vs plain whoosh BM25 (OR) on the probes."""
-    ours, base = data["wikimem"], data["bm25_or"]
-    k = data.get("k", 5)
-    rows = []
-    for key, label in ((f"recall@{k}", f"retrieval recall@{k}"), ("mrr", "retrieval MRR")):
-        rows.append(Row(
-            f"{label}, {ours['probes']} probes", _num(ours[key]), "", "plain whoosh BM25 over raw/",
-            _num(base[key]), goal="higher is better", status="info",
-            note=f"BM25 AND: {base_and[key]}" if (base_and := data.get("bm25_and")) else "",
-        ))
-    if "supersede_newer_first" in data:
-        rows.append(Row("supersede probes: newer source first", status="info", note=str(data["supersede_newer_first"])))
-    return rows
-
-
-def _find(data: Any, *names: str) -> Any:
-    """The first value under any of `names`, searched depth-first (the modules' JSON is their own)."""
-    if isinstance(data, dict):
-        for name in names:
-            if name in data:
-                return data[name]
-        for value in data.values():
-            found = _find(value, *names)
-            if found is not None:
-                return found
-    elif isinstance(data, list):
-        for value in data:
-            found = _find(value, *names)
-            if found is not None:
-                return found
-    return None
-
-
-def rows_from_contract(data: Any) -> list[Row]:
-    """Modules may print {"rows": [{"figure", "value", "unit", "baseline", "baseline_value", "goal"...}]}."""
-    if not (isinstance(data, dict) and isinstance(data.get("rows"), list)):
-        return []
-    out = []
-    for r in data["rows"]:
-        if isinstance(r, dict) and "figure" in r:
-            known = {f: r[f] for f in ("figure", "value", "unit", "baseline", "baseline_value", "goal",
-                                        "goal_ratio", "goal_abs", "note", "status") if f in r}
-            out.append(Row(**known))
-    return out
-
-
-def lint_rows(data: Any) -> list[Row]:
-    rows = rows_from_contract(data)
-    if rows:
-        return rows
-    seconds = _find(data, "median_s", "lint_seconds", "seconds", "median_seconds", "p50_s")
-    pages = _find(data, "pages", "page_count")
-    if _num(seconds) is None:
-        return []
-    base = _find(data, "baseline_s", "baseline_seconds")
-    return [Row(f"lint, all rule-based checks{f', {pages:,} pages' if isinstance(pages, int) else ''}",
-                _num(seconds), "s", "baseline" if _num(base) is not None else "", _num(base),
-                goal="≤ 5 s", goal_abs=5.0)]
-
-
-def daemon_rows(data: Any) -> list[Row]:
-    rows = rows_from_contract(data)
-    if rows:
-        return rows
-    out = []
-    drop = _find(data, "drop_to_page_median_s", "drop_to_page_s", "median_s")
-    if _num(drop) is not None:
-        out.append(Row("daemon drop-to-page median", _num(drop), "s", goal="≤ 1 s", goal_abs=1.0))
-    rss = _find(data, "idle_rss_mb", "rss_mb")
-    if _num(rss) is not None:
-        out.append(Row("daemon idle RSS", _num(rss), "MB", goal="≤ 60 MB", goal_abs=60.0))
-    cpu = _find(data, "idle_cpu_percent", "idle_cpu_pct", "idle_cpu")
-    if _num(cpu) is not None:
-        out.append(Row("daemon idle CPU", _num(cpu), "%", goal="~0", status="info"))
-    return out
-
-
-def generic_rows(fig: str, data: Any) -> list[Row]:
-    """The rows contract if the module used it, else whatever numbers it printed at its top level."""
-    rows = rows_from_contract(data)
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if _num(value) is not None:
-                rows.append(Row(f"{fig}: {key}", _num(value), "", status="info"))
-    return rows or [Row(fig, status="info", note="ran; no figures recognised (see JSON)")]
-
-
-MODULES: tuple[tuple[str, Callable[[Any], list[Row]], float | None, bool], ...] = (
-    ("retrieval", retrieval_rows, None, False),
-    ("lint_bench", lint_rows, 5.0, False),
-    ("daemon_bench", daemon_rows, None, False),
-    ("history_bench", lambda data: [], None, True),
+# every module with a figure worth a full run; a quick run takes those offering --quick
+MODULES: tuple[str, ...] = (
+    "retrieval", "navigation", "reading", "search_speed", "lint_bench", "daemon_bench", "anthropic_bench",
+    "history_bench",
 )
 
 
@@ -946,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="JSON file to write (default bench/results/<time>.json)")
     parser.add_argument("--workdir", type=Path, default=None, help="where to build the temporary workspaces")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces (their path is printed)")
-    parser.add_argument("--skip-modules", action="store_true", help="skip the other engineers' modules (retrieval, lint_bench, ...)")
+    parser.add_argument("--skip-modules", action="store_true", help="skip the figure modules (retrieval, lint_bench, ...)")
     parser.add_argument("--only", default=None, metavar="GROUPS",
                         help=f"comma-separated figure groups: {','.join(GROUPS)} (full compiles always run)")
     parser.add_argument("--corpus-root", type=Path, default=None,

@@ -14,7 +14,10 @@ Builds a scale workspace (bench/scale.py: N generated sources, compiled offline)
     python bench/search_speed.py --sources 10000 --workspace /tmp/ws10k   # reuses it if built
     python bench/search_speed.py --sources 1000 --json
 
-`run()` returns the figures as a dict for the bench harness.
+`run()` returns the figures as a dict; `figure_rows()` turns them into the rows of the bench
+contract (bench/contract.py) that --json prints. Without --workspace it measures the compiled
+workspace named by WIKIMEM_BENCH_SCALE_ROOT when bench/run.py gives one (`--scale` is
+`--sources`), else builds one in a temporary folder.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +38,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "daemon"))
 sys.path.insert(0, str(HERE))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
 
 KEYWORD_QUERIES = ["ownership borrowing", "minimum macOS version", "garbage collector latency",
                    "TLS 1.3", "generics type parameters", "race detector", "closures", "go.mod"]
@@ -115,62 +121,99 @@ def run(sources: int = 10_000, workspace: Path | None = None, rounds: int = 3) -
 
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1798675200")
     root = workspace or Path(tempfile.mkdtemp(prefix="wikimem-speed-")) / "ws"
-    out: dict[str, Any] = {"sources": sources, "workspace": str(root)}
-    started = time.perf_counter()
-    build_workspace(root, sources)
-    out["compile_s"] = round(time.perf_counter() - started, 1)
-    ws = Workspace.at(root)
-    pages = sum(1 for _ in ws.wiki.rglob("*.md"))
-    out["wiki_pages"] = pages
-    report = S.update_index(ws)
-    out["index_build_s"] = round(report.seconds, 1) if report.changed else None
-    out["indexed_files"] = report.files
-    noop = [S.update_index(ws).seconds for _ in range(5)]
-    out["noop_update_ms_p50"] = ms(noop)
-    qs = questions()
-    wikimem = str(Path(sys.executable).with_name("wikimem"))
-    cold = timed_process([wikimem, "search", qs[0], "--root", str(root), "--json"], 5)
-    bare = timed_process([sys.executable, "-c", BARE_WHOOSH, str(S.index_dir(ws)), qs[0]], 5)
-    out["cold_search_ms_median"] = round(statistics.median(cold) * 1000, 1)
-    out["bare_whoosh_process_ms_median"] = round(statistics.median(bare) * 1000, 1)
-    # round 1 meets every word for the first time in that server; later rounds reuse the
-    # per-word scores it cached (agents do repeat words), so both are reported
-    by_round = anyio.run(mcp_latencies, root, qs, rounds)
-    lat = [x for r in by_round for x in r]
-    out["mcp_warm_search_ms_p50"] = ms(lat, 0.5)
-    out["mcp_warm_search_ms_p95"] = ms(lat, 0.95)
-    out["mcp_first_round_ms_p50"] = ms(by_round[0], 0.5)
-    out["mcp_queries"] = len(lat)
-    # the same queries in-process, without the protocol: what the engine itself costs, on an
-    # engine warmed as `wikimem mcp` warms it at start
-    eng = S.Engine(ws, fresh_within=60)
-    started = time.perf_counter()
-    eng.warm()
-    out["engine_warm_up_ms"] = round((time.perf_counter() - started) * 1000)
-    inproc: list[list[float]] = []
-    for _ in range(rounds):
-        inproc.append([])
-        for q in qs:
-            t = time.perf_counter()
-            eng.passages(q, 10)
-            inproc[-1].append(time.perf_counter() - t)
-    out["engine_search_ms_p50"] = ms([x for r in inproc for x in r])
-    out["engine_search_ms_p95"] = ms([x for r in inproc for x in r], 0.95)
-    out["engine_first_round_ms_p50"] = ms(inproc[0])
-    out["engine_queries"] = sum(len(r) for r in inproc)
+    try:
+        out: dict[str, Any] = {"sources": sources, "workspace": str(root)}
+        started = time.perf_counter()
+        build_workspace(root, sources)
+        out["compile_s"] = round(time.perf_counter() - started, 1)
+        ws = Workspace.at(root)
+        out["sources"] = sum(1 for p in ws.raw.rglob("*") if p.is_file() and not p.name.startswith("."))
+        pages = sum(1 for _ in ws.wiki.rglob("*.md"))
+        out["wiki_pages"] = pages
+        report = S.update_index(ws)
+        out["index_build_s"] = round(report.seconds, 1) if report.changed else None
+        out["indexed_files"] = report.files
+        noop = [S.update_index(ws).seconds for _ in range(5)]
+        out["noop_update_ms_p50"] = ms(noop)
+        qs = questions()
+        wikimem = str(Path(sys.executable).with_name("wikimem"))
+        cold = timed_process([wikimem, "search", qs[0], "--root", str(root), "--json"], 5)
+        bare = timed_process([sys.executable, "-c", BARE_WHOOSH, str(S.index_dir(ws)), qs[0]], 5)
+        out["cold_search_ms_median"] = round(statistics.median(cold) * 1000, 1)
+        out["bare_whoosh_process_ms_median"] = round(statistics.median(bare) * 1000, 1)
+        # round 1 meets every word for the first time in that server; later rounds reuse the
+        # per-word scores it cached (agents do repeat words), so both are reported
+        by_round = anyio.run(mcp_latencies, root, qs, rounds)
+        lat = [x for r in by_round for x in r]
+        out["mcp_warm_search_ms_p50"] = ms(lat, 0.5)
+        out["mcp_warm_search_ms_p95"] = ms(lat, 0.95)
+        out["mcp_first_round_ms_p50"] = ms(by_round[0], 0.5)
+        out["mcp_queries"] = len(lat)
+        # the same queries in-process, without the protocol: what the engine itself costs, on an
+        # engine warmed as `wikimem mcp` warms it at start
+        eng = S.Engine(ws, fresh_within=60)
+        started = time.perf_counter()
+        eng.warm()
+        out["engine_warm_up_ms"] = round((time.perf_counter() - started) * 1000)
+        inproc: list[list[float]] = []
+        for _ in range(rounds):
+            inproc.append([])
+            for q in qs:
+                t = time.perf_counter()
+                eng.passages(q, 10)
+                inproc[-1].append(time.perf_counter() - t)
+        out["engine_search_ms_p50"] = ms([x for r in inproc for x in r])
+        out["engine_search_ms_p95"] = ms([x for r in inproc for x in r], 0.95)
+        out["engine_first_round_ms_p50"] = ms(inproc[0])
+        out["engine_queries"] = sum(len(r) for r in inproc)
+    finally:
+        if workspace is None:  # a temporary workspace of our own
+            shutil.rmtree(root.parent, ignore_errors=True)
     return out
+
+
+def figure_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contract's rows from run()'s figures."""
+    at = f"{result['sources']:,} sources"
+    rows = []
+    if result.get("index_build_s") is not None:
+        rows.append(contract.row(f"search speed: index build, {at}", result["index_build_s"], "s", status="info",
+                                 note=f"{result['indexed_files']:,} files indexed"))
+    rows += [
+        contract.row(f"search speed: no-op index check (update_index) p50, {at}", result["noop_update_ms_p50"], "ms",
+                     status="info", note="what every search does first; n=5"),
+        contract.row(f"search speed: cold `wikimem search` process, {at}", result["cold_search_ms_median"], "ms",
+                     "bare whoosh query in a fresh process", result["bare_whoosh_process_ms_median"], "≤ 1.0x",
+                     goal_ratio=1.0, note="median of 5"),
+        contract.row(f"search speed: warm search over MCP p50, {at}", result["mcp_warm_search_ms_p50"], "ms",
+                     goal="≤ 5 ms", goal_abs=5.0,
+                     note=f"p95 {result['mcp_warm_search_ms_p95']} ms; first round (unseen words) p50 "
+                          f"{result['mcp_first_round_ms_p50']} ms; {result['mcp_queries']} queries"),
+        contract.row(f"search speed: warm search in-process p50, {at}", result["engine_search_ms_p50"], "ms",
+                     goal="≤ 5 ms", goal_abs=5.0,
+                     note=f"p95 {result['engine_search_ms_p95']} ms; first round p50 "
+                          f"{result['engine_first_round_ms_p50']} ms; engine warm-up {result['engine_warm_up_ms']} ms; "
+                          f"{result['engine_queries']} queries"),
+    ]
+    return rows
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sources", type=int, default=10_000)
-    ap.add_argument("--workspace", type=Path, default=None, help="Build here (or reuse a built one).")
+    ap.add_argument("--sources", "--scale", type=int, default=10_000, help="generated sources (when it builds one)")
+    ap.add_argument("--workspace", type=Path, default=None,
+                    help="Build here (or reuse a built one); default: $WIKIMEM_BENCH_SCALE_ROOT when compiled, "
+                         "else a temporary folder.")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print one JSON document on stdout (the bench contract)")
     args = ap.parse_args()
-    result = run(args.sources, args.workspace, args.rounds)
+    workspace = args.workspace
+    given = os.environ.get("WIKIMEM_BENCH_SCALE_ROOT")
+    if workspace is None and given and (Path(given) / "wiki" / "sources").is_dir():
+        workspace = Path(given)
+    result = run(args.sources, workspace, args.rounds)
     if args.json:
-        print(json.dumps(result, indent=2))
+        contract.emit("search_speed", figure_rows(result), **result)
     else:
         for key, value in result.items():
             print(f"{key:32} {value}")

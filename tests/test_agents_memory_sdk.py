@@ -56,7 +56,7 @@ def fake_api():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)  # quick shutdown()
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", script

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import snapshot, write
@@ -112,6 +113,7 @@ def test_file_names_in_invalid_utf8_are_refused_with_a_line_not_a_crash(ws: Work
     assert os.path.exists(bad_raw) and os.path.exists(bad_page)  # refused, never touched
 
 
+@pytest.mark.slow
 def test_pathological_lines_compile_in_one_pass(ws: Workspace) -> None:
     """A source may hold a line no person writes (a long run of brackets, a broken tag repeated,
     blank lines by the thousand): the loaders, the analysis and lint read it in one pass. Each

@@ -133,38 +133,51 @@ def test_unknown_group_is_a_usage_error() -> None:
 
 def test_figure_modules_missing_failing_and_reporting(tmp_path: Path) -> None:
     run = load("run")
-    # plain text timing lines (what bench/lint_bench.py prints), the JSON rows contract, a crash
-    (tmp_path / "lint_bench.py").write_text(
-        "print('generated 10 pages')\nprint('cold (no lint cache)        6.50 s   10 pages')\n"
-        "print('warm (lint cache)           120 ms   10 pages')\n")
+    contract = load("contract")
+    # the contract's rows, a module printing plain text, one printing a broken row, a crash;
+    # every module is written next to a copy of contract.py, as in bench/
+    (tmp_path / "contract.py").write_text((BENCH / "contract.py").read_text())
     (tmp_path / "daemon_bench.py").write_text(
-        "import json, sys\nif '--help' in sys.argv:\n    sys.exit(print('usage: daemon_bench.py [--json]'))\n"
+        "import sys\nimport contract\nif '--help' in sys.argv:\n    sys.exit(print('usage: daemon_bench.py [--json] [--quick]'))\n"
         "assert '--json' in sys.argv\n"
-        "print(json.dumps({'rows': [{'figure': 'idle RSS', 'value': 41.0, 'unit': 'MB', 'goal_abs': 60.0}]}))\n")
+        "contract.emit('daemon_bench', [contract.row('idle RSS', 41.0, 'MB', goal='≤ 60 MB', goal_abs=60.0),\n"
+        "    contract.row('burst', 2.5, 's', status='info', note='1 compile')], quick='--quick' in sys.argv)\n")
+    (tmp_path / "lint_bench.py").write_text(
+        "print('generated 10 pages')\nprint('cold (no lint cache)        6.50 s   10 pages')\n")
+    (tmp_path / "reading.py").write_text(
+        "import json\nprint(json.dumps({'bench': 'reading', 'rows': [{'figure': 'titles', 'value': '7'}]}))\n")
     (tmp_path / "retrieval.py").write_text("import sys\nprint('retrieval exploded', file=sys.stderr)\nsys.exit(1)\n")
-    (tmp_path / "history_bench.py").write_text("print('slow, no quick mode')\n")
+    (tmp_path / "history_bench.py").write_text(
+        "import sys\nimport contract\ncontract.emit('history_bench', [], note='no rows')\n")
     args = run.argparse.Namespace(quick=False, repeats=1, scale=10)
     bench = run.Bench.__new__(run.Bench)
     bench.args, bench.quick, bench.scale, bench.rows, bench.raw_modules = args, False, 10, [], {}
     bench.module_dir = tmp_path
     bench.modules(tmp_path, tmp_path)
     by_fig = {r.figure: r for r in bench.rows}
-    assert by_fig["bench/history_bench.py"].status == "info"  # ran, printed no timing lines
+    assert by_fig["idle RSS"].status == "ok" and by_fig["idle RSS"].value == 41.0
+    assert by_fig["idle RSS"].extra["module"] == "daemon_bench"
+    assert by_fig["burst"].status == "info" and by_fig["burst"].note == "1 compile"
+    assert bench.raw_modules["daemon_bench"] == {"bench": "daemon_bench", "quick": False}
+    assert by_fig["bench/lint_bench.py"].status == "error"  # plain text is no longer guessed at
+    assert "no valid bench contract" in by_fig["bench/lint_bench.py"].note
+    assert by_fig["bench/reading.py"].status == "error" and "missing 'unit'" in by_fig["bench/reading.py"].note
     assert by_fig["bench/retrieval.py"].status == "error"
     assert "retrieval exploded" in by_fig["bench/retrieval.py"].note
-    assert by_fig["lint_bench: cold (no lint cache)"].status == "over"  # 6.5 s > 5 s
-    assert by_fig["lint_bench: warm (lint cache)"].value == pytest.approx(0.12)
-    assert by_fig["lint_bench: warm (lint cache)"].status == "ok"
-    assert by_fig["idle RSS"].status == "ok" and by_fig["idle RSS"].value == 41.0
-    (tmp_path / "retrieval.py").unlink()
-    # --quick runs only modules that offer a --quick mode
-    bench.quick, bench.rows = True, []
+    assert by_fig["bench/history_bench.py"].status == "info"  # a valid document without rows
+    assert by_fig["bench/navigation.py"].status == "not available yet"
+    # every row the modules gave follows the contract, and the table shows them
+    assert {r.status for r in bench.rows} <= set(contract.STATUSES)
+    assert "| idle RSS | 41 MB |" in run.table(bench.rows)
+    # --quick runs only modules that offer a --quick mode, and passes it on
+    bench.quick, bench.rows, bench.raw_modules = True, [], {}
     bench.modules(tmp_path, tmp_path)
     by_fig = {r.figure: r for r in bench.rows}
-    assert by_fig["bench/retrieval.py"].status == "not available yet"
+    assert by_fig["idle RSS"].status == "ok" and bench.raw_modules["daemon_bench"]["quick"] is True
     assert by_fig["bench/lint_bench.py"].status == "skipped" and by_fig["bench/history_bench.py"].status == "skipped"
 
 
+@pytest.mark.slow
 def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     """The harness as a user runs it, on a six-note corpus and 12 generated notes.
 
@@ -184,7 +197,10 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     # search figures depend on the search engineer's commands; the harness's own must not fail
     own = [r for r in result["rows"] if "search" not in r["figure"]]
     assert len(own) == 6 and not [r for r in own if r["status"] == "error"], result["table"]
-    assert len([r for r in result["rows"] if "search" in r["figure"]]) == 2  # cold, warm (no build in quick)
+    # cold search and its peak RSS at both sizes, from nothing to searchable, warm in-process (no build in quick)
+    assert sorted(r["figure"].split(",")[0] for r in result["rows"] if "search" in r["figure"]) == [
+        "cold search process", "cold search process", "cold search process peak RSS",
+        "cold search process peak RSS", "from nothing to searchable", "warm search p50 in-process"]
     assert not [r for r in result["rows"] if "MCP" in r["figure"] or "lint" in r["figure"]]
     full = rows["full compile, 6 corpus sources"]
     assert full["value"] > 0 and full["baseline_value"] > 0 and full["ratio"] is not None
@@ -195,3 +211,164 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     assert rows["peak RSS of a full compile, 12 sources"]["value"] > 10
     # the temporary workspaces are gone; only the result we asked for remains
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "result.json"]
+
+
+# --- the bench contract (bench/contract.py): every module's --json ---------------------------------
+
+# every bench/*.py that is a figure module, not the harness or its helpers
+HELPERS = {"run", "scale", "baselines", "contract"}
+
+
+def figure_modules() -> list[str]:
+    return sorted(p.stem for p in BENCH.glob("*.py") if p.stem not in HELPERS)
+
+
+def valid(document: dict) -> dict:
+    """The document as bench/run.py reads it: strict JSON text, then the contract."""
+    contract = load("contract")
+    return contract.parse(json.dumps(document, allow_nan=False))
+
+
+def test_contract_rows_and_documents() -> None:
+    contract = load("contract")
+    row = contract.row("cold search", 0.12, "s", "plain whoosh", 0.1, "≤ 1.0x", goal_ratio=1.0, note="n=3")
+    assert row == {"figure": "cold search", "value": 0.12, "unit": "s", "baseline": "plain whoosh",
+                   "baseline_value": 0.1, "goal": "≤ 1.0x", "note": "n=3", "goal_ratio": 1.0}
+    assert contract.row("x", status="info")["value"] is None
+    for bad in ({"value": "7"}, {"value": True}, {"value": float("nan")}, {"status": "fine"}, {"unit": None}):
+        with pytest.raises(contract.ContractError):
+            contract.row("x", **bad)
+    with pytest.raises(contract.ContractError, match="goal_abs"):  # optional keys are numbers when present
+        contract.validate({"bench": "b", "rows": [{**contract.row("x"), "goal_abs": None}]})
+    with pytest.raises(contract.ContractError, match="figure"):
+        contract.row(" ")
+    doc = contract.document("b", [row], machine="m")
+    assert doc == {"bench": "b", "rows": [row], "machine": "m"}
+    with pytest.raises(contract.ContractError, match="bench"):
+        contract.document("b", [row], bench="other")
+    assert contract.parse(json.dumps(doc)) == doc
+    for text, why in (("", "nothing"), ("cold 1.2 s", "not one JSON"), (json.dumps(doc) * 2, "not one JSON"),
+                      ('{"rows": []}', "bench"), ('{"bench": "b"}', "rows"), ("[]", "object"),
+                      (json.dumps({"bench": "b", "rows": [{**row, "samples": []}]}), "unknown key 'samples'"),
+                      (json.dumps({"bench": "b", "rows": [{k: v for k, v in row.items() if k != "note"}]}), "'note'")):
+        with pytest.raises(contract.ContractError, match=why):
+            contract.parse(text)
+
+
+def test_emit_prints_exactly_one_document(capsys: pytest.CaptureFixture[str]) -> None:
+    contract = load("contract")
+    contract.emit("b", [contract.row("x", 1.5, "s", goal="≤ 2 s", goal_abs=2.0)], figures={"n": 3})
+    out = capsys.readouterr().out
+    assert contract.parse(out) == json.loads(out)
+    assert json.loads(out)["figures"] == {"n": 3}
+
+
+def test_run_lists_every_figure_module() -> None:
+    assert sorted(load("run").MODULES) == figure_modules()
+
+
+@pytest.mark.parametrize("name", figure_modules())
+def test_module_help_offers_json(name: str) -> None:
+    proc = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "--json" in proc.stdout
+
+
+def test_retrieval_json_on_a_tiny_corpus(tmp_path: Path) -> None:
+    retrieval = load("retrieval")
+    corpus_root = tiny_corpus(tmp_path / "corpus")
+    probes = tmp_path / "probes.jsonl"
+    probes.write_text("".join(json.dumps(p) + "\n" for p in (
+        {"id": "p1", "corpus": "topics", "kind": "easy", "question": "Who owns a value in Rust?",
+         "source": "topics/raw/note-0.md", "evidence": "Every value has an owner"},
+        {"id": "p2", "corpus": "versions", "kind": "hard", "question": "Which macOS does Go 1.21 require?",
+         "source": "versions/raw/note-0.md", "evidence": "Go 1.21 requires macOS 10.15 Catalina or later"},
+    )))
+    result = retrieval.run(probes, corpus_root)
+    doc = valid(retrieval.contract.document("retrieval", retrieval.figure_rows(result), **result))
+    assert [r["figure"] for r in doc["rows"]] == ["retrieval recall@5, 2 probes", "retrieval MRR, 2 probes"]
+    assert doc["wikimem"]["probes"] == 2 and len(doc["samples"]) == 2
+
+
+def test_navigation_json_on_a_tiny_corpus(tmp_path: Path) -> None:
+    corpus_root = tiny_corpus(tmp_path / "corpus")
+    (corpus_root / "probes-public.jsonl").write_text(json.dumps(
+        {"id": "p1", "corpus": "topics", "kind": "easy", "question": "Who owns a value?", "answer": "owner",
+         "source": "topics/raw/note-0.md", "evidence": "Every value has an owner"}) + "\n")
+    proc = subprocess.run([sys.executable, str(BENCH / "navigation.py"), "--corpus-root", str(corpus_root),
+                           "--corpora", "topics", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load("contract").parse(proc.stdout)
+    assert doc["bench"] == "navigation" and set(doc["figures"]) == {"topics"} and len(doc["samples"]) == 1
+    assert len(doc["rows"]) == 4  # one corpus: every figure against its goal
+    # a pooled run: the goals on "overall" and "all", the median alone per corpus; a failed corpus
+    nav = load("navigation")
+    fig = doc["figures"]["topics"]
+    rows = nav.figure_rows({"figures": {"topics": fig, "sphinx": {"error": "compile failed"},
+                                        "overall": {**fig, "median_bytes": None, "median_index_bytes": None},
+                                        "all": fig}})
+    valid({"bench": "navigation", "rows": rows})
+    by_fig = {r["figure"]: r for r in rows}
+    assert len(rows) == 1 + 1 + 4 + 4 and by_fig["navigation, sphinx"]["status"] == "error"
+    assert by_fig["navigation median bytes to the evidence, overall"]["status"] == "over"
+
+
+@pytest.mark.slow  # four processes and a compile
+def test_reading_json_on_a_tiny_corpus(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "quickstart.rst").write_text("Flask\n=====\n\nUse :func:`run` to serve.\n\nInstall\n-------\n\nWith pip.\n")
+    (corpus / "notes.md").write_text("# Notes\n\n" + PARAGRAPHS[0] + "\n")
+    proc = subprocess.run([sys.executable, str(BENCH / "reading.py"), "--corpus", str(corpus), "--repeats", "1",
+                           "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load("contract").parse(proc.stdout)
+    assert doc["figures"]["rst_titles_total"] == 1 and len(doc["rows"]) == 4
+    missing = subprocess.run([sys.executable, str(BENCH / "reading.py"), "--corpus", str(tmp_path / "none"),
+                              "--json"], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1 and load("contract").parse(missing.stdout)["rows"][0]["status"] == "error"
+
+
+def test_lint_bench_json_on_a_tiny_wiki() -> None:
+    proc = subprocess.run([sys.executable, str(BENCH / "lint_bench.py"), "--pages", "20", "--repeats", "1",
+                           "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load("contract").parse(proc.stdout)
+    assert doc["pages"] >= 20 and len(doc["rows"]) == 5
+    assert all(r["goal_abs"] == 5.0 and r["unit"] == "s" for r in doc["rows"])
+
+
+@pytest.mark.slow  # git repositories, eight compiles
+def test_history_bench_json_on_three_sources(tmp_path: Path) -> None:
+    corpus = tiny_corpus(tmp_path / "corpus") / "topics" / "raw"
+    proc = subprocess.run([sys.executable, str(BENCH / "history_bench.py"), "--corpus", str(corpus),
+                           "--sources", "2", "--repeats", "1", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load("contract").parse(proc.stdout)
+    assert doc["sources"] == 2 and len(doc["rows"]) == 5
+    assert doc["rows"][0]["baseline"] == "the same with git = false"
+
+
+def test_daemon_search_speed_and_anthropic_rows_from_fake_results() -> None:
+    """These three run daemons, servers or large compiles: their rows are checked on made-up figures."""
+    daemon = load("daemon_bench").figure_rows({
+        "base_sources": 112, "drops": 20, "burst": 200, "idle_seconds": 10.0, "drop_to_page_median_s": 0.46,
+        "drop_to_page_p90_s": 0.76, "one_shot_compile_after_drop_median_s": 0.78, "drop_to_searchable_median_s": 0.5,
+        "burst_to_all_pages_s": 2.7, "burst_compiles": 1, "burst_write_s": 0.01, "peak_rss_mb": 53.6,
+        "rss_after_burst_mb": 53.6, "children_rss_after_burst_mb": 0.0, "idle_rss_mb": 34.0,
+        "bare_python_rss_mb": 8.0, "idle_cpu_percent": 0.0})
+    assert len(valid({"bench": "daemon_bench", "rows": daemon})["rows"]) == 6
+    speed = load("search_speed").figure_rows({
+        "sources": 1000, "index_build_s": 3.2, "indexed_files": 2400, "noop_update_ms_p50": 4.1,
+        "cold_search_ms_median": 420.0, "bare_whoosh_process_ms_median": 300.0, "mcp_warm_search_ms_p50": 6.1,
+        "mcp_warm_search_ms_p95": 12.0, "mcp_first_round_ms_p50": 9.0, "mcp_queries": 69,
+        "engine_search_ms_p50": 2.0, "engine_search_ms_p95": 5.5, "engine_first_round_ms_p50": 4.0,
+        "engine_warm_up_ms": 150, "engine_queries": 69})
+    assert len(valid({"bench": "search_speed", "rows": speed})["rows"]) == 5
+    pipeline = load("anthropic_bench").figure_rows([
+        {"corpus": "formats", "sources": 19, "failed": 0, "requests": 60, "seconds": 4.2, "ms_per_request": 70.0,
+         "offline_seconds": 1.1, "lint_errors": 0},
+        {"corpus": "topics", "sources": 112, "failed": 1, "requests": 300, "seconds": 20.0, "ms_per_request": 66.7,
+         "offline_seconds": 3.0, "lint_errors": 2}])
+    assert [r["status"] for r in valid({"bench": "anthropic_bench", "rows": pipeline})["rows"]] == ["ok", "over"]

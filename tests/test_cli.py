@@ -64,6 +64,7 @@ def test_usage_errors_exit_2_and_help_is_fast_to_import() -> None:
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_gets_no_error(tmp_path):
     """`wikimem lint | head -1`: when the reader closes the pipe, wikimem stops quietly (no
     "internal error" line), as Unix tools do."""

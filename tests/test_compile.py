@@ -201,6 +201,7 @@ def test_log_is_appended_in_the_documented_form(three: Workspace) -> None:
     assert "ingest | Delta (raw/delta.md)" in log2[len(log1):]
 
 
+@pytest.mark.slow
 def test_index_stays_within_agent_caps_at_any_size(ws: Workspace) -> None:
     for i in range(450):
         write(ws, f"bulk/note-{i:04d}.md", f"# Note {i} about canary release number {i}\n\n"
@@ -286,6 +287,7 @@ def test_upgrade_and_rebuild_rewrite_only_what_changes(three: Workspace, monkeyp
     assert compile_(three).noop
 
 
+@pytest.mark.slow
 def test_pages_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     import subprocess
     import sys

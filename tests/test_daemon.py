@@ -129,6 +129,7 @@ def page_for(ws: Workspace, raw_rel: str) -> Path | None:
 
 
 # ---------------------------------------------------------------- the happy path
+@pytest.mark.slow
 def test_drop_edit_rename_delete_reach_the_wiki(ws: Workspace, running) -> None:
     d = running()
     assert d.status()["state"] == "idle"
@@ -188,6 +189,7 @@ def test_save_by_rename_and_noise(ws: Workspace, running) -> None:
     assert d.status()["last_compile"]["skipped"] == []
 
 
+@pytest.mark.slow
 def test_a_burst_becomes_few_batches(ws: Workspace, running) -> None:
     d = running()
     before = d.status()["compiles"]
@@ -201,6 +203,7 @@ def test_a_burst_becomes_few_batches(ws: Workspace, running) -> None:
         loads_page(page.name, page.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_a_file_still_being_written_is_not_compiled_half(ws: Workspace, running) -> None:
     d = running()
     before = d.status()["compiles"]
@@ -291,6 +294,7 @@ register("planted-failure", _PlantedFailure)
 register("flaky-batch", _FlakyBatch)
 
 
+@pytest.mark.slow
 def test_failing_source_is_retried_with_backoff_then_left_alone(ws: Workspace, running) -> None:
     write(ws, "good.md", TEXT.format(title="Good"))
     d = running(backend="planted-failure", retry_limit=3)
@@ -322,6 +326,7 @@ def test_failing_source_is_retried_with_backoff_then_left_alone(ws: Workspace, r
     assert page_for(ws, "good.md") is not None
 
 
+@pytest.mark.slow
 def test_a_failing_batch_is_retried_and_the_daemon_keeps_going(ws: Workspace, running) -> None:
     _FlakyBatch.calls = 0
     write(ws, "a.md", TEXT.format(title="A"))
@@ -431,6 +436,7 @@ class _SlowLoads:
 register("slow-loads", _SlowLoads)
 
 
+@pytest.mark.slow
 def test_stop_mid_batch_abandons_it_with_nothing_written(ws: Workspace, running) -> None:
     d = running(backend="slow-loads", abandon_on_stop=True)
     for i in range(40):
@@ -461,6 +467,7 @@ def test_an_existing_search_index_is_kept_fresh(ws: Workspace, running) -> None:
     d.until(indexed, what="the index to include the new source and its page")
 
 
+@pytest.mark.slow
 def test_polling_mode_compiles_drops_too(ws: Workspace, running) -> None:
     # network folders and some container mounts deliver no native events
     d = running(polling=True, poll_interval=0.2)
@@ -471,6 +478,7 @@ def test_polling_mode_compiles_drops_too(ws: Workspace, running) -> None:
     d.until(lambda: not page_for(ws, "polled.md"), what="the delete, found by polling")
 
 
+@pytest.mark.slow
 def test_a_file_deleted_mid_compile_is_not_an_error(
     ws: Workspace, running, monkeypatch: pytest.MonkeyPatch
 ) -> None:

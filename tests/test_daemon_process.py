@@ -19,6 +19,8 @@ from wikimem.pages import loads_page
 from wikimem.service import daemon_status
 from wikimem.workspace import Workspace
 
+pytestmark = pytest.mark.slow  # every test starts and stops real `wikimem run` processes
+
 CLI = [sys.executable, "-m", "wikimem.cli"]
 FAST_TOML = 'debounce_seconds = 0.2\nrescan_minutes = 0\nlint_schedule = "off"\n'
 

@@ -102,6 +102,7 @@ class _Slow:
 register("slow-recording", _Slow)
 
 
+@pytest.mark.slow
 def test_scheduled_lint_and_rescan_never_overlap_a_compile(
     ws: Workspace, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

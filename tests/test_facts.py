@@ -73,6 +73,7 @@ def _current(ws: Workspace) -> dict[str, str]:
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_every_fact_that_changed_on_the_go_release_notes(tmp_path: Path) -> None:
     ws = _workspace(tmp_path, {"go": str(corpus("versions"))})
     compile_workspace(ws, load_settings(ws.root, environ={}))
@@ -94,6 +95,7 @@ def test_every_fact_that_changed_on_the_go_release_notes(tmp_path: Path) -> None
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_every_fact_that_changed_in_the_sphinx_changelogs(tmp_path: Path) -> None:
     raw = corpus("sphinx")
     ws = _workspace(tmp_path, {"flask": str(raw / "flask"), "docutils": str(raw / "docutils")})

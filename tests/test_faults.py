@@ -142,6 +142,7 @@ def burst_two(ws: Workspace) -> None:
 
 
 @pytest.mark.parametrize("kind", ["kill", "disk full"])
+@pytest.mark.slow
 def test_a_compile_stopped_at_any_write_point_freezes_nothing_and_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     """Killed (or out of disk) at each write and sync point in turn, then restarted with more
     files arriving: no page is taken for a person's, the wiki is what one compile of the same
@@ -341,6 +342,7 @@ def test_a_raw_file_gone_between_scan_and_read_is_skipped_for_this_run(
     assert after.failed == [] and compile_(ws).noop
 
 
+@pytest.mark.slow
 def test_html_nested_past_the_recursion_limit_takes_no_lint_rule_or_search_down(tmp_path: Path) -> None:
     """One source no loader can read (nested deeper than Python recurses) is that source's
     problem: every lint rule still runs for the rest of the wiki, and search still answers."""
@@ -387,6 +389,7 @@ def test_notes_added_at_the_same_moment_are_all_kept(ws: Workspace) -> None:
     assert not [p for p in (ws.raw / "inbox").iterdir() if p.name.startswith(".")]  # no temp file left
 
 
+@pytest.mark.slow
 def test_naming_a_note_does_not_slow_down_with_the_notes_of_that_title(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     """Counted in file system calls, not seconds: the 300th note of one title costs what the
     third does (before, each note tried every earlier name in turn)."""
@@ -412,6 +415,7 @@ def _numbered_file(ws: Workspace, name: str, lines: int, width: int = 0) -> Path
     return write(ws, name, "".join(f"line {n} {'x' * width}\n" for n in range(1, lines + 1)))
 
 
+@pytest.mark.slow
 def test_mcp_read_serves_a_large_file_in_slices_without_holding_it(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     import tracemalloc
 
@@ -445,6 +449,7 @@ def test_mcp_read_follows_citation_anchors(ws: Workspace) -> None:
     assert read_file(ws, "raw/a.md#L3", start_line=3, max_lines=1)["text"] == "line 3 "  # as before
 
 
+@pytest.mark.slow
 def test_the_memory_tools_view_of_a_large_raw_file_is_a_slice(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     import tracemalloc
 

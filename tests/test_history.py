@@ -217,6 +217,7 @@ def test_without_git_says_so_once_and_compiles(ws: Workspace, monkeypatch, caplo
     assert len(warnings) == 1
 
 
+@pytest.mark.slow
 def test_a_failed_commit_never_breaks_the_compile(repo_ws: Workspace, caplog) -> None:
     # a lock on the branch (another git process mid-update) makes every commit attempt fail
     lock = repo_ws.root / ".git" / "refs" / "heads" / "main.lock"
@@ -349,6 +350,7 @@ def test_undo_reverts_the_last_compile_and_holds_its_source(repo_ws: Workspace) 
     assert history.held_sources(ws) == []
 
 
+@pytest.mark.slow
 def test_undo_then_undo_walks_back_and_a_named_undo_redoes(repo_ws: Workspace) -> None:
     ws = repo_ws
     settings = load_settings(ws.root, environ={})
@@ -485,6 +487,7 @@ def test_undo_cli_says_what_it_did(repo_ws: Workspace) -> None:
 # --- a wiki shared through git --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_wiki_pulled_from_a_teammate_is_picked_up_without_recompiling(tmp_path: Path) -> None:
     origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES), ("aging.md", AGING))
     first = compile_(bob)  # a fresh clone: state is rebuilt from the pages, nothing recompiled
@@ -518,6 +521,7 @@ def test_wiki_pulled_from_a_teammate_is_picked_up_without_recompiling(tmp_path: 
     assert snapshot(bob.wiki).keys() == snapshot(alice.wiki).keys()
 
 
+@pytest.mark.slow
 def test_teammates_compiling_in_parallel_merge_cleanly(tmp_path: Path) -> None:
     origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES))
     assert compile_(bob).noop
@@ -598,6 +602,7 @@ def test_no_commit_during_a_merge_in_progress(repo_ws: Workspace, caplog) -> Non
         history.undo(ws, load_settings(ws.root, environ={}))
 
 
+@pytest.mark.slow
 def test_pulled_renames_and_removals_are_not_redone(tmp_path: Path) -> None:
     origin, alice, bob = shared_wiki(tmp_path, ("moles.md", MOLES), ("aging.md", AGING), ("cancer.md", CANCER))
     assert compile_(bob).noop

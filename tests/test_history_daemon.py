@@ -21,7 +21,10 @@ from wikimem.config import load_settings
 from wikimem.scheduler import parse_schedule
 from wikimem.service import Daemon, DaemonOptions, read_status_file
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.slow,  # a running daemon and git repositories
+]
 
 
 @pytest.fixture(autouse=True)

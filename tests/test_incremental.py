@@ -25,6 +25,8 @@ from wikimem.raw_tree import collections
 from wikimem.state import State
 from wikimem.workspace import Workspace
 
+pytestmark = pytest.mark.slow  # each test runs several full compiles: 2 to 35 s apiece
+
 # things the notes talk about, spelled the ways people spell them: more than a few hundred
 # sources make pages for, so the concept budget binds and concepts come and go
 _SYLLABLES = "ka lo mi ne ru sa ti vo ze pa do fi gu".split()

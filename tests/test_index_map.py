@@ -106,6 +106,7 @@ def test_groups_follow_folders_series_and_reading_order(ws: Workspace) -> None:
     assert broken_links(ws.wiki) == []
 
 
+@pytest.mark.slow
 def test_a_large_wiki_gets_a_map_and_group_catalogs(ws: Workspace) -> None:
     for folder in ("guide", "reference"):
         for i in range(60):

@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import corpus, snapshot, write
@@ -450,6 +451,7 @@ def test_links_keep_offsets_of_images_and_escaped_brackets():
 # --- the real corpus --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_versions_corpus_finds_the_known_changes_without_noise(tmp_path, settings):
     raw = corpus("versions")
     ws = Workspace.at(tmp_path / "versions")
@@ -768,6 +770,7 @@ def test_quotes_are_found_back_from_their_citation():
     ]
 
 
+@pytest.mark.slow
 def test_pathological_lines_cost_their_length_not_its_square():
     """A person's page may hold a long line of brackets, quotes or backticks; each pattern lint
     runs over pages reads such a line in one pass (a backtracking pattern took 130 s for one

@@ -109,6 +109,7 @@ def test_tools_search_read_and_resources(compiled, tmp_path):
     assert not (compiled.wiki / "lint.md").exists()
 
 
+@pytest.mark.slow
 def test_allow_write_adds_a_note_to_the_inbox_only(compiled):
     before = {p.relative_to(compiled.wiki) for p in compiled.wiki.rglob("*")}
 
@@ -126,6 +127,7 @@ def test_allow_write_adds_a_note_to_the_inbox_only(compiled):
     assert {p.relative_to(compiled.wiki) for p in compiled.wiki.rglob("*")} == before
 
 
+@pytest.mark.slow
 def test_stdout_carries_only_protocol(compiled):
     """Drive the server by hand: every line on stdout must be a JSON-RPC message."""
     import subprocess
@@ -170,6 +172,7 @@ def test_not_a_workspace_fails_fast_with_one_line(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_running_server_finds_a_new_source_and_filters_by_kind(compiled):
     # the watcher opens and warms the changed index and swaps it in; queries keep answering
     async def body(session):

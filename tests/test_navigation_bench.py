@@ -149,6 +149,7 @@ def test_grep_baseline_is_grep_output_plus_a_window(tmp_path: Path) -> None:
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_script_on_the_sphinx_corpus(tmp_path: Path) -> None:
     root = corpus("sphinx").parents[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}

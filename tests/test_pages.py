@@ -53,7 +53,7 @@ def test_bad_front_matter_raises_one_clear_error(fm: str) -> None:
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("count", [0, 40, 3_000, 20_000])
+@pytest.mark.parametrize("count", [0, 40, 3_000, pytest.param(20_000, marks=pytest.mark.slow)])
 def test_index_and_catalogs_fit_agent_caps_at_any_size(count: int) -> None:
     entries = [Entry(f"sources/s{i:06d}.md", f"Source {i}: a realistic, fairly long page title",
                      "A one-line description of the page, about as long as the ones compile writes…")

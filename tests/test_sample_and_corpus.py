@@ -49,6 +49,7 @@ def compile_corpus(name: str, root: Path) -> tuple[Workspace, object]:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", ["topics", "versions", "formats"])
+@pytest.mark.slow
 def test_real_corpus_compiles_cleanly(name: str, tmp_path: Path) -> None:
     ws, report = compile_corpus(name, tmp_path / "one")
     raw_files = [p for p in ws.raw.rglob("*") if p.is_file()]

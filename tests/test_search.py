@@ -168,6 +168,7 @@ def test_cli_reindex(compiled):
     assert data["ok"] and data["rebuilt"] and data["files"] >= len(NOTES)
 
 
+@pytest.mark.slow
 def test_real_corpus_question(tmp_path, settings):
     from wikimem.init import init_workspace
     from wikimem.workspace import Workspace

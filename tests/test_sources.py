@@ -342,6 +342,7 @@ def _docutils_title_and_sections(text: str) -> tuple[str | None, int]:
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_sphinx_corpus_read_faithfully(tmp_path: Path) -> None:
     raw = corpus("sphinx")
     ws = Workspace.at(tmp_path / "ws")

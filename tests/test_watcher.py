@@ -181,7 +181,7 @@ def test_overflow_warning_becomes_a_rescan() -> None:
 
 
 # ---------------------------------------------------------------- a real observer
-@pytest.mark.parametrize("polling", [False, True], ids=["native", "polling"])
+@pytest.mark.parametrize("polling", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["native", "polling"])
 def test_real_observer_reports_drops_edits_renames_and_deletes(ws: Workspace, polling: bool) -> None:
     items: queue.Queue[Work] = queue.Queue()
     handler = RawEventHandler(ws, items.put)
