@@ -22,7 +22,6 @@ pinned, ANTHROPIC_* unset), then
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -37,6 +36,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 sys.path.insert(0, str(REPO / "daemon"))
+sys.path.insert(0, str(HERE))
+
+import contract  # noqa: E402 - bench/contract.py, next to this file
 
 LISTS = {"sphinx": DEFAULT_CORPUS / "sphinx" / "concepts-public.txt", "topics": HERE / "probes" / "rust-concepts.txt"}
 SAMPLE = 30
@@ -106,24 +108,23 @@ def measure(name: str, root: Path, listfile: Path | None) -> dict[str, Any]:
     return out
 
 
-def rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def figure_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The contract's rows (bench/contract.py) from measure()'s results."""
     out = []
     for r in results:
         cov = r.get("coverage")
         if cov:
-            out.append({"figure": f"concept coverage, {r['corpus']} ({Path(cov['list']).name})",
-                        "value": cov["coverage"], "unit": "", "baseline": "", "baseline_value": None,
-                        "goal": "≥ 0.9", "goal_abs": 0.9, "status": "info",
-                        "note": f"{cov['found']}/{cov['concepts']}; missed: {', '.join(cov['missed']) or 'none'}"})
+            out.append(contract.row(
+                f"concept coverage, {r['corpus']} ({Path(cov['list']).name})", cov["coverage"], "", goal="≥ 0.9",
+                status="ok" if cov["coverage"] >= 0.9 else "over",
+                note=f"{cov['found']}/{cov['concepts']}; missed: {', '.join(cov['missed']) or 'none'}"[:300]))
         c, s, raw = r["concept_page_sizes"], r["source_page_sizes"], r["raw_sizes"]
-        if c.get("count"):
-            out.append({"figure": f"concept page size median, {r['corpus']}", "value": c["median_kb"], "unit": "KB",
-                        "baseline": "median raw source", "baseline_value": raw.get("median_kb"), "goal": "",
-                        "status": "info", "note": f"{c['count']} pages; p90 {c['p90_kb']} KB, largest {c['max_kb']} KB"})
-        if s.get("count"):
-            out.append({"figure": f"source page size median, {r['corpus']}", "value": s["median_kb"], "unit": "KB",
-                        "baseline": "median raw source", "baseline_value": raw.get("median_kb"), "goal": "",
-                        "status": "info", "note": f"{s['count']} pages; p90 {s['p90_kb']} KB, largest {s['max_kb']} KB"})
+        for label, sizes_ in (("concept", c), ("source", s)):
+            if sizes_.get("count"):
+                out.append(contract.row(
+                    f"{label} page size median, {r['corpus']}", sizes_["median_kb"], "KB", "median raw source",
+                    raw.get("median_kb"), status="info",
+                    note=f"{sizes_['count']} pages; p90 {sizes_['p90_kb']} KB, largest {sizes_['max_kb']} KB"))
     return out
 
 
@@ -163,7 +164,7 @@ def main() -> int:
             if args.keep is None:
                 shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
-        print(json.dumps({"bench": "concepts", "rows": rows(results), "corpora": results}, indent=2, ensure_ascii=False))
+        contract.emit("concepts", figure_rows(results), corpora=results)
         return 0
     for r in results:
         print(f"## {r['corpus']}: {r['concept_pages']} concept pages")

@@ -372,3 +372,18 @@ def test_daemon_search_speed_and_anthropic_rows_from_fake_results() -> None:
         {"corpus": "topics", "sources": 112, "failed": 1, "requests": 300, "seconds": 20.0, "ms_per_request": 66.7,
          "offline_seconds": 3.0, "lint_errors": 2}])
     assert [r["status"] for r in valid({"bench": "anthropic_bench", "rows": pipeline})["rows"]] == ["ok", "over"]
+
+
+def test_concepts_json_on_a_tiny_corpus(tmp_path: Path) -> None:
+    corpus_root = tiny_corpus(tmp_path / "corpus")
+    listfile = tmp_path / "concepts.txt"
+    listfile.write_text("# what a reader expects\nborrowing|borrowing rules\nunicorns\n")
+    ws = tmp_path / "ws"
+    load("concepts").build(corpus_root / "topics" / "raw", ws)
+    proc = subprocess.run([sys.executable, str(BENCH / "concepts.py"), "--wiki", str(ws), "--list", str(listfile),
+                           "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load("contract").parse(proc.stdout)
+    assert doc["bench"] == "concepts" and doc["rows"]
+    coverage = doc["corpora"][0]["coverage"]
+    assert coverage["concepts"] == 2 and "unicorns" in coverage["missed"]
