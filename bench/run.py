@@ -478,6 +478,20 @@ class Bench:
                 note=f"ru_maxrss of the process; n={n}",
                 samples=[s.rss_mb for s in a], baseline_samples=[s.rss_mb for s in b],
             ))
+            # the same comparison on wikimem's own index (the issue's "a bare whoosh query process
+            # with the same index"): what opening and querying that index costs whoever does it
+            own = root / ".wikimem" / "search"
+            a2, b2 = self.interleaved(
+                lambda i: wikimem("search", self.queries[i % len(self.queries)], "--root", str(root), "--json"),
+                lambda i: baseline("query", str(own), self.queries[i % len(self.queries)]), n, fig)
+            for what, unit, pick, goal, ratio in (("", "s", lambda x: x.seconds, "≤ 1.0x", 1.0),
+                                                  (" peak RSS", "MB", lambda x: x.rss_mb, "≤ 1.5x", 1.5)):
+                self.add(Row(
+                    f"cold search process{what}, {label}, same index", median([pick(x) for x in a2]), unit,
+                    "cold bare whoosh query on wikimem's index", median([pick(x) for x in b2]), goal=goal,
+                    goal_ratio=ratio, note=f"n={n}",
+                    samples=[pick(x) for x in a2], baseline_samples=[pick(x) for x in b2],
+                ))
 
     # 4b. from nothing to searchable: the compile (which brings the index up to date) and a first
     # search, against a plain whoosh index of raw/ and a first query
