@@ -256,7 +256,9 @@ class Engine:
         # the ranking whoosh gives build_query's query, with the words scored by FastScorer
         # and only the quoted phrases (if any) by whoosh: it needs their word positions
         fast = self._fast_scorer()
-        rare, common = select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
+        # each word's document frequency, read once: it picks the words and weighs them
+        df = {t: searcher.doc_frequency("body", t) for t in parsed.terms}
+        rare, common = select_terms(parsed, lambda _field, t: df[t], searcher.doc_count())
         phrases = phrase_queries(parsed)
         if not rare and not phrases:
             rare, common = common, []
@@ -280,7 +282,7 @@ class Engine:
         used = [*rare, *common]
         totals = [fast.term_total(t) for t in used]
         count = searcher.doc_count_all()
-        weights = [math.log((count + 1) / (searcher.doc_frequency("body", t) + 1)) + 1 for t in used]
+        weights = [math.log((count + 1) / (df[t] + 1)) + 1 for t in used]
         masks: dict[int, int] = {}
 
         def mask(docnum: int) -> int:

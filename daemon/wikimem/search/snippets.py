@@ -3,6 +3,7 @@ line it starts on."""
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .analysis import _STEMS, _TOKEN, _stem, identifier_parts
@@ -82,9 +83,14 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
     weigh = (lambda st: weights.get(st, 1.0)) if weights else (lambda st: 1.0)
     wants_value = bool(stems & _value_stems())  # asks for a default, a minimum, a size...
 
-    def held(i: int) -> set[str]:
-        a, b = spans[i]
-        return {st for p, st in hits if a <= p < b}
+    # the question's stems each sentence holds, worked out once (spans are in order and disjoint)
+    starts = [a for a, _ in spans]
+    held_by: list[set[str]] = [set() for _ in spans]
+    for p, st in hits:
+        i = bisect.bisect_right(starts, p) - 1
+        if i >= 0 and p < spans[i][1]:
+            held_by[i].add(st)
+    held = held_by.__getitem__
 
     if at is not None:
         offset = next((o for o, n in reversed(lines) if n <= at), 0)
@@ -119,7 +125,7 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
         near = [i for i in range(last + 1, min(len(spans), last + 6)) if held(i) & missing]
         # the one that states a figure first ("Default: ``timedelta(days=31)``"), then the rest
         near.sort(key=lambda i: not any(ch.isdigit() for ch in body[spans[i][0]:spans[i][1]]))
-        for i in sorted(near[:1]) + [i for i in near[1:]]:
+        for i in near:
             a, b = spans[i]
             if held(i) & missing and len(text) + (b - a) <= width + 120:
                 text += (" " if i == joined + 1 else " … ") + " ".join(body[a:b].split())
