@@ -11,22 +11,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from clitree import all_commands
 from conftest import REPO
 from wikimem import cli
-
-
-def all_commands() -> list[tuple[str, click.Command]]:
-    out: list[tuple[str, click.Command]] = []
-
-    def walk(prefix: str, group: click.Group) -> None:
-        for name, command in sorted(group.commands.items()):
-            full = f"{prefix} {name}".strip()
-            out.append((full, command))
-            if isinstance(command, click.Group):
-                walk(full, command)
-
-    walk("", cli.main)
-    return out
 
 
 @pytest.mark.parametrize("name,command", all_commands(), ids=[n for n, _ in all_commands()])

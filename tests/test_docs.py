@@ -12,6 +12,7 @@ from urllib.parse import unquote
 import click
 import pytest
 
+from clitree import all_commands
 from conftest import REPO
 from wikimem import cli
 
@@ -40,21 +41,6 @@ COMMAND_PAGES = {
 }
 
 
-def commands() -> list[tuple[str, click.Command]]:
-    """Every command under `wikimem`, subcommand groups included, as ("agents install", cmd)."""
-    out: list[tuple[str, click.Command]] = []
-
-    def walk(prefix: str, group: click.Group) -> None:
-        for name, command in sorted(group.commands.items()):
-            full = f"{prefix} {name}".strip()
-            out.append((full, command))
-            if isinstance(command, click.Group):
-                walk(full, command)
-
-    walk("", cli.main)
-    return out
-
-
 def long_options(command: click.Command) -> list[str]:
     names: list[str] = []
     for param in command.params:
@@ -72,7 +58,7 @@ def docs_text() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted(DOCS.glob("*.md")))
 
 
-@pytest.mark.parametrize("name,command", commands(), ids=[n for n, _ in commands()])
+@pytest.mark.parametrize("name,command", all_commands(), ids=[n for n, _ in all_commands()])
 def test_every_command_and_option_is_documented(name: str, command: click.Command) -> None:
     page = COMMAND_PAGES.get(name)
     if page is not None:
