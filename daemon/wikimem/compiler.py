@@ -1,9 +1,9 @@
 """The compile pipeline: scan raw/, plan from state.db, run a backend, guard and write, then
 regenerate index.md and append log.md.
 
-Data flow (docs/compile.md): raw/ -> scan -> plan (hash vs state) -> backend.compile() -> page
-edits -> guard (paths, human edits, front matter) -> atomic write -> state.db, index.md,
-log.md.
+Data flow (docs/compile.md): raw/ -> scan -> plan() (hash vs state; reads, never writes) ->
+apply(): backend.compile() -> page edits -> PageWriter (paths, human edits, front matter,
+journal, atomic write) -> state.db, timelines, index.md, log.md (history.finish).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import adopt, history, index_page, log_page, raw_tree, timelines
-from .backends import Batch, PageEdit, SourceRef, create
+from .backends import Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .naming import undecodable
@@ -252,6 +252,277 @@ def _make_searchable(ws: Workspace, report: CompileReport) -> None:
                     "seconds": round(time.perf_counter() - started, 3)}
 
 
+_Bucket = dict[str, list[str]]  # created / updated / removed / kept -> page paths
+
+
+def _bucket() -> _Bucket:
+    return {"created": [], "updated": [], "removed": [], "kept": []}
+
+
+@dataclass
+class Plan:
+    """What a compile is to do, worked out from raw/'s scan, state.db and wiki/'s listing
+    before anything is written: plan() reads, never writes."""
+
+    rows: dict[str, SourceRow]  # state.db's sources as the compile found them
+    pages: dict[str, tuple[str, str, str | None]]  # state.db's pages: path -> (hash, kind, owner)
+    current: dict[str, RawFile]  # the sources on disk (less any that went away mid-read)
+    shas: dict[str, str]
+    vanished: set[str]  # went away between the scan and the read: left as they were this run
+    candidates: list[RawFile]  # every source not left alone (skipped, or given up on)
+    changed: list[str]  # new or changed content, or failed last time: compiled
+    renamed: dict[str, str]  # new path -> old path (same content): the page moves
+    removed: dict[str, str]  # a source gone from raw/ -> its page ("" for none)
+    refused: list[tuple[str, str]]  # files refused outright, not yet recorded as skipped
+    moved: list[SourceRow]  # same content, new size or mtime: the row is brought up to date
+    noop: bool
+    rebuild: bool = False  # every page rendered again (compile --rebuild)
+    rerender: bool = False  # the same, because another version of the backend wrote them
+    refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan(
+    ws: Workspace, state: State, scanned: raw_tree.RawScan, *, rebuild: bool = False,
+    rerender: bool = False, give_up_after: int | None = None,
+) -> Plan:
+    """Decide what to compile: hash only what size and mtime say may have changed, find
+    renames (same content under a new path) and removals, and give every source its page."""
+    rows = state.sources()
+    files, warnings = scanned.files, []
+    shas: dict[str, str] = {}
+    vanished: set[str] = set()
+    for f in files:
+        row = rows.get(f.path)
+        if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
+            shas[f.path] = row.sha256
+            continue
+        sha = _sha_or_none(f.file)
+        if sha is None:
+            # deleted (or swapped for something unreadable) between the scan and this read:
+            # leave it as it was for this run, neither compiled nor removed; the next run
+            # scans again and sees what is there
+            vanished.add(f.path)
+            warnings.append(f"{f.path} went away while this compile read it; left as it was until the next compile")
+            if row is None:
+                continue
+            shas[f.path] = row.sha256
+        else:
+            shas[f.path] = sha
+    if vanished:
+        files = [f for f in files if f.path in shas]
+    current = {f.path: f for f in files}
+    left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
+    if give_up_after:
+        left_alone |= {
+            p for p, row in rows.items()
+            if row.status == "failed" and row.attempts >= give_up_after and shas.get(p) == row.sha256
+        }
+    candidates = [f for f in files if f.path not in left_alone]
+    changed = [f.path for f in candidates
+               if (row := rows.get(f.path)) is None or row.sha256 != shas[f.path] or row.status == "failed"]
+    refused_paths = {p for p, _ in scanned.refused}
+    gone = {p: row for p, row in rows.items() if p not in current and p not in refused_paths}
+    by_sha_gone = {row.sha256: p for p, row in gone.items() if row.status == "compiled"}
+    renamed: dict[str, str] = {}
+    for path in list(changed):
+        old = by_sha_gone.get(shas[path])
+        if old and rows.get(path) is None:
+            renamed[path] = old
+            changed.remove(path)
+            del by_sha_gone[shas[path]]
+    removed = {p: (row.page or "") for p, row in gone.items() if p not in renamed.values()}
+    refused = [(p, r) for p, r in scanned.refused if (rows.get(p) is None or rows[p].status != "skipped")]
+    moved = [
+        replace(row, size=f.size, mtime_ns=f.mtime_ns) for f in files
+        if (row := rows.get(f.path)) and f.path not in vanished and row.sha256 == shas[f.path]
+        and (row.size, row.mtime_ns) != (f.size, f.mtime_ns)
+    ]
+    pages = state.pages()
+    listed: dict[str, set[str]] = {}
+    missing_pages = any(p not in _files_in(ws.wiki, posixpath.dirname(p), listed) for p in pages)
+    index_missing = not (ws.wiki / "index.md").exists()
+    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
+    out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
+               moved, noop, rebuild, rerender, warnings=warnings)
+    if not noop:
+        _assign_pages(ws, out, gone, listed)
+    return out
+
+
+def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]]) -> None:
+    """todo.refs: every candidate with its page; a new source gets a free name."""
+    rows, current, changed = todo.rows, todo.current, todo.changed
+    taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
+    # a removed source's page is not handed to a new source in the same run: it is being
+    # deleted (or kept, when a person edited it) by this very compile
+    held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
+    foreign: dict[str, list[str]] | None = None
+    for f in todo.candidates:
+        row = rows.get(f.path)
+        page = row.page if row and row.page else None
+        if page is None:
+            if foreign is None:
+                foreign = _foreign_pages(ws, todo.pages, listed)
+            # a page file wikimem has no record of (a person's, or one whose source went
+            # away while a person's edit kept it) is never taken over, unless it names this
+            # very source (its own page, when state.db was rebuilt after a fresh clone)
+            blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
+            page = assign_page(f.path, blocked)
+            first = assign_page(f.path, taken)
+            if first != page and _persons_page(ws, first, todo.pages):
+                todo.warnings.append(
+                    f"{f.path}: {first} is a page a person edited (its source is gone), so this "
+                    f"source's page is {page}")
+            taken.add(page)
+        todo.refs[f.path] = SourceRef(f.path, todo.shas[f.path], page)
+
+
+class PageWriter:
+    """Guards and stages the page edits a backend proposes, then writes them.
+
+    Pages are not written as they are decided: every write is first journalled (one fsync
+    for the batch), then written, so that a compile stopped before state.db commits leaves
+    pages the next one knows for wikimem's (state.WriteJournal). A page a person edited is
+    never overwritten: the proposal goes to .wikimem/proposed/ instead.
+    """
+
+    def __init__(self, ws: Workspace, state: State, pages: Mapping[str, tuple[str, str, str | None]],
+                 report: CompileReport):
+        self.ws, self.state, self.report = ws, state, report
+        self.pages = pages  # as planned: backends propose edits, only this writer records pages
+        self.planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
+        self.intents: list[tuple[str, str, str, str | None]] = []
+
+    def _bytes(self, target: Path) -> bytes | None:
+        if target in self.planned:
+            return self.planned[target]
+        try:
+            return target.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def _propose(self, rel: str, content: str) -> None:
+        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
+
+    def apply(self, edit: PageEdit, bucket: _Bucket) -> None:
+        """Stage one edit; say in `bucket` what it does to the page."""
+        ws, state, report = self.ws, self.state, self.report
+        try:
+            target = confine(ws.wiki, edit.path)
+        except PathEscape as exc:
+            report.warnings.append(f"refused edit: {exc}")
+            return
+        rel = target.relative_to(ws.wiki.resolve()).as_posix()
+        if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
+            report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
+            return
+        disk = self._bytes(target)
+        exists = disk is not None
+        known = self.pages.get(rel)
+        human = exists and (known is None or known[0] != content_hash(disk or b""))
+        proposed_edit = edit
+        if edit.content is not None:
+            # whatever a backend rendered from a source: names and titles one line, no
+            # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
+            edit = replace(edit, content=guard_page(edit.content))
+        if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
+            # exactly the bytes we would write: a compile killed before state.db
+            # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
+            human = False
+        if edit.content is None:
+            if not exists:
+                state.delete_page(rel)
+                return
+            if human:
+                bucket["kept"].append(rel)
+                state.delete_page(rel)
+                return
+            self.planned[target] = None
+            state.delete_page(rel)
+            bucket["removed"].append(rel)
+            return
+        if human and edit.base_sha256 is not None and edit.base_sha256 == content_hash(disk or b""):
+            # an in-place edit on top of the person's current text (the anthropic
+            # backend's str_replace/insert): apply it, but leave the recorded hash alone
+            # so the page stays marked as edited by a person and is never overwritten
+            # (nor journalled: it must stay a person's page after a crash too)
+            before = (disk or b"").decode("utf-8", "replace")
+            # the person's lines as they are (their HTML too); only what was added is made inert
+            content = inert_added(before, proposed_edit.content or "")
+            lost = lost_line(before, content)
+            if lost is not None:
+                # whichever backend proposed it: on a person's page an edit may only add
+                report.refused.append((rel, f"the edit would change or remove line {lost}, which a person's page keeps"))
+                bucket["kept"].append(rel)
+                self._propose(rel, content)
+                return
+            text = stamp(content, before)
+            if text.encode("utf-8") != disk:
+                self.planned[target] = text.encode("utf-8")
+                bucket["updated"].append(rel)
+            return
+        if human:
+            bucket["kept"].append(rel)
+            self._propose(rel, edit.content)
+            return
+        text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
+        data = text.encode("utf-8")
+        if disk != data:
+            self.planned[target] = data
+            self.intents.append((rel, content_hash(data), edit.kind, edit.owner))
+            bucket["updated" if exists else "created"].append(rel)
+        state.put_page(rel, content_hash(data), edit.kind, edit.owner)
+
+    def write(self, journal: WriteJournal) -> None:
+        """Journal what wikimem is about to write, then write it (fsync'd later, in one go)."""
+        journal.record(self.intents)
+        for target, data in self.planned.items():
+            if data is None:
+                target.unlink(missing_ok=True)
+            else:
+                atomic_write(target, data, durable=False)
+
+
+def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJournal,
+             current: dict[str, RawFile], report: CompileReport) -> None:
+    """Bring state.db up to what wiki/ holds before planning: rebuilt after a fresh clone or a
+    corrupt file, an interrupted compile's pages taken back, a teammate's pages adopted."""
+    if state.recovered:
+        report.warnings.append(state.recovered)
+    if state.fresh:
+        restored = rebuild_state(ws, state, current)
+        if restored:
+            report.warnings.append(f"state rebuilt from {restored} source pages")
+    interrupted = journal.read()
+    if interrupted:
+        # a compile stopped between writing pages and committing state.db (kill -9, a full
+        # disk, a power cut): its pages are wikimem's, not a person's edits
+        with state.transaction():
+            adopted, dropped = recover_pages(ws.wiki, state, interrupted)
+        journal.clear()
+        if adopted or dropped:
+            report.warnings.append(
+                f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
+                "taken back as wikimem's and compiled again")
+    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
+    adopt.sync(ws, settings, state)
+
+
+def _backend_changed(state: State, backend: Backend, report: CompileReport) -> bool:
+    """Whether pages were rendered by another version of this backend: then render them all
+    again (identical bytes are not rewritten, so an upgrade that changes nothing writes nothing)."""
+    version = str(getattr(backend, "version", backend.name))
+    last_version = state.get_meta("backend.version")
+    rerender = (last_version is not None and last_version != version
+                and str(last_version).split(":")[0] == backend.name)
+    if rerender:
+        report.warnings.append(f"backend changed ({last_version} -> {version}): re-rendered every page")
+    if last_version != version:
+        state.set_meta("backend.version", version)
+    return rerender
+
+
 def _compile_locked(
     ws: Workspace, settings: Settings, backend_name: str, rebuild: bool, progress: Progress | None,
     give_up_after: int | None = None,
@@ -263,359 +534,24 @@ def _compile_locked(
     state = State(ws.state_db)
     journal = WriteJournal(ws.state_dir)
     try:
-        if state.recovered:
-            report.warnings.append(state.recovered)
         scanned = raw_tree.scan(ws)
-        files, refused = scanned.files, scanned.refused
         report.ignored = scanned.ignored_summary()
-        current = {f.path: f for f in files}
-        if state.fresh:
-            restored = rebuild_state(ws, state, current)
-            if restored:
-                report.warnings.append(f"state rebuilt from {restored} source pages")
-        interrupted = journal.read()
-        if interrupted:
-            # a compile stopped between writing pages and committing state.db (kill -9, a full
-            # disk, a power cut): its pages are wikimem's, not a person's edits
-            with state.transaction():
-                adopted, dropped = recover_pages(ws.wiki, state, interrupted)
-            journal.clear()
-            if adopted or dropped:
-                report.warnings.append(
-                    f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
-                    "taken back as wikimem's and compiled again")
-        # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
-        adopt.sync(ws, settings, state)
-        rows = state.sources()
-        version = str(getattr(backend, "version", backend.name))
-        last_version = state.get_meta("backend.version")
-        rerender = False
-        if last_version is not None and last_version != version and str(last_version).split(":")[0] == backend.name:
-            # pages rendered by another version of this backend: render them all again (identical
-            # bytes are not rewritten, so an upgrade that changes nothing writes nothing)
-            rerender = True
-            report.warnings.append(f"backend changed ({last_version} -> {version}): re-rendered every page")
-        if last_version != version:
-            state.set_meta("backend.version", version)
-
-        # --- plan: hash only what size+mtime say may have changed
-        shas: dict[str, str] = {}
-        vanished: set[str] = set()
-        for f in files:
-            row = rows.get(f.path)
-            if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
-                shas[f.path] = row.sha256
-                continue
-            sha = _sha_or_none(f.file)
-            if sha is None:
-                # deleted (or swapped for something unreadable) between the scan and this read:
-                # leave it as it was for this run, neither compiled nor removed; the next run
-                # scans again and sees what is there
-                vanished.add(f.path)
-                report.warnings.append(f"{f.path} went away while this compile read it; left as it was until the next compile")
-                if row is None:
-                    continue
-                shas[f.path] = row.sha256
-            else:
-                shas[f.path] = sha
-        if vanished:
-            files = [f for f in files if f.path in shas]
-            current = {f.path: f for f in files}
-        skipped_before = {
-            p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256
-        }
-        if give_up_after:
-            skipped_before |= {
-                p for p, row in rows.items()
-                if row.status == "failed" and row.attempts >= give_up_after and shas.get(p) == row.sha256
-            }
-        max_bytes = int(settings.max_source_mb * 1_000_000)
-        candidates = [f for f in files if f.path not in skipped_before]
-        changed: list[str] = []
-        for f in candidates:
-            row = rows.get(f.path)
-            if row is None or row.sha256 != shas[f.path] or row.status in ("failed",):
-                changed.append(f.path)
-        refused_paths = {p for p, _ in refused}
-        gone = {p: row for p, row in rows.items() if p not in current and p not in refused_paths}
-        # a rename: same content under a new path; move the page without recompiling
-        by_sha_gone = {row.sha256: p for p, row in gone.items() if row.status == "compiled"}
-        renamed: dict[str, str] = {}
-        for path in list(changed):
-            old = by_sha_gone.get(shas[path])
-            if old and rows.get(path) is None:
-                renamed[path] = old
-                changed.remove(path)
-                del by_sha_gone[shas[path]]
-        removed = {p: (row.page or "") for p, row in gone.items() if p not in renamed.values()}
-        new_refused = [(p, r) for p, r in refused if (rows.get(p) is None or rows[p].status != "skipped")]
-        for p, r in new_refused:
+        _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
+        rerender = _backend_changed(state, backend, report)
+        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
+        report.warnings.extend(todo.warnings)
+        for p, r in todo.refused:
             state.put_source(SourceRow(p, "", 0, 0, None, "skipped", r, 0, ()))
             report.skipped.append((p, r))
-        pages_state = state.pages()
-        listed: dict[str, set[str]] = {}
-        missing_pages = [p for p in pages_state if p not in _files_in(ws.wiki, posixpath.dirname(p), listed)]
-        index_missing = not (ws.wiki / "index.md").exists()
-        for f in files:
-            row = rows.get(f.path)
-            if row and f.path not in vanished and row.sha256 == shas[f.path] and (row.size, row.mtime_ns) != (f.size, f.mtime_ns):
-                state.put_source(SourceRow(**{**asdict(row), "size": f.size, "mtime_ns": f.mtime_ns, "concepts": row.concepts}))
-        if not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or new_refused):
+        for row in todo.moved:
+            state.put_source(row)
+        if todo.noop:
             report.noop = True
-            report.unchanged = len(candidates)
+            report.unchanged = len(todo.candidates)
             report.seconds = time.perf_counter() - started
             return report
-
-        # --- assign pages, build the batch
-        taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
-        # a removed source's page is not handed to a new source in the same run: it is being
-        # deleted (or kept, when a person edited it) by this very compile
-        held = {row.page for p, row in gone.items() if row.page and p not in renamed.values()}
-        foreign: dict[str, list[str]] | None = None
-        refs: dict[str, SourceRef] = {}
-        for f in candidates:
-            row = rows.get(f.path)
-            page = row.page if row and row.page else None
-            if page is None:
-                if foreign is None:
-                    foreign = _foreign_pages(ws, pages_state, listed)
-                # a page file wikimem has no record of (a person's, or one whose source went
-                # away while a person's edit kept it) is never taken over, unless it names this
-                # very source (its own page, when state.db was rebuilt after a fresh clone)
-                blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
-                page = assign_page(f.path, blocked)
-                first = assign_page(f.path, taken)
-                if first != page and _persons_page(ws, first, pages_state):
-                    report.warnings.append(
-                        f"{f.path}: {first} is a page a person edited (its source is gone), so this "
-                        f"source's page is {page}")
-                taken.add(page)
-            refs[f.path] = SourceRef(f.path, shas[f.path], page)
-        def load(path: str) -> Document:
-            f = current[path]
-            if progress:
-                progress(path, len(changed), 1)
-            doc = load_source(f.file, path, max_bytes=max_bytes)
-            if path in shas:
-                state.put_outline(shas[path], outline(doc))  # search indexes it without parsing again
-            return doc
-
-        batch = Batch(
-            workspace=ws, settings=settings, state=state, sources=refs, changed=tuple(changed),
-            renamed=renamed, removed=removed, load=load, rebuild=rebuild, rerender=rerender,
-            files=_Files(current), max_bytes=max_bytes,
-        )
         with state.transaction():
-            result = backend.compile(batch)
-            outcomes = {o.path: o for o in result.outcomes}
-            report.warnings.extend(result.notes)
-            report.refused.extend(result.refused)
-            # --- guard and write
-            entries: list[log_page.LogEntry] = []
-            per_source: dict[str, dict[str, list[str]]] = {}
-            batch_changes: dict[str, list[str]] = {"created": [], "updated": [], "removed": [], "kept": []}
-            # pages_state (read while planning) still holds: backends propose edits, only the
-            # compiler writes the pages table
-            skipped_now = {p for p, o in outcomes.items() if o.status in ("skipped", "failed")}
-
-            # Pages are not written as they are decided: every write is first journalled (one
-            # fsync for the batch), then written, so that a compile stopped before state.db
-            # commits leaves pages the next one knows for wikimem's (state.WriteJournal).
-            planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
-            intents: list[tuple[str, str, str, str | None]] = []
-
-            def current_bytes(target: Path) -> bytes | None:
-                if target in planned:
-                    return planned[target]
-                try:
-                    return target.read_bytes()
-                except FileNotFoundError:
-                    return None
-
-            def apply(edit: PageEdit, bucket: dict[str, list[str]]) -> None:
-                try:
-                    target = confine(ws.wiki, edit.path)
-                except PathEscape as exc:
-                    report.warnings.append(f"refused edit: {exc}")
-                    return
-                rel = target.relative_to(ws.wiki.resolve()).as_posix()
-                if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
-                    report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
-                    return
-                disk = current_bytes(target)
-                exists = disk is not None
-                known = pages_state.get(rel)
-                human = exists and (known is None or known[0] != content_hash(disk or b""))
-                proposed_edit = edit
-                if edit.content is not None:
-                    # whatever a backend rendered from a source: names and titles one line, no
-                    # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
-                    edit = replace(edit, content=guard_page(edit.content))
-                if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
-                    # exactly the bytes we would write: a compile killed before state.db
-                    # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
-                    human = False
-                if edit.content is None:
-                    if not exists:
-                        state.delete_page(rel)
-                        return
-                    if human:
-                        bucket["kept"].append(rel)
-                        state.delete_page(rel)
-                        return
-                    planned[target] = None
-                    state.delete_page(rel)
-                    bucket["removed"].append(rel)
-                    return
-                if human and edit.base_sha256 is not None and edit.base_sha256 == content_hash(disk or b""):
-                    # an in-place edit on top of the person's current text (the anthropic
-                    # backend's str_replace/insert): apply it, but leave the recorded hash alone
-                    # so the page stays marked as edited by a person and is never overwritten
-                    # (nor journalled: it must stay a person's page after a crash too)
-                    before = (disk or b"").decode("utf-8", "replace")
-                    # the person's lines as they are (their HTML too); only what was added is made inert
-                    content = inert_added(before, proposed_edit.content or "")
-                    lost = lost_line(before, content)
-                    if lost is not None:
-                        # whichever backend proposed it: on a person's page an edit may only add
-                        report.refused.append((rel, f"the edit would change or remove line {lost}, which a person's page keeps"))
-                        bucket["kept"].append(rel)
-                        atomic_write(ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
-                        return
-                    text = stamp(content, before)
-                    if text.encode("utf-8") != disk:
-                        planned[target] = text.encode("utf-8")
-                        bucket["updated"].append(rel)
-                    return
-                if human:
-                    bucket["kept"].append(rel)
-                    proposed = ws.state_dir / "proposed" / rel
-                    atomic_write(proposed, stamp(edit.content, None), durable=False)
-                    return
-                text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
-                data = text.encode("utf-8")
-                if disk != data:
-                    planned[target] = data
-                    intents.append((rel, content_hash(data), edit.kind, edit.owner))
-                    bucket["updated" if exists else "created"].append(rel)
-                state.put_page(rel, content_hash(data), edit.kind, edit.owner)
-
-            for edit in result.edits:
-                owner = edit.owner if edit.kind == "source" and edit.owner in refs else None
-                bucket = per_source.setdefault(owner, {"created": [], "updated": [], "removed": [], "kept": []}) if owner else batch_changes
-                apply(edit, bucket)
-
-            # removed sources: drop their pages
-            for path, page in sorted(removed.items()):
-                bucket = per_source.setdefault(path, {"created": [], "updated": [], "removed": [], "kept": []})
-                if page:
-                    apply(PageEdit(page, None, "source", path), bucket)
-                state.delete_source(path)
-                report.removed_sources.append(path)
-            # renamed sources: the old page goes, the new one was rendered above
-            for new, old in sorted(renamed.items()):
-                old_page = rows[old].page
-                if old_page and old_page != refs[new].page:
-                    apply(PageEdit(old_page, None, "source", old), per_source.setdefault(new, {"created": [], "updated": [], "removed": [], "kept": []}))
-                state.delete_source(old)
-                report.renamed.append((old, new))
-
-            journal.record(intents)
-            for target, data in planned.items():
-                if data is None:
-                    target.unlink(missing_ok=True)
-                else:
-                    atomic_write(target, data, durable=False)
-
-            # --- state rows and log entries per source
-            for path, ref in sorted(refs.items()):
-                outcome = outcomes.get(path)
-                f = current[path]
-                if outcome is None:
-                    # a backend reports only the sources it did something about: the others
-                    # keep their row as it is
-                    if path not in changed and path not in renamed and rows.get(path) is not None:
-                        report.unchanged += 1
-                    continue
-                if outcome.status in ("skipped", "failed"):
-                    if path in vanished:
-                        continue  # read again next run; its row stays as it was
-                    row = rows.get(path)
-                    attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
-                    state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
-                    (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
-                    continue
-                row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts)
-                if rows.get(path) != row:  # 10k unchanged rows are not written again
-                    state.put_source(row)
-                if path in changed or path in renamed:
-                    report.compiled.append(path)
-                else:
-                    report.unchanged += 1
-            for path, reason in report.skipped:
-                entries.append(log_page.LogEntry("skip", path, (f"- reason: {reason}",)))
-            for path, reason in report.failed:
-                spent = outcomes[path].usage if path in outcomes else {}
-                # a model backend may have spent tokens before it failed; the log says how many
-                lines = [f"- error: {reason}"]
-                if spent:
-                    lines.append("- tokens: " + ", ".join(f"{k} {v}" for k, v in sorted(spent.items())))
-                if path in outcomes and outcomes[path].cost_usd is not None:
-                    lines.append(f"- cost: ~${outcomes[path].cost_usd:.4f} (estimate at list prices)")
-                entries.append(log_page.LogEntry("fail", path, tuple(lines)))
-            for old, new in report.renamed:
-                changes = per_source.get(new, {})
-                entries.append(log_page.LogEntry("rename", f"{old} -> {new}", _change_lines(changes)))
-            for path in sorted(changed):
-                if path in skipped_now or path not in outcomes:
-                    continue
-                changes = per_source.get(path, {})
-                title = outcomes[path].title or path
-                lines = _change_lines(changes)
-                usage = outcomes[path].usage
-                if usage:
-                    lines.append("- tokens: " + ", ".join(f"{k} {v}" for k, v in sorted(usage.items())))
-                if outcomes[path].cost_usd is not None:
-                    lines.append(f"- cost: ~${outcomes[path].cost_usd:.4f} (estimate at list prices)")
-                entries.append(log_page.LogEntry("ingest", f"{title} ({path})", lines))
-            for path in report.removed_sources:
-                entries.append(log_page.LogEntry("remove", path, _change_lines(per_source.get(path, {}))))
-            for bucket in [batch_changes, *per_source.values()]:
-                for key in ("created", "updated", "removed", "kept"):
-                    getattr(report, key).extend(bucket.get(key, []))
-
-            # --- timelines (wiki/facts/) and index.md, regenerated by code
-            compiled_rows = {p: r for p, r in state.sources().items() if r.status == "compiled" and r.page}
-            in_collection = raw_tree.collections(compiled_rows)
-            fact_changes = timelines.write(
-                ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
-                {p: r.page for p, r in compiled_rows.items() if r.page})
-            state.prune_analyses(r.sha256 for r in refs.values())
-            written = [*report.created, *report.updated, *report.removed, *(p for p, _ in fact_changes)]
-
-            def log_entries(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
-                # index.md is written by now: the compile's entry lists it with the timelines
-                index_changes = fact_changes + index
-                report.created.extend(p for p, how in index_changes if how == "created")
-                report.updated.extend(p for p, how in index_changes if how == "updated")
-                report.removed.extend(p for p, how in fact_changes if how == "removed")
-                report.seconds = time.perf_counter() - started
-                if not any([report.created, report.updated, report.removed, report.kept, entries]):
-                    return []
-                summary = _change_lines(batch_changes)
-                summary += log_page.list_lines("index", [p for p, _ in index_changes])
-                summary.append(
-                    f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
-                    f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
-                )
-                if report.refused:
-                    summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
-                                   "or break a guard (see the compile report)")
-                summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
-                compiled_now = len(report.compiled) + report.unchanged
-                return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
-
-            history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
+            apply(ws, settings, state, journal, backend, todo, report, progress, started)
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -624,6 +560,156 @@ def _compile_locked(
         return report
     finally:
         state.close()
+
+
+def apply(
+    ws: Workspace, settings: Settings, state: State, journal: WriteJournal, backend: Backend,
+    todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
+) -> None:
+    """Carry out a plan inside state.db's transaction: run the backend, guard and write the
+    pages it proposes, record the sources, regenerate the timelines, index.md and log.md."""
+    started = time.perf_counter() if started is None else started
+    max_bytes = int(settings.max_source_mb * 1_000_000)
+
+    def load(path: str) -> Document:
+        if progress:
+            progress(path, len(todo.changed), 1)
+        doc = load_source(todo.current[path].file, path, max_bytes=max_bytes)
+        if path in todo.shas:
+            state.put_outline(todo.shas[path], outline(doc))  # search indexes it without parsing again
+        return doc
+
+    batch = Batch(
+        workspace=ws, settings=settings, state=state, sources=todo.refs, changed=tuple(todo.changed),
+        renamed=todo.renamed, removed=todo.removed, load=load, rebuild=todo.rebuild,
+        rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
+    )
+    result = backend.compile(batch)
+    outcomes = {o.path: o for o in result.outcomes}
+    report.warnings.extend(result.notes)
+    report.refused.extend(result.refused)
+
+    # --- guard and write
+    writer = PageWriter(ws, state, todo.pages, report)
+    per_source: dict[str, _Bucket] = {}
+    batch_changes = _bucket()
+    for edit in result.edits:
+        owner = edit.owner if edit.kind == "source" and edit.owner in todo.refs else None
+        writer.apply(edit, per_source.setdefault(owner, _bucket()) if owner else batch_changes)
+    # removed sources: drop their pages
+    for path, page in sorted(todo.removed.items()):
+        bucket = per_source.setdefault(path, _bucket())
+        if page:
+            writer.apply(PageEdit(page, None, "source", path), bucket)
+        state.delete_source(path)
+        report.removed_sources.append(path)
+    # renamed sources: the old page goes, the new one was rendered above
+    for new, old in sorted(todo.renamed.items()):
+        old_page = todo.rows[old].page
+        if old_page and old_page != todo.refs[new].page:
+            writer.apply(PageEdit(old_page, None, "source", old), per_source.setdefault(new, _bucket()))
+        state.delete_source(old)
+        report.renamed.append((old, new))
+    writer.write(journal)
+
+    _record_sources(state, todo, outcomes, report)
+    entries = _source_entries(todo, outcomes, per_source, report)
+    for bucket in [batch_changes, *per_source.values()]:
+        for key in ("created", "updated", "removed", "kept"):
+            getattr(report, key).extend(bucket.get(key, []))
+
+    # --- timelines (wiki/facts/) and index.md, regenerated by code
+    compiled_rows = {p: r for p, r in state.sources().items() if r.status == "compiled" and r.page}
+    in_collection = raw_tree.collections(compiled_rows)
+    fact_changes = timelines.write(
+        ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
+        {p: r.page for p, r in compiled_rows.items() if r.page})
+    state.prune_analyses(r.sha256 for r in todo.refs.values())
+    written = [*report.created, *report.updated, *report.removed, *(p for p, _ in fact_changes)]
+
+    def log_entries(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
+        # index.md is written by now: the compile's entry lists it with the timelines
+        index_changes = fact_changes + index
+        report.created.extend(p for p, how in index_changes if how == "created")
+        report.updated.extend(p for p, how in index_changes if how == "updated")
+        report.removed.extend(p for p, how in fact_changes if how == "removed")
+        report.seconds = time.perf_counter() - started
+        if not any([report.created, report.updated, report.removed, report.kept, entries]):
+            return []
+        summary = _change_lines(batch_changes)
+        summary += log_page.list_lines("index", [p for p, _ in index_changes])
+        summary.append(
+            f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
+            f"{len(report.removed_sources)} removed, {len(report.skipped)} skipped, {len(report.failed)} failed"
+        )
+        if report.refused:
+            summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
+                           "or break a guard (see the compile report)")
+        summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
+        compiled_now = len(report.compiled) + report.unchanged
+        return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
+
+    history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
+
+
+def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutcome], report: CompileReport) -> None:
+    """state.db's row for each source the backend reported on; the report's counts."""
+    for path, ref in sorted(todo.refs.items()):
+        outcome = outcomes.get(path)
+        f = todo.current[path]
+        if outcome is None:
+            # a backend reports only the sources it did something about: the others
+            # keep their row as it is
+            if path not in todo.changed and path not in todo.renamed and todo.rows.get(path) is not None:
+                report.unchanged += 1
+            continue
+        if outcome.status in ("skipped", "failed"):
+            if path in todo.vanished:
+                continue  # read again next run; its row stays as it was
+            row = todo.rows.get(path)
+            attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
+            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
+            (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
+            continue
+        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts)
+        if todo.rows.get(path) != row:  # 10k unchanged rows are not written again
+            state.put_source(row)
+        if path in todo.changed or path in todo.renamed:
+            report.compiled.append(path)
+        else:
+            report.unchanged += 1
+
+
+def _source_entries(todo: Plan, outcomes: Mapping[str, SourceOutcome], per_source: Mapping[str, _Bucket],
+                    report: CompileReport) -> list[log_page.LogEntry]:
+    """log.md's entries for each source skipped, failed, renamed, ingested or removed."""
+    entries = [log_page.LogEntry("skip", path, (f"- reason: {reason}",)) for path, reason in report.skipped]
+    for path, reason in report.failed:
+        # a model backend may have spent tokens before it failed; the log says how many
+        lines = [f"- error: {reason}", *_spend_lines(outcomes.get(path))]
+        entries.append(log_page.LogEntry("fail", path, tuple(lines)))
+    for old, new in report.renamed:
+        entries.append(log_page.LogEntry("rename", f"{old} -> {new}", _change_lines(per_source.get(new, {}))))
+    for path in sorted(todo.changed):
+        outcome = outcomes.get(path)
+        if outcome is None or outcome.status in ("skipped", "failed"):
+            continue
+        lines = _change_lines(per_source.get(path, {})) + _spend_lines(outcome)
+        entries.append(log_page.LogEntry("ingest", f"{outcome.title or path} ({path})", lines))
+    for path in report.removed_sources:
+        entries.append(log_page.LogEntry("remove", path, _change_lines(per_source.get(path, {}))))
+    return entries
+
+
+def _spend_lines(outcome: SourceOutcome | None) -> list[str]:
+    if outcome is None:
+        return []
+    lines = []
+    if outcome.usage:
+        lines.append("- tokens: " + ", ".join(f"{k} {v}" for k, v in sorted(outcome.usage.items())))
+    if outcome.cost_usd is not None:
+        lines.append(f"- cost: ~${outcome.cost_usd:.4f} (estimate at list prices)")
+    return lines
 
 
 def _change_lines(changes: dict[str, list[str]]) -> list[str]:
