@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import adopt, history, index_page, log_page, raw_tree, timelines
+from . import adopt, history, index_page, log_page, raw_tree, timelines, wiki_tree
 from .backends import Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
@@ -132,13 +132,9 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
     """After .wikimem/ was deleted (a fresh clone) or state.db set aside as corrupt: trust
     source pages whose source hash still matches, and concept pages as they are."""
     restored = 0
-    folder = ws.wiki / "sources"
     with state.transaction():
         state.rebuilt()
-        for page_file in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
-            rel = page_file.relative_to(ws.wiki).as_posix()
-            if index_page.is_catalog(rel) or undecodable(rel):
-                continue
+        for page_file, rel in _pages_under(ws, "sources"):
             text = page_file.read_text(encoding="utf-8", errors="replace")
             try:
                 page = loads_page(rel, text)
@@ -153,11 +149,16 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
             state.put_page(rel, content_hash(text), "source", raw.path)
             restored += 1
-        for page_file in sorted((ws.wiki / "concepts").rglob("*.md")) if (ws.wiki / "concepts").is_dir() else []:
-            rel = page_file.relative_to(ws.wiki).as_posix()
-            if not index_page.is_catalog(rel) and not undecodable(rel):
-                state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
+        for page_file, rel in _pages_under(ws, "concepts"):
+            state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
+
+
+def _pages_under(ws: Workspace, folder: str) -> list[tuple[Path, str]]:
+    """The pages of one folder of wiki/ (wiki_tree's rule), catalogs left out, in path order."""
+    found = [(Path(e.path), rel) for e, rel in wiki_tree.pages(str(ws.wiki / folder), folder)
+             if not index_page.is_catalog(rel)]
+    return sorted(found, key=lambda item: item[1].split("/"))
 
 
 def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any], listed: dict[str, set[str]]) -> dict[str, list[str]]:

@@ -19,15 +19,14 @@ import json
 import os
 import posixpath
 import re
-import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import wiki_tree
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
-from .naming import undecodable
 from .pages import Page, escape_link_text, inert, one_line, plain_text, relative_link
 from .templating import render
 
@@ -522,25 +521,6 @@ def _catalog_page(title: str, how: str, lines: list[str], folder: str, back: boo
 # --- collecting the entries and writing the files -------------------------------------------------
 
 
-def _markdown_files(base: str, rel: str) -> list[tuple[str, str]]:
-    """(file, wiki-relative path) of every *.md under a folder (symlinked folders not followed)."""
-    found: list[tuple[str, str]] = []
-    stack = [(base, rel)]
-    while stack:
-        folder, rel_folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, f"{rel_folder}/{entry.name}"))
-            elif entry.name.endswith(".md"):
-                found.append((entry.path, f"{rel_folder}/{entry.name}"))
-    return sorted(found, key=lambda item: item[1].split("/"))
-
-
 def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]], set[str]]:
     """The entries of every page, and the catalog files found on the way; with state, pages
     unchanged since last time are not read again."""
@@ -552,18 +532,16 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
         base = ws.wiki / folder
         if not base.is_dir():
             continue
-        for file, rel in _markdown_files(str(base), folder):
+        # sorted as paths, folder by folder, whatever order the directories list in
+        for file, rel in sorted(((e.path, rel) for e, rel in wiki_tree.pages(str(base), folder)),
+                                key=lambda item: item[1].split("/")):
             if is_catalog(rel):
                 catalogs.add(rel)
                 continue
-            if posixpath.basename(rel).startswith(".") or undecodable(rel):
-                continue  # a name in invalid UTF-8 cannot be linked from index.md (lint names it)
             try:
-                st = os.stat(file)
+                st = os.stat(file, follow_symlinks=False)
             except OSError:
-                continue  # a dangling symlink: not a page
-            if not stat.S_ISREG(st.st_mode):
-                continue
+                continue  # gone since the folder was read
             hit = cached.get(rel)
             entry = None
             if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:

@@ -44,9 +44,9 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
+from .. import wiki_tree
 from ..errors import PathEscape
 from ..index_page import is_catalog
-from ..naming import undecodable
 from ..pages import (
     FrontMatterError,
     content_hash,
@@ -145,15 +145,14 @@ class Overlay:
         seen: set[str] = set()
         merged = self._merged()
         base = self.wiki / folder if folder else self.wiki
-        if base.is_dir():
-            for path in sorted(base.rglob("*")):
-                rel = path.relative_to(self.wiki).as_posix()
-                if any(part.startswith(".") for part in rel.split("/")) or undecodable(rel) or not path.is_file():
-                    continue
-                seen.add(rel)
-                if rel in merged and merged[rel].content is None:
-                    continue
-                yield rel
+        # wiki_tree's walk: no hidden files or folders, no symlinks (a link is not a page)
+        found = (rel for entry, rel in wiki_tree.walk(str(base), folder.strip("/"))
+                 if not entry.name.startswith(".") and not entry.is_symlink())
+        for rel in sorted(found, key=lambda rel: rel.split("/")):
+            seen.add(rel)
+            if rel in merged and merged[rel].content is None:
+                continue
+            yield rel
         prefix = f"{folder.rstrip('/')}/" if folder else ""
         for rel in sorted(merged):
             if rel not in seen and rel.startswith(prefix) and merged[rel].content is not None:

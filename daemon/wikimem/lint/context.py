@@ -10,13 +10,13 @@ import bisect
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import index_page
+from .. import index_page, wiki_tree
 from ..config import Settings
 from ..links import (  # noqa: F401 - re-exported: rules read links through the context module
     _REF_DEF,
@@ -28,7 +28,6 @@ from ..links import (  # noqa: F401 - re-exported: rules read links through the 
     md_links,
     resolve_target,
 )
-from ..naming import printable, undecodable
 from ..pages import (
     Page,
     simple_meta,  # noqa: F401 - re-exported
@@ -211,11 +210,13 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
     if ws.wiki.is_dir():
         wiki_resolved = ws.wiki.resolve()
         bad_names: list[str] = []
-        for entry, rel in _files_under(str(ws.wiki), "", bad_names):
-            if entry.is_symlink() and wiki_resolved not in Path(entry.path).resolve().parents:
-                continue  # a link out of wiki/ is not a page; lint reads nothing outside the workspace
+        for entry, rel in wiki_tree.walk(str(ws.wiki), "", bad_names):
+            if entry.is_symlink():
+                if wiki_resolved in Path(entry.path).resolve().parents:
+                    wiki_files.add(rel)  # a link to a page resolves; the page is read as itself
+                continue  # a link out of wiki/ is nothing; lint reads nothing outside the workspace
             wiki_files.add(rel)
-            if entry.name.endswith(".md") and not entry.name.startswith("."):
+            if wiki_tree.is_page(entry):
                 try:
                     st = entry.stat()
                 except OSError:
@@ -261,30 +262,6 @@ def scan_raw_files(ws: Workspace) -> dict[str, str]:
     from ..raw_tree import scan
 
     return {f.path: f.location for f in scan(ws).files}
-
-
-def _files_under(top: str, prefix: str, bad_names: list[str] | None = None) -> Iterator[tuple[os.DirEntry[str], str]]:
-    """(entry, path from prefix) of everything under top that is not a folder, with os.scandir's
-    cached types: folders named .* are left out and symlinked folders not followed; a name in
-    invalid UTF-8 is skipped (its printable path goes to bad_names)."""
-    stack = [(top, prefix)]
-    while stack:
-        folder, at = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{at}/{entry.name}" if at else entry.name
-            if undecodable(entry.name):
-                if bad_names is not None:
-                    bad_names.append(printable(rel))
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if not entry.name.startswith("."):
-                    stack.append((entry.path, rel))
-                continue
-            yield entry, rel
 
 
 def read_wiki_page(file: str, rel: str) -> WikiPage:
