@@ -471,3 +471,58 @@ def test_an_update_recomputes_the_series_it_touched_as_a_rebuild_would(ws, setti
     manifest = json.loads((S.index_dir(ws) / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["priors"] == S.compute_priors(manifest["docs"])
     assert manifest["priors"]["raw/notes/release-4.md"] == 1.0
+
+
+# --- wiki pages read line by line (search.documents.page_blocks) ---------------------------------
+
+
+def test_a_wiki_page_is_split_at_its_headings_with_each_block_on_its_line():
+    from wikimem.search.documents import page_blocks
+
+    body = "\n".join([
+        "# Title",                                    # 11
+        "",
+        "A lead that links [Ownership](../concepts/ownership.md) and",  # 13
+        "goes on a second line.",
+        "",
+        "## Key points",                               # 16
+        "",
+        "- \"`Box\\<T>` lives on the heap.\" ([a.md, line 3](../../raw/a.md#L3))",  # 18
+        "- a second point",
+        "",
+        "| setting | default |",                      # 21
+        "|---|:---:|",
+        "| `opt-level` | 3 |",                         # 23
+        "",
+        "```rust",
+        "let x = 5; # not a heading",                  # 26
+        "```",
+        "Setext title",                                 # 28
+        "============",
+        "[The \\`match\\` construct](../sources/m.md) · <b>bold</b>",  # 30
+    ])
+    blocks = [(b.kind, b.text, b.line, b.level) for b in page_blocks(body, 10)]
+    assert blocks == [
+        ("heading", "Title", 11, 1),
+        ("para", "A lead that links Ownership and\ngoes on a second line.", 13, 0),
+        ("heading", "Key points", 16, 2),
+        ("item", "\"`Box<T>` lives on the heap.\" (a.md, line 3)", 18, 0),
+        ("item", "a second point", 19, 0),
+        ("table", "setting | default", 21, 0),
+        ("table", "`opt-level` | 3", 23, 0),
+        ("code", "let x = 5; # not a heading", 26, 0),
+        ("heading", "Setext title", 28, 1),
+        ("para", "The `match` construct · bold", 30, 0),
+    ]
+
+
+def test_a_pathological_wiki_page_costs_its_length_not_its_square():
+    """A person's page may hold a long line of brackets, escapes or backticks. No time is
+    asserted: were reading it quadratic, this test would hang."""
+    from wikimem.search.documents import page_blocks
+
+    for unit in ("[", "\\", "`", "| ", "([a](", "[a](", "\\[", "<a ", "# ", "- ", "```x\n"):
+        body = unit * (200_000 // len(unit))
+        blocks = page_blocks(f"# Head\n\n{body}\n\nLast [word](a.md).\n")
+        # (a run of backquotes opens a code fence: then the last line is code)
+        assert blocks[0].text == "Head" and "Last" in blocks[-1].text, unit

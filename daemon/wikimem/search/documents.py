@@ -78,9 +78,89 @@ def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
     return chunks
 
 
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)")
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_CELL = re.compile(r"(?<!\\)\|")
+_TABLE_RULE = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+
+
+def page_blocks(body: str, offset: int = 0) -> list[Any]:
+    """A wiki page's blocks, read line by line: headings (ATX, and setext under one line),
+    list items, table rows, fenced code and paragraphs, each with its line in the file.
+
+    Pages are Markdown that wikimem (or a person in an editor) wrote: headings, paragraphs,
+    lists, tables, fences. Reading them with the full CommonMark parser cost most of a 10k
+    index build; this reader splits them at the same headings and keeps the same text (links
+    to their words, through the loaders' inline cleaner) in linear time.
+    """
+    from ..sources.document import Block
+    from ..sources.inline import clean_markdown
+
+    blocks: list[Block] = []
+    para: list[str] = []
+    para_line = 0
+    kind = "para"
+    fence: str | None = None
+    code: list[str] = []
+    code_line = 0
+
+    def flush() -> None:
+        nonlocal para
+        if para:
+            text = clean_markdown("\n".join(para))
+            if text:
+                blocks.append(Block(kind, text, para_line))
+            para = []
+
+    for i, line in enumerate(body.split("\n"), start=offset + 1):
+        if fence is not None:
+            if line.lstrip(" ").startswith(fence):
+                fence = None
+                if code:
+                    blocks.append(Block("code", "\n".join(code), code_line))
+                continue
+            code.append(line)
+            continue
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            continue
+        if m := _FENCE.match(line):
+            flush()
+            fence, code, code_line = m.group(1)[0] * len(m.group(1)), [], i + 1
+            continue
+        if m := _ATX.match(line):
+            flush()
+            blocks.append(Block("heading", clean_markdown(m.group(2) or ""), i, len(m.group(1))))
+            continue
+        if len(para) == 1 and kind == "para" and (m := _SETEXT.match(line)):
+            title, para = para[0], []
+            blocks.append(Block("heading", clean_markdown(title), para_line, 1 if m.group(1)[0] == "=" else 2))
+            continue
+        if stripped.startswith("|"):
+            flush()
+            if not _TABLE_RULE.match(stripped):  # a row, its cells joined as the parser joins them
+                cells = [" ".join(clean_markdown(c).split()) for c in _CELL.split(stripped.strip("|"))]
+                if any(cells):
+                    blocks.append(Block("table", " | ".join(cells), i))
+            continue
+        if m := _ITEM.match(line):
+            flush()
+            kind, para_line, para = "item", i, [m.group(1)]
+            continue
+        if not para:
+            kind, para_line = "para", i
+        para.append(stripped)
+    flush()
+    if fence is not None and code:
+        blocks.append(Block("code", "\n".join(code), code_line))
+    return [b for b in blocks if b.kind != "heading" or b.text]
+
+
 def load_wiki_page(ws: Workspace, rel: str) -> Doc:
     from ..pages import FrontMatterError, parse_meta, split_front_matter
-    from ..sources import parse_markdown
 
     text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
     fm, body, offset = split_front_matter(text)
@@ -99,7 +179,7 @@ def load_wiki_page(ws: Workspace, rel: str) -> Doc:
     sources = meta.get("sources") or []
     sources = [str(s) for s in sources] if isinstance(sources, list) else [str(sources)]
     date = meta.get("date")
-    blocks = parse_markdown(body, offset)
+    blocks = page_blocks(body, offset)
     # the page's own H1 repeats the title; leave it out of the heading trail
     if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
         blocks = blocks[1:]

@@ -28,7 +28,7 @@ INDEX_DIR = "search"
 
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 15
+INDEX_VERSION = 16
 
 
 WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")

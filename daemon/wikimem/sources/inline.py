@@ -72,6 +72,23 @@ def _clean(text: str) -> str:
     return _SPACES.sub(" ", text)
 
 
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_HIDE = 0xE000  # an escaped character waits in the private-use area while the markup is cleaned
+_SHOW = {_HIDE + c: chr(c) for c in range(33, 127)}
+
+
+def clean_markdown(text: str) -> str:
+    """A Markdown text as clean_inline keeps it, read the way a Markdown parser reads it:
+    a backslash escape is the character it escapes, never markup: `\\<T>` is text, not a tag,
+    and a link text's escaped backquotes (`[The \\`match\\` construct](page.md)`) do not cut
+    the link in two."""
+    hidden = "\\" in text
+    if hidden:
+        text = _ESCAPE.sub(lambda m: chr(_HIDE + ord(m.group(1))), text)
+    text = clean_inline(text)
+    return text.translate(_SHOW) if hidden else text
+
+
 def code_span(text: str) -> str:
     """`text` as a Markdown code span, with a longer fence when the text holds backquotes."""
     text = " ".join(text.split())
