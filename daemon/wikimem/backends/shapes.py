@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wikimem.anthropic")
 
 
-# the shape of a concept page (DESIGN.md, "What makes the wiki worth reading"): an article with a
+# the shape of a concept page (docs/compile.md, "What a compile writes"): an article with a
 # handful of key points, not a concordance; the checks hand these limits back to the model
 MAX_KEY_POINTS = 8
 
