@@ -6,6 +6,8 @@ import dataclasses
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -471,3 +473,14 @@ def test_an_update_recomputes_the_series_it_touched_as_a_rebuild_would(ws, setti
     manifest = json.loads((S.index_dir(ws) / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["priors"] == S.compute_priors(manifest["docs"])
     assert manifest["priors"]["raw/notes/release-4.md"] == 1.0
+
+
+def test_the_package_imports_each_part_on_first_use():
+    # unpickling the index's schema imports the analyzer alone; the engine is not loaded with it
+    code = ("import sys, wikimem.search.analysis; "
+            "print(sorted(m for m in sys.modules if m.startswith('wikimem.search.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['wikimem.search.analysis']"
+    # every exported name resolves, and `engine` is the function, not the submodule of that name
+    assert all(getattr(S, name) is not None for name in S.__all__)
+    assert callable(S.engine) and S.engine.__module__ == "wikimem.search.engine"

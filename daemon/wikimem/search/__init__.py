@@ -21,56 +21,68 @@ snippets (the sentence that answers) and engine (an open index answering questio
 
 from __future__ import annotations
 
-from .analysis import _TOKEN, IdentifierParts, _stem, analyzer, identifier_parts, path_words, schema
-from .documents import (
-    KINDS,
-    Chunk,
-    Doc,
-    chunk_blocks,
-    load_raw_file,
-    load_wiki_page,
-    raw_text_chunks,
-    release_eras,
-)
-from .engine import (
-    _ENGINES,
-    Engine,
-    Hit,
-    Passage,
-    engine,
-    opened,
-    search,
-    search_passages,
-    with_current_sources,
-)
-from .index import (
-    _CATALOG,
-    INDEX_DIR,
-    INDEX_VERSION,
-    PARALLEL_INDEX,
-    WIKI_FOLDERS,
-    IndexReport,
-    _ignored,
-    _read_manifest,
-    compute_priors,
-    index_dir,
-    reindex,
-    series_key,
-    update_index,
-    walk_files,
-)
-from .ranking import (
-    FIELD_BOOSTS,
-    KIND_PRIOR,
-    FastScorer,
-    ParsedQuery,
-    build_query,
-    coordination,
-    parse_query,
-    select_terms,
-    weighting,
-)
-from .snippets import make_snippet, sentence_spans
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .analysis import (
+        _TOKEN,
+        IdentifierParts,
+        _stem,
+        analyzer,
+        identifier_parts,
+        path_words,
+        schema,
+    )
+    from .documents import (
+        KINDS,
+        Chunk,
+        Doc,
+        chunk_blocks,
+        load_raw_file,
+        load_wiki_page,
+        raw_text_chunks,
+        release_eras,
+    )
+    from .engine import (
+        _ENGINES,
+        Engine,
+        Hit,
+        Passage,
+        engine,
+        opened,
+        search,
+        search_passages,
+        with_current_sources,
+    )
+    from .index import (
+        _CATALOG,
+        INDEX_DIR,
+        INDEX_VERSION,
+        PARALLEL_INDEX,
+        WIKI_FOLDERS,
+        IndexReport,
+        _ignored,
+        _read_manifest,
+        compute_priors,
+        index_dir,
+        reindex,
+        series_key,
+        update_index,
+        walk_files,
+    )
+    from .ranking import (
+        FIELD_BOOSTS,
+        KIND_PRIOR,
+        FastScorer,
+        ParsedQuery,
+        build_query,
+        coordination,
+        parse_query,
+        select_terms,
+        weighting,
+    )
+    from .snippets import make_snippet, sentence_spans
 
 __all__ = [
     "FIELD_BOOSTS", "INDEX_DIR", "INDEX_VERSION", "KIND_PRIOR", "KINDS", "PARALLEL_INDEX", "WIKI_FOLDERS", "Chunk",
@@ -81,3 +93,34 @@ __all__ = [
     "series_key", "update_index", "walk_files", "weighting", "with_current_sources", "_CATALOG", "_ENGINES",
     "_TOKEN", "_ignored", "_read_manifest", "_stem",
 ]
+
+
+# each name's submodule: a submodule is imported on first use of one of its names, so a
+# process that needs one part does not pay for the rest (unpickling the index's schema imports
+# this package for the analyzer alone; a cold search needs no document loaders)
+_HOME = {
+    "analysis": ("_TOKEN", "IdentifierParts", "_stem", "analyzer", "identifier_parts", "path_words", "schema"),
+    "documents": ("KINDS", "Chunk", "Doc", "chunk_blocks", "load_raw_file", "load_wiki_page", "raw_text_chunks",
+                  "release_eras"),
+    "engine": ("_ENGINES", "Engine", "Hit", "Passage", "engine", "opened", "search", "search_passages",
+               "with_current_sources"),
+    "index": ("_CATALOG", "INDEX_DIR", "INDEX_VERSION", "PARALLEL_INDEX", "WIKI_FOLDERS", "IndexReport", "_ignored",
+              "_read_manifest", "compute_priors", "index_dir", "reindex", "series_key", "update_index", "walk_files"),
+    "ranking": ("FIELD_BOOSTS", "KIND_PRIOR", "FastScorer", "ParsedQuery", "build_query", "coordination",
+                "parse_query", "select_terms", "weighting"),
+    "snippets": ("make_snippet", "sentence_spans"),
+}
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = importlib.import_module(f".{module}", __name__)
+    # every name of that submodule at once: importing the submodule `engine` set this package's
+    # attribute `engine` to the module, and the function of that name must win, as it did when
+    # this file imported everything
+    for each in _HOME[module]:
+        globals()[each] = getattr(loaded, each)
+    return globals()[name]

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
-from .documents import KINDS
 from .index import _NUMBER, _read_manifest, index_dir, log, update_index
 from .ranking import (
     DUPLICATE_DEMOTE,
@@ -238,6 +237,8 @@ class Engine:
         from whoosh import query as Q
 
         if kinds:
+            from .documents import KINDS
+
             bad = [k for k in kinds if k not in KINDS]
             if bad:
                 from ..errors import UsageError

@@ -14,12 +14,14 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..naming import CATALOG_NAME, is_ignored_name, undecodable
 from ..workspace import Workspace, atomic_write
 from .analysis import path_words, schema
-from .documents import Doc, load_raw_file, load_wiki_page
+
+if TYPE_CHECKING:
+    from .documents import Doc
 
 log = logging.getLogger("wikimem.search")
 
@@ -312,6 +314,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     from whoosh.index import LockError
 
     from ..sources import SkipSource
+    from .documents import load_raw_file, load_wiki_page
 
     build_in = folder
     ix: Any = None

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis import analyzer
-from .documents import KINDS
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
 # (title, aliases, headings) say more than a passing mention in the body
@@ -418,6 +417,8 @@ class FastScorer:
         `level` and `kind` posting lists rather than the stored fields (a pickle with the
         passage text for each)."""
         if self._paths is None:
+            from .documents import KINDS  # here: a cold search never builds these tables
+
             total = self.searcher.doc_count_all()
             paths = [""] * total
             kinds = [""] * total
