@@ -484,3 +484,32 @@ def test_the_package_imports_each_part_on_first_use():
     # every exported name resolves, and `engine` is the function, not the submodule of that name
     assert all(getattr(S, name) is not None for name in S.__all__)
     assert callable(S.engine) and S.engine.__module__ == "wikimem.search.engine"
+
+
+def test_a_cold_search_process_sees_each_change_it_checks_beside_the_query(compiled):
+    # `wikimem search` walks raw/ and wiki/ in a child process while it runs the query; an
+    # edited, added or deleted file must still be in the very next search's answer
+    def cold(question: str) -> tuple[list[dict], str]:
+        proc = subprocess.run([sys.executable, "-m", "wikimem.cli", "--debug", "search", question,
+                               "--root", str(compiled.root), "--json"], capture_output=True, text=True, check=True)
+        return json.loads(proc.stdout)["results"], proc.stderr
+
+    S.update_index(compiled)
+    found, log = cold("sourdough starter")
+    assert found[0]["title"] == "Sourdough" and "checked beside the query: current" in log
+    path = compiled.raw / "notes" / "cooking.md"
+    path.write_text("# Sourdough\n\nFeed the starter with spelt flour.\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))
+    found, log = cold("spelt")
+    assert "spelt" in found[0]["snippet"] and "bringing it up to date first" in log
+    write(compiled, "notes/new.md", "# Zebra facts\n\nZebras have stripes that confuse flies.\n")
+    assert cold("zebras stripes flies")[0][0]["path"] == "raw/notes/new.md"
+    (compiled.raw / "notes" / "new.md").unlink()
+    assert "raw/notes/new.md" not in [r["path"] for r in cold("zebras stripes flies")[0]]
+    page = compiled.wiki / "concepts" / "okapi.md"
+    page.write_text("---\ntitle: Okapi\nkind: concept\n---\n# Okapi\n\nThe okapi is a giraffid.\n", encoding="utf-8")
+    assert cold("okapi giraffid")[0][0]["path"] == "wiki/concepts/okapi.md"
+    page.unlink()
+    assert "wiki/concepts/okapi.md" not in [r["path"] for r in cold("okapi giraffid")[0]]
+    found, log = cold("sourdough starter")
+    assert "checked beside the query: current" in log

@@ -7,6 +7,7 @@ import contextlib
 import heapq
 import math
 import operator
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
-from .index import _NUMBER, _read_manifest, index_dir, log, update_index
+from .index import _NUMBER, _read_manifest, index_dir, is_current, log, update_index
 from .ranking import (
     DUPLICATE_DEMOTE,
     KIND_PRIOR,
@@ -85,6 +86,7 @@ class Engine:
         self._priors: dict[str, float] = {}
         self._docs: dict[str, Any] = {}
         self._fast: FastScorer | None = None
+        self._opened_as: tuple[int, int, int] | None = None  # see open_as_is
 
     def close(self) -> None:
         if self._searcher is not None:
@@ -174,14 +176,45 @@ class Engine:
     def _reopen(self, warm: bool = False) -> None:
         self._install(self._open(warm))
 
-    def _open(self, warm: bool) -> tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]:
-        """The index as it is now: (index, searcher, scorer, priors, docs), warmed if asked."""
+    def open_as_is(self) -> bool:
+        """Open the index without looking at wiki/ and raw/ first, for a caller that checks them
+        beside the query (see search_once). False when there is no index to open."""
+        try:
+            self._install(self._open(warm=False, build=False))
+            self._opened_as = self._identity()
+        except Exception:  # noqa: BLE001 - missing, unreadable or swapped away: the caller's usual path
+            return False
+        return self._opened_as is not None
+
+    def unchanged_since_open(self) -> bool:
+        """The index open_as_is opened is still the latest: no commit since, and no rebuild
+        (which swaps in a new folder whose generations start again)."""
+        try:
+            return self._opened_as is not None and self._identity() == self._opened_as
+        except Exception:  # noqa: BLE001 - the folder went away mid-swap
+            return False
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        """(inode, mtime, size) of the open searcher's table of contents while it is the latest
+        generation; None once a newer one exists. A commit writes a new file, a rebuild a new
+        folder, so an unchanged identity means an unchanged index."""
+        if self._searcher is None or not self._searcher.up_to_date():
+            return None
+        gen = self._searcher.reader().generation()
+        st = (index_dir(self.ws) / f"_{self._ix.indexname}_{gen}.toc").stat()
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _open(self, warm: bool, build: bool = True) -> tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]:
+        """The index as it is now: (index, searcher, scorer, priors, docs), warmed if asked;
+        built first if there is none (unless `build` is false: then whoosh's error is raised)."""
         from whoosh import index as windex
 
         folder = index_dir(self.ws)
         try:
             ix = windex.open_dir(str(folder))
         except Exception:  # noqa: BLE001 - missing or swapped away mid-rebuild: bring it back once
+            if not build:
+                raise
             update_index(self.ws)
             ix = windex.open_dir(str(folder))
         searcher = ix.searcher(weighting=weighting())
@@ -233,7 +266,10 @@ class Engine:
                 best = fields
         return best
 
-    def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+    def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None, *,
+                 refresh: bool = True) -> list[Passage]:
+        """The best passage of each of the `limit` best files; the index is brought up to date
+        first unless `refresh` is false (the caller has checked, or checks beside the query)."""
         from whoosh import query as Q
 
         if kinds:
@@ -247,7 +283,8 @@ class Engine:
         parsed = parse_query(query)
         if not parsed.terms and not parsed.phrases or limit <= 0:
             return []
-        self.refresh()
+        if refresh:
+            self.refresh()
         searcher = self._searcher
         recency = RECENCY_CURRENT if parsed.current else RECENCY
         want = max(limit * 8, 60)
@@ -416,6 +453,70 @@ def search(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | 
 def search_passages(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
     """As `search`, with the line and passage text that query answers and context packs cite."""
     return engine(ws).passages(query, limit, kinds)
+
+
+def search_once(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+    """search_passages for a process that searches once and exits (`wikimem search`).
+
+    The check that the index is current (a walk of raw/ and wiki/, a fifth of a second at 10k
+    sources) runs in a child process while this one imports whoosh, opens the index and runs the
+    query: the answer is the one search_passages gives, since it is kept only when the check
+    found every file as the index has it and the index opened is still the latest. Otherwise
+    (a file changed, another process updated the index, or no index yet) the index is brought
+    up to date and the query runs again, as search_passages would have run it."""
+    wait = _check_beside(ws)
+    if wait is None:
+        return search_passages(ws, query, limit, kinds)
+    eng = engine(ws)
+    found: list[Passage] | None = None
+    try:
+        if eng.open_as_is():
+            found = eng.passages(query, limit, kinds, refresh=False)
+    finally:
+        current = wait()
+    kept = found is not None and current is True and eng.unchanged_since_open()
+    log.debug("index checked beside the query: %s", "current" if kept else "bringing it up to date first")
+    if found is not None and kept:
+        return found
+    return eng.passages(query, limit, kinds)
+
+
+def _check_beside(ws: Workspace) -> Any:
+    """Start index.is_current(ws) in a forked child; return a function that waits for its
+    answer (True, False, or None when it had none). None when forking is not safe here: with
+    other threads running, the child could inherit a lock one of them holds."""
+    import threading
+
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return None
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid == 0:  # the child: one byte of answer, and never back into the caller's code
+        try:
+            os.close(read)
+            answer = is_current(ws)
+            os.write(write, b"-" if answer is None else b"y" if answer else b"n")
+        finally:
+            os._exit(0)
+    os.close(write)
+
+    def wait() -> bool | None:
+        try:
+            with open(read, "rb") as pipe:
+                got = pipe.read(1)
+        finally:
+            os.waitpid(pid, 0)
+        return {b"y": True, b"n": False}.get(got)
+
+    return wait
 
 
 @contextlib.contextmanager

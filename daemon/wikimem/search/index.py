@@ -215,8 +215,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
             return _update_locked(ws, False, wait, started, only=only)
     if manifest is not None:
         current = walk_files(ws)
-        files = manifest["files"]
-        if len(files) == len(current) and all(files.get(p) == list(st) for p, st in current.items()):
+        if _matches(manifest, current):
             return IndexReport(files=len(current), seconds=time.perf_counter() - started)
     try:
         with _index_lock(ws, wait) as acquired:
@@ -235,6 +234,21 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
         raise WikimemError(
             f"cannot write the search index in {folder} ({exc.strerror or exc}); check that folder's permissions"
         ) from exc
+
+
+def _matches(manifest: dict[str, Any], current: dict[str, tuple[int, int]]) -> bool:
+    """The manifest lists exactly the files walked, each with the same size and mtime."""
+    files = manifest["files"]
+    return len(files) == len(current) and all(files.get(p) == list(st) for p, st in current.items())
+
+
+def is_current(ws: Workspace) -> bool | None:
+    """Whether the index holds wiki/ and raw/ as they are now: update_index's check (one walk,
+    compared with the manifest), without updating anything. None: no usable index yet."""
+    manifest = _read_manifest(index_dir(ws), cached=True)
+    if manifest is None:
+        return None
+    return _matches(manifest, walk_files(ws))
 
 
 @contextlib.contextmanager
