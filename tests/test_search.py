@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -513,3 +515,17 @@ def test_a_cold_search_process_sees_each_change_it_checks_beside_the_query(compi
     assert "wiki/concepts/okapi.md" not in [r["path"] for r in cold("okapi giraffid")[0]]
     found, log = cold("sourdough starter")
     assert "checked beside the query: current" in log
+
+
+def test_a_segment_file_read_from_the_map_reads_as_whooshs_copy_of_it():
+    from wikimem.search.mapped import _View
+
+    data = pickle.dumps({"terms": [1, 2, 3]}) + b"line one\nline two\n" + bytes(range(256))
+    ours, theirs = _View(memoryview(data)), io.BytesIO(data)
+    steps = [pickle.load, lambda f: f.readline(), lambda f: f.read(5), lambda f: f.tell(), lambda f: f.seek(3),
+             lambda f: f.read(), lambda f: f.read(), lambda f: f.seek(-4, io.SEEK_END), lambda f: f.read(10),
+             lambda f: f.seek(2, io.SEEK_SET), lambda f: f.seek(7, io.SEEK_CUR), lambda f: f.read(3)]
+    for step in steps:
+        assert step(ours) == step(theirs)
+    with pytest.raises(ValueError):
+        ours.seek(-1)

@@ -209,6 +209,9 @@ class Engine:
         built first if there is none (unless `build` is false: then whoosh's error is raised)."""
         from whoosh import index as windex
 
+        from . import mapped
+
+        mapped.install()  # read the segments from their map, not from a copy of each file
         folder = index_dir(self.ws)
         try:
             ix = windex.open_dir(str(folder))
