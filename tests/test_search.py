@@ -529,3 +529,23 @@ def test_a_segment_file_read_from_the_map_reads_as_whooshs_copy_of_it():
         assert step(ours) == step(theirs)
     with pytest.raises(ValueError):
         ours.seek(-1)
+
+
+def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(compiled):
+    from wikimem.search import index as I
+
+    S.update_index(compiled)
+    folder = S.index_dir(compiled)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    parts = I._load_parts(folder, I._stamp(folder / "manifest.json"), I._PART_NAMES)
+    assert parts is not None and parts["files"] == manifest["files"] and parts["priors"] == manifest["priors"]
+    assert {p: d["title"] for p, d in parts["docs"].items()} == {p: d["title"] for p, d in manifest["docs"].items()}
+    # manifest.json rewritten (here with the same content): the parts made from the old one are stale
+    (folder / "manifest.json").write_text(json.dumps(manifest) + " ", encoding="utf-8")
+    assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) is None
+    # damaged parts are not trusted: the search reads manifest.json and writes the parts again
+    (folder / I.PARTS_NAME).write_bytes(b"garbage")
+    I._PARTS.clear()
+    S.engine(compiled).close()
+    assert S.search(compiled, "sourdough starter", limit=1)[0].title == "Sourdough"
+    assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) == {"files": manifest["files"]}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
-from .index import _NUMBER, _read_manifest, index_dir, is_current, log, update_index
+from .index import _NUMBER, _read_parts, index_dir, is_current, log, update_index
 from .ranking import (
     DUPLICATE_DEMOTE,
     KIND_PRIOR,
@@ -224,8 +224,8 @@ class Engine:
         fast = FastScorer(searcher)
         if warm:
             fast.warm()
-        manifest = _read_manifest(folder, cached=True) or {}
-        return ix, searcher, fast, manifest.get("priors", {}), manifest.get("docs", {})
+        parts = _read_parts(folder, ("docs", "priors")) or {}
+        return ix, searcher, fast, parts.get("priors", {}), parts.get("docs", {})
 
     def _install(self, state: tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]) -> None:
         old = self._searcher
