@@ -549,3 +549,62 @@ def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(
     S.engine(compiled).close()
     assert S.search(compiled, "sourdough starter", limit=1)[0].title == "Sourdough"
     assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) == {"files": manifest["files"]}
+
+
+def test_a_check_without_a_walk_sees_what_a_walk_would(compiled, monkeypatch, tmp_path):
+    # search.unchanged: when no folder changed since a walk matched the index, one stat per
+    # folder and per file decides. Each change below must still be seen, and a walk must then
+    # decide (the folders here are brand new: treat them as old enough to keep a trace of)
+    import time
+
+    from wikimem.search import index as I
+    from wikimem.search import unchanged
+
+    monkeypatch.setattr(unchanged, "RECENT_NS", 0)
+    folder = S.index_dir(compiled)
+
+    def signed() -> bool:
+        parts = I._read_parts(folder, ("files",))
+        return unchanged.since_signed(compiled, folder, parts["stamp"], parts["files"],
+                                      unchanged.rules_digest(I.WIKI_FOLDERS))
+
+    def settle() -> None:
+        S.update_index(compiled)
+        assert S.is_current(compiled)  # walks, and keeps the trace
+        time.sleep(0.05)  # past the clock tick of the last change, as RECENT_NS is in earnest
+        assert signed() and S.is_current(compiled)
+
+    settle()
+    write(compiled, "notes/new.md", "# Zebra facts\n\nZebras have stripes.\n")  # a new name
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    path = compiled.raw / "notes" / "new.md"
+    path.write_text("# Zebra facts\n\nZebras have spots.\n", encoding="utf-8")  # same size
+    os.utime(path, ns=(1, 1))
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    write(compiled, "notes/.wikimemignore", "new.md\n")  # a rule: the file leaves the index
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    assert "raw/notes/new.md" not in paths(S.search(compiled, "zebras spots"))
+    (compiled.raw / "notes" / ".wikimemignore").write_text("old.md\n", encoding="utf-8")  # same size
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    os.link(path, tmp_path / "outside.md")  # a second name outside raw/: the file is refused
+    assert not signed() and S.is_current(compiled) is False
+    S.update_index(compiled)
+    assert "raw/notes/new.md" not in paths(S.search(compiled, "zebras spots"))
+    (tmp_path / "outside.md").unlink()
+    settle()
+    page = compiled.wiki / "concepts" / "okapi.md"
+    page.write_text("---\ntitle: Okapi\nkind: concept\n---\n# Okapi\n\nA giraffid.\n", encoding="utf-8")
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    # what a trace cannot vouch for is not kept: a symbolic link, a folder changed just now
+    os.symlink(path, compiled.raw / "notes" / "alias.md")
+    S.update_index(compiled)
+    assert S.is_current(compiled) and not signed()
+    (compiled.raw / "notes" / "alias.md").unlink()
+    monkeypatch.setattr(unchanged, "RECENT_NS", 60_000_000_000)
+    S.update_index(compiled)
+    assert S.is_current(compiled) and not signed()

@@ -16,8 +16,9 @@ question asks for the current value.
 
 The package, by job: analysis (text to terms), documents (files to passages), index (the
 derived whoosh index and keeping it current), ranking (questions to scored entries),
-snippets (the sentence that answers), engine (an open index answering questions) and mapped
-(whoosh's segment files read from their memory map, not copied).
+snippets (the sentence that answers), engine (an open index answering questions), mapped
+(whoosh's segment files read from their memory map, not copied) and unchanged (the freshness
+check without a walk, when no folder changed since one).
 """
 
 from __future__ import annotations

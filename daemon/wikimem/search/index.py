@@ -22,6 +22,7 @@ from ..workspace import Workspace, atomic_write
 from .analysis import path_words, schema
 
 if TYPE_CHECKING:
+    from ..raw_tree import Trace
     from .documents import Doc
 
 log = logging.getLogger("wikimem.search")
@@ -65,21 +66,28 @@ def index_dir(ws: Workspace) -> Path:
     return ws.state_dir / INDEX_DIR
 
 
-def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
+def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, tuple[int, int]]:
     """Every file search covers, with (size, mtime_ns): raw/ as compile sees it (raw_tree's one
     walk: its ignore rules, symlink and hard-link policy) and the wiki's pages. No reads.
+    With `trace`, also what decided which files those are (see raw_tree.Trace).
 
     This runs before every search, so it stays lean: string paths, no per-file imports.
     """
     from ..raw_tree import scan
 
-    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws).files}
+    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws, trace).files}
 
     def walk(folder: str, prefix: str) -> None:
+        if trace is not None:
+            trace.sign(folder)  # before the listing, as raw_tree.scan does
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
+        except FileNotFoundError:
+            return
         except OSError:
+            if trace is not None:
+                trace.unsure = True
             return
         for entry in entries:
             name = entry.name
@@ -94,6 +102,8 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
                     continue  # pages are files wikimem or a person wrote, never links out
                 st = entry.stat()
             except OSError:
+                if trace is not None:
+                    trace.unsure = True
                 continue
             found[rel] = (st.st_size, st.st_mtime_ns)
 
@@ -154,15 +164,16 @@ def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, 
 
 def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
     """Parts of the manifest ("files"; "docs", with what a query reads of each; "priors"), each
-    kept while manifest.json is unchanged. Read from the marshal copy when it was made from the
-    manifest.json on disk, else from manifest.json. None: no usable manifest."""
+    kept while manifest.json is unchanged, and the "stamp" of the manifest.json they are of.
+    Read from the marshal copy when it was made from that manifest.json, else from it. None:
+    no usable manifest."""
     try:
         stamp = _stamp(folder / "manifest.json")
     except OSError:
         return None
     kept = {name: hit[1] for name in names if (hit := _PARTS.get((folder, name))) and hit[0] == stamp}
     if len(kept) == len(names):
-        return kept
+        return {**kept, "stamp": stamp}
     parts = _load_parts(folder, stamp, names)
     if parts is None:
         manifest = _read_manifest(folder)
@@ -177,7 +188,7 @@ def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
                 _write_parts(folder, manifest, stamp)
     for name in names:
         _PARTS[(folder, name)] = (stamp, parts[name])
-    return {name: parts[name] for name in names}
+    return {**{name: parts[name] for name in names}, "stamp": stamp}
 
 
 def _load_parts(folder: Path, stamp: tuple[int, int, int], names: tuple[str, ...]) -> dict[str, Any] | None:
@@ -281,10 +292,8 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
             if not acquired:
                 return IndexReport(seconds=time.perf_counter() - started)
             return _update_locked(ws, False, wait, started, only=only)
-    if manifest is not None:
-        current = walk_files(ws)
-        if _matches(manifest, current):
-            return IndexReport(files=len(current), seconds=time.perf_counter() - started)
+    if manifest is not None and _unchanged(ws, manifest):
+        return IndexReport(files=len(manifest["files"]), seconds=time.perf_counter() - started)
     try:
         with _index_lock(ws, wait) as acquired:
             if not acquired:
@@ -312,12 +321,30 @@ def _matches(manifest: dict[str, Any], current: dict[str, tuple[int, int]]) -> b
 
 
 def is_current(ws: Workspace) -> bool | None:
-    """Whether the index holds wiki/ and raw/ as they are now: update_index's check (one walk,
-    compared with the manifest), without updating anything. None: no usable index yet."""
+    """Whether the index holds wiki/ and raw/ as they are now: update_index's check, without
+    updating anything. None: no usable index yet."""
     manifest = _read_parts(index_dir(ws), ("files",))
     if manifest is None:
         return None
-    return _matches(manifest, walk_files(ws))
+    return _unchanged(ws, manifest)
+
+
+def _unchanged(ws: Workspace, manifest: dict[str, Any]) -> bool:
+    """The files are as the manifest (its files part) lists them: without a walk when the folders
+    are as the last walk that found so left them (see search.unchanged), else by walking, and
+    then that walk is kept for the next check."""
+    from ..raw_tree import Trace
+    from . import unchanged
+
+    folder, rules = index_dir(ws), unchanged.rules_digest(WIKI_FOLDERS)
+    if unchanged.since_signed(ws, folder, manifest["stamp"], manifest["files"], rules):
+        return True
+    trace, started = Trace(), time.time_ns()
+    if not _matches(manifest, walk_files(ws, trace)):
+        return False
+    with contextlib.suppress(OSError):  # e.g. a read-only workspace: the next check walks again
+        unchanged.sign(ws, folder, manifest["stamp"], trace, started, rules)
+    return True
 
 
 @contextlib.contextmanager
