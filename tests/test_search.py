@@ -543,7 +543,7 @@ def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     parts = I._load_parts(folder, I._stamp(folder / "manifest.json"), I._PART_NAMES)
     assert parts is not None and parts["files"] == manifest["files"] and parts["priors"] == manifest["priors"]
-    assert {p: d["title"] for p, d in parts["docs"].items()} == {p: d["title"] for p, d in manifest["docs"].items()}
+    assert {p: d[0] for p, d in parts["docs"].items()} == {p: d["title"] for p, d in manifest["docs"].items()}
     # manifest.json rewritten (here with the same content): the parts made from the old one are stale
     (folder / "manifest.json").write_text(json.dumps(manifest) + " ", encoding="utf-8")
     assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) is None

@@ -30,6 +30,10 @@ from .ranking import (
 )
 from .snippets import make_snippet
 
+# a doc as the manifest's docs part gives it (index._shown), and one it lacks
+_TITLE, _KIND, _SOURCE, _CURRENT = range(4)
+_NO_DOC: tuple[Any, ...] = (None, None, None, None)
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -84,7 +88,7 @@ class Engine:
         self._ix: Any = None
         self._searcher: Any = None
         self._priors: dict[str, float] = {}
-        self._docs: dict[str, Any] = {}
+        self._docs: dict[str, tuple[Any, ...]] = {}  # path -> (title, kind, source, current): index._shown
         self._fast: FastScorer | None = None
         self._opened_as: tuple[int, int, int] | None = None  # see open_as_is
 
@@ -375,7 +379,7 @@ class Engine:
             # better of the two where it ranks and move the other down, so other documents
             # get the next places
             for page in list(by_path):
-                raw = (self._docs.get(page) or {}).get("source")
+                raw = self._docs.get(page, _NO_DOC)[_SOURCE]
                 if raw in by_path:
                     lower = raw if by_path[raw] <= by_path[page] else page
                     by_path[lower] *= DUPLICATE_DEMOTE
@@ -387,7 +391,7 @@ class Engine:
         for score, path, at in ranked:
             if at is not None:
                 fields = self._passage_at(path, at)
-                kind_of.setdefault(path, str((self._docs.get(path) or {}).get("kind") or "raw"))
+                kind_of.setdefault(path, str(self._docs.get(path, _NO_DOC)[_KIND] or "raw"))
             elif kind_of[path] == "fact" and (parsed.current or not _NUMBER.search(query)):
                 # what a timeline says is current is its first passage, whatever else matched
                 # (a question that names no release asks about now)
@@ -401,7 +405,7 @@ class Engine:
             snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [], at=at,
                                          weights=term_weights)
             heading = fields.get("headings") or ""
-            title = str((self._docs.get(path) or {}).get("title") or path)
+            title = str(self._docs.get(path, _NO_DOC)[_TITLE] or path)
             out.append(Passage(
                 Hit(path, title, kind_of[path], score, snippet or heading or title),
                 line, fields.get("anchor") or "L", heading, fields.get("body") or "",
@@ -409,7 +413,7 @@ class Engine:
         return out
 
 
-def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, Any],
+def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, tuple[Any, ...]],
                          limit: int) -> list[tuple[float, str, int | None]]:
     """The top `limit` of (score, path), where a fact page that ranks well brings the passage
     stating its current value right after it: the page answers "what is it now", the source
@@ -427,7 +431,7 @@ def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, Any],
             continue
         out.append((score, path, None))
         placed.add(path)
-        current = (docs.get(path) or {}).get("current") if path.startswith("wiki/facts/") else None
+        current = docs.get(path, _NO_DOC)[_CURRENT] if path.startswith("wiki/facts/") else None
         if current and score >= 0.75 * best and len(out) < limit:
             raw, _, anchor = str(current).partition("#L")
             if raw not in placed and raw in docs:

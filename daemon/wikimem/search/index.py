@@ -135,9 +135,9 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 # files, a query the docs and priors. Parsing the whole JSON at 10k sources (5.6 MB) took
 # 45 ms in each; a part in marshal takes a fraction of that, and only the parts asked for.
 PARTS_NAME = "manifest.parts"
-_PARTS_FORMAT = 1
+_PARTS_FORMAT = 2
 _PART_NAMES = ("files", "docs", "priors")
-_SHOWN = ("title", "kind", "source", "current")  # all a query reads of a doc (see engine)
+_SHOWN = ("title", "kind", "source", "current")  # all a query reads of a doc, as a tuple (see engine)
 _PARTS: dict[tuple[Path, str], tuple[tuple[int, int, int], Any]] = {}
 
 
@@ -155,15 +155,20 @@ def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
 
 
 def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, int]) -> None:
-    docs = {p: {k: info[k] for k in _SHOWN if k in info} for p, info in manifest["docs"].items()}
-    blobs = [marshal.dumps(part) for part in (manifest["files"], docs, manifest.get("priors", {}))]
+    blobs = [marshal.dumps(part) for part in (manifest["files"], _shown(manifest["docs"]), manifest.get("priors", {}))]
     head = marshal.dumps((_PARTS_FORMAT, INDEX_VERSION, stamp, tuple(len(b) for b in blobs)))
     # derived from the file beside it, so no fsync: a torn copy fails its stamp or its decoding
     atomic_write(folder / PARTS_NAME, head + b"".join(blobs), durable=False)
 
 
+def _shown(docs: dict[str, dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+    """What a query reads of each doc: (title, kind, source, current), None where it has none;
+    tuples, which marshal reads in half the time of dicts."""
+    return {path: tuple(info.get(k) for k in _SHOWN) for path, info in docs.items()}
+
+
 def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
-    """Parts of the manifest ("files"; "docs", with what a query reads of each; "priors"), each
+    """Parts of the manifest ("files"; "docs", with what a query reads of each, see _shown; "priors"), each
     kept while manifest.json is unchanged, and the "stamp" of the manifest.json they are of.
     Read from the marshal copy when it was made from that manifest.json, else from it. None:
     no usable manifest."""
@@ -179,7 +184,7 @@ def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
         manifest = _read_manifest(folder)
         if manifest is None:
             return None
-        parts = {"files": manifest["files"], "docs": manifest["docs"], "priors": manifest.get("priors", {})}
+        parts = {"files": manifest["files"], "docs": _shown(manifest["docs"]), "priors": manifest.get("priors", {})}
         # an index from before the parts (or a copy made by another Python): write them, so the
         # next search reads them. Without the index lock: a copy stamped for a manifest.json
         # that another process has since replaced is never read, only written again
