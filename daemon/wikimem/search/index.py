@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,11 +186,12 @@ def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
             return None
         parts = {"files": manifest["files"], "docs": _shown(manifest["docs"]), "priors": manifest.get("priors", {})}
         # an index from before the parts (or a copy made by another Python): write them, so the
-        # next search reads them. Without the index lock: a copy stamped for a manifest.json
-        # that another process has since replaced is never read, only written again
-        with contextlib.suppress(OSError, ValueError):
+        # next search reads them (a copy stamped for a manifest.json since replaced is never read)
+        def write() -> None:
             if _stamp(folder / "manifest.json") == stamp:
                 _write_parts(folder, manifest, stamp)
+
+        _write_beside(folder, write)
     for name in names:
         _PARTS[(folder, name)] = (stamp, parts[name])
     return {**{name: parts[name] for name in names}, "stamp": stamp}
@@ -347,19 +348,36 @@ def _unchanged(ws: Workspace, manifest: dict[str, Any]) -> bool:
     trace, started = Trace(), time.time_ns()
     if not _matches(manifest, walk_files(ws, trace)):
         return False
-    with contextlib.suppress(OSError):  # e.g. a read-only workspace: the next check walks again
-        unchanged.sign(ws, folder, manifest["stamp"], trace, started, rules)
+    _write_beside(folder, lambda: unchanged.sign(ws, folder, manifest["stamp"], trace, started, rules))
     return True
 
 
 @contextlib.contextmanager
 def _index_lock(ws: Workspace, wait: float) -> Iterator[bool]:
     """One index updater at a time across processes (an OS lock, freed if the holder dies)."""
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    with _lock_in(ws.state_dir, wait) as acquired:
+        yield acquired
+
+
+def _write_beside(folder: Path, write: Callable[[], object]) -> None:
+    """Write a copy derived from the index beside it (manifest.parts, walk.signs) holding the
+    index lock, so no updater is swapping the folder meanwhile; skipped when one holds it, or
+    on an OSError (a read-only workspace): a later search writes it."""
+    try:
+        with _lock_in(folder.parent, 0.0) as acquired:
+            if acquired and folder.is_dir():
+                write()
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def _lock_in(state_dir: Path, wait: float) -> Iterator[bool]:
     import errno
     import fcntl
 
-    ws.state_dir.mkdir(parents=True, exist_ok=True)
-    with open(ws.state_dir / "search.lock", "a+") as handle:
+    with open(state_dir / "search.lock", "a+") as handle:
         deadline = time.monotonic() + wait
         while True:
             try:
