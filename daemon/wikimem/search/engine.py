@@ -30,9 +30,9 @@ from .ranking import (
 )
 from .snippets import make_snippet
 
-# a doc as the manifest's docs part gives it (index._shown), and one it lacks
-_TITLE, _KIND, _SOURCE, _CURRENT = range(4)
-_NO_DOC: tuple[Any, ...] = (None, None, None, None)
+# a doc as the manifest's docs part gives it (index.Docs), and one it lacks
+_TITLE, _KIND, _SOURCE, _CURRENT, _PRIOR = range(5)
+_NO_DOC: tuple[Any, ...] = (None, None, None, None, None)
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,7 @@ class Engine:
         self._log_stat: tuple[int, int] | None = None
         self._ix: Any = None
         self._searcher: Any = None
-        self._priors: dict[str, float] = {}
-        self._docs: dict[str, tuple[Any, ...]] = {}  # path -> (title, kind, source, current): index._shown
+        self._docs: Any = {}  # path -> (title, kind, source, current, prior): an index.Docs
         self._fast: FastScorer | None = None
         self._opened_as: tuple[int, int, int] | None = None  # see open_as_is
 
@@ -208,8 +207,8 @@ class Engine:
         st = (index_dir(self.ws) / f"_{self._ix.indexname}_{gen}.toc").stat()
         return st.st_ino, st.st_mtime_ns, st.st_size
 
-    def _open(self, warm: bool, build: bool = True) -> tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]:
-        """The index as it is now: (index, searcher, scorer, priors, docs), warmed if asked;
+    def _open(self, warm: bool, build: bool = True) -> tuple[Any, Any, FastScorer, Any]:
+        """The index as it is now: (index, searcher, scorer, docs), warmed if asked;
         built first if there is none (unless `build` is false: then whoosh's error is raised)."""
         from whoosh import index as windex
 
@@ -228,12 +227,12 @@ class Engine:
         fast = FastScorer(searcher)
         if warm:
             fast.warm()
-        parts = _read_parts(folder, ("docs", "priors")) or {}
-        return ix, searcher, fast, parts.get("priors", {}), parts.get("docs", {})
+        parts = _read_parts(folder, ("docs",)) or {}
+        return ix, searcher, fast, parts.get("docs", {})
 
-    def _install(self, state: tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]) -> None:
+    def _install(self, state: tuple[Any, Any, FastScorer, Any]) -> None:
         old = self._searcher
-        self._ix, self._searcher, self._fast, self._priors, self._docs = state
+        self._ix, self._searcher, self._fast, self._docs = state
         if old is not None:
             old.close()
 
@@ -371,7 +370,7 @@ class Engine:
                 base = parts[path][0] + heads.get(path, 0.0) * coord(head_mask.get(path, 0) | mask(parts[path][1]))
             else:
                 base = heads.get(path, 0.0) * coord(head_mask.get(path, 0))
-            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
+            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * (self._docs.get(path, _NO_DOC)[_PRIOR] or 0.0))
 
         by_path = {p: final(p) for p in kind_of}
         if DUPLICATE_DEMOTE < 1:
@@ -413,7 +412,7 @@ class Engine:
         return out
 
 
-def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, tuple[Any, ...]],
+def with_current_sources(ranked: list[tuple[float, str]], docs: Any,
                          limit: int) -> list[tuple[float, str, int | None]]:
     """The top `limit` of (score, path), where a fact page that ranks well brings the passage
     stating its current value right after it: the page answers "what is it now", the source

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,9 +136,10 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 # files, a query the docs and priors. Parsing the whole JSON at 10k sources (5.6 MB) took
 # 45 ms in each; a part in marshal takes a fraction of that, and only the parts asked for.
 PARTS_NAME = "manifest.parts"
-_PARTS_FORMAT = 2
-_PART_NAMES = ("files", "docs", "priors")
-_SHOWN = ("title", "kind", "source", "current")  # all a query reads of a doc, as a tuple (see engine)
+_PARTS_FORMAT = 3
+_PART_NAMES = ("files", "docs")
+_SHOWN = ("title", "kind", "source", "current")  # all a query reads of a doc, and its prior (see Docs)
+_BUCKETS = 1024
 _PARTS: dict[tuple[Path, str], tuple[tuple[int, int, int], Any]] = {}
 
 
@@ -155,21 +157,49 @@ def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
 
 
 def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, int]) -> None:
-    blobs = [marshal.dumps(part) for part in (manifest["files"], _shown(manifest["docs"]), manifest.get("priors", {}))]
+    blobs = [marshal.dumps(manifest["files"]), _docs_part(manifest)]
     head = marshal.dumps((_PARTS_FORMAT, INDEX_VERSION, stamp, tuple(len(b) for b in blobs)))
     # derived from the file beside it, so no fsync: a torn copy fails its stamp or its decoding
     atomic_write(folder / PARTS_NAME, head + b"".join(blobs), durable=False)
 
 
-def _shown(docs: dict[str, dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
-    """What a query reads of each doc: (title, kind, source, current), None where it has none;
-    tuples, which marshal reads in half the time of dicts."""
-    return {path: tuple(info.get(k) for k in _SHOWN) for path, info in docs.items()}
+def _docs_part(manifest: dict[str, Any]) -> bytes:
+    """The docs part: each doc as a tuple (see Docs; marshal reads one in half the time of a
+    dict), in buckets by path, each marshalled on its own so a query unmarshals the few it needs."""
+    priors = manifest.get("priors", {})
+    buckets: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(_BUCKETS)]
+    for path, info in manifest["docs"].items():
+        buckets[_bucket(path, _BUCKETS)][path] = (*(info.get(k) for k in _SHOWN), priors.get(path))
+    return marshal.dumps(tuple(marshal.dumps(bucket) for bucket in buckets))
+
+
+def _bucket(path: str, buckets: int) -> int:
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % buckets
+
+
+class Docs:
+    """(title, kind, source, current, prior) of each indexed file, by path, None where it has
+    none; unmarshalled a bucket at a time as paths are looked up (a query looks up a few
+    hundred of the 20k docs of a 10k-source wiki)."""
+
+    def __init__(self, part: bytes):
+        self._raw: tuple[bytes, ...] = marshal.loads(part)
+        self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
+
+    def get(self, path: str, default: Any = None) -> Any:
+        n = _bucket(path, len(self._raw))
+        bucket = self._loaded.get(n)
+        if bucket is None:
+            bucket = self._loaded[n] = marshal.loads(self._raw[n])
+        return bucket.get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
 
 
 def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
-    """Parts of the manifest ("files"; "docs", with what a query reads of each, see _shown; "priors"), each
-    kept while manifest.json is unchanged, and the "stamp" of the manifest.json they are of.
+    """Parts of the manifest ("files"; "docs", what a query reads of each, see Docs), each kept
+    while manifest.json is unchanged, and the "stamp" of the manifest.json they are of.
     Read from the marshal copy when it was made from that manifest.json, else from it. None:
     no usable manifest."""
     try:
@@ -184,7 +214,7 @@ def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
         manifest = _read_manifest(folder)
         if manifest is None:
             return None
-        parts = {"files": manifest["files"], "docs": _shown(manifest["docs"]), "priors": manifest.get("priors", {})}
+        parts = {"files": manifest["files"], "docs": Docs(_docs_part(manifest))}
         # an index from before the parts (or a copy made by another Python): write them, so the
         # next search reads them (a copy stamped for a manifest.json since replaced is never read)
         def write() -> None:
@@ -209,7 +239,8 @@ def _load_parts(folder: Path, stamp: tuple[int, int, int], names: tuple[str, ...
             for name, size in zip(_PART_NAMES, sizes, strict=True):
                 if name in names:
                     handle.seek(at)
-                    got[name] = marshal.loads(handle.read(size))
+                    blob = handle.read(size)
+                    got[name] = Docs(blob) if name == "docs" else marshal.loads(blob)
                 at += size
             return got
     except (OSError, EOFError, ValueError, TypeError):
