@@ -487,9 +487,13 @@ def test_the_package_imports_each_part_on_first_use():
             "print(sorted(m for m in sys.modules if m.startswith('wikimem.search.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['wikimem.search.analysis']"
-    # every exported name resolves, and `engine` is the function, not the submodule of that name
+    # every exported name resolves, and `engine` is the function, not the submodule of that name,
+    # even when the submodule is imported first
     assert all(getattr(S, name) is not None for name in S.__all__)
     assert callable(S.engine) and S.engine.__module__ == "wikimem.search.engine"
+    code = ("import importlib; importlib.import_module('wikimem.search.engine'); "
+            "from wikimem import search; print(callable(search.engine))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "True\n"
 
 
 def test_a_cold_search_process_sees_each_change_it_checks_beside_the_query(compiled):

@@ -24,6 +24,8 @@ check without a walk, when no folder changed since one).
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -123,9 +125,20 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     loaded = importlib.import_module(f".{module}", __name__)
-    # every name of that submodule at once: importing the submodule `engine` set this package's
-    # attribute `engine` to the module, and the function of that name must win, as it did when
-    # this file imported everything
     for each in _HOME[module]:
         globals()[each] = getattr(loaded, each)
     return globals()[name]
+
+
+class _Package(types.ModuleType):
+    """This package, where the submodule `engine` never hides the function `engine`: importing a
+    submodule binds it here by its name, and for that one the function of the name is bound
+    instead (as when this file imported everything, in that order)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "engine" and isinstance(value, types.ModuleType):
+            value = value.engine
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
