@@ -464,13 +464,16 @@ def search_passages(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str
 def search_once(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
     """search_passages for a process that searches once and exits (`wikimem search`).
 
-    The check that the index is current (a walk of raw/ and wiki/, a fifth of a second at 10k
-    sources) runs in a child process while this one imports whoosh, opens the index and runs the
-    query: the answer is the one search_passages gives, since it is kept only when the check
-    found every file as the index has it and the index opened is still the latest. Otherwise
-    (a file changed, another process updated the index, or no index yet) the index is brought
-    up to date and the query runs again, as search_passages would have run it."""
-    wait = _check_beside(ws)
+    When a core is free, the check that the index is current (40 ms at 10k sources without a
+    walk, see search.unchanged; a fifth of a second with one) runs in a child process while
+    this one imports whoosh, opens the index and runs the query: the answer is the one
+    search_passages gives, since it is kept only when the check found every file as the index
+    has it and the index opened is still the latest. Otherwise (a file changed, another process
+    updated the index, or no index yet) the index is brought up to date and the query runs
+    again, as search_passages would have run it. With no core free the two processes would
+    share one, and the fork and the child's imports would only add to it: then the check runs
+    first, in this process."""
+    wait = _check_beside(ws) if _core_free() else None
     if wait is None:
         return search_passages(ws, query, limit, kinds)
     eng = engine(ws)
@@ -485,6 +488,16 @@ def search_once(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ..
     if found is not None and kept:
         return found
     return eng.passages(query, limit, kinds)
+
+
+def _core_free() -> bool:
+    """A core is free for a second process: fewer processes ran, on average over the last
+    minute, than this one may use, by at least one."""
+    try:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return cores - os.getloadavg()[0] >= 1.0
+    except OSError:
+        return False
 
 
 def _check_beside(ws: Workspace) -> Any:
