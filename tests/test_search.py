@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
+import pickle
 import shutil
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -273,7 +277,10 @@ def test_fast_scorer_scores_exactly_as_whoosh_does(ws, edited):
     searcher = eng._searcher
     if edited:
         assert not searcher.is_atomic() or searcher.reader().has_deletions()
-    fast = S.FastScorer(searcher)
+    # one scorer as a cold search has it (each entry's length decoded as a posting needs it),
+    # one warmed as a server's (every length decoded up front)
+    cold, warmed = S.FastScorer(searcher), S.FastScorer(searcher)
+    warmed.warm()
     assert searcher.doc_count() > 200
     for question in ("widget kelp stages", "which falcon usage step 12", "lantern", "widget"):
         parsed = S.parse_query(question)
@@ -282,11 +289,12 @@ def test_fast_scorer_scores_exactly_as_whoosh_does(ws, edited):
         rare, common = S.select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
         if not rare:
             rare, common = common, []
-        got = fast.accumulate(rare)
-        if common:
-            fast.accumulate(common, into=got, only=True)
-        assert set(got) == set(expected), question
-        assert got == pytest.approx(expected, rel=1e-9), question
+        for fast in (cold, warmed):
+            got = fast.accumulate(rare)
+            if common:
+                fast.accumulate(common, into=got, only=True)
+            assert set(got) == set(expected), question
+            assert got == pytest.approx(expected, rel=1e-9), question
     eng.close()
 
 
@@ -526,3 +534,177 @@ def test_a_pathological_wiki_page_costs_its_length_not_its_square():
         blocks = page_blocks(f"# Head\n\n{body}\n\nLast [word](a.md).\n")
         # (a run of backquotes opens a code fence: then the last line is code)
         assert blocks[0].text == "Head" and "Last" in blocks[-1].text, unit
+
+
+def test_the_package_imports_each_part_on_first_use():
+    # unpickling the index's schema imports the analyzer alone; the engine is not loaded with it
+    code = ("import sys, wikimem.search.analysis; "
+            "print(sorted(m for m in sys.modules if m.startswith('wikimem.search.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['wikimem.search.analysis']"
+    # every exported name resolves, and `engine` is the function, not the submodule of that name,
+    # even when the submodule is imported first
+    assert all(getattr(S, name) is not None for name in S.__all__)
+    assert callable(S.engine) and S.engine.__module__ == "wikimem.search.engine"
+    code = ("import importlib; importlib.import_module('wikimem.search.engine'); "
+            "from wikimem import search; print(callable(search.engine))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "True\n"
+
+
+def test_a_cold_search_process_sees_each_change(compiled):
+    # `wikimem search` checks the index beside its query (a core free) or before it (none):
+    # either way an edited, added or deleted file must be in the very next search's answer
+    def cold(question: str) -> list[dict]:
+        proc = subprocess.run([sys.executable, "-m", "wikimem.cli", "search", question, "--root", str(compiled.root),
+                               "--json"], capture_output=True, text=True, check=True)
+        return json.loads(proc.stdout)["results"]
+
+    S.update_index(compiled)
+    assert cold("sourdough starter")[0]["title"] == "Sourdough"
+    path = compiled.raw / "notes" / "cooking.md"
+    path.write_text("# Sourdough\n\nFeed the starter with spelt flour.\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))
+    assert "spelt" in cold("spelt")[0]["snippet"]
+    write(compiled, "notes/new.md", "# Zebra facts\n\nZebras have stripes that confuse flies.\n")
+    assert cold("zebras stripes flies")[0]["path"] == "raw/notes/new.md"
+    (compiled.raw / "notes" / "new.md").unlink()
+    assert "raw/notes/new.md" not in [r["path"] for r in cold("zebras stripes flies")]
+    page = compiled.wiki / "concepts" / "okapi.md"
+    page.write_text("---\ntitle: Okapi\nkind: concept\n---\n# Okapi\n\nThe okapi is a giraffid.\n", encoding="utf-8")
+    assert cold("okapi giraffid")[0]["path"] == "wiki/concepts/okapi.md"
+    page.unlink()
+    assert "wiki/concepts/okapi.md" not in [r["path"] for r in cold("okapi giraffid")]
+
+
+def test_the_check_beside_the_query_keeps_an_answer_only_from_a_current_index(compiled, monkeypatch, caplog):
+    import importlib
+    import logging
+    import threading
+
+    if threading.active_count() > 1:
+        pytest.skip("a thread of another test still runs: search_once does not fork then")
+    engine_module = importlib.import_module("wikimem.search.engine")
+    monkeypatch.setattr(engine_module, "_core_free", lambda: True)
+    caplog.set_level(logging.DEBUG, logger="wikimem.search")
+
+    def once(question: str) -> tuple[list[S.Passage], str]:
+        caplog.clear()
+        S.engine(compiled).close()  # as a new process would find it
+        found = S.search_once(compiled, question)
+        return found, caplog.text
+
+    S.update_index(compiled)
+    found, log = once("sourdough starter")
+    assert found[0].hit.title == "Sourdough" and "checked beside the query: current" in log
+    path = compiled.raw / "notes" / "cooking.md"
+    path.write_text("# Sourdough\n\nFeed the starter with spelt flour.\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))
+    found, log = once("spelt")
+    assert "spelt" in found[0].hit.snippet and "bringing it up to date first" in log
+    write(compiled, "notes/new.md", "# Zebra facts\n\nZebras have stripes that confuse flies.\n")
+    found, log = once("zebras stripes flies")
+    assert found[0].hit.path == "raw/notes/new.md" and "bringing it up to date first" in log
+    # another process updated the index after this one opened it: asked again, on the new one
+    S.engine(compiled).close()
+    eng = S.engine(compiled)
+    assert eng.open_as_is() and eng.unchanged_since_open()
+    write(compiled, "notes/later.md", "# Later\n\nA note about lemurs.\n")
+    S.update_index(compiled)
+    assert not eng.unchanged_since_open()
+    found, log = once("lemurs")
+    assert found[0].hit.path == "raw/notes/later.md" and "checked beside the query: current" in log
+
+
+def test_a_segment_file_read_from_the_map_reads_as_whooshs_copy_of_it():
+    from wikimem.search.mapped import _View
+
+    data = pickle.dumps({"terms": [1, 2, 3]}) + b"line one\nline two\n" + bytes(range(256))
+    ours, theirs = _View(memoryview(data)), io.BytesIO(data)
+    steps = [pickle.load, lambda f: f.readline(), lambda f: f.read(5), lambda f: f.tell(), lambda f: f.seek(3),
+             lambda f: f.read(), lambda f: f.read(), lambda f: f.seek(-4, io.SEEK_END), lambda f: f.read(10),
+             lambda f: f.seek(2, io.SEEK_SET), lambda f: f.seek(7, io.SEEK_CUR), lambda f: f.read(3)]
+    for step in steps:
+        assert step(ours) == step(theirs)
+    with pytest.raises(ValueError):
+        ours.seek(-1)
+
+
+def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(compiled):
+    from wikimem.search import index as I
+
+    S.update_index(compiled)
+    folder = S.index_dir(compiled)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    parts = I._load_parts(folder, I._stamp(folder / "manifest.json"), I._PART_NAMES)
+    assert parts is not None and parts["files"] == manifest["files"]
+    for path, info in manifest["docs"].items():  # a doc's title, kind, ... and prior, found by its path
+        assert parts["docs"].get(path) == (*(info.get(k) for k in I._SHOWN), manifest["priors"].get(path))
+    assert "raw/nowhere.md" not in parts["docs"] and "raw/notes/cooking.md" in parts["docs"]
+    # manifest.json rewritten (here with the same content): the parts made from the old one are stale
+    (folder / "manifest.json").write_text(json.dumps(manifest) + " ", encoding="utf-8")
+    assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) is None
+    # damaged parts are not trusted: the search reads manifest.json and writes the parts again
+    (folder / I.PARTS_NAME).write_bytes(b"garbage")
+    I._PARTS.clear()
+    S.engine(compiled).close()
+    assert S.search(compiled, "sourdough starter", limit=1)[0].title == "Sourdough"
+    assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) == {"files": manifest["files"]}
+
+
+def test_a_check_without_a_walk_sees_what_a_walk_would(compiled, monkeypatch, tmp_path):
+    # search.unchanged: when no folder changed since a walk matched the index, one stat per
+    # folder and per file decides. Each change below must still be seen, and a walk must then
+    # decide (the folders here are brand new: treat them as old enough to keep a trace of)
+    import time
+
+    from wikimem.search import index as I
+    from wikimem.search import unchanged
+
+    monkeypatch.setattr(unchanged, "RECENT_NS", 0)
+    folder = S.index_dir(compiled)
+
+    def signed() -> bool:
+        parts = I._read_parts(folder, ("files",))
+        return unchanged.since_signed(compiled, folder, parts["stamp"], parts["files"],
+                                      unchanged.rules_digest(I.WIKI_FOLDERS))
+
+    def settle() -> None:
+        S.update_index(compiled)
+        assert S.is_current(compiled)  # walks, and keeps the trace
+        time.sleep(0.05)  # past the clock tick of the last change, as RECENT_NS is in earnest
+        assert signed() and S.is_current(compiled)
+
+    settle()
+    write(compiled, "notes/new.md", "# Zebra facts\n\nZebras have stripes.\n")  # a new name
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    path = compiled.raw / "notes" / "new.md"
+    path.write_text("# Zebra facts\n\nZebras have spots.\n", encoding="utf-8")  # same size
+    os.utime(path, ns=(1, 1))
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    write(compiled, "notes/.wikimemignore", "new.md\n")  # a rule: the file leaves the index
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    assert "raw/notes/new.md" not in paths(S.search(compiled, "zebras spots"))
+    (compiled.raw / "notes" / ".wikimemignore").write_text("old.md\n", encoding="utf-8")  # same size
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    os.link(path, tmp_path / "outside.md")  # a second name outside raw/: the file is refused
+    assert not signed() and S.is_current(compiled) is False
+    S.update_index(compiled)
+    assert "raw/notes/new.md" not in paths(S.search(compiled, "zebras spots"))
+    (tmp_path / "outside.md").unlink()
+    settle()
+    page = compiled.wiki / "concepts" / "okapi.md"
+    page.write_text("---\ntitle: Okapi\nkind: concept\n---\n# Okapi\n\nA giraffid.\n", encoding="utf-8")
+    assert not signed() and S.is_current(compiled) is False
+    settle()
+    # what a trace cannot vouch for is not kept: a symbolic link, a folder changed just now
+    os.symlink(path, compiled.raw / "notes" / "alias.md")
+    S.update_index(compiled)
+    assert S.is_current(compiled) and not signed()
+    (compiled.raw / "notes" / "alias.md").unlink()
+    monkeypatch.setattr(unchanged, "RECENT_NS", 60_000_000_000)
+    S.update_index(compiled)
+    assert S.is_current(compiled) and not signed()

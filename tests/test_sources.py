@@ -274,6 +274,26 @@ def test_titles_are_the_documents_own(tmp_path: Path) -> None:
 # --- ignore rules and the one walk -----------------------------------------------------------
 
 
+def test_the_union_of_a_layers_patterns_matches_where_one_of_them_does() -> None:
+    # _Rules tests one regex per layer before its patterns: it must match wherever one does
+    import pathspec
+
+    from wikimem.raw_tree import DEFAULT_RULES, _any_pattern
+
+    user = ["/docs/drafts/", "!keep.md", "build/*.html", "**/tmp/**", "*.bak", "notes/[0-9]*.txt", "a?c"]
+    paths = ["gen/009/note-00123.md", "a/b/c.png", "x/_build/y.md", "_build/", "Makefile", "sub/Makefile/",
+             "docs/requirements-dev.txt", "x.lock", "lib/site-packages/", "docs/drafts/", "docs/drafts/a.md",
+             "keep.md", "build/a.html", "build/x/a.html", "q/tmp/r/s.md", "old.bak", "notes/1.txt", "abc",
+             "node_modules/", "deep/er/node_modules/", "README.rst", "x.md", "docs/_static/logo.svg"]
+    for lines in (DEFAULT_RULES.split("\n"), user):
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        union = _any_pattern(spec)
+        assert union is not None
+        for path in paths:
+            each = any(p.regex.match(path) for p in spec.patterns if getattr(p, "regex", None) is not None)
+            assert bool(union.match(path)) == each, (lines[:2], path)
+
+
 def test_ignore_rules_defaults_and_wikimemignore(ws: Workspace) -> None:
     write(ws, "docs/index.rst", "Home\n====\n\nWelcome to the docs.\n")
     write(ws, "docs/_static/logo.png", b"\x89PNG\r\n")

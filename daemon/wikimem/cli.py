@@ -498,10 +498,10 @@ def search(query: tuple[str, ...], root: Path | None, limit: int, kinds: tuple[s
       wikimem search "minimum macOS version" --root ~/notes -n 5
       wikimem search "what is ownership" --json | jq -r '.results[0].path'
     """
-    from .search import search_passages
+    from .search import search_once
 
     ws = open_workspace(root)
-    found = search_passages(ws, " ".join(query), limit=limit, kinds=kinds or None)
+    found = search_once(ws, " ".join(query), limit=limit, kinds=kinds or None)
     if as_json:
         emit_json({"results": [p.to_json() for p in found]})
         return

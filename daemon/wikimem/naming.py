@@ -28,6 +28,8 @@ def is_catalog(path: str) -> bool:
 def undecodable(name: str) -> bool:
     """A file name that is not valid UTF-8 (Python keeps its bytes as surrogates): it cannot be
     written into a page, log.md, JSON or SQLite, so it is refused with a note, never a crash."""
+    if name.isascii():
+        return False  # most names, and the check runs on every file of every walk
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:

@@ -16,68 +16,129 @@ question asks for the current value.
 
 The package, by job: analysis (text to terms), documents (files to passages), index (the
 derived whoosh index and keeping it current), ranking (questions to scored entries),
-snippets (the sentence that answers) and engine (an open index answering questions).
+snippets (the sentence that answers), engine (an open index answering questions), mapped
+(whoosh's segment files read from their memory map, not copied) and unchanged (the freshness
+check without a walk, when no folder changed since one).
 """
 
 from __future__ import annotations
 
-from .analysis import _TOKEN, IdentifierParts, _stem, analyzer, identifier_parts, path_words, schema
-from .documents import (
-    KINDS,
-    Chunk,
-    Doc,
-    chunk_blocks,
-    load_raw_file,
-    load_wiki_page,
-    raw_text_chunks,
-    release_eras,
-)
-from .engine import (
-    _ENGINES,
-    Engine,
-    Hit,
-    Passage,
-    engine,
-    opened,
-    search,
-    search_passages,
-    with_current_sources,
-)
-from .index import (
-    _CATALOG,
-    INDEX_DIR,
-    INDEX_VERSION,
-    PARALLEL_INDEX,
-    WIKI_FOLDERS,
-    IndexReport,
-    _ignored,
-    _read_manifest,
-    compute_priors,
-    index_dir,
-    reindex,
-    series_key,
-    update_index,
-    walk_files,
-)
-from .ranking import (
-    FIELD_BOOSTS,
-    KIND_PRIOR,
-    FastScorer,
-    ParsedQuery,
-    build_query,
-    coordination,
-    parse_query,
-    select_terms,
-    weighting,
-)
-from .snippets import make_snippet, sentence_spans
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .analysis import (
+        _TOKEN,
+        IdentifierParts,
+        _stem,
+        analyzer,
+        identifier_parts,
+        path_words,
+        schema,
+    )
+    from .documents import (
+        KINDS,
+        Chunk,
+        Doc,
+        chunk_blocks,
+        load_raw_file,
+        load_wiki_page,
+        raw_text_chunks,
+        release_eras,
+    )
+    from .engine import (
+        _ENGINES,
+        Engine,
+        Hit,
+        Passage,
+        engine,
+        opened,
+        search,
+        search_once,
+        search_passages,
+        with_current_sources,
+    )
+    from .index import (
+        _CATALOG,
+        INDEX_DIR,
+        INDEX_VERSION,
+        PARALLEL_INDEX,
+        WIKI_FOLDERS,
+        IndexReport,
+        _ignored,
+        _read_manifest,
+        compute_priors,
+        index_dir,
+        is_current,
+        reindex,
+        series_key,
+        update_index,
+        walk_files,
+    )
+    from .ranking import (
+        FIELD_BOOSTS,
+        KIND_PRIOR,
+        FastScorer,
+        ParsedQuery,
+        build_query,
+        coordination,
+        parse_query,
+        select_terms,
+        weighting,
+    )
+    from .snippets import make_snippet, sentence_spans
 
 __all__ = [
     "FIELD_BOOSTS", "INDEX_DIR", "INDEX_VERSION", "KIND_PRIOR", "KINDS", "PARALLEL_INDEX", "WIKI_FOLDERS", "Chunk",
     "Doc", "Engine", "FastScorer", "Hit", "IdentifierParts", "IndexReport", "ParsedQuery", "Passage", "analyzer",
-    "build_query", "chunk_blocks", "compute_priors", "coordination", "engine", "identifier_parts", "index_dir",
+    "build_query", "chunk_blocks", "compute_priors", "coordination", "engine", "identifier_parts", "index_dir", "is_current",
     "load_raw_file", "load_wiki_page", "make_snippet", "opened", "parse_query", "path_words", "raw_text_chunks",
-    "reindex", "release_eras", "schema", "search", "search_passages", "select_terms", "sentence_spans",
+    "reindex", "release_eras", "schema", "search", "search_once", "search_passages", "select_terms", "sentence_spans",
     "series_key", "update_index", "walk_files", "weighting", "with_current_sources", "_CATALOG", "_ENGINES",
     "_TOKEN", "_ignored", "_read_manifest", "_stem",
 ]
+
+
+# each name's submodule: a submodule is imported on first use of one of its names, so a
+# process that needs one part does not pay for the rest (unpickling the index's schema imports
+# this package for the analyzer alone; a cold search needs no document loaders)
+_HOME = {
+    "analysis": ("_TOKEN", "IdentifierParts", "_stem", "analyzer", "identifier_parts", "path_words", "schema"),
+    "documents": ("KINDS", "Chunk", "Doc", "chunk_blocks", "load_raw_file", "load_wiki_page", "raw_text_chunks",
+                  "release_eras"),
+    "engine": ("_ENGINES", "Engine", "Hit", "Passage", "engine", "opened", "search", "search_once",
+               "search_passages", "with_current_sources"),
+    "index": ("_CATALOG", "INDEX_DIR", "INDEX_VERSION", "PARALLEL_INDEX", "WIKI_FOLDERS", "IndexReport", "_ignored",
+              "_read_manifest", "compute_priors", "index_dir", "is_current", "reindex", "series_key", "update_index",
+              "walk_files"),
+    "ranking": ("FIELD_BOOSTS", "KIND_PRIOR", "FastScorer", "ParsedQuery", "build_query", "coordination",
+                "parse_query", "select_terms", "weighting"),
+    "snippets": ("make_snippet", "sentence_spans"),
+}
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = importlib.import_module(f".{module}", __name__)
+    for each in _HOME[module]:
+        globals()[each] = getattr(loaded, each)
+    return globals()[name]
+
+
+class _Package(types.ModuleType):
+    """This package, where the submodule `engine` never hides the function `engine`: importing a
+    submodule binds it here by its name, and for that one the function of the name is bound
+    instead (as when this file imported everything, in that order)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "engine" and isinstance(value, types.ModuleType):
+            value = value.engine
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

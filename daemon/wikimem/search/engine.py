@@ -7,6 +7,7 @@ import contextlib
 import heapq
 import math
 import operator
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
-from .documents import KINDS
-from .index import _NUMBER, _read_manifest, index_dir, log, update_index
+from .index import _NUMBER, _read_parts, index_dir, is_current, log, update_index
 from .ranking import (
     DUPLICATE_DEMOTE,
     KIND_PRIOR,
@@ -29,6 +29,10 @@ from .ranking import (
     weighting,
 )
 from .snippets import make_snippet
+
+# a doc as the manifest's docs part gives it (index.Docs), and one it lacks
+_TITLE, _KIND, _SOURCE, _CURRENT, _PRIOR = range(5)
+_NO_DOC: tuple[Any, ...] = (None, None, None, None, None)
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,9 @@ class Engine:
         self._log_stat: tuple[int, int] | None = None
         self._ix: Any = None
         self._searcher: Any = None
-        self._priors: dict[str, float] = {}
-        self._docs: dict[str, Any] = {}
+        self._docs: Any = {}  # path -> (title, kind, source, current, prior): an index.Docs
         self._fast: FastScorer | None = None
+        self._opened_as: tuple[int, int, int] | None = None  # see open_as_is
 
     def close(self) -> None:
         if self._searcher is not None:
@@ -175,26 +179,60 @@ class Engine:
     def _reopen(self, warm: bool = False) -> None:
         self._install(self._open(warm))
 
-    def _open(self, warm: bool) -> tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]:
-        """The index as it is now: (index, searcher, scorer, priors, docs), warmed if asked."""
+    def open_as_is(self) -> bool:
+        """Open the index without looking at wiki/ and raw/ first, for a caller that checks them
+        beside the query (see search_once). False when there is no index to open."""
+        try:
+            self._install(self._open(warm=False, build=False))
+            self._opened_as = self._identity()
+        except Exception:  # noqa: BLE001 - missing, unreadable or swapped away: the caller's usual path
+            return False
+        return self._opened_as is not None
+
+    def unchanged_since_open(self) -> bool:
+        """The index open_as_is opened is still the latest: no commit since, and no rebuild
+        (which swaps in a new folder whose generations start again)."""
+        try:
+            return self._opened_as is not None and self._identity() == self._opened_as
+        except Exception:  # noqa: BLE001 - the folder went away mid-swap
+            return False
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        """(inode, mtime, size) of the open searcher's table of contents while it is the latest
+        generation; None once a newer one exists. A commit writes a new file, a rebuild a new
+        folder, so an unchanged identity means an unchanged index."""
+        if self._searcher is None or not self._searcher.up_to_date():
+            return None
+        gen = self._searcher.reader().generation()
+        st = (index_dir(self.ws) / f"_{self._ix.indexname}_{gen}.toc").stat()
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _open(self, warm: bool, build: bool = True) -> tuple[Any, Any, FastScorer, Any]:
+        """The index as it is now: (index, searcher, scorer, docs), warmed if asked;
+        built first if there is none (unless `build` is false: then whoosh's error is raised)."""
         from whoosh import index as windex
 
+        from . import mapped
+
+        mapped.install()  # read the segments from their map, not from a copy of each file
         folder = index_dir(self.ws)
         try:
             ix = windex.open_dir(str(folder))
         except Exception:  # noqa: BLE001 - missing or swapped away mid-rebuild: bring it back once
+            if not build:
+                raise
             update_index(self.ws)
             ix = windex.open_dir(str(folder))
         searcher = ix.searcher(weighting=weighting())
         fast = FastScorer(searcher)
         if warm:
             fast.warm()
-        manifest = _read_manifest(folder, cached=True) or {}
-        return ix, searcher, fast, manifest.get("priors", {}), manifest.get("docs", {})
+        parts = _read_parts(folder, ("docs",)) or {}
+        return ix, searcher, fast, parts.get("docs", {})
 
-    def _install(self, state: tuple[Any, Any, FastScorer, dict[str, float], dict[str, Any]]) -> None:
+    def _install(self, state: tuple[Any, Any, FastScorer, Any]) -> None:
         old = self._searcher
-        self._ix, self._searcher, self._fast, self._priors, self._docs = state
+        self._ix, self._searcher, self._fast, self._docs = state
         if old is not None:
             old.close()
 
@@ -234,10 +272,15 @@ class Engine:
                 best = fields
         return best
 
-    def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+    def passages(self, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None, *,
+                 refresh: bool = True) -> list[Passage]:
+        """The best passage of each of the `limit` best files; the index is brought up to date
+        first unless `refresh` is false (the caller has checked, or checks beside the query)."""
         from whoosh import query as Q
 
         if kinds:
+            from .documents import KINDS
+
             bad = [k for k in kinds if k not in KINDS]
             if bad:
                 from ..errors import UsageError
@@ -246,7 +289,8 @@ class Engine:
         parsed = parse_query(query)
         if not parsed.terms and not parsed.phrases or limit <= 0:
             return []
-        self.refresh()
+        if refresh:
+            self.refresh()
         searcher = self._searcher
         recency = RECENCY_CURRENT if parsed.current else RECENCY
         want = max(limit * 8, 60)
@@ -326,7 +370,7 @@ class Engine:
                 base = parts[path][0] + heads.get(path, 0.0) * coord(head_mask.get(path, 0) | mask(parts[path][1]))
             else:
                 base = heads.get(path, 0.0) * coord(head_mask.get(path, 0))
-            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * self._priors.get(path, 0.0))
+            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * (self._docs.get(path, _NO_DOC)[_PRIOR] or 0.0))
 
         by_path = {p: final(p) for p in kind_of}
         if DUPLICATE_DEMOTE < 1:
@@ -334,7 +378,7 @@ class Engine:
             # better of the two where it ranks and move the other down, so other documents
             # get the next places
             for page in list(by_path):
-                raw = (self._docs.get(page) or {}).get("source")
+                raw = self._docs.get(page, _NO_DOC)[_SOURCE]
                 if raw in by_path:
                     lower = raw if by_path[raw] <= by_path[page] else page
                     by_path[lower] *= DUPLICATE_DEMOTE
@@ -346,7 +390,7 @@ class Engine:
         for score, path, at in ranked:
             if at is not None:
                 fields = self._passage_at(path, at)
-                kind_of.setdefault(path, str((self._docs.get(path) or {}).get("kind") or "raw"))
+                kind_of.setdefault(path, str(self._docs.get(path, _NO_DOC)[_KIND] or "raw"))
             elif kind_of[path] == "fact" and (parsed.current or not _NUMBER.search(query)):
                 # what a timeline says is current is its first passage, whatever else matched
                 # (a question that names no release asks about now)
@@ -360,7 +404,7 @@ class Engine:
             snippet, line = make_snippet(fields.get("body") or "", stems, fields.get("lines") or [], at=at,
                                          weights=term_weights)
             heading = fields.get("headings") or ""
-            title = str((self._docs.get(path) or {}).get("title") or path)
+            title = str(self._docs.get(path, _NO_DOC)[_TITLE] or path)
             out.append(Passage(
                 Hit(path, title, kind_of[path], score, snippet or heading or title),
                 line, fields.get("anchor") or "L", heading, fields.get("body") or "",
@@ -368,7 +412,7 @@ class Engine:
         return out
 
 
-def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, Any],
+def with_current_sources(ranked: list[tuple[float, str]], docs: Any,
                          limit: int) -> list[tuple[float, str, int | None]]:
     """The top `limit` of (score, path), where a fact page that ranks well brings the passage
     stating its current value right after it: the page answers "what is it now", the source
@@ -386,7 +430,7 @@ def with_current_sources(ranked: list[tuple[float, str]], docs: dict[str, Any],
             continue
         out.append((score, path, None))
         placed.add(path)
-        current = (docs.get(path) or {}).get("current") if path.startswith("wiki/facts/") else None
+        current = docs.get(path, _NO_DOC)[_CURRENT] if path.startswith("wiki/facts/") else None
         if current and score >= 0.75 * best and len(out) < limit:
             raw, _, anchor = str(current).partition("#L")
             if raw not in placed and raw in docs:
@@ -415,6 +459,83 @@ def search(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | 
 def search_passages(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
     """As `search`, with the line and passage text that query answers and context packs cite."""
     return engine(ws).passages(query, limit, kinds)
+
+
+def search_once(ws: Workspace, query: str, limit: int = 10, kinds: tuple[str, ...] | None = None) -> list[Passage]:
+    """search_passages for a process that searches once and exits (`wikimem search`).
+
+    When a core is free, the check that the index is current (40 ms at 10k sources without a
+    walk, see search.unchanged; a fifth of a second with one) runs in a child process while
+    this one imports whoosh, opens the index and runs the query: the answer is the one
+    search_passages gives, since it is kept only when the check found every file as the index
+    has it and the index opened is still the latest. Otherwise (a file changed, another process
+    updated the index, or no index yet) the index is brought up to date and the query runs
+    again, as search_passages would have run it. With no core free the two processes would
+    share one, and the fork and the child's imports would only add to it: then the check runs
+    first, in this process."""
+    wait = _check_beside(ws) if _core_free() else None
+    if wait is None:
+        return search_passages(ws, query, limit, kinds)
+    eng = engine(ws)
+    found: list[Passage] | None = None
+    try:
+        if eng.open_as_is():
+            found = eng.passages(query, limit, kinds, refresh=False)
+    finally:
+        current = wait()
+    kept = found is not None and current is True and eng.unchanged_since_open()
+    log.debug("index checked beside the query: %s", "current" if kept else "bringing it up to date first")
+    if found is not None and kept:
+        return found
+    return eng.passages(query, limit, kinds)
+
+
+def _core_free() -> bool:
+    """A core is free for a second process: fewer processes ran, on average over the last
+    minute, than this one may use, by at least one."""
+    try:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return cores - os.getloadavg()[0] >= 1.0
+    except OSError:
+        return False
+
+
+def _check_beside(ws: Workspace) -> Any:
+    """Start index.is_current(ws) in a forked child; return a function that waits for its
+    answer (True, False, or None when it had none). None when forking is not safe here: with
+    other threads running, the child could inherit a lock one of them holds."""
+    import threading
+
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return None
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid == 0:  # the child: one byte of answer, and never back into the caller's code
+        try:
+            os.close(read)
+            answer = is_current(ws)
+            os.write(write, b"-" if answer is None else b"y" if answer else b"n")
+        finally:
+            os._exit(0)
+    os.close(write)
+
+    def wait() -> bool | None:
+        try:
+            with open(read, "rb") as pipe:
+                got = pipe.read(1)
+        finally:
+            os.waitpid(pid, 0)
+        return {b"y": True, b"n": False}.get(got)
+
+    return wait
 
 
 @contextlib.contextmanager

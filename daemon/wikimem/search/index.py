@@ -7,19 +7,24 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import marshal
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..naming import CATALOG_NAME, is_ignored_name, undecodable
 from ..workspace import Workspace, atomic_write
 from .analysis import path_words, schema
-from .documents import Doc, load_raw_file, load_wiki_page
+
+if TYPE_CHECKING:
+    from ..raw_tree import Trace
+    from .documents import Doc
 
 log = logging.getLogger("wikimem.search")
 
@@ -62,21 +67,28 @@ def index_dir(ws: Workspace) -> Path:
     return ws.state_dir / INDEX_DIR
 
 
-def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
+def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, tuple[int, int]]:
     """Every file search covers, with (size, mtime_ns): raw/ as compile sees it (raw_tree's one
     walk: its ignore rules, symlink and hard-link policy) and the wiki's pages. No reads.
+    With `trace`, also what decided which files those are (see raw_tree.Trace).
 
     This runs before every search, so it stays lean: string paths, no per-file imports.
     """
     from ..raw_tree import scan
 
-    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws).files}
+    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws, trace).files}
 
     def walk(folder: str, prefix: str) -> None:
+        if trace is not None:
+            trace.sign(folder)  # before the listing, as raw_tree.scan does
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
+        except FileNotFoundError:
+            return
         except OSError:
+            if trace is not None:
+                trace.unsure = True
             return
         for entry in entries:
             name = entry.name
@@ -91,6 +103,8 @@ def walk_files(ws: Workspace) -> dict[str, tuple[int, int]]:
                     continue  # pages are files wikimem or a person wrote, never links out
                 st = entry.stat()
             except OSError:
+                if trace is not None:
+                    trace.unsure = True
                 continue
             found[rel] = (st.st_size, st.st_mtime_ns)
 
@@ -107,26 +121,130 @@ _ignored = is_ignored_name
 _CATALOG = CATALOG_NAME
 
 
-_MANIFESTS: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
-
-
-def _read_manifest(folder: Path, *, cached: bool = False) -> dict[str, Any] | None:
-    """The manifest; `cached` reuses the last parse while the file is unchanged (read-only use:
-    parsing 5 MB of JSON at 10k sources would be most of a freshness check)."""
-    path = folder / "manifest.json"
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest, whole (the index updater's truth); None when missing, damaged or old."""
     try:
-        st = path.stat()
-        key = (st.st_mtime_ns, st.st_size)
-        if cached and path in _MANIFESTS and _MANIFESTS[path][0] == key:
-            return _MANIFESTS[path][1]
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if cached and isinstance(data, dict) and data.get("version") == INDEX_VERSION:
-        _MANIFESTS[path] = (key, data)
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return None
     return data
+
+
+# The manifest again, beside it, in the parts a search reads: a freshness check needs the
+# files, a query the docs and priors. Parsing the whole JSON at 10k sources (5.6 MB) took
+# 45 ms in each; a part in marshal takes a fraction of that, and only the parts asked for.
+PARTS_NAME = "manifest.parts"
+_PARTS_FORMAT = 3
+_PART_NAMES = ("files", "docs")
+_SHOWN = ("title", "kind", "source", "current")  # all a query reads of a doc, and its prior (see Docs)
+_BUCKETS = 1024
+_PARTS: dict[tuple[Path, str], tuple[tuple[int, int, int], Any]] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    """Which manifest.json this is: a new one is a new file (atomic_write renames one in)."""
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    """manifest.json, then its parts, stamped with the manifest.json they were made from."""
+    path = folder / "manifest.json"
+    atomic_write(path, json.dumps(manifest, separators=(",", ":"), sort_keys=True))
+    _write_parts(folder, manifest, _stamp(path))
+
+
+def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, int]) -> None:
+    blobs = [marshal.dumps(manifest["files"]), _docs_part(manifest)]
+    head = marshal.dumps((_PARTS_FORMAT, INDEX_VERSION, stamp, tuple(len(b) for b in blobs)))
+    # derived from the file beside it, so no fsync: a torn copy fails its stamp or its decoding
+    atomic_write(folder / PARTS_NAME, head + b"".join(blobs), durable=False)
+
+
+def _docs_part(manifest: dict[str, Any]) -> bytes:
+    """The docs part: each doc as a tuple (see Docs; marshal reads one in half the time of a
+    dict), in buckets by path, each marshalled on its own so a query unmarshals the few it needs."""
+    priors = manifest.get("priors", {})
+    buckets: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(_BUCKETS)]
+    for path, info in manifest["docs"].items():
+        buckets[_bucket(path, _BUCKETS)][path] = (*(info.get(k) for k in _SHOWN), priors.get(path))
+    return marshal.dumps(tuple(marshal.dumps(bucket) for bucket in buckets))
+
+
+def _bucket(path: str, buckets: int) -> int:
+    return zlib.crc32(path.encode("utf-8", "surrogateescape")) % buckets
+
+
+class Docs:
+    """(title, kind, source, current, prior) of each indexed file, by path, None where it has
+    none; unmarshalled a bucket at a time as paths are looked up (a query looks up a few
+    hundred of the 20k docs of a 10k-source wiki)."""
+
+    def __init__(self, part: bytes):
+        self._raw: tuple[bytes, ...] = marshal.loads(part)
+        self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
+
+    def get(self, path: str, default: Any = None) -> Any:
+        n = _bucket(path, len(self._raw))
+        bucket = self._loaded.get(n)
+        if bucket is None:
+            bucket = self._loaded[n] = marshal.loads(self._raw[n])
+        return bucket.get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+
+def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
+    """Parts of the manifest ("files"; "docs", what a query reads of each, see Docs), each kept
+    while manifest.json is unchanged, and the "stamp" of the manifest.json they are of.
+    Read from the marshal copy when it was made from that manifest.json, else from it. None:
+    no usable manifest."""
+    try:
+        stamp = _stamp(folder / "manifest.json")
+    except OSError:
+        return None
+    kept = {name: hit[1] for name in names if (hit := _PARTS.get((folder, name))) and hit[0] == stamp}
+    if len(kept) == len(names):
+        return {**kept, "stamp": stamp}
+    parts = _load_parts(folder, stamp, names)
+    if parts is None:
+        manifest = _read_manifest(folder)
+        if manifest is None:
+            return None
+        parts = {"files": manifest["files"], "docs": Docs(_docs_part(manifest))}
+        # an index from before the parts (or a copy made by another Python): write them, so the
+        # next search reads them (a copy stamped for a manifest.json since replaced is never read)
+        def write() -> None:
+            if _stamp(folder / "manifest.json") == stamp:
+                _write_parts(folder, manifest, stamp)
+
+        _write_beside(folder, write)
+    for name in names:
+        _PARTS[(folder, name)] = (stamp, parts[name])
+    return {**{name: parts[name] for name in names}, "stamp": stamp}
+
+
+def _load_parts(folder: Path, stamp: tuple[int, int, int], names: tuple[str, ...]) -> dict[str, Any] | None:
+    """The parts asked for from the marshal copy, if it was made from manifest.json `stamp`."""
+    try:
+        with open(folder / PARTS_NAME, "rb") as handle:
+            fmt, version, made_from, sizes = marshal.load(handle)
+            if (fmt, version, tuple(made_from)) != (_PARTS_FORMAT, INDEX_VERSION, stamp):
+                return None  # an older copy, or another Python's: manifest.json decides
+            at = handle.tell()
+            got = {}
+            for name, size in zip(_PART_NAMES, sizes, strict=True):
+                if name in names:
+                    handle.seek(at)
+                    blob = handle.read(size)
+                    got[name] = Docs(blob) if name == "docs" else marshal.loads(blob)
+                at += size
+            return got
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
@@ -204,18 +322,15 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
     """
     started = time.perf_counter()
     folder = index_dir(ws)
-    manifest = None if rebuild else _read_manifest(folder, cached=True)
+    manifest = None if rebuild else _read_parts(folder, ("files",))
     if only is not None and manifest is not None:
         only = sorted(set(only))
         with _index_lock(ws, wait) as acquired:
             if not acquired:
                 return IndexReport(seconds=time.perf_counter() - started)
             return _update_locked(ws, False, wait, started, only=only)
-    if manifest is not None:
-        current = walk_files(ws)
-        files = manifest["files"]
-        if len(files) == len(current) and all(files.get(p) == list(st) for p, st in current.items()):
-            return IndexReport(files=len(current), seconds=time.perf_counter() - started)
+    if manifest is not None and _unchanged(ws, manifest):
+        return IndexReport(files=len(manifest["files"]), seconds=time.perf_counter() - started)
     try:
         with _index_lock(ws, wait) as acquired:
             if not acquired:
@@ -235,14 +350,65 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
         ) from exc
 
 
+def _matches(manifest: dict[str, Any], current: dict[str, tuple[int, int]]) -> bool:
+    """The manifest (its "files" part) lists exactly the files walked, each with the same size
+    and mtime."""
+    files = manifest["files"]
+    return len(files) == len(current) and all(files.get(p) == list(st) for p, st in current.items())
+
+
+def is_current(ws: Workspace) -> bool | None:
+    """Whether the index holds wiki/ and raw/ as they are now: update_index's check, without
+    updating anything. None: no usable index yet."""
+    manifest = _read_parts(index_dir(ws), ("files",))
+    if manifest is None:
+        return None
+    return _unchanged(ws, manifest)
+
+
+def _unchanged(ws: Workspace, manifest: dict[str, Any]) -> bool:
+    """The files are as the manifest (its files part) lists them: without a walk when the folders
+    are as the last walk that found so left them (see search.unchanged), else by walking, and
+    then that walk is kept for the next check."""
+    from ..raw_tree import Trace
+    from . import unchanged
+
+    folder, rules = index_dir(ws), unchanged.rules_digest(WIKI_FOLDERS)
+    if unchanged.since_signed(ws, folder, manifest["stamp"], manifest["files"], rules):
+        return True
+    trace, started = Trace(), time.time_ns()
+    if not _matches(manifest, walk_files(ws, trace)):
+        return False
+    _write_beside(folder, lambda: unchanged.sign(ws, folder, manifest["stamp"], trace, started, rules))
+    return True
+
+
 @contextlib.contextmanager
 def _index_lock(ws: Workspace, wait: float) -> Iterator[bool]:
     """One index updater at a time across processes (an OS lock, freed if the holder dies)."""
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    with _lock_in(ws.state_dir, wait) as acquired:
+        yield acquired
+
+
+def _write_beside(folder: Path, write: Callable[[], object]) -> None:
+    """Write a copy derived from the index beside it (manifest.parts, walk.signs) holding the
+    index lock, so no updater is swapping the folder meanwhile; skipped when one holds it, or
+    on an OSError (a read-only workspace): a later search writes it."""
+    try:
+        with _lock_in(folder.parent, 0.0) as acquired:
+            if acquired and folder.is_dir():
+                write()
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def _lock_in(state_dir: Path, wait: float) -> Iterator[bool]:
     import errno
     import fcntl
 
-    ws.state_dir.mkdir(parents=True, exist_ok=True)
-    with open(ws.state_dir / "search.lock", "a+") as handle:
+    with open(state_dir / "search.lock", "a+") as handle:
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -312,6 +478,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     from whoosh.index import LockError
 
     from ..sources import SkipSource
+    from .documents import load_raw_file, load_wiki_page
 
     build_in = folder
     ix: Any = None
@@ -416,7 +583,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         raise
     finally:
         outlines.close()
-    atomic_write(build_in / "manifest.json", json.dumps(manifest, separators=(",", ":"), sort_keys=True))
+    _write_manifest(build_in, manifest)
     if build_in != folder:
         old = folder.with_name(INDEX_DIR + ".old")
         if old.exists():
