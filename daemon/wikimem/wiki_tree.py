@@ -14,21 +14,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from .naming import is_ignored_name, printable, undecodable
 
+if TYPE_CHECKING:
+    from .raw_tree import Trace
 
-def walk(top: str, prefix: str = "", bad_names: list[str] | None = None) -> Iterator[tuple[os.DirEntry[str], str]]:
+
+def walk(top: str, prefix: str = "", bad_names: list[str] | None = None,
+         trace: Trace | None = None) -> Iterator[tuple[os.DirEntry[str], str]]:
     """(entry, path) of every file under top, the path joined to prefix with "/": folders named
     .* are left out and symlinked folders not followed; a name in invalid UTF-8 (it cannot go
-    into a page, the index or JSON) is skipped, its printable path added to bad_names."""
+    into a page, the index or JSON) is skipped, its printable path added to bad_names.
+
+    With `trace` (search's freshness check, see raw_tree.Trace), each folder is signed before
+    it is listed, and an entry that cannot be read makes the walk unsure."""
     stack = [(top, prefix)]
     while stack:
         folder, at = stack.pop()
+        if trace is not None:
+            trace.sign(folder)  # before the listing: a name added after it changes the signature
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
+        except FileNotFoundError:
+            continue
         except OSError:
+            if trace is not None:
+                trace.unsure = True
             continue
         for entry in entries:
             rel = f"{at}/{entry.name}" if at else entry.name
@@ -39,6 +53,8 @@ def walk(top: str, prefix: str = "", bad_names: list[str] | None = None) -> Iter
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
+                if trace is not None:
+                    trace.unsure = True
                 continue
             if is_dir:
                 if not entry.name.startswith("."):
@@ -58,6 +74,6 @@ def is_page(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def pages(top: str, prefix: str = "") -> Iterator[tuple[os.DirEntry[str], str]]:
+def pages(top: str, prefix: str = "", trace: Trace | None = None) -> Iterator[tuple[os.DirEntry[str], str]]:
     """(entry, path) of every page under top."""
-    return ((entry, rel) for entry, rel in walk(top, prefix) if is_page(entry))
+    return ((entry, rel) for entry, rel in walk(top, prefix, trace=trace) if is_page(entry))

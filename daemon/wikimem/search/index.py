@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..naming import CATALOG_NAME, is_ignored_name, undecodable
+from ..naming import CATALOG_NAME, is_ignored_name
 from ..workspace import Workspace, atomic_write
 from .analysis import path_words, schema
 
@@ -78,38 +78,20 @@ def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, tuple[int
 
     found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws, trace).files}
 
-    def walk(folder: str, prefix: str) -> None:
-        if trace is not None:
-            trace.sign(folder)  # before the listing, as raw_tree.scan does
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except FileNotFoundError:
-            return
-        except OSError:
-            if trace is not None:
-                trace.unsure = True
-            return
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or _ignored(name) or undecodable(name):
-                continue  # a name in invalid UTF-8 cannot go into the index (compile refuses it too)
-            rel = prefix + name
+    from ..wiki_tree import pages
+
+    for folder in WIKI_FOLDERS:
+        # wiki_tree's rule for what is a page (not hidden, not a symlink, not editor noise)
+        for entry, rel in pages(str(ws.wiki / folder), f"wiki/{folder}", trace=trace):
+            if _CATALOG.search(rel):
+                continue
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path, rel + "/")
-                    continue
-                if entry.is_symlink() or not name.endswith(".md") or _CATALOG.search(rel):
-                    continue  # pages are files wikimem or a person wrote, never links out
-                st = entry.stat()
+                st = entry.stat(follow_symlinks=False)
             except OSError:
                 if trace is not None:
                     trace.unsure = True
                 continue
             found[rel] = (st.st_size, st.st_mtime_ns)
-
-    for folder in WIKI_FOLDERS:
-        walk(str(ws.wiki / folder), f"wiki/{folder}/")
     return found
 
 
