@@ -1,9 +1,10 @@
 """Pages the offline backend writes: a source page that carries its answers, and a concept page
 that reads as an article.
 
-A source page: the document's own lead, where it came from, an outline of every section, the
-facts a reader asks for (definitions, defaults, requirements, limits, numbers with their
-subject), a table of the defaults it states, and its concepts.
+A source page: the document's own lead, where it came from, an outline of every section (a
+section that is one setting shows its default on its line), the facts a reader asks for
+(definitions, defaults, requirements, limits, numbers with their subject), its tables in
+compact form, a table of the other defaults it states, and its concepts.
 
 A concept page: one sentence saying what the thing is (the definition, cited, from the source
 that defines it), its main sources, a handful of key points ranked by how much they say about
@@ -28,6 +29,7 @@ KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
 CHANGES = 8
 ALSO_LISTED = 40
+TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 
 _CHATTY = re.compile(
@@ -81,16 +83,24 @@ def version_key(version: str | None) -> tuple[Any, ...]:
 # --- source pages ------------------------------------------------------------------------------
 
 
-def outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
+def outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]] | None = None) -> list[dict[str, Any]]:
     """Every section of the source, with a line link: three levels as nested list items, the
     sections below them folded onto their parent's line, so a long reference (a settings page
-    of 200 entries) is listed whole without a deep, tall list."""
+    of 200 entries) is listed whole without a deep, tall list.
+
+    A section that is one setting carries its default there, linked to the line that states it
+    (`[tab_width](...#L796) = 8`): the setting is found in its place in the document (a name
+    may recur under several writers), and is listed once, not again in a table."""
     if not headings:
         return []
+    defaults = defaults or {}
     top = min(h[0] for h in headings)
     items: list[dict[str, Any]] = []
     for level, text, line in headings:
-        entry = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line)}
+        entry = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line), "value": ""}
+        if line in defaults:
+            value, at = defaults[line]
+            entry["link"], entry["value"] = cite(at), f" = {value}"
         depth = level - top
         if depth < OUTLINE_DEPTH or not items:
             items.append({**entry, "indent": "  " * min(depth, OUTLINE_DEPTH - 1), "more": []})
@@ -98,7 +108,8 @@ def outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
             items[-1]["more"].append(entry)
     for item in items:
         more = item.pop("more")
-        item["tail"] = (": " + " · ".join(f"[{m['text']}]({m['link']})" for m in more)) if more else ""
+        item["tail"] = item.pop("value") + (
+            (": " + " · ".join(f"[{m['text']}]({m['link']}){m['value']}" for m in more)) if more else "")
     return items
 
 
@@ -113,9 +124,10 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
     sections = data.get("sections") or []
     lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
     lead = data.get("description") or " ".join(quote_text(sentences[i].text) for i in lead_ids)
+    tables, tabled = _tables(sentences, sections, cite)
     facts = []
     for i in data["facts"]:
-        if i >= len(sentences):
+        if i >= len(sentences) or i in tabled:
             continue
         s = sentences[i]
         context = ""
@@ -127,14 +139,25 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         # one source per page: a citation needs only the line
         facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
                       "context": context})
+    heads = data["outline"]
+    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
+    # a default whose subject is the section it sits in is shown on that section's outline line
+    in_outline: dict[int, tuple[str, int]] = {}
+    heading_lines = {h[2] for h in heads}
+    for subject, value, i in data.get("defaults") or []:
+        if not show_outline or i >= len(sentences):
+            continue
+        section = sentences[i].section
+        if 0 <= section < len(sections) and sections[section][0] == subject and sections[section][2] in heading_lines \
+                and sections[section][2] not in in_outline:
+            in_outline[sections[section][2]] = (quote_text(str(value)), sentences[i].line)
+    shown = {line for _, line in in_outline.values()}
     defaults = [
         {"subject": escape_link_text(str(subject)).replace("|", "\\|"),
          "value": quote_text(str(value)).replace("|", "\\|"), "link": cite(sentences[i].line),
          "line": sentences[i].line}
-        for subject, value, i in data.get("defaults") or [] if i < len(sentences)
+        for subject, value, i in data.get("defaults") or [] if i < len(sentences) and sentences[i].line not in shown
     ]
-    heads = data["outline"]
-    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -144,8 +167,9 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         format=data["format"],
         date=data.get("date"),
         version=data.get("version"),
-        outline=outline(heads, cite) if show_outline else [],
+        outline=outline(heads, cite, in_outline) if show_outline else [],
         facts=facts,
+        tables=tables,
         defaults=defaults,
         unit="page" if anchor.startswith("page") else "line",
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
@@ -166,6 +190,46 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
     if data.get("version"):
         meta["version"] = data["version"]
     return Page(page_path, meta, body)
+
+
+def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> tuple[list[dict[str, Any]], set[int]]:
+    """The document's tables as compact Markdown tables, each cited at its first line: a table
+    of operators, limits or versions is the document's facts in their densest form. At most
+    TABLE_BYTES of rows in all; a table cut short says how many rows it leaves out. Returns
+    the tables and the sentences shown in them (not repeated as key facts)."""
+    runs: list[list[int]] = []
+    for i, s in enumerate(sentences):
+        if s.kind != "table":
+            continue
+        before = sentences[runs[-1][-1]] if runs else None
+        if before is not None and runs[-1][-1] == i - 1 and before.section == s.section and s.line <= before.line + 2:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    out: list[dict[str, Any]] = []
+    shown: set[int] = set()
+    budget = TABLE_BYTES
+    for run in runs:
+        if len(run) < 2 or budget <= 0:
+            continue
+        # a "|" in code (`||`) would split a cell: escaped, as GitHub's tables read it
+        rows = [re.sub(r"`[^`]*`", lambda m: m.group(0).replace("|", "\\|"), quote_text(sentences[i].text)) for i in run]
+        columns = max(row.count(" | ") + 1 for row in rows[:1])
+        kept: list[str] = []
+        for i, row in zip(run, rows, strict=True):
+            if budget - len(row) < 0 and len(kept) > 1:
+                break
+            kept.append(f"| {row} |")
+            shown.add(i)
+            budget -= len(row) + 4
+        first = sentences[run[0]]
+        title = ""
+        if 0 <= first.section < len(sections):
+            title = escape_link_text(str(sections[first.section][0]).replace("*", ""))
+        out.append({"title": title, "link": cite(first.line), "line": first.line,
+                    "header": kept[0], "rule": "|" + "---|" * columns, "rows": kept[1:],
+                    "more": len(run) - len(kept)})
+    return out, shown
 
 
 def _mentions_title(text: str, title: str) -> bool:
