@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, tokens
+from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
 from ..pages import Page, escape_link_text, inert, relative_link
 from ..templating import render
 from .offline_concepts import Concept, relevance
@@ -28,14 +28,19 @@ from .offline_concepts import Concept, relevance
 KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
 CHANGES = 8
-ALSO_LISTED = 40
+ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mention
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 
 _CHATTY = re.compile(
     r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
-    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|first,|finally,|this\s+(?:chapter|section))",
+    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|(?:in\s+)?listing\s+\d|first,|finally,|this\s+(?:chapter|section)"
+    r"|to\s+(?:illustrate|demonstrate|show|see|explore|understand|recap|summarize)\b|before\s+we\b|for\s+now\b|see\s|for\s+example\b|for\s+instance\b)",
     re.IGNORECASE)
+_FORWARD = re.compile(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
+                      r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
+# a tutorial telling what we do next rather than how things are
+_NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
 _REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they)\b", re.IGNORECASE)
 _SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
                      r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
@@ -255,6 +260,7 @@ class Member:
     definition: int | None = None  # its sentence that defines the concept
     headed: int | None = None  # its section named for the concept
     sections: list[list[Any]] = field(default_factory=list)
+    facts: frozenset[int] = frozenset()  # the sentences its source page shows as key facts
 
     @property
     def score(self) -> float:
@@ -281,59 +287,65 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 "where": _where(m.path, m.anchor, s.line)}
 
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
+    by_name: set[tuple[str, int]] = set()  # (member, sentence) that name it, as a lead must
+    # sentences in a section named for it are about it even when they do not name it again
+    # (the items under "Ownership Rules": "Each value in Rust has an owner.")
+    named_for: dict[str, set[int]] = {}
     for m in quoted:
         found = []
+        # (a section of the document, not the document's own title)
+        named = {j for j, section in enumerate(m.sections)
+                 if (j == m.headed or _opens_with(str(section[0]), keys)) and section[0] != m.title}
+        named_for[m.path] = named
         for i, s in enumerate(sentences_of(m)):
             if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
                 continue
             folded = " " + " ".join(tokens(s.text)) + " "
             if any(k in folded for k in keys) or (s.subject and f" {' '.join(tokens(s.subject))} " in keys):
                 found.append((i, s))
+                by_name.add((m.path, i))
+            elif s.section in named and i in m.facts:
+                found.append((i, s))
         mentioning[m.path] = found
 
     # the lead: the sentence that defines it, from the source that defines it
-    lead = None
-    lead_member = None
-    for m in [*main, *quoted]:
-        sentences = sentences_of(m)
-        if m.definition is not None and m.definition < len(sentences):
-            lead, lead_member = sentences[m.definition], m
-            break
-    if lead is None:
-        for m in quoted:
-            for _, s in mentioning.get(m.path, []):
-                term = _defined_term(s.text)
-                if term and term[0] in concept.keys:
-                    lead, lead_member = s, m
-                    break
-            if lead is not None:
-                break
-    if lead is None:
-        for m in [*main, *quoted]:
-            candidates = [s for _, s in mentioning.get(m.path, []) if s.kind in ("para", "item")
-                          and not _CHATTY.match(s.text) and not _REFERS_BACK.match(s.text)]
-            if candidates:
-                lead, lead_member = candidates[0], m
-                break
+    # the lead: the sentence that says what it is. In turn: the definition a main source gives
+    # ("*Ownership* is a set of rules ..."), one another source gives, a term the author marks
+    # where it is defined; else the first plain statement a source about it makes, the concept
+    # as its subject ("Cargo is Rust's build system ...") if one comes early. Never an aside
+    # that points elsewhere ("..., a Rust feature that we'll discuss in Chapter 10"), chatter,
+    # or a sentence that only refers back
+    lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name)
 
     # key points: what the most relevant sources say about it, each cited, a handful
     scored: list[tuple[float, int, Member, Sentence]] = []
     best = max((m.score for m in quoted), default=1.0) or 1.0
     for rank, m in enumerate(quoted):
         for i, s in mentioning.get(m.path, []):
-            if s is lead or s.kind == "term" or _CODE_LIKE.search(s.text) or _release_of(m, s)[0]:
+            if s is lead or s.kind in ("term", "table") or _CODE_LIKE.search(s.text) or _release_of(m, s)[0]:
                 continue  # a statement tied to a release belongs to the changes over time
             head = " " + " ".join(tokens(s.text)[:8]) + " "
             score = 4.0 * (m.score / best)
             if any(k in head for k in keys):
                 score += 2
-            if _defined_term(s.text):
+            defined = _defined_term(s.text)
+            if defined and defined[0] in concept.keys:
                 score += 1.5
             if _SIGNAL.search(s.text):
                 score += 1
-            if _CHATTY.match(s.text) or s.text.endswith("?"):
-                score -= 2
+            if m in main:
+                score += 1  # the sources about it say what it is better than those that use it
+            if _FORWARD.search(s.text):
+                score -= 1.5  # "... described later in this chapter" points elsewhere
+            if i in m.facts and (any(k in head for k in keys) or s.section in named_for.get(m.path, ())):
+                score += 1.5  # what its source page holds as a key fact: a rule, a default, a figure
+                if s.section in named_for.get(m.path, ()):
+                    score += 1  # ... in the section about it
+            if _CHATTY.match(s.text) or s.text.endswith(("?", ":")):
+                score -= 2.5
             if _REFERS_BACK.match(s.text):
+                score -= 1.5
+            if _NARRATION.search(s.text):
                 score -= 1.5
             if len(s.text) > 300:
                 score -= 1
@@ -345,7 +357,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     for score, _, m, s in scored:
         if len(points) >= KEY_POINTS or score < 1:
             break
-        if s.text in seen_text or per_member.get(m.path, 0) >= 2:
+        if s.text in seen_text or per_member.get(m.path, 0) >= (4 if m in main else 2):
             continue
         seen_text.add(s.text)
         per_member[m.path] = per_member.get(m.path, 0) + 1
@@ -394,6 +406,81 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
+
+
+def _opens_with(title: str, keys: list[str]) -> bool:
+    """A title whose first words are the concept ("Ownership Rules", "What Is Ownership?" is not
+    needed here: that is the member's section named for it)."""
+    words = [w for w in tokens(title) if is_content(w)]
+    return any(" " + " ".join(words[: k.count(" ") - 1]) + " " == k for k in keys)
+
+
+def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sentences_of: Any,
+                 mentioning: dict[str, list[tuple[int, Sentence]]],
+                 by_name: set[tuple[str, int]]) -> tuple[Sentence | None, Member | None]:
+    keys = [f" {k} " for k in concept.keys]
+    others = [m for m in quoted if m not in main]
+    for group, strict in ((main, False), (others, True)):
+        for m in group:
+            sentences = sentences_of(m)
+            if m.definition is not None and m.definition < len(sentences):
+                penalty = _lead_penalty(sentences[m.definition].text)
+                if penalty == 0 or (not strict and penalty > -2):
+                    return sentences[m.definition], m
+    for m in [*main, *others]:
+        for i, s in mentioning.get(m.path, []):
+            term = _defined_term(s.text) if (m.path, i) in by_name else None
+            if term and term[0] in concept.keys and term[2] and _lead_penalty(s.text) == 0:
+                return s, m
+    for m in [*main, *others]:
+        plain = [(i, s) for i, s in mentioning.get(m.path, [])
+                 if (m.path, i) in by_name and s.kind in ("para", "item") and len(s.text) >= 30 and "://" not in s.text
+                 and s.text.rstrip("*_\"'”)").endswith((".", "!"))
+                 and not _REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))]
+        clean = [s for _, s in plain if _lead_penalty(s.text) == 0]
+        subject = [s for s in clean[:8] if _lead_score(s, keys) >= 3]
+        fair = [s for _, s in plain if _lead_penalty(s.text) >= -1.5]
+        for found in (subject, clean, fair):
+            if found:
+                return found[0], m
+    return None, None
+
+
+def _lead_score(s: Sentence, keys: list[str]) -> float:
+    """How well a sentence that mentions a concept says what it is: the concept as its subject
+    ("A feature flag turns ...", the longer name first), "X is ..."."""
+    words = tokens(re.sub(r"^(?:(?:a|an|the|[\w.]+['’]s)\s+)+", "", s.text, flags=re.IGNORECASE))  # "Rust’s closures are"
+    text = " " + " ".join(words) + " "
+    for k in sorted(keys, key=len, reverse=True):
+        if text.startswith(k):
+            # "X is a ..." says what it is; "X annotations ..." may be about something else
+            # "X is", or "X, on the other hand, are" / "X (or Y) is"
+            copula = re.match(r"(?:is|are|means|refers)\b", text[len(k):]) or (
+                re.match(r"[^,(]{0,60}[,(]", s.text) and re.match(r"(?:\S+ ){0,5}?(?:is|are)\b", text[len(k):]))
+            article = copula and re.search(r"\b(?:is|are)\s+(?:a|an|the|one)\s", s.text)  # "X is a ..."
+            return 3 + 0.5 * k.count(" ") + (2 if copula else 0) + (1 if article else 0)
+        at = (" " + " ".join(words[:4]) + " ").find(k)
+        if at >= 0:
+            # the head of a longer name that is then defined ("Application dispatching is the ...")
+            after = (" " + " ".join(words) + " ")[at + len(k):]
+            return 3 if re.match(r"(?:is|are)\s+(?:a|an|the|one)\b", after) else 1
+    return 0
+
+
+def _lead_penalty(text: str) -> float:
+    """What makes a sentence a poor lead: chatter, narration, a pointer elsewhere, length."""
+    penalty = 0.0
+    if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
+        penalty -= 2  # a pointer elsewhere
+    if _CHATTY.match(text):
+        penalty -= 3
+    if _FORWARD.search(text):
+        penalty -= 3
+    if _NARRATION.search(text):
+        penalty -= 1.5
+    if len(text) > 250:
+        penalty -= 1
+    return penalty
 
 
 def _release_of(m: Member, s: Sentence) -> tuple[str | None, str | None]:
