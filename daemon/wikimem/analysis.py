@@ -28,7 +28,7 @@ from .sources import Document
 from .words import STOPWORDS
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 11
+ANALYSIS_VERSION = 12
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -691,6 +691,12 @@ def _expands_acronym(text: str) -> bool:
     return False
 
 
+def _introduces_name(text: str) -> bool:
+    """"called *X*", "known as X": a name introduced; not "the variable named `second`"."""
+    called = _CALLED.search(text)
+    return called is not None and (called.group(1) != "`" or _api_name(called.group("term")))
+
+
 def _items_after(sentences: list[Sentence], i: int) -> list[int]:
     """The items of the list that sentence i introduces (its first item is the next sentence)."""
     out: list[int] = []
@@ -708,12 +714,14 @@ def _fact_score(sentences: list[Sentence], i: int) -> float | None:
     text = s.text
     if not (20 <= len(text) <= 400) or _CODE_LIKE.search(_CODE_SPAN.sub("", text)):
         return None
-    # code is left out of the words, but a value in code (`7878`, `127.0.0.1:7878`) is a figure
-    plain = _XREF.sub("", _CODE_SPAN.sub(lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) else " x ", text))
+    plain = _plain(text)
     score = 0.0
-    if _defined_term(text):
+    defined = _defined_term(text)
+    if defined and defined[1].startswith("`") and not _api_name(defined[1].strip("`")):
+        defined = None  # "the variable named `second`" names an example's variable, not a thing
+    if defined:
         score += 3
-    elif _CALLED.search(text) or _expands_acronym(text):
+    elif _introduces_name(text) or _expands_acronym(text):
         score += 3  # a name introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
     if _DEFAULT.search(text):
         score += 3
@@ -752,9 +760,17 @@ def _fact_score(sentences: list[Sentence], i: int) -> float | None:
     return score
 
 
+def _plain(text: str) -> str:
+    """The words of a sentence with code left out and cross-references dropped; a value in code
+    (`7878`, `127.0.0.1:7878`, not an example's `1`) is kept: it is a figure."""
+    return _XREF.sub("", _CODE_SPAN.sub(
+        lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
+        else " x ", text))
+
+
 def _figure(text: str) -> bool:
     """A statement with a figure or a requirement in it, told as a fact, not as a story."""
-    plain = _XREF.sub("", _CODE_SPAN.sub(lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) else " x ", text))
+    plain = _plain(text)
     return not _NARRATION.search(text) and bool(_NUMBER.search(plain) or _REQUIRE.search(plain) or _DEFAULT.search(text))
 
 
