@@ -423,7 +423,8 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
     for group, strict in ((main, False), (others, True)):
         for m in group:
             sentences = sentences_of(m)
-            if m.definition is not None and m.definition < len(sentences):
+            if m.definition is not None and m.definition < len(sentences) \
+                    and _defines_plainly(sentences[m.definition]):
                 penalty = _lead_penalty(sentences[m.definition].text)
                 if penalty == 0 or (not strict and penalty > -2):
                     return sentences[m.definition], m
@@ -444,6 +445,18 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
             if found:
                 return found[0], m
     return None, None
+
+
+def _defines_plainly(s: Sentence) -> bool:
+    """A definition that says what the thing is: the author marks the term ("*Ownership* is"),
+    or it classifies it ("X is a ..."); "The application context is created and destroyed as
+    necessary" is a statement about it, and the first plain statement may say more. (The
+    description of a term or an API name, "A proxy to the application ...", is taken when it is
+    a phrase of its own, not "Enable testing mode." or "`template.txt` in the installation ...".)"""
+    if s.subject and not s.text.startswith("`") and len(s.text.split()) >= 4:
+        return True
+    term = _defined_term(s.text)
+    return bool(term and term[2]) or re.search(r"\b(?:is|are)\s+(?:a|an|the|one)\s", s.text) is not None
 
 
 def _lead_score(s: Sentence, keys: list[str]) -> float:
