@@ -165,3 +165,12 @@ def test_a_books_group_line_is_its_introduction_not_its_table_of_contents(ws: Wo
     index = (ws.wiki / "index.md").read_text()
     assert "Welcome to The Rust Book, an introductory book about Rust." in index
     assert "The Rust Book Introduction" not in index
+
+
+def test_an_api_name_defined_in_code_is_a_fact_an_examples_variable_is_not(tmp_path: Path) -> None:
+    facts = fact_texts(analysed(tmp_path, "db.md", "# Database\n\nThe database is opened once for each request.\n\n"
+                                                     "`g` is a special object that is unique for each request.\n\n"
+                                                     "The variable named `second` will get the value `2` from index "
+                                                     "`[1]` in the array.\n"))
+    assert "`g` is a special object that is unique for each request." in facts
+    assert not any("named `second`" in f for f in facts)

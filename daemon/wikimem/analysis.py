@@ -28,7 +28,7 @@ from .sources import Document
 from .words import STOPWORDS
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 12
+ANALYSIS_VERSION = 13
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -717,7 +717,8 @@ def _fact_score(sentences: list[Sentence], i: int) -> float | None:
     plain = _plain(text)
     score = 0.0
     defined = _defined_term(text)
-    if defined and defined[1].startswith("`") and not _api_name(defined[1].strip("`")):
+    called = _CALLED.search(text)
+    if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
     if defined:
         score += 3
