@@ -28,7 +28,7 @@ from .sources import Document
 from .words import STOPWORDS
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 10
+ANALYSIS_VERSION = 13
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -118,7 +118,8 @@ _REQUIRE = re.compile(
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
 _CHATTY = re.compile(
     r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re\s+going|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
-    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|for\s+example|first,|finally,)",
+    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|for\s+example|first,|finally,"
+    r"|in\s+(?:this|the\s+(?:previous|next|following))\s+(?:example|listing|code))",
     re.IGNORECASE)
 _REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
 _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
@@ -598,6 +599,8 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
     for index, block in enumerate(doc.blocks):
         if block.kind != "para" or len(block.text) < 40 or _NOTE_LABEL.match(block.text):
             continue
+        if _is_toc_line(block.text, doc):
+            continue  # a table of contents' titles run together ("Foreword Introduction") say nothing
         if block.text.rstrip().endswith(":") and len(block.text) < 120:
             continue  # "The rules are:" introduces a list; it is not the document's lead
         chosen: list[int] = []
@@ -616,9 +619,24 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
     return []
 
 
+def _is_toc_line(text: str, doc: Document) -> bool:
+    """A paragraph that only names pages: link titles one a line, no sentence among them (an mdBook
+    SUMMARY.md's "[Foreword](foreword.md)" lines, or any document that is a table of contents)."""
+    if not doc.toc:
+        return False
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    return len(lines) >= 2 and all(len(line) <= 80 and not re.search(r"[.!?:;]$", line) for line in lines)
+
+
 def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int]) -> list[int]:
     """The sentences a reader asks for: definitions, defaults, requirements and limits, numbers
-    with their subject, the rules a list states. Ranked, then shown in document order."""
+    with their subject, the rules a list states. Ranked, then shown in document order.
+
+    A fact comes with what it needs to be read alone: a sentence that refers back ("This
+    practice ...") with the sentence before it; a sentence that introduces a short list ("as
+    follows:") with the list's items (with a long list it is left out: it says nothing alone);
+    a statement of what used to be ("In previous releases the maximum was 65535") with the next
+    sentence when that one says what is now."""
     scores: dict[int, float] = {}
     skip = set(lead) | shown_as_defaults
     seen: set[tuple[str, str | None]] = set()
@@ -626,54 +644,145 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
         seen.add((s.text, s.subject))
-        text = s.text
-        if not (20 <= len(text) <= 400) or _CODE_LIKE.search(_CODE_SPAN.sub("", text)):
-            continue
-        plain = _XREF.sub("", _CODE_SPAN.sub(" x ", text))
-        score = 0.0
-        if _defined_term(text):
-            score += 3
-        if _DEFAULT.search(text):
-            score += 3
-        if _REQUIRE.search(plain):
-            score += 1.5
-        if _NUMBER.search(plain):
-            score += 1
-        if s.subject:
-            score += 1
-        if s.version:
-            score += 1
-        if "`" in text:
-            score += 0.5
-        if s.kind == "item":
-            # an item of a short list a sentence introduces ("the ownership rules: ...")
-            first = i
-            while first > 0 and sentences[first - 1].kind == "item":
-                first -= 1
-            last = i
-            while last + 1 < len(sentences) and sentences[last + 1].kind == "item":
-                last += 1
-            intro = sentences[first - 1].text if first > 0 else ""
-            if intro.endswith(":") and last - first < 8:
-                score += 3 if re.search(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties)\b",
-                                        intro, re.IGNORECASE) else 0.5
-        if s.kind == "table":
-            score += 0.5
-        if _CHATTY.match(text) or text.endswith("?"):
-            score -= 2
-        if _REFERS_BACK.match(text):
-            score -= 1  # kept only when it says much; then it comes with the sentence before
-        # a short note's figures are its facts; a long document keeps what says most
-        if score >= (1 if len(sentences) < 30 else 2.5):
+        score = _fact_score(sentences, i)
+        if score is not None and score >= 1:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
-    ranked = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+    # a short note's figures are its facts; a long document keeps what says most, and fills
+    # what room is left with its next best (a figure, a requirement), never with chatter
+    strong = sorted((i for i in scores if scores[i] >= 2.5 or len(sentences) < 30), key=lambda i: (-scores[i], i))
+    weak = sorted((i for i in scores if i not in set(strong) and _figure(sentences[i].text)), key=lambda i: (-scores[i], i))
+    ranked = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
     chosen = set(ranked)
     for i in ranked:
-        if _REFERS_BACK.match(sentences[i].text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
-                and sentences[i - 1].line >= sentences[i].line - 3:
+        s = sentences[i]
+        if _REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
+                and sentences[i - 1].line >= s.line - 3:
             chosen.add(i - 1)  # "This practice ..." comes with the sentence it refers to
+        if s.text.endswith(":") and s.kind == "para":
+            items = _items_after(sentences, i)
+            if items and len(items) <= 6:
+                chosen.update(items)
+            else:
+                chosen.discard(i)  # "in the following order:" without its list says nothing
+        if _WAS.search(s.text) and i + 1 < len(sentences):
+            after = sentences[i + 1]
+            if after.section == s.section and after.line <= s.line + 4 and _NOW.search(after.text) \
+                    and after.kind in ("para", "item") and len(after.text) <= 400:
+                chosen.add(i + 1)
     return sorted(chosen)
+
+
+_WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)
+_NOW = re.compile(r"\bnow\b|\bnew\b|\binstead\b", re.IGNORECASE)
+# an acronym spelled out where it is introduced: "Resource Acquisition Is Initialization (RAII)"
+_EXPANSION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]?[A-Z0-9]{1,7}s?)\)")
+
+
+def _expands_acronym(text: str) -> bool:
+    for match in _EXPANSION.finditer(text):
+        acronym = match.group(2).rstrip("s").upper()
+        words = match.group(1).split()
+        for n in range(len(acronym) - 1, min(len(words), len(acronym) + 3) + 1):
+            tail = words[-n:] if n else []
+            initials = "".join(w[0] for w in tail if w[0].isupper() or len(w) > 3).upper()
+            if initials == acronym or "".join(w[0] for w in tail).upper() == acronym:
+                return True
+    return False
+
+
+def _introduces_name(text: str) -> bool:
+    """"called *X*", "known as X": a name introduced; not "the variable named `second`"."""
+    called = _CALLED.search(text)
+    return called is not None and (called.group(1) != "`" or _api_name(called.group("term")))
+
+
+def _items_after(sentences: list[Sentence], i: int) -> list[int]:
+    """The items of the list that sentence i introduces (its first item is the next sentence)."""
+    out: list[int] = []
+    j = i + 1
+    while j < len(sentences) and sentences[j].kind == "item" and len(out) < 40:
+        out.append(j)
+        j += 1
+    return out
+
+
+def _fact_score(sentences: list[Sentence], i: int) -> float | None:
+    """How much a sentence answers what a reader asks of the document; None when it cannot be a
+    fact at all (too short or long, code)."""
+    s = sentences[i]
+    text = s.text
+    if not (20 <= len(text) <= 400) or _CODE_LIKE.search(_CODE_SPAN.sub("", text)):
+        return None
+    plain = _plain(text)
+    score = 0.0
+    defined = _defined_term(text)
+    called = _CALLED.search(text)
+    if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
+        defined = None  # "the variable named `second`" names an example's variable, not a thing
+    if defined:
+        score += 3
+    elif _introduces_name(text) or _expands_acronym(text):
+        score += 3  # a name introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
+    if _DEFAULT.search(text):
+        score += 3
+    if _REQUIRE.search(plain):
+        score += 1.5
+    if _NUMBER.search(plain):
+        score += 1
+    if s.subject:
+        score += 1
+    if s.version:
+        score += 1
+    if "`" in text:
+        score += 0.5
+    if s.kind == "item":
+        # an item of a short list a sentence introduces ("the ownership rules: ...")
+        first = i
+        while first > 0 and sentences[first - 1].kind == "item":
+            first -= 1
+        last = i
+        while last + 1 < len(sentences) and sentences[last + 1].kind == "item":
+            last += 1
+        intro = sentences[first - 1].text if first > 0 else ""
+        if intro.endswith(":") and last - first < 8:
+            score += 3 if re.search(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties)\b",
+                                    intro, re.IGNORECASE) else 0.5
+        if _full_sentence(text) and last - first < 8:
+            score += 0.5  # a list item that states something, not a word or a link
+    if s.kind == "table":
+        score += 0.5
+    if _CHATTY.match(text) or text.endswith("?"):
+        score -= 2
+    if _REFERS_BACK.match(text):
+        score -= 1  # kept only when it says much; then it comes with the sentence before
+    if _NARRATION.search(text):
+        score -= 1  # a tutorial telling what we do next, rather than how things are
+    return score
+
+
+def _plain(text: str) -> str:
+    """The words of a sentence with code left out and cross-references dropped; a value in code
+    (`7878`, `127.0.0.1:7878`, not an example's `1`) is kept: it is a figure."""
+    return _XREF.sub("", _CODE_SPAN.sub(
+        lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
+        else " x ", text))
+
+
+def _figure(text: str) -> bool:
+    """A statement with a figure or a requirement in it, told as a fact, not as a story."""
+    plain = _plain(text)
+    return not _NARRATION.search(text) and bool(_NUMBER.search(plain) or _REQUIRE.search(plain) or _DEFAULT.search(text))
+
+
+_LITERAL_NUMBER = re.compile(r"[-+]?\d[\d.,:_]*(?:\s*[A-Za-z%]{1,3})?")
+_NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
+
+
+def _full_sentence(text: str) -> bool:
+    """Starts with a capital (or code), ends as a sentence ends, and has a few words."""
+    return bool(re.match(r"[\"'“`*_]*[A-Z`]", text)) and text.rstrip("*_\"'”)").endswith((".", "!")) \
+        and len(text.split()) >= 4
 
 
 def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
@@ -690,9 +799,9 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
         if not match:
             continue
         value = (match.group("value") or match.group("value2") or "").strip()
-        value = re.split(r"(?<=[.)])\s+(?=[A-Z])", value)[0].rstrip(".")
-        if not value or len(value) > 120:
-            continue
+        value = re.split(r"(?<=[.)\"'`”])\s+(?=[A-Z])", value)[0].rstrip(".")
+        if not value or len(value) > 120 or _REFERS_BACK.match(value):
+            continue  # "Each request defaults to this config": the value is elsewhere
         subject = s.subject
         if not subject and 0 <= s.section < len(doc.sections):
             title = doc.sections[s.section].title

@@ -87,7 +87,7 @@ def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
         return _trim(one_line(given), limit)
     for line in page.body.splitlines():
         line = line.strip()
-        if not line or line.startswith(("#", "-", ">", "|", "Source:", "```", "Also called:", "Main source", "*", "[")):
+        if not line or line.startswith(("#", "-", ">", "|", "Source:", "```", "Also called:", "Main source", "* ", "[")):
             continue
         line = _CITATION.sub("", line)
         line = _LINK.sub(r"\1", line)
@@ -430,14 +430,43 @@ def _about(group: Group) -> str:
         return "What is current for each fact the sources changed, and what it replaced."
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
-    entry = next((e for e in entries if posixpath.basename(e.raw).lower().startswith(("index.", "readme.", "summary."))
-                  and e.description), None)
-    if entry is None and group.series:
+    start = next((e for e in entries if posixpath.basename(e.raw).lower().startswith(("index.", "readme.", "summary."))),
+                 None)
+    if start is not None and start.description:
+        return inert(one_line(_titled(start.title, start.description)))
+    if group.series:
         newest = group.entries[0] if group.entries else entries[0]
         return f"Releases from {entries[-1].version or entries[-1].date} to {newest.version or newest.date}."
-    if entry is None:
-        entry = next((e for e in entries if e.description), None)
-    return inert(one_line(entry.description)) if entry is not None else ""
+    # an entry page with no lead of its own (a book's SUMMARY.md is a table of contents): the
+    # book's title and the first sentence of the page that introduces it (the one whose lead
+    # names the book as its title is spelled, "Welcome to The Rust Programming Language, ...";
+    # else the one that names it soonest), else of its first page
+    described = [e for e in entries if e.description and e is not start]
+    if start is not None:
+        name = " ".join(_words(start.title))
+        at = {id(e): f" {' '.join(_words(e.description))} ".find(f" {name} ") for e in described} if name else {}
+        naming = sorted((e for e in described if at.get(id(e), -1) >= 0),
+                        key=lambda e: (start.title not in e.description, at[id(e)]))
+        entry = naming[0] if naming else described[0] if described else None
+        return inert(one_line(_titled(start.title, _first_sentence(entry.description)) if entry else start.title))
+    return inert(one_line(described[0].description)) if described else ""
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text.lower()) if len(w) > 2]
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text, maxsplit=1)[0]
+
+
+def _titled(title: str, description: str) -> str:
+    """A group's line: its entry page's title when the description does not name it already
+    ("Docutils Project Documentation Overview: The latest working documents may be ...")."""
+    words = set(_words(title))
+    if not words or words <= set(_words(description)) or len(title) > 80:
+        return description
+    return f"{title}: {description}"
 
 
 def _highlights(group: Group) -> list[Entry]:
@@ -556,7 +585,7 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
     return sections, catalogs
 
 
-CATALOG_CACHE = 2  # bump when what an Entry holds, or how it is read from a page, changes
+CATALOG_CACHE = 3  # bump when what an Entry holds, or how it is read from a page, changes
 
 
 def _entry_to_cache(entry: Entry) -> str:

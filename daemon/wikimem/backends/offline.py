@@ -32,7 +32,7 @@ from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, 
 from .offline_pages import Member, concept_page, rank_members, source_page
 from .offline_store import Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 6  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 9  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -414,6 +414,7 @@ def _member(doc: Doc, data: dict[str, Any], concept: Concept) -> Member:
         definition=next((definitions[k] for k in concept.keys if k in definitions), None),
         headed=next((headed[k] for k in concept.keys if k in headed), None),
         sections=data.get("sections") or [],
+        facts=frozenset(data.get("facts") or ()),
     )
 
 

@@ -1,9 +1,10 @@
 """Pages the offline backend writes: a source page that carries its answers, and a concept page
 that reads as an article.
 
-A source page: the document's own lead, where it came from, an outline of every section, the
-facts a reader asks for (definitions, defaults, requirements, limits, numbers with their
-subject), a table of the defaults it states, and its concepts.
+A source page: the document's own lead, where it came from, an outline of every section (a
+section that is one setting shows its default on its line), the facts a reader asks for
+(definitions, defaults, requirements, limits, numbers with their subject), its tables in
+compact form, a table of the other defaults it states, and its concepts.
 
 A concept page: one sentence saying what the thing is (the definition, cited, from the source
 that defines it), its main sources, a handful of key points ranked by how much they say about
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, tokens
+from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
 from ..pages import Page, escape_link_text, inert, relative_link
 from ..templating import render
 from .offline_concepts import Concept, relevance
@@ -27,13 +28,19 @@ from .offline_concepts import Concept, relevance
 KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
 CHANGES = 8
-ALSO_LISTED = 40
+ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mention
+TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 
 _CHATTY = re.compile(
     r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
-    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|first,|finally,|this\s+(?:chapter|section))",
+    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|(?:in\s+)?listing\s+\d|first,|finally,|this\s+(?:chapter|section)"
+    r"|to\s+(?:illustrate|demonstrate|show|see|explore|understand|recap|summarize)\b|before\s+we\b|for\s+now\b|see\s|for\s+example\b|for\s+instance\b)",
     re.IGNORECASE)
+_FORWARD = re.compile(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
+                      r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
+# a tutorial telling what we do next rather than how things are
+_NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
 _REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they)\b", re.IGNORECASE)
 _SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
                      r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
@@ -81,16 +88,24 @@ def version_key(version: str | None) -> tuple[Any, ...]:
 # --- source pages ------------------------------------------------------------------------------
 
 
-def outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
+def outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]] | None = None) -> list[dict[str, Any]]:
     """Every section of the source, with a line link: three levels as nested list items, the
     sections below them folded onto their parent's line, so a long reference (a settings page
-    of 200 entries) is listed whole without a deep, tall list."""
+    of 200 entries) is listed whole without a deep, tall list.
+
+    A section that is one setting carries its default there, linked to the line that states it
+    (`[tab_width](...#L796) = 8`): the setting is found in its place in the document (a name
+    may recur under several writers), and is listed once, not again in a table."""
     if not headings:
         return []
+    defaults = defaults or {}
     top = min(h[0] for h in headings)
     items: list[dict[str, Any]] = []
     for level, text, line in headings:
-        entry = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line)}
+        entry = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line), "value": ""}
+        if line in defaults:
+            value, at = defaults[line]
+            entry["link"], entry["value"] = cite(at), f" = {value}"
         depth = level - top
         if depth < OUTLINE_DEPTH or not items:
             items.append({**entry, "indent": "  " * min(depth, OUTLINE_DEPTH - 1), "more": []})
@@ -98,7 +113,8 @@ def outline(headings: list[Any], cite: Any) -> list[dict[str, Any]]:
             items[-1]["more"].append(entry)
     for item in items:
         more = item.pop("more")
-        item["tail"] = (": " + " · ".join(f"[{m['text']}]({m['link']})" for m in more)) if more else ""
+        item["tail"] = item.pop("value") + (
+            (": " + " · ".join(f"[{m['text']}]({m['link']}){m['value']}" for m in more)) if more else "")
     return items
 
 
@@ -113,9 +129,10 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
     sections = data.get("sections") or []
     lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
     lead = data.get("description") or " ".join(quote_text(sentences[i].text) for i in lead_ids)
+    tables, tabled = _tables(sentences, sections, cite)
     facts = []
     for i in data["facts"]:
-        if i >= len(sentences):
+        if i >= len(sentences) or i in tabled:
             continue
         s = sentences[i]
         context = ""
@@ -127,14 +144,25 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         # one source per page: a citation needs only the line
         facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
                       "context": context})
+    heads = data["outline"]
+    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
+    # a default whose subject is the section it sits in is shown on that section's outline line
+    in_outline: dict[int, tuple[str, int]] = {}
+    heading_lines = {h[2] for h in heads}
+    for subject, value, i in data.get("defaults") or []:
+        if not show_outline or i >= len(sentences):
+            continue
+        section = sentences[i].section
+        if 0 <= section < len(sections) and sections[section][0] == subject and sections[section][2] in heading_lines \
+                and sections[section][2] not in in_outline:
+            in_outline[sections[section][2]] = (quote_text(str(value)), sentences[i].line)
+    shown = {line for _, line in in_outline.values()}
     defaults = [
         {"subject": escape_link_text(str(subject)).replace("|", "\\|"),
          "value": quote_text(str(value)).replace("|", "\\|"), "link": cite(sentences[i].line),
          "line": sentences[i].line}
-        for subject, value, i in data.get("defaults") or [] if i < len(sentences)
+        for subject, value, i in data.get("defaults") or [] if i < len(sentences) and sentences[i].line not in shown
     ]
-    heads = data["outline"]
-    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -144,8 +172,9 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         format=data["format"],
         date=data.get("date"),
         version=data.get("version"),
-        outline=outline(heads, cite) if show_outline else [],
+        outline=outline(heads, cite, in_outline) if show_outline else [],
         facts=facts,
+        tables=tables,
         defaults=defaults,
         unit="page" if anchor.startswith("page") else "line",
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
@@ -166,6 +195,46 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
     if data.get("version"):
         meta["version"] = data["version"]
     return Page(page_path, meta, body)
+
+
+def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> tuple[list[dict[str, Any]], set[int]]:
+    """The document's tables as compact Markdown tables, each cited at its first line: a table
+    of operators, limits or versions is the document's facts in their densest form. At most
+    TABLE_BYTES of rows in all; a table cut short says how many rows it leaves out. Returns
+    the tables and the sentences shown in them (not repeated as key facts)."""
+    runs: list[list[int]] = []
+    for i, s in enumerate(sentences):
+        if s.kind != "table":
+            continue
+        before = sentences[runs[-1][-1]] if runs else None
+        if before is not None and runs[-1][-1] == i - 1 and before.section == s.section and s.line <= before.line + 2:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    out: list[dict[str, Any]] = []
+    shown: set[int] = set()
+    budget = TABLE_BYTES
+    for run in runs:
+        if len(run) < 2 or budget <= 0:
+            continue
+        # a "|" in code (`||`) would split a cell: escaped, as GitHub's tables read it
+        rows = [re.sub(r"`[^`]*`", lambda m: m.group(0).replace("|", "\\|"), quote_text(sentences[i].text)) for i in run]
+        columns = max(row.count(" | ") + 1 for row in rows[:1])
+        kept: list[str] = []
+        for i, row in zip(run, rows, strict=True):
+            if budget - len(row) < 0 and len(kept) > 1:
+                break
+            kept.append(f"| {row} |")
+            shown.add(i)
+            budget -= len(row) + 4
+        first = sentences[run[0]]
+        title = ""
+        if 0 <= first.section < len(sections):
+            title = escape_link_text(str(sections[first.section][0]).replace("*", ""))
+        out.append({"title": title, "link": cite(first.line), "line": first.line,
+                    "header": kept[0], "rule": "|" + "---|" * columns, "rows": kept[1:],
+                    "more": len(run) - len(kept)})
+    return out, shown
 
 
 def _mentions_title(text: str, title: str) -> bool:
@@ -191,6 +260,7 @@ class Member:
     definition: int | None = None  # its sentence that defines the concept
     headed: int | None = None  # its section named for the concept
     sections: list[list[Any]] = field(default_factory=list)
+    facts: frozenset[int] = frozenset()  # the sentences its source page shows as key facts
 
     @property
     def score(self) -> float:
@@ -217,59 +287,65 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 "where": _where(m.path, m.anchor, s.line)}
 
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
+    by_name: set[tuple[str, int]] = set()  # (member, sentence) that name it, as a lead must
+    # sentences in a section named for it are about it even when they do not name it again
+    # (the items under "Ownership Rules": "Each value in Rust has an owner.")
+    named_for: dict[str, set[int]] = {}
     for m in quoted:
         found = []
+        # (a section of the document, not the document's own title)
+        named = {j for j, section in enumerate(m.sections)
+                 if (j == m.headed or _opens_with(str(section[0]), keys)) and section[0] != m.title}
+        named_for[m.path] = named
         for i, s in enumerate(sentences_of(m)):
             if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
                 continue
             folded = " " + " ".join(tokens(s.text)) + " "
             if any(k in folded for k in keys) or (s.subject and f" {' '.join(tokens(s.subject))} " in keys):
                 found.append((i, s))
+                by_name.add((m.path, i))
+            elif s.section in named and i in m.facts:
+                found.append((i, s))
         mentioning[m.path] = found
 
     # the lead: the sentence that defines it, from the source that defines it
-    lead = None
-    lead_member = None
-    for m in [*main, *quoted]:
-        sentences = sentences_of(m)
-        if m.definition is not None and m.definition < len(sentences):
-            lead, lead_member = sentences[m.definition], m
-            break
-    if lead is None:
-        for m in quoted:
-            for _, s in mentioning.get(m.path, []):
-                term = _defined_term(s.text)
-                if term and term[0] in concept.keys:
-                    lead, lead_member = s, m
-                    break
-            if lead is not None:
-                break
-    if lead is None:
-        for m in [*main, *quoted]:
-            candidates = [s for _, s in mentioning.get(m.path, []) if s.kind in ("para", "item")
-                          and not _CHATTY.match(s.text) and not _REFERS_BACK.match(s.text)]
-            if candidates:
-                lead, lead_member = candidates[0], m
-                break
+    # the lead: the sentence that says what it is. In turn: the definition a main source gives
+    # ("*Ownership* is a set of rules ..."), one another source gives, a term the author marks
+    # where it is defined; else the first plain statement a source about it makes, the concept
+    # as its subject ("Cargo is Rust's build system ...") if one comes early. Never an aside
+    # that points elsewhere ("..., a Rust feature that we'll discuss in Chapter 10"), chatter,
+    # or a sentence that only refers back
+    lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name)
 
     # key points: what the most relevant sources say about it, each cited, a handful
     scored: list[tuple[float, int, Member, Sentence]] = []
     best = max((m.score for m in quoted), default=1.0) or 1.0
     for rank, m in enumerate(quoted):
         for i, s in mentioning.get(m.path, []):
-            if s is lead or s.kind == "term" or _CODE_LIKE.search(s.text) or _release_of(m, s)[0]:
+            if s is lead or s.kind in ("term", "table") or _CODE_LIKE.search(s.text) or _release_of(m, s)[0]:
                 continue  # a statement tied to a release belongs to the changes over time
             head = " " + " ".join(tokens(s.text)[:8]) + " "
             score = 4.0 * (m.score / best)
             if any(k in head for k in keys):
                 score += 2
-            if _defined_term(s.text):
+            defined = _defined_term(s.text)
+            if defined and defined[0] in concept.keys:
                 score += 1.5
             if _SIGNAL.search(s.text):
                 score += 1
-            if _CHATTY.match(s.text) or s.text.endswith("?"):
-                score -= 2
+            if m in main:
+                score += 1  # the sources about it say what it is better than those that use it
+            if _FORWARD.search(s.text):
+                score -= 1.5  # "... described later in this chapter" points elsewhere
+            if i in m.facts and (any(k in head for k in keys) or s.section in named_for.get(m.path, ())):
+                score += 1.5  # what its source page holds as a key fact: a rule, a default, a figure
+                if s.section in named_for.get(m.path, ()):
+                    score += 1  # ... in the section about it
+            if _CHATTY.match(s.text) or s.text.endswith(("?", ":")):
+                score -= 2.5
             if _REFERS_BACK.match(s.text):
+                score -= 1.5
+            if _NARRATION.search(s.text):
                 score -= 1.5
             if len(s.text) > 300:
                 score -= 1
@@ -281,7 +357,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     for score, _, m, s in scored:
         if len(points) >= KEY_POINTS or score < 1:
             break
-        if s.text in seen_text or per_member.get(m.path, 0) >= 2:
+        if s.text in seen_text or per_member.get(m.path, 0) >= (4 if m in main else 2):
             continue
         seen_text.add(s.text)
         per_member[m.path] = per_member.get(m.path, 0) + 1
@@ -330,6 +406,94 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
+
+
+def _opens_with(title: str, keys: list[str]) -> bool:
+    """A title whose first words are the concept ("Ownership Rules", "What Is Ownership?" is not
+    needed here: that is the member's section named for it)."""
+    words = [w for w in tokens(title) if is_content(w)]
+    return any(" " + " ".join(words[: k.count(" ") - 1]) + " " == k for k in keys)
+
+
+def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sentences_of: Any,
+                 mentioning: dict[str, list[tuple[int, Sentence]]],
+                 by_name: set[tuple[str, int]]) -> tuple[Sentence | None, Member | None]:
+    keys = [f" {k} " for k in concept.keys]
+    others = [m for m in quoted if m not in main]
+    for group, strict in ((main, False), (others, True)):
+        for m in group:
+            sentences = sentences_of(m)
+            if m.definition is not None and m.definition < len(sentences) \
+                    and _defines_plainly(sentences[m.definition]):
+                penalty = _lead_penalty(sentences[m.definition].text)
+                if penalty == 0 or (not strict and penalty > -2):
+                    return sentences[m.definition], m
+    for m in [*main, *others]:
+        for i, s in mentioning.get(m.path, []):
+            term = _defined_term(s.text) if (m.path, i) in by_name else None
+            if term and term[0] in concept.keys and term[2] and _lead_penalty(s.text) == 0:
+                return s, m
+    for m in [*main, *others]:
+        plain = [(i, s) for i, s in mentioning.get(m.path, [])
+                 if (m.path, i) in by_name and s.kind in ("para", "item") and len(s.text) >= 30 and "://" not in s.text
+                 and s.text.rstrip("*_\"'”)").endswith((".", "!"))
+                 and not _REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))]
+        clean = [s for _, s in plain if _lead_penalty(s.text) == 0]
+        subject = [s for s in clean[:8] if _lead_score(s, keys) >= 3]
+        fair = [s for _, s in plain if _lead_penalty(s.text) >= -1.5]
+        for found in (subject, clean, fair):
+            if found:
+                return found[0], m
+    return None, None
+
+
+def _defines_plainly(s: Sentence) -> bool:
+    """A definition that says what the thing is: the author marks the term ("*Ownership* is"),
+    or it classifies it ("X is a ..."); "The application context is created and destroyed as
+    necessary" is a statement about it, and the first plain statement may say more. (The
+    description of a term or an API name, "A proxy to the application ...", is taken when it is
+    a phrase of its own, not "Enable testing mode." or "`template.txt` in the installation ...".)"""
+    if s.subject and not s.text.startswith("`") and len(s.text.split()) >= 4:
+        return True
+    term = _defined_term(s.text)
+    return bool(term and term[2]) or re.search(r"\b(?:is|are)\s+(?:a|an|the|one)\s", s.text) is not None
+
+
+def _lead_score(s: Sentence, keys: list[str]) -> float:
+    """How well a sentence that mentions a concept says what it is: the concept as its subject
+    ("A feature flag turns ...", the longer name first), "X is ..."."""
+    words = tokens(re.sub(r"^(?:(?:a|an|the|[\w.]+['’]s)\s+)+", "", s.text, flags=re.IGNORECASE))  # "Rust’s closures are"
+    text = " " + " ".join(words) + " "
+    for k in sorted(keys, key=len, reverse=True):
+        if text.startswith(k):
+            # "X is a ..." says what it is; "X annotations ..." may be about something else
+            # "X is", or "X, on the other hand, are" / "X (or Y) is"
+            copula = re.match(r"(?:is|are|means|refers)\b", text[len(k):]) or (
+                re.match(r"[^,(]{0,60}[,(]", s.text) and re.match(r"(?:\S+ ){0,5}?(?:is|are)\b", text[len(k):]))
+            article = copula and re.search(r"\b(?:is|are)\s+(?:a|an|the|one)\s", s.text)  # "X is a ..."
+            return 3 + 0.5 * k.count(" ") + (2 if copula else 0) + (1 if article else 0)
+        at = (" " + " ".join(words[:4]) + " ").find(k)
+        if at >= 0:
+            # the head of a longer name that is then defined ("Application dispatching is the ...")
+            after = (" " + " ".join(words) + " ")[at + len(k):]
+            return 3 if re.match(r"(?:is|are)\s+(?:a|an|the|one)\b", after) else 1
+    return 0
+
+
+def _lead_penalty(text: str) -> float:
+    """What makes a sentence a poor lead: chatter, narration, a pointer elsewhere, length."""
+    penalty = 0.0
+    if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
+        penalty -= 2  # a pointer elsewhere
+    if _CHATTY.match(text):
+        penalty -= 3
+    if _FORWARD.search(text):
+        penalty -= 3
+    if _NARRATION.search(text):
+        penalty -= 1.5
+    if len(text) > 250:
+        penalty -= 1
+    return penalty
 
 
 def _release_of(m: Member, s: Sentence) -> tuple[str | None, str | None]:

@@ -1,0 +1,176 @@
+"""What the offline pages say: the facts a reader asks for, concept articles that lead with the
+rules a section states, compact settings and tables, and index lines that describe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import write
+from wikimem.analysis import analyze
+from wikimem.compiler import compile_workspace
+from wikimem.sources import load_source
+from wikimem.workspace import Workspace
+
+OWNERSHIP = """# What Is Ownership?
+
+*Ownership* is a set of rules that govern how a program manages memory. None of the
+features of ownership will slow down your program while it runs.
+
+To illustrate the rules of ownership, we need a data type that is more complex than the
+ones we covered before.
+
+## Ownership Rules
+
+First, let's take a look at the ownership rules. Keep these rules in mind:
+
+- Each value has an *owner*.
+- There can only be one owner at a time.
+- When the owner goes out of scope, the value will be dropped.
+
+## Memory
+
+When a variable goes out of scope, the runtime calls a special function for us. In C++,
+this pattern is sometimes called *Resource Acquisition Is Initialization (RAII)*.
+"""
+
+BORROWING = """# References and Borrowing
+
+Ownership is moved out when a value is passed, and nothing is copied. A reference lets
+you use a value without taking ownership of it; ownership stays with the owner.
+"""
+
+SERVER = """# A Single-Threaded Server
+
+The server listens on a port of the local machine and answers one request at a time.
+
+In the address, the part before the colon is the IP address of your computer, and `7878`
+is the port. We'll now write the
+loop that accepts connections and prints a message for each of them, and we'll look at
+what the browser sends in the next section. Then we'll read the request line by line and
+print it, so that we can see what the browser asks for. After that we'll write a
+response back. Finally we'll send a page of HTML that says hello to the browser. Each
+step is a small change to the code we have, so you can follow it in your editor. We'll
+run the server after every change and load the page in a browser to see what happens.
+Let's get started with the listener. Let's see what the browser sends. Let's write the
+response. Let's send the page. Let's look at the next step. Let's run it again. Let's
+refactor the code. Let's handle errors. Let's make it faster. Let's look at threads.
+Let's make a pool. Let's finish. Let's clean up. Let's stop here. Let's go on. Let's see.
+Let's run. Let's check. Let's review the whole program once more before we go on.
+
+In previous releases the listener backlog was limited to a maximum of `65535`. On new
+kernels the maximum is now `4294967295`.
+"""
+
+CONFIG = """Settings
+========
+
+Each setting has its own section.
+
+tab_width
+---------
+
+Number of spaces for hard tab expansion.
+
+Default: 8.  Options: ``--tab-width``.
+
+raw_enabled
+-----------
+
+Enable the "raw" directive.
+
+Default: enabled (True).  Options: ``--raw-enabled, --no-raw``.
+"""
+
+OPERATORS = """# Operators
+
+Table B-1 lists the operators.
+
+| Operator | Example | Explanation | Overloadable? |
+|----------|---------|-------------|---------------|
+| `%` | `expr % expr` | Arithmetic remainder | `Rem` |
+| `%=` | `var %= expr` | Arithmetic remainder and assignment | `RemAssign` |
+| `\\|\\|` | `expr \\|\\| expr` | Short-circuiting logical OR | |
+"""
+
+
+def analysed(tmp_path: Path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return analyze(load_source(path, f"raw/{name}", max_bytes=1_000_000))
+
+
+def fact_texts(analysis) -> list[str]:
+    return [analysis.sentences[i].text for i in analysis.facts]
+
+
+def test_the_rules_a_list_states_and_a_spelled_out_acronym_are_key_facts(tmp_path: Path) -> None:
+    facts = fact_texts(analysed(tmp_path, "own.md", OWNERSHIP))
+    assert "There can only be one owner at a time." in facts
+    assert "When the owner goes out of scope, the value will be dropped." in facts
+    assert any("Resource Acquisition Is Initialization (RAII)" in f for f in facts)
+
+
+def test_a_figure_in_code_and_what_is_now_come_with_a_long_documents_facts(tmp_path: Path) -> None:
+    facts = fact_texts(analysed(tmp_path, "server.md", SERVER))
+    assert any("`7878` is the port" in f for f in facts)
+    assert any("limited to a maximum of `65535`" in f for f in facts)
+    assert "On new kernels the maximum is now `4294967295`." in facts  # what is now, with what was
+    assert not any(f.startswith("Let's") for f in facts)
+
+
+def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
+    summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
+                                                "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"
+                                                "[Introduction](intro.md)\n\n- [Getting Started](start.md)\n"
+                                                "- [Installation](install.md)\n")
+    assert summary.lead == []
+
+
+def test_ownership_leads_with_its_definition_and_its_rules(ws: Workspace, settings) -> None:
+    write(ws, "book/ch04-01-ownership.md", OWNERSHIP)
+    write(ws, "book/ch04-02-borrowing.md", BORROWING)
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts/ownership.md").read_text()
+    body = page.split("\n# Ownership\n", 1)[1]
+    assert body.lstrip().startswith("*Ownership* is a set of rules")
+    points = body.split("## Key points", 1)[1].split("\n## ", 1)[0]
+    for rule in ("Each value has an *owner*.", "There can only be one owner at a time.",
+                 "When the owner goes out of scope, the value will be dropped."):
+        assert rule in points
+    assert "To illustrate" not in points  # filler is not a key point
+
+
+def test_a_settings_default_is_on_its_outline_line_and_tables_are_kept(ws: Workspace, settings) -> None:
+    write(ws, "config.txt", CONFIG)
+    write(ws, "operators.md", OPERATORS)
+    compile_workspace(ws, settings)
+    config = (ws.wiki / "sources/config.md").read_text()
+    assert "[tab_width](../../raw/config.txt#L11) = 8" in config
+    assert "[raw_enabled](../../raw/config.txt#L18) = enabled (True)" in config
+    assert "## Defaults" not in config  # listed once, on the outline
+    operators = (ws.wiki / "sources/operators.md").read_text()
+    assert "## Tables" in operators
+    assert "| `%=` | `var %= expr` | Arithmetic remainder and assignment | `RemAssign` |" in operators
+    assert "`\\|\\|`" in operators  # a pipe in code does not split a cell
+    assert "[line 5](../../raw/operators.md#L5)" in operators
+
+
+def test_a_books_group_line_is_its_introduction_not_its_table_of_contents(ws: Workspace, settings) -> None:
+    write(ws, "SUMMARY.md", "# The Rust Book\n\n[The Rust Book](title.md)\n[Introduction](intro.md)\n\n"
+                            "- [Ownership](own.md)\n- [Borrowing](borrow.md)\n")
+    write(ws, "intro.md", "# Introduction\n\nWelcome to *The Rust Book*, an introductory book about Rust. It is long.\n")
+    write(ws, "own.md", OWNERSHIP)
+    write(ws, "borrow.md", BORROWING)
+    compile_workspace(ws, settings)
+    index = (ws.wiki / "index.md").read_text()
+    assert "Welcome to The Rust Book, an introductory book about Rust." in index
+    assert "The Rust Book Introduction" not in index
+
+
+def test_an_api_name_defined_in_code_is_a_fact_an_examples_variable_is_not(tmp_path: Path) -> None:
+    facts = fact_texts(analysed(tmp_path, "db.md", "# Database\n\nThe database is opened once for each request.\n\n"
+                                                     "`g` is a special object that is unique for each request.\n\n"
+                                                     "The variable named `second` will get the value `2` from index "
+                                                     "`[1]` in the array.\n"))
+    assert "`g` is a special object that is unique for each request." in facts
+    assert not any("named `second`" in f for f in facts)
