@@ -140,6 +140,22 @@ def test_ownership_leads_with_its_definition_and_its_rules(ws: Workspace, settin
     assert "To illustrate" not in points  # filler is not a key point
 
 
+def test_a_glossary_entry_leads_over_a_section_that_only_holds_the_name(ws: Workspace, settings) -> None:
+    write(ws, "notes/checklist.md", "# Deploy checklist\n\nWe ship with a *canary release*: a new build first "
+          "takes 5% of traffic for 30 minutes.\n\n## During the canary\n\nThe canary is healthy when the "
+          "error rate stays below 0.5%.\n\nWatch the canary release closely, and the canary dashboards.\n")
+    write(ws, "notes/glossary.md", "# Glossary\n\nShort definitions of our words.\n\n## Canary release\n\n"
+          "A canary release sends a small share of traffic to a new build before the rest.\n\n"
+          "## Rollback\n\nA rollback returns the service to the previous build.\n")
+    write(ws, "notes/incident.md", "# Incident\n\nThe canary release caught the fault; the canary "
+          "was rolled back.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts/canary-release.md").read_text()
+    body = page.split("\n# Canary release\n", 1)[1]
+    assert body.lstrip().split("\n")[0 if not body.lstrip().startswith("Also called") else 2].startswith(
+        "A canary release sends a small share of traffic")
+
+
 def test_a_settings_default_is_on_its_outline_line_and_tables_are_kept(ws: Workspace, settings) -> None:
     write(ws, "config.txt", CONFIG)
     write(ws, "operators.md", OPERATORS)

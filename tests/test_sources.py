@@ -260,7 +260,8 @@ def test_markdown_through_markdown_it_with_line_maps(tmp_path: Path) -> None:
 def test_mdbook_summary_is_the_reading_order(tmp_path: Path) -> None:
     doc = load(tmp_path, "book/SUMMARY.md", "# Summary\n\n[Intro](intro.md)\n\n- [Start](ch01.md)\n"
                                              "  - [Install](ch01-01.md)\n- [Next](ch02.md)\n")
-    assert [e.target for e in doc.toc] == ["raw/book/ch01.md", "raw/book/ch01-01.md", "raw/book/ch02.md"]
+    # the prefix chapter comes first, as mdBook reads it
+    assert [e.target for e in doc.toc] == ["raw/book/intro.md", "raw/book/ch01.md", "raw/book/ch01-01.md", "raw/book/ch02.md"]
 
 
 def test_titles_are_the_documents_own(tmp_path: Path) -> None:
@@ -407,3 +408,16 @@ def test_sphinx_corpus_read_faithfully(tmp_path: Path) -> None:
     assert wrong_titles == []
     assert debris == []
     assert outline_short == []
+
+
+def test_mdbook_prefix_chapters_come_first_in_the_reading_order(tmp_path):
+    from wikimem.sources import load_source
+
+    summary = tmp_path / "SUMMARY.md"
+    summary.write_text("# Summary\n\n[Title page](title-page.md)\n[Foreword](foreword.md)\n\n"
+                       "- [Getting Started](ch01.md)\n  - [Installation](ch01-01.md)\n\n"
+                       "See [the website](https://example.org) and [the appendix](appendix.md) for more.\n",
+                       encoding="utf-8")
+    doc = load_source(summary, "raw/SUMMARY.md", max_bytes=1_000_000)
+    # a paragraph of nothing but links is a part of the table of contents; prose with links is not
+    assert [e.target for e in doc.toc] == ["raw/title-page.md", "raw/foreword.md", "raw/ch01.md", "raw/ch01-01.md"]

@@ -28,7 +28,7 @@ from .sources import Document
 from .words import STOPWORDS
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 13
+ANALYSIS_VERSION = 14
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

@@ -315,7 +315,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # as its subject ("Cargo is Rust's build system ...") if one comes early. Never an aside
     # that points elsewhere ("..., a Rust feature that we'll discuss in Chapter 10"), chatter,
     # or a sentence that only refers back
-    lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name)
+    lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name, named_for)
 
     # key points: what the most relevant sources say about it, each cited, a handful
     scored: list[tuple[float, int, Member, Sentence]] = []
@@ -416,8 +416,8 @@ def _opens_with(title: str, keys: list[str]) -> bool:
 
 
 def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sentences_of: Any,
-                 mentioning: dict[str, list[tuple[int, Sentence]]],
-                 by_name: set[tuple[str, int]]) -> tuple[Sentence | None, Member | None]:
+                 mentioning: dict[str, list[tuple[int, Sentence]]], by_name: set[tuple[str, int]],
+                 named_for: dict[str, set[int]]) -> tuple[Sentence | None, Member | None]:
     keys = [f" {k} " for k in concept.keys]
     others = [m for m in quoted if m not in main]
     for group, strict in ((main, False), (others, True)):
@@ -433,6 +433,23 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
             term = _defined_term(s.text) if (m.path, i) in by_name else None
             if term and term[0] in concept.keys and term[2] and _lead_penalty(s.text) == 0:
                 return s, m
+    # a glossary's entry for it (a section headed by its very name) opens by saying what it is:
+    # the entry's first sentence, the concept as its subject ("A canary release sends ..."); in
+    # another document such a section's first sentence leads only when it classifies the thing
+    # ("X is a ..."): "Comments that contradict the code are ..." is advice, not a definition
+    for m in [*main, *others]:
+        glossary = _GLOSSARY.search(m.title) is not None
+        entries = {j for j in named_for.get(m.path, ()) if _names_only(str(m.sections[j][0]), concept.key)}
+        opened: set[int] = set()
+        for i, s in mentioning.get(m.path, []):
+            if s.section not in entries or s.section in opened:
+                continue
+            opened.add(s.section)  # an entry's first sentence that names it, or none
+            if (m.path, i) in by_name and s.kind in ("para", "item") and not s.text.endswith((":", "?")) \
+                    and not _REFERS_BACK.match(s.text) and not _release_of(m, s)[0] \
+                    and _lead_score(s, keys) >= 3 and _lead_penalty(s.text) == 0 \
+                    and (glossary or _CLASSIFIES.search(s.text)):
+                return s, m
     for m in [*main, *others]:
         plain = [(i, s) for i, s in mentioning.get(m.path, [])
                  if (m.path, i) in by_name and s.kind in ("para", "item") and len(s.text) >= 30 and "://" not in s.text
@@ -445,6 +462,16 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
             if found:
                 return found[0], m
     return None, None
+
+
+_GLOSSARY = re.compile(r"\b(?:glossary|glossaries|terminology|terms|definitions|vocabulary)\b", re.IGNORECASE)
+_CLASSIFIES = re.compile(r"^[^,;:]{0,80}?\b(?:is|are)\s+(?:a|an|one)\s")
+
+
+def _names_only(heading: str, key: str) -> bool:
+    """A heading that is the concept's name and nothing else ("Canary release", "What Is
+    Ownership?"), its function words aside."""
+    return " ".join(w for w in tokens(heading) if is_content(w) and w != "what") == key
 
 
 def _defines_plainly(s: Sentence) -> bool:

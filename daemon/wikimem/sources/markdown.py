@@ -129,7 +129,9 @@ class _Walker:
                         items[-1] = False
                     line = self.line(para or token)
                     self.add("item" if first_in_item else "para", text.strip("\n"), line, subject=_subject(subjects))
-                    if self.toc is not None and first_in_item:
+                    if self.toc is not None and (first_in_item or (not items and _only_links(token))):
+                        # a list of links, or a paragraph of nothing but links: mdBook's
+                        # prefix chapters ("[Foreword](foreword.md)") come before the list
                         self.toc_links(token)
             elif kind in ("fence", "code_block"):
                 self.code(token)
@@ -194,6 +196,19 @@ class _Walker:
                 href = str(child.attrs.get("href") or "")
                 if href and not ABSOLUTE_URL.match(href) and not href.startswith("#"):
                     self.toc.append(TocEntry(href.split("#")[0]))
+
+
+def _only_links(token: Token) -> bool:
+    """An inline run that is links and the line breaks between them, nothing else."""
+    depth, seen = 0, False
+    for child in token.children or []:
+        if child.type == "link_open":
+            depth, seen = depth + 1, True
+        elif child.type == "link_close":
+            depth -= 1
+        elif depth == 0 and not (child.type in ("softbreak", "hardbreak") or (child.type == "text" and not child.content.strip())):
+            return False
+    return seen
 
 
 def _subject(subjects: list[str | None]) -> str | None:
