@@ -25,10 +25,10 @@ from functools import lru_cache
 from typing import Any
 
 from .sources import Document
-from .words import STOPWORDS
+from .words import CHATTY, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 14
+ANALYSIS_VERSION = 15
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -99,7 +99,6 @@ _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx
 _NEWLINE = re.compile("\n")
 _NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]")
 # code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
-_CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
 
 # --- what a reader asks for -------------------------------------------------------------------
 _DEFINES = re.compile(
@@ -116,12 +115,6 @@ _REQUIRE = re.compile(
     r"|limit(?:ed|s)?|supports?|supported|compatible|deprecated|removed|no\s+longer|discontinued|drops?\s+support"
     r"|license[ds]?|only)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
-_CHATTY = re.compile(
-    r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re\s+going|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
-    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|listing\s+\d|for\s+example|first,|finally,"
-    r"|in\s+(?:this|the\s+(?:previous|next|following))\s+(?:example|listing|code))",
-    re.IGNORECASE)
-_REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
 _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
                          r"|Sidebar|Topic)\b")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
@@ -585,7 +578,7 @@ def _usable(s: Sentence) -> bool:
         s.kind in ("para", "item")
         and 25 <= len(text) <= 500
         and not _NOTE_LABEL.match(text)
-        and not _CODE_LIKE.search(_CODE_SPAN.sub("", text))
+        and not code_like(text)
         and "://" not in text[:40]
     )
 
@@ -656,7 +649,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     chosen = set(ranked)
     for i in ranked:
         s = sentences[i]
-        if _REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
+        if REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
                 and sentences[i - 1].line >= s.line - 3:
             chosen.add(i - 1)  # "This practice ..." comes with the sentence it refers to
         if s.text.endswith(":") and s.kind == "para":
@@ -712,7 +705,7 @@ def _fact_score(sentences: list[Sentence], i: int) -> float | None:
     fact at all (too short or long, code)."""
     s = sentences[i]
     text = s.text
-    if not (20 <= len(text) <= 400) or _CODE_LIKE.search(_CODE_SPAN.sub("", text)):
+    if not (20 <= len(text) <= 400) or code_like(text):
         return None
     plain = _plain(text)
     score = 0.0
@@ -752,11 +745,11 @@ def _fact_score(sentences: list[Sentence], i: int) -> float | None:
             score += 0.5  # a list item that states something, not a word or a link
     if s.kind == "table":
         score += 0.5
-    if _CHATTY.match(text) or text.endswith("?"):
+    if CHATTY.match(text) or text.endswith("?"):
         score -= 2
-    if _REFERS_BACK.match(text):
+    if REFERS_BACK.match(text):
         score -= 1  # kept only when it says much; then it comes with the sentence before
-    if _NARRATION.search(text):
+    if NARRATION.search(text):
         score -= 1  # a tutorial telling what we do next, rather than how things are
     return score
 
@@ -772,11 +765,10 @@ def _plain(text: str) -> str:
 def _figure(text: str) -> bool:
     """A statement with a figure or a requirement in it, told as a fact, not as a story."""
     plain = _plain(text)
-    return not _NARRATION.search(text) and bool(_NUMBER.search(plain) or _REQUIRE.search(plain) or _DEFAULT.search(text))
+    return not NARRATION.search(text) and bool(_NUMBER.search(plain) or _REQUIRE.search(plain) or _DEFAULT.search(text))
 
 
 _LITERAL_NUMBER = re.compile(r"[-+]?\d[\d.,:_]*(?:\s*[A-Za-z%]{1,3})?")
-_NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
 
 
 def _full_sentence(text: str) -> bool:
@@ -800,7 +792,7 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
             continue
         value = (match.group("value") or match.group("value2") or "").strip()
         value = re.split(r"(?<=[.)\"'`”])\s+(?=[A-Z])", value)[0].rstrip(".")
-        if not value or len(value) > 120 or _REFERS_BACK.match(value):
+        if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
         subject = s.subject
         if not subject and 0 <= s.section < len(doc.sections):

@@ -1,7 +1,10 @@
-"""Word lists shared by the analysis of sources (analysis.py) and the facts extractor
-(facts.py); a module of its own so that neither imports the other."""
+"""Word lists shared by the analysis of sources (analysis.py), the facts extractor (facts.py)
+and the offline pages (backends/offline_pages.py); a module of its own so that none of them
+imports another for them."""
 
 from __future__ import annotations
+
+import re
 
 STOPWORDS = frozenset(
     """a about above after again against all almost also although always am among an and another any
@@ -19,3 +22,29 @@ STOPWORDS = frozenset(
     who whom whose why will with within without won't would wouldn't yet you you'll you're you've your
     yours yourself yourselves i'm i've i'll let's""".split()
 )
+
+
+# --- what a sentence's wording says about it (key facts, key points, leads) --------------------
+# a tutorial's chatter, not a statement: "Let's ...", "Now ...", "As you can see", "To illustrate"
+CHATTY = re.compile(
+    r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
+    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|(?:in\s+)?listing\s+\d|for\s+example\b|for\s+instance\b"
+    r"|first,|finally,|this\s+(?:chapter|section)|in\s+(?:this|the\s+(?:previous|next|following))\s+(?:example|listing|code)"
+    r"|to\s+(?:illustrate|demonstrate|show|see|explore|understand|recap|summarize)\b|before\s+we\b|for\s+now\b|see\s)",
+    re.IGNORECASE)
+# a pointer to a later part of the text
+FORWARD = re.compile(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
+                     r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
+# a tutorial telling what we do next rather than how things are
+NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
+# a sentence that leans on the one before ("This practice ..."); "This is a ..." defines
+REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b"
+                         r"(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
+# code rather than prose, once its code spans are taken out (see code_like)
+_CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
+_CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")
+
+
+def code_like(text: str) -> bool:
+    """A line of code, not a sentence about it: "The `->` operator ..." is prose."""
+    return _CODE_LIKE.search(_CODE_SPAN.sub("", text)) is not None

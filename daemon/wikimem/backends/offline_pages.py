@@ -23,6 +23,7 @@ from typing import Any
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
 from ..pages import Page, escape_link_text, inert, relative_link
 from ..templating import render
+from ..words import CHATTY, FORWARD, NARRATION, REFERS_BACK, code_like
 from .offline_concepts import Concept, relevance
 
 KEY_POINTS = 6
@@ -32,19 +33,8 @@ ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mentio
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 
-_CHATTY = re.compile(
-    r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
-    r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|(?:in\s+)?listing\s+\d|first,|finally,|this\s+(?:chapter|section)"
-    r"|to\s+(?:illustrate|demonstrate|show|see|explore|understand|recap|summarize)\b|before\s+we\b|for\s+now\b|see\s|for\s+example\b|for\s+instance\b)",
-    re.IGNORECASE)
-_FORWARD = re.compile(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
-                      r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
-# a tutorial telling what we do next rather than how things are
-_NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
-_REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they)\b", re.IGNORECASE)
 _SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
                      r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
-_CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|==|&&|\|\||->")
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
 _LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
@@ -322,7 +312,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     best = max((m.score for m in quoted), default=1.0) or 1.0
     for rank, m in enumerate(quoted):
         for i, s in mentioning.get(m.path, []):
-            if s is lead or s.kind in ("term", "table") or _CODE_LIKE.search(s.text) or _release_of(m, s)[0]:
+            if s is lead or s.kind in ("term", "table") or code_like(s.text) or _release_of(m, s)[0]:
                 continue  # a statement tied to a release belongs to the changes over time
             head = " " + " ".join(tokens(s.text)[:8]) + " "
             score = 4.0 * (m.score / best)
@@ -335,17 +325,17 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 score += 1
             if m in main:
                 score += 1  # the sources about it say what it is better than those that use it
-            if _FORWARD.search(s.text):
+            if FORWARD.search(s.text):
                 score -= 1.5  # "... described later in this chapter" points elsewhere
             if i in m.facts and (any(k in head for k in keys) or s.section in named_for.get(m.path, ())):
                 score += 1.5  # what its source page holds as a key fact: a rule, a default, a figure
                 if s.section in named_for.get(m.path, ()):
                     score += 1  # ... in the section about it
-            if _CHATTY.match(s.text) or s.text.endswith(("?", ":")):
+            if CHATTY.match(s.text) or s.text.endswith(("?", ":")):
                 score -= 2.5
-            if _REFERS_BACK.match(s.text):
+            if REFERS_BACK.match(s.text):
                 score -= 1.5
-            if _NARRATION.search(s.text):
+            if NARRATION.search(s.text):
                 score -= 1.5
             if len(s.text) > 300:
                 score -= 1
@@ -446,7 +436,7 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
                 continue
             opened.add(s.section)  # an entry's first sentence that names it, or none
             if (m.path, i) in by_name and s.kind in ("para", "item") and not s.text.endswith((":", "?")) \
-                    and not _REFERS_BACK.match(s.text) and not _release_of(m, s)[0] \
+                    and not REFERS_BACK.match(s.text) and not _release_of(m, s)[0] \
                     and _lead_score(s, keys) >= 3 and _lead_penalty(s.text) == 0 \
                     and (glossary or _CLASSIFIES.search(s.text)):
                 return s, m
@@ -454,7 +444,7 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
         plain = [(i, s) for i, s in mentioning.get(m.path, [])
                  if (m.path, i) in by_name and s.kind in ("para", "item") and len(s.text) >= 30 and "://" not in s.text
                  and s.text.rstrip("*_\"'”)").endswith((".", "!"))
-                 and not _REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))]
+                 and not REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))]
         clean = [s for _, s in plain if _lead_penalty(s.text) == 0]
         subject = [s for s in clean[:8] if _lead_score(s, keys) >= 3]
         fair = [s for _, s in plain if _lead_penalty(s.text) >= -1.5]
@@ -512,11 +502,11 @@ def _lead_penalty(text: str) -> float:
     penalty = 0.0
     if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
         penalty -= 2  # a pointer elsewhere
-    if _CHATTY.match(text):
+    if CHATTY.match(text):
         penalty -= 3
-    if _FORWARD.search(text):
+    if FORWARD.search(text):
         penalty -= 3
-    if _NARRATION.search(text):
+    if NARRATION.search(text):
         penalty -= 1.5
     if len(text) > 250:
         penalty -= 1
