@@ -106,6 +106,36 @@ def test_groups_follow_folders_series_and_reading_order(ws: Workspace) -> None:
     assert broken_links(ws.wiki) == []
 
 
+def test_a_group_is_described_by_the_page_that_speaks_for_it_or_says_it_has_none() -> None:
+    from wikimem.index_page import Group, _about
+
+    def entry(raw: str, title: str, description: str) -> Entry:
+        return Entry(f"sources/{raw.replace('/', '-')}", title, description, kind="source", raw=f"raw/{raw}")
+
+    # a folder of unrelated READMEs: no one document's lead may describe the others
+    readmes = Group("readmes", "readmes", "sources/readmes", [
+        entry("readmes/alpha.md", "Alpha", "Alpha parses CSV files quickly."),
+        entry("readmes/beta.md", "Beta", "Beta is a tiny HTTP client.")])
+    assert _about(readmes) == "No index or README: its documents, by title."
+    # an old Sphinx tree: contents.rst is its master document
+    guide = Group("guide", "guide", "sources/guide", [
+        entry("guide/setup.rst", "Setup", "How to set the widgets up."),
+        entry("guide/contents.rst", "Guide", "The guide explains how widgets and gears fit together.")])
+    assert _about(guide) == "The guide explains how widgets and gears fit together."
+    # a reading order without such a name begins at its root
+    book = Group("book", "book", "sources/book", [
+        entry("book/start.md", "A Book on Gears", "A book on gears and widgets."),
+        entry("book/ch1.md", "Chapter 1", "Gears first.")], ordered=True)
+    assert _about(book) == "A book on gears and widgets."
+    # parts that are releases: the span they cover
+    notes = Group("notes", "notes", "sources/notes", children=[
+        Group("notes/rel", "rel", "sources/notes/rel", [
+            Entry("sources/n-2.md", "Gears 2.10", "Faster.", kind="source", raw="raw/notes/rel/2.10.md", version="2.10"),
+            Entry("sources/n-1.md", "Gears 2.9", "Slower.", kind="source", raw="raw/notes/rel/2.9.md", version="2.9")],
+            series=True)])
+    assert _about(notes) == "Releases from 2.9 to 2.10, newest first in each part."
+
+
 @pytest.mark.slow
 def test_a_large_wiki_gets_a_map_and_group_catalogs(ws: Workspace) -> None:
     for folder in ("guide", "reference"):

@@ -411,6 +411,10 @@ def _compact(entry: Entry) -> str:
     return f"[{escape_link_text(title)}]({entry.path}){tail}"
 
 
+# the page that speaks for a folder, by its file name (Sphinx's master document was contents.rst)
+ENTRY_NAMES = ("index.", "readme.", "summary.", "contents.")
+
+
 def _pick_label(group: Group) -> str:
     if group.key.startswith("concepts"):
         return "Most linked"
@@ -430,8 +434,9 @@ def _about(group: Group) -> str:
         return "What is current for each fact the sources changed, and what it replaced."
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
-    start = next((e for e in entries if posixpath.basename(e.raw).lower().startswith(("index.", "readme.", "summary."))),
-                 None)
+    start = next((e for e in entries if posixpath.basename(e.raw).lower().startswith(ENTRY_NAMES)), None)
+    if start is None and group.ordered and entries:
+        start = entries[0]  # where the documents' own reading order begins (a toctree's root)
     if start is not None and start.description:
         return inert(one_line(_titled(start.title, start.description)))
     if group.series:
@@ -449,7 +454,14 @@ def _about(group: Group) -> str:
                         key=lambda e: (start.title not in e.description, at[id(e)]))
         entry = naming[0] if naming else described[0] if described else None
         return inert(one_line(_titled(start.title, _first_sentence(entry.description)) if entry else start.title))
-    return inert(one_line(described[0].description)) if described else ""
+    # parts that are releases (release notes, announcements): the span of versions they cover
+    released = [e for c in group.children if c.series for e in c.all_entries() if e.version]
+    if released:
+        released.sort(key=lambda e: version_key(e.version))
+        return f"Releases from {released[0].version} to {released[-1].version}, newest first in each part."
+    # no page speaks for the group: one document's lead would describe the others wrongly (a
+    # folder of unrelated READMEs), so say what it is instead
+    return "No index or README: its documents, by title." if entries else ""
 
 
 def _words(text: str) -> list[str]:
