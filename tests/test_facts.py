@@ -138,6 +138,37 @@ def test_releases_of_one_series_are_not_duplicates_and_never_supersede_across_se
     assert [f for f in report.findings if f.rule == "superseded"] == []
 
 
+def test_a_folder_of_unrelated_readmes_never_compares_their_facts(ws: Workspace) -> None:
+    """READMEs of many packages in one folder (no index or README speaks for it): each package's
+    supported Python is its own; a folder with an index is one product's documentation."""
+    from wikimem.lint import run_lint
+
+    for name, text in (("six", "Six supports Python 2.7 and 3.3+."),
+                       ("h11", "Currently it supports Python 3 (testing on 3.8-3.12) and PyPy 3."),
+                       ("idna", "This library supports Python 3.9 and higher."),
+                       ("pydantic", "## 2.14.0 (2026-10-08)\n\nThis release drops support for Python 3.9."),
+                       ("attrs", "Attrs is a package that brings back the joy of writing classes.")):
+        write(ws, f"packages/{name}.md", f"# {name}\n\n{text}\n")
+    write(ws, "product/index.md", "# Product\n\nThe product's documentation.\n")
+    write(ws, "product/install.md", "# Installation\n\nProduct supports Python 3.10 and newer.\n")
+    write(ws, "product/changes.md", "# Changes\n\n## Version 2.0\n\nReleased 2025-01-01\n\n"
+                                    "- Drop support for Python 3.9.\n\n## Version 1.0\n\nReleased 2024-01-01\n\n"
+                                    "- Drop support for Python 3.7.\n")
+    for name in ("guide", "faq"):
+        write(ws, f"product/{name}.md", f"# {name.title()}\n\nHow the product's {name} reads.\n")
+    settings = load_settings(ws.root, environ={})
+    compile_workspace(ws, settings)
+    report = run_lint(ws, settings, ["superseded", "contradicted"], write=False)
+    assert not [f for f in report.findings if any(p.startswith("raw/packages/") for p in f.paths)]
+    timelines = sorted(p.name for p in (ws.wiki / "facts").glob("*.md") if p.name != "index.md")
+    assert not [t for t in timelines if t.startswith("packages-")]  # no timeline mixes the packages
+    # the product's install page and its changelog speak of one product: one timeline
+    product = [t for t in timelines if t.startswith("product-")]
+    assert product == ["product-minimum-python-version.md"]
+    text = (ws.wiki / "facts" / product[0]).read_text(encoding="utf-8")
+    assert "install.md" in text and "changes.md" in text
+
+
 def test_odd_changelogs_never_crash_nor_give_a_false_current(ws: Workspace) -> None:
     write(ws, "tool/CHANGES.md", (
         "# Changelog\n\n"

@@ -77,7 +77,8 @@ cl go1 part level rfc pep iso fips ecma ieee see also note changed new added fix
 # words before "requires" that mean "the product itself": anything else names what requires the value
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
-intend intends plan expect require requires required requiring update updates updated bump bumps bumped""".split())
+intend intends plan expect require requires required requiring update updates updated bump bumps bumped
+itself are""".split())
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|default|later|newer|higher|above|\+|only support|only run|support|compatible|"
                   r">=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered", re.IGNORECASE)
@@ -227,7 +228,7 @@ def _scope(lead: str, product: str | None) -> str:
     words = re.findall(r"[\w./+-]+", clause)[-4:]
     if product and product in words or any(w in ("it", "we", "this") for w in words):
         return ""
-    kept = [w for w in words if w not in _SCOPE_SKIP and not re.fullmatch(r"[\d.]+", w)][-2:]
+    kept = [w for w in words if w not in _SCOPE_SKIP and not re.fullmatch(r"v?\d[\w.]*", w)][-2:]
     return " ".join(kept)
 
 
@@ -242,6 +243,15 @@ def _trailing_name(after: str) -> str:
     """ "Catalina or later" -> "Catalina": the release name that follows a number reads better quoted."""
     m = re.match(r"(\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?=\s|[;,.]|$)", after)
     return m.group(1) if m and m.group(1).strip().lower() not in {"or", "and"} else ""
+
+
+def in_series(fact: Fact, series: str) -> Fact:
+    """A fact of a source whose title names no product, in its collection's series: a role that
+    names the collection is the product itself ("Flask supports Python 3.9" in flask/)."""
+    from dataclasses import replace
+
+    relation, name, role = fact.key
+    return replace(fact, series=series, key=(relation, name, "" if series and role == series.lower() else role))
 
 
 def extract(doc: Statements) -> list[Fact]:
@@ -273,7 +283,10 @@ def extract(doc: Statements) -> list[Fact]:
                 continue
             taken.append((m.start("name"), m.end()))
             listed = re.sub(r"[\s,]*(?:and|or|to|up\s+to|,)$", "", m.group("list").strip())
-            add(("min", name, ""), min(versions), f"{m.group('name')} {listed}", plan_here, subject_default)
+            # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
+            # (the product itself, "it" and "this release" leave the role empty)
+            add(("min", name, _scope(sentence[:m.start()], product)), min(versions), f"{m.group('name')} {listed}",
+                plan_here, subject_default)
         for pattern, change in ((_DROP, "drop"), (_NO_LONGER, "drop")):
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))

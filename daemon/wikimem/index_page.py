@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from . import wiki_tree
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .pages import Page, escape_link_text, inert, one_line, plain_text, relative_link
+from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
 from .templating import render
 
 if TYPE_CHECKING:
@@ -411,8 +412,6 @@ def _compact(entry: Entry) -> str:
     return f"[{escape_link_text(title)}]({entry.path}){tail}"
 
 
-# the page that speaks for a folder, by its file name (Sphinx's master document was contents.rst)
-ENTRY_NAMES = ("index.", "readme.", "summary.", "contents.")
 
 
 def _pick_label(group: Group) -> str:

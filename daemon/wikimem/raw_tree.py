@@ -18,6 +18,7 @@ which files exist. Rules, in order:
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import stat
 from collections import Counter
@@ -324,6 +325,26 @@ def collections(paths: Iterable[str]) -> dict[str, str]:
         folder = top_folder(path)
         counts[folder] = counts.get(folder, 0) + 1
     return {p: f if f and counts[f] >= MIN_COLLECTION else "" for p in paths for f in (top_folder(p),)}
+
+
+# a file that speaks for its folder as a whole (index.md, README.rst, SUMMARY.md, contents.rst)
+ENTRY_NAMES = ("index.", "readme.", "summary.", "contents.")
+
+
+def fact_series(paths: Iterable[str]) -> dict[str, str]:
+    """The product line each raw path's facts belong to when its title names no product.
+
+    A collection with a page that speaks for it (an index, a README, a book's SUMMARY.md) is one
+    product's documentation: flask/ holds Flask's changelog and its installation page, and what
+    they say of the minimum Python version is one timeline. A collection without one is a folder
+    of documents each on its own (the READMEs of many packages): each is its own series, so one
+    package's "supports Python 3.9" is never taken to replace another's. Files directly in raw/
+    (and folders too small to be collections) share one series, as a team's notes do."""
+    paths = list(paths)
+    found = collections(paths)
+    spoken = {found[p] for p in paths if found[p] and posixpath.basename(p).lower().startswith(ENTRY_NAMES)}
+    return {p: found[p] if not found[p] or found[p] in spoken else posixpath.splitext(posixpath.basename(p))[0].lower()
+            for p in paths}
 
 
 def collection_in(folders: Iterable[str]) -> Callable[[str], str]:

@@ -22,7 +22,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,11 +175,13 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
     """Every current source's facts ({raw path: (sha256, collection)}), from state.db's cache;
     a source never seen is read once (the offline backend fills the cache as it analyses)."""
     from .analysis import split_sentences
-    from .facts import extract, statements_of
+    from .facts import extract, in_series, statements_of
+    from .raw_tree import fact_series
     from .sources import SkipSource, load_source
 
+    series_of = fact_series(sources)
     out: list[Fact] = []
-    for path, (sha, collection) in sorted(sources.items()):
+    for path, (sha, _collection) in sorted(sources.items()):
         cached = state.get_facts(sha)
         if cached is None:
             try:
@@ -191,8 +193,9 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
             state.put_facts(sha, cached)
         for data in cached:
             fact = Fact.from_json(path, data)
-            # a source whose title names no product belongs to its collection's series
-            out.append(fact if fact.series else replace(fact, series=collection))
+            # a source whose title names no product belongs to its folder's product line, or
+            # stands alone (raw_tree.fact_series)
+            out.append(fact if fact.series else in_series(fact, series_of[path]))
     return out
 
 

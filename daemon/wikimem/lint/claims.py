@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from ..facts import DIGIT as _DIGIT
 from ..facts import HINT as _HINT
 from ..facts import Fact as Claim
-from ..facts import Statements, compatible, extract
+from ..facts import Statements, compatible, extract, in_series
 from ..facts import label as fact_label
 from .context import Context
 from .corpus import SourceText, cache
@@ -92,15 +92,15 @@ def _claims(ctx: Context) -> tuple[list[Claim], Order]:
     found = ctx.run.claims
     if found is not None:
         return found  # type: ignore[no-any-return]
-    from dataclasses import replace
 
-    from ..raw_tree import collections
+    from ..raw_tree import fact_series
 
     sources = cache(ctx)
     docs = [d for p in sorted(ctx.raw_files) if (d := sources.get(p)) is not None and not d.skipped]
-    collection = collections(ctx.raw_files)
-    # a source whose title names no product belongs to its collection's series
-    claims = [c if c.series else replace(c, series=collection.get(c.source, "")) for d in docs for c in d.claims]
+    series_of = fact_series(ctx.raw_files)
+    # a source whose title names no product belongs to its folder's product line, or stands
+    # alone (raw_tree.fact_series): the same series as the timelines
+    claims = [c if c.series else in_series(c, series_of.get(c.source, "")) for d in docs for c in d.claims]
     result = (claims, Order(docs))
     ctx.run.claims = result
     return result
