@@ -270,6 +270,11 @@ def test_titles_are_the_documents_own(tmp_path: Path) -> None:
     assert load(tmp_path, "c.html", "<html><head><title>Page title</title></head><body><h1>H</h1><p>Text here.</p></body></html>").title == "Page title"
     assert load(tmp_path, "d.txt", "Copyright 2016 Someone. All rights reserved.\n\nMy Talk!\nA. Speaker\n\nBody text.\n").title == "My Talk!"
     assert load(tmp_path, "CHANGES.rst", "Version 1.0\n-----------\n\nText.\n\nVersion 0.9\n-----------\n\nText.\n").title == "Changes"
+    # a README's centred HTML heading is its title, not the first Markdown section after it
+    readme = load(tmp_path, "e.md", '<h1 align="center">HTTPX2</h1>\n\n<p align="center"><em>A next-generation '
+                                    'HTTP client.</em></p>\n\n## Features\n\nIt speaks HTTP/1.1 and HTTP/2 to servers.\n')
+    assert readme.title == "HTTPX2"
+    assert [b.text for b in readme.blocks if b.kind == "heading"] == ["HTTPX2", "Features"]
 
 
 # --- ignore rules and the one walk -----------------------------------------------------------

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 MAX_INLINE = 20_000
 _HEADING_ATTR = re.compile(r"\s*\{#[^{}]*+\}\s*$")
 _SPACES = re.compile(r"[ \t]+")
+_HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
 _MYST_OPTION = re.compile(r"^:[\w-]+:")
 ADMONITIONS = frozenset(
@@ -182,8 +183,16 @@ class _Walker:
         raw = drop_comments(token.content)
         if re.match(r"\s*<(style|script|svg|noscript)\b", raw, re.IGNORECASE):
             return
-        text = _SPACES.sub(" ", TAG.sub(" ", raw)).strip()
         import html as html_module
+
+        heading = _HTML_HEADING.match(raw)
+        if heading:
+            # a README's centred <h1 align="center">Name</h1> is its title, as a # heading would be
+            title = _SPACES.sub(" ", html_module.unescape(TAG.sub(" ", heading.group(2)))).strip()
+            if title:
+                self.add("heading", title, self.line(token), level=int(heading.group(1)))
+            raw = raw[heading.end():]
+        text = _SPACES.sub(" ", TAG.sub(" ", raw)).strip()
 
         text = html_module.unescape(text) if "&" in text else text
         if len(text.split()) >= 4:
