@@ -329,9 +329,11 @@ def serve(ws: Workspace, *, allow_write: bool = False) -> None:
         # changed index before swapping it in: queries never walk nor reopen
         engine.watch(FRESH_WITHIN_SECONDS, lock=lock)
 
-    # bring the index up to date while the client connects: on a large wiki that was never
-    # searched the first build takes minutes, and the first search then waits for less of it
-    threading.Thread(target=warm, name="wikimem-index", daemon=True).start()
     server = build_server(ws, allow_write=allow_write, engine=engine, lock=lock)
+    # bring the index up to date while the client connects: on a large wiki that was never
+    # searched the first build takes minutes, and the first search then waits for less of it.
+    # Started once the MCP SDK is imported: importing it beside the warm-up (both Python, one
+    # GIL) made `initialize` wait for both
+    threading.Thread(target=warm, name="wikimem-index", daemon=True).start()
     log.info("serving %s over stdio (write: %s)", ws.root, allow_write)
     server.run("stdio")
