@@ -190,3 +190,15 @@ def test_an_api_name_defined_in_code_is_a_fact_an_examples_variable_is_not(tmp_p
                                                      "`[1]` in the array.\n"))
     assert "`g` is a special object that is unique for each request." in facts
     assert not any("named `second`" in f for f in facts)
+
+
+def test_a_title_that_is_one_hyphenated_name_is_not_split_into_concepts(tmp_path: Path) -> None:
+    """A package's README titled "cached-property" is about cached-property: "property" and
+    "cached" are fragments of its name, as "py" is of "markdown-it-py"."""
+    source = tmp_path / "cached-property.md"
+    source.write_text("# cached-property\n\nA decorator for caching properties in classes. A cached property "
+                      "is computed once. The property is then stored; every property read after that is "
+                      "free, and a property can be reset by deleting it.\n", encoding="utf-8")
+    signals = analyze(load_source(source, "raw/cached-property.md", max_bytes=1_000_000)).signals
+    assert "cached property" in signals
+    assert "property" not in signals and "cached" not in signals

@@ -28,7 +28,7 @@ from .sources import Document
 from .words import CHATTY, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 17
+ANALYSIS_VERSION = 18
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -483,14 +483,20 @@ def _api_name(span: str) -> bool:
         or "." in bare or "/" in bare
 
 
+_ONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*+(?:[-_.][A-Za-z0-9]++)++")
+
+
 def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) -> list[tuple[str, str]]:
     """The phrases a title names that its text talks about: (key, the title's spelling), best
     first. Which of them is a concept is decided over the whole collection (offline_concepts)."""
     stripped = _TITLE_LEAD.sub("", title.strip())
     candidates = []
     families: Counter[str] | None = None
+    # a title that is one hyphenated or dotted name ("cached-property", "markdown-it-py",
+    # "pydantic_core") names one thing: "property", "py" and "core" are fragments of it
+    whole = " ".join(tokens(stripped)) if _ONE_NAME.fullmatch(stripped) else None
     for key in phrase_keys(tokens(stripped)):
-        if _generic(key):
+        if _generic(key) or (whole is not None and key != whole):
             continue
         count = tf.get(key, 0)
         if " " not in key and key.isalpha():
