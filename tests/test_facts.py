@@ -187,3 +187,16 @@ def test_odd_changelogs_never_crash_nor_give_a_false_current(ws: Workspace) -> N
     assert "3.0" in current and "Python 3.1" in current  # release 3.0's statement, not 2.0's or the beta's
     assert "2.7" not in text and "2.6" not in text
     assert broken_links(ws.wiki) == []
+
+
+def test_documents_alone_are_their_own_series_even_when_two_share_a_file_name() -> None:
+    from wikimem.raw_tree import fact_series
+
+    loose = [f"raw/a/d{i}.md" for i in range(5)] + ["raw/a/changes.md"]
+    other = [f"raw/b/e{i}.md" for i in range(5)] + ["raw/b/changes.md"]
+    product = [f"raw/f/g{i}.md" for i in range(5)] + ["raw/f/README.md"]
+    series = fact_series([*loose, *other, *product, "raw/top.md", "raw/notes.md"])
+    assert series["raw/a/d0.md"] == "d0" and series["raw/a/changes.md"] == "a/changes"
+    assert series["raw/b/changes.md"] == "b/changes"
+    assert {series[p] for p in product} == {"f"}  # a README speaks for its folder: one product
+    assert series["raw/top.md"] == series["raw/notes.md"] == ""  # files in raw/ share one series

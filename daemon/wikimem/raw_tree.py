@@ -343,8 +343,18 @@ def fact_series(paths: Iterable[str]) -> dict[str, str]:
     paths = list(paths)
     found = collections(paths)
     spoken = {found[p] for p in paths if found[p] and posixpath.basename(p).lower().startswith(ENTRY_NAMES)}
-    return {p: found[p] if not found[p] or found[p] in spoken else posixpath.splitext(posixpath.basename(p))[0].lower()
-            for p in paths}
+    alone = [p for p in paths if found[p] and found[p] not in spoken]
+    stems = Counter(_stem(p) for p in alone)
+    # a document alone is named by its file (pydantic.md: "pydantic"), by its path where two
+    # such files share a name (two folders' changes.md are two documents)
+    out = {p: found[p] for p in paths}
+    out.update({p: _stem(p) if stems[_stem(p)] == 1 else posixpath.splitext(p.removeprefix("raw/"))[0].lower()
+                for p in alone})
+    return out
+
+
+def _stem(path: str) -> str:
+    return posixpath.splitext(posixpath.basename(path))[0].lower()
 
 
 def collection_in(folders: Iterable[str]) -> Callable[[str], str]:
