@@ -323,3 +323,30 @@ def test_a_source_named_index_gets_a_page_not_the_catalogs_name(ws: Workspace) -
     # every plain candidate taken: the numbered fallback must not be index-2.md either
     fallback = assign_page("raw/index.md", {"sources/index-md.md"})
     assert fallback == "sources/index-page-2.md" and not is_catalog(fallback)
+
+
+def test_plan_decides_without_writing(ws, settings):
+    """compiler.plan reads raw/, state.db and wiki/'s listing and writes nothing: what it
+    decides is carried out by apply()."""
+    from wikimem import raw_tree
+    from wikimem.compiler import compile_workspace, plan
+    from wikimem.state import State
+
+    write(ws, "a.md", "# Alpha\n\nAlpha text about widgets.\n")
+    write(ws, "b.md", "# Beta\n\nBeta text about gears.\n")
+    compile_workspace(ws, settings)
+    write(ws, "a.md", "# Alpha\n\nAlpha text about widgets, changed.\n")
+    (ws.raw / "b.md").rename(ws.raw / "c.md")
+    write(ws, "d.md", "# Delta\n\nDelta text.\n")
+    before = {p: p.read_bytes() for p in ws.wiki.rglob("*") if p.is_file()}
+    state = State(ws.state_db)
+    try:
+        changes = state.db.total_changes
+        todo = plan(ws, state, raw_tree.scan(ws))
+        assert state.db.total_changes == changes
+    finally:
+        state.close()
+    assert {p: p.read_bytes() for p in ws.wiki.rglob("*") if p.is_file()} == before
+    assert not todo.noop
+    assert todo.changed == ["raw/a.md", "raw/d.md"] and todo.renamed == {"raw/c.md": "raw/b.md"}
+    assert todo.refs["raw/c.md"].page == "sources/c.md" and todo.refs["raw/d.md"].page == "sources/d.md"
