@@ -722,7 +722,7 @@ def _group_of(rel: str, groups: list[Group]) -> str | None:
 def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:
     """Regenerate index.md and the catalogs; remove catalogs no longer needed. Returns changes."""
     from .state import State as StateDB
-    from .workspace import atomic_write
+    from .workspace import write_changed
 
     if state is None and ws.state_db.exists():
         # callers outside a compile (lint, query --save, undo) still use the catalog cache
@@ -760,18 +760,7 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
                 return []
     pages, left_out = build_parts(sections, extra_links=extra, root=ws.root, order=order,
                                   unchanged=frozenset(unchanged))
-    changes: list[tuple[str, str]] = []
-    for rel, content in sorted(pages.items()):
-        target = ws.wiki / rel
-        data = content.encode("utf-8")
-        if target.exists():
-            if target.read_bytes() == data:
-                continue
-            changes.append((rel, "updated"))
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            changes.append((rel, "created"))
-        atomic_write(target, data)
+    changes = write_changed(ws.wiki, pages)
     for rel in sorted(catalogs):
         if rel not in pages and _group_of(rel, groups) not in left_out:
             (ws.wiki / rel).unlink(missing_ok=True)

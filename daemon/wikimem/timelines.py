@@ -201,22 +201,12 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
 
 def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], pages_of: dict[str, str]) -> list[tuple[str, str]]:
     """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes."""
-    from .workspace import atomic_write
+    from .workspace import write_changed
 
     timelines = build(facts_of(ws, state, sources))
     folder = ws.wiki / FOLDER
     wanted: dict[str, str] = {t.page: render(t, pages_of) for t in timelines}
-    changes: list[tuple[str, str]] = []
-    for rel, text in sorted(wanted.items()):
-        target = ws.wiki / rel
-        data = text.encode("utf-8")
-        if target.exists():
-            if target.read_bytes() == data:
-                continue
-            changes.append((rel, "updated"))
-        else:
-            changes.append((rel, "created"))
-        atomic_write(target, data)
+    changes = write_changed(ws.wiki, wanted)
     if folder.is_dir():
         for file in sorted(folder.glob("*.md")):
             rel = f"{FOLDER}/{file.name}"

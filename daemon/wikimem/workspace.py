@@ -10,7 +10,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +111,25 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_changed(root: Path, files: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Write each file (a path under root -> its text) whose bytes differ from what is there,
+    in path order; returns (path, "created" | "updated") for each one written. Code-owned
+    files (index.md and its catalogs, the fact timelines) are regenerated this way, so a
+    compile that changes nothing in them writes nothing."""
+    changes: list[tuple[str, str]] = []
+    for rel, text in sorted(files.items()):
+        target = root / rel
+        data = text.encode("utf-8")
+        if target.exists():
+            if target.read_bytes() == data:
+                continue
+            changes.append((rel, "updated"))
+        else:
+            changes.append((rel, "created"))
+        atomic_write(target, data)
+    return changes
 
 
 def create_new(folder: Path, names: Iterable[str], data: bytes) -> Path:
