@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from .sources import Document
-from .words import CHATTY, NARRATION, REFERS_BACK, STOPWORDS, code_like
+from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
 ANALYSIS_VERSION = 18
@@ -93,7 +93,6 @@ _TITLE_LEAD = re.compile(
 
 # a path of lowercase names (crypto/tls, net/http) is one word; so is a number with its dots
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:/[a-z][a-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
-_CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]*_]*\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
 _NEWLINE = re.compile("\n")
@@ -167,7 +166,7 @@ def tokens(text: str) -> list[str]:
         return [_fold(w) for w in _WORD.findall(text.lower())]
     out: list[str] = []
     at = 0
-    for match in _CODE_SPAN.finditer(text):
+    for match in CODE_SPAN.finditer(text):
         out.extend(_fold(w) for w in _WORD.findall(text[at:match.start()].lower()))
         token = code_token(match.group(1))
         if token:
@@ -414,7 +413,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     code_counts: Counter[str] = Counter()
     surfaces: dict[str, str] = {}
     for i in prose:
-        for match in _CODE_SPAN.finditer(sentences[i].text):
+        for match in CODE_SPAN.finditer(sentences[i].text):
             span = match.group(1).strip()
             token = code_token(span)
             if token and ("." not in token or token.count(".") == 0) and _api_name(span):
@@ -422,7 +421,7 @@ def analyze(doc: Document) -> SourceAnalysis:
                 surfaces.setdefault(token, f"`{span}`")
     # an acronym the text keeps using is a name too (WSGI, JSON, TLS)
     for i in prose:
-        for match in _ACRONYM.finditer(_CODE_SPAN.sub(" ", sentences[i].text)):
+        for match in _ACRONYM.finditer(CODE_SPAN.sub(" ", sentences[i].text)):
             word = match.group(0)
             token = word.lower()
             if token not in STOPWORDS:
@@ -563,7 +562,7 @@ _FILE_EXT = frozenset("rs go py md txt toml json html htm js ts c h sh yaml yml 
 
 def _surface(text: str, key: str) -> str:
     """The text's own spelling of a folded key ("Lifetimes" for "lifetime", `Box<T>` for "box")."""
-    for match in _CODE_SPAN.finditer(text):
+    for match in CODE_SPAN.finditer(text):
         if code_token(match.group(1)) == key:
             return match.group(0)
     words = list(_WORD.finditer(text))
@@ -763,7 +762,7 @@ def _fact_score(sentences: list[Sentence], i: int) -> float | None:
 def _plain(text: str) -> str:
     """The words of a sentence with code left out and cross-references dropped; a value in code
     (`7878`, `127.0.0.1:7878`, not an example's `1`) is kept: it is a figure."""
-    return _XREF.sub("", _CODE_SPAN.sub(
+    return _XREF.sub("", CODE_SPAN.sub(
         lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
         else " x ", text))
 

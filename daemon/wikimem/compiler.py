@@ -100,12 +100,6 @@ class _Files(Mapping[str, Path]):
         return len(self._current)
 
 
-def scan_raw(ws: Workspace) -> tuple[list[RawFile], list[tuple[str, str]]]:
-    """Every candidate source under raw/ and the files refused outright (raw_tree.scan's rules)."""
-    found = raw_tree.scan(ws)
-    return found.files, found.refused
-
-
 def assign_page(path: str, taken: set[str]) -> str:
     """sources/<slug>.md for a raw path, unique among `taken`, never a catalog's name.
 

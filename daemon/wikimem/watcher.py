@@ -72,7 +72,7 @@ def relevant_path(ws: Workspace, path: str | bytes, watched: str | None = None) 
     """The workspace-relative path (raw/...) when an event on `path` matters, else None.
 
     Pure string work (no file-system calls) so it cannot block or fail on a file that is
-    already gone. Refused: anything outside raw/, anything under a dot-folder (scan_raw
+    already gone. Refused: anything outside raw/, anything under a dot-folder (raw_tree.scan
     skips those too), editor and download noise (swap files, `~` backups, `.part`,
     `.crdownload`, `.tmp`), and the wiki's own folders should raw/ ever contain them.
     """

@@ -42,9 +42,9 @@ REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|t
                          r"(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
 # code rather than prose, once its code spans are taken out (see code_like)
 _CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
-_CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")
+CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is its text
 
 
 def code_like(text: str) -> bool:
     """A line of code, not a sentence about it: "The `->` operator ..." is prose."""
-    return _CODE_LIKE.search(_CODE_SPAN.sub("", text)) is not None
+    return _CODE_LIKE.search(CODE_SPAN.sub("", text)) is not None
