@@ -63,10 +63,14 @@ def walk(top: str, prefix: str = "", bad_names: list[str] | None = None,
             yield entry, rel
 
 
+def is_page_name(name: str) -> bool:
+    """Whether a file's name is a page's: *.md, not hidden, not editor noise (`~draft.md`)."""
+    return name.endswith(".md") and not is_ignored_name(name)
+
+
 def is_page(entry: os.DirEntry[str]) -> bool:
     """Whether a file walk() found is a page (see the module's rule)."""
-    name = entry.name
-    if not name.endswith(".md") or is_ignored_name(name):  # ignored: hidden names and editor noise
+    if not is_page_name(entry.name):
         return False
     try:
         return entry.is_file(follow_symlinks=False)

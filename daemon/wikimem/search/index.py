@@ -412,12 +412,14 @@ def _lock_in(state_dir: Path, wait: float) -> Iterator[bool]:
 def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
     """(size, mtime_ns) of one file search covers, None if it is gone or not one it covers
     (the rules of walk_files, for a path named rather than walked)."""
+    from ..wiki_tree import is_page_name
+
     parts = rel.split("/")
     if len(parts) < 2 or parts[0] not in ("raw", "wiki") or any(p.startswith(".") for p in parts[1:]):
         return None
-    if parts[0] == "wiki" and (parts[1] not in WIKI_FOLDERS or len(parts) < 3 or not rel.endswith(".md")
-                               or _CATALOG.search(rel) or _ignored(parts[-1])):
-        return None
+    if parts[0] == "wiki" and (parts[1] not in WIKI_FOLDERS or len(parts) < 3 or not is_page_name(parts[-1])
+                               or _CATALOG.search(rel)):
+        return None  # wiki_tree's rule, for a path named rather than walked
     try:
         st = os.lstat(ws.root / rel)
     except OSError:
