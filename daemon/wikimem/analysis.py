@@ -674,10 +674,13 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
 _WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)
 _NOW = re.compile(r"\bnow\b|\bnew\b|\binstead\b", re.IGNORECASE)
 # an acronym spelled out where it is introduced: "Resource Acquisition Is Initialization (RAII)"
+_ACRONYM_NEAR = re.compile(r"[\w-]\s*\([A-Z][A-Za-z]?[A-Z0-9]")
 _EXPANSION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]?[A-Z0-9]{1,7}s?)\)")
 
 
 def _expands_acronym(text: str) -> bool:
+    if not _ACRONYM_NEAR.search(text):  # the full pattern backtracks over every word run
+        return False
     for match in _EXPANSION.finditer(text):
         acronym = match.group(2).rstrip("s").upper()
         words = match.group(1).split()

@@ -18,6 +18,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
@@ -257,6 +258,13 @@ class Member:
         return relevance(self.level, self.mentions)
 
 
+@lru_cache(maxsize=1 << 16)
+def _folded(text: str, first: int | None = None) -> str:
+    """" word word ... ": a sentence's tokens (its `first` ones), spaced for matching whole
+    phrases. Cached: a source's sentences are read again for every concept it belongs to."""
+    return " " + " ".join(tokens(text)[:first]) + " "
+
+
 def rank_members(members: list[Member]) -> list[Member]:
     return sorted(members, key=lambda m: (-m.score, m.path))
 
@@ -290,8 +298,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         for i, s in enumerate(sentences_of(m)):
             if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
                 continue
-            folded = " " + " ".join(tokens(s.text)) + " "
-            if any(k in folded for k in keys) or (s.subject and f" {' '.join(tokens(s.subject))} " in keys):
+            folded = _folded(s.text)
+            if any(k in folded for k in keys) or (s.subject and _folded(s.subject) in keys):
                 found.append((i, s))
                 by_name.add((m.path, i))
             elif s.section in named and i in m.facts:
@@ -314,7 +322,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         for i, s in mentioning.get(m.path, []):
             if s is lead or s.kind in ("term", "table") or code_like(s.text) or _release_of(m, s)[0]:
                 continue  # a statement tied to a release belongs to the changes over time
-            head = " " + " ".join(tokens(s.text)[:8]) + " "
+            head = _folded(s.text, 8)
             score = 4.0 * (m.score / best)
             if any(k in head for k in keys):
                 score += 2
