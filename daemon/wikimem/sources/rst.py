@@ -288,6 +288,7 @@ class _Transitions(dict):  # type: ignore[type-arg]
     states; binding every method of each was a quarter of the parse time."""
 
     __slots__ = ("state",)
+    state: Any
 
     def __getitem__(self, name: str) -> tuple[Any, Any, str]:
         pattern, method, next_state = dict.__getitem__(self, name)
