@@ -708,3 +708,40 @@ def test_a_check_without_a_walk_sees_what_a_walk_would(compiled, monkeypatch, tm
     monkeypatch.setattr(unchanged, "RECENT_NS", 60_000_000_000)
     S.update_index(compiled)
     assert S.is_current(compiled) and not signed()
+
+
+def test_index_reads_what_the_compile_kept_and_never_parses_again(ws, settings, monkeypatch):
+    """The compile keeps an outline of every source (headings, releases; an HTML file's blocks):
+    the index's passages built from it equal those from parsing the file again, and indexing
+    after a compile loads no source."""
+    from wikimem.search import documents, index
+    from wikimem.sources import load_source
+
+    write(ws, "guide.md", "# Guide\n\nIntro text.\n\n## Setup\n\nRun `make` first.\n")
+    write(ws, "ref.rst", "Reference\n=========\n\nThe ``timeout`` is 30 s.\n\nLimits\n------\n\nAt most 8.\n")
+    write(ws, "page.html", "<html><head><title>Page</title></head><body><h1>Page</h1><p>Hello there.</p>"
+                           "<h2>Part</h2><ul><li>One item.</li></ul><table><tr><td>a</td><td>b</td></tr></table>"
+                           "</body></html>")
+    compile_workspace(ws, settings)
+    current = {p: (e.stat().st_size, e.stat().st_mtime_ns)
+               for p, e in ((f"raw/{n}", ws.raw / n) for n in ("guide.md", "ref.rst", "page.html"))}
+    outlines = index._Outlines(ws, current)
+    try:
+        for path in current:
+            kept = outlines.get(path)
+            assert kept is not None, path
+            assert documents.load_raw_file(ws, path, 10**7, kept) == documents.load_raw_file(ws, path, 10**7), path
+        assert "blocks" in outlines.get("raw/page.html") and "blocks" not in outlines.get("raw/guide.md")
+    finally:
+        outlines.close()
+
+    loaded: list[str] = []
+
+    def counting(file, rel, **kw):
+        loaded.append(rel)
+        return load_source(file, rel, **kw)
+
+    monkeypatch.setattr("wikimem.sources.load_source", counting)
+    report = S.update_index(ws, rebuild=True)
+    assert report.rebuilt and loaded == []
+    assert paths(S.search(ws, "Hello there", limit=1)) == ["raw/page.html"]

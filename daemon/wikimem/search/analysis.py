@@ -85,11 +85,13 @@ def schema() -> Any:
         kind=ID(stored=True),
         level=ID(stored=True),  # doc | part
         era=ID,  # a changelog passage's release, oldest 0 to newest 10 (see release_eras)
-        title=TEXT(analyzer=ana, stored=True),
-        aliases=TEXT(analyzer=ana),
-        where=TEXT(analyzer=ana),
-        headings=TEXT(analyzer=ana, stored=True),
-        body=TEXT(analyzer=ana, stored=True),
+        # no word positions: they were a third of the build, and a quoted phrase is checked
+        # against the stored text instead (ranking.phrase_scores)
+        title=TEXT(analyzer=ana, stored=True, phrase=False),
+        aliases=TEXT(analyzer=ana, phrase=False),
+        where=TEXT(analyzer=ana, phrase=False),
+        headings=TEXT(analyzer=ana, stored=True, phrase=False),
+        body=TEXT(analyzer=ana, stored=True, phrase=False),
         lines=STORED,  # [[offset in body, line in file], ...] for citing the snippet's line
         anchor=STORED,
     )

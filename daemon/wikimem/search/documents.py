@@ -214,6 +214,14 @@ class _Heading:
 
 
 @dataclass(frozen=True)
+class _Block:
+    kind: str
+    text: str
+    line: int
+    level: int
+
+
+@dataclass(frozen=True)
 class _Section:
     line: int
     parent: int
@@ -242,6 +250,17 @@ def load_raw_file(ws: Workspace, rel: str, max_bytes: int, outline: dict[str, An
         chunks = raw_text_chunks(text, headings, title)
         return Doc(rel, "raw", title, "", outline.get("date"), str(outline.get("anchor") or "L"),
                    tuple(release_eras(chunks, sections)))
+    if outline is not None and isinstance(outline.get("blocks"), list):
+        size = file.stat().st_size
+        if size > max_bytes:
+            raise SkipSource(f"too large ({size / 1e6:.1f} MB)")
+        title = outline.get("title") or Path(rel).stem
+        kept = [_Block(str(b[0]), str(b[1]), int(b[2]), int(b[3])) for b in outline["blocks"]]
+        if kept and kept[0].kind == "heading" and kept[0].text.strip() == title:
+            kept = kept[1:]
+        sections = [_Section(int(x[0]), int(x[1]), x[2]) for x in outline.get("sections") or []]
+        return Doc(rel, "raw", title, "", outline.get("date"), str(outline.get("anchor") or "L"),
+                   tuple(release_eras(chunk_blocks(kept), sections)))
     doc = load_source(file, rel, max_bytes=max_bytes)
     title = doc.title or Path(rel).stem
     if file.suffix.lower() in TEXT_SUFFIXES:

@@ -24,7 +24,7 @@ from .ranking import (
     FastScorer,
     coordination,
     parse_query,
-    phrase_queries,
+    phrase_scores,
     select_terms,
     weighting,
 )
@@ -276,8 +276,6 @@ class Engine:
                  refresh: bool = True) -> list[Passage]:
         """The best passage of each of the `limit` best files; the index is brought up to date
         first unless `refresh` is false (the caller has checked, or checks beside the query)."""
-        from whoosh import query as Q
-
         if kinds:
             from .documents import KINDS
 
@@ -298,21 +296,19 @@ class Engine:
         heads: dict[str, float] = {}
         kind_of: dict[str, str] = {}
         # the ranking whoosh gives build_query's query, with the words scored by FastScorer
-        # and only the quoted phrases (if any) by whoosh: it needs their word positions
+        # and the quoted phrases (if any) by phrase_scores
         fast = self._fast_scorer()
         # each word's document frequency, read once: it picks the words and weighs them
         df = {t: searcher.doc_frequency("body", t) for t in parsed.terms}
         rare, common = select_terms(parsed, lambda _field, t: df[t], searcher.doc_count())
-        phrases = phrase_queries(parsed)
+        phrases = any(len(p) > 1 for p in parsed.phrases)
         if not rare and not phrases:
             rare, common = common, []
         if not rare and not phrases:
             return []
         scores = fast.accumulate(rare)
         if phrases:
-            found = searcher.search(phrases[0] if len(phrases) == 1 else Q.Or(phrases),
-                                    limit=None, optimize=False)
-            for score, docnum in found.top_n:
+            for docnum, score in phrase_scores(searcher, parsed).items():
                 scores[docnum] = scores.get(docnum, 0.0) + score
         if common:
             fast.accumulate(common, into=scores, only=True)

@@ -135,15 +135,48 @@ def select_terms(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int 
     return rare, common
 
 
-def phrase_queries(parsed: ParsedQuery) -> list[Any]:
-    """A quoted phrase of two words or more scores again, in the body, title or headings."""
+# candidates checked for a quoted phrase, per field: the best-scoring entries holding all its words
+PHRASE_CANDIDATES = 1000
+PHRASE_FIELDS = (("body", 2.0), ("title", 4.0), ("headings", 3.0))
+
+
+def phrase_scores(searcher: Any, parsed: ParsedQuery) -> dict[int, float]:
+    """A quoted phrase of two words or more scores again, in the body, title or headings.
+
+    The index keeps no word positions (they were a third of the index build, and only quoted
+    phrases used them): the entries that hold all the phrase's words are scored by whoosh, and
+    the best of them are read back from their stored text, analysed as they were indexed, and
+    kept when the words stand in a row."""
     from whoosh import query as Q
 
-    return [
-        Q.Or([Q.Phrase("body", list(p), boost=2.0), Q.Phrase("title", list(p), boost=4.0),
-              Q.Phrase("headings", list(p), boost=3.0)])
-        for p in parsed.phrases if len(p) > 1
-    ]
+    from .analysis import analyzer
+
+    ana = analyzer()
+    out: dict[int, float] = {}
+    for phrase in parsed.phrases:
+        if len(phrase) < 2:
+            continue
+        for field, boost in PHRASE_FIELDS:
+            found = searcher.search(Q.And([Q.Term(field, t) for t in phrase]), limit=PHRASE_CANDIDATES,
+                                    optimize=False)
+            for score, docnum in found.top_n:
+                text = searcher.stored_fields(docnum).get(field)
+                if isinstance(text, str) and holds_phrase(ana, text, phrase):
+                    out[docnum] = out.get(docnum, 0.0) + boost * score
+    return out
+
+
+def holds_phrase(ana: Any, text: str, phrase: tuple[str, ...]) -> bool:
+    """Whether the analysed text has the phrase's terms at consecutive positions (an identifier's
+    parts share its position, as in the index)."""
+    at: dict[int, set[str]] = {}
+    wanted = set(phrase)
+    for t in ana(text, positions=True):
+        if t.text in wanted:
+            at.setdefault(t.pos, set()).add(t.text)
+    first, rest = phrase[0], phrase[1:]
+    return any(first in held and all(w in at.get(pos + j, ()) for j, w in enumerate(rest, 1))
+               for pos, held in at.items())
 
 
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
@@ -169,8 +202,7 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
         return query
 
     rare, common = select_terms(parsed, doc_frequency, doc_count)
-    phrases = phrase_queries(parsed)
-    main = clauses(rare) + phrases
+    main = clauses(rare)  # quoted phrases are scored apart (phrase_scores)
     if not main:  # only common words: score them all
         main, common = clauses(common), []
     if not main:
