@@ -745,3 +745,39 @@ def test_index_reads_what_the_compile_kept_and_never_parses_again(ws, settings, 
     report = S.update_index(ws, rebuild=True)
     assert report.rebuilt and loaded == []
     assert paths(S.search(ws, "Hello there", limit=1)) == ["raw/page.html"]
+
+
+ANALYZED = ("The `raw_enabled` setting of flask.__version__ and go1.21 (1.19, 3.0.2rc1): THE of a__b __init__ "
+            "x.y.z é_ü ñandú *glob* a*b _ __ ___a. Ünïcode_Wörd naïve café; the of and; it's don’t 12:30 "
+            "Caching caches cached, SESSION_COOKIE_DOMAIN=None.")
+
+
+@pytest.mark.parametrize("text", [ANALYZED, "", "the of and", "\n\n  \t", ANALYZED * 3])
+def test_analyzer_equals_the_whoosh_chain_it_stands_for(text):
+    """The one-pass analyzer (per-word cache) gives the tokens, positions and counts of the
+    chain of whoosh filters it replaces, for indexing and for queries."""
+    from collections import Counter
+
+    ana = S.analyzer()
+    for positions in (False, True):
+        for mode in ("index", "query", ""):
+            fast = [(t.text, t.pos if positions else None, t.boost, t.stopped)
+                    for t in ana(text, positions=positions, mode=mode)]
+            slow = [(t.text, t.pos if positions else None, t.boost, t.stopped)
+                    for t in ana.chain(text, positions=positions, mode=mode)]
+            assert fast == slow
+    assert ana.counts(text) == Counter(t.text for t in ana.chain(text))
+    # what the chain alone does (stop words kept, character offsets) goes through it
+    kept = [(t.text, t.startchar) for t in ana(text, chars=True, removestops=False)]
+    assert kept == [(t.text, t.startchar) for t in ana.chain(text, chars=True, removestops=False)]
+
+
+def test_quoted_phrase_needs_its_words_in_a_row_in_any_field(ws):
+    write(ws, "a.md", "# Session cookie\n\nThe domain is set per request.\n")
+    write(ws, "b.md", "# Notes\n\nA cookie for the session, and a domain.\n")
+    write(ws, "c.md", "# Other\n\nThe `SESSION_COOKIE_DOMAIN` setting names the domain.\n")
+    # a phrase scores again where its words stand in a row: a title, an identifier's parts; the
+    # words apart (b.md) still match as words, below
+    assert paths(S.search(ws, '"session cookie"', limit=3)) == ["raw/a.md", "raw/c.md", "raw/b.md"]
+    assert paths(S.search(ws, 'cookie domain', limit=3))[1:] == ["raw/b.md", "raw/c.md"]
+    assert paths(S.search(ws, '"cookie domain"', limit=3))[1:] == ["raw/c.md", "raw/b.md"]

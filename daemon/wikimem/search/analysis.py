@@ -54,9 +54,14 @@ class IdentifierParts:
         return hash(type(self).__name__)
 
 
-def analyzer() -> Any:
-    global _ANALYZER
-    if _ANALYZER is None:
+class Analyzer:
+    """The analyzer: RegexTokenizer | LowercaseFilter | IdentifierParts | StopFilter(minsize=1) |
+    StemFilter, in one pass. What the chain makes of a word is kept (a text repeats its words:
+    running five generators per token was a fifth of the index build), so the tokens equal the
+    chain's, positions included; the chain itself runs for the rare calls that ask for more
+    (character offsets, stop words kept, the original text)."""
+
+    def __init__(self) -> None:
         from whoosh.analysis import (
             CompositeAnalyzer,
             LowercaseFilter,
@@ -67,8 +72,81 @@ def analyzer() -> Any:
 
         # the default token pattern keeps versions and identifiers whole: 1.19, go1.21, f64;
         # identifiers also count as their parts (see identifier_parts)
-        _ANALYZER = CompositeAnalyzer(RegexTokenizer(), LowercaseFilter(), IdentifierParts(),
-                                      StopFilter(minsize=1), StemFilter(cachesize=50_000))
+        self.chain = CompositeAnalyzer(RegexTokenizer(), LowercaseFilter(), IdentifierParts(),
+                                       StopFilter(minsize=1), StemFilter(cachesize=50_000))
+        self._words: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def items(self) -> list[Any]:
+        return list(self.chain.items)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"chain": self.chain}  # the index pickles its schema: not the cache
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.chain = state["chain"]
+        self._words = {}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+    def _terms(self, word: str) -> tuple[str, ...]:
+        """The terms the chain makes of one token (none when it is a stop word)."""
+        if len(self._words) > 200_000:
+            self._words.clear()
+        made = self._words[word] = tuple(t.text for t in self.chain(word, tokenize=False))
+        return made
+
+    def counts(self, value: str) -> dict[str, int]:
+        """How often each term occurs in the text: what the index stores of it."""
+        words = self._words
+        found: dict[str, int] = {}
+        for match in _TOKEN.finditer(value):
+            word = match.group(0)
+            terms = words.get(word)
+            if terms is None:
+                terms = self._terms(word)
+            for term in terms:
+                found[term] = found.get(term, 0) + 1
+        return found
+
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Iterator[Any]:
+        if chars or keeporiginal or not removestops or not tokenize:
+            yield from self.chain(value, positions=positions, chars=chars, keeporiginal=keeporiginal,
+                                  removestops=removestops, start_pos=start_pos, start_char=start_char,
+                                  tokenize=tokenize, mode=mode, **kwargs)
+            return
+        from whoosh.analysis import Token
+
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        t.stopped = False
+        words = self._words
+        pos = None
+        for i, match in enumerate(_TOKEN.finditer(value)):
+            word = match.group(0)
+            terms = words.get(word)
+            if terms is None:
+                terms = self._terms(word)
+            for term in terms:
+                t.text = term
+                t.boost = 1.0
+                if positions:
+                    # StopFilter's numbering: the first term kept stays where the tokenizer put
+                    # it, each later one comes one after the term before
+                    pos = start_pos + i if pos is None else pos + 1
+                    t.pos = pos
+                yield t
+
+
+def analyzer() -> Any:
+    global _ANALYZER
+    if _ANALYZER is None:
+        _ANALYZER = Analyzer()
     return _ANALYZER
 
 
@@ -79,19 +157,27 @@ def schema() -> Any:
     passage, and the title postings stay short."""
     from whoosh.fields import ID, STORED, TEXT, Schema
 
+    from .terms import Terms
+
     ana = analyzer()
+
+    def text(stored: bool = False) -> Any:
+        # no word positions: they were a third of the build, and a quoted phrase is checked
+        # against the stored text instead (ranking.phrase_scores)
+        field = TEXT(analyzer=ana, stored=stored, phrase=False)
+        field.format = Terms(field_boost=field.format.field_boost)
+        return field
+
     return Schema(
         path=ID(stored=True),
         kind=ID(stored=True),
         level=ID(stored=True),  # doc | part
         era=ID,  # a changelog passage's release, oldest 0 to newest 10 (see release_eras)
-        # no word positions: they were a third of the build, and a quoted phrase is checked
-        # against the stored text instead (ranking.phrase_scores)
-        title=TEXT(analyzer=ana, stored=True, phrase=False),
-        aliases=TEXT(analyzer=ana, phrase=False),
-        where=TEXT(analyzer=ana, phrase=False),
-        headings=TEXT(analyzer=ana, stored=True, phrase=False),
-        body=TEXT(analyzer=ana, stored=True, phrase=False),
+        title=text(stored=True),
+        aliases=text(),
+        where=text(),
+        headings=text(stored=True),
+        body=text(stored=True),
         lines=STORED,  # [[offset in body, line in file], ...] for citing the snippet's line
         anchor=STORED,
     )

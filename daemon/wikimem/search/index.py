@@ -33,7 +33,7 @@ INDEX_DIR = "search"
 
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 17
+INDEX_VERSION = 18
 
 
 WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")
