@@ -102,8 +102,8 @@ class OfflineBackend:
 
         A first `wikimem compile` of a large raw/ is CPU-bound; analysis of one source
         never depends on another, so worker processes split it. Small batches stay
-        in-process (starting workers would cost more), and so does the daemon. Returns the
-        results in the order of `todo` as they arrive, or None to analyse in-process.
+        in-process (starting workers would cost more), and so does the daemon. Returns
+        (path, result) pairs as they arrive, largest file first, or None to analyse in-process.
         """
         workers = min(4, os.cpu_count() or 1)
         if len(todo) < PARALLEL_THRESHOLD or workers < 2 or threading.active_count() > 1:
@@ -115,8 +115,12 @@ class OfflineBackend:
 
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
-        jobs = [(str(batch.files[p]), p, batch.max_bytes) for p in todo]
-        return pool.map(_load_and_analyse, jobs, chunksize=4)
+        # the largest files first, one at a time while there are few: a large file taken late
+        # keeps one core busy alone at the end (the longest-first rule of scheduling)
+        size = {p: _size(batch.files[p]) for p in todo}
+        order = sorted(todo, key=lambda p: (-size[p], p))
+        jobs = [(str(batch.files[p]), p, batch.max_bytes) for p in order]
+        return zip(order, pool.map(_load_and_analyse, jobs, chunksize=1 if len(jobs) < 2000 else 4), strict=True)
 
     def compile(self, batch: Batch) -> BatchResult:
         """Count the sources that changed in and out of the running totals in state.db, choose
@@ -172,7 +176,7 @@ class OfflineBackend:
         from_workers: dict[str, tuple[str, Any]] = {}
         with ExitStack() as stack:
             parallel = self._analyse_in_parallel(batch, todo, stack)
-            for path, result in zip(todo, parallel or (), strict=False):
+            for path, result in parallel or ():
                 status, data = result
                 if status == "ok":
                     state.put_outline(batch.sources[path].sha256, data.pop("outline_for_search"))
@@ -394,6 +398,13 @@ class OfflineBackend:
         if meta != {"key": self.cache_key, "n_class": n_class, "collections": folders}:
             state.set_meta("offline.store", {"key": self.cache_key, "n_class": n_class, "collections": folders})
         return BatchResult(tuple(edits), tuple(outcomes))
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0  # reported by the worker that reads it
 
 
 def _fact_links(linked: tuple[str, ...] | None) -> tuple[str, ...]:
