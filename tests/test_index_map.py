@@ -11,7 +11,8 @@ from conftest import write
 from linkcheck import broken_links
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
-from wikimem.index_page import MAX_BYTES, MAX_LINES, Entry, build, is_catalog
+from wikimem.index_page import MAX_BYTES, MAX_LINES, SOFT_BYTES, Entry, build, describe, is_catalog
+from wikimem.pages import Page
 from wikimem.workspace import Workspace
 
 
@@ -144,8 +145,9 @@ def test_a_large_wiki_gets_a_map_and_group_catalogs(ws: Workspace) -> None:
                                                    f"of the widget system, with {i} examples of gears.\n")
     compile_(ws)
     index = (ws.wiki / "index.md").read_text()
-    assert len(index.encode()) <= 8_000  # the map stays small: an agent reads it whole first
-    assert "[sources/guide/index.md](sources/guide/index.md)" in index
+    # the map stays small, its header included: an agent reads it whole on the way to every answer
+    assert len(index.encode()) <= SOFT_BYTES + 100
+    assert "[Catalog](sources/guide/index.md)" in index
     catalog = (ws.wiki / "sources" / "guide" / "index.md").read_text()
     assert catalog.count("\n- [") == 60 and "Guide part 0" in catalog
     assert broken_links(ws.wiki) == []
@@ -170,3 +172,21 @@ def test_a_compile_reads_only_the_pages_that_changed_for_the_index(ws: Workspace
     report = compile_(ws)
     # the index's entries of unchanged pages come from state.db's catalog, keyed by their stat
     assert read and set(read) <= {"sources/notes-note-03.md", *report.updated, *report.created}, read
+
+
+def test_index_md_as_a_whole_stays_within_its_soft_size_header_included() -> None:
+    """SOFT_BYTES is what index.md aims at, not its body alone: every path to an answer reads it."""
+    entries = [Entry(f"sources/chapter-{i:03d}.md", f"Chapter {i} of the book", f"What chapter {i} says.",
+                     "source", f"raw/book/ch{i:03d}.md", 1) for i in range(300)]
+    index = build({"sources": entries}, extra_links=[])["index.md"]
+    assert SOFT_BYTES - 300 <= len(index.encode()) <= SOFT_BYTES + 100
+    assert index.count("](sources/chapter-") >= 30  # still a map, not a pointer
+
+
+def test_a_description_is_whole_sentences_not_half_of_the_next_one() -> None:
+    lead = ("Save it as hello.py or something similar and run it. Make sure to not call your application "
+            "flask.py because this would conflict with Flask itself.")
+    assert describe(Page("sources/q.md", {"title": "Quickstart"}, lead + "\n")) == \
+        "Save it as hello.py or something similar and run it."
+    long_one = "The application context keeps track of the application-level data during a request, CLI command, or other activity."
+    assert describe(Page("sources/a.md", {"title": "Context"}, long_one + "\n")).endswith("CLI command,…")

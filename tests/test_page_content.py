@@ -202,3 +202,20 @@ def test_a_title_that_is_one_hyphenated_name_is_not_split_into_concepts(tmp_path
     signals = analyze(load_source(source, "raw/cached-property.md", max_bytes=1_000_000)).signals
     assert "cached property" in signals
     assert "property" not in signals and "cached" not in signals
+
+
+def test_a_sections_facts_share_one_item_and_the_source_line_is_not_repeated(ws: Workspace, settings) -> None:
+    """A source page spends its bytes on answers: the facts of one section in a row name the
+    section once, and the format (in the front matter) is not said again in the body."""
+    write(ws, "book/ownership.md", OWNERSHIP)
+    write(ws, "book/borrowing.md", BORROWING)
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources/book-ownership.md").read_text()
+    facts = page.split("## Key facts\n", 1)[1].split("\n## ", 1)[0]
+    assert facts.count("*Ownership Rules*") == 1
+    rules = facts.split("- *Ownership Rules*:\n", 1)[1].splitlines()[:3]
+    for line, rule in zip(rules, ("Each value has an *owner*.", "There can only be one owner at a time.",
+                                  "When the owner goes out of scope, the value will be dropped."), strict=True):
+        assert line.startswith(f'  - "{rule}" ([line ')
+    assert "\nformat: markdown\n" in page
+    assert "Source: [raw/book/ownership.md](../../raw/book/ownership.md)\n" in page

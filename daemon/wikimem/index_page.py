@@ -43,8 +43,9 @@ ENTRY_BYTES = 22_000
 SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("facts", "Facts that changed"), ("answers", "Answers"))
 TITLE_CHARS = 120
 DESCRIPTION_CHARS = 100
-# what index.md aims to stay under: an agent reads it whole before anything else, so the map
-# shows what fits here and leaves the rest to the catalogs (the caps above are the hard limit)
+# what index.md aims to stay under, its header included: an agent reads it whole before
+# anything else, on the way to every answer, so the map shows what fits here and leaves the rest
+# to the catalogs (the caps above are the hard limit)
 SOFT_BYTES = 4_000
 MIN_SUBGROUP = 3  # a sub-folder with fewer pages is listed with its parent group
 TOC_NAMES = frozenset({"summary.md", "index.rst", "index.txt", "index.md", "contents.rst", "contents.txt", "toc.md"})
@@ -99,11 +100,15 @@ def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
 
 
 def _trim(line: str, limit: int) -> str:
+    """At most `limit` characters: whole sentences when the first one fits and says something
+    (a third of the room or more), since the half of a second sentence cut off at a word ("Make
+    sure to not call your application flask.py because…") is bytes on every catalog read that
+    tell nothing; else the words that fit, marked as cut."""
     if len(line) <= limit:
         return line
     cut = line[: limit - 1]
     end = max(cut.rfind(". "), cut.rfind("; "))
-    return (cut[: end + 1] if end > limit // 2 else cut.rsplit(" ", 1)[0] + "…").strip()
+    return (cut[: end + 1] if end >= limit // 3 else cut.rsplit(" ", 1)[0] + "…").strip()
 
 
 def entry_from_text(rel: str, text: str) -> Entry:
@@ -311,7 +316,9 @@ def build_parts(
     out: dict[str, str] = {}
     if total <= ENTRY_LINES:
         lines = _inline(groups)
-        if _fits(lines, ENTRY_LINES, SOFT_BYTES):
+        header = len(render("index.md.j2", root, counts=counts, body=[], extra_links=extra_links,
+                            catalogs=False).encode("utf-8"))
+        if _fits(lines, ENTRY_LINES, SOFT_BYTES - header):
             out["index.md"] = render("index.md.j2", root, counts=counts, body=lines, extra_links=extra_links,
                                      catalogs=False)
             return out, set()
@@ -321,8 +328,10 @@ def build_parts(
             left_out.add(group.key)
         else:
             out.update(_group_catalogs(group))
-    out["index.md"] = render("index.md.j2", root, counts=counts, body=_map(groups), extra_links=extra_links,
-                             catalogs=True)
+    header = len(render("index.md.j2", root, counts=counts, body=[], extra_links=extra_links,
+                        catalogs=True).encode("utf-8"))
+    out["index.md"] = render("index.md.j2", root, counts=counts, body=_map(groups, SOFT_BYTES - header),
+                             extra_links=extra_links, catalogs=True)
     return out, left_out
 
 
@@ -352,10 +361,11 @@ def _heading(group: Group) -> str:
     return f"{escape_link_text(group.label)} ({n} {noun}{'s' if n != 1 else ''}{how})"
 
 
-def _map(groups: list[Group]) -> list[str]:
+def _map(groups: list[Group], budget: int = SOFT_BYTES) -> list[str]:
     """index.md for a wiki too large to list whole: each group with what it is, its catalog and
     parts, and its most important pages on one line; pages are added round-robin over the
-    groups until index.md reaches SOFT_BYTES (never past the caps)."""
+    groups until the map reaches `budget` bytes, what SOFT_BYTES leaves after index.md's
+    header (never past the caps)."""
     heads: list[list[str]] = []
     picks: list[list[Entry]] = []
     for group in groups:
@@ -366,7 +376,8 @@ def _map(groups: list[Group]) -> list[str]:
         if about:
             head.append(about)
         parts = [c for c in group.children if c.all_entries()]
-        links = f"Catalog: [{group.catalog}]({group.catalog})"
+        # the link's target is the path: its text need not spell it again
+        links = f"[Catalog]({group.catalog})"
         if parts:
             links += " · parts: " + " · ".join(
                 f"[{escape_link_text(c.label.split(' / ')[-1])} ({len(c.all_entries())})]({c.catalog})" for c in parts)
@@ -384,8 +395,8 @@ def _map(groups: list[Group]) -> list[str]:
             if len(shown[i]) >= len(entries):
                 continue
             item = _compact(entries[len(shown[i])])
-            size = len(item.encode("utf-8")) + 3
-            if used + size > SOFT_BYTES or (not shown[i] and lines_left < 1):
+            size = len(item.encode("utf-8")) + len(" · ".encode())
+            if used + size > budget or (not shown[i] and lines_left < 1):
                 continue
             if not shown[i]:
                 lines_left -= 1
@@ -596,7 +607,7 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
     return sections, catalogs
 
 
-CATALOG_CACHE = 3  # bump when what an Entry holds, or how it is read from a page, changes
+CATALOG_CACHE = 4  # bump when what an Entry holds, or how it is read from a page, changes
 
 
 def _entry_to_cache(entry: Entry) -> str:

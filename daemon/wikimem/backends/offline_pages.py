@@ -164,7 +164,7 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         date=data.get("date"),
         version=data.get("version"),
         outline=outline(heads, cite, in_outline) if show_outline else [],
-        facts=facts,
+        facts=_by_context(facts),
         tables=tables,
         defaults=defaults,
         unit="page" if anchor.startswith("page") else "line",
@@ -186,6 +186,18 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
     if data.get("version"):
         meta["version"] = data["version"]
     return Page(page_path, meta, body)
+
+
+def _by_context(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Key facts in runs: the facts of one section, in a row, are items under one that names the
+    section once ("- *Ownership Rules*:", then each quote) rather than repeating its name on each."""
+    groups: list[dict[str, Any]] = []
+    for fact in facts:
+        if fact["context"] and groups and groups[-1]["context"] == fact["context"]:
+            groups[-1]["quotes"].append(fact)
+        else:
+            groups.append({"context": fact["context"], "quotes": [fact]})
+    return groups
 
 
 def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> tuple[list[dict[str, Any]], set[int]]:
