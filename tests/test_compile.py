@@ -188,12 +188,32 @@ def test_state_is_derived_a_fresh_clone_recompiles_nothing(three: Workspace) -> 
     assert compile_(three).noop
 
 
+def test_a_fresh_clone_of_pages_an_older_version_rendered_renders_them_again(three: Workspace) -> None:
+    """State rebuilt from the pages trusts them, unless log.md says another version of the
+    backend rendered them: an upgrade then re-renders them as it would with its state.db."""
+    compile_(three)
+    page = three.wiki / "sources/alpha.md"
+    page.write_text(page.read_text().replace("# Alpha notes", "# Alpha notes (old rendering)"))
+    log = three.wiki / "log.md"
+    log.write_text(re.sub(r"^- backend: offline:[\w.]+,", "- backend: offline:0.1,", log.read_text(), flags=re.M))
+    shutil.rmtree(three.state_dir)  # a fresh clone: wiki/ and raw/ only
+    report = compile_(three)
+    assert any("re-rendered every page" in w for w in report.warnings)
+    assert "old rendering" not in page.read_text()
+    # the same pages, rendered by this version: trusted as they are
+    before = snapshot(three.wiki)
+    shutil.rmtree(three.state_dir)
+    report = compile_(three)
+    assert not any("re-rendered" in w for w in report.warnings) and report.compiled == []
+    assert snapshot(three.wiki) == before
+
+
 def test_log_is_appended_in_the_documented_form(three: Workspace) -> None:
     compile_(three)
     log1 = (three.wiki / "log.md").read_text()
     assert re.search(r"^## \[\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\] ingest \| Alpha notes \(raw/alpha\.md\)$", log1, re.M)
     assert re.search(r"^- created: sources/alpha\.md", log1, re.M)
-    assert re.search(r"^- backend: offline, \d+\.\d\d s$", log1, re.M)
+    assert re.search(r"^- backend: offline:[\w.]+, \d+\.\d\d s$", log1, re.M)
     write(three, "delta.md", "# Delta\n\nA canary release and a rollback, on 5 May 2026.\n")
     compile_(three)
     log2 = (three.wiki / "log.md").read_text()

@@ -489,6 +489,11 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
         restored = rebuild_state(ws, state, current)
         if restored:
             report.warnings.append(f"state rebuilt from {restored} source pages")
+            # the version that rendered them, from the last compile log.md records: when this
+            # one renders differently, _backend_changed has every page rendered again
+            written_by = log_page.last_backend(ws.wiki / "log.md")
+            if written_by and ":" in written_by:
+                state.set_meta("backend.version", written_by)
     interrupted = journal.read()
     if interrupted:
         # a compile stopped between writing pages and committing state.db (kill -9, a full
@@ -504,10 +509,14 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
     adopt.sync(ws, settings, state)
 
 
+def _version_of(backend: Backend) -> str:
+    return str(getattr(backend, "version", backend.name))
+
+
 def _backend_changed(state: State, backend: Backend, report: CompileReport) -> bool:
     """Whether pages were rendered by another version of this backend: then render them all
     again (identical bytes are not rewritten, so an upgrade that changes nothing writes nothing)."""
-    version = str(getattr(backend, "version", backend.name))
+    version = _version_of(backend)
     last_version = state.get_meta("backend.version")
     rerender = (last_version is not None and last_version != version
                 and str(last_version).split(":")[0] == backend.name)
@@ -640,7 +649,9 @@ def apply(
         if report.refused:
             summary.append(f"- refused: {len(report.refused)} edits that would change what a person wrote "
                            "or break a guard (see the compile report)")
-        summary.append(f"- backend: {backend.name}, {report.seconds:.2f} s")
+        # with the version that rendered the pages: a fresh clone's state is rebuilt from the
+        # pages, and this says whether they need rendering again (see _prepare)
+        summary.append(f"- backend: {_version_of(backend)}, {report.seconds:.2f} s")
         compiled_now = len(report.compiled) + report.unchanged
         return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
 

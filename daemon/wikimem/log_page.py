@@ -67,6 +67,16 @@ def list_lines(label: str, items: Iterable[str], limit: int = 50) -> list[str]:
     return [f"- {label}: {shown}{extra}"]
 
 
+def last_backend(log_path: Path) -> str | None:
+    """The backend (and version, `offline:18.15`) of the last compile log.md records."""
+    for _stamp, operation, _subject, lines in reversed(read_entries(log_path)):
+        if operation == "compile":
+            for line in lines:
+                if line.startswith("- backend: "):
+                    return line.removeprefix("- backend: ").rsplit(",", 1)[0].strip() or None
+    return None
+
+
 def read_entries(log_path: Path) -> list[tuple[str, str, str, list[str]]]:
     """(timestamp, operation, subject, body lines) for each entry, oldest first."""
     if not log_path.exists():
