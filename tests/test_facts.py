@@ -120,6 +120,11 @@ def test_every_fact_that_changed_in_the_sphinx_changelogs(tmp_path: Path) -> Non
     assert "(../facts/flask-minimum-python-version.md)" in (ws.wiki / "sources" / "flask-installation.md").read_text()
     assert "facts/flask-minimum-python-version.md" in (ws.wiki / "index.md").read_text()
     assert broken_links(ws.wiki) == []
+    # a plan is one sentence, listed once even when it states two values
+    for page in (ws.wiki / "facts").glob("*.md"):
+        plans = page.read_text().partition("## Plans")[2].partition("\n## ")[0]
+        items = [line for line in plans.splitlines() if line.startswith("- ")]
+        assert len(items) == len(set(items)), (page.name, items)
 
 
 def test_releases_of_one_series_are_not_duplicates_and_never_supersede_across_series(ws: Workspace) -> None:

@@ -80,6 +80,8 @@ def build(facts: Iterable[Fact]) -> list[Timeline]:
         unique = list({(f.source, f.line, f.value, f.change): f for f in group}.values())  # one statement once
         outcomes = sorted((f for f in unique if not f.plan), key=_release, reverse=True)
         plans = sorted((f for f in unique if f.plan), key=_release, reverse=True)
+        # a plan is shown as its sentence: one sentence once, even when it states two values
+        plans = list({(f.source, f.line): f for f in plans}.values())
         if not outcomes:
             continue
         values = {f.value for f in outcomes}
