@@ -153,3 +153,14 @@ def test_a_hostile_source_yields_inert_one_line_pages_and_index(tmp_path: Any) -
     assert len(entries) == len(HOSTILE_SOURCES)
     for line in entries:
         assert active(line) == [] and (PARSER.parseInline(line)[0].children or [])[1].type == "link_open"
+
+
+def test_a_title_in_code_stays_code_in_its_link() -> None:
+    """A reST title such as ``referencing`` reads as code in index.md, not as escaped backquotes;
+    a stray backquote is still escaped."""
+    line = f"- [{escape_link_text('`referencing` and [more]')}](sources/a.md)"
+    assert line == "- [`referencing` and \\[more\\]](sources/a.md)"
+    children = PARSER.parseInline(line)[0].children or []
+    assert [t.type for t in children][:3] == ["text", "link_open", "code_inline"]
+    assert escape_link_text("a`b") == "a\\`b"
+    assert active(line) == []

@@ -195,8 +195,20 @@ def escape_link_text(text: str) -> str:
 
 
 def _escape_brackets(text: str) -> str:
-    # a backtick too: a code span binds tighter than a link, so one would swallow the link syntax
-    return text.translate(_LINK_TEXT_ESCAPES)
+    # a backtick too: a code span binds tighter than a link, so one would swallow the link
+    # syntax; a whole code span (`name`) stays one, its text literal (a title in code)
+    if "`" not in text:
+        return text.translate(_LINK_TEXT_ESCAPES)
+    out: list[str] = []
+    at = 0
+    for span in _LINK_TEXT_CODE.finditer(text):
+        out += [text[at:span.start()].translate(_LINK_TEXT_ESCAPES), span.group(0)]
+        at = span.end()
+    out.append(text[at:].translate(_LINK_TEXT_ESCAPES))
+    return "".join(out)
+
+
+_LINK_TEXT_CODE = re.compile(r"`[^`]+`")
 
 
 _LINK_TEXT_ESCAPES = {ord(c): "\\" + c for c in "\\[]<`"}

@@ -32,7 +32,7 @@ from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, 
 from .offline_pages import Member, concept_page, rank_members, source_page
 from .offline_store import Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 15  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 16  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
