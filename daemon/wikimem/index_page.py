@@ -218,11 +218,16 @@ def order_entries(entries: list[Entry], order: dict[str, int]) -> tuple[list[Ent
                 + sorted(rest, key=lambda e: (_natural(e.raw), e.path)), False, True)
     versioned = [e for e in entries if e.version]
     if len(versioned) >= 3 and len(versioned) >= 0.6 * len(entries):
-        return sorted(entries, key=lambda e: (_neg(version_key(e.version or "")), _neg_s(e.date), e.title.lower(),
+        return sorted(entries, key=lambda e: (_neg(version_key(e.version or "")), _neg_s(e.date), _title_key(e.title),
                                               e.path)), True, False
     if _numbered(entries):
         return sorted(entries, key=lambda e: (_natural(e.raw or e.path), e.path)), False, True
-    return sorted(entries, key=lambda e: (e.title.lower(), e.path)), False, False
+    return sorted(entries, key=lambda e: (_title_key(e.title), e.path)), False, False
+
+
+def _title_key(title: str) -> str:
+    """Titles in reading order: markup aside (`referencing` sorts under r), case ignored."""
+    return title.strip("`*_ ").lower()
 
 
 def _neg(key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -264,7 +269,7 @@ def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]
     facts = sections.get("facts", [])
     if facts:
         groups.append(Group("facts", "Facts that changed", "facts",
-                            sorted(facts, key=lambda e: (e.title.lower(), e.path))))
+                            sorted(facts, key=lambda e: (_title_key(e.title), e.path))))
     concepts = sections.get("concepts", [])
     if concepts:
         home = Counter(c.collections[0] if c.collections else "" for c in concepts)
@@ -274,14 +279,14 @@ def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]
             for top in tops:
                 members = [c for c in concepts if (c.collections[0] if c.collections else "") == top]
                 child = Group(f"concepts/{top}", f"Concepts of {top or 'raw/'}", f"concepts/{_slug(top) or 'raw'}")
-                child.entries = sorted(members, key=lambda e: (e.title.lower(), e.path))
+                child.entries = sorted(members, key=lambda e: (_title_key(e.title), e.path))
                 group.children.append(child)
         else:
-            group.entries = sorted(concepts, key=lambda e: (e.title.lower(), e.path))
+            group.entries = sorted(concepts, key=lambda e: (_title_key(e.title), e.path))
         groups.append(group)
     answers = sections.get("answers", [])
     if answers:
-        groups.append(Group("answers", "Answers", "answers", sorted(answers, key=lambda e: (e.title.lower(), e.path))))
+        groups.append(Group("answers", "Answers", "answers", sorted(answers, key=lambda e: (_title_key(e.title), e.path))))
     return groups
 
 
@@ -496,7 +501,7 @@ def _highlights(group: Group) -> list[Entry]:
     newest; for a book its entry page and first chapters (reading order); then each part's
     first pages in turn."""
     if group.key.startswith("concepts"):
-        return sorted(group.all_entries(), key=lambda e: (-e.sources, e.title.lower(), e.path))
+        return sorted(group.all_entries(), key=lambda e: (-e.sources, _title_key(e.title), e.path))
 
     def entry_first(entries: list[Entry]) -> list[Entry]:
         start = [e for e in entries if posixpath.basename(e.raw).lower().startswith(("index.", "readme.", "summary."))]
