@@ -19,7 +19,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 PAGE_KINDS = ("source", "concept", "answer", "fact")
 # front matter keys in the order they are written; others follow in their own order
-KEY_ORDER = ("title", "kind", "sources", "source_sha256", "aliases", "format", "date", "version", "updated")
+KEY_ORDER = ("title", "kind", "part_of", "sources", "source_sha256", "aliases", "format", "date", "version", "updated")
 
 
 class FrontMatterError(ValueError):
@@ -124,6 +124,17 @@ def _plain(meta: dict[str, Any]) -> dict[str, Any]:
             value = value.isoformat()
         out[key] = value
     return out
+
+
+def part_of(meta: dict[str, Any]) -> str | None:
+    """The source page a part page belongs to (its `part_of:`), or None for any other page.
+
+    A long source's outline is split into part pages, sources/<page stem>/<section>.md
+    (docs/compile.md): they are the source's own pages, so code that maps a raw file to *its*
+    page (state rebuilt from the pages, undo, adopting a teammate's pages) leaves them out, and
+    index.md does not list them (the source page links them)."""
+    value = meta.get("part_of")
+    return value if isinstance(value, str) and value else None
 
 
 def loads_page(path: str, text: str) -> Page:

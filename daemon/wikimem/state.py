@@ -364,6 +364,10 @@ class State:
     def pages(self) -> dict[str, tuple[str, str, str | None]]:
         return {r[0]: (r[1], r[2], r[3]) for r in self.db.execute("SELECT path, sha256, kind, owner FROM pages")}
 
+    def pages_of_kind(self, kind: str) -> dict[str, str | None]:
+        """path -> owner of the pages of one kind (`part`: a long source's part pages, by source)."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT path, owner FROM pages WHERE kind=?", (kind,))}
+
     def put_page(self, path: str, sha256: str, kind: str, owner: str | None) -> None:
         self.db.execute("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)", (path, sha256, kind, owner))
 

@@ -29,10 +29,10 @@ from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, title_of
-from .offline_pages import Member, concept_page, rank_members, source_page
+from .offline_pages import Member, concept_page, rank_members, source_pages
 from .offline_store import Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 16  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 17  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -275,6 +275,10 @@ class OfflineBackend:
                 rank.update(by_id[i].path for i in store.sources_of(
                     [scoped(coll, key) for coll in collections for key in old[k].keys]) if i in by_id)
             rank.update(p for p, d in ok.items() if d.concepts is None or d.page not in existing)
+        # a part page gone from disk (sources/<page stem>/): its source's pages are rendered again
+        lost = {owner for rel, owner in state.pages_of_kind("part").items()
+                if owner in ok and not (batch.workspace.wiki / rel).is_file()}
+        rank.update(lost)
 
         # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
         # links those it states, a concept page those of its subject
@@ -304,13 +308,15 @@ class OfflineBackend:
             links[path] = (*present[:MAX_CONCEPT_LINKS], *stated.get(path, ()))
             if links[path] != doc.concepts:
                 new_links.append((doc.id, links[path]))
-            if (full or path in added or links[path] != doc.concepts or doc.page not in existing
+            if (full or path in added or links[path] != doc.concepts or doc.page not in existing or path in lost
                     or any(k in redefined for k in links[path])):
                 sentences = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
-                page = source_page(doc.page, path, doc.sha256, data, sentences,
-                                   [concepts[k] for k in links[path] if k in concepts],
-                                   [(by_page[x].title, x) for x in stated.get(path, ())])
-                edits.append(PageEdit(doc.page, page.dumps(), "source", path))
+                # the page, then its part pages when its outline is too long for it (the compiler
+                # removes the parts a page no longer has)
+                for page in source_pages(doc.page, path, doc.sha256, data, sentences,
+                                         [concepts[k] for k in links[path] if k in concepts],
+                                         [(by_page[x].title, x) for x in stated.get(path, ())]):
+                    edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part", path))
         store.set_doc_concepts(new_links)
         for doc_id, linked in new_links:
             by_id[doc_id].concepts = linked

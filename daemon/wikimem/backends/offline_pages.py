@@ -22,7 +22,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
-from ..pages import Page, escape_link_text, inert, relative_link
+from ..naming import is_catalog
+from ..pages import Page, escape_link_text, inert, relative_link, slugify
 from ..templating import render
 from ..words import CHATTY, FORWARD, NARRATION, REFERS_BACK, code_like
 from .offline_concepts import Concept, relevance
@@ -33,6 +34,13 @@ CHANGES = 8
 ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mention
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
+# A source page's outline larger than this is split into part pages (docs/compile.md, "Long
+# documents"): an agent reads index.md (~4 KB) and a catalog (~2-3 KB) to reach a source page,
+# and the whole path should stay well within 20 KB, the unit of the agents' load caps; with an
+# outline of at most 4 KB the source page stays near 8 KB, and a part (a section's outline, split
+# again while it is larger than this and has subsections of its own) adds a few KB more.
+OUTLINE_BYTES = 4_000
+PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
 
 _SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
                      r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
@@ -109,8 +117,95 @@ def outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]]
     return items
 
 
+def _size(items: list[dict[str, Any]]) -> int:
+    """The bytes an outline's lines take on a page (as source_page.md.j2 writes them)."""
+    return sum(len(i["indent"]) + len(i["text"]) + len(i["link"]) + len(i["tail"]) + 7 for i in items)
+
+
+@dataclass
+class Part:
+    """A section of a long source whose outline is a page of its own."""
+
+    index: int  # its heading's position in the document's outline
+    slug: str
+    trail: list[str]  # the sections it sits in, outermost first (the document's title left out)
+    headings: list[Any]  # its subsections, in document order
+
+
+def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]], stem: str,
+                  doc_title: str) -> tuple[list[dict[str, Any]], list[Part]]:
+    """The outline a source page shows, and the parts it links, for an outline too large for one page.
+
+    A section is a line of the page. When its outline (every subsection) fits OUTLINE_BYTES it
+    is a part page linked from that line, or, when smaller than PART_MIN_BYTES, folded onto the
+    line as usual; a larger section with subsections of its own is opened: its subsections
+    become lines of their own, one level in, each treated the same way. A section whose
+    subsections are all single entries (a settings list) is a part however long it is: opened,
+    its entries would fill the source page instead. Every section keeps its line link."""
+    lines: list[dict[str, Any]] = []
+    parts: list[Part] = []
+    slugs: set[str] = set()
+
+    def entry(i: int, depth: int) -> dict[str, Any]:
+        _level, text, line = headings[i]
+        item = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line), "indent": "  " * depth,
+                "tail": ""}
+        if line in defaults:
+            value, at = defaults[line]
+            item["link"], item["tail"] = cite(at), f" = {value}"
+        return item
+
+    def visit(start: int, end: int, depth: int, trail: list[str]) -> None:
+        i = start
+        while i < end:
+            level = headings[i][0]
+            j = i + 1
+            while j < end and headings[j][0] > level:
+                j += 1
+            sub = headings[i + 1:j]
+            item = entry(i, depth)
+            if not sub:
+                lines.append(item)
+            else:
+                size = _size(outline(sub, cite, defaults))
+                # no subsection has subsections of its own: opening it would list them all here
+                leaves = all(sub[n + 1][0] <= sub[n][0] for n in range(len(sub) - 1))
+                if size < PART_MIN_BYTES:
+                    lines.extend({**o, "indent": "  " * depth + o["indent"]}
+                                 for o in outline(headings[i:j], cite, defaults))
+                elif size <= OUTLINE_BYTES or leaves:
+                    slug = slugify(headings[i][1].replace("`", "")) or f"line-{headings[i][2]}"
+                    if is_catalog(f"{slug}.md"):
+                        slug += "-section"  # index.md names a catalog, never a page
+                    base, n = slug, 2
+                    while slug in slugs:
+                        slug, n = f"{base}-{n}", n + 1
+                    slugs.add(slug)
+                    parts.append(Part(i, slug, trail, sub))
+                    count = len(sub)
+                    item["part"] = f"{stem}/{slug}.md"
+                    item["tail"] = (item["tail"] + f": {count} {'section' if count == 1 else 'sections'}, "
+                                    f"from [line {headings[i][2]}]({cite(headings[i][2])})")
+                    lines.append(item)
+                else:
+                    lines.append(item)
+                    title = headings[i][1].replace("`", "")
+                    visit(i + 1, j, depth + 1, trail if title == doc_title else [*trail, title])
+            i = j
+
+    visit(0, len(headings), 0, [])
+    return lines, parts
+
+
 def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
                 concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = ()) -> Page:
+    """The source's page alone (source_pages gives its part pages too)."""
+    return source_pages(page_path, source_path, sha, data, sentences, concepts, fact_pages)[0]
+
+
+def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
+                 concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = ()) -> list[Page]:
+    """The source page, then its part pages when its outline is too large for it (split_outline)."""
     anchor = data["anchor"]
     raw_link = relative_link(page_path, "../" + source_path)
 
@@ -154,6 +249,14 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
          "line": sentences[i].line}
         for subject, value, i in data.get("defaults") or [] if i < len(sentences) and sentences[i].line not in shown
     ]
+    lines = outline(heads, cite, in_outline) if show_outline else []
+    parts: list[Part] = []
+    stem = posixpath.splitext(posixpath.basename(page_path))[0]
+    if _size(lines) > OUTLINE_BYTES:
+        lines, parts = split_outline(heads, cite, in_outline, stem, data["title"])
+        for item in lines:
+            if "part" in item:
+                item["link"] = relative_link(page_path, posixpath.join(posixpath.dirname(page_path), item["part"]))
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -163,7 +266,7 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         format=data["format"],
         date=data.get("date"),
         version=data.get("version"),
-        outline=outline(heads, cite, in_outline) if show_outline else [],
+        outline=lines,
         facts=_by_context(facts),
         tables=tables,
         defaults=defaults,
@@ -185,7 +288,42 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
         meta["date"] = data["date"]
     if data.get("version"):
         meta["version"] = data["version"]
-    return Page(page_path, meta, body)
+    return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, heads, part, in_outline)
+                                           for part in parts)]
+
+
+def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], heads: list[Any], part: Part,
+               defaults: dict[int, tuple[str, int]]) -> Page:
+    """A part of a long source's page: the full outline of one of its sections (split_outline)."""
+    path = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0],
+                          part.slug + ".md")
+
+    def cite(line: int) -> str:
+        return citation(path, source_path, data["anchor"], line)
+
+    section = heads[part.index][1]
+    title = f"{data['title']}: {section}"
+    body = render(
+        "source_part.md.j2",
+        title=title,
+        document=escape_link_text(data["title"]),
+        back=relative_link(path, page_path),
+        trail=[escape_link_text(t) for t in part.trail],
+        section=escape_link_text(section.replace("`", "")),
+        section_link=cite(heads[part.index][2]),
+        source_path=source_path,
+        raw_link=relative_link(path, "../" + source_path),
+        outline=outline(part.headings, cite, defaults),
+    )
+    meta: dict[str, Any] = {
+        "title": title,
+        "kind": "source",
+        "part_of": page_path,
+        "sources": [source_path],
+        "source_sha256": sha,
+        "aliases": [],
+    }
+    return Page(path, meta, body)
 
 
 def _by_context(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -557,5 +695,6 @@ def _section_note(m: Member, page_path: str) -> str:
     return f"section [{escape_link_text(title.replace('`', ''))}]({citation(page_path, m.path, m.anchor, line)})"
 
 
-__all__ = ["ABOUT", "Member", "concept_page", "rank_members", "source_page", "outline", "quote_text", "citation",
+__all__ = ["ABOUT", "Member", "Part", "concept_page", "rank_members", "source_page", "source_pages", "outline",
+           "split_outline", "quote_text", "citation",
            "version_key"]
