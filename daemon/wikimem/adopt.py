@@ -30,7 +30,7 @@ from .gitrepo import (
     ignore_state,
     repository,
 )
-from .history import HELD_REASON, _page_meta, _raw_file, finish
+from .history import HELD_REASON, _is_part, _page_meta, _raw_file, finish
 
 log = logging.getLogger("wikimem.history")
 
@@ -169,6 +169,12 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             if kind not in ("source", "concept"):
                 continue  # answers, lint.md and the like are not the compiler's pages to track
             owner = sources[0] if kind == "source" and sources else None
+            if kind == "source" and _is_part(rel, disk):
+                # a part of a long source's page: recorded as its source's; the source's row
+                # follows its own page
+                state.put_page(rel, content_hash(disk), "part", owner)
+                adopted += 1
+                continue
             state.put_page(rel, content_hash(disk), kind, owner)
             adopted += 1
             changed_pages.add(rel)

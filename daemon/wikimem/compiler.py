@@ -30,6 +30,7 @@ from .pages import (
     inert_added,
     loads_page,
     lost_line,
+    part_of,
     slugify,
     stamp,
 )
@@ -139,6 +140,10 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
             raw = current.get(page.sources[0])
             sha = str(page.meta.get("source_sha256") or "")
             if raw is None or not sha or _sha_or_none(raw.file) != sha:
+                continue
+            if part_of(page.meta):
+                # a part of a long source's page: wikimem's, its source's, never the source's page
+                state.put_page(rel, content_hash(text), "part", raw.path)
                 continue
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
             state.put_page(rel, content_hash(text), "source", raw.path)
@@ -598,8 +603,9 @@ def apply(
     per_source: dict[str, _Bucket] = {}
     batch_changes = _bucket()
     for edit in result.edits:
-        owner = edit.owner if edit.kind == "source" and edit.owner in todo.refs else None
+        owner = edit.owner if edit.kind in ("source", "part") and edit.owner in todo.refs else None
         writer.apply(edit, per_source.setdefault(owner, _bucket()) if owner else batch_changes)
+    _remove_stale_parts(writer, todo, result.edits, per_source)
     # removed sources: drop their pages
     for path, page in sorted(todo.removed.items()):
         bucket = per_source.setdefault(path, _bucket())
@@ -640,7 +646,14 @@ def apply(
         report.seconds = time.perf_counter() - started
         if not any([report.created, report.updated, report.removed, report.kept, entries]):
             return []
-        summary = _change_lines(batch_changes)
+        # pages of sources that have no entry of their own (re-rendered, not changed: a new
+        # renderer, a concept link that moved) are listed in the compile's entry
+        unlisted = _bucket()
+        for path, bucket in sorted(per_source.items()):
+            if path not in todo.changed and path not in todo.renamed and path not in todo.removed:
+                for key, pages in bucket.items():
+                    unlisted[key].extend(pages)
+        summary = _change_lines({k: [*batch_changes[k], *unlisted[k]] for k in batch_changes})
         summary += log_page.list_lines("index", [p for p, _ in index_changes])
         summary.append(
             f"- sources: {len(report.compiled)} compiled, {report.unchanged} unchanged, "
@@ -656,6 +669,24 @@ def apply(
         return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
 
     history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
+
+
+def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, ...],
+                        per_source: dict[str, _Bucket]) -> None:
+    """The part pages of a long source (sources/<page stem>/<section>.md, kind `part` in state)
+    go with it: when its page is rendered again, the parts this render did not write (the
+    document shrank, or its page moved with a rename) are removed, and when the source leaves
+    raw/, all of them. A part a person edited is kept, as any page (PageWriter)."""
+    parts = {rel: owner for rel, (_sha, kind, owner) in todo.pages.items() if kind == "part" and owner}
+    if not parts:
+        return
+    written = {e.path for e in edits if e.content is not None}
+    rendered = {e.owner for e in edits if e.kind == "source" and e.content is not None and e.owner}
+    renamed = {old: new for new, old in todo.renamed.items()}
+    for rel, owner in sorted(parts.items()):
+        if rel in written or not (owner in rendered or owner in todo.removed or owner in renamed):
+            continue
+        writer.apply(PageEdit(rel, None, "part", owner), per_source.setdefault(renamed.get(owner, owner), _bucket()))
 
 
 def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutcome], report: CompileReport) -> None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import index_page, log_page
 from .errors import UsageError, WikimemError
-from .pages import FrontMatterError, content_hash, loads_page
+from .pages import FrontMatterError, content_hash, loads_page, part_of
 from .workspace import Workspace, atomic_write, file_sha256, writer_lock
 
 if TYPE_CHECKING:
@@ -396,6 +396,14 @@ def _page_meta(rel: str, data: bytes | None) -> tuple[str, list[str], str]:
     return page.kind, page.sources, str(page.meta.get("source_sha256") or "")
 
 
+def _is_part(rel: str, data: bytes) -> bool:
+    """Whether a page version is a part of a long source's page (pages.part_of)."""
+    try:
+        return part_of(loads_page(rel, data.decode("utf-8", "replace")).meta) is not None
+    except FrontMatterError:
+        return False
+
+
 def _held_sources(
     ws: Workspace, pages: list[str], before: Mapping[str, bytes | None], after: Mapping[str, bytes | None]
 ) -> dict[str, str | None]:
@@ -451,6 +459,9 @@ def _restore_state(
                 if kind not in ("source", "concept"):
                     continue  # answers, lint.md: not pages the compiler tracks in state
                 owner = sources[0] if kind == "source" and sources else None
+                if kind == "source" and _is_part(rel, data):
+                    state.put_page(rel, content_hash(data), "part", owner)  # a long source's part, not its page
+                    continue
                 state.put_page(rel, content_hash(data), kind, owner)
                 if owner:
                     source_page[owner] = rel
