@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import wiki_tree
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
-from .pages import Page, escape_link_text, inert, one_line, plain_text, relative_link
+from .pages import Page, escape_link_text, inert, one_line, part_of, plain_text, relative_link
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
 from .templating import render
 
@@ -127,10 +127,11 @@ def entry_from_text(rel: str, text: str) -> Entry:
         fast = simple_meta(fm)  # the shapes wikimem writes, without YAML (pages.simple_meta)
         if fast is not None and isinstance(fast.get("title"), str):
             sources = [str(s) for s in fast.get("sources") or []] if isinstance(fast.get("sources"), list) else []
-            meta: dict[str, Any] = {k: fast[k] for k in ("title", "kind", "version", "date", "description") if k in fast}
+            meta: dict[str, Any] = {k: fast[k] for k in ("title", "kind", "part_of", "version", "date", "description")
+                                    if k in fast}
             return _entry(rel, Page(rel, meta, body), meta, sources)
         lines = fm.split("\n")
-        wanted = [line for line in lines if line.startswith(("title:", "kind:", "version:", "date:", "description:"))]
+        wanted = [line for line in lines if line.startswith(("title:", "kind:", "part_of:", "version:", "date:", "description:"))]
         meta = parse_meta("\n".join(wanted))
         if not isinstance(meta.get("title"), str):
             meta = loads_page(rel, text).meta
@@ -157,7 +158,9 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
     # the top folders of raw/ it draws on, the one it draws on most first
     counted = Counter(_top(s) for s in sources if s.startswith("raw/"))
     tops = tuple(sorted(counted, key=lambda t: (-counted[t], t)))
-    return Entry(rel, one_line(plain_text(page.title)), describe(page), page.kind, sources[0] if sources else "", len(sources),
+    # a part of a long source's page is kind "part" here: the source page links it, the map does not
+    kind = "part" if part_of(meta) else page.kind
+    return Entry(rel, one_line(plain_text(page.title)), describe(page), kind, sources[0] if sources else "", len(sources),
                  str(meta.get("version") or ""), str(meta.get("date") or ""), tops)
 
 
@@ -606,13 +609,14 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
                 with open(file, encoding="utf-8", errors="replace") as handle:
                     entry = entry_from_text(rel, handle.read())
             fresh[rel] = (st.st_mtime_ns, st.st_size, entry.title, _entry_to_cache(entry))
-            sections[folder].append(entry)
+            if entry.kind != "part":
+                sections[folder].append(entry)
     if state is not None and fresh != cached:
         state.set_catalog(fresh, cached)
     return sections, catalogs
 
 
-CATALOG_CACHE = 4  # bump when what an Entry holds, or how it is read from a page, changes
+CATALOG_CACHE = 5  # bump when what an Entry holds, or how it is read from a page, changes
 
 
 def _entry_to_cache(entry: Entry) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import index_page
+from ..pages import part_of
 from .context import SECTIONS, Context, WikiPage, resolve_wikilink
 from .extract import SKETCH, _sketch, meta_problems, page_bold, title_key  # noqa: F401 - re-exported
 from .model import Finding
@@ -170,7 +171,8 @@ def missing_from_index(ctx: Context) -> Iterator[Finding]:
         )
         return
     for page in content_pages(ctx):
-        if page.section in SECTIONS and page.path not in indexed:
+        # a part of a long source's page is listed by that page, not by the map
+        if page.section in SECTIONS and page.path not in indexed and not part_of(page.meta):
             yield Finding.make(
                 "missing-from-index", "warning", f"{page.wpath} is not listed in index.md or its catalogs",
                 paths=[page.wpath], lines=[0], evidence={"page": page.wpath}, fixable=True,
@@ -368,7 +370,7 @@ def _releases_of_one_series(a: Any, b: Any) -> bool:
 def _source_pages(ctx: Context) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for page in ctx.pages.values():
-        if page.kind == "source" and page.page is not None:
+        if page.kind == "source" and page.page is not None and not part_of(page.meta):
             for src in page.page.sources[:1]:
                 out[src].append(page.wpath)
     return out
