@@ -1,0 +1,263 @@
+"""A long reference document's page is split into part pages that live and die with it.
+
+A source page whose outline is larger than OUTLINE_BYTES lists the document's sections, and a
+section with a long outline of its own links a part page (sources/<page stem>/<section>.md)
+holding it. Part pages are the source's pages: written, updated, removed and renamed with it,
+kept when a person edited them, not listed in index.md, reachable without broken links.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import corpus, snapshot, write
+from wikimem import history
+from wikimem.backends.offline_pages import OUTLINE_BYTES
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.init import init_workspace
+from wikimem.lint import run_lint
+from wikimem.pages import loads_page
+from wikimem.state import State
+from wikimem.workspace import Workspace
+
+PAGE = "sources/reference.md"
+PARTS = "sources/reference"
+
+
+def reference(groups: int = 4, per: int = 30, title: str = "Widget settings reference") -> str:
+    """A settings reference: groups of components, each a list of settings with a default."""
+    lines = [f"# {title}", "", "Widget reads its settings from `widget.toml` at start-up.", ""]
+    for g in range(groups):
+        lines += [f"## Component group {g}", "", f"The settings of component group {g}.", ""]
+        for c in range(3):
+            lines += [f"### [group{g} component{c}]", "", f"Settings of component {c} in group {g}.", ""]
+            for s in range(per):
+                name = f"g{g}_c{c}_setting_number_{s}"
+                lines += [f"#### {name}", "", f"Controls behaviour {s} of component {c}.", "",
+                          f"Default: {s * 10 + g}.", ""]
+    lines += ["## Questions", "", "Ask on the mailing list.", ""]
+    return "\n".join(lines)
+
+
+def compile_(ws: Workspace, **kwargs):  # type: ignore[no-untyped-def]
+    return compile_workspace(ws, load_settings(ws.root, environ={}), **kwargs)
+
+
+def parts(ws: Workspace, folder: str = PARTS) -> list[str]:
+    base = ws.wiki / folder
+    return sorted(f"{folder}/{p.name}" for p in base.glob("*.md")) if base.is_dir() else []
+
+
+def line_links(text: str) -> list[int]:
+    """The lines an outline links (a setting's line is the one stating its default)."""
+    outline = text.split("## Outline", 1)[1].split("\n## ", 1)[0]
+    return [int(n) for n in re.findall(r"\]\([^)]*#L(\d+)\)", outline)]
+
+
+def headings(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.split("\n"), 1) if line.startswith("#")]
+
+
+def test_a_long_reference_gets_part_pages_and_every_section_stays_linked(ws: Workspace) -> None:
+    source = reference()
+    write(ws, "reference.md", source)
+    report = compile_(ws)
+    page = (ws.wiki / PAGE).read_text(encoding="utf-8")
+    found = parts(ws)
+    assert len(found) == 12  # one per component: each component's settings fit one part
+    assert set(found) <= set(report.created)
+    # the page stays small; its outline links every part, and the parts link back
+    assert len(page.encode()) < 2 * OUTLINE_BYTES
+    for rel in found:
+        assert f"]({rel.removeprefix('sources/')})" in page
+        part = loads_page(rel, (ws.wiki / rel).read_text(encoding="utf-8"))
+        assert part.kind == "source" and part.meta["part_of"] == PAGE
+        assert part.sources == ["raw/reference.md"] and part.meta["source_sha256"]
+        assert part.title.startswith("Widget settings reference: [group")
+        assert "](../reference.md)" in part.body
+    # every heading of the document is a line link on the page or on one of its parts
+    linked = line_links(page) + [n for rel in found for n in line_links((ws.wiki / rel).read_text(encoding="utf-8"))]
+    assert len(linked) == len(set(linked)) == len(headings(source))
+    sections = headings(source)
+    assert all(any(a <= n < b for n in linked) for a, b in zip(sections, [*sections[1:], 10**9], strict=True))
+    # a part's defaults are on its lines
+    general = (ws.wiki / f"{PARTS}/group1-component2.md").read_text(encoding="utf-8")
+    assert re.search(r"\[g1_c2_setting_number_3\]\([^)]*#L\d+\) = 31", general)
+
+    # the map lists the document once; the log says what the compile created
+    index = (ws.wiki / "index.md").read_text(encoding="utf-8")
+    assert "sources/reference.md" in index and "sources/reference/" not in index
+    assert f"{PARTS}/group0-component0.md" in (ws.wiki / "log.md").read_text(encoding="utf-8")
+    # lint: no orphan, no broken link, nothing missing from the index
+    findings = run_lint(ws, load_settings(ws.root, environ={})).findings
+    assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index", "frontmatter")], findings
+    # search finds a setting on its part page
+    from wikimem import search
+
+    hits = search.search(ws, "g2_c1_setting_number_7", limit=5, kinds=("source",))
+    assert f"wiki/{PARTS}/group2-component1.md" in [h.path for h in hits]
+    # a no-op compile writes nothing
+    before = snapshot(ws.wiki)
+    assert compile_(ws).noop
+    assert snapshot(ws.wiki) == before
+
+
+def test_a_short_document_has_no_parts(ws: Workspace) -> None:
+    write(ws, "reference.md", reference(groups=1, per=2))
+    compile_(ws)
+    assert parts(ws) == []
+    assert "sources/reference/" not in (ws.wiki / PAGE).read_text(encoding="utf-8")
+
+
+def test_parts_follow_their_source_when_it_shrinks_grows_moves_and_goes(ws: Workspace) -> None:
+    write(ws, "reference.md", reference())
+    compile_(ws)
+    assert len(parts(ws)) == 12
+    # fewer groups: the parts of the groups that went are removed, the others stay
+    write(ws, "reference.md", reference(groups=2))
+    report = compile_(ws)
+    assert len(parts(ws)) == 6
+    assert f"{PARTS}/group3-component0.md" in report.removed
+    assert f"{PARTS}/group3-component0.md" not in State(ws.state_db).pages()
+    # short enough for one page: no part is left
+    write(ws, "reference.md", reference(groups=1, per=2))
+    compile_(ws)
+    assert parts(ws) == []
+    assert not any(k == "part" for _, k, _ in State(ws.state_db).pages().values())
+    # long again, then renamed: the parts move with the page
+    write(ws, "reference.md", reference())
+    compile_(ws)
+    (ws.raw / "reference.md").rename(ws.raw / "settings.md")
+    report = compile_(ws)
+    assert report.renamed == [("raw/reference.md", "raw/settings.md")]
+    assert parts(ws) == [] and len(parts(ws, "sources/settings")) == 12
+    assert "](../settings.md)" in (ws.wiki / "sources/settings/group0-component0.md").read_text(encoding="utf-8")
+    findings = run_lint(ws, load_settings(ws.root, environ={})).findings
+    assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
+    # deleted: every part goes with the page
+    (ws.raw / "settings.md").unlink()
+    report = compile_(ws)
+    assert parts(ws, "sources/settings") == [] and not (ws.wiki / "sources/settings.md").exists()
+    assert not State(ws.state_db).pages_of_kind("part")
+    assert "sources/settings/group0-component0.md" in (ws.wiki / "log.md").read_text(encoding="utf-8").rsplit("remove |", 1)[1]
+
+
+def test_a_part_a_person_edited_is_kept(ws: Workspace) -> None:
+    write(ws, "reference.md", reference())
+    compile_(ws)
+    rel = f"{PARTS}/group0-component1.md"
+    mine = (ws.wiki / rel).read_text(encoding="utf-8") + "\nMy note: setting 3 matters most.\n"
+    (ws.wiki / rel).write_text(mine, encoding="utf-8")
+    write(ws, "reference.md", reference().replace("Controls behaviour 3 of component 1.", "Controls behaviour three."))
+    report = compile_(ws)
+    assert rel in report.kept and (ws.wiki / rel).read_text(encoding="utf-8") == mine
+    assert (ws.state_dir / "proposed" / rel).is_file()
+    # the source shrinks: the other parts go, the person's stays
+    write(ws, "reference.md", reference(groups=1, per=2))
+    report = compile_(ws)
+    assert rel in report.kept and (ws.wiki / rel).read_text(encoding="utf-8") == mine
+    assert parts(ws) == [rel]
+
+
+def test_a_lost_part_is_written_again_and_state_rebuilt_from_the_pages_knows_the_parts(ws: Workspace) -> None:
+    write(ws, "reference.md", reference())
+    compile_(ws)
+    before = snapshot(ws.wiki)
+    (ws.wiki / f"{PARTS}/group1-component1.md").unlink()
+    report = compile_(ws)
+    assert f"{PARTS}/group1-component1.md" in report.created
+    # a fresh clone: state.db is rebuilt from the pages; parts are wikimem's, the source's page is its page
+    shutil.rmtree(ws.state_dir)
+    report = compile_(ws)
+    assert not report.kept and not report.compiled
+    state = State(ws.state_db)
+    assert state.sources()["raw/reference.md"].page == PAGE
+    assert len(state.pages_of_kind("part")) == 12
+    state.close()
+    assert {k: v for k, v in snapshot(ws.wiki).items() if k != "log.md"} == {
+        k: v for k, v in before.items() if k != "log.md"}
+
+
+def test_incremental_compiles_equal_a_full_compile_with_parts(ws: Workspace, tmp_path: Path) -> None:
+    def pages(w: Workspace) -> dict[str, bytes]:
+        return {k: v for k, v in snapshot(w.wiki).items() if k != "log.md"}
+
+    def full() -> dict[str, bytes]:
+        other = Workspace.at(tmp_path / "full")
+        if other.root.exists():
+            shutil.rmtree(other.root)
+        init_workspace(other)
+        shutil.rmtree(other.raw)
+        shutil.copytree(ws.raw, other.raw)
+        compile_(other)
+        return pages(other)
+
+    write(ws, "reference.md", reference())
+    write(ws, "notes/other.md", "# Other notes\n\nThe widget settings live in `widget.toml`.\n")
+    compile_(ws)
+    steps = [
+        lambda: write(ws, "reference.md", reference(groups=3)),
+        lambda: (ws.raw / "reference.md").rename(ws.raw / "notes" / "reference.md"),
+        lambda: write(ws, "notes/reference.md", reference(groups=5, per=9)),
+        lambda: (ws.raw / "notes" / "reference.md").unlink(),
+    ]
+    for n, step in enumerate(steps):
+        step()
+        compile_(ws)
+        ours, theirs = pages(ws), full()
+        assert ours == theirs, f"step {n}: " + ", ".join(sorted(k for k in set(ours) | set(theirs)
+                                                               if ours.get(k) != theirs.get(k))[:10])
+
+
+def test_the_docutils_configuration_reference_reads_in_parts(ws: Workspace) -> None:
+    shutil.copy(corpus("sphinx") / "docutils" / "user" / "config.txt", ws.raw / "config.txt")
+    compile_(ws)
+    page = (ws.wiki / "sources/config.md").read_text(encoding="utf-8")
+    assert len(page.encode()) < 10_000  # it was 19.7 KB, 13 KB of it one outline line
+    parsers = (ws.wiki / "sources/config/parsers.md").read_text(encoding="utf-8")
+    assert re.search(r"\[raw_enabled\]\([^)]*#L\d+\) = enabled", parsers)
+    assert re.search(r"\[tab_width\]\([^)]*#L\d+\) = 8", parsers)
+    assert "[\\[parsers\\]](config/parsers.md)" in page
+
+
+# --- undo, with git -------------------------------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_undo_takes_the_parts_back_with_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
+    monkeypatch.delenv("WIKIMEM_GIT", raising=False)
+    history._warned.clear()
+    ws = Workspace.at(tmp_path / "ws")
+    init_workspace(ws)
+    _git(ws.root, "init", "-q", "-b", "main")
+    _git(ws.root, "add", "wiki", "wikimem.toml")
+    _git(ws.root, "commit", "-q", "-m", "start a wiki")
+    write(ws, "reference.md", reference(groups=1, per=2))
+    compile_(ws)
+    write(ws, "reference.md", reference())
+    report = compile_(ws)
+    assert len(parts(ws)) == 12 and f"{PARTS}/group0-component0.md" in report.created
+    result = history.undo(ws, load_settings(ws.root, environ={}))
+    assert f"{PARTS}/group0-component0.md" in result.removed
+    assert parts(ws) == [] and not State(ws.state_db).pages_of_kind("part")
+    # the source is held until it changes; when it does, its parts come back
+    write(ws, "reference.md", reference(groups=2))
+    compile_(ws)
+    assert len(parts(ws)) == 6
+    assert len(State(ws.state_db).pages_of_kind("part")) == 6
