@@ -8,7 +8,8 @@ On a copy of the corpus (default: the Flask and docutils Sphinx trees) it report
   (`publish_doctree` with its doctitle transform; code spans compared without backquotes);
 - debris: pages whose body (outside code) still holds role or directive markup
   (`:word:` + backquote, `.. word::`);
-- outline: sections the source pages' outlines link, against the sections docutils counts;
+- outline: sections the source pages' outlines link (with a long document's part pages, which
+  its page links), against the sections docutils counts;
 - compile time: `wikimem compile` from nothing against a plain whoosh index of the same raw
   files (bench/baselines.py index), interleaved, medians of --repeats, as a ratio.
 
@@ -130,6 +131,10 @@ def figure_rows(figures: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _outline(body: str) -> str:
+    return body.split("## Outline", 1)[1].split("\n## ", 1)[0] if "## Outline" in body else ""
+
+
 def measure_pages(root: Path) -> dict[str, Any]:
     sys.path.insert(0, str(HERE.parent / "daemon"))
     from wikimem.pages import loads_page
@@ -154,8 +159,16 @@ def measure_pages(root: Path) -> dict[str, Any]:
             continue
         text = (root / page.sources[0]).read_text(encoding="utf-8", errors="replace")
         title, sections = docutils_view(text)
-        outline = page.body.split("## Outline", 1)[1].split("\n## ", 1)[0] if "## Outline" in page.body else ""
-        sections_found += len(re.findall(r"\]\([^)]*#L\d+\)", outline))
+        sections_found += len(re.findall(r"\]\([^)]*#L\d+\)", _outline(page.body)))
+        # a long document's outline goes on in its part pages (sources/<page stem>/*.md), which
+        # its page's outline links: every section is still one line link away
+        for part_file in sorted((page_file.parent / page_file.stem).glob("*.md")):
+            part = loads_page(part_file.name, part_file.read_text(encoding="utf-8"))
+            if part.meta.get("part_of"):
+                sections_found += len(re.findall(r"\]\([^)]*#L\d+\)", _outline(part.body)))
+                if (ROLE.search(part.body) or DIRECTIVE.search(part.body)) and page.sources[0] not in with_debris:
+                    debris += 1
+                    with_debris.append(page.sources[0])
         sections_expected += sections
         if title:
             titles_total += 1
