@@ -109,6 +109,26 @@ def test_a_long_reference_gets_part_pages_and_every_section_stays_linked(ws: Wor
     assert snapshot(ws.wiki) == before
 
 
+def test_a_long_flat_list_of_sections_is_paged_in_runs(ws: Workspace) -> None:
+    # a changelog: 150 releases, no subsections; listed whole it is a 9 KB outline
+    source = "\n".join(["# Changelog", ""] + [
+        line for n in range(150, 0, -1) for line in (f"## Version 2.{n}", "", f"Fixed issue {n * 7} in the parser.", "")])
+    write(ws, "changes.md", source)
+    compile_(ws)
+    page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
+    found = parts(ws, "sources/changes")
+    assert len(found) >= 2 and len(page.encode()) < 2 * OUTLINE_BYTES
+    first = loads_page(found[0], (ws.wiki / found[0]).read_text(encoding="utf-8"))
+    assert re.fullmatch(r"Changelog: Version 2\.\d+ – Version 2\.\d+", first.title)
+    for rel in found:
+        assert len((ws.wiki / rel).read_bytes()) < 1.5 * OUTLINE_BYTES
+        assert f"]({rel.removeprefix('sources/')})" in page
+    linked = line_links(page) + [n for rel in found for n in line_links((ws.wiki / rel).read_text(encoding="utf-8"))]
+    assert sorted(linked) == headings(source)
+    findings = run_lint(ws, load_settings(ws.root, environ={})).findings
+    assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
+
+
 def test_a_short_document_has_no_parts(ws: Workspace) -> None:
     write(ws, "reference.md", reference(groups=1, per=2))
     compile_(ws)

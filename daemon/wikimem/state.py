@@ -101,8 +101,8 @@ CREATE TABLE IF NOT EXISTS facts (    -- facts.py's statements of one source, by
 CREATE TABLE IF NOT EXISTS pages (
     path TEXT PRIMARY KEY,          -- wiki-relative
     sha256 TEXT NOT NULL,           -- hash of the bytes wikimem last wrote
-    kind TEXT NOT NULL,
-    owner TEXT                      -- the source (source pages) or concept key (concept pages)
+    kind TEXT NOT NULL,             -- source | part (a long source's part page) | concept
+    owner TEXT                      -- the source (source and part pages) or concept key (concept pages)
 );
 """
 

@@ -124,38 +124,57 @@ def _size(items: list[dict[str, Any]]) -> int:
 
 @dataclass
 class Part:
-    """A section of a long source whose outline is a page of its own."""
+    """A page of a long source's outline: one section's outline, or a run of sections."""
 
-    index: int  # its heading's position in the document's outline
     slug: str
+    name: str  # what it holds: a section's title, or "first – last" for a run of sections
     trail: list[str]  # the sections it sits in, outermost first (the document's title left out)
-    headings: list[Any]  # its subsections, in document order
+    span: str  # "its section [X](line)", or "the sections [A](line) to [B](line)", linked from the page
+    lines: list[dict[str, Any]]  # its outline, its links relative to the source page
 
 
 def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]], stem: str,
                   doc_title: str) -> tuple[list[dict[str, Any]], list[Part]]:
-    """The outline a source page shows, and the parts it links, for an outline too large for one page.
+    """The outline a source page shows, and its part pages, for an outline too large for one page.
 
-    A section is a line of the page. When its outline (every subsection) fits OUTLINE_BYTES it
-    is a part page linked from that line, or, when smaller than PART_MIN_BYTES, folded onto the
-    line as usual; a larger section with subsections of its own is opened: its subsections
-    become lines of their own, one level in, each treated the same way. A section whose
-    subsections are all single entries (a settings list) is a part however long it is: opened,
-    its entries would fill the source page instead. Every section keeps its line link."""
-    lines: list[dict[str, Any]] = []
+    Each section is a line of the page. A section whose outline (every subsection) fits
+    OUTLINE_BYTES is a part page linked from its line, or, under PART_MIN_BYTES, stays on the
+    page as it would without parts; a larger one is opened: its line, then its subsections
+    one level in, each treated the same way. Where the lines of one section's subsections
+    still pass OUTLINE_BYTES (a hundred short entries, a flat list of settings, a changelog's
+    releases), runs of consecutive subsections become parts of at most OUTLINE_BYTES each,
+    named for their first and last section. Every section keeps one line link, on the page
+    or on a part; links in a part's lines are relative to the source page (rebased when the
+    part page is rendered)."""
     parts: list[Part] = []
     slugs: set[str] = set()
 
+    def slug_for(text: str) -> str:
+        slug = slugify(text.replace("`", "")) or "part"
+        if is_catalog(f"{slug}.md"):
+            slug += "-section"  # index.md names a catalog, never a page
+        base, n = slug, 2
+        while slug in slugs:
+            slug, n = f"{base}-{n}", n + 1
+        slugs.add(slug)
+        return slug
+
     def entry(i: int, depth: int) -> dict[str, Any]:
         _level, text, line = headings[i]
-        item = {"text": escape_link_text(re.sub(r"`", "", text)), "link": cite(line), "indent": "  " * depth,
-                "tail": ""}
+        item = {"text": _heading_text(text), "link": cite(line), "indent": "  " * depth, "tail": ""}
         if line in defaults:
             value, at = defaults[line]
             item["link"], item["tail"] = cite(at), f" = {value}"
         return item
 
-    def visit(start: int, end: int, depth: int, trail: list[str]) -> None:
+    def shifted(items: list[dict[str, Any]], depth: int) -> list[dict[str, Any]]:
+        """The lines moved `depth` levels in (out, when negative)."""
+        if depth >= 0:
+            return [{**o, "indent": "  " * depth + o["indent"]} for o in items]
+        return [{**o, "indent": o["indent"][-2 * depth:]} for o in items]
+
+    def lay_out(start: int, end: int, depth: int, trail: list[str]) -> list[dict[str, Any]]:
+        children: list[tuple[int, int, list[dict[str, Any]]]] = []
         i = start
         while i < end:
             level = headings[i][0]
@@ -163,38 +182,62 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             while j < end and headings[j][0] > level:
                 j += 1
             sub = headings[i + 1:j]
-            item = entry(i, depth)
+            title = headings[i][1].replace("`", "")
             if not sub:
-                lines.append(item)
+                own = [entry(i, depth)]
             else:
-                size = _size(outline(sub, cite, defaults))
-                # no subsection has subsections of its own: opening it would list them all here
-                leaves = all(sub[n + 1][0] <= sub[n][0] for n in range(len(sub) - 1))
+                inside = outline(sub, cite, defaults)
+                size = _size(inside)
                 if size < PART_MIN_BYTES:
-                    lines.extend({**o, "indent": "  " * depth + o["indent"]}
-                                 for o in outline(headings[i:j], cite, defaults))
-                elif size <= OUTLINE_BYTES or leaves:
-                    slug = slugify(headings[i][1].replace("`", "")) or f"line-{headings[i][2]}"
-                    if is_catalog(f"{slug}.md"):
-                        slug += "-section"  # index.md names a catalog, never a page
-                    base, n = slug, 2
-                    while slug in slugs:
-                        slug, n = f"{base}-{n}", n + 1
-                    slugs.add(slug)
-                    parts.append(Part(i, slug, trail, sub))
+                    own = shifted(outline(headings[i:j], cite, defaults), depth)
+                elif size <= OUTLINE_BYTES:
+                    slug = slug_for(title)
+                    item = entry(i, depth)
+                    parts.append(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})", inside))
                     count = len(sub)
-                    item["part"] = f"{stem}/{slug}.md"
-                    item["tail"] = (item["tail"] + f": {count} {'section' if count == 1 else 'sections'}, "
-                                    f"from [line {headings[i][2]}]({cite(headings[i][2])})")
-                    lines.append(item)
+                    item["link"] = f"{stem}/{slug}.md"
+                    item["tail"] += (f": {count} {'section' if count == 1 else 'sections'}, "
+                                     f"from [line {headings[i][2]}]({cite(headings[i][2])})")
+                    own = [item]
                 else:
-                    lines.append(item)
-                    title = headings[i][1].replace("`", "")
-                    visit(i + 1, j, depth + 1, trail if title == doc_title else [*trail, title])
+                    own = [entry(i, depth), *lay_out(i + 1, j, depth + 1,
+                                                     trail if title == doc_title else [*trail, title])]
+            children.append((i, j, own))
             i = j
+        lines = [x for _, _, own in children for x in own]
+        if _size(lines) <= OUTLINE_BYTES or len(children) < 2:
+            return lines
+        runs: list[list[tuple[int, int, list[dict[str, Any]]]]] = [[]]
+        size = 0
+        for child in children:
+            grows = _size(child[2])
+            if runs[-1] and size + grows > OUTLINE_BYTES:
+                runs.append([])
+                size = 0
+            runs[-1].append(child)
+            size += grows
+        out: list[dict[str, Any]] = []
+        for run in runs:
+            if len(run) == 1 and len(run[0][2]) == 1:
+                out.extend(run[0][2])  # one line: a page for it would save nothing
+                continue
+            first, last = run[0][0], run[-1][0]
+            names = [_heading_text(headings[first][1]), _heading_text(headings[last][1])]
+            name = names[0] if first == last else f"{names[0]} – {names[1]}"
+            slug = slug_for(headings[first][1] if first == last else f"{headings[first][1]} {headings[last][1]}")
+            span = (f"its section [{names[0]}]({cite(headings[first][2])})" if first == last else
+                    f"the sections [{names[0]}]({cite(headings[first][2])}) to [{names[1]}]({cite(headings[last][2])})")
+            parts.append(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth)))
+            count = sum(j - i for i, j, _ in run)
+            out.append({"text": name, "link": f"{stem}/{slug}.md", "indent": "  " * depth,
+                        "tail": f": {count} {'section' if count == 1 else 'sections'}"})
+        return out
 
-    visit(0, len(headings), 0, [])
-    return lines, parts
+    return lay_out(0, len(headings), 0, []), parts
+
+
+def _heading_text(text: str) -> str:
+    return escape_link_text(re.sub(r"`", "", text))
 
 
 def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
@@ -254,9 +297,6 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     stem = posixpath.splitext(posixpath.basename(page_path))[0]
     if _size(lines) > OUTLINE_BYTES:
         lines, parts = split_outline(heads, cite, in_outline, stem, data["title"])
-        for item in lines:
-            if "part" in item:
-                item["link"] = relative_link(page_path, posixpath.join(posixpath.dirname(page_path), item["part"]))
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -288,32 +328,35 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         meta["date"] = data["date"]
     if data.get("version"):
         meta["version"] = data["version"]
-    return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, heads, part, in_outline)
-                                           for part in parts)]
+    return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, part) for part in parts)]
 
 
-def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], heads: list[Any], part: Part,
-               defaults: dict[int, tuple[str, int]]) -> Page:
-    """A part of a long source's page: the full outline of one of its sections (split_outline)."""
-    path = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0],
-                          part.slug + ".md")
+_MD_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")
 
-    def cite(line: int) -> str:
-        return citation(path, source_path, data["anchor"], line)
 
-    section = heads[part.index][1]
-    title = f"{data['title']}: {section}"
+def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
+    """A part of a long source's page (split_outline): its lines, links rebased from the page to it."""
+    folder = posixpath.dirname(page_path)
+    path = posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
+
+    def rebase(link: str) -> str:
+        target, hash_, fragment = link.partition("#")
+        return relative_link(path, posixpath.normpath(posixpath.join(folder, target))) + hash_ + fragment
+
+    def rebased(text: str) -> str:
+        return _MD_LINK.sub(lambda m: f"]({rebase(m.group(1))})", text)
+
+    title = f"{data['title']}: {part.name}"
     body = render(
         "source_part.md.j2",
         title=title,
         document=escape_link_text(data["title"]),
         back=relative_link(path, page_path),
         trail=[escape_link_text(t) for t in part.trail],
-        section=escape_link_text(section.replace("`", "")),
-        section_link=cite(heads[part.index][2]),
+        span=rebased(part.span),
         source_path=source_path,
         raw_link=relative_link(path, "../" + source_path),
-        outline=outline(part.headings, cite, defaults),
+        outline=[{**item, "link": rebase(item["link"]), "tail": rebased(item["tail"])} for item in part.lines],
     )
     meta: dict[str, Any] = {
         "title": title,
