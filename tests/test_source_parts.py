@@ -236,6 +236,37 @@ def test_incremental_compiles_equal_a_full_compile_with_parts(ws: Workspace, tmp
                                                                if ours.get(k) != theirs.get(k))[:10])
 
 
+def test_another_backend_keeps_the_parts_its_page_still_links(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend that writes no parts (a model editing the page the offline backend wrote) keeps
+    those its page still links, and the parts it unlinks go."""
+    from wikimem import backends
+    from wikimem.backends import BatchResult, PageEdit, SourceOutcome
+
+    write(ws, "reference.md", reference())
+    compile_(ws)
+    dropped = f"{PARTS}/group3-component2.md"
+
+    class Editor:
+        name, needs = "editor", None
+
+        def __init__(self, settings: object) -> None:
+            pass
+
+        def compile(self, batch):  # type: ignore[no-untyped-def]
+            text = (ws.wiki / PAGE).read_text(encoding="utf-8").replace(
+                "](reference/group3-component2.md)", "](../../raw/reference.md)")
+            return BatchResult((PageEdit(PAGE, text + "\nA note a model added.\n", "source", "raw/reference.md"),),
+                               (SourceOutcome("raw/reference.md", "compiled", title="Widget settings reference"),))
+
+    monkeypatch.setitem(backends._REGISTRY, "editor", Editor)  # for this test only
+    write(ws, "reference.md", reference() + "\nOne more line.\n")
+    report = compile_(ws, backend_name="editor")
+    assert dropped in report.removed
+    assert len(parts(ws)) == 11 and dropped not in parts(ws)
+    findings = run_lint(ws, load_settings(ws.root, environ={})).findings
+    assert not [f for f in findings if f.rule in ("broken-link",)], findings
+
+
 def test_the_docutils_configuration_reference_reads_in_parts(ws: Workspace) -> None:
     shutil.copy(corpus("sphinx") / "docutils" / "user" / "config.txt", ws.raw / "config.txt")
     compile_(ws)

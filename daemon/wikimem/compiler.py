@@ -31,6 +31,7 @@ from .pages import (
     loads_page,
     lost_line,
     part_of,
+    relative_link,
     slugify,
     stamp,
 )
@@ -681,11 +682,15 @@ def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, .
     if not parts:
         return
     written = {e.path for e in edits if e.content is not None}
-    rendered = {e.owner for e in edits if e.kind == "source" and e.content is not None and e.owner}
+    rendered = {e.owner: e for e in edits if e.kind == "source" and e.content is not None and e.owner}
     renamed = {old: new for new, old in todo.renamed.items()}
     for rel, owner in sorted(parts.items()):
         if rel in written or not (owner in rendered or owner in todo.removed or owner in renamed):
             continue
+        page = rendered.get(owner)
+        if owner not in todo.removed and owner not in renamed and page is not None \
+                and f"]({relative_link(page.path, rel)})" in (page.content or ""):
+            continue  # its page still links it (a model backend's edit to a page the offline backend wrote)
         writer.apply(PageEdit(rel, None, "part", owner), per_source.setdefault(renamed.get(owner, owner), _bucket()))
 
 
