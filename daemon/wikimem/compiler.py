@@ -677,21 +677,35 @@ def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, .
     """The part pages of a long source (sources/<page stem>/<section>.md, kind `part` in state)
     go with it: when its page is rendered again, the parts this render did not write (the
     document shrank, or its page moved with a rename) are removed, and when the source leaves
-    raw/, all of them. A part a person edited is kept, as any page (PageWriter)."""
+    raw/, all of them. A part a person edited is kept, as any page (PageWriter).
+
+    A backend that writes no parts (a model editing the page the offline backend wrote) keeps
+    those its page still links, directly or through a part it keeps, so it never leaves the
+    page with a broken link."""
     parts = {rel: owner for rel, (_sha, kind, owner) in todo.pages.items() if kind == "part" and owner}
     if not parts:
         return
     written = {e.path for e in edits if e.content is not None}
     rendered = {e.owner: e for e in edits if e.kind == "source" and e.content is not None and e.owner}
     renamed = {old: new for new, old in todo.renamed.items()}
-    for rel, owner in sorted(parts.items()):
-        if rel in written or not (owner in rendered or owner in todo.removed or owner in renamed):
-            continue
-        page = rendered.get(owner)
-        if owner not in todo.removed and owner not in renamed and page is not None \
-                and f"]({relative_link(page.path, rel)})" in (page.content or ""):
-            continue  # its page still links it (a model backend's edit to a page the offline backend wrote)
-        writer.apply(PageEdit(rel, None, "part", owner), per_source.setdefault(renamed.get(owner, owner), _bucket()))
+    stale = {rel: owner for rel, owner in parts.items() if rel not in written
+             and (owner in rendered or owner in todo.removed or owner in renamed)}
+    # what the rendered pages still link, and the parts those link in turn
+    linked: set[str] = set()
+    reading = [(e.path, e.content or "") for owner, e in rendered.items()
+               if owner not in todo.removed and owner not in renamed]
+    while reading:
+        at, text = reading.pop()
+        for rel in stale:
+            if rel not in linked and f"]({relative_link(at, rel)})" in text:
+                linked.add(rel)
+                try:
+                    reading.append((rel, (writer.ws.wiki / rel).read_text(encoding="utf-8", errors="replace")))
+                except OSError:
+                    pass
+    for rel, owner in sorted(stale.items()):
+        if rel not in linked:
+            writer.apply(PageEdit(rel, None, "part", owner), per_source.setdefault(renamed.get(owner, owner), _bucket()))
 
 
 def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutcome], report: CompileReport) -> None:
