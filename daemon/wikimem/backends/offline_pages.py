@@ -422,8 +422,14 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
 def _opens_with(title: str, keys: list[str]) -> bool:
     """A title whose first words are the concept ("Ownership Rules", "What Is Ownership?" is not
     needed here: that is the member's section named for it)."""
-    words = [w for w in tokens(title) if is_content(w)]
+    words = _content_words(title)
     return any(" " + " ".join(words[: k.count(" ") - 1]) + " " == k for k in keys)
+
+
+@lru_cache(maxsize=1 << 14)
+def _content_words(title: str) -> tuple[str, ...]:
+    """A section title's content words (cached: every concept a source belongs to asks)."""
+    return tuple(w for w in tokens(title) if is_content(w))
 
 
 def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sentences_of: Any,
