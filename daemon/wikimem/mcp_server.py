@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from mcp.server.mcpserver.tools import ToolManager
 
-    RequestContext = ServerRequestContext[Any, Any]
-
     from .search import Engine
+
+    RequestContext = ServerRequestContext[Any, Any]
 
 log = logging.getLogger("wikimem.mcp")
 
