@@ -345,6 +345,13 @@ class State:
         row = self.db.execute("SELECT data FROM facts WHERE sha256=?", (sha256,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    def facts_with(self, shas: Iterable[str]) -> dict[str, list[Any]]:
+        """The cached facts of many sources at once, by content hash (those cached): one scan of
+        the table rather than a query per source (10k sources: 10k queries)."""
+        wanted = set(shas)
+        return {sha: ([] if data == "[]" else json.loads(data))
+                for sha, data in self.db.execute("SELECT sha256, data FROM facts") if sha in wanted}
+
     def put_facts(self, sha256: str, facts: list[Any]) -> None:
         self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, json.dumps(facts)))
 
