@@ -73,6 +73,10 @@ def query(searcher: Any, question: str, limit: int = 10) -> list[str]:
 
     # a plain index has "content"; on wikimem's own index (the same-index baseline) the text is "body"
     field = "content" if "content" in searcher.schema else "body"
+    if not searcher.schema[field].supports("positions"):
+        # wikimem's index keeps no word positions (it checks a quoted phrase against the stored
+        # text): whoosh cannot run a phrase query on it, so quotes are read as plain words
+        question = question.replace('"', " ")
     parsed = QueryParser(field, searcher.schema, group=OrGroup).parse(question)
     return [hit["path"] for hit in searcher.search(parsed, limit=limit)]
 

@@ -144,6 +144,17 @@ def test_incremental_compiles_equal_a_full_compile(ws: Workspace, tmp_path: Path
                 "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")
         }
         from_db = choose_concepts(_StoreStats(Store(state.db), collections(analyses)))
+        # ... and each source's postings say how often and how strongly it names each key, as
+        # its analysis does (concept pages rank their sources from them)
+        ids = dict(state.db.execute("SELECT path, id FROM offline_docs"))
+        scope = collections(analyses)
+        for path, data in list(analyses.items())[::7]:
+            keys = sorted(data["terms"])[::5]
+            got = Store(state.db).mentions([f"{scope[path]}\x1f{k}" for k in keys])
+            for key in keys:
+                one = Store(state.db).mentions([f"{scope[path]}\x1f{key}"])[ids[path]]
+                assert one == (data["terms"][key], data["signals"].get(key, [0])[0]), (path, key)
+            assert got[ids[path]][0] == sum(data["terms"][k] for k in keys)
     finally:
         state.close()
     assert len(analyses) == len(list(ws.raw.rglob("*.md")))
@@ -180,6 +191,23 @@ def test_older_state_db_is_migrated_without_reading_sources_again(ws: Workspace,
     assert state.db.execute("SELECT count(*) FROM analyses").fetchone()[0] == cached  # kept, one replaced
     state.close()
     assert_same(ws, tmp_path / "full", "migrating state.db")
+
+
+def test_a_version_3_state_db_gains_the_postings_counts_without_reading_sources_again(
+        ws: Workspace, tmp_path: Path) -> None:
+    for i in range(30):
+        (ws.raw / f"note-{i:02d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    state = State(ws.state_db)
+    state.db.execute("DROP TABLE offline_postings")  # as version 3 made it: no counts
+    state.db.execute("CREATE TABLE offline_postings (term INTEGER NOT NULL, doc INTEGER NOT NULL, "
+                     "PRIMARY KEY (term, doc)) WITHOUT ROWID")
+    state.db.execute("PRAGMA user_version=3")
+    state.close()
+    (ws.raw / "note-07.md").write_text(note(random.Random(7), 7, edit=1), encoding="utf-8")
+    report = compile_(ws)
+    assert report.compiled == ["raw/note-07.md"]  # the others from the analysis cache
+    assert_same(ws, tmp_path / "full", "migrating a version 3 state.db")
 
 
 def test_index_catalogs_a_person_touched_are_written_again(ws: Workspace, tmp_path: Path) -> None:

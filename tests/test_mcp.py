@@ -39,6 +39,33 @@ def structured(result) -> dict:
     return json.loads(result.content[0].text)
 
 
+# What a client sees of each tool: its parameters (JSON type, default or required) and the shape
+# of its structured result. The server builds the tools' schemas from the functions' signatures
+# when a client first asks; this holds them as they were when MCPServer built them at start.
+TOOL_SIGNATURES = {
+    "search": ({"query": "string", "limit": "integer = 10", "kind": "string|null = None"}, "object"),
+    "read": ({"path": "string", "start_line": "integer|null = None", "max_lines": "integer|null = None"}, "object"),
+    "list_pages": ({"kind": "string|null = None"}, "object"),
+    "recent_log": ({"limit": "integer = 10"}, "object"),
+    "lint": ({}, "object"),
+    "context": ({"query": "string", "budget": "integer = 8000"}, "result: string"),
+    "add_note": ({"title": "string", "text": "string"}, "object"),
+}
+
+
+def signature(tool) -> tuple[dict[str, str], str]:
+    schema, out = tool.input_schema, tool.output_schema or {}
+    params = {}
+    for name, prop in schema["properties"].items():
+        kind = "|".join(t.get("type", "?") for t in prop["anyOf"]) if "anyOf" in prop else prop["type"]
+        params[name] = kind if name in schema.get("required", ()) else f"{kind} = {prop['default']}"
+    if out.get("additionalProperties") is True:
+        result = out["type"]
+    else:
+        result = ", ".join(f"{k}: {v['type']}" for k, v in out["properties"].items())
+    return params, result
+
+
 @pytest.fixture
 def compiled(ws, settings):
     write(ws, "notes/port.md", "# Web server\n\nThe server listens on TCP port 7878.\n\nIt serves one file.\n")
@@ -53,8 +80,8 @@ def test_tools_search_read_and_resources(compiled, tmp_path):
     os.symlink(outside, compiled.wiki / "sources" / "escape.md")
 
     async def body(session):
-        tools = {t.name for t in (await session.list_tools()).tools}
-        assert tools == {"search", "read", "list_pages", "recent_log", "lint", "context"}
+        tools = {t.name: signature(t) for t in (await session.list_tools()).tools}
+        assert tools == {name: sig for name, sig in TOOL_SIGNATURES.items() if name != "add_note"}
 
         found = structured(await session.call_tool("search", {"query": "Which TCP port does the server listen on?"}))
         top = found["results"][0]
@@ -114,8 +141,8 @@ def test_allow_write_adds_a_note_to_the_inbox_only(compiled):
     before = {p.relative_to(compiled.wiki) for p in compiled.wiki.rglob("*")}
 
     async def body(session):
-        tools = {t.name for t in (await session.list_tools()).tools}
-        assert "add_note" in tools
+        tools = {t.name: signature(t) for t in (await session.list_tools()).tools}
+        assert tools == TOOL_SIGNATURES
         result = structured(await session.call_tool("add_note", {"title": "Kettle tip", "text": "Descale monthly."}))
         assert result["path"].startswith("raw/inbox/") and result["path"].endswith("kettle-tip.md")
         again = structured(await session.call_tool("add_note", {"title": "Kettle tip", "text": "Twice."}))
@@ -189,3 +216,50 @@ def test_running_server_finds_a_new_source_and_filters_by_kind(compiled):
         assert (await session.call_tool("search", {"query": "tea", "kind": "bogus"})).is_error
 
     anyio.run(with_session, compiled.root, body)
+
+
+INITIALIZE_ONLY = """
+import json, sys, threading
+import anyio, mcp_types
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
+from wikimem.mcp_server import build_server
+from wikimem.workspace import Workspace
+
+def searching():
+    return {"search imported": "wikimem.search.engine" in sys.modules or "whoosh" in sys.modules,
+            "warming": any(t.name == "wikimem-index" for t in threading.enumerate())}
+
+async def main():
+    server = build_server(Workspace.at(sys.argv[1]))
+    seen = {"built": searching()}
+    async with create_client_server_memory_streams() as ((read, write), (server_read, server_write)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+            await write.send(SessionMessage(mcp_types.JSONRPCRequest(jsonrpc="2.0", id=1, method="initialize", params={
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})))
+            reply = (await read.receive()).message
+            seen["initialize answered"] = {"result": hasattr(reply, "result"), **searching()}
+            await write.send(SessionMessage(mcp_types.JSONRPCNotification(
+                jsonrpc="2.0", method="notifications/initialized")))
+            with anyio.fail_after(30):
+                while not searching()["warming"] and not searching()["search imported"]:
+                    await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    print(json.dumps(seen))
+
+anyio.run(main)
+"""
+
+
+def test_initialize_is_answered_before_search_is_imported_or_warmed(compiled):
+    """What start-up costs before a client has its answer: not the search package (whoosh) nor
+    the index warm-up, which begins with the client's next message."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", INITIALIZE_ONLY, str(compiled.root)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    assert seen["built"] == {"search imported": False, "warming": False}
+    assert seen["initialize answered"] == {"result": True, "search imported": False, "warming": False}

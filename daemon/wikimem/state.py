@@ -20,7 +20,7 @@ from typing import Any
 
 log = logging.getLogger("wikimem.state")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # meta key of a database made empty (first run, a fresh clone, a corrupt file set aside) whose
 # pages have not yet been read back: `fresh` survives until a compile rebuilds it
 UNREBUILT = "state.unrebuilt"
@@ -72,6 +72,8 @@ CREATE TABLE IF NOT EXISTS offline_surfaces (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS offline_postings (
     term INTEGER NOT NULL, doc INTEGER NOT NULL,
+    n INTEGER NOT NULL,             -- how often the source says it
+    level INTEGER NOT NULL,         -- how strongly it names it (its signal level, 0: a mention)
     PRIMARY KEY (term, doc)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS offline_docs (
@@ -225,10 +227,13 @@ class State:
             # the header alone reads fine on a file cut short or overwritten past it: touch the
             # schema too, so a damaged file fails here rather than halfway through a compile
             self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        if version == 2:
-            # version 3 only adds the offline backend's tables: keep the analysis cache, and
-            # the backend fills its tables from it on the next compile
+        if version in (2, 3):
+            # version 3 added the offline backend's tables, version 4 its postings' counts:
+            # keep the analysis cache, and the backend fills its tables from it on the next
+            # compile (its store format changed with them, so it counts everything again)
+            self.db.execute("DROP TABLE IF EXISTS offline_postings")
             self.db.executescript(SCHEMA)
+            self.db.execute("DELETE FROM meta WHERE key = 'offline.store'")  # its totals: count again
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             version = SCHEMA_VERSION
         if version not in (0, SCHEMA_VERSION):
@@ -339,6 +344,13 @@ class State:
     def get_facts(self, sha256: str) -> list[Any] | None:
         row = self.db.execute("SELECT data FROM facts WHERE sha256=?", (sha256,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def facts_with(self, shas: Iterable[str]) -> dict[str, list[Any]]:
+        """The cached facts of many sources at once, by content hash (those cached): one scan of
+        the table rather than a query per source (10k sources: 10k queries)."""
+        wanted = set(shas)
+        return {sha: ([] if data == "[]" else json.loads(data))
+                for sha, data in self.db.execute("SELECT sha256, data FROM facts") if sha in wanted}
 
     def put_facts(self, sha256: str, facts: list[Any]) -> None:
         self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, json.dumps(facts)))

@@ -183,8 +183,9 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
 
     series_of = fact_series(sources)
     out: list[Fact] = []
+    known = state.facts_with(sha for sha, _ in sources.values())
     for path, (sha, _collection) in sorted(sources.items()):
-        cached = state.get_facts(sha)
+        cached = known.get(sha)
         if cached is None:
             try:
                 doc = load_source(ws.root / path, path, max_bytes=50_000_000)

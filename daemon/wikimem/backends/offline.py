@@ -22,15 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from .. import timelines
-from ..analysis import ANALYSIS_VERSION, CODE, Sentence, analyze
+from ..analysis import ANALYSIS_VERSION, CODE, DEFINED, Sentence, analyze
 from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, title_of
-from .offline_pages import Member, concept_page, rank_members, source_pages
-from .offline_store import Doc, Store, StoredConcept, scoped
+from .offline_pages import (
+    MAIN_MEMBERS,
+    QUOTED_MEMBERS,
+    Member,
+    concept_page,
+    rank_members,
+    source_pages,
+)
+from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 
 RENDER_VERSION = 17  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
@@ -122,6 +129,19 @@ class OfflineBackend:
         jobs = [(str(batch.files[p]), p, batch.max_bytes) for p in order]
         return zip(order, pool.map(_load_and_analyse, jobs, chunksize=1 if len(jobs) < 2000 else 4), strict=True)
 
+    @staticmethod
+    def _ranked(concept: Concept, docs: list[Doc], weights: dict[int, tuple[int, int]],
+                analysis_of: Any) -> list[Member]:
+        """A concept's members, most relevant first. Ranked from the store's counts; the members
+        its page reads sentences from (the most relevant, and the first that define it) are
+        made from their analyses, the rest are listed by title only."""
+        light = rank_members([_light_member(d, *weights[d.id]) for d in docs])
+        full = {m.path for m in light[:QUOTED_MEMBERS]}
+        full.update(m.path for m in [m for m in light if m.level >= DEFINED][:MAIN_MEMBERS])
+        by_path = {d.path: d for d in docs}
+        return [_member(by_path[m.path], analysis_of(by_path[m.path]), concept) if m.path in full else m
+                for m in light]
+
     def compile(self, batch: Batch) -> BatchResult:
         """Count the sources that changed in and out of the running totals in state.db, choose
         concepts from the totals, and render only the pages whose content moved.
@@ -142,6 +162,7 @@ class OfflineBackend:
         folders = sorted({c for c in collections_of(batch.sources).values() if c})
         collection = collection_in(folders)
         if (batch.rebuild or meta.get("key") != self.cache_key or meta.get("collections", []) != folders
+                or meta.get("store") != STORE_FORMAT
                 or any(d.sha256 not in cached for d in counted.values())):
             # counts made by another analyser, sources whose analysis is gone (so they cannot
             # be counted out), or a folder that became (or stopped being) a collection: count
@@ -170,7 +191,7 @@ class OfflineBackend:
 
         todo = [p for p in coming if p in batch.files and batch.sources[p].sha256 not in cached]
         # analysed in worker processes: take every result as it arrives and keep only what
-        # counting needs (the phrase keys, shared strings; the signals), then count. Counting
+        # counting needs (the phrase keys as shared strings, with their counts; the signals), then count. Counting
         # while the workers run competed with them for the CPU and the GIL (30% slower on
         # the 187-source corpus); holding whole analyses took 600 MB at 10k sources
         from_workers: dict[str, tuple[str, Any]] = {}
@@ -183,7 +204,7 @@ class OfflineBackend:
                     state.put_analysis(batch.sources[path].sha256, self.cache_key, data)
                     state.put_facts(batch.sources[path].sha256, data.get("claims") or [])
                     data = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
-                            "terms": list(map(sys.intern, data["terms"])), "signals": data["signals"]}
+                            "terms": {sys.intern(t): n for t, n in data["terms"].items()}, "signals": data["signals"]}
                 from_workers[path] = (status, data)
 
         def additions() -> Iterator[tuple[Doc, dict[str, Any]]]:
@@ -239,18 +260,19 @@ class OfflineBackend:
                 analyses[doc.path] = self._analysis(batch, doc.path, doc.sha256)
             return analyses[doc.path]
 
-        def members_of(c: Concept, keys: tuple[str, ...] | None = None) -> list[Doc]:
+        # how often and how strongly each member names its concept (from the store's postings:
+        # ranking thousands of members must not read thousands of analyses)
+        weight_of: dict[str, dict[int, tuple[int, int]]] = {}
+
+        def members_of(c: Concept) -> list[Doc]:
             """The sources a concept gathers: those of the collections that chose it that mention
             it, and those of other collections that name it (a heading, a definition, code)."""
-            keys = keys or c.keys
-            own = store.sources_of([scoped(coll, k) for coll in c.collections for k in keys])
-            found = [by_id[i] for i in own if i in by_id]
+            own = store.mentions([scoped(coll, k) for coll in c.collections for k in c.keys])
             others = [coll for coll in collections if coll not in c.collections]
-            for i in store.sources_of([scoped(coll, k) for coll in others for k in keys]):
-                doc = by_id.get(i)
-                if doc is not None and _level(analysis_of(doc), keys) >= CODE:
-                    found.append(doc)
-            return sorted(found, key=lambda d: d.path)
+            named = {i: w for i, w in store.mentions([scoped(coll, k) for coll in others for k in c.keys]).items()
+                     if w[1] >= CODE}
+            weights = weight_of[c.key] = {i: w for i, w in {**named, **own}.items() if i in by_id}
+            return sorted((by_id[i] for i in weights), key=lambda d: d.path)
 
         members: dict[str, list[Doc]] = {}
         df = {k: old[k].df for k in concepts if k not in check}
@@ -373,7 +395,7 @@ class OfflineBackend:
         for k in sorted(check):
             concept = concepts[k]
             docs = members[k]
-            ranked = rank_members([_member(d, analysis_of(d), concept) for d in docs])
+            ranked = self._ranked(concept, docs, weight_of[k], analysis_of)
             concept.sources = [m.path for m in ranked]
             main = [m.path for m in ranked[:2]]
             related = _related(concept, [ok[p] for p in main], concepts)
@@ -401,8 +423,9 @@ class OfflineBackend:
         for page_path, owner in store.concept_pages():
             if page_path not in live_pages and page_path.startswith("concepts/"):
                 edits.append(PageEdit(page_path, None, "concept", owner))
-        if meta != {"key": self.cache_key, "n_class": n_class, "collections": folders}:
-            state.set_meta("offline.store", {"key": self.cache_key, "n_class": n_class, "collections": folders})
+        stamp = {"key": self.cache_key, "n_class": n_class, "collections": folders, "store": STORE_FORMAT}
+        if meta != stamp:
+            state.set_meta("offline.store", stamp)
         return BatchResult(tuple(edits), tuple(outcomes))
 
 
@@ -411,6 +434,12 @@ def _size(file: Path) -> int:
         return file.stat().st_size
     except OSError:
         return 0  # reported by the worker that reads it
+
+
+def _light_member(doc: Doc, mentions: int, level: int) -> Member:
+    """A member as a concept page lists it ("Also mentioned in"): no sentences read."""
+    return Member(path=doc.path, page=doc.page, title=doc.title, date=doc.date, version=None, anchor=doc.anchor,
+                  level=level, mentions=mentions)
 
 
 def _fact_links(linked: tuple[str, ...] | None) -> tuple[str, ...]:

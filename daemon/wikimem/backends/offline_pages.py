@@ -30,6 +30,7 @@ from .offline_concepts import Concept, relevance
 
 KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
+MAIN_MEMBERS = 3  # the sources about it (that define it) a concept page names as its main sources
 CHANGES = 8
 ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mention
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
@@ -467,7 +468,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     """The article. `members` are ranked; `sentences_of(member)` gives a member's sentences."""
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
-    main = [m for m in members if m.level >= DEFINED][:3] or [m for m in members[:1] if m.level >= HEADED]
+    main = [m for m in members if m.level >= DEFINED][:MAIN_MEMBERS] or [m for m in members[:1] if m.level >= HEADED]
     quoted = members[:QUOTED_MEMBERS]
 
     def link(m: Member) -> str:
@@ -602,8 +603,14 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
 def _opens_with(title: str, keys: list[str]) -> bool:
     """A title whose first words are the concept ("Ownership Rules", "What Is Ownership?" is not
     needed here: that is the member's section named for it)."""
-    words = [w for w in tokens(title) if is_content(w)]
+    words = _content_words(title)
     return any(" " + " ".join(words[: k.count(" ") - 1]) + " " == k for k in keys)
+
+
+@lru_cache(maxsize=1 << 14)
+def _content_words(title: str) -> tuple[str, ...]:
+    """A section title's content words (cached: every concept a source belongs to asks)."""
+    return tuple(w for w in tokens(title) if is_content(w))
 
 
 def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sentences_of: Any,

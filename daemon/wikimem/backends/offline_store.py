@@ -13,7 +13,8 @@ collection: a row's key is "<collection>\x1f<phrase key>" (see `scoped`).
 
 Tables (created by state.SCHEMA): offline_terms (per phrase key: document count, signal
 strength, the weight that ranks it as a concept candidate), offline_surfaces (the spellings
-that named a key, weighted by signal level), offline_postings (key -> source), offline_docs
+that named a key, weighted by signal level), offline_postings (key -> source, with how often
+and how strongly the source names it: a concept page ranks its sources from them), offline_docs
 (per counted source: content hash, page, what its pages show of it, the concepts its page
 links) and offline_concepts (per chosen concept: its definition, source count and the
 fingerprint of what its page last showed).
@@ -60,6 +61,8 @@ class StoredConcept:
 
 
 SEP = "\x1f"
+# the layout of these tables: a compile that finds another one counts every source again
+STORE_FORMAT = 2
 STRONG = 4  # a signal at this level or above: the source is about the thing or defines it
 
 
@@ -142,14 +145,16 @@ class Store:
         surf: Counter[tuple[str, str]] = Counter()
         canon: dict[str, str] = {}  # one string object per key across sources (memory)
         post_del: dict[str, list[int]] = defaultdict(list)  # key -> ids of the sources leaving it
-        post_add: dict[str, list[int]] = defaultdict(list)
+        post_add: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # key -> (id, count, level)
 
-        def count(doc_id: int, path: str, data: dict[str, Any], sign: int, postings: dict[str, list[int]]) -> None:
+        def count(doc_id: int, path: str, data: dict[str, Any], sign: int, postings: dict[str, list[Any]]) -> None:
             prefix = collection(path) + SEP
-            for key in data["terms"]:
+            signals = data["signals"]
+            for key, n in data["terms"].items():
+                signal = signals.get(key)
                 key = prefix + key
                 key = canon.setdefault(key, key)
-                postings[key].append(doc_id)
+                postings[key].append(doc_id if sign < 0 else (doc_id, n, signal[0] if signal else 0))
                 d = delta.get(key)
                 if d is None:
                     d = delta[key] = [0, 0, 0, 0]
@@ -235,13 +240,15 @@ class Store:
         self.db.executemany("DELETE FROM offline_surfaces WHERE term=?", [(g,) for g in gone])
         return set(delta)
 
-    def _insert_postings(self, by_term: list[tuple[int, list[int]]]) -> None:
+    def _insert_postings(self, by_term: list[tuple[int, list[tuple[int, int, int]]]]) -> None:
         try:
-            self.db.executemany("INSERT INTO offline_postings SELECT ?, value FROM json_each(?)",
-                                [(term, json.dumps(docs)) for term, docs in by_term])
+            self.db.executemany(
+                "INSERT INTO offline_postings SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
+                " json_extract(value, '$[2]') FROM json_each(?)",
+                [(term, json.dumps(docs)) for term, docs in by_term])
         except sqlite3.OperationalError:  # an SQLite built without JSON functions (before 3.38)
-            self.db.executemany("INSERT INTO offline_postings VALUES (?, ?)",
-                                ((term, d) for term, docs in by_term for d in docs))
+            self.db.executemany("INSERT INTO offline_postings VALUES (?, ?, ?, ?)",
+                                ((term, *d) for term, docs in by_term for d in docs))
 
     # --- what concept selection reads ------------------------------------------------------
     def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
@@ -273,6 +280,19 @@ class Store:
                     f" WHERE t.key IN ({','.join('?' * len(part))})", part):
                 out[unscoped(key)][surface] += level
         return dict(out)
+
+    def mentions(self, keys: Iterable[str]) -> dict[int, tuple[int, int]]:
+        """For each counted source holding any of `keys` (scoped keys): how often it says them
+        and how strongly it names them (the highest signal level), as its analysis would."""
+        items = sorted(set(keys))
+        found: dict[int, tuple[int, int]] = {}
+        for part in _chunks(items):
+            for doc, n, level in self.db.execute(
+                    "SELECT p.doc, p.n, p.level FROM offline_terms t JOIN offline_postings p ON p.term = t.id"
+                    f" WHERE t.key IN ({','.join('?' * len(part))})", part):
+                had = found.get(doc)
+                found[doc] = (n, level) if had is None else (had[0] + n, max(had[1], level))
+        return found
 
     def sources_of(self, keys: Iterable[str]) -> set[int]:
         """Ids of the counted sources holding any of `keys` (scoped keys)."""
