@@ -65,6 +65,11 @@ def release_memory() -> None:
     only; elsewhere the collection alone)."""
     import gc
 
+    from .backends.offline_pages import forget_sentences
+    from .search.analysis import forget_words
+
+    forget_words()
+    forget_sentences()
     gc.collect()
     try:
         import ctypes

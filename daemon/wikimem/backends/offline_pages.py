@@ -459,6 +459,12 @@ def _folded(text: str, first: int | None = None) -> str:
     return " " + " ".join(tokens(text)[:first]) + " "
 
 
+def forget_sentences() -> None:
+    """Drop the folded sentences and titles concept pages kept (the daemon, after each batch)."""
+    _folded.cache_clear()
+    _content_words.cache_clear()
+
+
 def rank_members(members: list[Member]) -> list[Member]:
     return sorted(members, key=lambda m: (-m.score, m.path))
 

@@ -54,6 +54,15 @@ class IdentifierParts:
         return hash(type(self).__name__)
 
 
+WORDS_KEPT = 50_000  # words whose terms the analyzer keeps (as many as whoosh's stem cache)
+
+
+def forget_words() -> None:
+    """Drop what the analyzer kept of the words it saw (the daemon, after each batch)."""
+    if _ANALYZER is not None:
+        _ANALYZER._words.clear()
+
+
 class Analyzer:
     """The analyzer: RegexTokenizer | LowercaseFilter | IdentifierParts | StopFilter(minsize=1) |
     StemFilter, in one pass. What the chain makes of a word is kept (a text repeats its words:
@@ -95,7 +104,7 @@ class Analyzer:
 
     def _terms(self, word: str) -> tuple[str, ...]:
         """The terms the chain makes of one token (none when it is a stop word)."""
-        if len(self._words) > 200_000:
+        if len(self._words) > WORDS_KEPT:
             self._words.clear()
         made = self._words[word] = tuple(t.text for t in self.chain(word, tokenize=False))
         return made
