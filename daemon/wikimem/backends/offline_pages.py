@@ -452,7 +452,7 @@ class Member:
         return relevance(self.level, self.mentions)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=4096)  # bounded: the daemon lives on, and its heap with it (a batch's concepts' members fit)
 def _folded(text: str, first: int | None = None) -> str:
     """" word word ... ": a sentence's tokens (its `first` ones), spaced for matching whole
     phrases. Cached: a source's sentences are read again for every concept it belongs to."""
@@ -613,7 +613,7 @@ def _opens_with(title: str, keys: list[str]) -> bool:
     return any(" " + " ".join(words[: k.count(" ") - 1]) + " " == k for k in keys)
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=1024)
 def _content_words(title: str) -> tuple[str, ...]:
     """A section title's content words (cached: every concept a source belongs to asks)."""
     return tuple(w for w in tokens(title) if is_content(w))

@@ -57,10 +57,14 @@ class IdentifierParts:
 WORDS_KEPT = 50_000  # words whose terms the analyzer keeps (as many as whoosh's stem cache)
 
 
+# what the analyzer made of each word it saw: one table for every Analyzer object (the index
+# unpickles its own with the schema), so the daemon can drop it after each batch
+_WORDS: dict[str, tuple[str, ...]] = {}
+
+
 def forget_words() -> None:
     """Drop what the analyzer kept of the words it saw (the daemon, after each batch)."""
-    if _ANALYZER is not None:
-        _ANALYZER._words.clear()
+    _WORDS.clear()
 
 
 class Analyzer:
@@ -83,18 +87,16 @@ class Analyzer:
         # identifiers also count as their parts (see identifier_parts)
         self.chain = CompositeAnalyzer(RegexTokenizer(), LowercaseFilter(), IdentifierParts(),
                                        StopFilter(minsize=1), StemFilter(cachesize=50_000))
-        self._words: dict[str, tuple[str, ...]] = {}
 
     @property
     def items(self) -> list[Any]:
         return list(self.chain.items)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"chain": self.chain}  # the index pickles its schema: not the cache
+        return {"chain": self.chain}  # the index pickles its schema: not the words' table
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.chain = state["chain"]
-        self._words = {}
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
@@ -104,14 +106,14 @@ class Analyzer:
 
     def _terms(self, word: str) -> tuple[str, ...]:
         """The terms the chain makes of one token (none when it is a stop word)."""
-        if len(self._words) > WORDS_KEPT:
-            self._words.clear()
-        made = self._words[word] = tuple(t.text for t in self.chain(word, tokenize=False))
+        if len(_WORDS) > WORDS_KEPT:
+            _WORDS.clear()
+        made = _WORDS[word] = tuple(t.text for t in self.chain(word, tokenize=False))
         return made
 
     def counts(self, value: str) -> dict[str, int]:
         """How often each term occurs in the text: what the index stores of it."""
-        words = self._words
+        words = _WORDS
         found: dict[str, int] = {}
         for match in _TOKEN.finditer(value):
             word = match.group(0)
@@ -134,7 +136,7 @@ class Analyzer:
 
         t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         t.stopped = False
-        words = self._words
+        words = _WORDS
         pos = None
         for i, match in enumerate(_TOKEN.finditer(value)):
             word = match.group(0)
