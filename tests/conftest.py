@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,23 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 os.environ.setdefault("WIKIMEM_TESTING", "1")
+
+
+@pytest.fixture
+def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """git identity and config from the environment only (the machine's ~/.gitconfig is not
+    read), WIKIMEM_GIT unset, history's one-time warnings forgotten."""
+    from wikimem import history
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
+    monkeypatch.delenv("WIKIMEM_GIT", raising=False)
+    history._warned.clear()
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return proc.stdout.strip()

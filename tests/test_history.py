@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import snapshot, write
+from conftest import git, snapshot, write
 from wikimem import history
 from wikimem.cli import main
 from wikimem.compiler import CompileReport, compile_workspace
@@ -60,20 +59,8 @@ Mouse cells turn cancerous after two genetic hits in 2001 experiments.
 
 
 @pytest.fixture(autouse=True)
-def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    # identity and config from the environment only: the machine's ~/.gitconfig is not read
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
-    monkeypatch.delenv("WIKIMEM_GIT", raising=False)
-    history._warned.clear()
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return proc.stdout.strip()
+def _git_env(git_env: None) -> None:
+    """Every test here: conftest's git environment."""
 
 
 def new_repo_ws(root: Path) -> Workspace:

@@ -6,7 +6,6 @@ generous timeout; nothing relies on a fixed sleep for correctness.
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from pathlib import Path
@@ -28,13 +27,8 @@ pytestmark = [
 
 
 @pytest.fixture(autouse=True)
-def _git_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
-
+def _git_env(git_env: None) -> None:
+    """Every test here: conftest's git environment."""
 
 
 

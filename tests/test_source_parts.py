@@ -8,15 +8,13 @@ kept when a person edited them, not listed in index.md, reachable without broken
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import corpus, snapshot, write
+from conftest import corpus, git, snapshot, write
 from wikimem import history
 from wikimem.backends.offline_pages import OUTLINE_BYTES
 from wikimem.compiler import compile_workspace
@@ -281,24 +279,13 @@ def test_the_docutils_configuration_reference_reads_in_parts(ws: Workspace) -> N
 # --- undo, with git -------------------------------------------------------------------------------
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-
-
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_undo_takes_the_parts_back_with_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for who in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
-        monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
-    monkeypatch.delenv("WIKIMEM_GIT", raising=False)
-    history._warned.clear()
+def test_undo_takes_the_parts_back_with_the_page(tmp_path: Path, git_env: None) -> None:
     ws = Workspace.at(tmp_path / "ws")
     init_workspace(ws)
-    _git(ws.root, "init", "-q", "-b", "main")
-    _git(ws.root, "add", "wiki", "wikimem.toml")
-    _git(ws.root, "commit", "-q", "-m", "start a wiki")
+    git(ws.root, "init", "-q", "-b", "main")
+    git(ws.root, "add", "wiki", "wikimem.toml")
+    git(ws.root, "commit", "-q", "-m", "start a wiki")
     write(ws, "reference.md", reference(groups=1, per=2))
     compile_(ws)
     write(ws, "reference.md", reference())
