@@ -30,7 +30,7 @@ from .gitrepo import (
     ignore_state,
     repository,
 )
-from .history import HELD_REASON, _is_part, _page_meta, _raw_file, finish
+from .history import HELD_REASON, _raw_file, _tracked, finish
 
 log = logging.getLogger("wikimem.history")
 
@@ -165,18 +165,14 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
                 continue
             if not latest_is_op and disk_id not in op_blobs:
                 continue  # a person's words: the compiler keeps them and proposes its own beside them
-            kind, sources, sha = _page_meta(rel, disk)
-            if kind not in ("source", "concept"):
+            tracked = _tracked(rel, disk)
+            if tracked is None:
                 continue  # answers, lint.md and the like are not the compiler's pages to track
-            owner = sources[0] if kind == "source" and sources else None
-            if kind == "source" and _is_part(rel, disk):
-                # a part of a long source's page: recorded as its source's; the source's row
-                # follows its own page
-                state.put_page(rel, content_hash(disk), "part", owner)
-                adopted += 1
-                continue
+            kind, owner, sha = tracked
             state.put_page(rel, content_hash(disk), kind, owner)
             adopted += 1
+            if kind == "part":
+                continue  # a part of a long source's page: its source's row follows its own page
             changed_pages.add(rel)
             file = _raw_file(ws, owner)
             if owner and file is not None and sha:

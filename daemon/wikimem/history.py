@@ -396,12 +396,19 @@ def _page_meta(rel: str, data: bytes | None) -> tuple[str, list[str], str]:
     return page.kind, page.sources, str(page.meta.get("source_sha256") or "")
 
 
-def _is_part(rel: str, data: bytes) -> bool:
-    """Whether a page version is a part of a long source's page (pages.part_of)."""
+def _tracked(rel: str, data: bytes) -> tuple[str, str | None, str] | None:
+    """How state.db records a page version the compiler tracks: (kind, the source it belongs
+    to, its source_sha256), kind `part` for a part of a long source's page (pages.part_of);
+    None for the pages it does not track (answers, lint.md) or unreadable ones."""
     try:
-        return part_of(loads_page(rel, data.decode("utf-8", "replace")).meta) is not None
+        page = loads_page(rel, data.decode("utf-8", "replace"))
     except FrontMatterError:
-        return False
+        return None
+    if page.kind not in ("source", "concept"):
+        return None
+    owner = page.sources[0] if page.kind == "source" and page.sources else None
+    kind = "part" if page.kind == "source" and part_of(page.meta) is not None else page.kind
+    return kind, owner, str(page.meta.get("source_sha256") or "")
 
 
 def _held_sources(
@@ -455,15 +462,12 @@ def _restore_state(
                 if data is None:
                     state.delete_page(rel)
                     continue
-                kind, sources, _ = _page_meta(rel, data)
-                if kind not in ("source", "concept"):
+                tracked = _tracked(rel, data)
+                if tracked is None:
                     continue  # answers, lint.md: not pages the compiler tracks in state
-                owner = sources[0] if kind == "source" and sources else None
-                if kind == "source" and _is_part(rel, data):
-                    state.put_page(rel, content_hash(data), "part", owner)  # a long source's part, not its page
-                    continue
+                kind, owner, _ = tracked
                 state.put_page(rel, content_hash(data), kind, owner)
-                if owner:
+                if owner and kind == "source":  # a long source's part is not its page
                     source_page[owner] = rel
             for raw, sha in sorted(held.items()):
                 file = _raw_file(ws, raw)
