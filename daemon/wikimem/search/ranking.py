@@ -149,8 +149,6 @@ def phrase_scores(searcher: Any, parsed: ParsedQuery) -> dict[int, float]:
     kept when the words stand in a row."""
     from whoosh import query as Q
 
-    from .analysis import analyzer
-
     ana = analyzer()
     out: dict[int, float] = {}
     for phrase in parsed.phrases:
