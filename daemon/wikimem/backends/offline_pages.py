@@ -459,6 +459,18 @@ def _folded(text: str, first: int | None = None) -> str:
     return " " + " ".join(tokens(text)[:first]) + " "
 
 
+def _needles(key: str) -> tuple[str, ...]:
+    """What a sentence's lowercased text must hold for its tokens to hold `key` (" borrow checker
+    "): each word's part that folding leaves in place (a plural's "librar" of "library", a word
+    with an apostrophe in its pieces, as the text may spell it ’). Folding only cuts a word's end
+    or lowercases a code name, so a sentence lacking a needle cannot name the key: it is skipped
+    without being tokenized, the most of a concept page's time on a large tree."""
+    out: list[str] = []
+    for word in key.split():
+        out.extend(part for part in word.removesuffix("y").split("'") if part)
+    return tuple(out)
+
+
 def forget_sentences() -> None:
     """Drop the folded sentences and titles concept pages kept (the daemon, after each batch)."""
     _folded.cache_clear()
@@ -474,6 +486,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     """The article. `members` are ranked; `sentences_of(member)` gives a member's sentences."""
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
+    needles = [_needles(k) for k in concept.keys]
     main = [m for m in members if m.level >= DEFINED][:MAIN_MEMBERS] or [m for m in members[:1] if m.level >= HEADED]
     quoted = members[:QUOTED_MEMBERS]
 
@@ -498,8 +511,10 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         for i, s in enumerate(sentences_of(m)):
             if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
                 continue
-            folded = _folded(s.text)
-            if any(k in folded for k in keys) or (s.subject and _folded(s.subject) in keys):
+            lower = s.text.lower()
+            names_it = any(all(n in lower for n in group) for group in needles) \
+                and any(k in _folded(s.text) for k in keys)
+            if names_it or (s.subject and _folded(s.subject) in keys):
                 found.append((i, s))
                 by_name.add((m.path, i))
             elif s.section in named and i in m.facts:
