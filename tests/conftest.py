@@ -82,3 +82,17 @@ def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def git(cwd: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
     return proc.stdout.strip()
+
+
+def single_threaded(wait: float = 5.0) -> None:
+    """Wait for threads other tests left (an HTTP server's request handler ending, a warm-up)
+    to end, or skip: wikimem forks worker processes only from a process with no other thread."""
+    import threading
+    import time
+
+    deadline = time.monotonic() + wait
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if threading.active_count() > 1:
+        pytest.skip(f"threads of other tests still run ({threading.active_count() - 1}): wikimem does not fork then")

@@ -14,7 +14,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import corpus, write
+from conftest import corpus, single_threaded, write
 from wikimem import search as S
 from wikimem.cli import main
 from wikimem.compiler import compile_workspace
@@ -462,6 +462,7 @@ def test_a_parallel_build_ranks_as_a_single_writer_does(ws, settings, monkeypatc
     questions = ["widget macOS", "which Go version is needed to bootstrap", "sourdough starter"]
     single = [[h.path for h in S.search(ws, q)] for q in questions]
     monkeypatch.setattr("wikimem.search.index.PARALLEL_INDEX", 2)
+    single_threaded()
     from whoosh.multiproc import MpWriter
 
     started = []
@@ -586,10 +587,8 @@ def test_a_cold_search_process_sees_each_change(compiled):
 def test_the_check_beside_the_query_keeps_an_answer_only_from_a_current_index(compiled, monkeypatch, caplog):
     import importlib
     import logging
-    import threading
 
-    if threading.active_count() > 1:
-        pytest.skip("a thread of another test still runs: search_once does not fork then")
+    single_threaded()  # search_once forks only then
     engine_module = importlib.import_module("wikimem.search.engine")
     monkeypatch.setattr(engine_module, "_core_free", lambda: True)
     caplog.set_level(logging.DEBUG, logger="wikimem.search")
