@@ -91,6 +91,9 @@ class FakeMessagesServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # a kept-alive connection the client never closes ends after this long idle, and
+            # its thread with it (tests that fork wait for other threads to end)
+            timeout = 2
 
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
