@@ -89,6 +89,31 @@ def test_compile_makes_source_and_concept_pages_linked_both_ways(three: Workspac
     assert broken_links(wiki) == []
 
 
+def test_a_concept_page_lists_the_sources_it_shows_and_counts_every_mention(ws: Workspace) -> None:
+    from wikimem.backends.offline_pages import ALSO_LISTED
+    from wikimem.index_page import entry_from_text
+
+    n = ALSO_LISTED + 20
+    topics = ["rollback", "feature flag", "load balancer", "error budget", "blue green deployment"]
+    for i in range(2 * n):
+        topic = topics[i % len(topics)]
+        canary = f"\n## Canary release\n\nThe canary release of build {i} ran for {i + 5} minutes.\n" if i % 2 else ""
+        write(ws, f"notes/n{i:02d}.md", f"# {topic.title()} note {i}\n\nA {topic} keeps build {i} safe. "
+                                       f"The {topic} on host {i} reported {i * 3} warnings.\n{canary}")
+    compile_(ws)
+    text = (ws.wiki / "concepts/canary-release.md").read_text()
+    canary = loads_page("c", text)
+    shown = canary.meta["sources"]
+    assert canary.meta["mentioned_in"] == n
+    assert len(shown) < n and len(set(shown)) == len(shown)
+    # every source listed is one the page links, and every source page it links is listed
+    linked = {m for m in re.findall(r"\(\.\./sources/([^)#]+)\.md\)", canary.body)}
+    assert {s.removeprefix("raw/").removesuffix(".md").replace("/", "-") for s in shown} == linked
+    assert f"and {n - len(shown)} more" in canary.body
+    # the catalogs count every mention, not the sources listed
+    assert entry_from_text("concepts/canary-release.md", text).sources == n
+
+
 def test_quotes_drop_the_sources_own_relative_links(three: Workspace) -> None:
     compile_(three)
     text = "".join(p.read_text() for p in three.wiki.rglob("*.md"))

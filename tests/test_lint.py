@@ -413,13 +413,16 @@ def test_plain_front_matter_reader_agrees_with_yaml():
     cases = [
         "title: Go 1.22 Release Notes\nkind: source\nsources:\n- raw/a b.md\nsource_sha256: 0123abcd\naliases: []\nupdated: 2026-11-29",
         "title: A\naliases:\nkind: concept",
+        "title: Go\nkind: concept\nsources:\n- raw/a.md\nmentioned_in: 7519\naliases: []",
     ]
     for fm in cases:
         meta = simple_meta(fm)
         expected = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in parse_meta(fm).items()}
         assert meta is None or meta == expected
     assert simple_meta("title: 'quoted: yes'") is None
-    assert simple_meta("count: 3") is None
+    assert simple_meta("count: 3") == {"count": 3}  # a plain count, as YAML reads it
+    for number in ("0123", "1_000", "3.5", "-2", "0x1f", "12345678901"):  # YAML's octal, floats, ...
+        assert simple_meta(f"count: {number}") is None
     assert simple_meta("flag: true") is None
     # list items: trailing blanks dropped as YAML drops them; a YAML word or a quoted item goes to YAML
     assert simple_meta("sources:\n- raw/a.md  \n- raw/b.md\t") == {"sources": ["raw/a.md", "raw/b.md"]}

@@ -127,11 +127,12 @@ def entry_from_text(rel: str, text: str) -> Entry:
         fast = simple_meta(fm)  # the shapes wikimem writes, without YAML (pages.simple_meta)
         if fast is not None and isinstance(fast.get("title"), str):
             sources = [str(s) for s in fast.get("sources") or []] if isinstance(fast.get("sources"), list) else []
-            meta: dict[str, Any] = {k: fast[k] for k in ("title", "kind", "part_of", "version", "date", "description")
-                                    if k in fast}
+            meta: dict[str, Any] = {k: fast[k] for k in ("title", "kind", "part_of", "version", "date", "description",
+                                                          "mentioned_in") if k in fast}
             return _entry(rel, Page(rel, meta, body), meta, sources)
         lines = fm.split("\n")
-        wanted = [line for line in lines if line.startswith(("title:", "kind:", "part_of:", "version:", "date:", "description:"))]
+        wanted = [line for line in lines if line.startswith(("title:", "kind:", "part_of:", "version:", "date:", "description:",
+                                                             "mentioned_in:"))]
         meta = parse_meta("\n".join(wanted))
         if not isinstance(meta.get("title"), str):
             meta = loads_page(rel, text).meta
@@ -160,7 +161,11 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
     tops = tuple(sorted(counted, key=lambda t: (-counted[t], t)))
     # a part of a long source's page is kind "part" here: the source page links it, the map does not
     kind = "part" if part_of(meta) else page.kind
-    return Entry(rel, one_line(plain_text(page.title)), describe(page), kind, sources[0] if sources else "", len(sources),
+    # a concept page lists the sources it shows and says how many mention it
+    mentioned = meta.get("mentioned_in")
+    count = mentioned if isinstance(mentioned, int) and not isinstance(mentioned, bool) and mentioned >= len(sources) \
+        else len(sources)
+    return Entry(rel, one_line(plain_text(page.title)), describe(page), kind, sources[0] if sources else "", count,
                  str(meta.get("version") or ""), str(meta.get("date") or ""), tops)
 
 
@@ -616,7 +621,7 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
     return sections, catalogs
 
 
-CATALOG_CACHE = 5  # bump when what an Entry holds, or how it is read from a page, changes
+CATALOG_CACHE = 6  # bump when what an Entry holds, or how it is read from a page, changes
 
 
 def _entry_to_cache(entry: Entry) -> str:

@@ -19,7 +19,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 PAGE_KINDS = ("source", "concept", "answer", "fact")
 # front matter keys in the order they are written; others follow in their own order
-KEY_ORDER = ("title", "kind", "part_of", "sources", "source_sha256", "aliases", "format", "date", "version", "updated")
+KEY_ORDER = ("title", "kind", "part_of", "sources", "mentioned_in", "source_sha256", "aliases", "format", "date", "version", "updated")
 
 
 class FrontMatterError(ValueError):
@@ -462,13 +462,16 @@ _YAML_WORDS = frozenset("true false yes no on off null ~ y n".split())
 
 _PLAIN_SEEN: dict[str, bool] = {}  # list items repeat across pages (raw/... paths): each is tested once
 
+_COUNT = re.compile(r"0|[1-9][0-9]{0,8}")
+
+
 def simple_meta(fm: str) -> dict[str, Any] | None:
     """Front matter as wikimem writes it (`key: plain`, `key: []`, `key:` + `- item`), without YAML.
 
     Parsing YAML is most of the time lint spends on a large wiki; this reads only
     the plain shapes and returns None for anything else (quotes, flow lists with
-    items, numbers, booleans, anchors, nesting), which then goes to the real YAML
-    parser. Dates stay ISO strings, as loads_page returns them.
+    items, numbers other than a plain count, booleans, anchors, nesting), which then
+    goes to the real YAML parser. Dates stay ISO strings, as loads_page returns them.
     """
     meta: dict[str, Any] = {}
     current: list[str] | None = None
@@ -501,6 +504,8 @@ def simple_meta(fm: str) -> dict[str, Any] | None:
             meta[m.group(1)] = value
         elif re.fullmatch(r"[0-9a-f]{64}", value):  # a hash that happens to start with a digit
             meta[m.group(1)] = value
+        elif _COUNT.fullmatch(value):  # a concept page's `mentioned_in`
+            meta[m.group(1)] = int(value)
         else:
             return None
     # "key:" with no items is null in YAML, not an empty list

@@ -577,25 +577,33 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         points.append({**cite(m, s), "source": escape_link_text(m.title), "source_link": link(m)})
 
     # changes over time: statements tied to a release, in release order, newest first
-    changes: list[tuple[tuple[Any, ...], str, dict[str, Any]]] = []
+    changes: list[tuple[tuple[Any, ...], str, dict[str, Any], Member]] = []
     for m in quoted:
         for _, s in mentioning.get(m.path, []):
             version, date = _release_of(m, s)
             if not version or s.text in seen_text:
                 continue
             changes.append((version_key(version), date or "", {**cite(m, s), "version": version, "date": date,
-                                                                "source": escape_link_text(m.title), "source_link": link(m)}))
+                                                                "source": escape_link_text(m.title), "source_link": link(m)}, m))
     changes.sort(key=lambda c: (c[0], c[1]), reverse=True)
     timeline: list[dict[str, Any]] = []
-    for _, _, item in changes:
+    cited = set(per_member)  # the members a key point or a change quotes
+    for _, _, item, m in changes:
         if item["text"] in {t["text"] for t in timeline}:
             continue
         timeline.append(item)
+        cited.add(m.path)
         if len(timeline) >= CHANGES:
             break
 
     # every source it gathers is linked from the page (links go both ways)
     listed = [m for m in members if m.path not in {x.path for x in main}]
+    # the front matter lists the sources the page shows (those it links, quotes or cites), not
+    # every one that mentions it: at 10k sources "Go" was mentioned in 7,519, a 214 KB list an
+    # agent read before the article; search finds every mention
+    shown = {m.path for m in (*main, *listed[:ALSO_LISTED])} | cited
+    if lead_member is not None:
+        shown.add(lead_member.path)
     body = render(
         "concept_page.md.j2",
         title=concept.title,
@@ -615,7 +623,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     meta = {
         "title": concept.title,
         "kind": "concept",
-        "sources": [m.path for m in members],
+        "sources": [m.path for m in members if m.path in shown],
+        "mentioned_in": len(members),
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
