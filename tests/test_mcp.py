@@ -163,15 +163,16 @@ def initialize(request_id: int | str = 1, version: str = "2025-06-18") -> dict:
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-def converse(root: Path, lines: list[str], last_id: int | str) -> tuple[list[dict], str]:
-    """Drive `wikimem --debug mcp` by hand: write the lines, read stdout up to the answer to
-    last_id, then close stdin. (The replies, stderr.) Every line on stdout must be a JSON-RPC
-    message, or this fails."""
+def converse(root: Path, lines: list[str], last_id: int | str, command: list[str] | None = None
+             ) -> tuple[list[dict], str]:
+    """Drive `wikimem --debug mcp` (or command) by hand: write the lines, read stdout up to the
+    answer to last_id, then close stdin. (The replies, stderr.) Every line on stdout must be a
+    JSON-RPC message, or this fails."""
     import select
     import subprocess
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wikimem.cli", "--debug", "mcp", "--root", str(root)],
+        command or [sys.executable, "-m", "wikimem.cli", "--debug", "mcp", "--root", str(root)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -404,3 +405,27 @@ def test_every_request_answered_once(compiled, first):
     assert "Tea" in json.dumps(replies[-1]["result"])
     assert ("answered initialize (id 1)" in stderr) == (first is None)
     assert "the SDK answers" not in stderr
+
+
+STRAY = """
+import os, sys
+from wikimem import mcp_server
+from wikimem.workspace import Workspace
+
+build = mcp_server.build_server
+
+def noisy(*args, **kwargs):  # output that is not protocol, while the SDK loads
+    print("stray print", flush=True)
+    os.write(1, b"stray write\\n")
+    return build(*args, **kwargs)
+
+mcp_server.build_server = noisy
+mcp_server.serve(Workspace.at(sys.argv[1]))
+"""
+
+
+def test_stray_output_while_the_sdk_loads_goes_to_stderr(compiled):
+    lines = [json.dumps(m) for m in (initialize(), INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    replies, stderr = converse(compiled.root, lines, 2, [sys.executable, "-c", STRAY, str(compiled.root)])
+    assert [r["id"] for r in replies] == [1, 2]
+    assert "stray print" in stderr and "stray write" in stderr
