@@ -19,10 +19,11 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 
-def server_params(root: Path, *extra: str) -> StdioServerParameters:
+def server_params(root: Path, *extra: str, debug: bool = False) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "SOURCE_DATE_EPOCH", "PYTHONPATH")}
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "wikimem.cli", "mcp", "--root", str(root), *extra], env=env,
+        command=sys.executable, args=["-m", "wikimem.cli", *(["--debug"] if debug else []), "mcp", "--root", str(root),
+                                      *extra], env=env,
     )
 
 
@@ -154,39 +155,47 @@ def test_allow_write_adds_a_note_to_the_inbox_only(compiled):
     assert {p.relative_to(compiled.wiki) for p in compiled.wiki.rglob("*")} == before
 
 
-@pytest.mark.slow
-def test_stdout_carries_only_protocol(compiled):
-    """Drive the server by hand: every line on stdout must be a JSON-RPC message."""
+def initialize(request_id: int | str = 1, version: str = "2025-06-18") -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def converse(root: Path, lines: list[str], last_id: int | str, command: list[str] | None = None
+             ) -> tuple[list[dict], str]:
+    """Drive `wikimem --debug mcp` (or command) by hand: write the lines, read stdout up to the
+    answer to last_id, then close stdin. (The replies, stderr.) Every line on stdout must be a
+    JSON-RPC message, or this fails."""
+    import select
     import subprocess
 
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "tea"}}},
-    ]
-    import select
-
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wikimem.cli", "--debug", "mcp", "--root", str(compiled.root)],
+        command or [sys.executable, "-m", "wikimem.cli", "--debug", "mcp", "--root", str(root)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        proc.stdin.write("".join(line + "\n" for line in lines))
         proc.stdin.flush()
-        replies = []
-        while not any(r.get("id") == 2 for r in replies):
+        replies: list[dict] = []
+        while not any(r.get("id") == last_id for r in replies):
             ready, _, _ = select.select([proc.stdout], [], [], 60)
             assert ready, "no reply from the server within 60 s"
             line = proc.stdout.readline()
             assert line, "server closed stdout"
             replies.append(json.loads(line))  # anything but JSON-RPC on stdout fails here
     finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
-        proc.stdout.close()
-        proc.stderr.close()
+        _, stderr = proc.communicate(timeout=30)  # closes stdin: the server ends
     assert all(r.get("jsonrpc") == "2.0" for r in replies)
+    return replies, stderr
+
+
+@pytest.mark.slow
+def test_stdout_carries_only_protocol(compiled):
+    messages = [initialize(), INITIALIZED,
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "tea"}}}]
+    replies, _ = converse(compiled.root, [json.dumps(m) for m in messages], 2)
     assert "Tea" in json.dumps(replies[-1]["result"])
 
 
@@ -263,3 +272,160 @@ def test_initialize_is_answered_before_search_is_imported_or_warmed(compiled):
     seen = json.loads(proc.stdout)
     assert seen["built"] == {"search imported": False, "warming": False}
     assert seen["initialize answered"] == {"result": True, "search imported": False, "warming": False}
+
+
+# `initialize` answered before the SDK is loaded (mcp_server.serve)
+
+async def sdk_answer(ws, line: str, *, allow_write: bool = False) -> dict:
+    """The SDK's own answer to a first line, read and written as its stdio transport does."""
+    import mcp_types
+    from mcp.shared.memory import create_client_server_memory_streams
+    from mcp.shared.message import SessionMessage
+
+    from wikimem.mcp_server import build_server
+
+    server = build_server(ws, allow_write=allow_write)
+    async with create_client_server_memory_streams() as ((read, write), (server_read, server_write)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+            await write.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)))
+            with anyio.fail_after(30):
+                reply = (await read.receive()).message
+            tg.cancel_scope.cancel()
+    return json.loads(reply.model_dump_json(by_alias=True, exclude_unset=True))
+
+
+def test_handshake_versions_are_the_sdks():
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from wikimem.mcp_server import HANDSHAKE_VERSIONS
+
+    assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+
+
+@pytest.mark.parametrize("allow_write", [False, True])
+@pytest.mark.parametrize(("request_id", "version"), [
+    (1, "2024-11-05"),  # the oldest
+    ("a-1", "2025-11-25"),  # the latest the handshake agrees on
+    (7, "2026-07-28"),  # a newer era's version: the handshake answers with its latest
+    (0, "1999-01-01"),  # unsupported
+])
+def test_early_answer_is_the_sdks(ws, allow_write, request_id, version):
+    from wikimem.mcp_server import early_answer
+
+    line = json.dumps(initialize(request_id, version))
+    early = early_answer(line.encode())
+    assert early is not None and early.request_id == request_id
+    assert json.loads(early.line()) == early.message
+    assert early.message == anyio.run(lambda: sdk_answer(ws, line, allow_write=allow_write))
+
+
+def test_early_answer_needs_no_sdk():
+    """What the early answer rests on: it imports nothing of the SDK, pydantic or anyio."""
+    import subprocess
+
+    script = ("import json, sys\nfrom wikimem.mcp_server import early_answer\n"
+              "assert early_answer(sys.stdin.buffer.readline()) is not None\n"
+              "print(json.dumps([m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'pydantic', 'anyio')]))")
+    proc = subprocess.run([sys.executable, "-c", script], input=json.dumps(initialize()) + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+NOT_INITIALIZE = {
+    "ping": b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n',
+    "not JSON": b"hello\n",
+    "not UTF-8": b"\xff\xfe{}\n",
+    "end of input": b"",
+    "a batch": b"[" + json.dumps(initialize()).encode() + b"]\n",
+    "a notification": json.dumps({k: v for k, v in initialize().items() if k != "id"}).encode(),
+    "a boolean id": json.dumps(initialize(True)).encode(),
+}
+REFUSED_BY_THE_SDK = {
+    "no clientInfo": {"protocolVersion": "2025-06-18", "capabilities": {}},
+    "no protocolVersion": {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    "a clientInfo without version": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}},
+}
+
+
+@pytest.mark.parametrize("line", NOT_INITIALIZE.values(), ids=NOT_INITIALIZE.keys())
+def test_no_early_answer_but_to_initialize(line):
+    from wikimem.mcp_server import early_answer
+
+    assert early_answer(line) is None
+
+
+@pytest.mark.parametrize("params", REFUSED_BY_THE_SDK.values(), ids=REFUSED_BY_THE_SDK.keys())
+def test_initialize_the_sdk_refuses_is_left_to_it(ws, params):
+    from wikimem.mcp_server import early_answer
+
+    line = json.dumps({**initialize(), "params": params})
+    assert early_answer(line.encode()) is None
+    assert "error" in anyio.run(lambda: sdk_answer(ws, line))
+
+
+def test_a_client_through_the_early_answer(compiled, tmp_path):
+    """The official client: initialize (answered early), then the SDK serves the rest."""
+    errlog = tmp_path / "stderr.txt"
+
+    async def body():
+        with errlog.open("w") as err:
+            async with stdio_client(server_params(compiled.root, debug=True), errlog=err) as (read, write_stream):
+                async with ClientSession(read, write_stream) as session:
+                    result = await session.initialize()
+                    assert result.server_info.name == "wikimem"
+                    assert {t.name for t in (await session.list_tools()).tools} == set(TOOL_SIGNATURES) - {"add_note"}
+                    found = structured(await session.call_tool("search", {"query": "green tea temperature"}))
+                    assert "80 degrees" in found["results"][0]["snippet"]
+                    index = await session.read_resource("wiki://index.md")
+                    assert "Web server" in index.contents[0].text
+
+    anyio.run(body)
+    log = errlog.read_text(encoding="utf-8")
+    assert "answered initialize (id 1) while the SDK loads" in log
+    assert "the SDK answers" not in log  # the SDK's own answer was the same as ours
+    assert "warming the search index" in log
+
+
+@pytest.mark.parametrize("first", [None, '{"jsonrpc": "2.0", "id": "p", "method": "ping"}', "hello"],
+                         ids=["initialize", "ping", "not JSON"])
+def test_every_request_answered_once(compiled, first):
+    """Whatever comes first, each request has one answer (the SDK's to a replayed `initialize`
+    is dropped) and stdout carries JSON-RPC only; an early answer only to a first `initialize`."""
+    lines = [json.dumps(m) for m in (
+        initialize(), INITIALIZED,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "tea"}}},
+    )]
+    replies, stderr = converse(compiled.root, [first, *lines] if first else lines, 3)
+    answers = [r["id"] for r in replies if "method" not in r]
+    assert sorted(answers, key=str) == sorted([1, 2, 3, *(["p"] if first and "ping" in first else [])], key=str)
+    assert {r["id"]: r for r in replies}[1]["result"]["serverInfo"]["name"] == "wikimem"
+    assert "Tea" in json.dumps(replies[-1]["result"])
+    assert ("answered initialize (id 1)" in stderr) == (first is None)
+    assert "the SDK answers" not in stderr
+
+
+STRAY = """
+import os, sys
+from wikimem import mcp_server
+from wikimem.workspace import Workspace
+
+build = mcp_server.build_server
+
+def noisy(*args, **kwargs):  # output that is not protocol, while the SDK loads
+    print("stray print", flush=True)
+    os.write(1, b"stray write\\n")
+    return build(*args, **kwargs)
+
+mcp_server.build_server = noisy
+mcp_server.serve(Workspace.at(sys.argv[1]))
+"""
+
+
+def test_stray_output_while_the_sdk_loads_goes_to_stderr(compiled):
+    lines = [json.dumps(m) for m in (initialize(), INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    replies, stderr = converse(compiled.root, lines, 2, [sys.executable, "-c", STRAY, str(compiled.root)])
+    assert [r["id"] for r in replies] == [1, 2]
+    assert "stray print" in stderr and "stray write" in stderr

@@ -5,20 +5,29 @@ with `--allow-write`, which adds one tool, `add_note`, that drops a Markdown not
 raw/inbox/ for the daemon (or the next compile) to turn into pages: agents contribute
 sources, they never edit the wiki. Every path argument is confined to the workspace's
 wiki/ and raw/ folders; `..`, absolute paths and symlinks that lead out are refused
-with an error result. The SDK points fd 1 at stderr while serving, so nothing but
-protocol reaches stdout.
+with an error result. While serving, fd 1 points at stderr and fd 0 at /dev/null, so
+nothing but protocol reaches stdout and nothing else reads the client's messages.
+
+`initialize` is answered before the SDK is loaded (importing it is most of the time to
+`initialize`), as the SDK would answer it; the SDK, loaded meanwhile, is then handed the
+conversation from its first line and serves the rest (see `serve`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import gc
+import io
+import json
 import logging
+import os
 import re
 import secrets
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .errors import PathEscape, WikimemError
 from .naming import undecodable
@@ -53,6 +62,17 @@ INSTRUCTIONS = """This server serves a wikimem wiki: Markdown pages compiled fro
 Start with the resource wiki://index.md (the catalog) or the search tool; read pages and raw sources
 with read (paths like wiki/sources/x.md or raw/notes.md, as search returns them). Search results
 and pages cite raw sources by line (raw/x.md#L12): read that target for the lines around it."""
+
+SERVER_NAME = "wikimem"
+# The protocol versions `initialize` can agree on, oldest to newest: the SDK's
+# HANDSHAKE_PROTOCOL_VERSIONS (mcp_types.version), spelled out to answer `initialize` before
+# the SDK is loaded. A test holds the two equal.
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# What the SDK's Server.get_capabilities derives from the handlers build_server registers (tools,
+# resources and prompts are listed; no subscriptions, no change notifications), with or without
+# --allow-write. A test holds the two equal.
+CAPABILITIES = {"prompts": {"listChanged": False}, "resources": {"listChanged": False, "subscribe": False},
+                "tools": {"listChanged": False}}
 
 
 def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
@@ -263,6 +283,7 @@ class Searching:
         if self._started:
             return
         self._started = True
+        log.debug("warming the search index")
         threading.Thread(target=self._warm, name="wikimem-index", daemon=True).start()
 
     def _warm(self) -> None:
@@ -470,7 +491,7 @@ def build_server(ws: Workspace, *, allow_write: bool = False, searching: Searchi
         return await call_next(ctx)
 
     server: Server[Any] = Server(
-        "wikimem", version=__version__, instructions=INSTRUCTIONS,
+        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
         on_list_tools=list_tools, on_call_tool=call_tool,
         on_list_resources=list_resources, on_read_resource=read_resource,
         on_list_resource_templates=list_resource_templates,
@@ -483,7 +504,148 @@ def build_server(ws: Workspace, *, allow_write: bool = False, searching: Searchi
     return server
 
 
-def serve(ws: Workspace, *, allow_write: bool = False) -> None:
+class EarlyAnswer(NamedTuple):
+    """The answer given to the client's `initialize` before the SDK was loaded."""
+
+    request_id: int | str
+    message: dict[str, Any]
+
+    def line(self) -> bytes:
+        """The message as the SDK's stdio transport writes one: compact JSON, UTF-8, one line."""
+        return (json.dumps(self.message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def initialize_request(line: bytes) -> tuple[int | str, dict[str, Any]] | None:
+    """(id, params) of a well-formed JSON-RPC `initialize` request. None for anything else: the
+    SDK answers that, errors included, as if nothing had been read before it."""
+    try:
+        message = json.loads(line)
+    except ValueError:  # not JSON, or not UTF-8
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
+        return None
+    client = params.get("clientInfo")
+    if not (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
+            and isinstance(client, dict) and isinstance(client.get("name"), str)
+            and isinstance(client.get("version"), str)):
+        return None  # the SDK refuses these params: let it
+    return request_id, params
+
+
+def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
+    """The result the SDK gives `initialize`: the client's protocol version if it is one the
+    handshake can agree on, else the latest; keys in the order the SDK writes them."""
+    from . import __version__
+
+    requested = params["protocolVersion"]
+    return {
+        "capabilities": CAPABILITIES,
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def early_answer(line: bytes) -> EarlyAnswer | None:
+    """Our answer to the client's first line if it is `initialize`, else None."""
+    request = initialize_request(line)
+    if request is None:
+        return None
+    request_id, params = request
+    return EarlyAnswer(request_id, {"jsonrpc": "2.0", "id": request_id, "result": initialize_result(params)})
+
+
+class _Replayed(io.TextIOWrapper):
+    """The wire as the SDK's stdin (UTF-8 text, as its stdio transport reads it): the first
+    line again, which was read here to answer it early, then the rest from the same reader, so
+    that what it had read ahead is not lost."""
+
+    def __init__(self, wire: IO[bytes], first: bytes) -> None:
+        super().__init__(wire, encoding="utf-8", errors="replace")
+        self._first: str | None = first.decode("utf-8", "replace")
+
+    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]  # as TextIOWrapper in typeshed
+        if self._first is None:
+            return super().readline(size)
+        line, self._first = self._first, None
+        return line
+
+
+class _Answered(io.TextIOWrapper):
+    """The wire as the SDK's stdout, less the SDK's own answer to the `initialize` replayed to
+    it: the client has had ours. The SDK writes each message whole, in one write."""
+
+    def __init__(self, wire: IO[bytes], early: EarlyAnswer | None) -> None:
+        super().__init__(wire, encoding="utf-8")
+        self._early = early
+
+    def write(self, text: str, /) -> int:
+        early = self._early
+        if early is None:
+            return super().write(text)
+        message = json.loads(text)
+        if not (isinstance(message, dict) and "method" not in message and message.get("id") == early.request_id):
+            return super().write(text)
+        self._early = None
+        if message != early.message:
+            log.warning("answered initialize with %s; the SDK answers %s", early.line().decode().strip(),
+                        text.strip())
+        return len(text)
+
+
+@contextlib.contextmanager
+def _wire() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """The client's stdin and stdout on descriptors of their own, fd 0 reading /dev/null and
+    fd 1 writing to stderr meanwhile: nothing else in the process (an import, a stray print, a
+    child process) reads the client's messages or writes into the protocol. The SDK's stdio
+    transport does this only for the streams it opens, and the wire is opened before the SDK
+    is loaded."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        # never closed: a worker thread may still be reading when serving ends (as the SDK's)
+        yield open(wire_in, "rb", closefd=False), open(wire_out, "wb", closefd=False)  # noqa: SIM115
+    finally:
+        sys.stdout.flush()  # stray output meant for stderr, before fd 1 is the wire again
+        os.dup2(wire_out, 1)
+        os.dup2(wire_in, 0)
+
+
+T = TypeVar("T")
+
+
+def _in_background(fn: Callable[[], T], name: str) -> Callable[[], T]:
+    """Start fn in a thread; the function returned waits for it, then returns its result or
+    raises its exception."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - raised again by the caller
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+
+    def result() -> T:
+        thread.join()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    return result
+
+
+def _load_server(ws: Workspace, *, allow_write: bool = False) -> Server[Any]:
+    """The SDK, imported, and the server built on it."""
     # Importing the SDK makes some 80,000 objects that live as long as the server. The cyclic
     # collector ran about 190 times meanwhile, freed some 800 objects and took 50-70 ms of the
     # time to `initialize`; switched off, its first collections after would scan them all. So
@@ -491,17 +653,49 @@ def serve(ws: Workspace, *, allow_write: bool = False) -> None:
     # (the few cycles made meanwhile are never freed).
     gc.disable()
     try:
-        import anyio
-        from mcp.server.stdio import stdio_server
+        import mcp.server.stdio  # noqa: F401 - what serve runs the server with
 
-        server = build_server(ws, allow_write=allow_write)
+        return build_server(ws, allow_write=allow_write)
     finally:
         gc.freeze()
         gc.enable()
 
-    async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    log.info("serving %s over stdio (write: %s)", ws.root, allow_write)
-    anyio.run(run)
+def _answer_first_line(wire_in: IO[bytes], wire_out: IO[bytes]) -> tuple[bytes, EarlyAnswer | None]:
+    """The client's first line, answered at once if it is `initialize`."""
+    first = wire_in.readline()
+    early = early_answer(first)
+    if early is not None:
+        wire_out.write(early.line())
+        wire_out.flush()
+        log.debug("answered initialize (id %r) while the SDK loads", early.request_id)
+    return first, early
+
+
+def serve(ws: Workspace, *, allow_write: bool = False) -> None:
+    """Serve over stdio. The SDK loads in a background thread (some 0.6 s of imports) while
+    the client's first line is read: `initialize` is answered at once, as the SDK would answer
+    it. Then the SDK is given the conversation from that first line, answers it again (that
+    answer is dropped) and serves the rest; the index warms from the client's next message,
+    as before. Any other first line goes to the SDK untouched."""
+    with _wire() as (wire_in, wire_out):
+        # the loading thread holds the GIL: each time this one needs it back to answer (the line
+        # read, the answer written), it waited up to the 5 ms switch interval (a median 4 ms
+        # from the client's write to the answer, 1 ms at 0.5 ms). No cost while this one waits.
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(0.0005)
+        load = _in_background(lambda: _load_server(ws, allow_write=allow_write), "wikimem-mcp-load")
+        first, early = _answer_first_line(wire_in, wire_out)
+        sys.setswitchinterval(switch_interval)
+        server = load()
+
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        async def run() -> None:
+            stdin, stdout = anyio.wrap_file(_Replayed(wire_in, first)), anyio.wrap_file(_Answered(wire_out, early))
+            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+
+        log.info("serving %s over stdio (write: %s)", ws.root, allow_write)
+        anyio.run(run)
