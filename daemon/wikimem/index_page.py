@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,6 +206,7 @@ def version_key(version: str) -> tuple[Any, ...]:
     return (*numbers, 0 if not rest else -1)
 
 
+@lru_cache(maxsize=65536)  # every plan of the map sorts every source by it
 def _natural(path: str) -> tuple[Any, ...]:
     """File names in their numbered order: ch02 before ch10, appendix after chapters."""
     name = posixpath.basename(path).lower()
@@ -319,11 +321,12 @@ def build(sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]
 
 def build_parts(
     sections: dict[str, list[Entry]], *, extra_links: list[tuple[str, str]], root: Path | None = None,
-    order: dict[str, int] | None = None, unchanged: frozenset[str] = frozenset(),
+    order: dict[str, int] | None = None, unchanged: frozenset[str] = frozenset(), groups: list[Group] | None = None,
 ) -> tuple[dict[str, str], set[str]]:
     """index.md and the catalogs; the catalogs of `unchanged` groups (their entries are as when
-    their catalogs were last written) are left out. Returns the pages and the groups left out."""
-    groups = plan(sections, order or {})
+    their catalogs were last written) are left out. Returns the pages and the groups left out.
+    `groups`: the plan of these sections and order, when the caller has it."""
+    groups = groups if groups is not None else plan(sections, order or {})
     total = sum(len(g.all_entries()) for g in groups)
     counts = _counts(sections)
     out: dict[str, str] = {}
@@ -610,10 +613,12 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
             entry = None
             if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
                 entry = _entry_from_cache(rel, hit[2], hit[3])  # None: a cache row of another format
+                if entry is not None:
+                    fresh[rel] = hit  # as stored: nothing to encode or write again
             if entry is None:
                 with open(file, encoding="utf-8", errors="replace") as handle:
                     entry = entry_from_text(rel, handle.read())
-            fresh[rel] = (st.st_mtime_ns, st.st_size, entry.title, _entry_to_cache(entry))
+                fresh[rel] = (st.st_mtime_ns, st.st_size, entry.title, _entry_to_cache(entry))
             if entry.kind != "part":
                 sections[folder].append(entry)
     if state is not None and fresh != cached:
@@ -696,11 +701,11 @@ def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) 
     return order
 
 
-def inputs_digest(ws: Workspace, sections: dict[str, list[Entry]], order: dict[str, int],
+def inputs_digest(ws: Workspace, sections: dict[str, list[Entry]], groups: list[Group], order: dict[str, int],
                   extra: list[tuple[str, str]]) -> dict[str, str]:
     """Digests of what index.md and each group's catalogs are made from: the entries, the
     reading order, the extra links, the template and the code that lays them out. Key "" covers
-    index.md; the others one group each."""
+    index.md; the others one group each. `groups`: the plan of these sections and order."""
     from . import pages as pages_module
     from . import templating
 
@@ -710,7 +715,7 @@ def inputs_digest(ws: Workspace, sections: dict[str, list[Entry]], order: dict[s
         common.update(path.read_bytes() if path.is_file() else b"-")
     common.update(json.dumps(extra).encode("utf-8"))
     out = {}
-    for group in plan(sections, order):
+    for group in groups:
         digest = common.copy()
         digest.update(json.dumps([(e.path, e.title, e.description, e.raw, e.sources, e.version, e.date)
                                   for e in group.all_entries()], ensure_ascii=False).encode("utf-8", "surrogatepass"))
@@ -767,7 +772,7 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
         # a group whose entries did not change and whose catalogs are as last written keeps
         # them: a 10k-source wiki would otherwise render 10k catalog lines on every compile
         # only to find them equal to what is on disk
-        inputs = inputs_digest(ws, sections, order, extra)
+        inputs = inputs_digest(ws, sections, groups, order, extra)
         last = state.get_meta("index.written")
         if isinstance(last, dict) and isinstance(last.get("inputs"), dict) and isinstance(last.get("files"), dict):
             files: dict[str, list[int]] = last["files"]
@@ -783,7 +788,7 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
                     g.key for g in groups if any(_group_of(rel, groups) == g.key for rel in catalogs | set(files))) \
                     and _file_stats(ws, ["index.md"]) == {"index.md": files.get("index.md")}:
                 return []
-    pages, left_out = build_parts(sections, extra_links=extra, root=ws.root, order=order,
+    pages, left_out = build_parts(sections, extra_links=extra, root=ws.root, order=order, groups=groups,
                                   unchanged=frozenset(unchanged))
     changes = write_changed(ws.wiki, pages)
     for rel in sorted(catalogs):
