@@ -195,6 +195,8 @@ class State:
         self.path = path
         # set when the file was unreadable and moved aside: the caller says so in one line
         self.recovered: str | None = None
+        # what one compile works out once and reads twice (timelines.current), gone with it
+        self.memo: dict[str, Any] = {}
         if path.exists() and _truncated(path) and not _checks_out(path):
             self._set_aside("it is shorter than its header says")
         try:

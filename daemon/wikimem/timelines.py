@@ -202,11 +202,23 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
     return out
 
 
+def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -> list[Timeline]:
+    """The timelines of these sources, built once per compile (per State): the backend links
+    them from pages, the compiler writes them (at 10k sources each build took 0.2 s)."""
+    key = sorted(sources.items())
+    memo = state.memo.get("timelines")
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    lines = build(facts_of(ws, state, sources))
+    state.memo["timelines"] = (key, lines)
+    return lines
+
+
 def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], pages_of: dict[str, str]) -> list[tuple[str, str]]:
     """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes."""
     from .workspace import write_changed
 
-    timelines = build(facts_of(ws, state, sources))
+    timelines = current(ws, state, sources)
     folder = ws.wiki / FOLDER
     wanted: dict[str, str] = {t.page: render(t, pages_of) for t in timelines}
     changes = write_changed(ws.wiki, wanted)

@@ -304,8 +304,7 @@ class OfflineBackend:
 
         # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
         # links those it states, a concept page those of its subject
-        lines = timelines.build(timelines.facts_of(batch.workspace, state, {
-            p: (d.sha256, collection(p)) for p, d in ok.items()}))
+        lines = timelines.current(batch.workspace, state, {p: (d.sha256, collection(p)) for p, d in ok.items()})
         stated = {p: tuple(f"{timelines.FOLDER}/{t.slug}" for t in ts) for p, ts in timelines.links_by_source(lines).items()}
         by_page = {f"{timelines.FOLDER}/{t.slug}": t for t in lines}
         rank.update(p for p, d in ok.items() if _fact_links(d.concepts) != stated.get(p, ()))
