@@ -771,6 +771,9 @@ def test_quotes_are_found_back_from_their_citation():
         ("one quote here", "../../raw/a.md#L1"),  # "short": under 8 characters, not a quote
         ("another one here", "../../raw/a.md#L1"),
     ]
+    # a key fact's section label may hold quote marks: the quote opens after the label
+    label = f'- *Why doesn\'t Go have "implements" declarations?*: "The semantics of interfaces matter." {cite}\n'
+    assert [q for _at, q, _t in quotes(label)] == ["The semantics of interfaces matter."]
 
 
 @pytest.mark.slow

@@ -104,6 +104,8 @@ def page_hits(text: str) -> list[tuple[int, str, str]]:
 _CITED = re.compile(r"[\"”][ \t]*\(\[[^\[\]\n]*+\]\(([^()\s]++)\)\)")
 
 _OPENING = ("\"", "“")
+# a key fact's section label before its quote: - *Why doesn't Go have "implements" declarations?*: "..."
+_LABEL = re.compile(r"[ \t]*[-*][ \t]+\*[^*\n]+\*:[ \t]")
 
 QUOTE_MIN = 8  # characters between the quote marks
 
@@ -119,6 +121,8 @@ def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
     for m in _CITED.finditer(text, start):
         close = m.start()
         line_start = max(text.rfind("\n", 0, close) + 1, floor)
+        if label := _LABEL.match(text, line_start, close):
+            line_start = label.end()  # the label's own quote marks open no quote
         found = [at for at in (text.find(mark, line_start, close - QUOTE_MIN) for mark in _OPENING) if at >= 0]
         if not found:
             continue
