@@ -219,3 +219,15 @@ def test_a_sections_facts_share_one_item_and_the_source_line_is_not_repeated(ws:
         assert line.startswith(f'  - "{rule}" ([line ')
     assert "\nformat: markdown\n" in page
     assert "Source: [raw/book/ownership.md](../../raw/book/ownership.md)\n" in page
+
+
+def test_a_name_joined_by_of_is_one_key_not_its_last_word() -> None:
+    """README sections headed "Code of Conduct" made a concept "Conduct": "of" joins a name
+    ("code of conduct", "separation of concerns"); other function words still end a phrase."""
+    from wikimem.analysis import name_key, phrase_keys, tokens
+
+    assert name_key("Code of Conduct") == "code of conduct"
+    assert name_key("Separation of Concerns") == "separation of concern"
+    assert "code of conduct" in phrase_keys(tokens("Read our code of conduct first."))
+    assert name_key("Code and Conduct") is None
+    assert not any(" the " in key for key in phrase_keys(tokens("Read the code the conduct.")))

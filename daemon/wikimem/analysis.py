@@ -28,7 +28,7 @@ from .sources import Document
 from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 18
+ANALYSIS_VERSION = 19
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -212,8 +212,8 @@ def phrase_keys(toks: list[str], max_n: int = 3) -> set[str]:
             if j >= n_toks or code[j]:
                 break
             inner = toks[j - 1] if n > 2 else None
-            if inner is not None and (inner[0].isdigit() or inner in STOPWORDS):
-                break  # longer n-grams would contain it too
+            if inner is not None and (inner[0].isdigit() or (inner in STOPWORDS and inner != "of")):
+                break  # longer n-grams would contain it too ("of" joins a name: "code of conduct")
             if content[j] and (edge[i] or edge[j]) and not (toks[i] in GENERIC and toks[j] in GENERIC):
                 keys.add(" ".join(toks[i : j + 1]))
     return keys
@@ -233,7 +233,7 @@ def name_key(surface: str) -> str | None:
         return None
     if len(toks) > 1 and not (is_edge(toks[0]) or is_edge(toks[-1])):
         return None
-    if any(t in STOPWORDS for t in toks[1:-1]):
+    if any(t in STOPWORDS and t != "of" for t in toks[1:-1]):
         return None
     return " ".join(toks)
 
