@@ -231,3 +231,18 @@ def test_a_name_joined_by_of_is_one_key_not_its_last_word() -> None:
     assert "code of conduct" in phrase_keys(tokens("Read our code of conduct first."))
     assert name_key("Code and Conduct") is None
     assert not any(" the " in key for key in phrase_keys(tokens("Read the code the conduct.")))
+
+
+def test_a_sentence_keeps_the_marks_that_close_it(tmp_path: Path) -> None:
+    """The emphasis, quote or bracket a sentence ends inside closes with it: a bold lead-in
+    quoted alone was "**Failures are retried, then left alone." with its emphasis left open."""
+    from wikimem.analysis import split_sentences
+
+    source = tmp_path / "notes.md"
+    source.write_text("# Notes\n\n- **Failures are retried, then left alone.** A batch that fails is retried later.\n\n"
+                      "Dijkstra said that “testing shows the presence of bugs.” That is why we test.\n",
+                      encoding="utf-8")
+    texts = [s.text for s in split_sentences(load_source(source, "raw/notes.md", max_bytes=1_000_000))]
+    assert "**Failures are retried, then left alone.**" in texts
+    assert "A batch that fails is retried later." in texts
+    assert "Dijkstra said that “testing shows the presence of bugs.”" in texts

@@ -28,7 +28,7 @@ from .sources import Document
 from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 19
+ANALYSIS_VERSION = 20
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -93,7 +93,9 @@ _TITLE_LEAD = re.compile(
 
 # a path of lowercase names (crypto/tls, net/http) is one word; so is a number with its dots
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:/[a-z][a-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]*_]*\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
+# the marks that close a sentence stay with it: "**Failures are retried.** A batch ..." is
+# "**Failures are retried.**" and "A batch ...", not an emphasis left open
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
 _NEWLINE = re.compile("\n")
 _NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]")
@@ -312,7 +314,7 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
         pieces: list[tuple[int, str]] = []
         start = 0
         for m in _SENTENCE_END.finditer(text):
-            candidate = text[start : m.start()]
+            candidate = text[start : m.end(1)]
             if _ABBREV.search(candidate.rstrip("\"'”’)]*_")):
                 continue
             pieces.append((start, candidate))
