@@ -246,3 +246,17 @@ def test_a_sentence_keeps_the_marks_that_close_it(tmp_path: Path) -> None:
     assert "**Failures are retried, then left alone.**" in texts
     assert "A batch that fails is retried later." in texts
     assert "Dijkstra said that “testing shows the presence of bugs.”" in texts
+
+
+def test_a_link_or_an_address_alone_is_no_key_point(ws: Workspace, settings) -> None:
+    """README boilerplate ("[Learn more.](https://...)", "Background: https://...") said nothing
+    about the concept it was quoted under."""
+    for name in ("alpha", "beta", "gamma"):
+        write(ws, f"{name}.md", f"# {name.title()}\n\n## Tidelift subscription\n\nThe Tidelift subscription covers "
+                                f"the {name} package for enterprise users.\n\n"
+                                "[Learn more.](https://tidelift.com/subscription?utm_campaign=tidelift-subscription)\n\n"
+                                "Tidelift subscription: https://tidelift.com/x\n")
+    compile_workspace(ws, settings)
+    page = next((ws.wiki / "concepts").glob("tidelift*.md")).read_text()
+    assert "covers the" in page
+    assert "Learn more" not in page and "Tidelift subscription: https" not in page

@@ -535,7 +535,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     best = max((m.score for m in quoted), default=1.0) or 1.0
     for rank, m in enumerate(quoted):
         for i, s in mentioning.get(m.path, []):
-            if s is lead or s.kind in ("term", "table") or code_like(s.text) or _release_of(m, s)[0]:
+            if s is lead or s.kind in ("term", "table") or code_like(s.text) or _release_of(m, s)[0] \
+                    or _thin(s.text):
                 continue  # a statement tied to a release belongs to the changes over time
             head = _folded(s.text, 8)
             score = 4.0 * (m.score / best)
@@ -690,6 +691,16 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
             if found:
                 return found[0], m
     return None, None
+
+
+_LINK_OR_URL = re.compile(r"(?<!\\)\[([^\[\]]*)\]\([^()\s]*\)|\b[a-z][a-z0-9+.-]*://\S+")
+_PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _thin(text: str) -> bool:
+    """A sentence that is little but a link or an address ("[Learn more.](https://...)",
+    "Background: https://..."): under four words of its own once links are their text."""
+    return len(_PROSE_WORD.findall(_LINK_OR_URL.sub(lambda m: m.group(1) or " ", text))) < 4
 
 
 _GLOSSARY = re.compile(r"\b(?:glossary|glossaries|terminology|terms|definitions|vocabulary)\b", re.IGNORECASE)
