@@ -28,13 +28,13 @@ from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
-from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, title_of
+from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, relevance, title_of
 from .offline_pages import (
     MAIN_MEMBERS,
     QUOTED_MEMBERS,
+    SHOWN_MEMBERS,
     Member,
     concept_page,
-    rank_members,
     source_pages,
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
@@ -135,12 +135,14 @@ class OfflineBackend:
         """A concept's members, most relevant first. Ranked from the store's counts; the members
         its page reads sentences from (the most relevant, and the first that define it) are
         made from their analyses, the rest are listed by title only."""
-        light = rank_members([_light_member(d, *weights[d.id]) for d in docs])
-        full = {m.path for m in light[:QUOTED_MEMBERS]}
-        full.update(m.path for m in [m for m in light if m.level >= DEFINED][:MAIN_MEMBERS])
-        by_path = {d.path: d for d in docs}
-        return [_member(by_path[m.path], analysis_of(by_path[m.path]), concept) if m.path in full else m
-                for m in light]
+        order = sorted(docs, key=lambda d: (-relevance(weights[d.id][1], weights[d.id][0]), d.path))
+        # a page shows its first members and the first that define it (concept_page): members
+        # are made of those alone, the rest counted (a concept of 7,519 sources made 7,519)
+        defining = [d for d in order if weights[d.id][1] >= DEFINED][:MAIN_MEMBERS]
+        shown = {d.path for d in (*order[:SHOWN_MEMBERS], *defining)}
+        full = {d.path for d in (*order[:QUOTED_MEMBERS], *defining)}
+        return [_member(d, analysis_of(d), concept) if d.path in full else _light_member(d, *weights[d.id])
+                for d in order if d.path in shown]
 
     def compile(self, batch: Batch) -> BatchResult:
         """Count the sources that changed in and out of the running totals in state.db, choose
@@ -395,7 +397,7 @@ class OfflineBackend:
             concept = concepts[k]
             docs = members[k]
             ranked = self._ranked(concept, docs, weight_of[k], analysis_of)
-            concept.sources = [m.path for m in ranked]
+            concept.sources = [m.path for m in ranked]  # the first of them: those its page can show
             main = [m.path for m in ranked[:2]]
             related = _related(concept, [ok[p] for p in main], concepts)
             its_lines = sorted({t.slug: t for key in concept.keys for t in of_subject.get(key, [])}.values(),
@@ -409,7 +411,7 @@ class OfflineBackend:
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in existing:
                 page = concept_page(concept, ranked, sentences_of, related,
-                                    [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines])
+                                    [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], total=len(docs))
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):

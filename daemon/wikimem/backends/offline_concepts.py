@@ -18,6 +18,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ..analysis import ABOUT, CODE, DEFINED, stem
@@ -240,6 +241,7 @@ def title_of(surface: str) -> str:
     return surface[:1].upper() + surface[1:] if surface[:1].islower() else surface
 
 
+@lru_cache(maxsize=4096)  # a few levels times the counts seen: ranking 10k members asks it 10k times
 def relevance(level: int, mentions: int) -> float:
     """How much a source says about a concept: being about it or defining it counts most."""
     bonus = {ABOUT: 8.0, DEFINED: 4.0}.get(level, float(level))

@@ -33,6 +33,8 @@ QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences f
 MAIN_MEMBERS = 3  # the sources about it (that define it) a concept page names as its main sources
 CHANGES = 8
 ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mention
+# the most a concept page shows: its quoted sources, its main ones and those it lists as well
+SHOWN_MEMBERS = QUOTED_MEMBERS + MAIN_MEMBERS + ALSO_LISTED
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 # A source page's outline larger than this is split into part pages (docs/compile.md, "Long
@@ -477,13 +479,12 @@ def forget_sentences() -> None:
     _content_words.cache_clear()
 
 
-def rank_members(members: list[Member]) -> list[Member]:
-    return sorted(members, key=lambda m: (-m.score, m.path))
-
-
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
-                 fact_pages: Sequence[tuple[str, str]] = ()) -> Page:
-    """The article. `members` are ranked; `sentences_of(member)` gives a member's sentences."""
+                 fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None) -> Page:
+    """The article. `members` are ranked, the first SHOWN_MEMBERS of them and the first that
+    define it at least, of `total` (all of them when not given); `sentences_of(member)` gives a
+    member's sentences."""
+    total = len(members) if total is None else total
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
     needles = [_needles(k) for k in concept.keys]
@@ -618,14 +619,14 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
                    for title, page in fact_pages],
         also=[{"title": escape_link_text(m.title), "link": link(m)} for m in listed[:ALSO_LISTED]],
-        more=max(0, len(listed) - ALSO_LISTED),
-        count=len(members),
+        more=max(0, total - len(main) - ALSO_LISTED),
+        count=total,
     )
     meta = {
         "title": concept.title,
         "kind": "concept",
         "sources": [m.path for m in members if m.path in shown],
-        "mentioned_in": len(members),
+        "mentioned_in": total,
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
@@ -786,6 +787,6 @@ def _section_note(m: Member, page_path: str) -> str:
     return f"section [{escape_link_text(title.replace('`', ''))}]({citation(page_path, m.path, m.anchor, line)})"
 
 
-__all__ = ["ABOUT", "Member", "Part", "concept_page", "rank_members", "source_page", "source_pages", "outline",
+__all__ = ["ABOUT", "Member", "Part", "concept_page", "source_page", "source_pages", "outline",
            "split_outline", "quote_text", "citation",
            "version_key"]
