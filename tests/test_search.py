@@ -657,6 +657,36 @@ def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(
     assert I._load_parts(folder, I._stamp(folder / "manifest.json"), ("files",)) == {"files": manifest["files"]}
 
 
+def test_an_update_remakes_the_docs_part_of_what_changed_only_and_reads_as_a_full_one(compiled, settings, monkeypatch):
+    from wikimem.search import index as I
+
+    folder = S.index_dir(compiled)
+    updates: list[set[str]] = []
+    real = I._docs_part
+    monkeypatch.setattr(I, "_docs_part", lambda m, update=None: (updates.append(update[1]) if update else None,
+                                                                 real(m, update))[1])
+
+    def docs_part() -> I.Docs:
+        parts = I._load_parts(folder, I._stamp(folder / "manifest.json"), ("docs",))
+        assert parts is not None
+        return parts["docs"]
+
+    before = docs_part()
+    # a new release joins the series (the priors of its siblings move), a note goes, one changes
+    write(compiled, "notes/release-3.md", "# Widget 3 Release Notes\n\nWidget 3 requires macOS 14 Sonoma or later.\n")
+    (compiled.raw / "notes/cooking.md").unlink()
+    write(compiled, "notes/toolchain.md", NOTES["notes/toolchain.md"] + "\nThe linker is lld.\n")
+    compile_workspace(compiled, settings)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    after, full = docs_part(), I.Docs(I._docs_part(manifest))
+    assert updates and {"raw/notes/cooking.md", "raw/notes/release-3.md", "raw/notes/toolchain.md"} <= updates[-1]
+    remade = {n for n, blob in enumerate(after.raw) if blob != before.raw[n]}
+    assert 0 < len(remade) < 64  # the buckets of the paths that moved, of 1,024
+    for path in manifest["docs"]:
+        assert after.get(path) == full.get(path)
+    assert after.get("raw/notes/cooking.md") is None and after.get("raw/notes/release-3.md") is not None
+
+
 def test_a_check_without_a_walk_sees_what_a_walk_would(compiled, monkeypatch, tmp_path):
     # search.unchanged: when no folder changed since a walk matched the index, one stat per
     # folder and per file decides. Each change below must still be seen, and a walk must then

@@ -341,7 +341,8 @@ def plan(
     ]
     pages = state.pages()
     listed: dict[str, set[str]] = {}
-    missing_pages = any(p not in _files_in(ws.wiki, posixpath.dirname(p), listed) for p in pages)
+    wiki = ws.wiki
+    missing_pages = any(p not in _files_in(wiki, posixpath.dirname(p), listed) for p in pages)
     index_missing = not (ws.wiki / "index.md").exists()
     noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,

@@ -131,28 +131,62 @@ def _stamp(path: Path) -> tuple[int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
-    """manifest.json, then its parts, stamped with the manifest.json they were made from."""
+def _write_manifest(folder: Path, manifest: dict[str, Any], changed: set[str] | None = None) -> None:
+    """manifest.json, then its parts, stamped with the manifest.json they were made from.
+    `changed`: the only paths whose doc or prior differ from the manifest.json being replaced
+    (an update): the docs part keeps that one's other buckets as they are."""
     path = folder / "manifest.json"
+    before = None
+    if changed is not None:
+        with contextlib.suppress(OSError):
+            before = _load_parts(folder, _stamp(path), ("docs",))
     atomic_write(path, json.dumps(manifest, separators=(",", ":"), sort_keys=True))
-    _write_parts(folder, manifest, _stamp(path))
+    docs = before["docs"] if before is not None else None
+    _write_parts(folder, manifest, _stamp(path), (docs, changed) if docs is not None and changed is not None else None)
 
 
-def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, int]) -> None:
-    blobs = [marshal.dumps(manifest["files"]), _docs_part(manifest)]
+def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, int],
+                 update: tuple[Docs, set[str]] | None = None) -> None:
+    blobs = [marshal.dumps(manifest["files"]), _docs_part(manifest, update)]
     head = marshal.dumps((_PARTS_FORMAT, INDEX_VERSION, stamp, tuple(len(b) for b in blobs)))
     # derived from the file beside it, so no fsync: a torn copy fails its stamp or its decoding
     atomic_write(folder / PARTS_NAME, head + b"".join(blobs), durable=False)
 
 
-def _docs_part(manifest: dict[str, Any]) -> bytes:
+def _docs_part(manifest: dict[str, Any], update: tuple[Docs, set[str]] | None = None) -> bytes:
     """The docs part: each doc as a tuple (see Docs; marshal reads one in half the time of a
-    dict), in buckets by path, each marshalled on its own so a query unmarshals the few it needs."""
+    dict), in buckets by path, each marshalled on its own so a query unmarshals the few it needs.
+    `update`: the previous part and the paths changed since; only their buckets are made again
+    (at 10k sources making all 1,024 took 0.13 s of a one-note change)."""
     priors = manifest.get("priors", {})
+    docs = manifest["docs"]
+
+    def shown(path: str) -> tuple[Any, ...]:
+        return (*(docs[path].get(k) for k in _SHOWN), priors.get(path))
+
+    if update is not None and len(update[0].raw) == _BUCKETS:
+        previous, changed = update
+        blobs = list(previous.raw)
+        for n, paths in _by_bucket(changed).items():
+            bucket = marshal.loads(blobs[n])
+            for path in paths:
+                if path in docs:
+                    bucket[path] = shown(path)
+                else:
+                    bucket.pop(path, None)
+            blobs[n] = marshal.dumps(bucket)
+        return marshal.dumps(tuple(blobs))
     buckets: list[dict[str, tuple[Any, ...]]] = [{} for _ in range(_BUCKETS)]
-    for path, info in manifest["docs"].items():
-        buckets[_bucket(path, _BUCKETS)][path] = (*(info.get(k) for k in _SHOWN), priors.get(path))
+    for path in docs:
+        buckets[_bucket(path, _BUCKETS)][path] = shown(path)
     return marshal.dumps(tuple(marshal.dumps(bucket) for bucket in buckets))
+
+
+def _by_bucket(paths: Iterable[str]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for path in sorted(paths):
+        out.setdefault(_bucket(path, _BUCKETS), []).append(path)
+    return out
 
 
 def _bucket(path: str, buckets: int) -> int:
@@ -165,14 +199,14 @@ class Docs:
     hundred of the 20k docs of a 10k-source wiki)."""
 
     def __init__(self, part: bytes):
-        self._raw: tuple[bytes, ...] = marshal.loads(part)
+        self.raw: tuple[bytes, ...] = marshal.loads(part)  # each bucket, marshalled
         self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
 
     def get(self, path: str, default: Any = None) -> Any:
-        n = _bucket(path, len(self._raw))
+        n = _bucket(path, len(self.raw))
         bucket = self._loaded.get(n)
         if bucket is None:
-            bucket = self._loaded[n] = marshal.loads(self._raw[n])
+            bucket = self._loaded[n] = marshal.loads(self.raw[n])
         return bucket.get(path, default)
 
     def __contains__(self, path: object) -> bool:
@@ -508,6 +542,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     skipped: dict[str, Any] = manifest.setdefault("skipped", {})
     # the series (versioned titles) of every file this update touches, before and after
     before_titles = {p: docs[p] for p in (*gone, *changed) if p in docs}
+    old_priors = manifest.get("priors")
     touched_series: set[str] = {k for p, info in before_titles.items() if (k := _series_of(p, info)) is not None}
     try:
         for path in gone:
@@ -570,7 +605,13 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         raise
     finally:
         outlines.close()
-    _write_manifest(build_in, manifest)
+    moved: set[str] | None = None  # the paths whose doc or prior this update changed
+    if not rebuild and isinstance(old_priors, dict):
+        new_priors = manifest["priors"]
+        moved = {*changed, *gone}
+        if new_priors is not old_priors:
+            moved.update(p for p in old_priors.keys() | new_priors.keys() if old_priors.get(p) != new_priors.get(p))
+    _write_manifest(build_in, manifest, moved)
     if build_in != folder:
         old = folder.with_name(INDEX_DIR + ".old")
         if old.exists():
