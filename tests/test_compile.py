@@ -114,6 +114,13 @@ def test_a_concept_page_lists_the_sources_it_shows_and_counts_every_mention(ws: 
     assert entry_from_text("concepts/canary-release.md", text).sources == n
 
 
+def test_a_concept_page_states_large_counts_to_two_figures() -> None:
+    from wikimem.backends.offline_pages import _about
+
+    assert [_about(n) for n in (0, 7, 99, 100, 104, 105, 1094, 1095, 4774, 7519, 12345)] == \
+        [0, 7, 99, 100, 100, 110, 1100, 1100, 4800, 7500, 12000]
+
+
 def test_quotes_drop_the_sources_own_relative_links(three: Workspace) -> None:
     compile_(three)
     text = "".join(p.read_text() for p in three.wiki.rglob("*.md"))

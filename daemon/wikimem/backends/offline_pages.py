@@ -619,17 +619,28 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
                    for title, page in fact_pages],
         also=[{"title": escape_link_text(m.title), "link": link(m)} for m in listed[:ALSO_LISTED]],
-        more=max(0, total - len(main) - ALSO_LISTED),
+        more=_about(max(0, total - len(main) - ALSO_LISTED)),
         count=total,
     )
     meta = {
         "title": concept.title,
         "kind": "concept",
         "sources": [m.path for m in members if m.path in shown],
-        "mentioned_in": total,
+        "mentioned_in": _about(total),
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
+
+
+def _about(count: int) -> int:
+    """A count as a concept page states it: exact below 100, else to two significant figures
+    (4,774 -> 4,800), so that a source starting or ceasing to name a concept that thousands
+    name leaves its page as it was (a one-note change at 10k sources rewrote ten pages for a
+    count); `wikimem search` finds every mention."""
+    if count < 100:
+        return count
+    step = 10 ** (len(str(count)) - 2)
+    return (count + step // 2) // step * step
 
 
 def _opens_with(title: str, keys: list[str]) -> bool:
