@@ -343,13 +343,13 @@ def fact_series(paths: Iterable[str]) -> dict[str, str]:
     paths = list(paths)
     found = collections(paths)
     spoken = {found[p] for p in paths if found[p] and posixpath.basename(p).lower().startswith(ENTRY_NAMES)}
-    alone = [p for p in paths if found[p] and found[p] not in spoken]
-    stems = Counter(_stem(p) for p in alone)
+    stem_of = {p: _stem(p) for p in paths if found[p] and found[p] not in spoken}
+    stems = Counter(stem_of.values())
     # a document alone is named by its file (pydantic.md: "pydantic"), by its path where two
     # such files share a name (two folders' changes.md are two documents)
     out = {p: found[p] for p in paths}
-    out.update({p: _stem(p) if stems[_stem(p)] == 1 else posixpath.splitext(p.removeprefix("raw/"))[0].lower()
-                for p in alone})
+    out.update({p: stem if stems[stem] == 1 else posixpath.splitext(p.removeprefix("raw/"))[0].lower()
+                for p, stem in stem_of.items()})
     return out
 
 
