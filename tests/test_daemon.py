@@ -354,6 +354,45 @@ def test_a_missing_raw_folder_never_empties_the_wiki(ws: Workspace, running) -> 
     assert page.exists()
 
 
+# ---------------------------------------------------------------- memory
+def test_memory_is_released_after_each_batch_once_the_batch_is_gone(
+    ws: Workspace, running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """release_memory runs after a compile and after a lint alone, when nothing of the batch
+    (its Pending, with the changes it collected) is alive any more to be kept."""
+    import gc
+
+    from wikimem import service
+
+    batches_alive: list[int] = []
+    monkeypatch.setattr(service, "release_memory",
+                        lambda: batches_alive.append(sum(isinstance(o, service.Pending) for o in gc.get_objects())))
+    monkeypatch.setitem(sys.modules, "wikimem.lint", None)  # a lint batch that is quick: skipped with a note
+    d = running()
+    wait_for(lambda: batches_alive, what="the release after the catch-up")
+    write(ws, "note.md", TEXT.format(title="Note"))
+    d.idle_after(1)
+    wait_for(lambda: len(batches_alive) >= 2, what="the release after the drop")
+    d.daemon.put(Work("lint", reason="test"))
+    wait_for(lambda: len(batches_alive) >= 3, what="the release after the lint")
+    assert d.status()["last_lint"]["skipped"]
+    assert batches_alive[:3] == [0, 0, 0]
+
+
+def test_release_memory_empties_the_caches_a_batch_fills() -> None:
+    from wikimem.backends import offline_pages
+    from wikimem.search import analysis
+    from wikimem.service import release_memory
+
+    analysis.analyzer().counts("Tardigrades survive freezing")
+    offline_pages._folded("Tardigrades survive freezing.")
+    offline_pages._content_words("Surviving the cold")
+    release_memory()
+    assert not analysis._WORDS
+    assert offline_pages._folded.cache_info().currsize == 0
+    assert offline_pages._content_words.cache_info().currsize == 0
+
+
 # ---------------------------------------------------------------- lint
 def test_lint_is_skipped_with_a_note_when_the_module_is_absent(
     ws: Workspace, running, monkeypatch: pytest.MonkeyPatch

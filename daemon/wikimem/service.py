@@ -32,7 +32,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import __version__, log_page
 from .config import Settings
@@ -281,33 +281,44 @@ class Daemon:
     # ------------------------------------------------------------------ the loop
     def _loop(self) -> None:
         while not self.stopping.is_set():
-            self.state, self.detail = "idle", ""
-            self.pending_paths = set()
-            self._write_status(force=True)
-            if self._batches:
-                self.ready.set()
-            pending = Pending()
-            work = self._get(self._idle_timeout())
-            if work is not None:
-                pending.add(work)
-            if self.retry_at is not None and time.monotonic() >= self.retry_at:
-                self.retry_at = None
-                pending.add(Work("retry", reason="retrying failed sources"))
-            if not self._check_watcher():
-                pending.add(Work("rescan", reason="watcher restarted"))
-            if pending.stop or self.stopping.is_set():
+            step = self._step()
+            if step == "stop":
                 return
-            if pending.changes:
-                self._collect(pending)
-            self._drain(pending)
-            if pending.stop or self.stopping.is_set():
-                # changes collected but not compiled are picked up by the next start's catch-up
-                return
-            if pending.compile:
-                self._compile(pending)
-            if pending.lint and not self.stopping.is_set():
-                self._lint()
-            self._batches += 1
+            if step == "batch":
+                # here, not inside the batch: its changes, its report and its locals are
+                # garbage only once _step has returned
+                release_memory()
+
+    def _step(self) -> Literal["stop", "idle", "batch"]:
+        """Wait for work and do it: "batch" when something was compiled or linted."""
+        self.state, self.detail = "idle", ""
+        self.pending_paths = set()
+        self._write_status(force=True)
+        if self._batches:
+            self.ready.set()
+        pending = Pending()
+        work = self._get(self._idle_timeout())
+        if work is not None:
+            pending.add(work)
+        if self.retry_at is not None and time.monotonic() >= self.retry_at:
+            self.retry_at = None
+            pending.add(Work("retry", reason="retrying failed sources"))
+        if not self._check_watcher():
+            pending.add(Work("rescan", reason="watcher restarted"))
+        if pending.stop or self.stopping.is_set():
+            return "stop"
+        if pending.changes:
+            self._collect(pending)
+        self._drain(pending)
+        if pending.stop or self.stopping.is_set():
+            # changes collected but not compiled are picked up by the next start's catch-up
+            return "stop"
+        if pending.compile:
+            self._compile(pending)
+        if pending.lint and not self.stopping.is_set():
+            self._lint()
+        self._batches += 1
+        return "batch" if pending.compile or pending.lint else "idle"
 
     def _get(self, timeout: float | None) -> Work | None:
         try:
@@ -420,13 +431,10 @@ class Daemon:
             self._write_status()
 
         try:
-            try:
-                report = compile_workspace(
-                    self.ws, self.settings, backend_name=self.backend_name, progress=progress,
-                    give_up_after=self.options.retry_limit,
-                )
-            finally:
-                release_memory()  # what the batch held goes back to the system, not to a high-water mark
+            report = compile_workspace(
+                self.ws, self.settings, backend_name=self.backend_name, progress=progress,
+                give_up_after=self.options.retry_limit,
+            )
         except _Abandon as stop:
             log.info("stopping: abandoned the batch before %s (%d of it done, nothing written); "
                      "the next start redoes it", stop.args[0], progress_state["done"])
