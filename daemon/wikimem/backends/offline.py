@@ -404,8 +404,12 @@ class OfflineBackend:
                                key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
                                [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines]])
+            # what the page is made of: the members it can show, in their order, with their
+            # content, and how many there are in all; a member it cannot show changing (the one
+            # edited note among thousands) leaves the page as it is, unrendered
             fingerprint = hashlib.sha1("\n".join([
-                head, *(f"{d.path}\0{d.page}\0{d.title}\0{d.date}\0{d.sha256}" for d in docs),
+                head, str(len(docs)),
+                *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{ok[m.path].sha256}\0{m.level}\0{m.mentions}" for m in ranked),
             ]).encode()).hexdigest()
             before = old.get(k)
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
