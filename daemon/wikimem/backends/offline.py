@@ -34,6 +34,7 @@ from .offline_pages import (
     QUOTED_MEMBERS,
     SHOWN_MEMBERS,
     Member,
+    Sentences,
     concept_page,
     source_pages,
 )
@@ -384,12 +385,13 @@ class OfflineBackend:
                 df[k] = len(members[k])
 
         # --- concept pages whose content moved
-        sentences_cache: dict[str, list[Sentence]] = {}
+        sentences_cache: dict[str, Sentences] = {}
 
         def sentences_of(member: Member) -> list[Sentence]:
             if member.path not in sentences_cache:
                 doc = ok[member.path]
-                sentences_cache[member.path] = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
+                sentences_cache[member.path] = Sentences(
+                    Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or [])
             return sentences_cache[member.path]
 
         stored: list[StoredConcept] = []

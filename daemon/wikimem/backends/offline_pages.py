@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -473,10 +474,48 @@ def _needles(key: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+class Sentences(list[Sentence]):
+    """A member's sentences, with their lowercased text joined once per compile: a concept
+    page finds the few that hold its words with str.find over the whole document instead of
+    testing each sentence (a reference of 3,000 sentences is quoted for many concepts)."""
+
+    _joined: tuple[str, list[int]] | None = None
+    _subjects: set[int] | None = None
+
+    def with_subject(self) -> set[int]:
+        """The sentences that define or describe a term (`DEBUG`: ...)."""
+        if self._subjects is None:
+            self._subjects = {i for i, s in enumerate(self) if s.subject}
+        return self._subjects
+
+    def holding(self, needles: Sequence[tuple[str, ...]]) -> set[int]:
+        """The sentences whose lowercased text holds every needle of a group (a superset:
+        the first needle of the group is looked for, the rest checked by the caller)."""
+        if self._joined is None:
+            starts: list[int] = []
+            at = 0
+            for s in self:
+                starts.append(at)
+                at += len(s.text) + 1
+            self._joined = ("\n".join(s.text.lower() for s in self), starts)
+        text, starts = self._joined
+        found: set[int] = set()
+        for group in needles:
+            if not group:
+                return set(range(len(self)))
+            needle = max(group, key=len)
+            at = text.find(needle)
+            while at >= 0:
+                found.add(bisect_right(starts, at) - 1)
+                at = text.find(needle, at + 1)
+        return found
+
+
 def forget_sentences() -> None:
     """Drop the folded sentences and titles concept pages kept (the daemon, after each batch)."""
     _folded.cache_clear()
     _content_words.cache_clear()
+    _as_point.cache_clear()
 
 
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
@@ -509,7 +548,14 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         named = {j for j, section in enumerate(m.sections)
                  if (j == m.headed or _opens_with(str(section[0]), keys)) and section[0] != m.title}
         named_for[m.path] = named
-        for i, s in enumerate(sentences_of(m)):
+        sentences = sentences_of(m)
+        if not isinstance(sentences, Sentences):
+            sentences = Sentences(sentences)
+        # the sentences that may name it, those with a subject, and the key facts of sections
+        # named for it: the others cannot be found below
+        maybe = sentences.holding(needles) | sentences.with_subject() | set(m.facts)
+        for i in sorted(j for j in maybe if 0 <= j < len(sentences)):
+            s = sentences[i]
             if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
                 continue
             lower = s.text.lower()
@@ -536,34 +582,23 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     best = max((m.score for m in quoted), default=1.0) or 1.0
     for rank, m in enumerate(quoted):
         for i, s in mentioning.get(m.path, []):
-            if s is lead or s.kind in ("term", "table") or code_like(s.text) or _release_of(m, s)[0] \
-                    or _thin(s.text):
+            if s is lead or s.kind in ("term", "table") or _release_of(m, s)[0]:
                 continue  # a statement tied to a release belongs to the changes over time
-            head = _folded(s.text, 8)
-            score = 4.0 * (m.score / best)
+            point = _as_point(s.text)
+            if point is None:
+                continue
+            head, defined, bonus = point
+            score = 4.0 * (m.score / best) + bonus
             if any(k in head for k in keys):
                 score += 2
-            defined = _defined_term(s.text)
             if defined and defined[0] in concept.keys:
                 score += 1.5
-            if _SIGNAL.search(s.text):
-                score += 1
             if m in main:
                 score += 1  # the sources about it say what it is better than those that use it
-            if FORWARD.search(s.text):
-                score -= 1.5  # "... described later in this chapter" points elsewhere
             if i in m.facts and (any(k in head for k in keys) or s.section in named_for.get(m.path, ())):
                 score += 1.5  # what its source page holds as a key fact: a rule, a default, a figure
                 if s.section in named_for.get(m.path, ()):
                     score += 1  # ... in the section about it
-            if CHATTY.match(s.text) or s.text.endswith(("?", ":")):
-                score -= 2.5
-            if REFERS_BACK.match(s.text):
-                score -= 1.5
-            if NARRATION.search(s.text):
-                score -= 1.5
-            if len(s.text) > 300:
-                score -= 1
             scored.append((score, rank * 10_000 + i, m, s))
     scored.sort(key=lambda t: (-t[0], t[1]))
     points: list[dict[str, Any]] = []
@@ -709,6 +744,30 @@ _LINK_OR_URL = re.compile(r"(?<!\\)\[([^\[\]]*)\]\([^()\s]*\)|\b[a-z][a-z0-9+.-]
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
+@lru_cache(maxsize=4096)  # a sentence is weighed for every concept it names
+def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | None:
+    """What a sentence is worth as a key point, whatever the concept: None for code or a bare
+    link; else its first eight tokens (folded), the term it defines, and its score from its
+    own words (a default or requirement up; a pointer elsewhere, chatter, a question, a
+    sentence that refers back or narrates, a long one down)."""
+    if code_like(text) or _thin(text):
+        return None
+    score = 0.0
+    if _SIGNAL.search(text):
+        score += 1
+    if FORWARD.search(text):
+        score -= 1.5  # "... described later in this chapter" points elsewhere
+    if CHATTY.match(text) or text.endswith(("?", ":")):
+        score -= 2.5
+    if REFERS_BACK.match(text):
+        score -= 1.5
+    if NARRATION.search(text):
+        score -= 1.5
+    if len(text) > 300:
+        score -= 1
+    return _folded(text, 8), _defined_term(text), score
+
+
 def _thin(text: str) -> bool:
     """A sentence that is little but a link or an address ("[Learn more.](https://...)",
     "Background: https://..."): under four words of its own once links are their text."""
@@ -798,6 +857,6 @@ def _section_note(m: Member, page_path: str) -> str:
     return f"section [{escape_link_text(title.replace('`', ''))}]({citation(page_path, m.path, m.anchor, line)})"
 
 
-__all__ = ["ABOUT", "Member", "Part", "concept_page", "source_page", "source_pages", "outline",
+__all__ = ["ABOUT", "Member", "Part", "Sentences", "concept_page", "source_page", "source_pages", "outline",
            "split_outline", "quote_text", "citation",
            "version_key"]
