@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import threading
 import time
@@ -19,7 +20,8 @@ import pytest
 
 from conftest import write
 from waiting import wait_for
-from wikimem import log_page
+from wikimem import log_page, service
+from wikimem import search as S
 from wikimem.backends import Batch, BatchResult, create, register
 from wikimem.compiler import compile_workspace
 from wikimem.config import Settings
@@ -352,6 +354,49 @@ def test_a_missing_raw_folder_never_empties_the_wiki(ws: Workspace, running) -> 
     write(ws, "back.md", TEXT.format(title="Back"))
     d.until(lambda: page_for(ws, "back.md"), what="the watcher to come back with raw/")
     assert page.exists()
+
+
+# ---------------------------------------------------------------- a batch in a process of its own
+def test_an_isolated_batch_runs_in_a_child_and_brings_back_its_result_or_its_error(
+    ws: Workspace, settings: Settings
+) -> None:
+    daemon = Daemon(ws, settings, fast(settings, isolate_batches=True), log_to_stderr=False)
+    held: list[int] = []
+
+    def grow() -> int:
+        held.extend(range(100_000))  # in the child: the daemon's list stays empty
+        return os.getpid()
+
+    assert daemon._isolated(grow) != os.getpid() and held == []
+
+    def vanished() -> None:
+        raise FileNotFoundError(2, "No such file or directory", str(ws.raw / "gone.md"))
+
+    with pytest.raises(FileNotFoundError) as caught:
+        daemon._isolated(vanished)
+    assert caught.value.filename == str(ws.raw / "gone.md")  # the daemon's rescan needs it
+
+    def unpicklable() -> None:
+        raise ValueError(lambda: None)
+
+    with pytest.raises(RuntimeError, match="lambda"):
+        daemon._isolated(unpicklable)
+    with pytest.raises(RuntimeError, match="without a result"):
+        daemon._isolated(lambda: os._exit(3))
+    daemon.stopping.set()
+    with pytest.raises(service._Abandon):  # killed while stopping: the batch is abandoned
+        daemon._isolated(lambda: os._exit(1))
+
+
+def test_a_daemon_that_isolates_its_batches_compiles_drops_and_reports_its_own_pid(ws: Workspace, running) -> None:
+    d = running(isolate_batches=True)
+    write(ws, "tardigrades.md", TEXT.format(title="Tardigrades"))
+    page = d.until(lambda: page_for(ws, "tardigrades.md"), what="the dropped file's page")
+    assert "Tardigrades" in page.read_text(encoding="utf-8")
+    status = d.idle_after(1)
+    assert status["pid"] == os.getpid() and status["last_compile"]["compiled"] == 1
+    assert S.search(ws, "tardigrades frozen")  # the batch's process brought the index up to date
+    assert d.stop() == 0
 
 
 # ---------------------------------------------------------------- memory

@@ -152,6 +152,44 @@ def test_status_command_exit_codes(ws: Workspace, proc) -> None:
     assert json.loads(down.stdout)["state"] == "stopped"
 
 
+def children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie left for its new parent to reap."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_batchs_process_dies_with_the_daemon() -> None:
+    """A daemon killed with -9 takes the process compiling its batch with it (service._die_with):
+    a batch left running alone would write the wiki beside the next daemon."""
+    script = ("import os, sys, time\n"
+              "from wikimem.service import _die_with\n"
+              "parent = os.getpid()\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              "    _die_with(parent)\n"
+              "    time.sleep(60)\n"
+              "    os._exit(0)\n"
+              "print(pid, flush=True)\n"
+              "time.sleep(60)\n")
+    daemon = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert daemon.stdout is not None
+    batch = int(daemon.stdout.readline())
+    assert alive(batch)
+    daemon.kill()
+    daemon.wait(30)
+    wait_for(lambda: not alive(batch), timeout=10, what="the batch's process to die with its parent")
+
+
 @pytest.mark.parametrize("moment", ["analysing", "writing"])
 def test_kill_9_loses_nothing(ws: Workspace, proc, moment: str) -> None:
     """Kill the daemon in the middle of a batch; the next start catches up, and nothing is torn,
@@ -167,8 +205,12 @@ def test_kill_9_loses_nothing(ws: Workspace, proc, moment: str) -> None:
         wait_for(lambda: d.status().get("state") == "compiling", what="the batch to start")
     else:
         wait_for(lambda: any((ws.wiki / "sources").glob("*.md")), what="the first page")
+    batch = children(d.p.pid)  # `wikimem run` compiles each batch in a process of its own
+    assert batch or moment == "analysing"  # (the batch may not have forked yet)
     d.p.send_signal(signal.SIGKILL)
     d.p.wait(30)
+    # ... which dies with it: no process goes on writing the wiki beside the next daemon
+    wait_for(lambda: not any(alive(pid) for pid in batch), what="the batch's process to die with the daemon")
 
     st = cli("status", "--root", str(ws.root))
     assert st.returncode == 1 and "without cleaning up" in st.stdout

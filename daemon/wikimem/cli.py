@@ -368,7 +368,8 @@ def run(root: Path | None, backend: str | None, polling: bool, quiet: bool) -> N
 
     ws = open_workspace(root)
     settings = load_settings(ws.root, {"backend": backend})
-    options = DaemonOptions.from_settings(settings, polling=polling)
+    # each batch in a process of its own where fork is at home (see Daemon._isolated)
+    options = DaemonOptions.from_settings(settings, polling=polling, isolate_batches=sys.platform.startswith("linux"))
     create(settings.backend, settings)  # an unknown backend fails now, not at the first drop
     if logging.getLogger().level == logging.DEBUG:
         level = logging.DEBUG

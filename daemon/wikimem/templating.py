@@ -27,6 +27,17 @@ def _environment(workspace_templates: Path | None) -> Any:
 
 def render(name: str, root: Path | None = None, **context: Any) -> str:
     """Render templates/<name>; a workspace may override any template by placing its own copy."""
+    return str(_env_for(root).get_template(name).render(**context))
+
+
+def warm(root: Path | None = None) -> None:
+    """Compile every template now (the daemon, before it forks a process per batch); Jinja
+    still reloads one whose file changes."""
+    env = _env_for(root)
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
+
+
+def _env_for(root: Path | None) -> Any:
     folder = root / "templates" if root else None
-    env = _environment(folder if folder and folder.is_dir() else None)
-    return str(env.get_template(name).render(**context))
+    return _environment(folder if folder and folder.is_dir() else None)
