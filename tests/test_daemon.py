@@ -395,6 +395,7 @@ def test_a_daemon_that_isolates_its_batches_compiles_drops_and_reports_its_own_p
     assert "Tardigrades" in page.read_text(encoding="utf-8")
     status = d.idle_after(1)
     assert status["pid"] == os.getpid() and status["last_compile"]["compiled"] == 1
+    assert status["last_compile"]["process_peak_mb"] > 0  # the batch's process, measured
     assert S.search(ws, "tardigrades frozen")  # the batch's process brought the index up to date
     assert d.stop() == 0
 

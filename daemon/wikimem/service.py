@@ -225,6 +225,7 @@ class Daemon:
         self.ready = threading.Event()  # set when the catch-up is done and the worker is idle
         self.pid = os.getpid()  # the daemon's, also in the status a batch's child writes
         self._child: int | None = None  # the process compiling the batch (isolate_batches)
+        self.batch_peak_mb: float | None = None  # that process's peak RSS, last batch
         self._preloaded = False
 
     # ------------------------------------------------------------------ public API
@@ -481,6 +482,7 @@ class Daemon:
             "trigger": trigger,
             "noop": report.noop,
             "seconds": round(report.seconds, 3),
+            "process_peak_mb": self.batch_peak_mb,  # the batch's own process (isolate_batches), else null
             "compiled": len(report.compiled),
             "unchanged": report.unchanged,
             "created": len(report.created),
@@ -563,7 +565,8 @@ class Daemon:
             with os.fdopen(read_end, "rb") as pipe:
                 data = pipe.read()
         finally:
-            os.waitpid(pid, 0)
+            # its peak RSS, for the status (ru_maxrss is in KB on Linux)
+            self.batch_peak_mb = round(os.wait4(pid, 0)[2].ru_maxrss / 1024, 1)
             self._child = None
         if not data:
             if self.stopping.is_set():
