@@ -3,6 +3,7 @@
     python bench/daemon_bench.py            # 20 drops, a burst of 200, 10 s idle
     python bench/daemon_bench.py --quick    # 10 drops, a burst of 100, 5 s idle
     python bench/daemon_bench.py --json     # one JSON document, the bench contract (bench/contract.py)
+    python bench/daemon_bench.py --corpora topics,versions,formats,sphinx   # all shared corpora
 
 A real `wikimem run` process (default settings: offline backend, debounce 0.75 s) on a
 workspace that already holds the topics corpus (112 sources, compiled first) when
@@ -168,6 +169,9 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=None)
     parser.add_argument("--idle-seconds", type=float, default=None)
     parser.add_argument("--empty", action="store_true", help="start from an empty workspace, not the topics corpus")
+    parser.add_argument("--corpora", default="topics", metavar="NAMES",
+                        help="the shared corpora to start from, comma-separated (topics,versions,formats,sphinx): "
+                             "topics alone is copied into raw/ as it is, several each into raw/<name>/")
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace")
     args = parser.parse_args()
     quick = args.quick or os.environ.get("WIKIMEM_BENCH_QUICK") == "1"
@@ -179,15 +183,21 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="wikimem-daemon-bench-"))
     ws = Workspace.at(tmp / "ws")
     init_workspace(ws)
-    base_sources = 0
-    if not args.empty and CORPUS.is_dir():
+    names = [n for n in args.corpora.split(",") if n]
+    if not args.empty and names != ["topics"]:
+        for name in names:
+            if (CORPUS.parent.parent / name / "raw").is_dir():
+                shutil.copytree(CORPUS.parent.parent / name / "raw", ws.raw / name)
+    elif not args.empty and CORPUS.is_dir():
         for f in sorted(CORPUS.iterdir()):
             if f.is_file():
                 shutil.copy2(f, ws.raw / f.name)
-                base_sources += 1
-        log(f"compiling the base workspace ({base_sources} sources) ...")
+    base_sources = sum(1 for p in ws.raw.rglob("*") if p.is_file())
+    if base_sources:
+        log(f"compiling the base workspace ({base_sources} sources of {', '.join(names)}) ...")
         subprocess.run([*CLI, "compile", "--root", str(ws.root), "-q"], check=True, env=env())
-    result: dict[str, Any] = {"base_sources": base_sources, "drops": drops, "burst": burst,
+    result: dict[str, Any] = {"base_sources": base_sources, "corpora": [] if args.empty else names,
+                              "drops": drops, "burst": burst,
                               "idle_seconds": idle_seconds}
     daemon = subprocess.Popen([*CLI, "run", "--root", str(ws.root)], env=env(),
                               stdout=subprocess.DEVNULL, stderr=open(tmp / "daemon.err", "w"))  # noqa: SIM115
