@@ -397,6 +397,10 @@ def test_a_daemon_that_isolates_its_batches_compiles_drops_and_reports_its_own_p
     assert status["pid"] == os.getpid() and status["last_compile"]["compiled"] == 1
     assert status["last_compile"]["process_peak_mb"] > 0  # the batch's process, measured
     assert S.search(ws, "tardigrades frozen")  # the batch's process brought the index up to date
+    d.daemon.put(Work("lint", reason="test"))  # a lint batch too, its report back from its process
+    linted = wait_for(lambda: (d.status().get("last_lint") or {}).get("at") and d.status()["last_lint"],
+                      what="the lint in the status file")
+    assert linted["ok"] is not None and "errors" in linted and (ws.wiki / "lint.md").exists()
     assert d.stop() == 0
 
 

@@ -538,27 +538,9 @@ class Daemon:
             # thread's code only, and takes no lock the others hold (logging's are reset)
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
-        if pid == 0:  # the child: run the batch, send the outcome, leave without cleanup
+        if pid == 0:
             os.close(read_end)
-            code = 0
-            try:
-                _die_with(parent)
-                for sig in self._previous_signals:
-                    signal.signal(sig, lambda *_: self.stopping.set())
-                try:
-                    outcome: tuple[str, Any] = ("ok", batch())
-                except BaseException as exc:  # noqa: BLE001 - raised again in the daemon
-                    outcome = ("raised", exc)
-                try:
-                    data = pickle.dumps(outcome)
-                except Exception:  # noqa: BLE001 - an exception that does not pickle: its text
-                    data = pickle.dumps(("raised", RuntimeError(_one_line(outcome[1]))))
-                with os.fdopen(write_end, "wb") as pipe:
-                    pipe.write(data)
-            except BaseException:  # noqa: BLE001 - the daemon reports a child that sent nothing
-                code = 1
-            finally:
-                os._exit(code)
+            self._batch_process(batch, write_end, parent)  # never returns
         os.close(write_end)
         self._child = pid
         try:
@@ -576,6 +558,31 @@ class Daemon:
         if kind == "raised":
             raise value
         return value  # type: ignore[no-any-return]
+
+    def _batch_process(self, batch: Callable[[], Any], write_end: int, parent: int) -> None:
+        """The forked child: run the batch, send its outcome, leave without any cleanup (the
+        daemon's threads, handlers and files are not this process's to close)."""
+        import pickle
+
+        code = 0
+        try:
+            _die_with(parent)
+            for sig in self._previous_signals:  # a stop abandons the batch; the daemon decides the rest
+                signal.signal(sig, lambda *_: self.stopping.set())
+            try:
+                outcome: tuple[str, Any] = ("ok", batch())
+            except BaseException as exc:  # noqa: BLE001 - raised again in the daemon
+                outcome = ("raised", exc)
+            try:
+                data = pickle.dumps(outcome)
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its text
+                data = pickle.dumps(("raised", RuntimeError(_one_line(outcome[1]))))
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(data)
+        except BaseException:  # noqa: BLE001 - the daemon reports a child that sent nothing
+            code = 1
+        finally:
+            os._exit(code)
 
     def _preload(self) -> None:
         """Import what a compile uses, and compile the templates, before the first fork, so
@@ -683,7 +690,7 @@ class Daemon:
         self.state, self.detail = "linting", ""
         self._write_status(force=True)
         try:
-            report = run_lint(self.ws, self.settings)
+            report = self._isolated(lambda: run_lint(self.ws, self.settings))
         except Exception as exc:  # noqa: BLE001 - a lint bug must not stop the daemon
             message = _one_line(exc)
             log.error("lint failed: %s", message)
