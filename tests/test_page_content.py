@@ -260,3 +260,11 @@ def test_a_link_or_an_address_alone_is_no_key_point(ws: Workspace, settings) -> 
     page = next((ws.wiki / "concepts").glob("tidelift*.md")).read_text()
     assert "covers the" in page
     assert "Learn more" not in page and "Tidelift subscription: https" not in page
+
+
+def test_the_runs_of_list_items_are_found_in_one_pass() -> None:
+    from wikimem.analysis import Sentence, _item_runs
+
+    kinds = ["para", "item", "item", "para", "item", "heading", "item", "item", "item"]
+    runs = _item_runs([Sentence(f"s{i}", i, kind) for i, kind in enumerate(kinds)])
+    assert runs == {1: (1, 2), 2: (1, 2), 4: (4, 4), 6: (6, 8), 7: (6, 8), 8: (6, 8)}
