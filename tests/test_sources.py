@@ -275,6 +275,19 @@ def test_titles_are_the_documents_own(tmp_path: Path) -> None:
                                     'HTTP client.</em></p>\n\n## Features\n\nIt speaks HTTP/1.1 and HTTP/2 to servers.\n')
     assert readme.title == "HTTPX2"
     assert [b.text for b in readme.blocks if b.kind == "heading"] == ["HTTPX2", "Features"]
+    # headings that are sections are no title: a README opening with its text, then several
+    # H1 sections; a logo, a tagline and "## Sponsors"; it is named for its file (or folder)
+    soup = "Beautiful Soup is a library for pulling data out of HTML.\n\n# Quick start\n\nx\n\n# Links\n\ny\n"
+    assert load(tmp_path, "beautifulsoup4.md", soup).title == "Beautifulsoup4"
+    attrs = ('<p align="center"><img src="logo.svg" alt="attrs"></p>\n\n*attrs* is the package that brings back '
+             "the joy of writing classes.\n\n## Sponsors\n\nThank you.\n")
+    assert load(tmp_path, "attrs/README.md", attrs).title == "Attrs"
+    badges = ("[![Build](https://ci/badge.svg)](https://ci) [![PyPI](https://pypi/badge.svg)](https://pypi)\n\n"
+              "**Docs**: [https://x.dev](https://x.dev)\n\n## Widgets\n\nWidgets are small.\n")
+    assert load(tmp_path, "w.md", badges).title == "Widgets"  # only a banner before it
+    # go.dev's documents open with their metadata in a comment, Markdown as HTML
+    go = '<!--{\n  "Title": "Module release and versioning workflow"\n}-->\n\nWhen you develop modules, ...\n\n## Steps\n'
+    assert load(tmp_path, "go.md", go).title == "Module release and versioning workflow"
 
 
 # --- ignore rules and the one walk -----------------------------------------------------------

@@ -20,7 +20,7 @@ from ..pages import FrontMatterError, parse_meta, split_front_matter
 from .document import Block, Document, Section, SkipSource, TocEntry
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
-from .sections import find_date, meta_date, section_tree, title_version
+from .sections import comment_meta, find_date, meta_date, section_tree, title_version
 
 __all__ = [
     "Block", "Document", "Section", "SkipSource", "TocEntry", "clean_inline", "drop_comments", "find_date",
@@ -114,6 +114,8 @@ def sniff_format(text: str, suffix: str) -> str:
 
 def title_from_name(path: str) -> str:
     stem = Path(path).stem
+    if stem.lower() in ("readme", "index") and len(Path(path).parts) > 2:
+        stem = Path(path).parent.name  # raw/attrs/README.md is attrs' README
     title = re.sub(r"[-_]+", " ", stem).strip() or stem
     if title.isupper():
         title = title.lower()
@@ -161,20 +163,11 @@ def _finish(doc: Document) -> Document:
 def load_markdown(path: str, text: str) -> Document:
     warnings: list[str] = []
     meta, body, offset = _front_matter(text, warnings)
+    meta = {**comment_meta(body, warnings), **meta}
     toc: list[TocEntry] = []
     is_summary = posixpath.basename(path).lower() == "summary.md"
     blocks = parse_markdown(body, offset, toc=toc if is_summary else None)
-    title = _meta_text(meta, "title")
-    if not title:
-        heads = [b for b in blocks if b.kind == "heading"]
-        h1 = next((b for b in heads if b.level == 1), None)
-        if h1 is not None:
-            title = h1.text
-        elif heads and blocks[0] is heads[0]:
-            title = heads[0].text
-        elif heads:
-            top = min(b.level for b in heads)
-            title = next(b.text for b in heads if b.level == top)
+    title = _meta_text(meta, "title") or _heading_title(blocks)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
     title = clean_inline(title) if title and title == _meta_text(meta, "title") else title
@@ -182,6 +175,26 @@ def load_markdown(path: str, text: str) -> Document:
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta))
     return _finish(doc)
+
+
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<?\b[a-z][a-z0-9+.-]*://\S+")
+
+
+def _heading_title(blocks: list[Block]) -> str | None:
+    """A Markdown document's own title: its one H1 wherever it is, else its first heading when
+    nothing but a banner comes before it (a logo, badges, links, a rule). Otherwise the
+    headings are sections: a README that opens with a paragraph and then has "# Quick start",
+    "# Links", ..., or a logo, a tagline and "## Sponsors", has no title of its own and is
+    named for its file."""
+    h1 = [b for b in blocks if b.kind == "heading" and b.level == 1]
+    if len(h1) == 1:
+        return h1[0].text
+    for block in blocks:
+        if block.kind == "heading":
+            return block.text
+        if len(re.findall(r"[^\W\d_]{2,}", _MD_LINK.sub(" ", block.text))) >= 3:
+            return None  # text: the document has begun
+    return None
 
 
 def load_rst(path: str, text: str) -> Document:

@@ -4,7 +4,6 @@ each block is pointed back at the raw line it came from."""
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any
 
@@ -12,9 +11,8 @@ from ..pages import FrontMatterError, parse_meta, split_front_matter
 from .document import Block, Document
 from .inline import TAG, clean_inline
 from .markdown import parse_markdown
-from .sections import find_date, meta_date, section_tree
+from .sections import comment_meta, find_date, meta_date, section_tree
 
-_GO_DOC_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
 # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
 # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
 _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
@@ -32,12 +30,7 @@ def load_html(path: str, text: str) -> Document:
             meta = parse_meta(fm)
         except FrontMatterError as exc:
             warnings.append(f"{exc}; front matter ignored")
-    go_meta = _GO_DOC_META.match(body)
-    if go_meta:
-        try:
-            meta.update({k.lower(): v for k, v in json.loads(go_meta.group(1)).items()})
-        except ValueError:
-            warnings.append("unreadable metadata comment ignored")
+    meta.update(comment_meta(body, warnings))
     soup = BeautifulSoup(_LONE_LT.sub("&lt;", body) if "<" in body else body, "html.parser")
     for tag in soup(["script", "style", "nav", "noscript", "svg", "template"]):
         tag.decompose()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import re
 from typing import Any
 
@@ -155,3 +156,20 @@ def title_version(title: str) -> str | None:
     match = re.search(r"\b[A-Za-z][\w+.-]*\s+v?(\d+(?:\.\d+)+)\b", title) or re.search(
         r"\b[A-Za-z][\w+.-]*\s+(?:version\s+)?v?(\d+)\s+(?:release|is released)", title, re.IGNORECASE)
     return match.group(1) if match else None
+
+
+_COMMENT_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
+
+
+def comment_meta(body: str, warnings: list[str]) -> dict[str, Any]:
+    """The metadata go.dev's documents open with, `<!--{"Title": "Data Race Detector"}-->`
+    (HTML and Markdown alike), keys lowercased; {} when there is none."""
+    found = _COMMENT_META.match(body)
+    if not found:
+        return {}
+    try:
+        data = json.loads(found.group(1))
+    except ValueError:
+        warnings.append("unreadable metadata comment ignored")
+        return {}
+    return {str(k).lower(): v for k, v in data.items()} if isinstance(data, dict) else {}
