@@ -269,6 +269,18 @@ def test_titles_are_the_documents_own(tmp_path: Path) -> None:
     assert load(tmp_path, "b.md", "Intro text first.\n\n# Real Title\n\n## Part\n\nx\n").title == "Real Title"
     assert load(tmp_path, "c.html", "<html><head><title>Page title</title></head><body><h1>H</h1><p>Text here.</p></body></html>").title == "Page title"
     assert load(tmp_path, "d.txt", "Copyright 2016 Someone. All rights reserved.\n\nMy Talk!\nA. Speaker\n\nBody text.\n").title == "My Talk!"
+    # a first line that is half a sentence is no title (PyYAML's README)
+    prose = "YAML is a data serialization format designed for human readability\nand interaction with scripting.\n\nMore.\n"
+    assert load(tmp_path, "pyyaml.txt", prose).title == "Pyyaml"
+
+
+def test_a_readmes_badges_are_no_text(tmp_path: Path) -> None:
+    readme = ("==========\njsonschema\n==========\n\n|PyPI| |CI|\n\n"
+              ".. |PyPI| image:: https://img.shields.io/pypi/v/jsonschema.svg\n   :alt: PyPI version\n\n"
+              ".. |CI| image:: https://ci/badge.svg\n   :alt: Build status\n   :target: https://ci\n\n"
+              ".. |name| replace:: JSON Schema\n\n``jsonschema`` implements |name| for Python.\n")
+    doc = load(tmp_path, "jsonschema.rst", readme)
+    assert [b.text for b in doc.blocks] == ["jsonschema", "`jsonschema` implements JSON Schema for Python."]
     assert load(tmp_path, "CHANGES.rst", "Version 1.0\n-----------\n\nText.\n\nVersion 0.9\n-----------\n\nText.\n").title == "Changes"
     # a README's centred HTML heading is its title, not the first Markdown section after it
     readme = load(tmp_path, "e.md", '<h1 align="center">HTTPX2</h1>\n\n<p align="center"><em>A next-generation '

@@ -252,6 +252,9 @@ def load_plain(path: str, text: str) -> Document:
         first = block.text.split("\n")[0].strip()
         if re.match(r"(?i)(copyright|\(c\)|all rights reserved|license)", first) or "://" in first:
             continue
+        following = block.text.split("\n")[1].lstrip() if "\n" in block.text else ""
+        if following[:1].islower():
+            break  # a sentence going on to the next line: the text has begun, without a title
         if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")):
             title = first
             blocks[index] = Block("heading", first, block.line, 1)

@@ -517,6 +517,7 @@ class _Reader:
         self.meta: dict[str, str] = {}
         self.title: str | None = None
         self.seen_body = False
+        self.expanding: set[int] = set()  # the substitutions being read into the text
 
     # lines --------------------------------------------------------------------------------
     def line_of(self, node: Any, fallback: int = 0) -> int:
@@ -775,11 +776,38 @@ class _Reader:
                 continue
             elif isinstance(child, nodes.image):
                 out.append(child.get("alt", ""))
+            elif isinstance(child, nodes.substitution_reference):
+                definition = _substitution(child)
+                if definition is None or id(definition) in self.expanding:
+                    out.append(self.inline(child))  # defined elsewhere (Sphinx's |version|): its name
+                elif not _is_badge(definition):  # |PyPI| |CI| ...: a README's badges say nothing
+                    self.expanding.add(id(definition))  # (one that refers to itself is its name)
+                    out.append(self.inline(definition))
+                    self.expanding.discard(id(definition))
             elif isinstance(child, nodes.problematic):
                 out.append(_strip_markup(child.astext()))
             elif isinstance(child, nodes.Element):
                 out.append(self.inline(child))
         return "".join(out).strip()
+
+
+def _substitution(reference: Any) -> Any:
+    """The definition a substitution reference stands for (`.. |name| replace:: ...`), if the
+    document holds it."""
+    from docutils import nodes
+
+    document = reference.document
+    if document is None:
+        return None
+    name = document.substitution_names.get(nodes.fully_normalize_name(reference.get("refname", "")))
+    return document.substitution_defs.get(name) if name else None
+
+
+def _is_badge(definition: Any) -> bool:
+    """A substitution that stands for an image alone (`.. |CI| image:: ...badge.svg`)."""
+    from docutils import nodes
+
+    return any(definition.findall(nodes.image)) and not any(t.astext().strip() for t in definition.findall(nodes.Text))
 
 
 def _strip_markup(text: str) -> str:
