@@ -358,7 +358,7 @@ def test_a_missing_raw_folder_never_empties_the_wiki(ws: Workspace, running) -> 
 
 # ---------------------------------------------------------------- a batch in a process of its own
 def test_an_isolated_batch_runs_in_a_child_and_brings_back_its_result_or_its_error(
-    ws: Workspace, settings: Settings
+    ws: Workspace, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     daemon = Daemon(ws, settings, fast(settings, isolate_batches=True), log_to_stderr=False)
     held: list[int] = []
@@ -386,6 +386,11 @@ def test_an_isolated_batch_runs_in_a_child_and_brings_back_its_result_or_its_err
     daemon.stopping.set()
     with pytest.raises(service._Abandon):  # killed while stopping: the batch is abandoned
         daemon._isolated(lambda: os._exit(1))
+    import wikimem.lint
+
+    monkeypatch.setattr(wikimem.lint, "run_lint", lambda *args: os._exit(1))
+    daemon._lint()  # a lint's process gone while stopping: the daemon goes on stopping, no error
+    assert daemon.last_lint is None
 
 
 def test_a_daemon_that_isolates_its_batches_compiles_drops_and_reports_its_own_pid(ws: Workspace, running) -> None:

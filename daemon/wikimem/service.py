@@ -691,6 +691,9 @@ class Daemon:
         self._write_status(force=True)
         try:
             report = self._isolated(lambda: run_lint(self.ws, self.settings))
+        except _Abandon:
+            log.info("stopping: the lint's process ended before its report")
+            return
         except Exception as exc:  # noqa: BLE001 - a lint bug must not stop the daemon
             message = _one_line(exc)
             log.error("lint failed: %s", message)
