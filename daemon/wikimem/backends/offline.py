@@ -399,7 +399,6 @@ class OfflineBackend:
             concept = concepts[k]
             docs = members[k]
             ranked = self._ranked(concept, docs, weight_of[k], analysis_of)
-            concept.sources = [m.path for m in ranked]  # the first of them: those its page can show
             main = [m.path for m in ranked[:2]]
             related = _related(concept, [ok[p] for p in main], concepts)
             its_lines = sorted({t.slug: t for key in concept.keys for t in of_subject.get(key, [])}.values(),

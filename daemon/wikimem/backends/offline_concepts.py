@@ -17,7 +17,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -35,7 +35,6 @@ class Concept:
     slug: str
     keys: tuple[str, ...] = ()  # every phrase key that names it ("hash map", "hashmap")
     collections: tuple[str, ...] = ()  # the collections that chose it
-    sources: list[str] = field(default_factory=list)  # paths, as the page lists them
 
     def __post_init__(self) -> None:
         if not self.keys:

@@ -141,8 +141,7 @@ def _write_manifest(folder: Path, manifest: dict[str, Any], changed: set[str] | 
         with contextlib.suppress(OSError):
             before = _load_parts(folder, _stamp(path), ("docs",))
     atomic_write(path, json.dumps(manifest, separators=(",", ":"), sort_keys=True))
-    docs = before["docs"] if before is not None else None
-    _write_parts(folder, manifest, _stamp(path), (docs, changed) if docs is not None and changed is not None else None)
+    _write_parts(folder, manifest, _stamp(path), (before["docs"], changed) if before and changed is not None else None)
 
 
 def _write_parts(folder: Path, manifest: dict[str, Any], stamp: tuple[int, int, int],
