@@ -169,14 +169,14 @@ def alive(pid: int) -> bool:
 
 
 def test_a_batchs_process_dies_with_the_daemon() -> None:
-    """A daemon killed with -9 takes the process compiling its batch with it (service._die_with):
+    """A daemon killed with -9 takes the process compiling its batch with it (lifetime.die_with):
     a batch left running alone would write the wiki beside the next daemon."""
     script = ("import os, sys, time\n"
-              "from wikimem.service import _die_with\n"
+              "from wikimem.lifetime import die_with\n"
               "parent = os.getpid()\n"
               "pid = os.fork()\n"
               "if pid == 0:\n"
-              "    _die_with(parent)\n"
+              "    die_with(parent)\n"
               "    time.sleep(60)\n"
               "    os._exit(0)\n"
               "print(pid, flush=True)\n"

@@ -476,6 +476,94 @@ def test_a_parallel_build_ranks_as_a_single_writer_does(ws, settings, monkeypatc
     assert [[h.path for h in S.search(ws, q)] for q in questions] == single
 
 
+def _seeded_corpus(ws, monkeypatch):
+    """Enough raw files for a compile from nothing to index raw/ in a process of its own."""
+    for rel, text in NOTES.items():
+        write(ws, rel, text)
+    for n in range(12):
+        write(ws, f"more/note-{n}.md", f"# Note {n}\n\nThe widget {n} needs macOS {n + 10} and Go 1.{n}.\n")
+    write(ws, "guide.rst", "Guide\n=====\n\nSetup\n-----\n\nRun the installer twice.\n")
+    monkeypatch.setattr("wikimem.search.index.PARALLEL_INDEX", 4)
+    monkeypatch.setattr("wikimem.backends.offline.PARALLEL_THRESHOLD", 4)
+    single_threaded()
+    seeds = []
+    start = S.start_seed
+
+    def spy(*args, **kwargs):
+        seeds.append(start(*args, **kwargs))
+        return seeds[-1]
+
+    monkeypatch.setattr("wikimem.search.start_seed", spy)
+    return seeds
+
+
+def _index_of(ws):
+    manifest = json.loads((S.index_dir(ws) / "manifest.json").read_text(encoding="utf-8"))
+    questions = ["widget macOS", "installer twice setup", "which Go version is needed to bootstrap"]
+    S._ENGINES.clear()
+    found = [[(p.hit.path, p.line, p.hit.snippet, round(p.hit.score, 6)) for p in S.search_passages(ws, q)] for q in questions]
+    return {k: manifest[k] for k in ("files", "docs", "skipped", "priors")}, found
+
+
+def test_a_compile_from_nothing_indexes_raw_beside_its_pages_as_a_rebuild_would(ws, settings, monkeypatch):
+    seeds = _seeded_corpus(ws, monkeypatch)
+    report = compile_workspace(ws, settings)
+    assert len(seeds) == 1 and seeds[0] is not None and seeds[0].done  # raw/ was indexed in its own process
+    assert not (ws.state_dir / "search.seed").exists()  # it became the index
+    assert report.index["rebuilt"] and report.index["files"] == len(S.walk_files(ws))
+    seeded = _index_of(ws)
+    assert any(p.startswith("raw/") for p in seeded[0]["docs"]) and seeded[1][1]
+    S.reindex(ws)  # the same index, built by one updater from wiki/ and raw/
+    assert _index_of(ws) == seeded
+
+
+def test_a_raw_file_changed_after_the_seed_read_it_is_indexed_as_it_is_now(ws, settings, monkeypatch):
+    _seeded_corpus(ws, monkeypatch)
+    finish = S.Seed.finish
+
+    def edit_then_finish(self):
+        got = finish(self)
+        write(ws, "guide.rst", "Guide\n=====\n\nSetup\n-----\n\nRun the uninstaller once, then reboot.\n")
+        (ws.raw / "more" / "note-3.md").unlink()
+        return got
+
+    monkeypatch.setattr(S.Seed, "finish", edit_then_finish)
+    compile_workspace(ws, settings)
+    S._ENGINES.clear()
+    assert "raw/guide.rst" in {p.hit.path for p in S.search_passages(ws, "uninstaller reboot")}
+    assert "raw/guide.rst" not in {p.hit.path for p in S.search_passages(ws, "installer twice")}
+    assert "raw/more/note-3.md" not in {h.path for h in S.search(ws, "widget 3 macOS 13")}
+    manifest = json.loads((S.index_dir(ws) / "manifest.json").read_text(encoding="utf-8"))
+    assert "raw/more/note-3.md" not in manifest["files"]
+    assert manifest["files"]["raw/guide.rst"] == list(S.walk_files(ws)["raw/guide.rst"])
+
+
+def test_a_failed_seed_leaves_the_index_to_be_built_with_the_pages(ws, settings, monkeypatch):
+    seeds = _seeded_corpus(ws, monkeypatch)
+
+    def failing(*args):
+        args[-2].send(("failed", "RuntimeError: the disk is full"))
+
+    monkeypatch.setattr("wikimem.search.index._grow_seed", failing)
+    report = compile_workspace(ws, settings)
+    assert seeds[0] is not None and not (ws.state_dir / "search.seed").exists()
+    assert report.index["rebuilt"] and not report.warnings
+    assert "raw/guide.rst" in {p.hit.path for p in S.search_passages(ws, "installer twice setup")}
+
+
+def test_a_compile_that_fails_stops_its_seed_and_removes_it(ws, settings, monkeypatch):
+    seeds = _seeded_corpus(ws, monkeypatch)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of disk writing index.md")
+
+    monkeypatch.setattr("wikimem.compiler.index_page.write_index", broken)
+    with pytest.raises(RuntimeError):
+        compile_workspace(ws, settings)
+    assert seeds[0] is not None and not seeds[0].process.is_alive()
+    assert not (ws.state_dir / "search.seed").exists()
+
+
 def test_an_update_recomputes_the_series_it_touched_as_a_rebuild_would(ws, settings):
     for n in (1, 2, 3):
         write(ws, f"notes/release-{n}.md", f"# Widget {n} Release Notes\n\nWidget {n} requires macOS {10 + n}.\n")

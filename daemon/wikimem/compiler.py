@@ -209,24 +209,58 @@ def compile_workspace(
     """
     with writer_lock(ws, wait=wait, holder="wikimem compile"):
         name = backend_name or settings.backend
+        seeding = _Seeding(ws, int(settings.max_source_mb * 1_000_000))
         try:
-            report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
-        except sqlite3.DatabaseError as exc:
-            if not is_corrupt(exc):
-                raise
-            # damage the opening checks could not see (a page in the middle of the file): state
-            # is derived, so set it aside and compile once more from the pages, instead of
-            # failing the same way on every run (the daemon retries)
-            log.debug("state.db damaged mid-compile", exc_info=True)
-            moved = set_aside(ws.state_db)
-            report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after)
-            report.warnings.insert(0, f"state.db was unreadable ({exc}); moved it to {moved.name} and "
-                                      "rebuilt it from the pages")
-        _make_searchable(ws, report)
+            try:
+                report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after, seeding)
+            except sqlite3.DatabaseError as exc:
+                if not is_corrupt(exc):
+                    raise
+                # damage the opening checks could not see (a page in the middle of the file): state
+                # is derived, so set it aside and compile once more from the pages, instead of
+                # failing the same way on every run (the daemon retries)
+                log.debug("state.db damaged mid-compile", exc_info=True)
+                seeding.discard()
+                moved = set_aside(ws.state_db)
+                report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after, seeding)
+                report.warnings.insert(0, f"state.db was unreadable ({exc}); moved it to {moved.name} and "
+                                          "rebuilt it from the pages")
+            _make_searchable(ws, report, seeding.seed)
+        finally:
+            seeding.discard()
         return report
 
 
-def _make_searchable(ws: Workspace, report: CompileReport) -> None:
+class _Seeding:
+    """The search index of raw/, started in another process once the backend has read every
+    source (Batch.read_all, search.start_seed) when the compile will build the index from
+    nothing; _make_searchable finishes it with the pages."""
+
+    def __init__(self, ws: Workspace, max_bytes: int):
+        self.ws = ws
+        self.max_bytes = max_bytes
+        self.files: dict[str, tuple[int, int]] = {}  # raw/ as the compile's scan found it
+        self.seed: Any = None
+
+    def start(self, outlines: dict[str, dict[str, Any]]) -> None:
+        if self.seed is not None or not self.files:
+            return
+        try:
+            from . import search
+        except ImportError:  # a build without search
+            return
+        try:
+            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes)
+        except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
+            log.debug("search seed not started", exc_info=True)
+
+    def discard(self) -> None:
+        if self.seed is not None:
+            self.seed.discard()
+            self.seed = None
+
+
+def _make_searchable(ws: Workspace, report: CompileReport, seed: Any = None) -> None:
     """Bring the search index up to date with what this compile changed, so the first search
     after it never builds one: only the files the compile touched (no walk), or the whole
     index when there is none yet. A compile that changed nothing leaves the index alone (the
@@ -244,7 +278,7 @@ def _make_searchable(ws: Workspace, report: CompileReport) -> None:
     except ImportError:  # a build without search: nothing to keep up to date
         return
     try:
-        done = search.update_index(ws, only=touched if exists else None, wait=30.0)
+        done = search.update_index(ws, only=touched if exists else None, wait=30.0, seed=seed)
     except Exception as exc:  # noqa: BLE001 - derived data: search rebuilds it on its own
         log.debug("search index not updated", exc_info=True)
         report.warnings.append(f"search index not updated ({exc}); the next search brings it up to date")
@@ -536,7 +570,7 @@ def _backend_changed(state: State, backend: Backend, report: CompileReport) -> b
 
 def _compile_locked(
     ws: Workspace, settings: Settings, backend_name: str, rebuild: bool, progress: Progress | None,
-    give_up_after: int | None = None,
+    give_up_after: int | None = None, seeding: _Seeding | None = None,
 ) -> CompileReport:
     started = time.perf_counter()
     backend = create(backend_name, settings)
@@ -547,6 +581,8 @@ def _compile_locked(
     try:
         scanned = raw_tree.scan(ws)
         report.ignored = scanned.ignored_summary()
+        if seeding is not None:
+            seeding.files = {f.path: (f.size, f.mtime_ns) for f in scanned.files}
         _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
         todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
@@ -562,7 +598,8 @@ def _compile_locked(
             report.seconds = time.perf_counter() - started
             return report
         with state.transaction():
-            apply(ws, settings, state, journal, backend, todo, report, progress, started)
+            apply(ws, settings, state, journal, backend, todo, report, progress, started,
+                  seeding.start if seeding is not None else None)
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -576,6 +613,7 @@ def _compile_locked(
 def apply(
     ws: Workspace, settings: Settings, state: State, journal: WriteJournal, backend: Backend,
     todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
+    read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None,
 ) -> None:
     """Carry out a plan inside state.db's transaction: run the backend, guard and write the
     pages it proposes, record the sources, regenerate the timelines, index.md and log.md."""
@@ -593,7 +631,7 @@ def apply(
     batch = Batch(
         workspace=ws, settings=settings, state=state, sources=todo.refs, changed=tuple(todo.changed),
         renamed=todo.renamed, removed=todo.removed, load=load, rebuild=todo.rebuild,
-        rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
+        rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes, read_all=read_all,
     )
     result = backend.compile(batch)
     outcomes = {o.path: o for o in result.outcomes}

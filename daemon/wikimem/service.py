@@ -38,6 +38,7 @@ from typing import Any, Literal, TypeVar
 from . import __version__, log_page
 from .config import Settings
 from .errors import WikimemError, WorkspaceBusy
+from .lifetime import die_with
 from .scheduler import Clock, Schedule, interval_minutes, parse_schedule
 from .watcher import (
     OVERFLOW_LOGGERS,
@@ -566,7 +567,7 @@ class Daemon:
 
         code = 0
         try:
-            _die_with(parent)
+            die_with(parent)
             for sig in self._previous_signals:  # a stop abandons the batch; the daemon decides the rest
                 signal.signal(sig, lambda *_: self.stopping.set())
             try:
@@ -904,20 +905,6 @@ class Daemon:
 class _Abandon(BaseException):
     """Raised through the compiler to drop a batch on stop. A BaseException so that a
     backend's per-source `except Exception` cannot mistake it for a failing source."""
-
-
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this process when its parent dies (Linux: PR_SET_PDEATHSIG): a
-    daemon killed with -9 must not leave its batch's process writing the wiki on its own,
-    beside the next daemon."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # it died before the request took
-        os._exit(1)
 
 
 def _one_line(exc: BaseException) -> str:

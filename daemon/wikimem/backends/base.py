@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -41,6 +41,10 @@ class Batch:
     rerender: bool = False  # the backend's own version changed: re-render (no re-reading needed)
     files: Mapping[str, Path] = field(default_factory=dict)  # source path -> file, for worker processes
     max_bytes: int = 10_000_000  # the size cap load() applies
+    # Called by a backend once it has read every changed source, with the search outline of each
+    # it read (sources.outline), before it writes pages: the compiler may start indexing raw/
+    # then, beside the pages (search.start_seed). Optional for a backend.
+    read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -198,17 +198,22 @@ class OfflineBackend:
         # while the workers run competed with them for the CPU and the GIL (30% slower on
         # the 187-source corpus); holding whole analyses took 600 MB at 10k sources
         from_workers: dict[str, tuple[str, Any]] = {}
+        outlines: dict[str, dict[str, Any]] = {}
         with ExitStack() as stack:
             parallel = self._analyse_in_parallel(batch, todo, stack)
             for path, result in parallel or ():
                 status, data = result
                 if status == "ok":
-                    state.put_outline(batch.sources[path].sha256, data.pop("outline_for_search"))
+                    outlines[path] = data.pop("outline_for_search")
+                    state.put_outline(batch.sources[path].sha256, outlines[path])
                     state.put_analysis(batch.sources[path].sha256, self.cache_key, data)
                     state.put_facts(batch.sources[path].sha256, data.get("claims") or [])
                     data = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
                             "terms": {sys.intern(t): n for t, n in data["terms"].items()}, "signals": data["signals"]}
                 from_workers[path] = (status, data)
+        if batch.read_all is not None:
+            batch.read_all(outlines)  # the workers are gone: search may index raw/ beside the pages
+        del outlines
 
         def additions() -> Iterator[tuple[Doc, dict[str, Any]]]:
             for path in coming:

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         PARALLEL_INDEX,
         WIKI_FOLDERS,
         IndexReport,
+        Seed,
         _ignored,
         _read_manifest,
         compute_priors,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
         is_current,
         reindex,
         series_key,
+        start_seed,
         update_index,
         walk_files,
     )
@@ -92,11 +94,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FIELD_BOOSTS", "INDEX_DIR", "INDEX_VERSION", "KIND_PRIOR", "KINDS", "PARALLEL_INDEX", "WIKI_FOLDERS", "Chunk",
-    "Doc", "Engine", "FastScorer", "Hit", "IdentifierParts", "IndexReport", "ParsedQuery", "Passage", "analyzer",
+    "Doc", "Engine", "FastScorer", "Hit", "IdentifierParts", "IndexReport", "ParsedQuery", "Passage", "Seed", "analyzer",
     "build_query", "chunk_blocks", "compute_priors", "coordination", "engine", "identifier_parts", "index_dir", "is_current",
     "load_raw_file", "load_wiki_page", "make_snippet", "opened", "parse_query", "path_words", "raw_text_chunks",
     "reindex", "release_eras", "schema", "search", "search_once", "search_passages", "select_terms", "sentence_spans",
-    "series_key", "update_index", "walk_files", "weighting", "with_current_sources", "_CATALOG", "_ENGINES",
+    "series_key", "start_seed", "update_index", "walk_files", "weighting", "with_current_sources", "_CATALOG", "_ENGINES",
     "_TOKEN", "_ignored", "_read_manifest", "_stem",
 ]
 
@@ -110,9 +112,9 @@ _HOME = {
                   "release_eras"),
     "engine": ("_ENGINES", "Engine", "Hit", "Passage", "engine", "opened", "search", "search_once",
                "search_passages", "with_current_sources"),
-    "index": ("_CATALOG", "INDEX_DIR", "INDEX_VERSION", "PARALLEL_INDEX", "WIKI_FOLDERS", "IndexReport", "_ignored",
-              "_read_manifest", "compute_priors", "index_dir", "is_current", "reindex", "series_key", "update_index",
-              "walk_files"),
+    "index": ("_CATALOG", "INDEX_DIR", "INDEX_VERSION", "PARALLEL_INDEX", "WIKI_FOLDERS", "IndexReport", "Seed",
+              "_ignored", "_read_manifest", "compute_priors", "index_dir", "is_current", "reindex", "series_key",
+              "start_seed", "update_index", "walk_files"),
     "ranking": ("FIELD_BOOSTS", "KIND_PRIOR", "FastScorer", "ParsedQuery", "build_query", "coordination",
                 "parse_query", "select_terms", "weighting"),
     "snippets": ("make_snippet", "sentence_spans"),

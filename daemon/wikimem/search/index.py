@@ -317,23 +317,187 @@ def _settings_max_bytes(ws: Workspace) -> int:
 
 
 def _add(writer: Any, doc: Doc) -> int:
-    writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
-                        where=path_words(doc.path), anchor=doc.anchor)
-    for chunk in doc.chunks:
-        extra = {"era": str(chunk.era)} if chunk.era is not None else {}
-        writer.add_document(path=doc.path, kind=doc.kind, level="part", headings=chunk.heading,
-                            body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor, **extra)
+    # one file's entries in one segment, in order (whoosh's parallel writer would otherwise split
+    # them between its workers at a batch's end), so passages that score the same go to the
+    # earlier one however the index was built: the batch is sent before a file, never inside one
+    buffered = getattr(writer, "docbuffer", None)  # MpWriter's (whoosh 2.7, no longer developed)
+    if buffered and len(buffered) + len(doc.chunks) >= writer.batchsize:
+        writer._enqueue()
+    with writer.group():
+        writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
+                            where=path_words(doc.path), anchor=doc.anchor)
+        for chunk in doc.chunks:
+            extra = {"era": str(chunk.era)} if chunk.era is not None else {}
+            writer.add_document(path=doc.path, kind=doc.kind, level="part", headings=chunk.heading,
+                                body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor, **extra)
     return len(doc.chunks)
 
 
+def _index_one(writer: Any, ws: Workspace, path: str, stat: tuple[int, int], max_bytes: int,
+               outline: dict[str, Any] | None, manifest: dict[str, Any], report: IndexReport, *,
+               added: bool) -> str | None:
+    """Index one file and record it in the manifest (its stat, its doc, or why it was skipped);
+    returns its series key. A file that vanished or cannot be read mid-walk is left out, to be
+    tried again next time."""
+    from ..sources import SkipSource
+    from .documents import load_raw_file, load_wiki_page
+
+    files, docs, skipped = manifest["files"], manifest["docs"], manifest.setdefault("skipped", {})
+    try:
+        doc = load_wiki_page(ws, path.removeprefix("wiki/")) if path.startswith("wiki/") else \
+            load_raw_file(ws, path, max_bytes, outline)
+    except SkipSource as exc:
+        skipped[path] = str(exc)
+        report.skipped.append((path, str(exc)))
+        docs.pop(path, None)
+        files[path] = list(stat)
+        return None
+    except RecursionError:
+        # nested deeper than the parsers recurse: one such file must not stop the index
+        # for every other; recorded like a skip, so it is not parsed again until it changes
+        reason = "unreadable (nested too deeply to parse)"
+        skipped[path] = reason
+        report.skipped.append((path, reason))
+        docs.pop(path, None)
+        files[path] = list(stat)
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        # vanished or unreadable mid-walk: try again next time
+        log.info("not indexed %s: %s", path, exc)
+        files.pop(path, None)
+        docs.pop(path, None)
+        return None
+    skipped.pop(path, None)
+    report.passages += _add(writer, doc)
+    key = series_key(path, doc.title)
+    docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date, "series": key or ""}
+    if doc.kind == "source" and len(doc.sources) == 1:
+        docs[path]["source"] = doc.sources[0]
+    if doc.current and doc.current.startswith("raw/"):
+        docs[path]["current"] = doc.current
+    files[path] = list(stat)
+    (report.added if added else report.updated).append(path)
+    return key
+
+
+@dataclass
+class Grown:
+    """What a seed indexed: the manifest's files, docs and skipped for raw/, and its passages."""
+
+    manifest: dict[str, Any]
+    passages: int
+
+
+class Seed:
+    """raw/ indexed in a process of its own while the compile writes the pages (start_seed); the
+    compile's update of the index then adds the wiki's pages to it (finish). A seed not finished
+    is discarded: its process stopped, its folder removed."""
+
+    def __init__(self, folder: Path, process: Any, receive: Any):
+        self.folder = folder
+        self.process = process
+        self.receive = receive
+        self.done = False
+
+    def finish(self) -> Grown | None:
+        """Wait for the seed; None (its folder removed) if its process failed."""
+        self.done = True
+        got: Any = None
+        try:
+            got = self.receive.recv()
+        except (EOFError, OSError):
+            pass
+        self.receive.close()
+        self.process.join()
+        if not (isinstance(got, tuple) and got[0] == "ok"):
+            log.info("search seed failed (%s); indexing raw/ with the pages", got[1] if got else "no report")
+            shutil.rmtree(self.folder, ignore_errors=True)
+            return None
+        return Grown(got[1], got[2])
+
+    def discard(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.process.kill()
+        self.process.join()
+        self.receive.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+SEED_NAME = INDEX_DIR + ".seed"
+
+
+def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[str, dict[str, Any]],
+               max_bytes: int) -> Seed | None:
+    """Index raw/ in a forked process, for a compile that will build the search index from
+    nothing: the compile's pages take one core for seconds after its workers have read the
+    sources, and raw/'s passages (most of the index) need nothing of those pages. `files`: raw/'s
+    files with (size, mtime_ns) as the compile found them; `outlines`: what the compile kept of
+    the sources it read (sources.outline), so they are not parsed again. None when there is an
+    index to update instead, too few files to be worth a process, or forking is unsafe here."""
+    import threading
+
+    if (not hasattr(os, "fork") or threading.active_count() > 1 or len(files) < PARALLEL_INDEX
+            or (index_dir(ws) / "manifest.json").exists()):
+        return None
+    import multiprocessing
+
+    from whoosh import index as windex
+
+    folder = ws.state_dir / SEED_NAME
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    windex.create_in(str(folder), schema())
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, os.getpid()),
+                              name="wikimem-search-seed", daemon=True)
+    process.start()
+    send.close()
+    return Seed(folder, process, receive)
+
+
+def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
+               outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ppid: int) -> None:
+    """The seed's process: raw/'s files into one segment, the manifest's part back to the compile."""
+    try:
+        from ..lifetime import die_with
+
+        die_with(ppid)
+        from whoosh import index as windex
+
+        writer = windex.open_dir(str(folder)).writer(limitmb=256)
+        manifest: dict[str, Any] = {"files": {}, "docs": {}, "skipped": {}}
+        report = IndexReport()
+        stored = _Outlines(ws, files)
+        try:
+            for path in sorted(files):
+                _index_one(writer, ws, path, files[path], max_bytes, outlines.get(path) or stored.get(path),
+                           manifest, report, added=True)
+            writer.commit(merge=False)
+        except BaseException:
+            writer.cancel()
+            raise
+        finally:
+            stored.close()
+        send.send(("ok", manifest, report.passages))
+    except Exception as exc:  # noqa: BLE001 - reported to the compile, which indexes raw/ itself
+        send.send(("failed", f"{type(exc).__name__}: {exc}"))
+    finally:
+        send.close()
+
+
 def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
-                 only: Iterable[str] | None = None) -> IndexReport:
+                 only: Iterable[str] | None = None, seed: Seed | None = None) -> IndexReport:
     """Bring the index in line with wiki/ and raw/; the minimum work when nothing changed.
 
     Returns what changed. When another process holds the index's write lock it waits
     up to `wait` seconds, then leaves the index as it is (searches still work on it).
     `only` (workspace-relative paths, as a compile names what it wrote) looks at those files
-    alone, without walking the folders; without an index yet, it builds the whole one.
+    alone, without walking the folders; without an index yet, it builds the whole one, on
+    `seed` (raw/ indexed meanwhile: start_seed) if the compile started one.
     """
     started = time.perf_counter()
     folder = index_dir(ws)
@@ -352,7 +516,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
                 log.info("another process is updating the search index; searching it as it is")
                 return IndexReport(seconds=time.perf_counter() - started)
             # under the lock, look again: the process we waited for may have done the work
-            return _update_locked(ws, rebuild, wait, started)
+            return _update_locked(ws, rebuild, wait, started, seed=seed)
     except OSError as exc:
         if manifest is not None and not rebuild:
             # e.g. a read-only copy of a workspace: search the index as it is
@@ -465,7 +629,7 @@ def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
 
 
 def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
-                   only: list[str] | None = None) -> IndexReport:
+                   only: list[str] | None = None, seed: Seed | None = None) -> IndexReport:
     report = IndexReport(rebuilt=rebuild)
     folder = index_dir(ws)
     manifest = None if rebuild else _read_manifest(folder)
@@ -494,18 +658,29 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     from whoosh import index as windex
     from whoosh.index import LockError
 
-    from ..sources import SkipSource
-    from .documents import load_raw_file, load_wiki_page
-
     build_in = folder
     ix: Any = None
+    seeded = False
     if not rebuild:
         try:
             ix = windex.open_dir(str(folder))
         except Exception as exc:  # noqa: BLE001 - a damaged index is derived data: rebuild it
             log.warning("search index unreadable (%s); rebuilding", exc)
             rebuild = report.rebuilt = True
-    if rebuild:
+    grown = seed.finish() if rebuild and seed is not None else None
+    if grown is not None:
+        # raw/ was indexed while the compile wrote the pages (see start_seed): build on it, and
+        # index again what changed since it read it
+        manifest = {"version": INDEX_VERSION, **grown.manifest}
+        files = manifest["files"]
+        build_in = seed.folder  # type: ignore[union-attr]
+        ix = windex.open_dir(str(build_in))
+        stale = [p for p in files if current.get(p) is None or files[p] != list(current[p])]
+        changed, gone = [p for p in current if p not in files or p in stale], []
+        report.passages, report.added, report.skipped = grown.passages, [p for p in files if p not in stale], \
+            [(p, r) for p, r in manifest["skipped"].items() if p not in stale]
+        seeded = True
+    elif rebuild:
         # build beside the live index and swap it in at the end, so searches running
         # meanwhile (another process, the MCP server) keep a complete index to read
         manifest = {"version": INDEX_VERSION, "files": {}, "docs": {}, "skipped": {}}
@@ -544,6 +719,11 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     old_priors = manifest.get("priors")
     touched_series: set[str] = {k for p, info in before_titles.items() if (k := _series_of(p, info)) is not None}
     try:
+        if seeded:
+            for path in stale:
+                writer.delete_by_term("path", path)
+                for part in ("files", "docs", "skipped"):
+                    manifest[part].pop(path, None)
         for path in gone:
             writer.delete_by_term("path", path)
             files.pop(path, None)
@@ -554,42 +734,10 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
             known = path in files
             if known and not rebuild:
                 writer.delete_by_term("path", path)
-            try:
-                doc = load_wiki_page(ws, path.removeprefix("wiki/")) if path.startswith("wiki/") else \
-                    load_raw_file(ws, path, max_bytes, outlines.get(path))
-            except SkipSource as exc:
-                skipped[path] = str(exc)
-                report.skipped.append((path, str(exc)))
-                docs.pop(path, None)
-                files[path] = list(current[path])
-                continue
-            except RecursionError:
-                # nested deeper than the parsers recurse: one such file must not stop the index
-                # for every other; recorded like a skip, so it is not parsed again until it changes
-                reason = "unreadable (nested too deeply to parse)"
-                skipped[path] = reason
-                report.skipped.append((path, reason))
-                docs.pop(path, None)
-                files[path] = list(current[path])
-                continue
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                # vanished or unreadable mid-walk: try again next time
-                log.info("not indexed %s: %s", path, exc)
-                files.pop(path, None)
-                docs.pop(path, None)
-                continue
-            skipped.pop(path, None)
-            report.passages += _add(writer, doc)
-            key = series_key(path, doc.title)
-            docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date, "series": key or ""}
+            key = _index_one(writer, ws, path, current[path], max_bytes, outlines.get(path), manifest, report,
+                             added=not known or rebuild)
             if key is not None:
                 touched_series.add(key)
-            if doc.kind == "source" and len(doc.sources) == 1:
-                docs[path]["source"] = doc.sources[0]
-            if doc.current and doc.current.startswith("raw/"):
-                docs[path]["current"] = doc.current
-            files[path] = list(current[path])
-            (report.updated if known and not rebuild else report.added).append(path)
         if rebuild or "priors" not in manifest:
             manifest["priors"] = compute_priors(docs)
         elif touched_series:
@@ -598,7 +746,8 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
                       if _series_of(p, docs.get(p) or before_titles.get(p) or {}) not in touched_series}
             priors.update(compute_priors(docs, touched_series))
             manifest["priors"] = priors
-        writer.commit(optimize=rebuild and not parallel)
+        # a seeded build keeps raw/'s segment as it is: merging it would index it twice over
+        writer.commit(optimize=rebuild and not parallel and not seeded, merge=not seeded)
     except BaseException:
         writer.cancel()
         raise
