@@ -269,13 +269,16 @@ def _sphinx_markup() -> Iterator[None]:
             found, messages = original(name, language, document)
             return (found, messages) if found is not None else (table["*"], [])
 
+        original_check = statemachine.StateMachine.check_line
         directives.directive = lookup
         statemachine.State.make_transitions = _make_transitions
+        statemachine.StateMachine.check_line = _check_line
         try:
             yield
         finally:
             directives.directive = original
             statemachine.State.make_transitions = original_transitions
+            statemachine.StateMachine.check_line = original_check
 
 
 _TRANSITIONS: dict[tuple[type, tuple[Any, ...]], tuple[list[str], dict[str, tuple[Any, Any, str]]]] = {}
@@ -295,6 +298,23 @@ class _Transitions(dict):  # type: ignore[type-arg]
         if type(method) is FunctionType:
             method = MethodType(method, self.state)
         return pattern, method, next_state
+
+
+def _check_line(self: Any, context: Any, state: Any, transitions: Any = None) -> Any:
+    """docutils' StateMachine.check_line (without its debug output), binding a transition's
+    method only when its pattern matches: most lines are tried against a dozen patterns."""
+    if transitions is None:
+        transitions = state.transition_order
+    table = state.transitions
+    line = self.line
+    for name in transitions:
+        pattern, method, next_state = dict.__getitem__(table, name)
+        match = pattern.match(line)
+        if match:
+            if type(method) is FunctionType:
+                method = MethodType(method, state)
+            return method(match, context, next_state)
+    return state.no_match(context, transitions)
 
 
 def _make_transitions(self: Any, name_list: Any) -> tuple[list[str], dict[str, tuple[Any, Any, str]]]:
