@@ -107,6 +107,33 @@ def test_groups_follow_folders_series_and_reading_order(ws: Workspace) -> None:
     assert broken_links(ws.wiki) == []
 
 
+def test_the_reading_order_comes_from_what_the_compile_read_of_the_table_of_contents(ws: Workspace, monkeypatch) -> None:
+    """index.md orders a book by its SUMMARY.md without parsing it a second time: the compile
+    kept its table of contents with the rest of its outline (sources.outline)."""
+    from wikimem.index_page import reading_order
+    from wikimem.state import State
+
+    write(ws, "book/SUMMARY.md", "# Summary\n\n- [Start](ch02.md)\n- [Middle](ch10.md)\n- [End](ch01.md)\n")
+    for name, title in (("ch01.md", "End"), ("ch02.md", "Start"), ("ch10.md", "Middle")):
+        write(ws, f"book/{name}", f"# {title}\n\nThe {title.lower()} chapter says something about widgets.\n")
+    compile_(ws)
+    entries = [Entry(f"sources/book-{n}", n, "", kind="source", raw=f"raw/book/{n}.md")
+               for n in ("SUMMARY", "ch01", "ch02", "ch10")]
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("a table of contents the compile read was parsed again")
+
+    monkeypatch.setattr("wikimem.sources.load_source", no_parsing)
+    state = State(ws.state_db)
+    try:
+        state.set_meta("index.toc", {})  # no cached table: only the outline can answer
+        order = reading_order(ws, state, entries)
+    finally:
+        state.close()
+    assert sorted(order, key=order.__getitem__) == ["raw/book/SUMMARY.md", "raw/book/ch02.md",
+                                                    "raw/book/ch10.md", "raw/book/ch01.md"]
+
+
 def test_a_group_is_described_by_the_page_that_speaks_for_it_or_says_it_has_none() -> None:
     from wikimem.index_page import Group, _about
 

@@ -646,8 +646,9 @@ def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
 
 def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) -> dict[str, int]:
     """The reading order the documents give: mdBook's SUMMARY.md, Sphinx toctrees (followed from
-    the root document down), as {raw path: position}. Only table-of-contents files are read
-    (by name), and their tables are cached by content hash."""
+    the root document down), as {raw path: position}. Only table-of-contents files count (by
+    name); their tables come from what the compile kept of them (sources.outline), else they
+    are read, and are cached by content hash."""
     from .sources import SkipSource, load_source
     from .workspace import file_sha256
 
@@ -669,6 +670,8 @@ def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) 
         hit = cached.get(raw)
         if isinstance(hit, list) and len(hit) == 2 and hit[0] == sha:
             targets = hit[1]
+        elif (kept := state.get_outline(sha) if state is not None else None) and isinstance(kept.get("toc"), list):
+            targets = [str(t) for t in kept["toc"]]  # what the compile read of it (sources.outline)
         else:
             try:
                 doc = load_source(file, raw, max_bytes=10_000_000)

@@ -342,6 +342,11 @@ class State:
     def put_outline(self, sha256: str, outline: dict[str, Any]) -> None:
         self.db.execute("INSERT OR REPLACE INTO outlines VALUES (?, ?)", (sha256, json.dumps(outline)))
 
+    def get_outline(self, sha256: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT data FROM outlines WHERE sha256=?", (sha256,)).fetchone()
+        got = json.loads(row[0]) if row else None
+        return got if isinstance(got, dict) else None
+
     # --- facts (facts.py), by content hash
     def get_facts(self, sha256: str) -> list[Any] | None:
         row = self.db.execute("SELECT data FROM facts WHERE sha256=?", (sha256,)).fetchone()

@@ -344,11 +344,13 @@ def outline(doc: Document) -> dict[str, Any]:
     """What search needs of a loaded source besides its lines: title, date, anchor, the
     headings ([line, level, text]) and the sections' releases ([line, parent, version]); for a
     format search cannot read line by line (HTML, PDF), its blocks ([kind, text, line, level]).
-    The compile keeps it in state.db by content hash, so indexing never parses a file again."""
+    Also the documents its table of contents names (index.md's reading order). The compile keeps
+    it in state.db by content hash, so indexing never parses a file again."""
     found: dict[str, Any] = {
         "title": doc.title, "date": doc.date, "anchor": doc.anchor,
         "headings": [[b.line, b.level, b.text] for b in doc.blocks if b.kind == "heading"],
         "sections": [[s.line, s.parent, s.version] for s in doc.sections],
+        "toc": [t.target for t in doc.toc],
     }
     if Path(doc.path).suffix.lower() not in TEXT_SUFFIXES:
         found["blocks"] = [[b.kind, b.text, b.line, b.level] for b in doc.blocks]
