@@ -269,16 +269,23 @@ def _sphinx_markup() -> Iterator[None]:
             found, messages = original(name, language, document)
             return (found, messages) if found is not None else (table["*"], [])
 
+        from docutils.parsers.rst import states
+
         original_check = statemachine.StateMachine.check_line
+        original_list_parse = states.RSTState.nested_list_parse
         directives.directive = lookup
         statemachine.State.make_transitions = _make_transitions
         statemachine.StateMachine.check_line = _check_line
+        states.RSTState.nested_list_parse = _nested_list_parse
+        _MACHINES.clear()
         try:
             yield
         finally:
             directives.directive = original
             statemachine.State.make_transitions = original_transitions
             statemachine.StateMachine.check_line = original_check
+            states.RSTState.nested_list_parse = original_list_parse
+            _MACHINES.clear()
 
 
 _TRANSITIONS: dict[tuple[type, tuple[Any, ...]], tuple[list[str], dict[str, tuple[Any, Any, str]]]] = {}
@@ -298,6 +305,35 @@ class _Transitions(dict):  # type: ignore[type-arg]
         if type(method) is FunctionType:
             method = MethodType(method, self.state)
         return pattern, method, next_state
+
+
+_MACHINES: dict[tuple[Any, ...], list[Any]] = {}
+
+
+def _nested_list_parse(self: Any, block: Any, input_offset: int, node: Any, initial_state: str,
+                       blank_finish: bool, blank_finish_state: str | None = None,
+                       extra_settings: dict[str, Any] | None = None, match_titles: bool = False,
+                       state_machine_class: Any = None, state_machine_kwargs: Any = None) -> tuple[int, bool]:
+    """docutils' RSTState.nested_list_parse, with its state machines kept for the next list of
+    the same kind in the document (docutils keeps nested_parse's the same way) rather than made
+    for every list item, definition and field: making one makes all its states."""
+    machine_class = state_machine_class or self.nested_sm
+    kwargs = dict(self.nested_sm_kwargs if state_machine_kwargs is None else state_machine_kwargs)
+    kwargs["initial_state"] = initial_state
+    key = (machine_class, initial_state, id(kwargs.get("state_classes")), tuple(sorted(extra_settings or ())))
+    pool = _MACHINES.setdefault(key, [])
+    machine = pool.pop() if pool else machine_class(debug=self.debug, **kwargs, parent_state_machine=None)
+    machine.parent_state_machine = self.state_machine
+    finish_state = blank_finish_state or initial_state
+    machine.states[finish_state].blank_finish = blank_finish
+    for name, value in (extra_settings or {}).items():
+        setattr(machine.states[initial_state], name, value)
+    machine.run(block, input_offset, memo=self.memo, node=node, match_titles=match_titles)
+    blank_finish = machine.states[finish_state].blank_finish
+    offset = machine.abs_line_offset()
+    machine.parent_state_machine = machine.node = machine.memo = None
+    pool.append(machine)  # only after a run that ended normally
+    return offset, blank_finish
 
 
 def _check_line(self: Any, context: Any, state: Any, transitions: Any = None) -> Any:
