@@ -196,6 +196,52 @@ def test_changelog_sections_carry_their_version_and_date(tmp_path: Path) -> None
     assert all(s.version is None for s in notes.sections)
 
 
+def test_a_changelog_of_release_headings_is_named_for_its_file_not_its_newest_release(tmp_path: Path) -> None:
+    """click's CHANGES.md has no H1: "## Version 8.5.0" titles one release, not the document."""
+    click_style = load(tmp_path, "CHANGES.md", (
+        "## Version 8.5.0\n\nUnreleased\n\n- Add shell completion for PowerShell.\n\n"
+        "## Version 8.4.2\n\nReleased 2025-05-01\n\n- Fix a crash.\n"))
+    assert click_style.title == "Changes" and click_style.version is None
+    assert [s.version for s in click_style.sections] == ["8.5.0", "8.4.2"]
+    # one release heading is a document about that release
+    one = load(tmp_path, "notes/go1.21.md", "## Go 1.21\n\nGo 1.21 adds min and max builtins.\n")
+    assert one.title == "Go 1.21"
+
+
+def test_myst_roles_read_as_sphinx_shows_them(tmp_path: Path) -> None:
+    doc = load(tmp_path, "changes.md", (
+        "# Changes\n\n- {class}`Argument` accepts a `help` parameter. {issue}`2983` {pr}`3473`\n"
+        "- See {ref}`the guide <guide-label>`, {py:func}`click.echo` and {doc}`/api/index`.\n"
+        "- A literal `{x}` stays, and {unknown}`thing` is its text.\n"))
+    items = [b.text for b in doc.blocks if b.kind == "item"]
+    assert items == ["`Argument` accepts a `help` parameter. #2983 #3473",
+                     "See the guide, `click.echo()` and api.",
+                     "A literal `{x}` stays, and thing is its text."]
+
+
+def test_a_changelog_page_leads_with_its_span_and_reads_no_release_as_a_setting(ws: Workspace) -> None:
+    write(ws, "CHANGES.rst", (
+        "Changes\n=======\n\n"
+        "Version 3.1.0\n-------------\n\nReleased 2024-11-13, codename Limoncello-like long line\n\n"
+        "-   ``PROVIDE_AUTOMATIC_OPTIONS`` defaults to ``True`` for all views now.\n\n"
+        "Version 3.0.0\n-------------\n\nReleased 2023-09-30\n\n-   Drop support for Python 3.7.\n"))
+    write(ws, "RELEASE-NOTES.txt", (
+        "=====================\n Gadget Release Notes\n=====================\n\n"
+        "This document summarizes the major changes in recent releases of Gadget.\n\n"
+        "Release 2.0 (2021-04-03)\n========================\n\n* Gadgets spin twice as fast now.\n\n"
+        "Release 1.0 (2020-01-12)\n========================\n\n* The first gadget ships to everyone.\n"))
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    page = (ws.wiki / "sources/changes.md").read_text()
+    lead = page.split("# Changes\n\n", 1)[1].split("\n", 1)[0]
+    assert lead == "Release notes of 2 versions, newest first: 3.1.0 (2024-11-13) back to 3.0.0 (2023-09-30)."
+    assert "## Defaults" not in page and "](../../raw/CHANGES.rst#L4)\n" in page  # the outline links the heading, no " = ..."
+    notes = (ws.wiki / "sources/release-notes.md").read_text()
+    assert "This document summarizes the major changes in recent releases of Gadget." in notes  # its own lead
+    index = (ws.wiki / "sources/index.md").read_text() if (ws.wiki / "sources/index.md").exists() else \
+        (ws.wiki / "index.md").read_text()
+    assert "Release notes of 2 versions" in index
+
+
 # --- Markdown ------------------------------------------------------------------------------
 
 MARKDOWN = """\

@@ -28,7 +28,7 @@ from .sources import Document
 from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 22
+ANALYSIS_VERSION = 23
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -434,6 +434,7 @@ def analyze(doc: Document) -> SourceAnalysis:
             signal(token, CODE, surfaces[token])
 
     lead = _lead(doc, sentences, block_of)
+    description = doc.description or (None if lead else _release_span(doc))
     defaults = _defaults(sentences, doc)
     facts = _facts(sentences, lead, {d[2] for d in defaults})
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
@@ -450,7 +451,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         sentences=sentences,
         warnings=list(doc.warnings),
         version=doc.version,
-        description=doc.description,
+        description=description,
         sections=[[s.title, s.level, s.line, s.parent, s.version, s.date] for s in doc.sections],
         defaults=defaults,
         definitions={k: v for k, v in sorted(definitions.items()) if k in kept_terms},
@@ -596,9 +597,12 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
     members: dict[int, list[int]] = {}
     for i, b in enumerate(block_of):
         members.setdefault(b, []).append(i)
+    changelog = sum(1 for s in doc.sections if s.version) >= 2
     for index, block in enumerate(doc.blocks):
         if block.kind != "para" or len(block.text) < 40 or _NOTE_LABEL.match(block.text):
             continue
+        if changelog and (index not in members or _in_release(doc, sentences[members[index][0]].section)):
+            continue  # a changelog's lead is what comes before its releases, not one release's news
         if _is_toc_line(block.text, doc):
             continue  # a table of contents' titles run together ("Foreword Introduction") say nothing
         if block.text.rstrip().endswith(":") and len(block.text) < 120:
@@ -617,6 +621,40 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
         if chosen:
             return chosen
     return []
+
+
+def _in_release(doc: Document, section: int) -> bool:
+    """Whether a section is a release of a changelog, or inside one."""
+    seen = 0
+    while 0 <= section < len(doc.sections) and seen <= len(doc.sections):
+        if doc.sections[section].version:
+            return True
+        section = doc.sections[section].parent
+        seen += 1
+    return False
+
+
+def _release_span(doc: Document) -> str | None:
+    """What a changelog without a lead of its own holds: how many releases, the newest and the
+    oldest, with their dates ("Release notes of 53 versions, newest first: ...")."""
+    from .facts import version_tuple
+
+    dates: dict[str, str | None] = {}
+    for s in doc.sections:
+        if s.version and s.version not in dates:
+            dates[s.version] = s.date
+    if len(dates) < 2:
+        return None
+    versions = list(dates)
+    first, last = version_tuple(versions[0]), version_tuple(versions[-1])
+    newest_first = first is None or last is None or first >= last
+    newest, oldest = (versions[0], versions[-1]) if newest_first else (versions[-1], versions[0])
+
+    def told(v: str) -> str:
+        return f"{v} ({dates[v]})" if dates[v] else v
+
+    return (f"Release notes of {len(dates)} versions, {'newest' if newest_first else 'oldest'} first: "
+            f"{told(newest)} back to {told(oldest)}.")
 
 
 def _is_toc_line(text: str, doc: Document) -> bool:
@@ -818,10 +856,10 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
         if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
         subject = s.subject
-        if not subject and 0 <= s.section < len(doc.sections):
+        if not subject and 0 <= s.section < len(doc.sections) and not doc.sections[s.section].version:
             title = doc.sections[s.section].title
             if len(title.split()) <= 4:
-                subject = title
+                subject = title  # a release's section ("Version 3.1.0") is named for no setting
         if subject:
             out.append([subject, value, i])
     return out[:300]

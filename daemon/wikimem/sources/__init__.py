@@ -150,10 +150,17 @@ def _keywords(meta: dict[str, Any]) -> list[tuple[str, int]]:
     return found
 
 
-def _finish(doc: Document) -> Document:
-    """Sections and their releases; the document's own version."""
+def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
+    """Sections and their releases; the document's own version. `titled_by_heading`: the title
+    is the text of the document's first heading; when that heading is the first of several
+    releases (a CHANGES.md of "## Version 8.5.0", "## Version 8.4.2", ...), it titles one
+    release, not the document, which is then named for its file."""
     blocks, sections = section_tree(doc.blocks)
     doc.blocks, doc.sections = blocks, sections
+    if titled_by_heading:
+        releases = [s for s in sections if s.version]
+        if len(releases) >= 2 and doc.title == releases[0].title:
+            doc.title = title_from_name(doc.path)
     if doc.version is None:
         declared = re.search(r"\d+(?:\.\d+)+", str(doc.meta.get("version") or ""))
         doc.version = declared.group(0) if declared else title_version(doc.title)
@@ -174,7 +181,7 @@ def load_markdown(path: str, text: str) -> Document:
     doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta))
-    return _finish(doc)
+    return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
 
 
 _MD_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<?\b[a-z][a-z0-9+.-]*://\S+")

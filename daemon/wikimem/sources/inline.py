@@ -89,6 +89,54 @@ def clean_markdown(text: str) -> str:
     return text.translate(_SHOW) if hidden else text
 
 
+# roles whose text names a thing in code: shown as a code span, as Sphinx shows them
+CODE_ROLES = frozenset(
+    "class func meth attr data exc mod obj const type member var macro struct union enum enumerator "
+    "function method attribute exception module property setting envvar option program command file "
+    "samp kbd confval directive role event signal fixture makevar mailheader regexp token expr "
+    "texpr decorator cmdoption concept".split())
+CALLABLE_ROLES = frozenset({"func", "meth", "function", "method"})
+# roles that point at another place: shown as their title, or their target made readable
+REF_ROLES = frozenset("ref doc term numref any download keyword labels eq".split())
+EXPLICIT = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+
+
+def role_text(role: str, text: str) -> tuple[str, str]:
+    """What Sphinx shows for a role (reST `:role:`text``, MyST `{role}`text``), and how:
+    "code", "emphasis" or "text". `role` is its short name (`py:class` is `class`); an
+    unknown role is its text."""
+    explicit = EXPLICIT.match(text)
+    if role in CODE_ROLES:
+        if explicit:
+            return explicit.group(1).strip(), "code"
+        target = text.strip()
+        short = target.startswith("~")
+        target = target.lstrip("~!.")
+        if short:
+            target = target.rsplit(".", 1)[-1]
+        if role in CALLABLE_ROLES and not target.endswith(")"):
+            target += "()"
+        return target, "code"
+    if explicit:
+        return explicit.group(1).strip(), "text"
+    if role == "doc":
+        path = text.strip().strip("/").removesuffix("/index")
+        return path.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ") or path, "text"
+    if role in ("ref", "numref", "any", "term", "keyword", "labels"):
+        return (text.strip().lstrip("~!").replace("-", " ") if role == "ref" else text.strip().lstrip("~!")), "text"
+    if role in ("issue", "pr", "pull"):
+        return (f"#{text.strip()}" if text.strip().isdigit() else text.strip()), "text"
+    if role in ("user", "gh-user"):
+        return f"@{text.strip().lstrip('@')}", "text"
+    if role == "menuselection":
+        return text.replace("-->", ">"), "text"
+    if role == "guilabel":
+        return text.replace("&&", "\x00").replace("&", "").replace("\x00", "&"), "text"
+    if role == "dfn":
+        return text, "emphasis"
+    return text, "text"
+
+
 def code_span(text: str) -> str:
     """`text` as a Markdown code span, with a longer fence when the text holds backquotes."""
     text = " ".join(text.split())

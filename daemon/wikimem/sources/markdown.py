@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .document import Block, TocEntry
-from .inline import ABSOLUTE_URL, MDBOOK, TAG, code_span, drop_comments
+from .inline import ABSOLUTE_URL, MDBOOK, TAG, code_span, drop_comments, role_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -27,6 +27,7 @@ _SPACES = re.compile(r"[ \t]+")
 _HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
 _MYST_OPTION = re.compile(r"^:[\w-]+:")
+_MYST_ROLE = re.compile(r"\{([A-Za-z][\w:.+-]*)\}$")
 ADMONITIONS = frozenset(
     "note warning tip important hint caution danger attention error seealso admonition todo "
     "versionadded versionchanged deprecated versionremoved sidebar topic dropdown margin".split())
@@ -237,7 +238,13 @@ def render_inline(token: Token, *, keep_links: bool = True) -> str:
         if kind == "text":
             out.append(child.content)
         elif kind == "code_inline":
-            out.append(code_span(child.content))
+            role = _MYST_ROLE.search(out[-1]) if out and out[-1].endswith("}") else None
+            if role:  # MyST's {role}`text`: what Sphinx shows for it, as for a reST role
+                out[-1] = out[-1][:role.start()]
+                shown, how = role_text(role.group(1).rsplit(":", 1)[-1].lower(), child.content)
+                out.append(code_span(shown) if how == "code" else f"*{shown}*" if how == "emphasis" else shown)
+            else:
+                out.append(code_span(child.content))
         elif kind in ("softbreak", "hardbreak"):
             out.append("\n")
         elif kind in ("em_open", "em_close"):

@@ -23,24 +23,15 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from .document import Block, TocEntry
-from .inline import ABSOLUTE_URL, code_span
+from .inline import ABSOLUTE_URL, CODE_ROLES, EXPLICIT, REF_ROLES, code_span, role_text
 
 # an inline text longer than this is not prose a person wrote (a line of 200,000 roles):
 # docutils' inline patterns are superlinear on some of them, so such text is kept as it is
 MAX_INLINE = 20_000
-_EXPLICIT = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+_EXPLICIT = EXPLICIT
 _SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.]+\s+)*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*[:=])")
 _PEP_FIELD = re.compile(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
 
-# roles whose text names a thing in code: shown as a code span, as Sphinx shows them
-CODE_ROLES = frozenset(
-    "class func meth attr data exc mod obj const type member var macro struct union enum enumerator "
-    "function method attribute exception module property setting envvar option program command file "
-    "samp kbd confval directive role event signal fixture makevar mailheader regexp token expr "
-    "texpr decorator cmdoption concept".split())
-CALLABLE_ROLES = frozenset({"func", "meth", "function", "method"})
-# roles that point at another place: shown as their title, or their target made readable
-REF_ROLES = frozenset("ref doc term numref any download keyword labels eq".split())
 ADMONITION_LABELS = {
     "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
     "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
@@ -207,37 +198,12 @@ def _role_node(role: str, text: str, rawsource: str) -> Any:
     """What Sphinx shows for a role, as a docutils node."""
     from docutils import nodes, utils
 
-    text = utils.unescape(text)
-    explicit = _EXPLICIT.match(text)
-    if role in CODE_ROLES:
-        if explicit:
-            return nodes.literal(rawsource, explicit.group(1).strip())
-        target = text.strip()
-        short = target.startswith("~")
-        target = target.lstrip("~!.")
-        if short:
-            target = target.rsplit(".", 1)[-1]
-        if role in CALLABLE_ROLES and not target.endswith(")"):
-            target += "()"
-        return nodes.literal(rawsource, target)
-    if explicit:
-        return nodes.Text(explicit.group(1).strip())
-    if role == "doc":
-        path = text.strip().strip("/").removesuffix("/index")
-        return nodes.Text(path.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ") or path)
-    if role in ("ref", "numref", "any", "term", "keyword", "labels"):
-        return nodes.Text(text.strip().lstrip("~!").replace("-", " ") if role == "ref" else text.strip().lstrip("~!"))
-    if role in ("issue", "pr", "pull"):
-        return nodes.Text(f"#{text.strip()}" if text.strip().isdigit() else text.strip())
-    if role in ("user", "gh-user"):
-        return nodes.Text(f"@{text.strip().lstrip('@')}")
-    if role == "menuselection":
-        return nodes.Text(text.replace("-->", ">"))
-    if role == "guilabel":
-        return nodes.Text(text.replace("&&", "\x00").replace("&", "").replace("\x00", "&"))
-    if role == "dfn":
-        return nodes.emphasis(rawsource, text)
-    return nodes.Text(text)
+    shown, how = role_text(role, utils.unescape(text))
+    if how == "code":
+        return nodes.literal(rawsource, shown)
+    if how == "emphasis":
+        return nodes.emphasis(rawsource, shown)
+    return nodes.Text(shown)
 
 
 _MARKUP_LOCK = threading.Lock()
