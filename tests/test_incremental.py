@@ -249,3 +249,20 @@ def test_incremental_equals_full_on_the_real_corpus(ws: Workspace, tmp_path: Pat
     report = compile_(ws)
     assert len(report.compiled) == 5 and len(report.removed_sources) == 1 and len(report.renamed) == 1  # a rename counts as compiled
     assert_same(ws, tmp_path / "full", "edits, a deletion and a rename of real documents")
+
+
+def test_one_thing_spelled_with_a_hyphen_a_space_or_an_underscore_is_one_concept() -> None:
+    """Sphinx's docs write `sphinx-quickstart` in code and "sphinx quickstart" in prose: one
+    page, not sphinx-quickstart.md beside sphinx-quickstart-2.md. Also across collections."""
+    analyses = {}
+    for n in range(8):
+        for folder, name, key, surface in (("docs", "man", "sphinx-quickstart", "`sphinx-quickstart`"),
+                                           ("docs", "guide", "sphinx quickstart", "sphinx quickstart"),
+                                           ("notes", "api", "sphinx_quickstart", "`sphinx_quickstart`")):
+            analyses[f"raw/{folder}/{name}-{n}.md"] = {
+                "terms": {key: 3, f"topic {n}": 1}, "signals": {key: [4, surface]}}
+    concepts = choose_concepts(MemoryStats(analyses))
+    quickstart = [c for c in concepts.values() if "quickstart" in c.slug]
+    assert len(quickstart) == 1, [(c.key, c.slug) for c in quickstart]
+    assert set(quickstart[0].keys) == {"sphinx-quickstart", "sphinx quickstart", "sphinx_quickstart"}
+    assert quickstart[0].slug == "sphinx-quickstart" and quickstart[0].collections == ("docs", "notes")

@@ -93,7 +93,7 @@ class OfflineBackend:
         # the analysis cache key: a new analyser version never reuses old analyses, and the
         # compiler re-renders every page when the version it last compiled with differs
         self.cache_key = f"{self.name}:{ANALYSIS_VERSION}"
-        self.version = f"{self.cache_key}.{RENDER_VERSION}"
+        self.version = f"{self.cache_key}.{RENDER_VERSION}.{STORE_FORMAT}"  # the store chooses the concepts
 
     # the offline analysis, cached in state.db by content hash
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:

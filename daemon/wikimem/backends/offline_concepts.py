@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from ..analysis import ABOUT, CODE, DEFINED, stem
 from ..pages import slugify
 from ..raw_tree import collections as collections_of
-from .offline_store import STRONG, term_weight
+from .offline_store import STRONG, squash, term_weight
 
 
 @dataclass
@@ -88,7 +88,7 @@ class MemoryStats:
                 for _, k in rows[:limit]]
 
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-        return [(k, d) for k, d in self.df[collection].items() if d >= 2 and k.replace(" ", "") in squashed]
+        return [(k, d) for k, d in self.df[collection].items() if d >= 2 and squash(k) in squashed]
 
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         table = self.by_surface[collection]
@@ -120,11 +120,13 @@ def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int)
 def choose_concepts(stats: TermStats) -> dict[str, Concept]:
     """The concepts of every collection, merged into one page per thing across collections."""
     chosen: dict[str, Concept] = {}
+    spelled: dict[str, str] = {}  # squash(key) -> the key chosen first
     for collection, n in sorted(stats.collections().items()):
         for concept in _choose_in(stats, collection, n):
-            existing = chosen.get(concept.key)
+            existing = chosen.get(spelled.get(squash(concept.key), concept.key))
             if existing is None:
                 chosen[concept.key] = concept
+                spelled[squash(concept.key)] = concept.key
                 continue
             # one page per thing: the same key chosen by two collections is one concept
             existing.keys = tuple(sorted(set(existing.keys) | set(concept.keys)))
@@ -155,9 +157,9 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     strong: dict[str, int] = {r[0]: r[4] for r in rows}
     merged: dict[str, list[str]] = defaultdict(list)
     for key, *_ in rows:
-        merged[key.replace(" ", "")].append(key)
+        merged[squash(key)].append(key)
     for key, docs in sorted(stats.partners(collection, set(merged))):
-        squashed = key.replace(" ", "")
+        squashed = squash(key)
         df.setdefault(key, docs)
         if squashed in merged and key not in merged[squashed] and docs >= 2:
             merged[squashed].append(key)
@@ -198,7 +200,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     for group in groups:
         # the name: one word where the group has its spelling as one ("rollback" over "roll
         # back", "hashmap" over "hash map"), else the phrase a lone word was merged into
-        one_word = [k for k in group if " " not in k and any(" " in g and g.replace(" ", "") == k for g in group)]
+        one_word = [k for k in group if " " not in k and any(" " in g and squash(g) == squash(k) for g in group)]
         key = one_word[0] if one_word else max(sorted(group), key=lambda k: (" " in k, df.get(k, 0)))
         own = surfaces.get(key) or Counter({key: 1})
         forms: Counter[str] = Counter()

@@ -62,7 +62,13 @@ class StoredConcept:
 
 SEP = "\x1f"
 # the layout of these tables: a compile that finds another one counts every source again
-STORE_FORMAT = 2
+STORE_FORMAT = 3
+
+
+def squash(key: str) -> str:
+    """A key spelled without spaces, hyphens and underscores: "sphinx quickstart",
+    "sphinx-quickstart" and "sphinx_quickstart" name one thing, as "roll back" and "rollback" do."""
+    return key.replace(" ", "").replace("-", "").replace("_", "")
 STRONG = 4  # a signal at this level or above: the source is about the thing or defines it
 
 
@@ -210,7 +216,7 @@ class Store:
                     updates.append((df, strength, signal_docs, strong_docs, weight, row[0]))
             else:
                 scope, _, bare = key.partition(SEP)
-                inserts.append((key, scope + SEP + bare.replace(" ", ""), df, strength, signal_docs, strong_docs, weight))
+                inserts.append((key, scope + SEP + squash(bare), df, strength, signal_docs, strong_docs, weight))
         self.db.executemany(
             "UPDATE offline_terms SET df=?, strength=?, signal_docs=?, strong_docs=?, weight=? WHERE id=?", updates)
         self.db.executemany(
@@ -263,7 +269,7 @@ class Store:
 
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
         """Keys of a collection (with their document count, at least 2) spelled as one of
-        `squashed` without spaces."""
+        `squashed` without spaces, hyphens and underscores (see squash)."""
         out: list[tuple[str, int]] = []
         items = sorted(collection + SEP + s for s in squashed)
         for part in _chunks(items):
