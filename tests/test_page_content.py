@@ -164,6 +164,12 @@ def test_a_settings_default_is_on_its_outline_line_and_tables_are_kept(ws: Works
     assert "[tab_width](../../raw/config.txt#L11) = 8" in config
     assert "[raw_enabled](../../raw/config.txt#L18) = enabled (True)" in config
     assert "## Defaults" not in config  # listed once, on the outline
+    # a section named in words is named for no setting: its default is a fact, not its value
+    write(ws, "options.md", "# Options\n\n## Values from Environment Variables\n\n"
+                            "The `envvar` parameter defaults to `None` when no prefix is set.\n")
+    compile_workspace(ws, settings)
+    options = (ws.wiki / "sources/options.md").read_text()
+    assert "Variables](../../raw/options.md#L3)\n" in options and " = `None`" not in options
     operators = (ws.wiki / "sources/operators.md").read_text()
     assert "## Tables" in operators
     assert "| `%=` | `var %= expr` | Arithmetic remainder and assignment | `RemAssign` |" in operators

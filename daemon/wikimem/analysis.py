@@ -28,7 +28,7 @@ from .sources import Document
 from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 23
+ANALYSIS_VERSION = 24
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -858,8 +858,10 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
         subject = s.subject
         if not subject and 0 <= s.section < len(doc.sections) and not doc.sections[s.section].version:
             title = doc.sections[s.section].title
-            if len(title.split()) <= 4:
-                subject = title  # a release's section ("Version 3.1.0") is named for no setting
+            if len(title.split()) == 1:
+                # a section named for one setting ("tab_width", "DEBUG"); not one named in words
+                # ("Values from Environment Variables") nor a release ("Version 3.1.0")
+                subject = title
         if subject:
             out.append([subject, value, i])
     return out[:300]
