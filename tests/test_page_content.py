@@ -274,3 +274,26 @@ def test_the_runs_of_list_items_are_found_in_one_pass() -> None:
     kinds = ["para", "item", "item", "para", "item", "heading", "item", "item", "item"]
     runs = _item_runs([Sentence(f"s{i}", i, kind) for i, kind in enumerate(kinds)])
     assert runs == {1: (1, 2), 2: (1, 2), 4: (4, 4), 6: (6, 8), 7: (6, 8), 8: (6, 8)}
+
+
+def test_a_concepts_changes_over_time_reach_its_newest_release(ws: Workspace, settings) -> None:
+    """Ten old release notes that say much about the gizmo, the newest that says one thing: the
+    concept page's changes over time still give the newest release's statement first."""
+    for minor in range(10):
+        write(ws, f"notes/widget-1.{minor}.md", (
+            f"---\ntitle: Widget 1.{minor} Release Notes\ndate: 2015-0{1 + minor % 9}-1{minor % 9}\n---\n\n"
+            f"# Widget 1.{minor} Release Notes\n\n## Gizmo\n\n"
+            f"The gizmo gained knob number {minor} in this release. The gizmo is faster. "
+            f"The gizmo manual lists knob {minor}.\n"))
+    write(ws, "notes/widget-2.0.md", (
+        "---\ntitle: Widget 2.0 Release Notes\ndate: 2025-06-01\n---\n\n# Widget 2.0 Release Notes\n\n"
+        "## Ports\n\nThe gizmo now charges over USB-C instead of its barrel plug.\n"))
+    for n, thing in enumerate(("sprocket", "flange", "gasket", "lever", "valve", "spring", "bearing",
+                               "piston", "rotor", "nozzle", "hinge", "clamp")):
+        write(ws, f"notes/parts-{n}.md", f"# The {thing}\n\nThe {thing} holds the frame. A {thing} wears out "
+                                         f"after a year of daily use, and the shop replaces it for free.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts/gizmo.md").read_text()
+    changes = page.split("## Changes over time", 1)[1]
+    first = changes.strip().split("\n", 1)[0]
+    assert first.startswith("- **2.0**") and "USB-C" in first, first

@@ -36,11 +36,12 @@ from .offline_pages import (
     Member,
     Sentences,
     concept_page,
+    recent,
     source_pages,
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 19  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 20  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -140,8 +141,9 @@ class OfflineBackend:
         # a page shows its first members and the first that define it (concept_page): members
         # are made of those alone, the rest counted (a concept of 7,519 sources made 7,519)
         defining = [d for d in order if weights[d.id][1] >= DEFINED][:MAIN_MEMBERS]
-        shown = {d.path for d in (*order[:SHOWN_MEMBERS], *defining)}
-        full = {d.path for d in (*order[:QUOTED_MEMBERS], *defining)}
+        newest = recent(order)  # for its changes over time
+        shown = {d.path for d in (*order[:SHOWN_MEMBERS], *defining, *newest)}
+        full = {d.path for d in (*order[:QUOTED_MEMBERS], *defining, *newest)}
         return [_member(d, analysis_of(d), concept) if d.path in full else _light_member(d, *weights[d.id])
                 for d in order if d.path in shown]
 

@@ -36,6 +36,13 @@ CHANGES = 8
 ALSO_LISTED = 12  # the most relevant first; `wikimem search` finds every mention
 # the most a concept page shows: its quoted sources, its main ones and those it lists as well
 SHOWN_MEMBERS = QUOTED_MEMBERS + MAIN_MEMBERS + ALSO_LISTED
+RECENT_MEMBERS = 2  # the newest dated sources a concept page also reads: its changes over time
+
+
+def recent(items: Sequence[Any]) -> list[Any]:
+    """The newest of a concept's members (or sources) that carry a date, newest first: a page
+    reads them for its changes over time, however little they say of it beside older ones."""
+    return sorted((x for x in items if x.date), key=lambda x: (x.date, x.path), reverse=True)[:RECENT_MEMBERS]
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 # A source page's outline larger than this is split into part pages (docs/compile.md, "Long
@@ -529,6 +536,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     needles = [_needles(k) for k in concept.keys]
     main = [m for m in members if m.level >= DEFINED][:MAIN_MEMBERS] or [m for m in members[:1] if m.level >= HEADED]
     quoted = members[:QUOTED_MEMBERS]
+    newest = [m for m in recent(members) if m not in quoted]  # read for the changes over time only
 
     def link(m: Member) -> str:
         return relative_link(page_path, m.page)
@@ -542,7 +550,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # sentences in a section named for it are about it even when they do not name it again
     # (the items under "Ownership Rules": "Each value in Rust has an owner.")
     named_for: dict[str, set[int]] = {}
-    for m in quoted:
+    for m in (*quoted, *newest):
         found = []
         # (a section of the document, not the document's own title)
         named = {j for j, section in enumerate(m.sections)
@@ -615,7 +623,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
 
     # changes over time: statements tied to a release, in release order, newest first
     changes: list[tuple[tuple[Any, ...], str, dict[str, Any], Member]] = []
-    for m in quoted:
+    for m in (*quoted, *newest):
         for _, s in mentioning.get(m.path, []):
             version, date = _release_of(m, s)
             if not version or s.text in seen_text:
