@@ -72,7 +72,7 @@ class Sample:
     rc: int
     stdout: str
     stderr: str
-    tree_rss_mb: float = 0.0  # peak of the summed RSS of its process group, sampled (0 if not asked)
+    tree_rss_mb: float = 0.0  # peak of its process group's summed PSS (group_rss_mb), sampled (0 if not asked)
 
     def json(self) -> Any:
         try:
@@ -99,7 +99,9 @@ PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024 / 1024 if hasattr(os, "sysconf") els
 
 
 def group_rss_mb(pgid: int) -> float:
-    """Summed RSS of every process in a process group (a compile and its worker processes)."""
+    """The memory of every process in a process group (a compile and the processes it forks),
+    summed: each one's proportional set size (PSS: a page shared by n processes counts 1/n in
+    each, so the pages a forked worker shares with its parent count once), else its RSS."""
     total = 0.0
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -108,11 +110,22 @@ def group_rss_mb(pgid: int) -> float:
             with open(f"/proc/{entry.name}/stat", "rb") as handle:
                 fields = handle.read().rsplit(b")", 1)[1].split()
             if int(fields[2]) == pgid:  # fields after "comm)": state ppid pgrp ...
-                with open(f"/proc/{entry.name}/statm", "rb") as handle:
-                    total += int(handle.read().split()[1]) * PAGE_MB
+                total += _pss_mb(entry.name)
         except (OSError, IndexError, ValueError):
             continue  # the process ended while we looked
     return total
+
+
+def _pss_mb(pid: str) -> float:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    with open(f"/proc/{pid}/statm", "rb") as handle:
+        return int(handle.read().split()[1]) * PAGE_MB
 
 
 def measure(cmd: list[str], *, timeout: float = 1800, env: dict[str, str] | None = None,
@@ -573,7 +586,7 @@ class Bench:
             ours = checked(wikimem("reindex", "--root", str(root), "--json", tree=True, timeout=7200), "wikimem reindex")
             self.add(Row(
                 fig, ours.seconds, "s", "plain whoosh index of raw/", base.seconds if base else None,
-                note=f"one run; peak RSS {ours.tree_rss_mb:.0f} MB; indexes wiki/ and raw/ by passage",
+                note=f"one run; peak memory (PSS) {ours.tree_rss_mb:.0f} MB; indexes wiki/ and raw/ by passage",
                 samples=[ours.seconds], baseline_samples=[base.seconds] if base else [],
             ))
 
@@ -655,8 +668,9 @@ class Bench:
     # 6. peak memory of a compile at scale vs the plain whoosh index of the same files
     def peak_memory(self, ours: Sample, theirs: Sample, label: str) -> None:
         self.add(Row(
-            f"peak RSS of a full compile, {label}", ours.tree_rss_mb, "MB", "plain whoosh index", theirs.tree_rss_mb,
-            goal="", note=f"one run; RSS summed over the process and its workers (largest single process {ours.rss_mb:.0f} MB)",
+            f"peak memory (PSS) of a full compile, {label}", ours.tree_rss_mb, "MB", "plain whoosh index",
+            theirs.tree_rss_mb, goal="", note=f"one run; PSS summed over the process and the processes it forks "
+                                              f"(largest single process RSS {ours.rss_mb:.0f} MB)",
             samples=[ours.tree_rss_mb], baseline_samples=[theirs.tree_rss_mb],
             extra={"largest_process_mb": ours.rss_mb, "baseline_largest_process_mb": theirs.rss_mb},
         ))

@@ -499,7 +499,15 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, os.getpid()),
                               name="wikimem-search-seed", daemon=True)
-    process.start()
+    import gc
+
+    # the seed reads little of what the compile holds: frozen, its collections never touch (and
+    # so never copy) the parent's objects, and the two processes keep sharing those pages
+    gc.freeze()
+    try:
+        process.start()
+    finally:
+        gc.unfreeze()
     send.close()
     return Seed(folder, process, receive)
 
