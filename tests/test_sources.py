@@ -170,6 +170,17 @@ def test_broken_rest_compiles_with_a_note_never_a_crash(ws: Workspace, text: str
     assert page.count("> Note:") <= 1
 
 
+def test_docutils_directives_take_the_options_sphinx_adds(tmp_path: Path) -> None:
+    """Sphinx adds options to docutils' own directives (`.. note::` with `:collapsible:`): the
+    directive is read as Sphinx reads it, not turned into an error with its text lost."""
+    doc = load(tmp_path, "guide.rst", "Guide\n=====\n\n.. note::\n   :collapsible:\n\n   Keep the widget dry.\n\n"
+                                      ".. image:: widget.png\n   :alt: A widget\n   :name: fig-widget\n\nText after.\n")
+    assert "Note: Keep the widget dry." in prose(doc) and not doc.warnings
+    # an option docutils checks is still checked
+    bad = load(tmp_path, "bad.rst", "Bad\n===\n\n.. image:: widget.png\n   :width: wide\n\nText after.\n")
+    assert "Text after." in prose(bad) and bad.warnings
+
+
 def test_changelog_sections_carry_their_version_and_date(tmp_path: Path) -> None:
     flask_style = load(tmp_path, "CHANGES.rst", (
         "Version 3.1.1\n-------------\n\nReleased 2025-05-13\n\n-   Fix signing key selection.\n\n"

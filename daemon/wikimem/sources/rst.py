@@ -209,6 +209,17 @@ def _role_node(role: str, text: str, rawsource: str) -> Any:
 _MARKUP_LOCK = threading.Lock()
 
 
+@lru_cache(maxsize=256)
+def _lenient(directive: type) -> type:
+    """One of docutils' own directives, taking the options Sphinx adds to it as Sphinx does
+    (`.. note::` with `:collapsible:`, a figure's `:name:`): docutils turned the whole directive
+    into an error and its text was lost. The options it knows are still checked."""
+    spec = getattr(directive, "option_spec", None)
+    if not spec or isinstance(spec, _AnyOptions):
+        return directive  # no options at all: docutils reads an option line as its content
+    return type(directive.__name__, (directive,), {"option_spec": _AnyOptions(spec)})
+
+
 @contextmanager
 def _sphinx_markup() -> Iterator[None]:
     """Sphinx's directives, and any unknown one, for the time of one parse.
@@ -233,7 +244,7 @@ def _sphinx_markup() -> Iterator[None]:
             if ":" in normal and short in table and short != "class":
                 return table[short], []
             found, messages = original(name, language, document)
-            return (found, messages) if found is not None else (table["*"], [])
+            return (_lenient(found), messages) if found is not None else (table["*"], [])
 
         from docutils.parsers.rst import states
 
