@@ -255,6 +255,25 @@ def test_a_changelog_page_leads_with_its_span_and_reads_no_release_as_a_setting(
 
 # --- Markdown ------------------------------------------------------------------------------
 
+
+def test_mkdocs_admonitions_and_tabs_are_text_not_code(tmp_path: Path) -> None:
+    """MkDocs Material indents what an admonition or a tab holds by four spaces, which CommonMark
+    reads as code: read as their text, labelled, on their own lines."""
+    doc = load(tmp_path, "guide.md", (
+        "# Guide\n\nIntro.\n\n"
+        '!!! tip "Use the CLI"\n    You can run `typer main.py run` without installing it.\n\n    A second paragraph.\n\n'
+        '=== "Python 3.10+"\n\n    ```python\n    def main(name: str):\n        print(name)\n    ```\n\n'
+        "??? note\n    Hidden details.\n\n    !!! warning\n        Do not shake the widget.\n\n"
+        "```text\n!!! note\n    inside a fence\n```\n\nAfter.\n"))
+    got = [(b.line, b.kind, b.text) for b in doc.blocks]
+    assert (6, "para", "Use the CLI: You can run `typer main.py run` without installing it.") in got
+    assert (8, "para", "A second paragraph.") in got
+    assert (13, "code", "def main(name: str):\n    print(name)") in got
+    assert (18, "para", "Note: Hidden details.") in got
+    assert (21, "para", "Warning: Do not shake the widget.") in got
+    assert (24, "code", "!!! note\n    inside a fence") in got and got[-1] == (28, "para", "After.")
+
+
 MARKDOWN = """\
 ---
 title: Hash maps in depth

@@ -89,6 +89,12 @@ def clean_markdown(text: str) -> str:
     return text.translate(_SHOW) if hidden else text
 
 
+ADMONITION_LABELS = {
+    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
+    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
+    "seealso": "See also", "todo": "To do",
+}
+
 # roles whose text names a thing in code: shown as a code span, as Sphinx shows them
 CODE_ROLES = frozenset(
     "class func meth attr data exc mod obj const type member var macro struct union enum enumerator "

@@ -13,7 +13,15 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .document import Block, TocEntry
-from .inline import ABSOLUTE_URL, MDBOOK, TAG, code_span, drop_comments, role_text
+from .inline import (
+    ABSOLUTE_URL,
+    ADMONITION_LABELS,
+    MDBOOK,
+    TAG,
+    code_span,
+    drop_comments,
+    role_text,
+)
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -55,7 +63,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
     """
     md = _parser()
     env: dict[str, Any] = {}
-    tokens = md.parse(text, env)
+    tokens = md.parse(unfold_mkdocs(text), env)
     for token in tokens:
         if token.type == "inline":
             if len(token.content) <= MAX_INLINE:
@@ -64,6 +72,64 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
             else:
                 token.children = []
     return _Walker(line_offset, toc).walk(tokens)
+
+
+_MKDOCS_MARKS = ("!!!", "???", "===")
+_ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
+_TAB = re.compile(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
+_FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
+_BLOCK_START = re.compile(r"^(?:[-*+][ \t]|\d+[.)][ \t]|#|>|\||`{3}|~{3}|<)")
+
+
+def unfold_mkdocs(text: str) -> str:
+    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`) and content tabs (`=== "Python 3.10+"`)
+    as what they hold: Python-Markdown indents their content four spaces, which CommonMark
+    reads as a code block. Each such block's lines are dedented in place (no line added or
+    removed: citations keep their lines), the marker's label leading its first line of text
+    ("Tip: ..." as reST's `.. tip::` reads), a tab's marker left blank. Code fences are skipped."""
+    if not any(mark in text for mark in _MKDOCS_MARKS):
+        return text
+    lines = text.split("\n")
+    open_at: list[int] = []  # content indents (in columns) of the blocks open at this line
+    label: str | None = None  # waiting for the first line of text of a block just opened
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        expanded = line.expandtabs(4)
+        body = expanded.lstrip(" ")
+        indent = len(expanded) - len(body)
+        if body and fence is None:
+            while open_at and indent < open_at[-1]:
+                open_at.pop()
+        if not open_at and fence is None and not body.startswith(("!!!", "???", "===", "```", "~~~")):
+            continue  # outside every block and every fence: the line as it is
+        if open_at:
+            line = expanded[min(indent, 4 * len(open_at)):] if body else ""
+            lines[i] = line
+        if fence is not None:
+            if line.lstrip().startswith(fence):
+                fence = None
+            continue
+        fenced = _FENCE_LINE.match(line.lstrip())
+        if fenced:
+            fence = fenced.group(1)[:3]
+            label = None
+            continue
+        marker = _ADMONITION.match(body) or _TAB.match(body)
+        if marker:
+            open_at.append(indent + 4)
+            kind = marker.groupdict().get("kind")
+            title = (marker.groupdict().get("title") or "").strip()
+            label = title or ADMONITION_LABELS.get(kind.lower(), kind.capitalize()) if kind else None
+            lines[i] = ""
+            continue
+        if label is not None and body:
+            lead = line[: len(line) - len(line.lstrip())]
+            if _BLOCK_START.match(line.lstrip()):
+                lines[i - 1] = lead + label + ":"  # a list or a table opens it: the label above, on the marker's line
+            else:
+                lines[i] = f"{lead}{label}: {line.lstrip()}"
+            label = None
+    return "\n".join(lines)
 
 
 class _Walker:

@@ -23,7 +23,15 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from .document import Block, TocEntry
-from .inline import ABSOLUTE_URL, CODE_ROLES, EXPLICIT, REF_ROLES, code_span, role_text
+from .inline import (
+    ABSOLUTE_URL,
+    ADMONITION_LABELS,
+    CODE_ROLES,
+    EXPLICIT,
+    REF_ROLES,
+    code_span,
+    role_text,
+)
 
 # an inline text longer than this is not prose a person wrote (a line of 200,000 roles):
 # docutils' inline patterns are superlinear on some of them, so such text is kept as it is
@@ -32,11 +40,6 @@ _EXPLICIT = EXPLICIT
 _SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.]+\s+)*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*[:=])")
 _PEP_FIELD = re.compile(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
 
-ADMONITION_LABELS = {
-    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
-    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
-    "seealso": "See also", "todo": "To do",
-}
 VERSION_LABELS = {
     "versionadded": "New in version", "versionchanged": "Changed in version",
     "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
