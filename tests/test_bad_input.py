@@ -124,7 +124,7 @@ def test_pathological_lines_compile_in_one_pass(ws: Workspace) -> None:
     units = {"brackets": "[", "escaped": "\\[", "links": "([a](", "targets": "[a](", "angle": "](<",
              "tags": "<a ", "cells": "|    ", "blank": "\n", "spaces": " ", "heading": "# " + " " * 8,
              "roles": ":a:`", "references": "`a`_ ", "substitutions": "|a| ",
-             "admonitions": "!!! note\n    ", "tabs": '=== "a"\n    ', "nested": "!!! a\n" + " " * 4}
+             "admonitions": "!!! note\n    ", "tabs": '=== "a"\n    ', "blocks": "/// tip\n"}
     for name, unit in units.items():
         body = unit * (200_000 // len(unit))
         for ext in (".md", ".html", ".txt", ".rst"):

@@ -272,6 +272,14 @@ def test_mkdocs_admonitions_and_tabs_are_text_not_code(tmp_path: Path) -> None:
     assert (18, "para", "Note: Hidden details.") in got
     assert (21, "para", "Warning: Do not shake the widget.") in got
     assert (24, "code", "!!! note\n    inside a fence") in got and got[-1] == (28, "para", "After.")
+    # pymdownx blocks (Typer's docs): `/// tip | Title` ... `///`, their content not indented
+    blocks = load(tmp_path, "typer.md", (
+        "# Typer\n\n/// tip\n\nYou can still generate docs.\n\n///\n\n//// tab | Linux, macOS\n\n"
+        "```console\n$ source .venv/bin/activate\n```\n\n////\n\n/// note | Technical Details\n\n"
+        "Typer uses Click internally.\n\n///\n"))
+    got = [(b.line, b.kind, b.text) for b in blocks.blocks]
+    assert got == [(1, "heading", "Typer"), (5, "para", "Tip: You can still generate docs."),
+                   (12, "code", "$ source .venv/bin/activate"), (19, "para", "Technical Details: Typer uses Click internally.")]
 
 
 MARKDOWN = """\

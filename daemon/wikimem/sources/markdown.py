@@ -74,23 +74,37 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
     return _Walker(line_offset, toc).walk(tokens)
 
 
-_MKDOCS_MARKS = ("!!!", "???", "===")
+_MKDOCS_MARKS = ("!!!", "???", "===", "///")
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
 _TAB = re.compile(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
+# pymdownx blocks: `/// tip | Title` ... `///`, `//// tab | Linux` ... `////`, content not indented
+_SLASH_OPEN = re.compile(r"^/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*(?:\|[ \t]*(?P<title>.*?))?[ \t]*$")
+_SLASH_CLOSE = re.compile(r"^/{3,}[ \t]*$")
 _FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
 _BLOCK_START = re.compile(r"^(?:[-*+][ \t]|\d+[.)][ \t]|#|>|\||`{3}|~{3}|<)")
+_CALLOUTS = frozenset("note tip warning danger caution important hint attention error seealso todo info example "
+                      "success question failure bug quote abstract admonition details".split())
+
+
+def _label(kind: str | None, title: str) -> str | None:
+    """What an admonition says it is: its title, else its kind ("Tip"); a tab or another kind
+    of block (html, caption) says nothing."""
+    if not kind or kind.lower() not in _CALLOUTS:
+        return None
+    return title or ADMONITION_LABELS.get(kind.lower(), kind.capitalize())
 
 
 def unfold_mkdocs(text: str) -> str:
-    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`) and content tabs (`=== "Python 3.10+"`)
-    as what they hold: Python-Markdown indents their content four spaces, which CommonMark
-    reads as a code block. Each such block's lines are dedented in place (no line added or
-    removed: citations keep their lines), the marker's label leading its first line of text
-    ("Tip: ..." as reST's `.. tip::` reads), a tab's marker left blank. Code fences are skipped."""
+    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`, `/// tip | Title`) and content tabs
+    (`=== "Python 3.10+"`, `//// tab | Linux`) as what they hold: Python-Markdown indents the
+    content of the first kinds four spaces, which CommonMark reads as a code block, and the
+    block markers of the others read as text. Lines are dedented and markers blanked in place
+    (no line added or removed: citations keep their lines), an admonition's label leading its
+    first line of text ("Tip: ..." as reST's `.. tip::` reads). Code fences are skipped."""
     if not any(mark in text for mark in _MKDOCS_MARKS):
         return text
     lines = text.split("\n")
-    open_at: list[int] = []  # content indents (in columns) of the blocks open at this line
+    open_at: list[int] = []  # content indents (in columns) of the indented blocks open at this line
     label: str | None = None  # waiting for the first line of text of a block just opened
     fence: str | None = None
     for i, line in enumerate(lines):
@@ -100,7 +114,7 @@ def unfold_mkdocs(text: str) -> str:
         if body and fence is None:
             while open_at and indent < open_at[-1]:
                 open_at.pop()
-        if not open_at and fence is None and not body.startswith(("!!!", "???", "===", "```", "~~~")):
+        if not open_at and fence is None and label is None and not body.startswith((*_MKDOCS_MARKS, "```", "~~~")):
             continue  # outside every block and every fence: the line as it is
         if open_at:
             line = expanded[min(indent, 4 * len(open_at)):] if body else ""
@@ -117,15 +131,18 @@ def unfold_mkdocs(text: str) -> str:
         marker = _ADMONITION.match(body) or _TAB.match(body)
         if marker:
             open_at.append(indent + 4)
-            kind = marker.groupdict().get("kind")
-            title = (marker.groupdict().get("title") or "").strip()
-            label = title or ADMONITION_LABELS.get(kind.lower(), kind.capitalize()) if kind else None
+            label = _label(marker.groupdict().get("kind") or "tab", (marker.groupdict().get("title") or "").strip())
+            lines[i] = ""
+            continue
+        slashes = _SLASH_OPEN.match(body)
+        if slashes or _SLASH_CLOSE.match(body):
+            label = _label(slashes.group("kind"), (slashes.group("title") or "").strip()) if slashes else None
             lines[i] = ""
             continue
         if label is not None and body:
             lead = line[: len(line) - len(line.lstrip())]
             if _BLOCK_START.match(line.lstrip()):
-                lines[i - 1] = lead + label + ":"  # a list or a table opens it: the label above, on the marker's line
+                lines[i - 1] = lead + label + ":"  # a list or a table opens it: the label above it
             else:
                 lines[i] = f"{lead}{label}: {line.lstrip()}"
             label = None
