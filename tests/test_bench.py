@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -209,7 +210,7 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     assert noop["extra"]["wrote"] == [] and "wrote nothing" in noop["note"]
     change = rows["one changed source, 12 sources"]
     assert change["extra"]["pages_written"]["big"][0] >= 1  # the edit really recompiled the note
-    assert rows["peak RSS of a full compile, 12 sources"]["value"] > 10
+    assert rows["peak memory (PSS) of a full compile, 12 sources"]["value"] > 10
     # the temporary workspaces are gone; only the result we asked for remains
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "result.json"]
 
@@ -217,7 +218,7 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
 # --- the bench contract (bench/contract.py): every module's --json ---------------------------------
 
 # every bench/*.py that is a figure module, not the harness or its helpers
-HELPERS = {"run", "scale", "baselines", "contract"}
+HELPERS = {"run", "scale", "baselines", "contract", "alternate"}  # not figure modules of run.py
 
 
 def figure_modules() -> list[str]:
@@ -388,3 +389,22 @@ def test_concepts_json_on_a_tiny_corpus(tmp_path: Path) -> None:
     assert doc["bench"] == "concepts" and doc["rows"]
     coverage = doc["corpora"][0]["coverage"]
     assert coverage["concepts"] == 2 and "unicorns" in coverage["missed"]
+
+
+def test_alternate_compiles_two_commits_in_turn_beside_whoosh(tmp_path: Path) -> None:
+    """bench/alternate.py: each commit checked out in a worktree of its own, compiled in turn with
+    the whoosh baseline, the ratios printed; the worktrees are gone after."""
+    corpus = tmp_path / "raw"
+    corpus.mkdir()
+    for n in range(3):
+        (corpus / f"note-{n}.md").write_text(f"# Note {n}\n\nThe widget {n} needs a gear.\n", encoding="utf-8")
+    before = subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "list"], capture_output=True, text=True)
+    if before.returncode != 0:
+        pytest.skip("not a git checkout")
+    proc = subprocess.run([sys.executable, str(BENCH / "alternate.py"), "HEAD", "HEAD", "--corpus", str(corpus),
+                           "--rounds", "1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.search(r"round 1: before \d+\.\d\d s, after \d+\.\d\d s, whoosh \d+\.\d\d s", proc.stdout), proc.stdout
+    assert re.search(r": after/before \d+\.\d\d \(.*\), after/whoosh \d+\.\d\d", proc.stdout), proc.stdout
+    after = subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "list"], capture_output=True, text=True)
+    assert after.stdout == before.stdout
