@@ -461,12 +461,12 @@ class Seed:
         return Grown(got[1], got[2])
 
     def discard(self) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.process.kill()
-        self.process.join()
-        self.receive.close()
+        if not self.done:
+            self.done = True
+            self.process.kill()
+            self.process.join()
+            self.receive.close()
+        # gone already when it became the index; left when the update that took it gave up
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
