@@ -181,6 +181,42 @@ def test_docutils_directives_take_the_options_sphinx_adds(tmp_path: Path) -> Non
     assert "Text after." in prose(bad) and bad.warnings
 
 
+def test_a_projects_extensionless_text_files_are_read(ws: Workspace) -> None:
+    """README, NEWS, CHANGES, INSTALL without an extension are text, read by their content; a
+    skip recorded by an older reader is tried again when the reader changes."""
+    from wikimem.state import SourceRow, State
+    from wikimem.workspace import file_sha256
+
+    write(ws, "widget/README", "Widget\n======\n\nThe widget turns the gears of the mill, and it needs oil every "
+                               "week to keep turning.\n\n.. note:: Keep it dry.\n\nInstall\n-------\n\nRun ``make install``.\n")
+    write(ws, "widget/NEWS", "Noteworthy changes in release 1.2 (2024-01-01)\n\n* Gears turn faster now.\n")
+    write(ws, "widget/configure", "#!/bin/sh\necho configuring the widget build\n")
+    settings = load_settings(ws.root, environ={})
+    report = compile_workspace(ws, settings)
+    assert sorted(report.compiled) == ["raw/widget/NEWS", "raw/widget/README"]
+    assert report.skipped == [("raw/widget/configure", "unsupported file type (no extension)")]
+    page = (ws.wiki / "sources/widget-readme.md").read_text()
+    assert "title: Widget" in page and "format: rst" in page and "it needs oil every week" in page
+    # a skip an older reader recorded for the same content: tried again once the reader changed
+    state = State(ws.state_db)
+    try:
+        sha = file_sha256(ws.raw / "widget/NEWS")
+        state.put_source(SourceRow("raw/widget/NEWS", sha, 0, 0, None, "skipped", "unsupported file type", 0, ()))
+        state.set_meta("backend.version", "offline:0.0")
+        state.db.commit()
+    finally:
+        state.close()
+    again = compile_workspace(ws, settings)
+    assert "raw/widget/NEWS" in again.compiled
+
+
+def test_a_plain_text_title_s_underline_is_no_text(tmp_path: Path) -> None:
+    doc = load(tmp_path, "notes.txt", "Widget\n======\n\nThe widget turns gears. It needs oil every week.\n")
+    assert doc.format == "text" and doc.title == "Widget"
+    assert [(b.kind, b.text, b.line) for b in doc.blocks] == [
+        ("heading", "Widget", 1), ("para", "The widget turns gears. It needs oil every week.", 4)]
+
+
 def test_changelog_sections_carry_their_version_and_date(tmp_path: Path) -> None:
     flask_style = load(tmp_path, "CHANGES.rst", (
         "Version 3.1.1\n-------------\n\nReleased 2025-05-13\n\n-   Fix signing key selection.\n\n"

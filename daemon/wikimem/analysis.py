@@ -28,7 +28,7 @@ from .sources import Document
 from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 27
+ANALYSIS_VERSION = 28
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

@@ -347,15 +347,20 @@ def plan(
     if vanished:
         files = [f for f in files if f.path in shas]
     current = {f.path: f for f in files}
+    # a source skipped (or given up on) with this content is left alone, until the content or
+    # the reader changes: a new version may read what an old one could not (an extensionless
+    # README, MkDocs' admonitions), so a changed backend version tries them all again
     left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
-    if give_up_after:
+    if rebuild or rerender:
+        left_alone = set()
+    elif give_up_after:
         left_alone |= {
             p for p, row in rows.items()
             if row.status == "failed" and row.attempts >= give_up_after and shas.get(p) == row.sha256
         }
     candidates = [f for f in files if f.path not in left_alone]
     changed = [f.path for f in candidates
-               if (row := rows.get(f.path)) is None or row.sha256 != shas[f.path] or row.status == "failed"]
+               if (row := rows.get(f.path)) is None or row.sha256 != shas[f.path] or row.status != "compiled"]
     refused_paths = {p for p, _ in scanned.refused}
     gone = {p: row for p, row in rows.items() if p not in current and p not in refused_paths}
     by_sha_gone = {row.sha256: p for p, row in gone.items() if row.status == "compiled"}

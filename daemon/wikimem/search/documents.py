@@ -236,10 +236,10 @@ def load_raw_file(ws: Workspace, rel: str, max_bytes: int, outline: dict[str, An
     tables), but search must find every figure the source holds, verbatim. `outline` is what
     the compile kept of the loaded file (sources.outline): with it, the file is not parsed again.
     """
-    from ..sources import TEXT_SUFFIXES, SkipSource, load_source, read_text
+    from ..sources import TEXT_SUFFIXES, SkipSource, load_source, read_text, source_suffix
 
     file = ws.root / rel
-    if outline is not None and file.suffix.lower() in TEXT_SUFFIXES:
+    if outline is not None and source_suffix(file) in TEXT_SUFFIXES:
         size = file.stat().st_size
         if size > max_bytes:
             raise SkipSource(f"too large ({size / 1e6:.1f} MB)")
@@ -263,7 +263,7 @@ def load_raw_file(ws: Workspace, rel: str, max_bytes: int, outline: dict[str, An
                    tuple(release_eras(chunk_blocks(kept), sections)))
     doc = load_source(file, rel, max_bytes=max_bytes)
     title = doc.title or Path(rel).stem
-    if file.suffix.lower() in TEXT_SUFFIXES:
+    if source_suffix(file) in TEXT_SUFFIXES:
         text, _ = read_text(file)
         chunks = raw_text_chunks(text, [b for b in doc.blocks if b.kind == "heading"], title)
     else:

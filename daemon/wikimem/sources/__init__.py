@@ -36,6 +36,20 @@ TEXT_SUFFIXES = MARKDOWN_SUFFIXES | RST_SUFFIXES | PLAIN_SUFFIXES | PRESENT_SUFF
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 PDF_SUFFIXES = {".pdf"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
+# the text files a project keeps without an extension, read as .txt (format by content)
+PLAIN_NAMES = frozenset(
+    "readme news changes changelog history install contributing hacking todo thanks authors notes faq "
+    "upgrading release-notes".split())
+
+
+def source_suffix(path: str | Path) -> str:
+    """The suffix that says how a raw file is read: its own, or `.txt` for a project's
+    extensionless text files (README, NEWS, CHANGES, INSTALL, ...)."""
+    name = path.name if isinstance(path, Path) else posixpath.basename(path)
+    stem, dot, ext = name.rpartition(".")
+    if dot and stem:
+        return "." + ext.lower() if ext else ""
+    return ".txt" if name.lower() in PLAIN_NAMES else ""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 
@@ -265,9 +279,13 @@ def load_plain(path: str, text: str) -> Document:
         if 0 < len(first) <= 80 and not first.endswith((".", ",", ";", ":")):
             title = first
             blocks[index] = Block("heading", first, block.line, 1)
-            rest = block.text.split("\n", 1)[1].strip() if "\n" in block.text else ""
-            if rest:
-                blocks.insert(index + 1, Block("para", rest, block.line + 1))
+            rest = block.text.split("\n", 1)[1] if "\n" in block.text else ""
+            at = block.line + 1
+            if rest and _ADORNMENT.match(rest.split("\n", 1)[0]):
+                # the title's underline ("Widget" over "======"): markup, not text
+                rest, at = (rest.split("\n", 1)[1] if "\n" in rest else ""), at + 1
+            if rest.strip():
+                blocks.insert(index + 1, Block("para", rest.strip(), at))
             break
     doc = Document(path, "text", title or title_from_name(path), blocks, {}, find_date(text[:2000]))
     return _finish(doc)
@@ -314,7 +332,7 @@ def load_present(path: str, text: str) -> Document:
 
 def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
     """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use."""
-    suffix = file.suffix.lower()
+    suffix = source_suffix(file)
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipSource(f"unsupported file type {suffix or '(no extension)'}")
     size = file.stat().st_size
@@ -359,7 +377,7 @@ def outline(doc: Document) -> dict[str, Any]:
         "sections": [[s.line, s.parent, s.version] for s in doc.sections],
         "toc": [t.target for t in doc.toc],
     }
-    if Path(doc.path).suffix.lower() not in TEXT_SUFFIXES:
+    if source_suffix(doc.path) not in TEXT_SUFFIXES:
         found["blocks"] = [[b.kind, b.text, b.line, b.level] for b in doc.blocks]
     return found
 
