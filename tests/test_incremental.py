@@ -266,3 +266,17 @@ def test_one_thing_spelled_with_a_hyphen_a_space_or_an_underscore_is_one_concept
     assert len(quickstart) == 1, [(c.key, c.slug) for c in quickstart]
     assert set(quickstart[0].keys) == {"sphinx-quickstart", "sphinx quickstart", "sphinx_quickstart"}
     assert quickstart[0].slug == "sphinx-quickstart" and quickstart[0].collections == ("docs", "notes")
+
+
+def test_a_phrase_in_its_short_form_is_the_same_concept() -> None:
+    """Typer's docs say "env var" and "environment variable": one page, not env-var.md beside
+    environment-variable.md."""
+    analyses = {}
+    for n in range(8):
+        for name, key in (("guide", "environment variable"), ("tips", "env var")):
+            analyses[f"raw/docs/{name}-{n}.md"] = {
+                "terms": {key: 3, f"topic {n}": 1}, "signals": {key: [3, key]}}
+    concepts = choose_concepts(MemoryStats(analyses))
+    found = [c for c in concepts.values() if {"env var", "environment variable"} & set(c.keys)]
+    assert len(found) == 1 and set(found[0].keys) == {"env var", "environment variable"}
+    assert found[0].slug == "environment-variable"

@@ -188,12 +188,21 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
                 if sq != host:
                     merged[host].extend(merged[sq])
                     merged[sq] = []
-    # short forms people write for a word the collection also chose ("config", "app")
+    # short forms people write for a word the collection also chose ("config", "app"), alone
+    # or in a phrase ("env var" is "environment variable")
     for short, full in ABBREVIATIONS.items():
         a, b = merged.get(short), merged.get(full)
         if a and b:
             b.extend(a)
             merged[short] = []
+    for squashed, group in sorted(merged.items()):
+        phrase = next((k for k in group if " " in k), None)
+        if phrase is None:
+            continue
+        spelled = squash(" ".join(ABBREVIATIONS.get(w, w) for w in phrase.split()))
+        if spelled != squashed and merged.get(spelled):
+            merged[spelled].extend(group)
+            merged[squashed] = []
     groups = sorted((g for g in merged.values() if g), key=lambda g: min(g))
     surfaces = stats.surfaces(collection, [k for g in groups for k in g])
     out: list[Concept] = []
@@ -201,7 +210,9 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         # the name: one word where the group has its spelling as one ("rollback" over "roll
         # back", "hashmap" over "hash map"), else the phrase a lone word was merged into
         one_word = [k for k in group if " " not in k and any(" " in g and squash(g) == squash(k) for g in group)]
-        key = one_word[0] if one_word else max(sorted(group), key=lambda k: (" " in k, df.get(k, 0)))
+        # ... and a phrase spelled out over its short form ("environment variable", "env var")
+        key = one_word[0] if one_word else max(sorted(group), key=lambda k: (
+            " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()), df.get(k, 0)))
         own = surfaces.get(key) or Counter({key: 1})
         forms: Counter[str] = Counter()
         for k in group:
@@ -225,6 +236,7 @@ ABBREVIATIONS = {
     "repo": "repository", "spec": "specification", "param": "parameter", "arg": "argument", "auth": "authentication",
     "impl": "implementation", "pkg": "package", "lib": "library", "info": "information", "doc": "documentation",
     "msg": "message", "req": "request", "res": "response", "tmpl": "template", "func": "function",
+    "var": "variable", "cmd": "command", "prod": "production",
 }
 
 
