@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from .sources import Document
+from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
 
 # bump when analysis output changes: cached analyses of another version are recomputed
@@ -601,7 +602,7 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
     for index, block in enumerate(doc.blocks):
         if block.kind != "para" or len(block.text) < 40 or _NOTE_LABEL.match(block.text):
             continue
-        if changelog and (index not in members or _in_release(doc, sentences[members[index][0]].section)):
+        if changelog and (index not in members or release_of(doc.sections, sentences[members[index][0]].section)):
             continue  # a changelog's lead is what comes before its releases, not one release's news
         if _is_toc_line(block.text, doc):
             continue  # a table of contents' titles run together ("Foreword Introduction") say nothing
@@ -621,17 +622,6 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
         if chosen:
             return chosen
     return []
-
-
-def _in_release(doc: Document, section: int) -> bool:
-    """Whether a section is a release of a changelog, or inside one."""
-    seen = 0
-    while 0 <= section < len(doc.sections) and seen <= len(doc.sections):
-        if doc.sections[section].version:
-            return True
-        section = doc.sections[section].parent
-        seen += 1
-    return False
 
 
 def _release_span(doc: Document) -> str | None:

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .sources.sections import release_of
 from .words import STOPWORDS
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
@@ -157,12 +158,8 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
         if s.kind == "heading" or not DIGIT.search(s.text) or not HINT.search(s.text):
             continue
         version, date = s.version, None
-        index = s.section
-        while (version is None or date is None) and 0 <= index < len(sections):
-            section = sections[index]
-            if section.version and version is None:
-                version, date = section.version, section.date
-            index = section.parent
+        if version is None and (release := release_of(sections, s.section)) is not None:
+            version, date = release.version, release.date
         out.append((s.text, s.line, version, date))
     product = title_version(doc.title)
     return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out)

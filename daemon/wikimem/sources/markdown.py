@@ -75,6 +75,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
 
 
 _MKDOCS_MARKS = ("!!!", "???", "===", "///")
+_UNFOLD_STARTS = (*_MKDOCS_MARKS, "```", "~~~")  # a line unfold_mkdocs looks at outside every block
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
 _TAB = re.compile(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
 # pymdownx blocks: `/// tip | Title` ... `///`, `//// tab | Linux` ... `////`, content not indented
@@ -114,7 +115,7 @@ def unfold_mkdocs(text: str) -> str:
         if body and fence is None:
             while open_at and indent < open_at[-1]:
                 open_at.pop()
-        if not open_at and fence is None and label is None and not body.startswith((*_MKDOCS_MARKS, "```", "~~~")):
+        if not open_at and fence is None and label is None and not body.startswith(_UNFOLD_STARTS):
             continue  # outside every block and every fence: the line as it is
         if open_at:
             line = expanded[min(indent, 4 * len(open_at)):] if body else ""
@@ -131,7 +132,7 @@ def unfold_mkdocs(text: str) -> str:
         marker = _ADMONITION.match(body) or _TAB.match(body)
         if marker:
             open_at.append(indent + 4)
-            label = _label(marker.groupdict().get("kind") or "tab", (marker.groupdict().get("title") or "").strip())
+            label = _label(marker.groupdict().get("kind"), (marker.groupdict().get("title") or "").strip())
             lines[i] = ""
             continue
         slashes = _SLASH_OPEN.match(body)

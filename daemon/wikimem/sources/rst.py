@@ -36,7 +36,6 @@ from .inline import (
 # an inline text longer than this is not prose a person wrote (a line of 200,000 roles):
 # docutils' inline patterns are superlinear on some of them, so such text is kept as it is
 MAX_INLINE = 20_000
-_EXPLICIT = EXPLICIT
 _SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.]+\s+)*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*[:=])")
 _PEP_FIELD = re.compile(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
 
@@ -175,7 +174,7 @@ def _inliner_class() -> type:
             short = name.rsplit(":", 1)[-1]
             if name in _DOCUTILS_ROLES:
                 return super().interpreted(rawsource, text, role, lineno)
-            if short in CODE_ROLES or short in REF_ROLES or (short in ("pep", "rfc") and _EXPLICIT.match(text)):
+            if short in CODE_ROLES or short in REF_ROLES or (short in ("pep", "rfc") and EXPLICIT.match(text)):
                 return [_role_node(short, text, rawsource)], []
             # the default role, or one the document defined with `.. role::`: docutils knows it
             known, _ = roles.role(role, self.language, lineno, self.reporter)
@@ -454,7 +453,7 @@ def _directive_table() -> dict[str, type]:
                 entry = entry.strip()
                 if not entry or entry == "self":
                     continue
-                explicit = _EXPLICIT.match(entry)
+                explicit = EXPLICIT.match(entry)
                 if explicit:
                     document["wikimem_toc"].append((explicit.group(2).strip(), explicit.group(1).strip()))
                 else:

@@ -122,6 +122,19 @@ def section_tree(blocks: list[Block]) -> tuple[list[Block], list[Section]]:
     return placed, _versions(placed, sections)
 
 
+def release_of(sections: list[Section], index: int) -> Section | None:
+    """The release section `index` belongs to: itself, or the nearest enclosing section that
+    heads a release (a changelog's "Version 3.1.0" over its "Fixes"); None outside any."""
+    while 0 <= index < len(sections):
+        section = sections[index]
+        if section.version:
+            return section
+        if section.parent >= index:
+            break  # a parent comes before its sections (section_tree): anything else is no tree
+        index = section.parent
+    return None
+
+
 def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
     """Give release sections their version and date.
 
