@@ -166,7 +166,7 @@ def tokens(text: str) -> list[str]:
     """Lowercase word tokens with possessives dropped and plurals folded; a code span that names
     something is one token (so `flask.json.dumps` is never split into phrases), other code none."""
     if "`" not in text:
-        return [_fold(w) for w in _WORD.findall(text.lower())]
+        return list(map(_fold, _WORD.findall(text.lower())))
     out: list[str] = []
     at = 0
     for match in CODE_SPAN.finditer(text):
@@ -194,30 +194,48 @@ def _is_code(token: str) -> bool:
     return not token.isalnum() and not token.replace("'", "").isalnum()
 
 
+# what phrase_keys asks of a token, as bits: computed once per distinct token
+_CONTENT, _EDGE, _CODE, _GENERIC_WORD, _STOPS_PHRASE = 1, 2, 4, 8, 16
+
+
+@lru_cache(maxsize=131072)
+def _token_bits(token: str) -> int:
+    bits = 0
+    if is_content(token):
+        bits |= _CONTENT
+    if is_edge(token):
+        bits |= _EDGE
+    if _is_code(token):
+        bits |= _CODE
+    if token in GENERIC:
+        bits |= _GENERIC_WORD
+    if token[0].isdigit() or (token in STOPWORDS and token != "of"):
+        bits |= _STOPS_PHRASE  # inside a phrase, it ends it ("of" joins a name: "code of conduct")
+    return bits
+
+
 def phrase_keys(toks: list[str], max_n: int = 3) -> set[str]:
     """Every word that may be a concept alone, and every 2..max_n-gram whose first and last words
     are content words, one of them not generic ("command line interface", "enumerated list"),
     as space-joined keys; a code token is a key alone, never part of a phrase."""
     keys: set[str] = set()
     n_toks = len(toks)
-    content = [is_content(t) for t in toks]
-    edge = [is_edge(t) for t in toks]
-    code = [_is_code(t) for t in toks]
-    for i in range(n_toks):
-        if not content[i]:
+    bits = [_token_bits(t) for t in toks]
+    for i, first in enumerate(bits):
+        if not first & _CONTENT:
             continue
-        if edge[i]:
+        if first & _EDGE:
             keys.add(toks[i])
-        if code[i]:
+        if first & _CODE:
             continue
         for n in range(2, max_n + 1):
             j = i + n - 1
-            if j >= n_toks or code[j]:
+            if j >= n_toks or bits[j] & _CODE:
                 break
-            inner = toks[j - 1] if n > 2 else None
-            if inner is not None and (inner[0].isdigit() or (inner in STOPWORDS and inner != "of")):
-                break  # longer n-grams would contain it too ("of" joins a name: "code of conduct")
-            if content[j] and (edge[i] or edge[j]) and not (toks[i] in GENERIC and toks[j] in GENERIC):
+            if n > 2 and bits[j - 1] & _STOPS_PHRASE:
+                break  # longer n-grams would contain it too
+            last = bits[j]
+            if last & _CONTENT and (first | last) & _EDGE and not (first & last & _GENERIC_WORD):
                 keys.add(" ".join(toks[i : j + 1]))
     return keys
 
@@ -532,10 +550,11 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
 def _defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
     (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
-    called = _CALLED.search(text)
+    called = _called(text)
     if called:
         term = called.group("term").strip()
         key = name_key(f"`{term}`") if called.group(1) == "`" else name_key(term)
@@ -554,6 +573,7 @@ def _defined_term(text: str) -> tuple[str, str, bool] | None:
     return key, (f"`{term}`" if mark == "`" else term), bool(mark)
 
 
+@lru_cache(maxsize=131072)
 def _generic(key: str) -> bool:
     words = key.split()
     if len(words) > 1 and words[-1] in _FILE_EXT:
@@ -710,7 +730,7 @@ _EXPANSION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][
 
 
 def _expands_acronym(text: str) -> bool:
-    if not _ACRONYM_NEAR.search(text):  # the full pattern backtracks over every word run
+    if "(" not in text or not _ACRONYM_NEAR.search(text):  # the full pattern backtracks over every word run
         return False
     for match in _EXPANSION.finditer(text):
         acronym = match.group(2).rstrip("s").upper()
@@ -723,9 +743,9 @@ def _expands_acronym(text: str) -> bool:
     return False
 
 
-def _introduces_name(text: str) -> bool:
-    """"called *X*", "known as X": a name introduced; not "the variable named `second`"."""
-    called = _CALLED.search(text)
+def _introduces_name(called: re.Match[str] | None) -> bool:
+    """"called *X*", "known as X" (a match of _CALLED): a name introduced; not "the variable
+    named `second`"."""
     return called is not None and (called.group(1) != "`" or _api_name(called.group("term")))
 
 
@@ -764,20 +784,21 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
     if not (20 <= len(text) <= 400) or code_like(text):
         return None
     plain = _plain(text)
+    low = text.lower()  # the case-blind patterns run on it (and only where their words are)
     score = 0.0
     defined = _defined_term(text)
-    called = _CALLED.search(text)
+    called = _called(text)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
     if defined:
         score += 3
-    elif _introduces_name(text) or _expands_acronym(text):
+    elif _introduces_name(called) or _expands_acronym(text):
         score += 3  # a name introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
-    if _DEFAULT.search(text):
+    if _says_default(text, low):
         score += 3
-    if _REQUIRE.search(plain):
+    if _requires(plain):
         score += 1.5
-    if _NUMBER.search(plain):
+    if _has_number(plain):
         score += 1
     if s.subject:
         score += 1
@@ -800,7 +821,7 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
         score -= 2
     if REFERS_BACK.match(text):
         score -= 1  # kept only when it says much; then it comes with the sentence before
-    if NARRATION.search(text):
+    if _NARRATION_LOW.search(low):
         score -= 1  # a tutorial telling what we do next, rather than how things are
     return score
 
@@ -808,15 +829,53 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
 def _plain(text: str) -> str:
     """The words of a sentence with code left out and cross-references dropped; a value in code
     (`7878`, `127.0.0.1:7878`, not an example's `1`) is kept: it is a figure."""
-    return _XREF.sub("", CODE_SPAN.sub(
-        lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
-        else " x ", text))
+    if "`" in text:
+        text = CODE_SPAN.sub(
+            lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
+            else " x ", text)
+    return _XREF.sub("", text) if _XREF_LOW.search(text.lower()) else text
 
 
 def _figure(text: str) -> bool:
     """A statement with a figure or a requirement in it, told as a fact, not as a story."""
     plain = _plain(text)
-    return not NARRATION.search(text) and bool(_NUMBER.search(plain) or _REQUIRE.search(plain) or _DEFAULT.search(text))
+    low = text.lower()
+    return not _NARRATION_LOW.search(low) and (_has_number(plain) or _requires(plain) or _says_default(text, low))
+
+
+# The case-blind patterns, each behind a test that is cheap where it cannot match (most
+# sentences): a fact's score asks a dozen of them of every sentence of a document.
+def _lowercase(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """A case-blind pattern for lowercased text: the same pattern, its letters in lowercase,
+    without IGNORECASE (a third of the time). Only for patterns with no escaped capitals."""
+    assert pattern.flags & re.IGNORECASE and not re.search(r"\\[A-Z]", pattern.pattern)
+    return re.compile(pattern.pattern.lower())
+
+
+_NARRATION_LOW = _lowercase(NARRATION)
+_REQUIRE_LOW = _lowercase(_REQUIRE)
+_XREF_LOW = _lowercase(_XREF)
+_DIGIT = re.compile(r"\d")
+_CALLED_WORDS = ("called", "known", "referred", "named", "termed")
+
+
+def _says_default(text: str, low: str) -> bool:
+    return "default" in low and _DEFAULT.search(text) is not None
+
+
+def _requires(plain: str) -> bool:
+    return _REQUIRE_LOW.search(plain.lower()) is not None
+
+
+def _has_number(plain: str) -> bool:
+    return _DIGIT.search(plain) is not None and _NUMBER.search(plain) is not None
+
+
+def _called(text: str) -> re.Match[str] | None:
+    """_CALLED's match ("called *X*", "known as X"), looked for only where one of its words is."""
+    if not any(word in text for word in _CALLED_WORDS):
+        return None
+    return _CALLED.search(text)
 
 
 _LITERAL_NUMBER = re.compile(r"[-+]?\d[\d.,:_]*(?:\s*[A-Za-z%]{1,3})?")
@@ -838,7 +897,7 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table"):
             continue
-        match = _DEFAULT_VALUE.search(s.text)
+        match = _DEFAULT_VALUE.search(s.text) if "default" in s.text.lower() else None
         if not match:
             continue
         value = (match.group("value") or match.group("value2") or "").strip()

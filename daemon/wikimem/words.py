@@ -47,4 +47,9 @@ CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is 
 
 def code_like(text: str) -> bool:
     """A line of code, not a sentence about it: "The `->` operator ..." is prose."""
+    if not any(mark in text for mark in _CODE_MARKS):
+        return False  # most sentences: none of the characters _CODE_LIKE needs
     return _CODE_LIKE.search(CODE_SPAN.sub("", text)) is not None
+
+
+_CODE_MARKS = ("{", "}", ";", "=", "(", "&", "|", ">")

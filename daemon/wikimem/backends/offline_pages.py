@@ -523,6 +523,7 @@ def forget_sentences() -> None:
     _folded.cache_clear()
     _content_words.cache_clear()
     _as_point.cache_clear()
+    _defined_term.cache_clear()
 
 
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
