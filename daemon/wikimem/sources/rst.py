@@ -167,7 +167,20 @@ def _inliner_class() -> type:
         def parse(self, text: str, lineno: int, memo: Any, parent: Any) -> Any:
             if len(text) > MAX_INLINE:
                 return [nodes.Text(text)], []
+            if not any(mark in text for mark in _INLINE_MARKS):
+                # no start-string can match (and no escape to undo): docutils would search for one,
+                # find none and look for implicit markup only; do that, as it does
+                self.document, self.language, self.parent = memo.document, memo.language, parent
+                self.reporter = self.document.reporter
+                return self.implicit_inline(text, lineno), []
             return super().parse(text, lineno, memo, parent)
+
+        def implicit_inline(self, text: str, lineno: int) -> Any:
+            # with PEP and RFC references off (_settings), the one implicit pattern is a standalone
+            # URI or an e-mail address: neither is in a text without ":" and "@"
+            if len(self.implicit_dispatch) == 1 and ":" not in text and "@" not in text:
+                return [nodes.Text(text)] if text else []
+            return super().implicit_inline(text, lineno)
 
         def interpreted(self, rawsource: str, text: str, role: str, lineno: int) -> Any:
             name = role.lower()
@@ -188,6 +201,11 @@ def _inliner_class() -> type:
         if isinstance(value, str) and not key.startswith("__"):
             setattr(Inliner, key, value)
     return Inliner
+
+
+# every start-string and whole construct of docutils' inline markup has one of these, and an
+# escape is a backslash: a text with none of them is plain text (or a standalone URI)
+_INLINE_MARKS = ("*", "`", "_", "|", "\\")
 
 
 # roles docutils itself defines (and `.. role::` may derive from): it renders them
