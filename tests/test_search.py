@@ -517,6 +517,28 @@ def test_a_compile_from_nothing_indexes_raw_beside_its_pages_as_a_rebuild_would(
     assert _index_of(ws) == seeded
 
 
+@pytest.mark.parametrize("taker", ["compile", "seed"])
+def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, monkeypatch, taker):
+    # the compile shares the wiki's pages with the seed and each indexes those it takes first;
+    # here one of them takes them all (the other finds none left), and the index is the same
+    seeds = _seeded_corpus(ws, monkeypatch)
+    take = S.index._take
+    parent = os.getpid()
+
+    def only_by(pages, taken):
+        in_seed = os.getpid() != parent
+        return take(pages, taken) if in_seed == (taker == "seed") else None
+
+    monkeypatch.setattr("wikimem.search.index._take", only_by)
+    compile_workspace(ws, settings)
+    assert seeds[0] is not None and seeds[0].done
+    shared = _index_of(ws)
+    assert any(p.startswith("wiki/") for p in shared[0]["docs"]) and any(p.startswith("raw/") for p in shared[0]["docs"])
+    assert not (ws.state_dir / "search.pages").exists() and not (ws.state_dir / "search.seed.json").exists()
+    S.reindex(ws)
+    assert _index_of(ws) == shared
+
+
 def test_a_raw_file_changed_after_the_seed_read_it_is_indexed_as_it_is_now(ws, settings, monkeypatch):
     _seeded_corpus(ws, monkeypatch)
     finish = S.Seed.finish
@@ -542,7 +564,7 @@ def test_a_failed_seed_leaves_the_index_to_be_built_with_the_pages(ws, settings,
     seeds = _seeded_corpus(ws, monkeypatch)
 
     def failing(*args):
-        args[-2].send(("failed", "RuntimeError: the disk is full"))
+        args[5].send(("failed", "RuntimeError: the disk is full"))  # (ws, folder, files, outlines, max_bytes, send, ...)
 
     monkeypatch.setattr("wikimem.search.index._grow_seed", failing)
     report = compile_workspace(ws, settings)

@@ -435,17 +435,38 @@ class Grown:
 
 class Seed:
     """raw/ indexed in a process of its own while the compile writes the pages (start_seed); the
-    compile's update of the index then adds the wiki's pages to it (finish). A seed not finished
-    is discarded: its process stopped, its folder removed."""
+    compile's update of the index then shares the wiki's pages with it (share, take) and adds
+    them to it (finish). A seed not finished is discarded: its process stopped, its folder
+    removed."""
 
-    def __init__(self, folder: Path, process: Any, receive: Any):
+    def __init__(self, folder: Path, process: Any, receive: Any, ready: Any, taken: Any):
         self.folder = folder
         self.process = process
         self.receive = receive
+        self.ready = ready  # set once the pages are shared
+        self.taken = taken  # how many of the shared pages have been taken, by either process
+        self.pages: list[tuple[str, tuple[int, int]]] = []
         self.done = False
+
+    @staticmethod
+    def pages_file(folder: Path) -> Path:
+        return folder.with_name(folder.name + ".json")
+
+    def share(self, pages: list[tuple[str, tuple[int, int]]]) -> None:
+        """Offer the seed these (path, stat) to index once it has indexed raw/: each is then
+        indexed by whichever of it and the caller takes it first (take)."""
+        if self.ready.is_set():
+            return
+        self.pages = pages
+        self.pages_file(self.folder).write_text(json.dumps(pages), encoding="utf-8")
+        self.ready.set()
+
+    def take(self) -> tuple[str, tuple[int, int]] | None:
+        return _take(self.pages, self.taken)
 
     def finish(self) -> Grown | None:
         """Wait for the seed; None (its folder removed) if its process failed."""
+        self.share([])  # nothing shared: it has raw/ alone to commit
         self.done = True
         got: Any = None
         try:
@@ -454,6 +475,7 @@ class Seed:
             pass
         self.receive.close()
         self.process.join()
+        self.pages_file(self.folder).unlink(missing_ok=True)
         if not (isinstance(got, tuple) and got[0] == "ok"):
             log.info("search seed failed (%s); indexing raw/ with the pages", got[1] if got else "no report")
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -468,6 +490,17 @@ class Seed:
             self.receive.close()
         # gone already when it became the index; left when the update that took it gave up
         shutil.rmtree(self.folder, ignore_errors=True)
+        self.pages_file(self.folder).unlink(missing_ok=True)
+
+
+def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any) -> tuple[str, tuple[int, int]] | None:
+    with taken.get_lock():
+        at = taken.value
+        if at >= len(pages):
+            return None
+        taken.value = at + 1
+    path, stat = pages[at]
+    return path, (stat[0], stat[1])
 
 
 SEED_NAME = INDEX_DIR + ".seed"
@@ -493,11 +526,14 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     folder = ws.state_dir / SEED_NAME
     if folder.exists():
         shutil.rmtree(folder)
+    Seed.pages_file(folder).unlink(missing_ok=True)
     folder.mkdir(parents=True)
     windex.create_in(str(folder), schema())
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, os.getpid()),
+    ready, taken = context.Event(), context.Value("q", 0)
+    process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
+                                                       os.getpid()),
                               name="wikimem-search-seed", daemon=True)
     import gc
 
@@ -509,37 +545,107 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     finally:
         gc.unfreeze()
     send.close()
-    return Seed(folder, process, receive)
+    return Seed(folder, process, receive, ready, taken)
 
 
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
-               outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ppid: int) -> None:
-    """The seed's process: raw/'s files into one segment, the manifest's part back to the compile."""
+               outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
+               ppid: int) -> None:
+    """The seed's process: raw/'s files, then the wiki pages it takes of those the compile
+    shares, into one segment; the manifest's part back to the compile."""
     try:
         from ..lifetime import die_with
 
         die_with(ppid)
         from whoosh import index as windex
 
-        writer = windex.open_dir(str(folder)).writer(limitmb=256, codec=_codec())
         manifest: dict[str, Any] = {"files": {}, "docs": {}, "skipped": {}}
         report = IndexReport()
         stored = _Outlines(ws, files)
+        writer = windex.open_dir(str(folder)).writer(limitmb=256, codec=_codec())
         try:
             for path in sorted(files):
                 _index_one(writer, ws, path, files[path], max_bytes, outlines.get(path) or stored.get(path),
                            manifest, report, added=True)
+            # raw/'s segment is written before the pages are taken: writing it is a good part of
+            # the work, and the compile indexes the pages meanwhile
             writer.commit(merge=False)
         except BaseException:
             writer.cancel()
             raise
         finally:
             stored.close()
+        ready.wait()
+        pages = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
+        if (page := _take(pages, taken)) is not None:
+            writer = windex.open_dir(str(folder)).writer(limitmb=128, codec=_codec())
+            try:
+                while page is not None:
+                    _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
+                    page = _take(pages, taken)
+                writer.commit(merge=False)
+            except BaseException:
+                writer.cancel()
+                raise
         send.send(("ok", manifest, report.passages))
     except Exception as exc:  # noqa: BLE001 - reported to the compile, which indexes raw/ itself
         send.send(("failed", f"{type(exc).__name__}: {exc}"))
     finally:
         send.close()
+
+
+@dataclass
+class _Beside:
+    """The pages the compile indexed itself while the seed indexed others (_index_pages_beside)."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    passages: int
+
+
+def _index_pages_beside(ws: Workspace, seed: Seed, current: dict[str, tuple[int, int]], max_bytes: int) -> _Beside:
+    """Share the wiki's pages with the seed, and index those this process takes into an index of
+    its own beside the seed's (one segment, adopted into the seed's by _adopt)."""
+    from whoosh import index as windex
+
+    seed.share([(p, current[p]) for p in sorted(current) if p.startswith("wiki/")])
+    folder = ws.state_dir / (INDEX_DIR + ".pages")
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    manifest: dict[str, Any] = {"files": {}, "docs": {}, "skipped": {}}
+    report = IndexReport()
+    try:
+        writer = windex.create_in(str(folder), schema()).writer(limitmb=128, codec=_codec())
+        try:
+            while (page := seed.take()) is not None:
+                _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
+            writer.commit(merge=False)
+        except BaseException:
+            writer.cancel()
+            raise
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return _Beside(folder, manifest, report.passages)
+
+
+def _adopt(into: Path, beside: Path) -> None:
+    """Move the segments of the whoosh index in `beside` into the one in `into` (the same schema,
+    neither being written): their files moved, then a new generation of `into`'s table of
+    contents listing them too. A segment is searched where it is; none is merged."""
+    from whoosh.filedb.filestore import FileStorage
+    from whoosh.index import _DEF_INDEX_NAME, TOC
+
+    source, target = FileStorage(str(beside)), FileStorage(str(into))
+    theirs = TOC.read(source, _DEF_INDEX_NAME)
+    if not theirs.segments:
+        return
+    for segment in theirs.segments:
+        for name in segment.list_files(source):
+            os.replace(beside / name, into / name)
+    ours = TOC.read(target, _DEF_INDEX_NAME)
+    TOC(ours.schema, ours.segments + theirs.segments, ours.generation + 1).write(target, _DEF_INDEX_NAME)
 
 
 def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
@@ -720,10 +826,25 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         except Exception as exc:  # noqa: BLE001 - a damaged index is derived data: rebuild it
             log.warning("search index unreadable (%s); rebuilding", exc)
             rebuild = report.rebuilt = True
-    grown = seed.finish() if rebuild and seed is not None else None
+    max_bytes = _settings_max_bytes(ws)
+    beside: _Beside | None = None
+    if rebuild and seed is not None and not seed.done:
+        # the pages, indexed here and by the seed (once it has indexed raw/), each by whichever
+        # takes it first: two cores, and no process started for them
+        beside = _index_pages_beside(ws, seed, current, max_bytes)
+    try:
+        grown = seed.finish() if rebuild and seed is not None else None
+        if grown is not None and beside is not None:
+            _adopt(seed.folder, beside.folder)  # type: ignore[union-attr]
+            for part in ("files", "docs", "skipped"):
+                grown.manifest[part].update(beside.manifest[part])
+            grown.passages += beside.passages
+    finally:
+        if beside is not None:
+            shutil.rmtree(beside.folder, ignore_errors=True)
     if grown is not None:
-        # raw/ was indexed while the compile wrote the pages (see start_seed): build on it, and
-        # index again what changed since it read it
+        # raw/ was indexed while the compile wrote the pages (see start_seed), the pages since:
+        # build on it, and index again what changed since they were read
         manifest = {"version": INDEX_VERSION, **grown.manifest}
         files = manifest["files"]
         build_in = seed.folder  # type: ignore[union-attr]
@@ -763,7 +884,6 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         log.info("search index is being updated by another process; searching it as it is")
         report.seconds = time.perf_counter() - started
         return report
-    max_bytes = _settings_max_bytes(ws)
     outlines = _Outlines(ws, current)
     docs: dict[str, Any] = manifest["docs"]
     skipped: dict[str, Any] = manifest.setdefault("skipped", {})
