@@ -927,3 +927,44 @@ def test_quoted_phrase_needs_its_words_in_a_row_in_any_field(ws):
     assert paths(S.search(ws, '"session cookie"', limit=3)) == ["raw/a.md", "raw/c.md", "raw/b.md"]
     assert paths(S.search(ws, 'cookie domain', limit=3))[1:] == ["raw/b.md", "raw/c.md"]
     assert paths(S.search(ws, '"cookie domain"', limit=3))[1:] == ["raw/c.md", "raw/b.md"]
+
+
+def _segment_files(folder):
+    """The files inside an index's one compound segment, by extension."""
+    from whoosh import index as windex
+    from whoosh.filedb.compound import CompoundStorage
+
+    ix = windex.open_dir(str(folder))
+    (segment,) = ix._segments()
+    inner = CompoundStorage(ix.storage.open_file(segment.make_filename(".seg")), use_mmap=False)
+    return {name.split(".", 1)[1]: inner.open_file(name).read(inner.file_length(name)) for name in inner.list()}
+
+
+def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path):
+    # the segment writer's postings go out a block at a time (index._field_writer_class) and its
+    # pool skips whoosh's checks: the files must be whoosh's, byte for byte, blocks cut where it
+    # cuts them (a word in every document fills several), with its statistics and field lengths
+    from whoosh import index as windex
+    from whoosh.codec.whoosh3 import W3Codec
+
+    from wikimem.search import index as I
+    from wikimem.search.analysis import schema
+
+    docs = [dict(path=f"raw/n{n}.md", kind="source", level="part", body=" ".join(
+        ["widget"] * (1 + n % 7) + [f"part{n % 13}", "gear" if n % 3 else "", "bolt " * (n % 5),
+                                    "cog" if n < 256 else ""]),  # cog: two full blocks exactly
+        headings="Setup" if n % 2 else "", lines=[[1, 2]]) for n in range(300)]
+    built = {}
+    for name, writer_of in (("whoosh", lambda ix: ix.writer(codec=W3Codec(compression=I.COMPRESSION))),
+                            ("wikimem", lambda ix: I._writer(ix))):
+        folder = tmp_path / name
+        folder.mkdir()
+        writer = writer_of(windex.create_in(str(folder), schema()))
+        for doc in docs:
+            writer.add_document(**doc)
+        writer.commit(merge=False)
+        built[name] = _segment_files(folder)
+        reader = windex.open_dir(str(folder)).reader()
+        assert reader.doc_frequency("body", "widget") == 300 and reader.doc_field_length(5, "body") > 0
+    assert built["wikimem"] == built["whoosh"]
+    assert len(built["wikimem"]["pst"]) > 1000

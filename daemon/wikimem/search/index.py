@@ -5,6 +5,7 @@ series priors that rank the newer release higher."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import marshal
@@ -344,18 +345,20 @@ def _codec() -> Any:
         from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader
 
         class Lengths(W3PerDocReader):  # type: ignore[misc]
-            def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> Any:
+            def table(self, fieldname: str) -> list[int | None] | None:
+                """Every document's length of the field (None for a zero byte); None without a column."""
                 tables = self.__dict__.setdefault("_wikimem_lengths", {})
-                table = tables.get(fieldname)
-                if table is None:
+                if fieldname not in tables:
                     from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
                     from whoosh.util.numeric import byte_to_length
 
                     reader = self._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-                    # whoosh's own answers: default without a column, None for a zero byte
-                    table = tables[fieldname] = None if reader is None else \
-                        [byte_to_length(b) if b else None for b in reader]
-                if table is None:
+                    tables[fieldname] = None if reader is None else [byte_to_length(b) if b else None for b in reader]
+                return tables[fieldname]  # type: ignore[no-any-return]
+
+            def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> Any:
+                table = self.table(fieldname)
+                if table is None:  # whoosh's own answers: default without a column
                     return default
                 if docnum > self._doccount:
                     raise IndexError(f"Asked for docnum {docnum!r} of {self._doccount}")
@@ -364,6 +367,9 @@ def _codec() -> Any:
         class Codec(W3Codec):  # type: ignore[misc]
             def per_document_reader(self, storage: Any, segment: Any) -> Any:
                 return Lengths(storage, segment)
+
+            def field_writer(self, storage: Any, segment: Any) -> Any:
+                return _field_writer_class()(self, storage, segment)
 
             def new_segment(self, storage: Any, indexname: str) -> Any:
                 # the segment names whoosh's own codec (which then reads its blocks as written):
@@ -376,6 +382,98 @@ def _codec() -> Any:
 
 _CODEC: Any = None
 COMPRESSION = 0  # zlib level of posting blocks (whoosh's default: 3)
+
+
+def _writer(ix: Any, **options: Any) -> Any:
+    """A whoosh writer of one segment with this module's codec and posting pool."""
+    writer = ix.writer(codec=_codec(), **options)
+    writer.pool.__class__ = _pool_class()
+    return writer
+
+
+@functools.cache
+def _pool_class() -> type:
+    from whoosh.writing import PostingPool
+
+    class Pool(PostingPool):  # type: ignore[misc]
+        def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+            # whoosh's, without its type checks of what its own add_document made: a call per posting
+            self.fieldnames.add(item[0])
+            self.currentsize += 150 + len(item[0]) + 2 * len(item[1]) + len(item[4] or b"")  # whoosh's estimate
+            if self.currentsize > self.limit:
+                self.save()
+            self.current.append(item)
+
+    return Pool
+
+
+@functools.cache
+def _field_writer_class() -> type:
+    """whoosh's W3FieldWriter, writing a term's postings a block at a time: whoosh's own
+    add_postings makes five calls and a dozen checks for each posting, two fifths of an index
+    build. The files are the same: blocks cut where whoosh cuts them, with its statistics
+    (kept as it keeps them: a block's highest weight before its weights become 32-bit floats,
+    a length of zero or none left out of its shortest)."""
+    from array import array
+
+    from whoosh.codec.base import OutOfOrderError
+    from whoosh.codec.whoosh3 import W3FieldWriter
+
+    class FieldWriter(W3FieldWriter):  # type: ignore[misc]
+        def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
+            lastfn: str | None = None
+            lasttext: bytes | None = None
+            table: list[int | None] | None = None
+            docs: list[int] = []
+            weights: list[float] = []
+            values: list[bytes | None] = []
+            for fieldname, btext, docnum, weight, value in items:
+                if btext != lasttext or fieldname != lastfn:
+                    if lasttext is not None:
+                        self._term(lasttext, docs, weights, values, table)
+                        docs, weights, values = [], [], []
+                    if fieldname != lastfn:
+                        if lastfn is not None:
+                            if fieldname < lastfn:
+                                raise OutOfOrderError(f"Field {lastfn!r} .. {fieldname!r}")
+                            self.finish_field()
+                        self.start_field(fieldname, schema[fieldname])
+                        table = lengths.table(fieldname) if lengths else None
+                        lastfn, lasttext = fieldname, None
+                    if docnum == -1:
+                        continue  # whoosh's mark of a word for the spelling graph (none here)
+                    if lasttext is not None and btext < lasttext:
+                        raise OutOfOrderError(f"Term {fieldname}:{lasttext!r} .. {fieldname}:{btext!r}")
+                    lasttext = btext
+                docs.append(docnum)
+                weights.append(weight)
+                values.append(value)
+            if lasttext is not None:
+                self._term(lasttext, docs, weights, values, table)
+            if lastfn is not None:
+                self.finish_field()
+
+        def _term(self, btext: bytes, docs: list[int], weights: list[float], values: list[bytes | None],
+                  table: list[int | None] | None) -> None:
+            self.start_term(btext)
+            writer = self._postwriter
+            limit = writer._blocklimit
+            for start in range(0, len(docs), limit):
+                end = start + limit
+                writer._ids = array("I", docs[start:end])
+                block_weights = weights[start:end]
+                writer._weights = array("f", block_weights)
+                writer._values = [v for v in values[start:end] if v]
+                top = max(block_weights)
+                writer._maxweight = top if top > 0 else 0
+                known = [n for d in docs[start:end] if (n := table[d])] if table is not None else []
+                writer._minlength = min(known) if known else None
+                writer._maxlength = max(known) if known else 0
+                if end < len(docs):
+                    writer._write_block()  # a full block with more to come, as add_posting writes it
+            self.finish_term()
+
+    return FieldWriter
 
 
 def _index_one(writer: Any, ws: Workspace, path: str, stat: tuple[int, int], max_bytes: int,
@@ -562,7 +660,7 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
         manifest: dict[str, Any] = {"files": {}, "docs": {}, "skipped": {}}
         report = IndexReport()
         stored = _Outlines(ws, files)
-        writer = windex.open_dir(str(folder)).writer(limitmb=256, codec=_codec())
+        writer = _writer(windex.open_dir(str(folder)), limitmb=256)
         try:
             for path in sorted(files):
                 _index_one(writer, ws, path, files[path], max_bytes, outlines.get(path) or stored.get(path),
@@ -578,7 +676,7 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
         ready.wait()
         pages = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
         if (page := _take(pages, taken)) is not None:
-            writer = windex.open_dir(str(folder)).writer(limitmb=128, codec=_codec())
+            writer = _writer(windex.open_dir(str(folder)), limitmb=128)
             try:
                 while page is not None:
                     _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
@@ -616,7 +714,7 @@ def _index_pages_beside(ws: Workspace, seed: Seed, current: dict[str, tuple[int,
     manifest: dict[str, Any] = {"files": {}, "docs": {}, "skipped": {}}
     report = IndexReport()
     try:
-        writer = windex.create_in(str(folder), schema()).writer(limitmb=128, codec=_codec())
+        writer = _writer(windex.create_in(str(folder), schema()), limitmb=128)
         try:
             while (page := seed.take()) is not None:
                 _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
@@ -879,7 +977,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         # the build (10k: 128 MB 49 s, 192 MB 47 s, 256 MB 33 s, no run; peak RSS 221 -> 391 MB)
         batch = max(20, min(100, len(changed) // (2 * procs)))
         writer = ix.writer(procs=procs, batchsize=batch, multisegment=True, timeout=wait, limitmb=256,
-                           codec=_codec()) if parallel else ix.writer(timeout=wait, limitmb=128, codec=_codec())
+                           codec=_codec()) if parallel else _writer(ix, timeout=wait, limitmb=128)
     except LockError:
         log.info("search index is being updated by another process; searching it as it is")
         report.seconds = time.perf_counter() - started
