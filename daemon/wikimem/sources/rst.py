@@ -266,14 +266,19 @@ def _sphinx_markup() -> Iterator[None]:
             found, messages = original(name, language, document)
             return (_lenient(found), messages) if found is not None else (table["*"], [])
 
+        from docutils import nodes
         from docutils.parsers.rst import states
 
         original_check = statemachine.StateMachine.check_line
+        original_init = statemachine.StateMachine.runtime_init
         original_list_parse = states.RSTState.nested_list_parse
+        original_setup = nodes.Node.setup_child
         directives.directive = lookup
         statemachine.State.make_transitions = _make_transitions
         statemachine.StateMachine.check_line = _check_line
+        statemachine.StateMachine.runtime_init = _runtime_init
         states.RSTState.nested_list_parse = _nested_list_parse
+        nodes.Node.setup_child = _setup_child
         _MACHINES.clear()
         try:
             yield
@@ -281,8 +286,37 @@ def _sphinx_markup() -> Iterator[None]:
             directives.directive = original
             statemachine.State.make_transitions = original_transitions
             statemachine.StateMachine.check_line = original_check
+            statemachine.StateMachine.runtime_init = original_init
             states.RSTState.nested_list_parse = original_list_parse
+            nodes.Node.setup_child = original_setup
             _MACHINES.clear()
+
+
+def _runtime_init(self: Any) -> None:
+    """docutils' StateMachine.runtime_init, skipped when the machine's states were initialised
+    for the same parse (memo) already: a state takes nothing else from it, and a nested parse
+    (every list item, every directive body) runs a reused machine of 15 states."""
+    memo = getattr(self, "memo", None)
+    done = self.__dict__.get("_wikimem_memo")
+    if memo is not None and done is not None and done[0] is memo and done[1] == len(self.states):
+        return
+    for state in self.states.values():
+        state.runtime_init()
+    # the memo itself (its states hold it already), never its id: another parse's may reuse that
+    self._wikimem_memo = None if memo is None else (memo, len(self.states))
+
+
+def _setup_child(self: Any, child: Any) -> None:
+    """docutils' Node.setup_child, asking for the node's document once (a walk to the root)
+    rather than four times."""
+    child.parent = self
+    document = self.document
+    if document:
+        child.document = document
+        if child.source is None:
+            child.source = document.current_source
+        if child.line is None:
+            child.line = document.current_line
 
 
 _TRANSITIONS: dict[tuple[type, tuple[Any, ...]], tuple[list[str], dict[str, tuple[Any, Any, str]]]] = {}
