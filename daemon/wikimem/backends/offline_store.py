@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CHUNK = 500  # host parameters per IN (...) query; SQLite allows 999 in old builds
+POSTINGS_PER_STATEMENT = 50_000
 
 
 @dataclass
@@ -247,14 +248,16 @@ class Store:
         return set(delta)
 
     def _insert_postings(self, by_term: list[tuple[int, list[tuple[int, int, int]]]]) -> None:
+        rows = [(term, *d) for term, docs in by_term for d in docs]
         try:
-            self.db.executemany(
-                "INSERT INTO offline_postings SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
-                " json_extract(value, '$[2]') FROM json_each(?)",
-                [(term, json.dumps(docs)) for term, docs in by_term])
+            # in JSON arrays of many rows, one statement each: a statement (or a JSON text) per
+            # term was most of the counting of a first compile
+            for at in range(0, len(rows), POSTINGS_PER_STATEMENT):
+                self.db.execute(
+                    "INSERT INTO offline_postings SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3"
+                    " FROM json_each(?)", (json.dumps(rows[at : at + POSTINGS_PER_STATEMENT]),))
         except sqlite3.OperationalError:  # an SQLite built without JSON functions (before 3.38)
-            self.db.executemany("INSERT INTO offline_postings VALUES (?, ?, ?, ?)",
-                                ((term, *d) for term, docs in by_term for d in docs))
+            self.db.executemany("INSERT INTO offline_postings VALUES (?, ?, ?, ?)", rows)
 
     # --- what concept selection reads ------------------------------------------------------
     def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
