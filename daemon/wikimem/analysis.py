@@ -26,7 +26,7 @@ from typing import Any
 
 from .sources import Document
 from .sources.sections import release_of
-from .words import CHATTY, CODE_SPAN, NARRATION, REFERS_BACK, STOPWORDS, code_like
+from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
 ANALYSIS_VERSION = 28
@@ -821,7 +821,7 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
         score -= 2
     if REFERS_BACK.match(text):
         score -= 1  # kept only when it says much; then it comes with the sentence before
-    if _NARRATION_LOW.search(low):
+    if narrates(text, low):
         score -= 1  # a tutorial telling what we do next, rather than how things are
     return score
 
@@ -840,21 +840,13 @@ def _figure(text: str) -> bool:
     """A statement with a figure or a requirement in it, told as a fact, not as a story."""
     plain = _plain(text)
     low = text.lower()
-    return not _NARRATION_LOW.search(low) and (_has_number(plain) or _requires(plain) or _says_default(text, low))
+    return not narrates(text, low) and (_has_number(plain) or _requires(plain) or _says_default(text, low))
 
 
 # The case-blind patterns, each behind a test that is cheap where it cannot match (most
 # sentences): a fact's score asks a dozen of them of every sentence of a document.
-def _lowercase(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """A case-blind pattern for lowercased text: the same pattern, its letters in lowercase,
-    without IGNORECASE (a third of the time). Only for patterns with no escaped capitals."""
-    assert pattern.flags & re.IGNORECASE and not re.search(r"\\[A-Z]", pattern.pattern)
-    return re.compile(pattern.pattern.lower())
-
-
-_NARRATION_LOW = _lowercase(NARRATION)
-_REQUIRE_LOW = _lowercase(_REQUIRE)
-_XREF_LOW = _lowercase(_XREF)
+_REQUIRE_LOW = lowercase_pattern(_REQUIRE)
+_XREF_LOW = lowercase_pattern(_XREF)
 _DIGIT = re.compile(r"\d")
 _CALLED_WORDS = ("called", "known", "referred", "named", "termed")
 

@@ -45,6 +45,27 @@ _CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
 CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is its text
 
 
+def lowercase_pattern(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """A case-blind pattern for lowercased text: the same pattern, its letters in lowercase,
+    without IGNORECASE (a third of the time). Only for patterns with no escaped capitals."""
+    assert pattern.flags & re.IGNORECASE and not re.search(r"\\[A-Z]", pattern.pattern)
+    return re.compile(pattern.pattern.lower())
+
+
+_NARRATION_LOW = lowercase_pattern(NARRATION)
+_FORWARD_LOW = lowercase_pattern(FORWARD)
+
+
+def narrates(text: str, low: str | None = None) -> bool:
+    """NARRATION.search, on the text lowercased (`low`, when the caller has it)."""
+    return _NARRATION_LOW.search(text.lower() if low is None else low) is not None
+
+
+def points_forward(text: str, low: str | None = None) -> bool:
+    """FORWARD.search, on the text lowercased (`low`, when the caller has it)."""
+    return _FORWARD_LOW.search(text.lower() if low is None else low) is not None
+
+
 def code_like(text: str) -> bool:
     """A line of code, not a sentence about it: "The `->` operator ..." is prose."""
     if not any(mark in text for mark in _CODE_MARKS):

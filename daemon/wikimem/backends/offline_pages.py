@@ -26,7 +26,7 @@ from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_conte
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
 from ..templating import render
-from ..words import CHATTY, FORWARD, NARRATION, REFERS_BACK, code_like
+from ..words import CHATTY, REFERS_BACK, code_like, lowercase_pattern, narrates, points_forward
 from .offline_concepts import Concept, relevance
 
 KEY_POINTS = 6
@@ -55,6 +55,7 @@ PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its l
 
 _SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
                      r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
+_SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
 _LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
@@ -762,15 +763,16 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
     if code_like(text) or _thin(text):
         return None
     score = 0.0
-    if _SIGNAL.search(text):
+    low = text.lower()
+    if _SIGNAL_LOW.search(low):
         score += 1
-    if FORWARD.search(text):
+    if points_forward(text, low):
         score -= 1.5  # "... described later in this chapter" points elsewhere
     if CHATTY.match(text) or text.endswith(("?", ":")):
         score -= 2.5
     if REFERS_BACK.match(text):
         score -= 1.5
-    if NARRATION.search(text):
+    if narrates(text, low):
         score -= 1.5
     if len(text) > 300:
         score -= 1
@@ -780,7 +782,9 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
 def _thin(text: str) -> bool:
     """A sentence that is little but a link or an address ("[Learn more.](https://...)",
     "Background: https://..."): under four words of its own once links are their text."""
-    return len(_PROSE_WORD.findall(_LINK_OR_URL.sub(lambda m: m.group(1) or " ", text))) < 4
+    if "](" in text or "://" in text:  # what _LINK_OR_URL needs
+        text = _LINK_OR_URL.sub(lambda m: m.group(1) or " ", text)
+    return len(_PROSE_WORD.findall(text)) < 4
 
 
 _GLOSSARY = re.compile(r"\b(?:glossary|glossaries|terminology|terms|definitions|vocabulary)\b", re.IGNORECASE)
@@ -833,9 +837,9 @@ def _lead_penalty(text: str) -> float:
         penalty -= 2  # a pointer elsewhere
     if CHATTY.match(text):
         penalty -= 3
-    if FORWARD.search(text):
+    if points_forward(text):
         penalty -= 3
-    if NARRATION.search(text):
+    if narrates(text):
         penalty -= 1.5
     if len(text) > 250:
         penalty -= 1
