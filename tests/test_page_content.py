@@ -297,3 +297,47 @@ def test_a_concepts_changes_over_time_reach_its_newest_release(ws: Workspace, se
     changes = page.split("## Changes over time", 1)[1]
     first = changes.strip().split("\n", 1)[0]
     assert first.startswith("- **2.0**") and "USB-C" in first, first
+
+
+def test_a_describing_word_that_only_modifies_is_not_what_a_title_is_about(tmp_path: Path) -> None:
+    """Sphinx's "Markup to shorten external links" made a concept "External", "Global
+    substitutions" one "Global": a describing word before the noun it modifies is not what the
+    title is about; the phrase and its noun are. A noun before a noun ("LaTeX customization")
+    and a word before a generic one ("Configuration Handling") still are."""
+    def signals(title: str, body: str) -> dict:
+        source = tmp_path / "page.rst"
+        source.write_text(f"{title}\n{'=' * len(title)}\n\n{body}\n", encoding="utf-8")
+        return analyze(load_source(source, "raw/page.rst", max_bytes=1_000_000)).signals
+
+    found = signals("Markup to shorten external links", "Define external links once. The external link "
+                    "roles shorten every external link to a site. Links are checked.")
+    assert "external link" in found and "external" not in found
+    found = signals("Global substitutions", "Global substitutions are defined once. A substitution is "
+                    "global when it is in the configuration. Global names are shared.")
+    assert "global substitution" in found and "global" not in found
+    found = signals("LaTeX customization", "LaTeX output is customized by settings. The LaTeX builder "
+                    "writes LaTeX files; customization is optional.")
+    assert "latex" in found
+
+
+def test_a_sphinx_index_pair_is_one_term(tmp_path: Path) -> None:
+    """`.. index:: pair: automatic; documentation` indexes "automatic documentation" under both
+    of its words: the pair is the term (Sphinx's own docs made a concept "Automatic" of it). A
+    main entry's "!" and an argument running over several lines are read as Sphinx reads them."""
+    source = tmp_path / "autodoc.rst"
+    source.write_text("Autodoc\n=======\n\n.. index:: pair: automatic; documentation\n"
+                      "           single: docstring\n"
+                      ".. index:: ! pair: global; substitutions\n\n"
+                      "Autodoc pulls in documentation from docstrings.\n", encoding="utf-8")
+    keywords = [term for term, _line in load_source(source, "raw/autodoc.rst", max_bytes=1_000_000).keywords]
+    assert keywords == ["automatic documentation", "docstring", "global substitutions"]
+
+
+def test_a_concept_named_in_code_then_words_keeps_its_spelling() -> None:
+    """A concept named "`typer` command" was titled "Typer` command": only a name wholly in
+    code loses its backquotes."""
+    from wikimem.backends.offline_concepts import title_of
+
+    assert title_of("`typer` command") == "`typer` command"
+    assert title_of("`Box<T>`") == "Box<T>"
+    assert title_of("hash maps") == "Hash maps"

@@ -80,7 +80,8 @@ GENERIC = frozenset(
     passing returning calling changing moving comparing converting declaring specifying organizing
     grouping listing sharing showing taking telling turning keeping looking finding giving letting
     choosing combining telling describing explaining mixing filling printing refactoring
-    functionality book books tutorial chapter programming language languages""".split()
+    functionality book books tutorial chapter programming language languages
+    generate generates generated generating inline""".split()
 )
 # single words that describe rather than name (adjectives and participles): not a thing alone
 _ADJECTIVAL = re.compile(r"(?:ous|ful|less|ible|able|ed)$")
@@ -515,9 +516,11 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     families: Counter[str] | None = None
     # a title that is one hyphenated or dotted name ("cached-property", "markdown-it-py",
     # "pydantic_core") names one thing: "property", "py" and "core" are fragments of it
-    whole = " ".join(tokens(stripped)) if _ONE_NAME.fullmatch(stripped) else None
-    for key in phrase_keys(tokens(stripped)):
-        if _generic(key) or (whole is not None and key != whole):
+    title_tokens = tokens(stripped)
+    whole = " ".join(title_tokens) if _ONE_NAME.fullmatch(stripped) else None
+    modifiers = _modifiers(title_tokens)
+    for key in phrase_keys(title_tokens):
+        if _generic(key) or (whole is not None and key != whole) or key in modifiers:
             continue
         count = tf.get(key, 0)
         if " " not in key and key.isalpha():
@@ -533,6 +536,28 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
         candidates.append((count * (1.0 + 0.8 * key.count(" ")), key))
     candidates.sort(key=lambda c: (-c[0], c[1]))
     return [(key, _surface(stripped, key)) for _, key in candidates[:limit]]
+
+
+def _modifiers(toks: list[str]) -> set[str]:
+    """The describing words of a title that only modify the word after them: "external" in
+    "Markup to shorten external links", "automatic" in "Automatic documentation generation",
+    "global" in "Global substitutions". The title is about the phrase, or its last word, not
+    about them alone. Only words that look like adjectives (a noun before a noun, "Request
+    Context", "LaTeX customization", may well be what the title is about), and not before a
+    generic word."""
+    out: set[str] = set()
+    heads: set[str] = set()
+    for i, token in enumerate(toks):
+        after = toks[i + 1] if i + 1 < len(toks) else None
+        if after is not None and _DESCRIBING.search(token) and token not in _NOT_ADJECTIVAL and len(token) > 4 \
+                and is_content(after) and after not in GENERIC and not _is_code(after):
+            out.add(token)
+        else:
+            heads.add(token)
+    return out - heads
+
+
+_DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
 _SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ers", "er", "es", "ed", "s", "e")

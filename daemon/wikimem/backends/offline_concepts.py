@@ -241,6 +241,7 @@ ABBREVIATIONS = {
 
 
 _ESCAPED = re.compile(r"\\([<>\[\]\\`*_])")
+_ONE_SPAN = re.compile(r"``?[^`]+``?")
 
 
 def title_of(surface: str) -> str:
@@ -248,8 +249,10 @@ def title_of(surface: str) -> str:
     # the escape a sentence's inert text gave a "<" ("Box\\<T>") is not part of the name: the
     # pages escape it again where Markdown needs it
     surface = _ESCAPED.sub(r"\1", surface.strip())
-    if surface.startswith("`"):
+    if _ONE_SPAN.fullmatch(surface):
         return surface.strip("`")
+    if surface.startswith("`"):
+        return surface  # code, then words ("`typer` command"): as the source writes it
     surface = surface.strip("*_")
     return surface[:1].upper() + surface[1:] if surface[:1].islower() else surface
 

@@ -515,12 +515,18 @@ def _directive_table() -> dict[str, type]:
     class Index(Base):
         def run(self) -> list[Any]:
             document = self.state.document
-            entries = [*self.arguments, *self.content]
+            # an entry a line (the argument runs over lines: "pair: a; b" then "single: c")
+            entries = [line for argument in self.arguments for line in argument.split("\n")] + list(self.content)
             for entry in entries:
-                entry = re.sub(r"^\s*(?:single|pair|triple|see|seealso|module|keyword|operator|object|"
-                               r"exception|statement|builtin)\s*:\s*", "", entry).lstrip("!")
-                for term in re.split(r"[;,]", entry):
-                    term = term.strip()
+                entry = entry.strip().lstrip("!").strip()  # "!": the main entry of several
+                kind = re.match(r"(single|pair|triple|see|seealso|module|keyword|operator|object|"
+                                r"exception|statement|builtin)\s*:\s*", entry)
+                terms = [t.strip() for t in re.split(r"[;,]", entry[kind.end():] if kind else entry)]
+                if kind and kind.group(1) == "pair" and len(terms) == 2:
+                    # "pair: automatic; documentation" indexes "automatic documentation" under
+                    # both of its words: the pair is the term, not either word alone
+                    terms = [" ".join(terms)]
+                for term in terms:
                     if term:
                         document["wikimem_keywords"].append((term, self.lineno))
             return []
