@@ -339,5 +339,9 @@ def test_a_concept_named_in_code_then_words_keeps_its_spelling() -> None:
     from wikimem.backends.offline_concepts import title_of
 
     assert title_of("`typer` command") == "`typer` command"
+    from wikimem.analysis import _surface
+
+    assert _surface("`typer` command", "typer command") == "`typer` command"
+    assert _surface("Use the `typer` command", "typer command") == "`typer` command"
     assert title_of("`Box<T>`") == "Box<T>"
     assert title_of("hash maps") == "Hash maps"

@@ -619,7 +619,13 @@ def _surface(text: str, key: str) -> str:
     for i in range(len(words) - n + 1):
         run = words[i : i + n]
         if " ".join(_fold(w.group(0).lower()) for w in run) == key:
-            return text[run[0].start() : run[-1].end()]
+            start, end = run[0].start(), run[-1].end()
+            if text.count("`", start, end) % 2:  # a code span the run starts or ends inside: all of it
+                if start > 0 and text[start - 1] == "`":
+                    start -= 1
+                elif end < len(text) and text[end] == "`":
+                    end += 1
+            return text[start:end]
     return key
 
 
