@@ -115,8 +115,7 @@ class Analyzer:
         """How often each term occurs in the text: what the index stores of it."""
         words = _WORDS
         found: dict[str, int] = {}
-        for match in _TOKEN.finditer(value):
-            word = match.group(0)
+        for word in _TOKEN.findall(value):
             terms = words.get(word)
             if terms is None:
                 terms = self._terms(word)
@@ -208,7 +207,7 @@ def path_words(path: str) -> str:
 # the analyzer's own token pattern (whoosh.analysis.tokenizers.default_pattern): running the
 # whole analyzer chain over each result's passage was a third of a warm query; a word's stem
 # is looked up once and kept
-_TOKEN = re.compile(r"[\w\*]+(\.?[\w\*]+)*")
+_TOKEN = re.compile(r"[\w\*]+(?:\.?[\w\*]+)*")  # whoosh's default token (its group not captured: findall)
 
 
 _STEMS: dict[str, str] = {}
