@@ -29,6 +29,10 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Docutils 0.10 is compatible with Python versions from 2.4 to 3.2.", "python", (2, 4), ""),
     ("Drop support for Python 3.8.", "python", (3, 8), "drop"),
     ("Python 2.6 and 3.3 are no longer supported.", "python", (3, 3), "drop"),
+    # a list with a serial comma (click's CHANGES.md): 3.9 was left out, the drop read as 3.8
+    ("Drop support for Python 3.7, 3.8, and 3.9. #2588", "python", (3, 9), "drop"),
+    ("Python 2.6, 3.3, or 3.4 are no longer supported.", "python", (3, 4), "drop"),
+    ("0.15.x is the last version supporting Python 2.6, 3.3, and 3.4.", "python", (3, 4), "last"),
     ("0.15.x is the last version supporting Python 2.6.", "python", (2, 6), "last"),
     ("Require Werkzeug >= 3.0.0.", "werkzeug", (3, 0, 0), ""),
     ("The minimum supported version of PostgreSQL is increased from 13 to 14.", "postgresql", (14,), "from"),

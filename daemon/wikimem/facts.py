@@ -55,12 +55,12 @@ _SUPPORTS = re.compile(
     r"and\s+newer|and\s+later|or\s+newer|or\s+later|up\s+to|,\s*and|,|and|to|or|-|–|\+)\s*(?:\d+(?:\.\d+)*)?)*)")
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
 _DROP = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?|end(?:ed|s)?)\s+support\s+for\s+(?P<name>[A-Z][\w+.]*)\s+"
-                   r"(?P<list>\d+(?:\.\d+)*(?:\s*(?:,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
-_NO_LONGER = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,|and|or)\s*\d+(?:\.\d+)*)*)\s+"
+                   r"(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+_NO_LONGER = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)\s+"
                         r"(?:is|are)\s+no\s+longer\s+supported")
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
 _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+(?:that\s+(?:will\s+)?)?"
-                   r"support(?:s|ing)?\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,|and|or)\s*\d+(?:\.\d+)*)*)")
+                   r"support(?:s|ing)?\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
 _FROM_TO = re.compile(r"\b(?P<what>(?:[\w-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
