@@ -131,10 +131,14 @@ def _cite(page: str, f: Fact) -> str:
     return f"{relative_link(page, '../' + f.source)}#L{f.line}"
 
 
-def _when(f: Fact) -> str:
+def _when(f: Fact, inside: bool = False) -> str:
+    """The release a fact belongs to: "3.1.0 (2024-11-13)"; `inside` parentheses already,
+    "3.1.0, 2024-11-13"."""
     if f.subject:
         version = ".".join(map(str, f.subject))
-        return f"{version} ({f.date})" if f.date else version
+        if not f.date:
+            return version
+        return f"{version}, {f.date}" if inside else f"{version} ({f.date})"
     return f.date or "current documentation"
 
 
@@ -151,7 +155,7 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
         if t.replaced.change == "drop":
             now += f" It replaced {inert(' '.join(t.replaced.value_text.split()))}, dropped in {_when(t.replaced)}."
         else:
-            now += f" It replaced {inert(_value_text(t.replaced))} ({_when(t.replaced)})."
+            now += f" It replaced {inert(_value_text(t.replaced))} ({_when(t.replaced, inside=True)})."
     lines += [now, "", "## Every statement, newest first", "", "| value | release | statement |", "|---|---|---|"]
     for f in t.rows:
         lines.append(f"| {inert(_value_text(f)).replace('|', '/')} | {_when(f)} | {quote(f).replace('|', '/')} |")
@@ -164,7 +168,7 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
     if linked:
         lines += ["", "## Sources", "", " · ".join(linked)]
     meta = {"title": t.title, "kind": "fact", "sources": sources, "aliases": [],
-            "description": f"currently {_value_text(t.current)} ({_when(t.current)})",
+            "description": f"currently {_value_text(t.current)} ({_when(t.current, inside=True)})",
             # where the current value is stated: search puts that passage next to this page
             "current": f"{t.current.source}#L{t.current.line}" if t.current.line else t.current.source}
     return Page(page, meta, "\n".join(lines) + "\n").dumps()
