@@ -33,6 +33,13 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Drop support for Python 3.7, 3.8, and 3.9. #2588", "python", (3, 9), "drop"),
     ("Python 2.6, 3.3, or 3.4 are no longer supported.", "python", (3, 4), "drop"),
     ("0.15.x is the last version supporting Python 2.6, 3.3, and 3.4.", "python", (3, 4), "last"),
+    # Sphinx's changelog: the version before "support", or the support dropped at the end
+    ("#14153: Drop Python 3.11 support.", "python", (3, 11), "drop"),
+    ("#12555: Drop Docutils 0.20 support.", "docutils", (0, 20), "drop"),
+    ("Support for Python 3.8 has been dropped.", "python", (3, 8), "drop"),
+    # what changed is named nearest the verb, not at the sentence's start
+    ("Safari 5.1+ support is dropped because jQuery version is updated from 1.11.0 to 3.1.0",
+     "jquery", (3, 1, 0), "from"),
     ("0.15.x is the last version supporting Python 2.6.", "python", (2, 6), "last"),
     ("Require Werkzeug >= 3.0.0.", "werkzeug", (3, 0, 0), ""),
     ("The minimum supported version of PostgreSQL is increased from 13 to 14.", "postgresql", (14,), "from"),

@@ -56,6 +56,14 @@ _SUPPORTS = re.compile(
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
 _DROP = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?|end(?:ed|s)?)\s+support\s+for\s+(?P<name>[A-Z][\w+.]*)\s+"
                    r"(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+# "Drop Python 3.11 support", "Removed Docutils 0.20 support" (Sphinx's changelog says it so)
+_DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?)\s+(?P<name>[A-Z][\w+.]*)\s+"
+                         r"(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)\s+support\b", re.I)
+# "Support for Python 3.8 has been dropped"
+_DROPPED = re.compile(r"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*"
+                      r"\d+(?:\.\d+)*)*)\s+(?:has\s+been|have\s+been|was|were|is)\s+(?:dropped|removed)\b", re.I)
+# words that open a clause: what a from-to statement is about comes after the last of them
+_CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
 _NO_LONGER = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)\s+"
                         r"(?:is|are)\s+no\s+longer\s+supported")
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
@@ -284,7 +292,7 @@ def extract(doc: Statements) -> list[Fact]:
             # (the product itself, "it" and "this release" leave the role empty)
             add(("min", name, _scope(sentence[:m.start()], product)), min(versions), f"{m.group('name')} {listed}",
                 plan_here, subject_default)
-        for pattern, change in ((_DROP, "drop"), (_NO_LONGER, "drop")):
+        for pattern, change in ((_DROP, "drop"), (_DROP_AFTER, "drop"), (_DROPPED, "drop"), (_NO_LONGER, "drop")):
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))
                 versions = _versions(m.group("list"))
@@ -315,7 +323,9 @@ def extract(doc: Statements) -> list[Fact]:
                 add(("min", name, ""), _version(m.group("ver")), m.group(0), plan_here, subject_default)
         # --- "increased from A to B"
         for m in _FROM_TO.finditer(sentence):
-            what = m.group("what").lower()
+            # the words nearest the verb name what changed: "... is dropped because jQuery version
+            # is updated from 1.11.0 to 3.1.0" is about jQuery
+            what = _CLAUSE.split(m.group("what").lower())[-1]
             words = [w for w in re.findall(r"[a-z][\w+./-]*", what) if w not in STOPWORDS and w not in _SCOPE_SKIP]
             if not words:
                 continue
