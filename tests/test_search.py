@@ -525,9 +525,9 @@ def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, m
     take = S.index._take
     parent = os.getpid()
 
-    def only_by(pages, taken):
+    def only_by(pages, taken, *rest):
         in_seed = os.getpid() != parent
-        return take(pages, taken) if in_seed == (taker == "seed") else None
+        return take(pages, taken, *rest) if in_seed == (taker == "seed") else None
 
     monkeypatch.setattr("wikimem.search.index._take", only_by)
     compile_workspace(ws, settings)
@@ -537,6 +537,32 @@ def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, m
     assert not (ws.state_dir / "search.pages").exists() and not (ws.state_dir / "search.seed.json").exists()
     S.reindex(ws)
     assert _index_of(ws) == shared
+
+
+def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_index(ws, settings, monkeypatch):
+    # the seed dies while it holds the lock of the counter the two processes take pages by: the
+    # compile takes every page itself, sees the seed failed, and builds the index as without one
+    import signal
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+
+    def dies_holding_the_lock(*args):
+        args[7].get_lock().acquire()  # (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid)
+        os._exit(1)
+
+    monkeypatch.setattr("wikimem.search.index._grow_seed", dies_holding_the_lock)
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the compile hung on the seed's lock"))
+    signal.alarm(60)
+    try:
+        report = compile_workspace(ws, settings)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert seeds[0] is not None and report.index["rebuilt"] and not report.warnings
+    assert not (ws.state_dir / "search.seed").exists() and not (ws.state_dir / "search.pages").exists()
+    S._ENGINES.clear()
+    assert "raw/guide.rst" in {p.hit.path for p in S.search_passages(ws, "installer twice setup")}
+    assert any(p.startswith("wiki/") for p in json.loads((S.index_dir(ws) / "manifest.json").read_text())["docs"])
 
 
 def test_a_raw_file_changed_after_the_seed_read_it_is_indexed_as_it_is_now(ws, settings, monkeypatch):

@@ -560,7 +560,7 @@ class Seed:
         self.ready.set()
 
     def take(self) -> tuple[str, tuple[int, int]] | None:
-        return _take(self.pages, self.taken)
+        return _take(self.pages, self.taken, lambda: not self.process.is_alive())
 
     def finish(self) -> Grown | None:
         """Wait for the seed; None (its folder removed) if its process failed."""
@@ -591,12 +591,23 @@ class Seed:
         self.pages_file(self.folder).unlink(missing_ok=True)
 
 
-def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any) -> tuple[str, tuple[int, int]] | None:
-    with taken.get_lock():
-        at = taken.value
+def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
+          alone: Callable[[], bool] | None = None) -> tuple[str, tuple[int, int]] | None:
+    """The next page no process has taken, or None. `alone`: whether the other taker is gone,
+    asked while the shared counter's lock is not free (a process killed holding it)."""
+    lock = taken.get_lock()
+    held = lock.acquire(timeout=1.0)
+    while not held and not (alone is not None and alone()):
+        held = lock.acquire(timeout=1.0)
+    try:
+        counter = taken.get_obj()  # its value without the lock again (`taken.value` takes it)
+        at = counter.value
         if at >= len(pages):
             return None
-        taken.value = at + 1
+        counter.value = at + 1
+    finally:
+        if held:
+            lock.release()
     path, stat = pages[at]
     return path, (stat[0], stat[1])
 
@@ -649,8 +660,8 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
                ppid: int) -> None:
-    """The seed's process: raw/'s files, then the wiki pages it takes of those the compile
-    shares, into one segment; the manifest's part back to the compile."""
+    """The seed's process: raw/'s files into one segment, then the wiki pages it takes of those
+    the compile shares into another; the manifest's part back to the compile."""
     try:
         from ..lifetime import die_with
 
