@@ -216,3 +216,14 @@ def test_documents_alone_are_their_own_series_even_when_two_share_a_file_name() 
     assert series["raw/b/changes.md"] == "b/changes"
     assert {series[p] for p in product} == {"f"}  # a README speaks for its folder: one product
     assert series["raw/top.md"] == series["raw/notes.md"] == ""  # files in raw/ share one series
+
+
+def test_a_fact_is_named_as_its_sentence_spells_the_thing() -> None:
+    """A timeline of Sphinx's "jQuery version is updated from 1.11.0 to 3.1.0" was titled
+    "Jquery": the name is spelled as the sentence spells it."""
+    from wikimem.facts import label
+
+    (fact,) = [f for f in facts_of("The jQuery version is updated from 1.11.0 to 3.1.0.", "1.5") if f.key[1] == "jquery"]
+    assert label(fact.key, fact) == "jQuery"
+    (fact,) = [f for f in facts_of("Go 1.21 requires macOS 10.15 Catalina or later.") if f.key[1] == "macos"]
+    assert label(fact.key, fact) == "minimum macOS version (go)"  # the role: whose requirement

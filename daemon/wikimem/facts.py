@@ -429,6 +429,10 @@ def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
             shown = " ".join(words[:size]) or name
     if name == "macos":
         shown = "macOS"
+    elif shown == name and sample is not None:
+        # the sentence's own spelling of the name ("jQuery", "MathJax"), not the key's
+        spelled = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", sample.sentence, re.IGNORECASE)
+        shown = spelled.group(0) if spelled else name
     if sample is not None and sample.change == "from":
         return f"{shown}" + (f" ({role})" if role else "")
     what = _LABELS.get(relation, relation)

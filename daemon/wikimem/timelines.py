@@ -95,7 +95,11 @@ def build(facts: Iterable[Fact]) -> list[Timeline]:
                          and not compatible(f.value, current.value)
                          and (current.subject is None or (f.subject is not None and f.subject < current.subject))),
                         None)
-        title = f"{label(key, current)[:1].upper()}{label(key, current)[1:]} ({series or 'all sources'})"
+        said = label(key, current)
+        # a capital for a phrase ("Minimum macOS version"), not inside a name spelled with one ("jQuery")
+        if said[:1].islower() and not any(c.isupper() for c in said.split(" ", 1)[0]):
+            said = said[:1].upper() + said[1:]
+        title = f"{said} ({series or 'all sources'})"
         slug = slugify(f"{series} {label(key, current)}")
         while slug in used:
             slug += "-2"
