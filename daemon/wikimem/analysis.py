@@ -540,8 +540,8 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
 
 def _modifiers(toks: list[str]) -> set[str]:
     """The describing words of a title that only modify the word after them: "external" in
-    "Markup to shorten external links", "automatic" in "Automatic documentation generation",
-    "global" in "Global substitutions". The title is about the phrase, or its last word, not
+    "Markup to shorten external links", "optional" in "Optional CLI Arguments", "global" in
+    "Global substitutions". The title is about the phrase, or its last word, not
     about them alone. Only words that look like adjectives (a noun before a noun, "Request
     Context", "LaTeX customization", may well be what the title is about), and not before a
     generic word."""
