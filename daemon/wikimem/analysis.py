@@ -199,7 +199,7 @@ def _is_code(token: str) -> bool:
 _CONTENT, _EDGE, _CODE, _GENERIC_WORD, _STOPS_PHRASE = 1, 2, 4, 8, 16
 
 
-@lru_cache(maxsize=131072)
+@lru_cache(maxsize=65536)
 def _token_bits(token: str) -> int:
     bits = 0
     if is_content(token):
@@ -482,6 +482,13 @@ def analyze(doc: Document) -> SourceAnalysis:
     )
 
 
+def forget_sentences() -> None:
+    """Drop what the analysis kept of sentences and phrases it saw (the daemon, after each batch)."""
+    _defined_term.cache_clear()
+    _generic.cache_clear()
+    _token_bits.cache_clear()
+
+
 def _looks_like_api(text: str) -> bool:
     """A term that is a name in code (`DEBUG`, `crypto/tls`, `url_for()`, `HashMap`), not a word."""
     if not re.fullmatch(r"[\w.:/<>!-]+(?:\(\))?", text):
@@ -598,7 +605,7 @@ def _defined_term(text: str) -> tuple[str, str, bool] | None:
     return key, (f"`{term}`" if mark == "`" else term), bool(mark)
 
 
-@lru_cache(maxsize=131072)
+@lru_cache(maxsize=16384)  # the keys every document repeats; a 10k-source compile has millions of others
 def _generic(key: str) -> bool:
     words = key.split()
     if len(words) > 1 and words[-1] in _FILE_EXT:

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
+from ..analysis import forget_sentences as analysis_forget
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
 from ..templating import render
@@ -524,7 +525,7 @@ def forget_sentences() -> None:
     _folded.cache_clear()
     _content_words.cache_clear()
     _as_point.cache_clear()
-    _defined_term.cache_clear()
+    analysis_forget()
 
 
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
