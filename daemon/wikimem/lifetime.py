@@ -19,19 +19,3 @@ def die_with(parent: int) -> None:
         pass
     if os.getppid() != parent:  # it died before the request took
         os._exit(1)
-
-
-def trim_heap() -> None:
-    """Collect garbage and hand the freed heap back to the system: CPython keeps freed memory in
-    its arenas and glibc keeps freed pages in the heap, so a process sits at the high-water mark
-    of its largest piece of work; malloc_trim returns the free pages (glibc only; elsewhere the
-    collection alone)."""
-    import gc
-
-    gc.collect()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass

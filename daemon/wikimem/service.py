@@ -72,15 +72,24 @@ PRELOAD = (
 
 
 def release_memory() -> None:
-    """Drop what a batch left in caches and hand the freed heap back to the system (a long-lived
-    process would sit at the high-water mark of its largest batch: lifetime.trim_heap)."""
+    """Collect what a batch left and hand freed heap back to the system. CPython keeps freed
+    memory in its arenas and glibc keeps freed pages in the heap, so a long-lived process sits
+    at the high-water mark of its largest batch; malloc_trim returns the free pages (glibc
+    only; elsewhere the collection alone)."""
+    import gc
+
     from .backends.offline_pages import forget_sentences
-    from .lifetime import trim_heap
     from .search.analysis import forget_words
 
     forget_words()
     forget_sentences()
-    trim_heap()
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 @dataclass(frozen=True)

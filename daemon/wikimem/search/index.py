@@ -663,7 +663,7 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
     """The seed's process: raw/'s files into one segment, then the wiki pages it takes of those
     the compile shares into another; the manifest's part back to the compile."""
     try:
-        from ..lifetime import die_with, trim_heap
+        from ..lifetime import die_with
 
         die_with(ppid)
         from whoosh import index as windex
@@ -684,8 +684,6 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
             raise
         finally:
             stored.close()
-        del stored, writer
-        trim_heap()  # raw/'s postings are written: what they held goes back, not kept beside the pages'
         ready.wait()
         pages = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
         if (page := _take(pages, taken)) is not None:
