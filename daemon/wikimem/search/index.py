@@ -686,16 +686,9 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
             stored.close()
         ready.wait()
         pages = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
-        if (page := _take(pages, taken)) is not None:
-            writer = _writer(windex.open_dir(str(folder)), limitmb=128)
-            try:
-                while page is not None:
-                    _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
-                    page = _take(pages, taken)
-                writer.commit(merge=False)
-            except BaseException:
-                writer.cancel()
-                raise
+        if (page := _take(pages, taken)) is not None:  # none left: no segment to write
+            _index_taken(_writer(windex.open_dir(str(folder)), limitmb=128), ws, lambda: _take(pages, taken),
+                         max_bytes, manifest, report, first=page)
         send.send(("ok", manifest, report.passages))
     except Exception as exc:  # noqa: BLE001 - reported to the compile, which indexes raw/ itself
         send.send(("failed", f"{type(exc).__name__}: {exc}"))
@@ -725,18 +718,28 @@ def _index_pages_beside(ws: Workspace, seed: Seed, current: dict[str, tuple[int,
     manifest: dict[str, Any] = {"files": {}, "docs": {}, "skipped": {}}
     report = IndexReport()
     try:
-        writer = _writer(windex.create_in(str(folder), schema()), limitmb=128)
-        try:
-            while (page := seed.take()) is not None:
-                _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
-            writer.commit(merge=False)
-        except BaseException:
-            writer.cancel()
-            raise
+        _index_taken(_writer(windex.create_in(str(folder), schema()), limitmb=128), ws, seed.take, max_bytes,
+                     manifest, report)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return _Beside(folder, manifest, report.passages)
+
+
+def _index_taken(writer: Any, ws: Workspace, take: Callable[[], tuple[str, tuple[int, int]] | None],
+                 max_bytes: int, manifest: dict[str, Any], report: IndexReport,
+                 first: tuple[str, tuple[int, int]] | None = None) -> None:
+    """Index the shared pages `take` hands this process (after `first`, taken already) into
+    `writer`'s segment and commit it; cancelled on any failure. The compile's and the seed's."""
+    try:
+        page = first if first is not None else take()
+        while page is not None:
+            _index_one(writer, ws, page[0], page[1], max_bytes, None, manifest, report, added=True)
+            page = take()
+        writer.commit(merge=False)
+    except BaseException:
+        writer.cancel()
+        raise
 
 
 def _adopt(into: Path, beside: Path) -> None:
