@@ -921,15 +921,19 @@ def test_index_reads_what_the_compile_kept_and_never_parses_again(ws, settings, 
 
 ANALYZED = ("The `raw_enabled` setting of flask.__version__ and go1.21 (1.19, 3.0.2rc1): THE of a__b __init__ "
             "x.y.z é_ü ñandú *glob* a*b _ __ ___a. Ünïcode_Wörd naïve café; the of and; it's don’t 12:30 "
-            "Caching caches cached, SESSION_COOKIE_DOMAIN=None.")
+            "Caching caches cached, SESSION_COOKIE_DOMAIN=None. İstanbul Straße ǅemal ÀB_ÇD.")
 
 
 @pytest.mark.parametrize("text", [ANALYZED, "", "the of and", "\n\n  \t", ANALYZED * 3])
 def test_analyzer_equals_the_whoosh_chain_it_stands_for(text):
     """The one-pass analyzer (per-word cache) gives the tokens, positions and counts of the
-    chain of whoosh filters it replaces, for indexing and for queries."""
+    chain of whoosh filters it replaces, for indexing and for queries. Words it has not seen
+    go through its plain steps (analysis._chain_steps), not the chain."""
     from collections import Counter
 
+    from wikimem.search.analysis import forget_words
+
+    forget_words()
     ana = S.analyzer()
     for positions in (False, True):
         for mode in ("index", "query", ""):
@@ -979,7 +983,11 @@ def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path):
     docs = [dict(path=f"raw/n{n}.md", kind="source", level="part", body=" ".join(
         ["widget"] * (1 + n % 7) + [f"part{n % 13}", "gear" if n % 3 else "", "bolt " * (n % 5),
                                     "cog" if n < 256 else ""]),  # cog: two full blocks exactly
-        headings="Setup" if n % 2 else "", lines=[[1, 2]]) for n in range(300)]
+        headings="Setup" if n % 2 else "", lines=[[1, 2]], **({"era": str(n % 11)} if n % 4 else {}))
+        for n in range(300)]
+    # a file's doc entry: its title, aliases and path words, stored values of every kind
+    docs += [dict(path=f"raw/n{n}.md", kind="source", level="doc", title=f"Ünïcode gear {n} the",
+                       aliases=["Gear box", "gb"][n % 2], where=f"raw n{n} md", anchor=f"L{n}") for n in range(6)]
     built = {}
     for name, writer_of in (("whoosh", lambda ix: ix.writer(codec=W3Codec(compression=I.COMPRESSION))),
                             ("wikimem", lambda ix: I._writer(ix))):

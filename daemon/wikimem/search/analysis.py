@@ -74,6 +74,8 @@ class Analyzer:
     chain's, positions included; the chain itself runs for the rare calls that ask for more
     (character offsets, stop words kept, the original text)."""
 
+    _steps: Any  # _chain_steps of the chain, once asked
+
     def __init__(self) -> None:
         from whoosh.analysis import (
             CompositeAnalyzer,
@@ -108,7 +110,18 @@ class Analyzer:
         """The terms the chain makes of one token (none when it is a stop word)."""
         if len(_WORDS) > WORDS_KEPT:
             _WORDS.clear()
-        made = _WORDS[word] = tuple(t.text for t in self.chain(word, tokenize=False))
+        steps = self.__dict__.get("_steps", False)
+        if steps is False:
+            steps = self._steps = _chain_steps(self.chain)
+        if steps is None:
+            made = tuple(t.text for t in self.chain(word, tokenize=False))
+        else:
+            stops, shortest, longest, ignore, stem = steps
+            low = word.lower()
+            made = tuple(text if text in ignore else stem(text) for text in (low, *identifier_parts(low))
+                         if len(text) >= shortest and (longest is None or len(text) <= longest)
+                         and text not in stops)
+        _WORDS[word] = made
         return made
 
     def counts(self, value: str) -> dict[str, int]:
@@ -151,6 +164,22 @@ class Analyzer:
                     pos = start_pos + i if pos is None else pos + 1
                     t.pos = pos
                 yield t
+
+
+def _chain_steps(chain: Any) -> tuple[frozenset[str], int, int | None, frozenset[str], Any] | None:
+    """What the chain does to one word, as plain values, when it is the chain Analyzer makes:
+    its generators cost more than the work (a token object through five filters, a word at a
+    time, was most of the cost of a new word). None for any other chain: it runs as it is."""
+    from whoosh.analysis import LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+
+    items = list(getattr(chain, "items", ()))
+    kinds = [type(item) for item in items]
+    if kinds != [RegexTokenizer, LowercaseFilter, IdentifierParts, StopFilter, StemFilter]:
+        return None
+    stop, stemmer = items[3], items[4]
+    if stemmer.lang:
+        return None
+    return stop.stops, stop.min, stop.max, stemmer.ignore, stemmer.stemfn
 
 
 def analyzer() -> Any:

@@ -385,10 +385,88 @@ COMPRESSION = 0  # zlib level of posting blocks (whoosh's default: 3)
 
 
 def _writer(ix: Any, **options: Any) -> Any:
-    """A whoosh writer of one segment with this module's codec and posting pool."""
+    """A whoosh writer of one segment with this module's codec, posting pool and add_document."""
     writer = ix.writer(codec=_codec(), **options)
     writer.pool.__class__ = _pool_class()
+    writer.__class__ = _segment_writer_class()
     return writer
+
+
+@functools.cache
+def _segment_writer_class() -> type:
+    """whoosh's SegmentWriter, adding a document's text fields from the analyzer's counts
+    (search.analysis.Analyzer.counts) in one loop: whoosh's add_document passes every posting
+    through three generators and a call to the pool, a third of indexing a passage. What it
+    writes is whoosh's own (tests/test_search.py builds both); fields of other types, and boosts,
+    take whoosh's way."""
+    from whoosh.system import pack_uint
+    from whoosh.writing import SegmentWriter
+
+    from .terms import Terms
+
+    packed = [pack_uint(n) for n in range(256)]
+
+    class Writer(SegmentWriter):  # type: ignore[misc]
+        def add_document(self, **fields: Any) -> None:
+            schema = self.schema
+            names = sorted(fields)
+            if any(name.startswith("_") or name not in schema for name in names):
+                SegmentWriter.add_document(self, **fields)  # boosts, custom stored values, unknown fields
+                return
+            self._check_state()
+            perdoc = self.perdocwriter
+            docnum = self.docnum
+            pool = self.pool
+            postings: list[tuple[str, bytes, int, float, bytes | None]] = []
+            size = 0
+            perdoc.start_doc(docnum)
+            try:
+                for name in names:
+                    value = fields[name]
+                    if value is None:
+                        continue
+                    field = schema[name]
+                    if field.separate_spelling() or field.vector:
+                        raise NotImplementedError(f"field {name!r}: spelling or vectors (none in the index)")
+                    length = 0
+                    if field.indexed:
+                        first = len(postings)
+                        counts = getattr(field.analyzer, "counts", None)
+                        if type(field.format) is Terms and counts is not None and isinstance(value, str):
+                            boost = field.format.field_boost
+                            for term, n in counts(value).items():
+                                btext = term.encode("utf-8")
+                                vbytes = packed[n] if n < 256 else pack_uint(n)
+                                postings.append((name, btext, docnum, n * boost * 1.0, vbytes))
+                                size += 150 + len(name) + 2 * len(btext) + len(vbytes)  # the pool's estimate
+                                length += n
+                        else:
+                            for btext, n, weight, vbytes in field.index(value):
+                                postings.append((name, btext, docnum, weight * 1.0, vbytes))
+                                size += 150 + len(name) + 2 * len(btext) + len(vbytes or b"")
+                                length += n
+                        if not field.scorable:
+                            length = 0
+                        if len(postings) > first:
+                            pool.fieldnames.add(name)
+                    perdoc.add_field(name, field, value if field.stored else None, length)
+                    column = field.column_type
+                    if column:
+                        perdoc.add_column_value(name, column, field.to_column_value(value))
+            except Exception:
+                perdoc.cancel_doc()
+                raise
+            # the pool writes a run when it holds more than its limit (whoosh checks before each
+            # posting, here before each document: runs are merged in order, the segment the same)
+            if pool.currentsize + size > pool.limit and pool.current:
+                pool.save()
+            pool.current.extend(postings)
+            pool.currentsize += size
+            perdoc.finish_doc()
+            self._added = True
+            self.docnum += 1
+
+    return Writer
 
 
 @functools.cache
