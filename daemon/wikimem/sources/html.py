@@ -20,7 +20,7 @@ _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
 
 def load_html(path: str, text: str) -> Document:
     from bs4 import BeautifulSoup
-    from markdownify import markdownify
+    from markdownify import MarkdownConverter
 
     fm, body, offset = split_front_matter(text)
     meta: dict[str, Any] = {}
@@ -43,7 +43,8 @@ def load_html(path: str, text: str) -> Document:
             description = str(tag.get("content") or "")
     h1 = soup.find("h1")
     h1_text = h1.get_text(" ", strip=True) if h1 else ""
-    markdown = markdownify(str(soup), heading_style="ATX", strip=["img"], bullets="-")
+    # the soup itself, not its text: markdownify() would parse the page a second time
+    markdown = MarkdownConverter(heading_style="ATX", strip=["img"], bullets="-").convert_soup(soup)
     blocks = _map_lines(parse_markdown(markdown), body, offset)
     blocks, sections = section_tree(blocks)
     title = meta.get("title") if isinstance(meta.get("title"), str) else None
