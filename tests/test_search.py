@@ -539,6 +539,69 @@ def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, m
     assert _index_of(ws) == shared
 
 
+@pytest.mark.parametrize("claims", [True, False])
+def test_pages_offered_as_rendered_make_the_same_index(ws, settings, monkeypatch, claims):
+    # the compile offers the seed its pages as the backend renders them, before they are
+    # written (Seed.offer); the seed indexes those it takes meanwhile, and the batches it has not
+    # taken when the pages are shared go back to be shared: the index is the same either way
+    import time
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+    monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
+    claim = S.index._claim
+    parent = os.getpid()
+
+    def seed_claims(offers, claimed, seen, peek=False):
+        return claim(offers, claimed, seen, peek) if claims or os.getpid() == parent else False
+
+    share = S.Seed.share
+
+    def shared_once_all_taken(self, pages):
+        deadline = time.monotonic() + 30
+        while claims and self.claimed.value < len(self.batches) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the seed takes every batch (it is indexing raw/ yet)
+        return share(self, pages)
+
+    monkeypatch.setattr("wikimem.search.index._claim", seed_claims)
+    monkeypatch.setattr(S.Seed, "share", shared_once_all_taken)
+    compile_workspace(ws, settings)
+    seed = seeds[0]
+    assert seed is not None and seed.done and len(seed.batches) > 3
+    assert seed.claimed.value == (len(seed.batches) if claims else 0)
+    offered_pages = {p for batch in seed.batches for p in batch}
+    assert set(seed.offered) == (offered_pages if claims else set()) and len(offered_pages) > 10
+    assert all(p.startswith("wiki/") for p in offered_pages)
+    assert not (ws.state_dir / "search.seed.offers").exists()
+    offered = _index_of(ws)
+    assert {p for p in offered[0]["docs"] if p.startswith("wiki/")} == \
+        {p for p in S.walk_files(ws) if p.startswith("wiki/")}
+    S.reindex(ws)
+    assert _index_of(ws) == offered
+
+
+def test_a_page_written_otherwise_than_offered_is_indexed_as_written(ws, settings, monkeypatch):
+    # what the seed indexed of an offered page is kept only where the file holds the text
+    # offered: here the offer says "zeppelin" where the page (as written) does not
+    seeds = _seeded_corpus(ws, monkeypatch)
+    offer = S.Seed.offer
+
+    def misoffered(self, pages):
+        return offer(self, [(p, t + "\nA zeppelin note.\n" if p.startswith("wiki/sources/") else t) for p, t in pages])
+
+    monkeypatch.setattr(S.Seed, "offer", misoffered)
+    compile_workspace(ws, settings)
+    assert seeds[0] is not None and any(p.startswith("wiki/sources/") for p in seeds[0].offered)
+    S._ENGINES.clear()
+    assert not S.search(ws, "zeppelin")
+    written = _index_of(ws)
+    S.reindex(ws)
+    # the same files and entries; a page indexed again leaves its first entry deleted in the
+    # segment (whoosh counts it in its statistics until a merge), so scores and order move a little
+    again = _index_of(ws)
+    assert written[0] == again[0]
+    assert [q[0][:3] for q in written[1]] == [q[0][:3] for q in again[1]]
+
+
 def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_index(ws, settings, monkeypatch):
     # the seed dies while it holds the lock of the counter the two processes take pages by: the
     # compile takes every page itself, sees the seed failed, and builds the index as without one

@@ -13,7 +13,7 @@ import os
 import posixpath
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -253,6 +253,21 @@ class _Seeding:
             self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes)
         except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
             log.debug("search seed not started", exc_info=True)
+
+    def offer(self, edits: Sequence[PageEdit]) -> None:
+        """Pages the backend has rendered (Batch.rendered), for the seed to index while it renders
+        more: those that will be new files, as PageWriter writes a new file (the seed keeps
+        only those whose file then holds that text; a page already on disk is weighed against
+        it by PageWriter, and indexed once written)."""
+        if self.seed is None:
+            return
+        pages = [("wiki/" + e.path, stamp(guard_page(e.content), None)) for e in edits
+                 if e.content is not None and posixpath.normpath(e.path) == e.path and not e.path.startswith(("/", "."))
+                 and not (self.ws.wiki / e.path).exists()]
+        try:
+            self.seed.offer(pages)
+        except Exception:  # noqa: BLE001 - derived data: the pages are indexed once written
+            log.debug("pages not offered to the search seed", exc_info=True)
 
     def discard(self) -> None:
         if self.seed is not None:
@@ -604,7 +619,7 @@ def _compile_locked(
             return report
         with state.transaction():
             apply(ws, settings, state, journal, backend, todo, report, progress, started,
-                  seeding.start if seeding is not None else None)
+                  seeding.start if seeding is not None else None, seeding.offer if seeding is not None else None)
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -619,6 +634,7 @@ def apply(
     ws: Workspace, settings: Settings, state: State, journal: WriteJournal, backend: Backend,
     todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
     read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None,
+    rendered: Callable[[Sequence[PageEdit]], None] | None = None,
 ) -> None:
     """Carry out a plan inside state.db's transaction: run the backend, guard and write the
     pages it proposes, record the sources, regenerate the timelines, index.md and log.md."""
@@ -637,6 +653,7 @@ def apply(
         workspace=ws, settings=settings, state=state, sources=todo.refs, changed=tuple(todo.changed),
         renamed=todo.renamed, removed=todo.removed, load=load, rebuild=todo.rebuild,
         rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes, read_all=read_all,
+        rendered=rendered,
     )
     result = backend.compile(batch)
     outcomes = {o.path: o for o in result.outcomes}

@@ -4,7 +4,7 @@ never the package, so the package can load them lazily without an import cycle."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -45,6 +45,9 @@ class Batch:
     # it read (sources.outline), before it writes pages: the compiler may start indexing raw/
     # then, beside the pages (search.start_seed). Optional for a backend.
     read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None
+    # Called by a backend with pages it has rendered, before it returns them all: the compiler
+    # may index them meanwhile (search.Seed.offer). Optional for a backend.
+    rendered: Callable[[Sequence[PageEdit]], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ RENDER_VERSION = 22  # bump when page rendering changes: every page is rendered 
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
+OFFER_EVERY = 16  # concept pages rendered between two hand-overs to the compiler (Batch.rendered)
 
 __all__ = ["Concept", "MemoryStats", "OfflineBackend", "TermStats", "choose_concepts", "select_concepts", "title_of"]
 
@@ -320,6 +321,16 @@ class OfflineBackend:
         rank.update(p for p, d in ok.items() if _fact_links(d.concepts) != stated.get(p, ()))
 
         edits: list[PageEdit] = []
+        offered = 0
+
+        def offer(every: int = 1) -> None:
+            """Hand the pages rendered since the last offer to the compiler (Batch.rendered), `every`
+            pages at a time: it may index them while the others are rendered."""
+            nonlocal offered
+            if batch.rendered is not None and len(edits) - offered >= every:
+                batch.rendered(edits[offered:])
+                offered = len(edits)
+
         links: dict[str, tuple[str, ...]] = {}
         new_links: list[tuple[int, tuple[str, ...]]] = []
         for path in sorted(rank):
@@ -348,6 +359,8 @@ class OfflineBackend:
                                          [concepts[k] for k in links[path] if k in concepts],
                                          [(by_page[x].title, x) for x in stated.get(path, ())]):
                     edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part", path))
+                offer(every=OFFER_EVERY)
+        offer()
         store.set_doc_concepts(new_links)
         for doc_id, linked in new_links:
             by_id[doc_id].concepts = linked
@@ -425,10 +438,12 @@ class OfflineBackend:
                 page = concept_page(concept, ranked, sentences_of, related,
                                     [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], total=len(docs))
                 edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
+                offer(every=OFFER_EVERY)
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
                 stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
                                             df[k], fingerprint, tuple(main), concept.collections))
+        offer()
         store.delete_concepts(dropped)
         store.put_concepts(stored)
         # every concept page wikimem wrote that no chosen concept renders any more goes

@@ -159,10 +159,14 @@ def page_blocks(body: str, offset: int = 0) -> list[Any]:
     return [b for b in blocks if b.kind != "heading" or b.text]
 
 
-def load_wiki_page(ws: Workspace, rel: str) -> Doc:
+def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
+    """A wiki page's entries; `text`: its text as it will be written (read as a file is read)."""
     from ..pages import FrontMatterError, parse_meta, split_front_matter
 
-    text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
+    if text is None:
+        text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
+    elif "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # a text file's newlines, as read_text makes them
     fm, body, offset = split_front_matter(text)
     try:
         meta = parse_meta(fm) if fm is not None else {}

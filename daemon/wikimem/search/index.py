@@ -556,16 +556,16 @@ def _field_writer_class() -> type:
 
 def _index_one(writer: Any, ws: Workspace, path: str, stat: tuple[int, int], max_bytes: int,
                outline: dict[str, Any] | None, manifest: dict[str, Any], report: IndexReport, *,
-               added: bool) -> str | None:
+               added: bool, text: str | None = None) -> str | None:
     """Index one file and record it in the manifest (its stat, its doc, or why it was skipped);
     returns its series key. A file that vanished or cannot be read mid-walk is left out, to be
-    tried again next time."""
+    tried again next time. `text`: a wiki page's text as it will be written (Seed.offer)."""
     from ..sources import SkipSource
     from .documents import load_raw_file, load_wiki_page
 
     files, docs, skipped = manifest["files"], manifest["docs"], manifest.setdefault("skipped", {})
     try:
-        doc = load_wiki_page(ws, path.removeprefix("wiki/")) if path.startswith("wiki/") else \
+        doc = load_wiki_page(ws, path.removeprefix("wiki/"), text) if path.startswith("wiki/") else \
             load_raw_file(ws, path, max_bytes, outline)
     except SkipSource as exc:
         skipped[path] = str(exc)
@@ -611,16 +611,23 @@ class Grown:
 
 class Seed:
     """raw/ indexed in a process of its own while the compile writes the pages (start_seed); the
-    compile's update of the index then shares the wiki's pages with it (share, take) and adds
-    them to it (finish). A seed not finished is discarded: its process stopped, its folder
-    removed."""
+    compile hands it pages as it renders them (offer), and its update of the index then shares
+    the wiki's other pages with it (share, take) and adds them to it (finish). A seed not
+    finished is discarded: its process stopped, its folder removed."""
 
-    def __init__(self, folder: Path, process: Any, receive: Any, ready: Any, taken: Any):
+    def __init__(self, folder: Path, process: Any, receive: Any, ready: Any, taken: Any,
+                 root: Path | None = None, offers: Any = None, claimed: Any = None, signal: Any = None):
         self.folder = folder
         self.process = process
         self.receive = receive
         self.ready = ready  # set once the pages are shared
         self.taken = taken  # how many of the shared pages have been taken, by either process
+        self.root = root  # the workspace's, which page paths are relative to
+        self.offers = offers  # how many batches of pages are offered (its lock: of `claimed` too)
+        self.claimed = claimed  # how many of them the seed has taken
+        self.signal = signal  # released for every batch offered, and once the pages are shared
+        self.offered: dict[str, bytes] = {}  # page -> digest of the text offered for it
+        self.batches: list[list[str]] = []  # the pages of each batch offered
         self.pages: list[tuple[str, tuple[int, int]]] = []
         self.done = False
 
@@ -628,14 +635,61 @@ class Seed:
     def pages_file(folder: Path) -> Path:
         return folder.with_name(folder.name + ".json")
 
+    @staticmethod
+    def offers_folder(folder: Path) -> Path:
+        return folder.with_name(folder.name + ".offers")
+
+    def offer(self, pages: list[tuple[str, str]]) -> None:
+        """Hand the seed pages (path, text) as they will be written, before they are: it indexes
+        them while the compile renders others, once it has indexed raw/. share() then keeps
+        those whose file holds that text, and shares the batches the seed has not taken with
+        the caller. Never waits for the seed; a batch that cannot be handed over is shared."""
+        if self.done or self.ready.is_set() or self.offers is None or self.root is None:
+            return
+        batch = [(path, text) for path, text in pages if path not in self.offered]
+        if not batch:
+            return
+        try:
+            digests = {path: _digest(text.encode("utf-8")) for path, text in batch}
+            n = self.offers.value
+            folder = self.offers_folder(self.folder)
+            folder.mkdir(exist_ok=True)
+            atomic_write(folder / f"{n}.json", json.dumps(batch).encode("utf-8"), durable=False)
+        except (OSError, UnicodeError, ValueError) as exc:
+            log.debug("pages not offered to the search seed: %s", exc)
+            return
+        self.offered.update(digests)
+        self.batches.append([path for path, _ in batch])
+        self.offers.value = n + 1
+        self.signal.release()
+
     def share(self, pages: list[tuple[str, tuple[int, int]]]) -> None:
         """Offer the seed these (path, stat) to index once it has indexed raw/: each is then
-        indexed by whichever of it and the caller takes it first (take)."""
+        indexed by whichever of it and the caller takes it first (take); a page of a batch
+        offered before (offer) that the seed took is the seed's, kept when its file holds the
+        text offered; the batches it has not taken are withdrawn, their pages shared."""
         if self.ready.is_set():
             return
-        self.pages = pages
-        self.pages_file(self.folder).write_text(json.dumps(pages), encoding="utf-8")
+        if self.offers is not None:
+            with self.offers.get_lock():
+                self.offers.value = self.claimed.value  # the seed takes no more
+            for batch in self.batches[self.claimed.value:]:
+                for path in batch:
+                    self.offered.pop(path, None)
+        kept: dict[str, tuple[int, int]] = {}
+        for path, stat in pages:
+            want = self.offered.get(path)
+            if want is not None and self.root is not None:
+                try:
+                    if _digest((self.root / path).read_bytes()) == want:
+                        kept[path] = stat
+                except OSError:
+                    pass
+        self.pages = [(path, stat) for path, stat in pages if path not in self.offered]
+        self.pages_file(self.folder).write_text(json.dumps({"pages": self.pages, "kept": kept}), encoding="utf-8")
         self.ready.set()
+        if self.signal is not None:
+            self.signal.release()
 
     def take(self) -> tuple[str, tuple[int, int]] | None:
         return _take(self.pages, self.taken, lambda: not self.process.is_alive())
@@ -652,6 +706,7 @@ class Seed:
         self.receive.close()
         self.process.join()
         self.pages_file(self.folder).unlink(missing_ok=True)
+        shutil.rmtree(self.offers_folder(self.folder), ignore_errors=True)
         if not (isinstance(got, tuple) and got[0] == "ok"):
             log.info("search seed failed (%s); indexing raw/ with the pages", got[1] if got else "no report")
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -667,6 +722,13 @@ class Seed:
         # gone already when it became the index; left when the update that took it gave up
         shutil.rmtree(self.folder, ignore_errors=True)
         self.pages_file(self.folder).unlink(missing_ok=True)
+        shutil.rmtree(self.offers_folder(self.folder), ignore_errors=True)
+
+
+def _digest(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
@@ -674,7 +736,8 @@ def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
     """The next page no process has taken, or None. `alone`: whether the other taker is gone,
     asked while the shared counter's lock is not free (a process killed holding it)."""
     lock = taken.get_lock()
-    held = lock.acquire(timeout=1.0)
+    # the other taker gone: no waiting for a lock it may have died holding
+    held = lock.acquire(timeout=1.0) if alone is None or not alone() else lock.acquire(False)
     while not held and not (alone is not None and alone()):
         held = lock.acquire(timeout=1.0)
     try:
@@ -714,13 +777,15 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     if folder.exists():
         shutil.rmtree(folder)
     Seed.pages_file(folder).unlink(missing_ok=True)
+    shutil.rmtree(Seed.offers_folder(folder), ignore_errors=True)
     folder.mkdir(parents=True)
     windex.create_in(str(folder), schema())
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     ready, taken = context.Event(), context.Value("q", 0)
+    offers, claimed, signal = context.Value("q", 0), context.Value("q", 0, lock=False), context.Semaphore(0)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
-                                                       os.getpid()),
+                                                       os.getpid(), offers, claimed, signal),
                               name="wikimem-search-seed", daemon=True)
     import gc
 
@@ -732,14 +797,15 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     finally:
         gc.unfreeze()
     send.close()
-    return Seed(folder, process, receive, ready, taken)
+    return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal)
 
 
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
-               ppid: int) -> None:
-    """The seed's process: raw/'s files into one segment, then the wiki pages it takes of those
-    the compile shares into another; the manifest's part back to the compile."""
+               ppid: int, offers: Any = None, claimed: Any = None, signal: Any = None) -> None:
+    """The seed's process: raw/'s files into one segment, then into another the wiki pages the
+    compile offers as it renders them and those it takes of the pages the compile shares; the
+    manifest's part back to the compile."""
     try:
         from ..lifetime import die_with
 
@@ -762,16 +828,59 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
             raise
         finally:
             stored.close()
-        ready.wait()
-        pages = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
-        if (page := _take(pages, taken)) is not None:  # none left: no segment to write
-            _index_taken(_writer(windex.open_dir(str(folder)), limitmb=128), ws, lambda: _take(pages, taken),
-                         max_bytes, manifest, report, first=page)
+        pages_writer = None
+        offered: list[str] = []
+        try:
+            seen = 0
+            while True:
+                while offers is not None and _claim(offers, claimed, seen):
+                    batch = json.loads((Seed.offers_folder(folder) / f"{seen}.json").read_text(encoding="utf-8"))
+                    for path, text in batch:
+                        if pages_writer is None:
+                            pages_writer = _writer(windex.open_dir(str(folder)), limitmb=128)
+                        # its stat once share() has found the file holds this text, none till then
+                        _index_one(pages_writer, ws, path, (-1, -1), max_bytes, None, manifest, report,
+                                   added=True, text=text)
+                        offered.append(path)
+                    seen += 1
+                if ready.is_set():
+                    if offers is None or not _claim(offers, claimed, seen, peek=True):  # none left to take
+                        break
+                    continue
+                if signal is None:
+                    ready.wait()
+                else:
+                    signal.acquire(timeout=1.0)
+            shared = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
+        except BaseException:
+            if pages_writer is not None:
+                pages_writer.cancel()
+            raise
+        pages, kept = shared["pages"], shared["kept"]
+        for path in offered:
+            if path in manifest["files"]:
+                # a page not written as offered: the compile's update indexes it again (stale)
+                manifest["files"][path] = list(kept[path]) if path in kept else [-1, -1]
+        page = _take(pages, taken)
+        if page is not None or pages_writer is not None:  # nothing taken, nothing offered: no segment
+            _index_taken(pages_writer or _writer(windex.open_dir(str(folder)), limitmb=128), ws,
+                         lambda: _take(pages, taken), max_bytes, manifest, report, first=page)
         send.send(("ok", manifest, report.passages))
     except Exception as exc:  # noqa: BLE001 - reported to the compile, which indexes raw/ itself
         send.send(("failed", f"{type(exc).__name__}: {exc}"))
     finally:
         send.close()
+
+
+def _claim(offers: Any, claimed: Any, seen: int, peek: bool = False) -> bool:
+    """Whether the seed takes the offered batch number `seen` (the one after those it took): one
+    offered and not withdrawn (Seed.share). `peek`: say so without taking it."""
+    with offers.get_lock():
+        if seen >= offers.value:
+            return False
+        if not peek:
+            claimed.value = seen + 1
+        return True
 
 
 @dataclass
