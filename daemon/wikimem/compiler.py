@@ -269,6 +269,15 @@ class _Seeding:
         except Exception:  # noqa: BLE001 - derived data: the pages are indexed once written
             log.debug("pages not offered to the search seed", exc_info=True)
 
+    def written(self) -> None:
+        """The backend's pages are written: the seed may finish its segment of those it was offered."""
+        if self.seed is None:
+            return
+        try:
+            self.seed.share_offered()
+        except Exception:  # noqa: BLE001 - derived data: the update of the index shares the pages
+            log.debug("offered pages not shared with the search seed", exc_info=True)
+
     def discard(self) -> None:
         if self.seed is not None:
             self.seed.discard()
@@ -619,7 +628,7 @@ def _compile_locked(
             return report
         with state.transaction():
             apply(ws, settings, state, journal, backend, todo, report, progress, started,
-                  seeding.start if seeding is not None else None, seeding.offer if seeding is not None else None)
+                  *((seeding.start, seeding.offer, seeding.written) if seeding is not None else ()))
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -635,6 +644,7 @@ def apply(
     todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
     read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None,
     rendered: Callable[[Sequence[PageEdit]], None] | None = None,
+    pages_written: Callable[[], None] | None = None,
 ) -> None:
     """Carry out a plan inside state.db's transaction: run the backend, guard and write the
     pages it proposes, record the sources, regenerate the timelines, index.md and log.md."""
@@ -683,6 +693,8 @@ def apply(
         state.delete_source(old)
         report.renamed.append((old, new))
     writer.write(journal)
+    if pages_written is not None:
+        pages_written()
 
     _record_sources(state, todo, outcomes, report)
     entries = _source_entries(todo, outcomes, per_source, report)

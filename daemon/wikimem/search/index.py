@@ -691,6 +691,21 @@ class Seed:
         if self.signal is not None:
             self.signal.release()
 
+    def share_offered(self) -> None:
+        """share() the pages offered (offer) once they are written, and only those: the seed
+        writes its segment of them while the compile goes on; the pages not offered (the
+        timelines, written after) are indexed by the compile's update of the index."""
+        if self.ready.is_set() or not self.offered or self.root is None:
+            return
+        pages = []
+        for path in self.offered:
+            try:
+                st = os.lstat(self.root / path)
+            except OSError:
+                continue
+            pages.append((path, (st.st_size, st.st_mtime_ns)))
+        self.share(sorted(pages))
+
     def take(self) -> tuple[str, tuple[int, int]] | None:
         return _take(self.pages, self.taken, lambda: not self.process.is_alive())
 
