@@ -1033,10 +1033,13 @@ def _segment_files(folder):
     return {name.split(".", 1)[1]: inner.open_file(name).read(inner.file_length(name)) for name in inner.list()}
 
 
-def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path):
-    # the segment writer's postings go out a block at a time (index._field_writer_class) and its
-    # pool skips whoosh's checks: the files must be whoosh's, byte for byte, blocks cut where it
-    # cuts them (a word in every document fills several), with its statistics and field lengths
+@pytest.mark.parametrize("how", ["in memory", "in runs on disk", "merged", "out of order"])
+def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path, how):
+    # the segment writer adds a document's postings grouped by term (index._segment_writer_class,
+    # _pool_class) and writes them a block at a time (_field_writer_class): the files must be
+    # whoosh's, byte for byte, blocks cut where it cuts them (a word in every document fills
+    # several), with its statistics and field lengths; also when the pool outgrows its memory
+    # (runs sorted on disk) and when segments are merged into one (postings of merged segments)
     from whoosh import index as windex
     from whoosh.codec.whoosh3 import W3Codec
 
@@ -1051,17 +1054,35 @@ def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path):
     # a file's doc entry: its title, aliases and path words, stored values of every kind
     docs += [dict(path=f"raw/n{n}.md", kind="source", level="doc", title=f"Ünïcode gear {n} the",
                        aliases=["Gear box", "gb"][n % 2], where=f"raw n{n} md", anchor=f"L{n}") for n in range(6)]
-    built = {}
-    for name, writer_of in (("whoosh", lambda ix: ix.writer(codec=W3Codec(compression=I.COMPRESSION))),
-                            ("wikimem", lambda ix: I._writer(ix))):
+    options = {"limitmb": 0.02} if how == "in runs on disk" else {}
+    built, stored = {}, {}
+    for name, writer_of in (("whoosh", lambda ix: ix.writer(codec=W3Codec(compression=I.COMPRESSION), **options)),
+                            ("wikimem", lambda ix: I._writer(ix, **options))):
         folder = tmp_path / name
         folder.mkdir()
-        writer = writer_of(windex.create_in(str(folder), schema()))
-        for doc in docs:
-            writer.add_document(**doc)
-        writer.commit(merge=False)
+        ix = windex.create_in(str(folder), schema())
+        parts = [docs[:120], docs[120:]] if how == "merged" else [docs]
+        for at, part in enumerate(parts):
+            writer = writer_of(ix)
+            for doc in part:
+                writer.add_document(**doc)
+            if how == "out of order" and name == "wikimem":
+                # postings that came otherwise than a document at a time (as Pool.add takes them)
+                grouped = writer.pool.grouped()
+                for flat, width in [*((f, 2) for _, terms in grouped.counted.values() for f in terms.values()),
+                                    *((f, 3) for terms in grouped.posted.values() for f in terms.values())]:
+                    flat[:] = [x for at in range(len(flat) - width, -1, -width) for x in flat[at:at + width]]
+                grouped.unordered = True
+            if how == "merged" and at == 1:
+                writer.commit(optimize=True)  # the first segment's postings through the pool again
+            else:
+                writer.commit(merge=False)
         built[name] = _segment_files(folder)
         reader = windex.open_dir(str(folder)).reader()
         assert reader.doc_frequency("body", "widget") == 300 and reader.doc_field_length(5, "body") > 0
+        # the stored fields, as read back (wikimem stores them at its own zlib level, STORED_LEVEL)
+        stored[name] = [reader.stored_fields(n) for n in range(reader.doc_count_all())]
+    assert stored["wikimem"] == stored["whoosh"] and stored["whoosh"][0]["body"].startswith("widget")
+    assert built["wikimem"].pop("_stored.col") != built["whoosh"].pop("_stored.col")
     assert built["wikimem"] == built["whoosh"]
     assert len(built["wikimem"]["pst"]) > 1000

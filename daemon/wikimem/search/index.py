@@ -342,7 +342,12 @@ def _codec() -> Any:
     read; the index is a third larger: 5.8 -> 7.8 MB for the Sphinx trees)."""
     global _CODEC
     if _CODEC is None:
-        from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader
+        from whoosh import columns
+        from whoosh.codec.whoosh3 import W3Codec, W3PerDocReader, W3PerDocWriter
+
+        # a document's stored fields as whoosh stores them (a pickle in a zlib stream, read by its
+        # own reader), at STORED_LEVEL
+        stored = columns.PickleColumn(columns.CompressedBytesColumn(level=STORED_LEVEL))
 
         class Lengths(W3PerDocReader):  # type: ignore[misc]
             def table(self, fieldname: str) -> list[int | None] | None:
@@ -364,9 +369,18 @@ def _codec() -> Any:
                     raise IndexError(f"Asked for docnum {docnum!r} of {self._doccount}")
                 return table[docnum]
 
+        class PerDoc(W3PerDocWriter):  # type: ignore[misc]
+            def _create_column(self, fieldname: str, column: Any) -> None:
+                if fieldname == "_stored":
+                    column = stored
+                W3PerDocWriter._create_column(self, fieldname, column)
+
         class Codec(W3Codec):  # type: ignore[misc]
             def per_document_reader(self, storage: Any, segment: Any) -> Any:
                 return Lengths(storage, segment)
+
+            def per_document_writer(self, storage: Any, segment: Any) -> Any:
+                return PerDoc(self, storage, segment)
 
             def field_writer(self, storage: Any, segment: Any) -> Any:
                 return _field_writer_class()(self, storage, segment)
@@ -382,6 +396,7 @@ def _codec() -> Any:
 
 _CODEC: Any = None
 COMPRESSION = 0  # zlib level of posting blocks (whoosh's default: 3)
+STORED_LEVEL = 0  # zlib level of a document's stored fields (whoosh's: 3)
 
 
 def _writer(ix: Any, **options: Any) -> Any:
@@ -399,12 +414,9 @@ def _segment_writer_class() -> type:
     through three generators and a call to the pool, a third of indexing a passage. What it
     writes is whoosh's own (tests/test_search.py builds both); fields of other types, and boosts,
     take whoosh's way."""
-    from whoosh.system import pack_uint
     from whoosh.writing import SegmentWriter
 
     from .terms import Terms
-
-    packed = [pack_uint(n) for n in range(256)]
 
     class Writer(SegmentWriter):  # type: ignore[misc]
         def add_document(self, **fields: Any) -> None:
@@ -416,9 +428,8 @@ def _segment_writer_class() -> type:
             self._check_state()
             perdoc = self.perdocwriter
             docnum = self.docnum
-            pool = self.pool
-            postings: list[tuple[str, bytes, int, float, bytes | None]] = []
-            size = 0
+            counted: list[tuple[str, dict[str, int], float]] = []  # a text field's term counts
+            other: list[tuple[str, list[tuple[bytes, float, bytes | None]]]] = []  # any other field's postings
             perdoc.start_doc(docnum)
             try:
                 for name in names:
@@ -430,25 +441,21 @@ def _segment_writer_class() -> type:
                         raise NotImplementedError(f"field {name!r}: spelling or vectors (none in the index)")
                     length = 0
                     if field.indexed:
-                        first = len(postings)
                         counts = getattr(field.analyzer, "counts", None)
                         if type(field.format) is Terms and counts is not None and isinstance(value, str):
-                            boost = field.format.field_boost
-                            for term, n in counts(value).items():
-                                btext = term.encode("utf-8")
-                                vbytes = packed[n] if n < 256 else pack_uint(n)
-                                postings.append((name, btext, docnum, n * boost * 1.0, vbytes))
-                                size += 150 + len(name) + 2 * len(btext) + len(vbytes)  # the pool's estimate
-                                length += n
+                            found = counts(value)
+                            if found:
+                                counted.append((name, found, field.format.field_boost))
+                            length = sum(found.values())
                         else:
+                            items = []
                             for btext, n, weight, vbytes in field.index(value):
-                                postings.append((name, btext, docnum, weight * 1.0, vbytes))
-                                size += 150 + len(name) + 2 * len(btext) + len(vbytes or b"")
+                                items.append((btext, weight * 1.0, vbytes))
                                 length += n
+                            if items:
+                                other.append((name, items))
                         if not field.scorable:
                             length = 0
-                        if len(postings) > first:
-                            pool.fieldnames.add(name)
                     perdoc.add_field(name, field, value if field.stored else None, length)
                     column = field.column_type
                     if column:
@@ -456,12 +463,32 @@ def _segment_writer_class() -> type:
             except Exception:
                 perdoc.cancel_doc()
                 raise
-            # the pool writes a run when it holds more than its limit (whoosh checks before each
-            # posting, here before each document: runs are merged in order, the segment the same)
-            if pool.currentsize + size > pool.limit and pool.current:
-                pool.save()
-            pool.current.extend(postings)
+            # the document's postings go to the pool once it is whole (whoosh's would keep those of
+            # a field before one that failed)
+            pool = self.pool
+            grouped = pool.grouped()
+            size = 0
+            for name, found, boost in counted:
+                field_terms = grouped.counted.get(name)
+                if field_terms is None:
+                    field_terms = grouped.counted[name] = (boost, {})
+                    pool.fieldnames.add(name)
+                terms = field_terms[1]
+                for term, n in found.items():
+                    flat = terms.get(term)
+                    if flat is None:
+                        terms[term] = [docnum, n]
+                    else:
+                        flat += (docnum, n)
+                # whoosh's estimate of the postings' memory (characters for bytes: it only decides
+                # when the pool writes a run)
+                size += (154 + len(name)) * len(found) + 2 * sum(map(len, found))
+            for name, items in other:
+                for btext, weight, vbytes in items:
+                    pool.add((name, btext, docnum, weight, vbytes))
             pool.currentsize += size
+            if pool.currentsize > pool.limit:
+                pool.save()  # a run on disk (whoosh checks before each posting, here after a document)
             perdoc.finish_doc()
             self._added = True
             self.docnum += 1
@@ -469,20 +496,109 @@ def _segment_writer_class() -> type:
     return Writer
 
 
+class _Grouped:
+    """A pool's postings by field and term, as documents add them (docnums rising unless
+    `unordered`: postings that came otherwise). A text field's terms (`counted`) keep a flat
+    [docnum, count, docnum, count, ...] by the term's text, its weights and values made when the
+    segment is written (a term's bytes once, not once per posting: UTF-8 keeps the order);
+    other postings (`posted`) keep [docnum, weight, value, ...] by the term's bytes."""
+
+    def __init__(self) -> None:
+        self.counted: dict[str, tuple[float, dict[str, list[int]]]] = {}
+        self.posted: dict[str, dict[bytes, list[Any]]] = {}
+        self.unordered = False
+
+    def fields(self) -> list[str]:
+        return sorted(self.counted.keys() | self.posted.keys())
+
+    def terms(self, name: str) -> list[tuple[bytes, tuple[list[int], list[float], list[bytes | None]]]]:
+        """A field's terms as bytes, in order, with their (docnums, weights, values)."""
+        found: dict[bytes, tuple[list[int], list[float], list[bytes | None]]] = {}
+        if name in self.counted:
+            boost, counted = self.counted[name]
+            for term, flat in counted.items():
+                counts = flat[1::2]
+                found[term.encode("utf-8")] = (flat[0::2], [n * boost * 1.0 for n in counts],
+                                               [_PACKED[n] if n < 256 else _pack(n) for n in counts])
+        posted: dict[bytes, list[Any]] = self.posted.get(name, {})
+        for btext, rows in posted.items():
+            if btext in found:  # the same term both ways
+                docs, weights, values = found[btext]
+                docs.extend(rows[0::3])
+                weights.extend(rows[1::3])
+                values.extend(rows[2::3])
+                self.unordered = True
+            else:
+                found[btext] = (rows[0::3], rows[1::3], rows[2::3])
+        return sorted(found.items())
+
+
+def _pack(n: int) -> bytes:
+    from whoosh.system import pack_uint
+
+    return pack_uint(n)  # type: ignore[no-any-return]
+
+
+_PACKED = [(n).to_bytes(4, "big") for n in range(256)]  # whoosh.system.pack_uint's bytes (a big-endian uint32)
+
+
 @functools.cache
 def _pool_class() -> type:
+    """whoosh's posting pool, keeping the postings grouped by field and term as they come (a
+    document's docnum is above those before it) rather than in one list of tuples sorted when
+    the segment is written; the field writer takes the groups as they are (_field_writer_class).
+    A run written to disk (over its memory limit) is whoosh's own, sorted tuples."""
     from whoosh.writing import PostingPool
 
     class Pool(PostingPool):  # type: ignore[misc]
+        def grouped(self) -> _Grouped:
+            got = self.__dict__.get("_grouped")
+            if got is None:
+                got = self._grouped = _Grouped()
+            return got  # type: ignore[no-any-return]
+
         def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
             # whoosh's, without its type checks of what its own add_document made: a call per posting
-            self.fieldnames.add(item[0])
-            self.currentsize += 150 + len(item[0]) + 2 * len(item[1]) + len(item[4] or b"")  # whoosh's estimate
+            name, btext, docnum, weight, vbytes = item
+            self.fieldnames.add(name)
+            self.currentsize += 150 + len(name) + 2 * len(btext) + len(vbytes or b"")  # whoosh's estimate
             if self.currentsize > self.limit:
                 self.save()
-            self.current.append(item)
+            grouped = self.grouped()
+            terms = grouped.posted.setdefault(name, {})
+            flat = terms.get(btext)
+            if flat is None:
+                terms[btext] = [docnum, weight, vbytes]
+            else:
+                if flat[-3] >= docnum:
+                    grouped.unordered = True
+                flat += (docnum, weight, vbytes)
+
+        def _as_tuples(self) -> None:
+            """The grouped postings into whoosh's list of tuples (current), in order."""
+            grouped = self.grouped()
+            self.current.extend((name, btext, *posting) for name in grouped.fields()
+                                for btext, entry in grouped.terms(name)
+                                for posting in _in_order(entry, grouped.unordered))
+            self._grouped = _Grouped()
+
+        def save(self) -> None:
+            self._as_tuples()
+            PostingPool.save(self)
+
+        def iter_postings(self) -> Any:
+            if self.runs or self.current:
+                self._as_tuples()
+                return PostingPool.iter_postings(self)
+            return self.grouped()
 
     return Pool
+
+
+def _in_order(entry: tuple[list[int], list[float], list[bytes | None]], unordered: bool) -> Any:
+    """A term's (docnum, weight, value) postings, by docnum."""
+    rows = zip(*entry, strict=True)
+    return sorted(rows) if unordered else rows
 
 
 @functools.cache
@@ -499,6 +615,9 @@ def _field_writer_class() -> type:
 
     class FieldWriter(W3FieldWriter):  # type: ignore[misc]
         def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
+            if isinstance(items, _Grouped):
+                self._add_grouped(schema, lengths, items)
+                return
             lastfn: str | None = None
             lasttext: bytes | None = None
             table: list[int | None] | None = None
@@ -529,6 +648,18 @@ def _field_writer_class() -> type:
             if lasttext is not None:
                 self._term(lasttext, docs, weights, values, table)
             if lastfn is not None:
+                self.finish_field()
+
+        def _add_grouped(self, schema: Any, lengths: Any, grouped: _Grouped) -> None:
+            """The pool's postings as it keeps them (_pool_class): sorted by field and term alone."""
+            for fieldname in grouped.fields():
+                self.start_field(fieldname, schema[fieldname])
+                table = lengths.table(fieldname) if lengths else None
+                for btext, entry in grouped.terms(fieldname):
+                    docs, weights, values = entry
+                    if grouped.unordered:
+                        docs, weights, values = (list(x) for x in zip(*_in_order(entry, True), strict=True))
+                    self._term(btext, docs, weights, values, table)
                 self.finish_field()
 
         def _term(self, btext: bytes, docs: list[int], weights: list[float], values: list[bytes | None],
