@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 from typing import Any
 
 from ..pages import FrontMatterError, parse_meta, split_front_matter
@@ -19,7 +20,7 @@ _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
 
 
 def load_html(path: str, text: str) -> Document:
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, Tag
     from markdownify import MarkdownConverter
 
     fm, body, offset = split_front_matter(text)
@@ -31,7 +32,8 @@ def load_html(path: str, text: str) -> Document:
         except FrontMatterError as exc:
             warnings.append(f"{exc}; front matter ignored")
     meta.update(comment_meta(body, warnings))
-    soup = BeautifulSoup(_LONE_LT.sub("&lt;", body) if "<" in body else body, "html.parser")
+    soup = BeautifulSoup(_LONE_LT.sub("&lt;", body) if "<" in body else body, "html.parser",
+                         element_classes={Tag: _tag_class()})
     for tag in soup(["script", "style", "nav", "noscript", "svg", "template"]):
         tag.decompose()
     page_title = soup.title.get_text(" ", strip=True) if soup.title else ""
@@ -53,6 +55,27 @@ def load_html(path: str, text: str) -> Document:
     subtitle = meta.get("subtitle") or meta.get("description") or description
     return Document(path, "html", clean_inline(title), blocks, meta, date, warnings=warnings, sections=sections,
                     description=str(subtitle) if subtitle else None)
+
+
+@lru_cache(maxsize=1)
+def _tag_class() -> type:
+    """bs4's Tag, finding a parent by its name alone with a walk up the tree: markdownify asks
+    every element whether it is inside a <pre>, and bs4's own search for it (a filter object
+    per call) was a third of converting a page."""
+    from bs4 import Tag
+
+    class NamedParents(Tag):  # type: ignore[misc]
+        def find_parent(self, name: Any = None, attrs: Any = None, **kwargs: Any) -> Any:
+            if not isinstance(name, str) or attrs is not None or kwargs:
+                return super().find_parent(name, attrs, **kwargs)
+            parent = self.parent
+            while parent is not None:
+                if parent.name == name:
+                    return parent
+                parent = parent.parent
+            return None
+
+    return NamedParents
 
 
 def _plain_words(text: str) -> str:
