@@ -10,6 +10,7 @@ release carry its version and date (sources/sections.py).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import posixpath
 import re
 from pathlib import Path
@@ -86,6 +87,11 @@ _MD_LINK = re.compile(r"\]\([^()\s]+\)")
 _MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
 
 
+def _count(pattern: re.Pattern[str], text: str, most: int) -> int:
+    """How many times `pattern` matches `text`, counted up to `most` (the search stops there)."""
+    return sum(1 for _ in itertools.islice(pattern.finditer(text), most))
+
+
 def sniff_format(text: str, suffix: str) -> str:
     """markdown | rst | text: what a plain-text file really holds.
 
@@ -98,11 +104,10 @@ def sniff_format(text: str, suffix: str) -> str:
     if suffix in RST_SUFFIXES:
         return "rst"
     sample = text[:200_000]
-    rst = min(len(_RST_DIRECTIVE.findall(sample)), 10) * 2 + min(len(_RST_TARGET.findall(sample)), 5) \
-        + min(len(_RST_ROLE.findall(sample)), 5) + min(len(_RST_FIELD.findall(sample)), 5) \
-        + min(len(_RST_REFERENCE.findall(sample)), 5) + min(len(_RST_LITERAL.findall(sample)), 3)
-    markdown = min(len(_MD_HEADING.findall(sample)), 10) + min(len(_MD_FENCE.findall(sample)), 5) * 2 \
-        + min(len(_MD_LINK.findall(sample)), 5) + min(len(_MD_TABLE.findall(sample)), 3) * 2
+    rst = _count(_RST_DIRECTIVE, sample, 10) * 2 + _count(_RST_TARGET, sample, 5) + _count(_RST_ROLE, sample, 5) \
+        + _count(_RST_FIELD, sample, 5) + _count(_RST_REFERENCE, sample, 5) + _count(_RST_LITERAL, sample, 3)
+    markdown = _count(_MD_HEADING, sample, 10) + _count(_MD_FENCE, sample, 5) * 2 + _count(_MD_LINK, sample, 5) \
+        + _count(_MD_TABLE, sample, 3) * 2
     lines = sample.split("\n")
     underlines = 0
     for previous, line in zip(lines, lines[1:], strict=False):
