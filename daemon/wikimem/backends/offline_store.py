@@ -205,8 +205,10 @@ class Store:
         updates, inserts, gone = [], [], []
         for key, d in delta.items():
             row = rows.get(key)
-            old = row[1:] if row else [0, 0, 0, 0]
-            df, strength, signal_docs, strong_docs = (a + b for a, b in zip(old, d, strict=True))
+            if row:
+                df, strength, signal_docs, strong_docs = (a + b for a, b in zip(row[1:], d, strict=True))
+            else:
+                df, strength, signal_docs, strong_docs = d
             if df <= 0:
                 if row:
                     gone.append(row[0])
@@ -234,8 +236,9 @@ class Store:
         self.db.executemany("DELETE FROM offline_postings WHERE term=? AND doc=?",
                             ((ids[k], d) for k in post_del if k in ids for d in post_del[k]))
         # in key order, one statement per key: a first compile of 10k sources inserts a
-        # million rows, and a row per execute costs twice as much
-        self._insert_postings([(ids[k], sorted(post_add[k])) for k in sorted(post_add, key=ids.__getitem__)])
+        # million rows, and a row per execute costs twice as much. A key's postings are in doc
+        # order already: added sources are counted in turn, each given an id above the last
+        self._insert_postings([(ids[k], post_add[k]) for k in sorted(post_add, key=ids.__getitem__)])
         # spellings: level sums, gone at zero
         moved = [(ids[k], s, level) for (k, s), level in surf.items() if level and k in ids]
         self.db.executemany(
