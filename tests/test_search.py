@@ -539,12 +539,27 @@ def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, m
     assert _index_of(ws) == shared
 
 
+def _share_once_all_taken(monkeypatch):
+    """Seed.share waits (30 s at most) until the seed has taken every batch offered (it may be
+    indexing raw/ yet), so that the pages are the seed's to keep or index again."""
+    import time
+
+    share = S.Seed.share
+
+    def shared_once_all_taken(self, pages):
+        deadline = time.monotonic() + 30
+        while self.claimed.value < len(self.batches) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return share(self, pages)
+
+    monkeypatch.setattr(S.Seed, "share", shared_once_all_taken)
+
+
 @pytest.mark.parametrize("claims", [True, False])
 def test_pages_offered_as_rendered_make_the_same_index(ws, settings, monkeypatch, claims):
     # the compile offers the seed its pages as the backend renders them, before they are
     # written (Seed.offer); the seed indexes those it takes meanwhile, and the batches it has not
     # taken when the pages are shared go back to be shared: the index is the same either way
-    import time
 
     seeds = _seeded_corpus(ws, monkeypatch)
     monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
@@ -554,16 +569,9 @@ def test_pages_offered_as_rendered_make_the_same_index(ws, settings, monkeypatch
     def seed_claims(offers, claimed, seen, peek=False):
         return claim(offers, claimed, seen, peek) if claims or os.getpid() == parent else False
 
-    share = S.Seed.share
-
-    def shared_once_all_taken(self, pages):
-        deadline = time.monotonic() + 30
-        while claims and self.claimed.value < len(self.batches) and time.monotonic() < deadline:
-            time.sleep(0.01)  # the seed takes every batch (it is indexing raw/ yet)
-        return share(self, pages)
-
     monkeypatch.setattr("wikimem.search.index._claim", seed_claims)
-    monkeypatch.setattr(S.Seed, "share", shared_once_all_taken)
+    if claims:
+        _share_once_all_taken(monkeypatch)
     compile_workspace(ws, settings)
     seed = seeds[0]
     assert seed is not None and seed.done and len(seed.batches) > 3
@@ -589,6 +597,7 @@ def test_a_page_written_otherwise_than_offered_is_indexed_as_written(ws, setting
         return offer(self, [(p, t + "\nA zeppelin note.\n" if p.startswith("wiki/sources/") else t) for p, t in pages])
 
     monkeypatch.setattr(S.Seed, "offer", misoffered)
+    _share_once_all_taken(monkeypatch)
     compile_workspace(ws, settings)
     assert seeds[0] is not None and any(p.startswith("wiki/sources/") for p in seeds[0].offered)
     S._ENGINES.clear()

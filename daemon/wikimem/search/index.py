@@ -511,6 +511,13 @@ class _Grouped:
     def fields(self) -> list[str]:
         return sorted(self.counted.keys() | self.posted.keys())
 
+    def __iter__(self) -> Iterator[tuple[str, bytes, int, float, bytes | None]]:
+        """The postings as whoosh's pool gives them: (field, term, docnum, weight, value), in order."""
+        for name in self.fields():
+            for btext, entry in self.terms(name):
+                for docnum, weight, value in _in_order(entry, self.unordered):
+                    yield name, btext, docnum, weight, value
+
     def terms(self, name: str) -> list[tuple[bytes, tuple[list[int], list[float], list[bytes | None]]]]:
         """A field's terms as bytes, in order, with their (docnums, weights, values)."""
         found: dict[bytes, tuple[list[int], list[float], list[bytes | None]]] = {}
@@ -576,10 +583,7 @@ def _pool_class() -> type:
 
         def _as_tuples(self) -> None:
             """The grouped postings into whoosh's list of tuples (current), in order."""
-            grouped = self.grouped()
-            self.current.extend((name, btext, *posting) for name in grouped.fields()
-                                for btext, entry in grouped.terms(name)
-                                for posting in _in_order(entry, grouped.unordered))
+            self.current.extend(self.grouped())
             self._grouped = _Grouped()
 
         def save(self) -> None:
@@ -777,7 +781,8 @@ class Seed:
         the caller. Never waits for the seed; a batch that cannot be handed over is shared."""
         if self.done or self.ready.is_set() or self.offers is None or self.root is None:
             return
-        batch = [(path, text) for path, text in pages if path not in self.offered]
+        batch = [(path, text) for path, text in pages
+                 if path not in self.offered and path.startswith("wiki/") and _covered(path)]
         if not batch:
             return
         try:
@@ -1210,17 +1215,23 @@ def _lock_in(state_dir: Path, wait: float) -> Iterator[bool]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
-    """(size, mtime_ns) of one file search covers, None if it is gone or not one it covers
-    (the rules of walk_files, for a path named rather than walked)."""
+def _covered(rel: str) -> bool:
+    """Whether search covers the file at this path (the rules of walk_files, for a path named
+    rather than walked; wiki_tree's rule for a page)."""
     from ..wiki_tree import is_page_name
 
     parts = rel.split("/")
     if len(parts) < 2 or parts[0] not in ("raw", "wiki") or any(p.startswith(".") for p in parts[1:]):
+        return False
+    return parts[0] == "raw" or (parts[1] in WIKI_FOLDERS and len(parts) >= 3 and is_page_name(parts[-1])
+                                 and not _CATALOG.search(rel))
+
+
+def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
+    """(size, mtime_ns) of one file search covers, None if it is gone or not one it covers
+    (the rules of walk_files, for a path named rather than walked)."""
+    if not _covered(rel):
         return None
-    if parts[0] == "wiki" and (parts[1] not in WIKI_FOLDERS or len(parts) < 3 or not is_page_name(parts[-1])
-                               or _CATALOG.search(rel)):
-        return None  # wiki_tree's rule, for a path named rather than walked
     try:
         st = os.lstat(ws.root / rel)
     except OSError:
