@@ -231,6 +231,11 @@ def compile_workspace(
         return report
 
 
+def _new_page_text(content: str) -> str:
+    """What PageWriter writes for a page rendered as `content` where no file is (PageWriter.apply)."""
+    return stamp(guard_page(content), None)
+
+
 class _Seeding:
     """The search index of raw/, started in another process once the backend has read every
     source (Batch.read_all, search.start_seed) when the compile will build the index from
@@ -250,18 +255,18 @@ class _Seeding:
         except ImportError:  # a build without search
             return
         try:
-            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes)
+            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes, _new_page_text)
         except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
             log.debug("search seed not started", exc_info=True)
 
     def offer(self, edits: Sequence[PageEdit]) -> None:
         """Pages the backend has rendered (Batch.rendered), for the seed to index while it renders
-        more: those that will be new files, as PageWriter writes a new file (the seed keeps
-        only those whose file then holds that text; a page already on disk is weighed against
-        it by PageWriter, and indexed once written)."""
+        more: those that will be new files, which it indexes as PageWriter writes a new file
+        (_new_page_text; it keeps only those whose file then holds that text). A page already
+        on disk is weighed against it by PageWriter, and indexed once written."""
         if self.seed is None:
             return
-        pages = [("wiki/" + e.path, stamp(guard_page(e.content), None)) for e in edits
+        pages = [("wiki/" + e.path, e.content) for e in edits
                  if e.content is not None and posixpath.normpath(e.path) == e.path and not e.path.startswith(("/", "."))
                  and not (self.ws.wiki / e.path).exists()]
         try:

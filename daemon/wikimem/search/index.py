@@ -761,7 +761,7 @@ class Seed:
         self.offers = offers  # how many batches of pages are offered (its lock: of `claimed` too)
         self.claimed = claimed  # how many of them the seed has taken
         self.signal = signal  # released for every batch offered, and once the pages are shared
-        self.offered: dict[str, bytes] = {}  # page -> digest of the text offered for it
+        self.offered: set[str] = set()  # the pages offered
         self.batches: list[list[str]] = []  # the pages of each batch offered
         self.pages: list[tuple[str, tuple[int, int]]] = []
         self.done = False
@@ -775,18 +775,18 @@ class Seed:
         return folder.with_name(folder.name + ".offers")
 
     def offer(self, pages: list[tuple[str, str]]) -> None:
-        """Hand the seed pages (path, text) as they will be written, before they are: it indexes
-        them while the compile renders others, once it has indexed raw/. share() then keeps
-        those whose file holds that text, and shares the batches the seed has not taken with
-        the caller. Never waits for the seed; a batch that cannot be handed over is shared."""
-        if self.done or self.ready.is_set() or self.offers is None or self.root is None:
+        """Hand the seed pages (path, content) before they are written: it indexes them, as
+        they will be written (start_seed's `written_as`), while the compile renders others,
+        once it has indexed raw/. When the pages are shared it keeps those whose file holds
+        that text; the batches it has not taken are shared with the caller. Never waits for
+        the seed; a batch that cannot be handed over is shared."""
+        if self.done or self.ready.is_set() or self.offers is None:
             return
         batch = [(path, text) for path, text in pages
                  if path not in self.offered and path.startswith("wiki/") and _covered(path)]
         if not batch:
             return
         try:
-            digests = {path: _digest(text.encode("utf-8")) for path, text in batch}
             n = self.offers.value
             folder = self.offers_folder(self.folder)
             folder.mkdir(exist_ok=True)
@@ -794,7 +794,7 @@ class Seed:
         except (OSError, UnicodeError, ValueError) as exc:
             log.debug("pages not offered to the search seed: %s", exc)
             return
-        self.offered.update(digests)
+        self.offered.update(path for path, _ in batch)
         self.batches.append([path for path, _ in batch])
         self.offers.value = n + 1
         self.signal.release()
@@ -802,27 +802,20 @@ class Seed:
     def share(self, pages: list[tuple[str, tuple[int, int]]]) -> None:
         """Offer the seed these (path, stat) to index once it has indexed raw/: each is then
         indexed by whichever of it and the caller takes it first (take); a page of a batch
-        offered before (offer) that the seed took is the seed's, kept when its file holds the
-        text offered; the batches it has not taken are withdrawn, their pages shared."""
+        offered before (offer) that the seed took is the seed's (it keeps what it indexed of
+        it if its file holds that text); the batches it has not taken are withdrawn, their
+        pages shared."""
         if self.ready.is_set():
             return
         if self.offers is not None:
             with self.offers.get_lock():
                 self.offers.value = self.claimed.value  # the seed takes no more
             for batch in self.batches[self.claimed.value:]:
-                for path in batch:
-                    self.offered.pop(path, None)
-        kept: dict[str, tuple[int, int]] = {}
-        for path, stat in pages:
-            want = self.offered.get(path)
-            if want is not None and self.root is not None:
-                try:
-                    if _digest((self.root / path).read_bytes()) == want:
-                        kept[path] = stat
-                except OSError:
-                    pass
+                self.offered.difference_update(batch)
+        written = {path: stat for path, stat in pages if path in self.offered}
         self.pages = [(path, stat) for path, stat in pages if path not in self.offered]
-        self.pages_file(self.folder).write_text(json.dumps({"pages": self.pages, "kept": kept}), encoding="utf-8")
+        self.pages_file(self.folder).write_text(json.dumps({"pages": self.pages, "written": written}),
+                                                encoding="utf-8")
         self.ready.set()
         if self.signal is not None:
             self.signal.release()
@@ -834,13 +827,13 @@ class Seed:
         if self.ready.is_set() or not self.offered or self.root is None:
             return
         pages = []
-        for path in self.offered:
+        for path in sorted(self.offered):
             try:
                 st = os.lstat(self.root / path)
             except OSError:
                 continue
             pages.append((path, (st.st_size, st.st_mtime_ns)))
-        self.share(sorted(pages))
+        self.share(pages)
 
     def take(self) -> tuple[str, tuple[int, int]] | None:
         return _take(self.pages, self.taken, lambda: not self.process.is_alive())
@@ -882,6 +875,14 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+def _holds(ws: Workspace, path: str, digest: bytes) -> bool:
+    """Whether the file at `path` holds the bytes of this digest."""
+    try:
+        return _digest((ws.root / path).read_bytes()) == digest
+    except OSError:
+        return False
+
+
 def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
           alone: Callable[[], bool] | None = None) -> tuple[str, tuple[int, int]] | None:
     """The next page no process has taken, or None. `alone`: whether the other taker is gone,
@@ -908,7 +909,7 @@ SEED_NAME = INDEX_DIR + ".seed"
 
 
 def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[str, dict[str, Any]],
-               max_bytes: int) -> Seed | None:
+               max_bytes: int, written_as: Callable[[str], str] | None = None) -> Seed | None:
     """Index raw/ in a forked process, for a compile that will build the search index from
     nothing: the compile's pages take one core for seconds after its workers have read the
     sources, and raw/'s passages (most of the index) need nothing of those pages. `files`: raw/'s
@@ -936,7 +937,7 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     ready, taken = context.Event(), context.Value("q", 0)
     offers, claimed, signal = context.Value("q", 0), context.Value("q", 0, lock=False), context.Semaphore(0)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
-                                                       os.getpid(), offers, claimed, signal),
+                                                       os.getpid(), offers, claimed, signal, written_as),
                               name="wikimem-search-seed", daemon=True)
     import gc
 
@@ -953,7 +954,8 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
 
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
-               ppid: int, offers: Any = None, claimed: Any = None, signal: Any = None) -> None:
+               ppid: int, offers: Any = None, claimed: Any = None, signal: Any = None,
+               written_as: Callable[[str], str] | None = None) -> None:
     """The seed's process: raw/'s files into one segment, then into another the wiki pages the
     compile offers as it renders them and those it takes of the pages the compile shares; the
     manifest's part back to the compile."""
@@ -980,19 +982,20 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
         finally:
             stored.close()
         pages_writer = None
-        offered: list[str] = []
+        offered: dict[str, bytes] = {}  # page -> digest of the text indexed for it
         try:
             seen = 0
             while True:
                 while offers is not None and _claim(offers, claimed, seen):
                     batch = json.loads((Seed.offers_folder(folder) / f"{seen}.json").read_text(encoding="utf-8"))
-                    for path, text in batch:
+                    for path, content in batch:
                         if pages_writer is None:
                             pages_writer = _writer(windex.open_dir(str(folder)), limitmb=128)
-                        # its stat once share() has found the file holds this text, none till then
+                        text = written_as(content) if written_as is not None else content
+                        # its stat once its file is found to hold this text, none till then
                         _index_one(pages_writer, ws, path, (-1, -1), max_bytes, None, manifest, report,
                                    added=True, text=text)
-                        offered.append(path)
+                        offered[path] = _digest(text.encode("utf-8"))
                     seen += 1
                 if ready.is_set():
                     if offers is None or not _claim(offers, claimed, seen, peek=True):  # none left to take
@@ -1007,11 +1010,12 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
             if pages_writer is not None:
                 pages_writer.cancel()
             raise
-        pages, kept = shared["pages"], shared["kept"]
-        for path in offered:
+        pages, written = shared["pages"], shared["written"]
+        for path, digest in offered.items():
             if path in manifest["files"]:
                 # a page not written as offered: the compile's update indexes it again (stale)
-                manifest["files"][path] = list(kept[path]) if path in kept else [-1, -1]
+                manifest["files"][path] = list(written[path]) if path in written and _holds(ws, path, digest) \
+                    else [-1, -1]
         page = _take(pages, taken)
         if page is not None or pages_writer is not None:  # nothing taken, nothing offered: no segment
             _index_taken(pages_writer or _writer(windex.open_dir(str(folder)), limitmb=128), ws,
