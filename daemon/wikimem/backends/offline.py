@@ -45,7 +45,7 @@ RENDER_VERSION = 22  # bump when page rendering changes: every page is rendered 
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
-OFFER_EVERY = 16  # concept pages rendered between two hand-overs to the compiler (Batch.rendered)
+OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Batch.rendered)
 
 __all__ = ["Concept", "MemoryStats", "OfflineBackend", "TermStats", "choose_concepts", "select_concepts", "title_of"]
 
