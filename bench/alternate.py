@@ -11,6 +11,14 @@ this interpreter. Every round runs, one after the other: BEFORE, AFTER, the whoo
 the medians of three per-round ratios: after / before, after / whoosh, before / whoosh.
 Default corpora: ../shared/corpus/sphinx/raw, and topics + versions + formats together (the
 187 sources of bench/run.py).
+
+    python bench/alternate.py BEFORE AFTER --cpu [--rounds N]
+
+compares the CPU time instead: in every round the two compiles run at the same time, each on
+its copy of the corpus, and each one's CPU seconds (its process and every process it waited
+for, os.wait4) are summed. A change to how much work a compile does shows there even when the
+machine's speed moves between rounds; a change to how it spreads the work over the cores does
+not (both compete for the same cores), so it is read beside the wall-clock ratios.
 """
 
 from __future__ import annotations
@@ -36,16 +44,37 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def compile_seconds(code: Path, corpus: Path, work: Path) -> float:
+def prepared(code: Path, corpus: Path, root: Path) -> tuple[list[str], dict[str, str]]:
+    """A fresh workspace at `root` holding a copy of `corpus`; the command (and its environment)
+    that compiles it with the wikimem of `code`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(PYTHONPATH=str(code / "daemon"), SOURCE_DATE_EPOCH="1798675200")
-    root = work / "ws"
     shutil.rmtree(root, ignore_errors=True)
     cli = [sys.executable, "-m", "wikimem.cli"]
     subprocess.run([*cli, "init", str(root)], check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.rmtree(root / "raw")
     shutil.copytree(corpus, root / "raw")
-    return timed([*cli, "compile", "--root", str(root), "--quiet"], env)
+    return [*cli, "compile", "--root", str(root), "--quiet"], env
+
+
+def compile_seconds(code: Path, corpus: Path, work: Path) -> float:
+    return timed(*prepared(code, corpus, work / "ws"))
+
+
+def cpu_seconds_together(codes: list[Path], corpus: Path, work: Path) -> list[float]:
+    """Compile the corpus with each code at the same time; each one's CPU seconds (user and
+    system, of its process and every process it waited for)."""
+    commands = [prepared(code, corpus, work / f"ws{n}") for n, code in enumerate(codes)]
+    running = [subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for cmd, env in commands]
+    spent = []
+    for process in running:
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            raise SystemExit(f"alternate: a compile failed (exit {process.returncode})")
+        spent.append(usage.ru_utime + usage.ru_stime)
+    return spent
 
 
 def whoosh_seconds(corpus: Path, work: Path) -> float:
@@ -78,6 +107,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("after")
     parser.add_argument("--corpus", type=Path, action="append", help="a raw folder (repeatable)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cpu", action="store_true", help="compare CPU seconds, the two compiles run at the same time")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -94,6 +124,13 @@ def main(argv: list[str]) -> int:
             for corpus in corpora:
                 label = corpus.parent.name if corpus.name == "raw" else corpus.name
                 rows = []
+                if args.cpu:
+                    for n in range(args.rounds):
+                        before, after = cpu_seconds_together([trees["before"], trees["after"]], corpus, work)
+                        rows.append((before, after, 0.0))
+                        print(f"{label} round {n + 1}: CPU before {before:.2f} s, after {after:.2f} s", flush=True)
+                    print(f"{label}: CPU after/before {_median(rows, 1, 0)}; {args.rounds} rounds, run together")
+                    continue
                 for n in range(args.rounds):
                     before = compile_seconds(trees["before"], corpus, work)
                     after = compile_seconds(trees["after"], corpus, work)

@@ -406,5 +406,12 @@ def test_alternate_compiles_two_commits_in_turn_beside_whoosh(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert re.search(r"round 1: before \d+\.\d\d s, after \d+\.\d\d s, whoosh \d+\.\d\d s", proc.stdout), proc.stdout
     assert re.search(r": after/before \d+\.\d\d \(.*\), after/whoosh \d+\.\d\d", proc.stdout), proc.stdout
+    # --cpu: the two compiles at the same time, their CPU seconds compared
+    proc = subprocess.run([sys.executable, str(BENCH / "alternate.py"), "HEAD", "HEAD", "--corpus", str(corpus),
+                           "--rounds", "1", "--cpu"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = re.search(r"round 1: CPU before (\d+\.\d\d) s, after (\d+\.\d\d) s", proc.stdout)
+    assert found and float(found[1]) > 0.1 and float(found[2]) > 0.1, proc.stdout  # the interpreter's start alone
+    assert re.search(r": CPU after/before \d+\.\d\d \(.*\); 1 rounds, run together", proc.stdout), proc.stdout
     after = subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "list"], capture_output=True, text=True)
     assert after.stdout == before.stdout
