@@ -637,6 +637,34 @@ def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_inde
     assert any(p.startswith("wiki/") for p in json.loads((S.index_dir(ws) / "manifest.json").read_text())["docs"])
 
 
+def test_a_seed_killed_holding_the_offers_lock_neither_hangs_nor_loses_the_index(ws, settings, monkeypatch):
+    # the lock of the count of batches offered (the seed takes a batch under it): a seed killed
+    # holding it neither blocks the compile's offers nor its sharing of the pages
+    import signal
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+    monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
+
+    def dies_holding_the_lock(*args):
+        args[9].get_lock().acquire()  # (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid, offers, ...)
+        os._exit(1)
+
+    monkeypatch.setattr("wikimem.search.index._grow_seed", dies_holding_the_lock)
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the compile hung on the seed's lock"))
+    signal.alarm(60)
+    try:
+        report = compile_workspace(ws, settings)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert seeds[0] is not None and seeds[0].batches and report.index["rebuilt"] and not report.warnings
+    assert not (ws.state_dir / "search.seed").exists() and not (ws.state_dir / "search.seed.offers").exists()
+    indexed = _index_of(ws)
+    assert any(p.startswith("wiki/") for p in indexed[0]["docs"]) and any(p.startswith("raw/") for p in indexed[0]["docs"])
+    S.reindex(ws)
+    assert _index_of(ws) == indexed
+
+
 def test_a_raw_file_changed_after_the_seed_read_it_is_indexed_as_it_is_now(ws, settings, monkeypatch):
     _seeded_corpus(ws, monkeypatch)
     finish = S.Seed.finish

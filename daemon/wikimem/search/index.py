@@ -787,7 +787,9 @@ class Seed:
         if not batch:
             return
         try:
-            n = self.offers.value
+            # read and written without the lock: this process alone writes it (the lock makes the
+            # seed's taking of a batch and share()'s withdrawal of the rest one step each)
+            n = self.offers.get_obj().value
             folder = self.offers_folder(self.folder)
             folder.mkdir(exist_ok=True)
             atomic_write(folder / f"{n}.json", json.dumps(batch).encode("utf-8"), durable=False)
@@ -796,7 +798,7 @@ class Seed:
             return
         self.offered.update(path for path, _ in batch)
         self.batches.append([path for path, _ in batch])
-        self.offers.value = n + 1
+        self.offers.get_obj().value = n + 1
         self.signal.release()
 
     def share(self, pages: list[tuple[str, tuple[int, int]]]) -> None:
@@ -808,8 +810,15 @@ class Seed:
         if self.ready.is_set():
             return
         if self.offers is not None:
-            with self.offers.get_lock():
-                self.offers.value = self.claimed.value  # the seed takes no more
+            lock = self.offers.get_lock()
+            held = lock.acquire(timeout=1.0)
+            while not held and self.process.is_alive():  # a seed killed holding it is no taker
+                held = lock.acquire(timeout=1.0)
+            try:
+                self.offers.get_obj().value = self.claimed.value  # the seed takes no more
+            finally:
+                if held:
+                    lock.release()
             for batch in self.batches[self.claimed.value:]:
                 self.offered.difference_update(batch)
         written = {path: stat for path, stat in pages if path in self.offered}
