@@ -878,6 +878,24 @@ class Seed:
         shutil.rmtree(self.offers_folder(self.folder), ignore_errors=True)
 
 
+class _Flag:
+    """A flag two processes share without a lock (multiprocessing's Event has one, which a process
+    killed inside it would hold for good): set once by the compile, read by the seed."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def is_set(self) -> bool:
+        return bool(self.value.value)
+
+    def set(self) -> None:
+        self.value.value = 1
+
+    def wait(self) -> None:
+        while not self.value.value:
+            time.sleep(0.02)
+
+
 def _digest(data: bytes) -> bytes:
     import hashlib
 
@@ -943,7 +961,7 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     windex.create_in(str(folder), schema())
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    ready, taken = context.Event(), context.Value("q", 0)
+    ready, taken = _Flag(context.RawValue("b", 0)), context.Value("q", 0)
     offers, claimed, signal = context.Value("q", 0), context.Value("q", 0, lock=False), context.Semaphore(0)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
                                                        os.getpid(), offers, claimed, signal, written_as),
