@@ -611,25 +611,31 @@ def test_a_page_written_otherwise_than_offered_is_indexed_as_written(ws, setting
     assert [q[0][:3] for q in written[1]] == [q[0][:3] for q in again[1]]
 
 
-def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_index(ws, settings, monkeypatch):
-    # the seed dies while it holds the lock of the counter the two processes take pages by: the
-    # compile takes every page itself, sees the seed failed, and builds the index as without one
+def _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lock_of):
+    """Compile with a seed that takes the lock of `lock_of(its arguments)` and dies at once
+    (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid, offers, ...); the
+    compile failing if it is not done in 60 s."""
     import signal
 
-    seeds = _seeded_corpus(ws, monkeypatch)
-
     def dies_holding_the_lock(*args):
-        args[7].get_lock().acquire()  # (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid)
+        lock_of(args).get_lock().acquire()
         os._exit(1)
 
     monkeypatch.setattr("wikimem.search.index._grow_seed", dies_holding_the_lock)
     previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the compile hung on the seed's lock"))
     signal.alarm(60)
     try:
-        report = compile_workspace(ws, settings)
+        return compile_workspace(ws, settings)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_index(ws, settings, monkeypatch):
+    # the seed dies while it holds the lock of the counter the two processes take pages by: the
+    # compile takes every page itself, sees the seed failed, and builds the index as without one
+    seeds = _seeded_corpus(ws, monkeypatch)
+    report = _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lambda args: args[7])  # taken
     assert seeds[0] is not None and report.index["rebuilt"] and not report.warnings
     assert not (ws.state_dir / "search.seed").exists() and not (ws.state_dir / "search.pages").exists()
     S._ENGINES.clear()
@@ -640,23 +646,9 @@ def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_inde
 def test_a_seed_killed_holding_the_offers_lock_neither_hangs_nor_loses_the_index(ws, settings, monkeypatch):
     # the lock of the count of batches offered (the seed takes a batch under it): a seed killed
     # holding it neither blocks the compile's offers nor its sharing of the pages
-    import signal
-
     seeds = _seeded_corpus(ws, monkeypatch)
     monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
-
-    def dies_holding_the_lock(*args):
-        args[9].get_lock().acquire()  # (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid, offers, ...)
-        os._exit(1)
-
-    monkeypatch.setattr("wikimem.search.index._grow_seed", dies_holding_the_lock)
-    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the compile hung on the seed's lock"))
-    signal.alarm(60)
-    try:
-        report = compile_workspace(ws, settings)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    report = _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lambda args: args[9])  # offers
     assert seeds[0] is not None and seeds[0].batches and report.index["rebuilt"] and not report.warnings
     assert not (ws.state_dir / "search.seed").exists() and not (ws.state_dir / "search.seed.offers").exists()
     indexed = _index_of(ws)
