@@ -751,7 +751,7 @@ class Seed:
     finished is discarded: its process stopped, its folder removed."""
 
     def __init__(self, folder: Path, process: Any, receive: Any, ready: Any, taken: Any,
-                 root: Path | None = None, offers: Any = None, claimed: Any = None, signal: Any = None):
+                 root: Path, offers: Any, claimed: Any, signal: Any):
         self.folder = folder
         self.process = process
         self.receive = receive
@@ -780,7 +780,7 @@ class Seed:
         once it has indexed raw/. When the pages are shared it keeps those whose file holds
         that text; the batches it has not taken are shared with the caller. Never waits for
         the seed; a batch that cannot be handed over is shared."""
-        if self.done or self.ready.is_set() or self.offers is None:
+        if self.done or self.ready.is_set():
             return
         batch = [(path, text) for path, text in pages
                  if path not in self.offered and path.startswith("wiki/") and _covered(path)]
@@ -809,31 +809,29 @@ class Seed:
         pages shared."""
         if self.ready.is_set():
             return
-        if self.offers is not None:
-            lock = self.offers.get_lock()
+        lock = self.offers.get_lock()
+        held = lock.acquire(timeout=1.0)
+        while not held and self.process.is_alive():  # a seed killed holding it is no taker
             held = lock.acquire(timeout=1.0)
-            while not held and self.process.is_alive():  # a seed killed holding it is no taker
-                held = lock.acquire(timeout=1.0)
-            try:
-                self.offers.get_obj().value = self.claimed.value  # the seed takes no more
-            finally:
-                if held:
-                    lock.release()
-            for batch in self.batches[self.claimed.value:]:
-                self.offered.difference_update(batch)
+        try:
+            self.offers.get_obj().value = self.claimed.value  # the seed takes no more
+        finally:
+            if held:
+                lock.release()
+        for batch in self.batches[self.claimed.value:]:
+            self.offered.difference_update(batch)
         written = {path: stat for path, stat in pages if path in self.offered}
         self.pages = [(path, stat) for path, stat in pages if path not in self.offered]
         self.pages_file(self.folder).write_text(json.dumps({"pages": self.pages, "written": written}),
                                                 encoding="utf-8")
         self.ready.set()
-        if self.signal is not None:
-            self.signal.release()
+        self.signal.release()
 
     def share_offered(self) -> None:
         """share() the pages offered (offer) once they are written, and only those: the seed
         writes its segment of them while the compile goes on; the pages not offered (the
         timelines, written after) are indexed by the compile's update of the index."""
-        if self.ready.is_set() or not self.offered or self.root is None:
+        if self.ready.is_set() or not self.offered:
             return
         pages = []
         for path in sorted(self.offered):
@@ -890,10 +888,6 @@ class _Flag:
 
     def set(self) -> None:
         self.value.value = 1
-
-    def wait(self) -> None:
-        while not self.value.value:
-            time.sleep(0.02)
 
 
 def _digest(data: bytes) -> bytes:
@@ -981,8 +975,7 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
 
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
-               ppid: int, offers: Any = None, claimed: Any = None, signal: Any = None,
-               written_as: Callable[[str], str] | None = None) -> None:
+               ppid: int, offers: Any, claimed: Any, signal: Any, written_as: Callable[[str], str] | None) -> None:
     """The seed's process: raw/'s files into one segment, then into another the wiki pages the
     compile offers as it renders them and those it takes of the pages the compile shares; the
     manifest's part back to the compile."""
@@ -1013,7 +1006,7 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
         try:
             seen = 0
             while True:
-                while offers is not None and _claim(offers, claimed, seen):
+                while _claim(offers, claimed, seen):
                     batch = json.loads((Seed.offers_folder(folder) / f"{seen}.json").read_text(encoding="utf-8"))
                     for path, content in batch:
                         if pages_writer is None:
@@ -1025,13 +1018,10 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                         offered[path] = _digest(text.encode("utf-8"))
                     seen += 1
                 if ready.is_set():
-                    if offers is None or not _claim(offers, claimed, seen, peek=True):  # none left to take
+                    if not _claim(offers, claimed, seen, peek=True):  # none left to take
                         break
                     continue
-                if signal is None:
-                    ready.wait()
-                else:
-                    signal.acquire(timeout=1.0)
+                signal.acquire(timeout=1.0)
             shared = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
         except BaseException:
             if pages_writer is not None:
