@@ -53,22 +53,24 @@ _SUPPORTS = re.compile(
     r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s+(?:(?:the\s+)?versions?\s+of\s+)?"
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|or\s+newer|or\s+later|up\s+to|,\s*and|,|and|to|or|-|–|\+)\s*(?:\d+(?:\.\d+)*)?)*)")
+# a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
+_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*"
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
 _DROP = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?|end(?:ed|s)?)\s+support\s+for\s+(?P<name>[A-Z][\w+.]*)\s+"
-                   r"(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+                   rf"(?P<list>{_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Docutils 0.20 support" (Sphinx's changelog says it so)
 _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?)\s+(?P<name>[A-Z][\w+.]*)\s+"
-                         r"(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)\s+support\b", re.I)
+                         rf"(?P<list>{_VERSIONS})\s+support\b", re.I)
 # "Support for Python 3.8 has been dropped"
-_DROPPED = re.compile(r"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*"
-                      r"\d+(?:\.\d+)*)*)\s+(?:has\s+been|have\s+been|was|were|is)\s+(?:dropped|removed)\b", re.I)
+_DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
+                      r"(?:has\s+been|have\s+been|was|were|is)\s+(?:dropped|removed)\b", re.I)
 # words that open a clause: what a from-to statement is about comes after the last of them
 _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
-_NO_LONGER = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)\s+"
+_NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
                         r"(?:is|are)\s+no\s+longer\s+supported")
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
 _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+(?:that\s+(?:will\s+)?)?"
-                   r"support(?:s|ing)?\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)")
+                   rf"support(?:s|ing)?\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
 _FROM_TO = re.compile(r"\b(?P<what>(?:[\w-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
