@@ -97,10 +97,10 @@ def build(facts: Iterable[Fact]) -> list[Timeline]:
                         None)
         said = label(key, current)
         # a capital for a phrase ("Minimum macOS version"), not inside a name spelled with one ("jQuery")
-        if said[:1].islower() and not any(c.isupper() for c in said.split(" ", 1)[0]):
-            said = said[:1].upper() + said[1:]
-        title = f"{said} ({series or 'all sources'})"
-        slug = slugify(f"{series} {label(key, current)}")
+        shown = said[:1].upper() + said[1:] if said[:1].islower() and not any(
+            c.isupper() for c in said.split(" ", 1)[0]) else said
+        title = f"{shown} ({series or 'all sources'})"
+        slug = slugify(f"{series} {said}")
         while slug in used:
             slug += "-2"
         used.add(slug)

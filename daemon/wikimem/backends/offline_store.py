@@ -235,9 +235,9 @@ class Store:
         # removals first: a new source may reuse the id of one that left
         self.db.executemany("DELETE FROM offline_postings WHERE term=? AND doc=?",
                             ((ids[k], d) for k in post_del if k in ids for d in post_del[k]))
-        # in key order, one statement per key: a first compile of 10k sources inserts a
-        # million rows, and a row per execute costs twice as much. A key's postings are in doc
-        # order already: added sources are counted in turn, each given an id above the last
+        # in key order (a first compile of 10k sources inserts a million rows: _insert_postings).
+        # A key's postings are in doc order already: added sources are counted in turn, each
+        # given an id above the last
         self._insert_postings([(ids[k], post_add[k]) for k in sorted(post_add, key=ids.__getitem__)])
         # spellings: level sums, gone at zero
         moved = [(ids[k], s, level) for (k, s), level in surf.items() if level and k in ids]
