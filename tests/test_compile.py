@@ -402,3 +402,37 @@ def test_plan_decides_without_writing(ws, settings):
     assert not todo.noop
     assert todo.changed == ["raw/a.md", "raw/d.md"] and todo.renamed == {"raw/c.md": "raw/b.md"}
     assert todo.refs["raw/c.md"].page == "sources/c.md" and todo.refs["raw/d.md"].page == "sources/d.md"
+
+
+def test_the_collector_is_set_for_the_compile_and_given_back(three: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    import threading
+
+    import wikimem.compiler as compiler
+
+    seen: list[tuple[tuple[int, ...], int]] = []
+    inner = compiler._compile_locked
+
+    def watched(*args, **kwargs):
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(compiler, "_compile_locked", watched)
+    before = gc.get_threshold()
+    compile_(three)
+    # a compile alone in its process: what lived before it is frozen out of the scans
+    assert seen[0][0][0] == 50_000 and seen[0][1] > 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+    # with another thread running (the daemon), the process's collector is left alone
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        write(three, "delta.md", "# Delta\n\nA canary release again.\n")
+        compile_(three)
+    finally:
+        stop.set()
+        other.join()
+    assert seen[1] == (before, 0)
+    assert gc.get_threshold() == before
