@@ -613,9 +613,17 @@ def _field_writer_class() -> type:
     (kept as it keeps them: a block's highest weight before its weights become 32-bit floats,
     a length of zero or none left out of its shortest)."""
     from array import array
+    from operator import sub
+    from pickle import dumps
+    from struct import Struct
 
     from whoosh.codec.base import OutOfOrderError
-    from whoosh.codec.whoosh3 import W3FieldWriter
+    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3FieldWriter, W3TermInfo
+    from whoosh.filedb.filetables import _lengths as KEY_LENGTHS
+    from whoosh.system import pack_int, pack_long, pack_ushort
+    from whoosh.util.numeric import length_to_byte
+
+    TERMINFO: Struct = W3TermInfo._struct
 
     class FieldWriter(W3FieldWriter):  # type: ignore[misc]
         def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
@@ -668,9 +676,12 @@ def _field_writer_class() -> type:
 
         def _term(self, btext: bytes, docs: list[int], weights: list[float], values: list[bytes | None],
                   table: list[int | None] | None) -> None:
-            self.start_term(btext)
             writer = self._postwriter
             limit = writer._blocklimit
+            if len(docs) <= limit and not writer._compression and not writer._byteids and writer._inlinelimit <= 1:
+                self._one_block(btext, docs, weights, values, table)
+                return
+            self.start_term(btext)
             for start in range(0, len(docs), limit):
                 end = start + limit
                 writer._ids = array("I", docs[start:end])
@@ -685,6 +696,53 @@ def _field_writer_class() -> type:
                 if end < len(docs):
                     writer._write_block()  # a full block with more to come, as add_posting writes it
             self.finish_term()
+
+        def start_field(self, fieldname: str, fieldobj: Any) -> None:
+            W3FieldWriter.start_field(self, fieldname, fieldobj)
+            self._fixed = fieldobj.format.fixed_value_size()
+
+        def _one_block(self, btext: bytes, docs: list[int], weights: list[float], values: list[bytes | None],
+                       table: list[int | None] | None) -> None:
+            """A term whose postings fit one block (most terms): the bytes start_term,
+            _write_block(last=True) and finish_term write, and the term's entry in the terms
+            table, worked out here in one go rather than through two dozen calls."""
+            n = len(docs)
+            floats = array("f", weights)  # the block keeps its weights as 32-bit floats
+            first = floats[0]
+            if floats.count(first) != n:
+                mini_weights: Any = tuple(floats)
+            else:
+                mini_weights = None if first == 1.0 else first
+            kept = [v for v in values if v]
+            fixed = self._fixed
+            mini_values = tuple(kept) if fixed is None or fixed < 0 else None if fixed == 0 else b"".join(kept)
+            top = max(weights)
+            maxweight = top if top > 0 else 0
+            known = [length for d in docs if (length := table[d])] if table is not None else []
+            shortest = length_to_byte(min(known)) if known else 0
+            longest = length_to_byte(max(known)) if known else 0
+            deltas = (docs[0], *map(sub, docs[1:], docs))
+            data = dumps((deltas, mini_weights, mini_values), 2)
+            info = dumps((n, docs[-1], maxweight, 0, shortest, longest), 2)
+            postfile = self._postfile
+            start = postfile.tell()
+            block = b"".join((WHOOSH3_HEADER_MAGIC, pack_int(-(len(info) + len(data))), info, data))
+            postfile.write(block)
+            # the term's entry: W3TermInfo.to_bytes of what add_block gathered, then
+            # OrderedHashWriter.add
+            value = TERMINFO.pack(0, 0 + sum(floats), n, shortest, longest, max(0, maxweight), docs[0], docs[-1]) \
+                + pack_long(start) + pack_int(len(block))
+            key = pack_ushort(self._fieldid) + btext
+            tindex = self._tindex
+            if key <= tindex.lastkey:
+                raise ValueError(f"Keys must increase: {tindex.lastkey!r}..{key!r}")
+            dbfile = tindex.dbfile
+            at = dbfile.tell()
+            tindex.index.append(at)
+            dbfile.write(b"".join((KEY_LENGTHS.pack(len(key), len(value)), key, value)))
+            h = tindex.hashfn(key)
+            tindex.buckets[h & 255].append((h, at))
+            tindex.lastkey = key
 
     return FieldWriter
 
