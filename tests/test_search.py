@@ -540,19 +540,20 @@ def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, m
 
 
 def _share_once_all_taken(monkeypatch):
-    """Seed.share waits (30 s at most) until the seed has taken every batch offered (it may be
-    indexing raw/ yet), so that the pages are the seed's to keep or index again."""
+    """The compile withdraws the batches the seed has not taken (Seed.close, Seed.share) only
+    once it has taken every batch offered (it may be indexing raw/ yet; 30 s at most), so that
+    the pages are the seed's to keep or index again."""
     import time
 
-    share = S.Seed.share
+    withdraw = S.Seed._withdraw
 
-    def shared_once_all_taken(self, pages):
+    def withdrawn_once_all_taken(self):
         deadline = time.monotonic() + 30
         while self.claimed.value < len(self.batches) and time.monotonic() < deadline:
             time.sleep(0.01)
-        return share(self, pages)
+        return withdraw(self)
 
-    monkeypatch.setattr(S.Seed, "share", shared_once_all_taken)
+    monkeypatch.setattr(S.Seed, "_withdraw", withdrawn_once_all_taken)
 
 
 @pytest.mark.parametrize("claims", [True, False])
@@ -585,6 +586,39 @@ def test_pages_offered_as_rendered_make_the_same_index(ws, settings, monkeypatch
         {p for p in S.walk_files(ws) if p.startswith("wiki/")}
     S.reindex(ws)
     assert _index_of(ws) == offered
+
+
+def test_the_seed_writes_the_offered_pages_segment_before_they_are_written(ws, settings, monkeypatch):
+    # once the backend has rendered every page (Seed.close), the seed commits its segment of the
+    # pages it took while the compile writes them: the segment is there before the pages are
+    # shared (Seed.share_offered waits for it here, 30 s at most), and the index is a rebuild's
+    import time
+
+    from whoosh import index as windex
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+    monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
+    _share_once_all_taken(monkeypatch)
+    share_offered = S.Seed.share_offered
+    segments: list[int] = []
+
+    def once_committed(self):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            segments[:] = [s.doc_count_all() for s in windex.open_dir(str(self.folder))._segments()]
+            if len(segments) == 2:
+                break
+            time.sleep(0.01)
+        return share_offered(self)
+
+    monkeypatch.setattr(S.Seed, "share_offered", once_committed)
+    compile_workspace(ws, settings)
+    seed = seeds[0]
+    assert seed is not None and seed.closed.is_set() and seed.claimed.value == len(seed.batches) > 3
+    assert len(segments) == 2  # raw/'s, then the offered pages'
+    shared = _index_of(ws)
+    S.reindex(ws)
+    assert _index_of(ws) == shared
 
 
 def test_a_page_written_otherwise_than_offered_is_indexed_as_written(ws, settings, monkeypatch):

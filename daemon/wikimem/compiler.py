@@ -299,8 +299,18 @@ class _Seeding:
         except Exception:  # noqa: BLE001 - derived data: the pages are indexed once written
             log.debug("pages not offered to the search seed", exc_info=True)
 
+    def all_rendered(self) -> None:
+        """The backend has rendered every page: the seed writes its segment of those it took
+        while the compile writes them."""
+        if self.seed is None:
+            return
+        try:
+            self.seed.close()
+        except Exception:  # noqa: BLE001 - derived data: the update of the index shares the pages
+            log.debug("offers to the search seed not closed", exc_info=True)
+
     def written(self) -> None:
-        """The backend's pages are written: the seed may finish its segment of those it was offered."""
+        """The backend's pages are written: the seed keeps what it indexed of those it was offered."""
         if self.seed is None:
             return
         try:
@@ -658,7 +668,7 @@ def _compile_locked(
             return report
         with state.transaction():
             apply(ws, settings, state, journal, backend, todo, report, progress, started,
-                  *((seeding.start, seeding.offer, seeding.written) if seeding is not None else ()))
+                  *((seeding.start, seeding.offer, seeding.all_rendered, seeding.written) if seeding is not None else ()))
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -674,6 +684,7 @@ def apply(
     todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
     read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None,
     rendered: Callable[[Sequence[PageEdit]], None] | None = None,
+    all_rendered: Callable[[], None] | None = None,
     pages_written: Callable[[], None] | None = None,
 ) -> None:
     """Carry out a plan inside state.db's transaction: run the backend, guard and write the
@@ -696,6 +707,8 @@ def apply(
         rendered=rendered,
     )
     result = backend.compile(batch)
+    if all_rendered is not None:
+        all_rendered()
     outcomes = {o.path: o for o in result.outcomes}
     report.warnings.extend(result.notes)
     report.refused.extend(result.refused)

@@ -809,11 +809,12 @@ class Seed:
     finished is discarded: its process stopped, its folder removed."""
 
     def __init__(self, folder: Path, process: Any, receive: Any, ready: Any, taken: Any,
-                 root: Path, offers: Any, claimed: Any, signal: Any):
+                 root: Path, offers: Any, claimed: Any, signal: Any, closed: Any):
         self.folder = folder
         self.process = process
         self.receive = receive
         self.ready = ready  # set once the pages are shared
+        self.closed = closed  # set once no more pages will be offered
         self.taken = taken  # how many of the shared pages have been taken, by either process
         self.root = root  # the workspace's, which page paths are relative to
         self.offers = offers  # how many batches of pages are offered (its lock: of `claimed` too)
@@ -838,7 +839,7 @@ class Seed:
         once it has indexed raw/. When the pages are shared it keeps those whose file holds
         that text; the batches it has not taken are shared with the caller. Never waits for
         the seed; a batch that cannot be handed over is shared."""
-        if self.done or self.ready.is_set():
+        if self.done or self.ready.is_set() or self.closed.is_set():
             return
         batch = [(path, text) for path, text in pages
                  if path not in self.offered and path.startswith("wiki/") and _covered(path)]
@@ -859,6 +860,28 @@ class Seed:
         self.offers.get_obj().value = n + 1
         self.signal.release()
 
+    def close(self) -> None:
+        """No more pages will be offered: the seed writes its segment of those it took while the
+        compile writes the pages; the batches it has not taken are withdrawn (shared once the
+        pages are written, share_offered)."""
+        if self.closed.is_set() or self.ready.is_set():
+            return
+        self._withdraw()
+        self.closed.set()
+        self.signal.release()
+
+    def _withdraw(self) -> None:
+        """Let the seed take no more of the batches offered."""
+        lock = self.offers.get_lock()
+        held = lock.acquire(timeout=1.0)
+        while not held and self.process.is_alive():  # a seed killed holding it is no taker
+            held = lock.acquire(timeout=1.0)
+        try:
+            self.offers.get_obj().value = self.claimed.value
+        finally:
+            if held:
+                lock.release()
+
     def share(self, pages: list[tuple[str, tuple[int, int]]]) -> None:
         """Offer the seed these (path, stat) to index once it has indexed raw/: each is then
         indexed by whichever of it and the caller takes it first (take); a page of a batch
@@ -867,15 +890,7 @@ class Seed:
         pages shared."""
         if self.ready.is_set():
             return
-        lock = self.offers.get_lock()
-        held = lock.acquire(timeout=1.0)
-        while not held and self.process.is_alive():  # a seed killed holding it is no taker
-            held = lock.acquire(timeout=1.0)
-        try:
-            self.offers.get_obj().value = self.claimed.value  # the seed takes no more
-        finally:
-            if held:
-                lock.release()
+        self._withdraw()
         for batch in self.batches[self.claimed.value:]:
             self.offered.difference_update(batch)
         written = {path: stat for path, stat in pages if path in self.offered}
@@ -1013,27 +1028,30 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     windex.create_in(str(folder), schema())
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    ready, taken = _Flag(context.RawValue("b", 0)), context.Value("q", 0)
+    ready, closed, taken = _Flag(context.RawValue("b", 0)), _Flag(context.RawValue("b", 0)), context.Value("q", 0)
     offers, claimed, signal = context.Value("q", 0), context.Value("q", 0, lock=False), context.Semaphore(0)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
-                                                       os.getpid(), offers, claimed, signal, written_as),
+                                                       os.getpid(), offers, claimed, signal, closed, written_as),
                               name="wikimem-search-seed", daemon=True)
     import gc
 
     # the seed reads little of what the compile holds: frozen, its collections never touch (and
     # so never copy) the parent's objects, and the two processes keep sharing those pages
+    frozen = gc.get_freeze_count()
     gc.freeze()
     try:
         process.start()
     finally:
-        gc.unfreeze()
+        if not frozen:  # frozen by the compile (compiler._fewer_collections): it unfreezes
+            gc.unfreeze()
     send.close()
-    return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal)
+    return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal, closed)
 
 
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
-               ppid: int, offers: Any, claimed: Any, signal: Any, written_as: Callable[[str], str] | None) -> None:
+               ppid: int, offers: Any, claimed: Any, signal: Any, closed: Any,
+               written_as: Callable[[str], str] | None) -> None:
     """The seed's process: raw/'s files into one segment, then into another the wiki pages the
     compile offers as it renders them and those it takes of the pages the compile shares; the
     manifest's part back to the compile."""
@@ -1075,10 +1093,16 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                                    added=True, text=text)
                         offered[path] = _digest(text.encode("utf-8"))
                     seen += 1
-                if ready.is_set():
+                if closed.is_set() or ready.is_set():
                     if not _claim(offers, claimed, seen, peek=True):  # none left to take
                         break
                     continue
+                signal.acquire(timeout=1.0)
+            if pages_writer is not None:
+                # every page offered is in: their segment is written while the compile writes them
+                pages_writer.commit(merge=False)
+                pages_writer = None
+            while not ready.is_set():
                 signal.acquire(timeout=1.0)
             shared = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
         except BaseException:
@@ -1092,8 +1116,8 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                 manifest["files"][path] = list(written[path]) if path in written and _holds(ws, path, digest) \
                     else [-1, -1]
         page = _take(pages, taken)
-        if page is not None or pages_writer is not None:  # nothing taken, nothing offered: no segment
-            _index_taken(pages_writer or _writer(windex.open_dir(str(folder)), limitmb=128), ws,
+        if page is not None:  # nothing taken: no segment
+            _index_taken(_writer(windex.open_dir(str(folder)), limitmb=128), ws,
                          lambda: _take(pages, taken), max_bytes, manifest, report, first=page)
         send.send(("ok", manifest, report.passages))
     except Exception as exc:  # noqa: BLE001 - reported to the compile, which indexes raw/ itself
