@@ -540,7 +540,7 @@ def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, m
 
 
 def _share_once_all_taken(monkeypatch):
-    """The compile withdraws the batches the seed has not taken (Seed.close, Seed.share) only
+    """The compile withdraws the batches the seed has not taken (Seed.share) only
     once it has taken every batch offered (it may be indexing raw/ yet; 30 s at most), so that
     the pages are the seed's to keep or index again."""
     import time

@@ -233,10 +233,11 @@ def path_words(path: str) -> str:
     return " ".join(words)
 
 
-# the analyzer's own token pattern (whoosh.analysis.tokenizers.default_pattern): running the
-# whole analyzer chain over each result's passage was a third of a warm query; a word's stem
-# is looked up once and kept
-_TOKEN = re.compile(r"[\w\*]+(?:\.?[\w\*]+)*")  # whoosh's default token (its group not captured: findall)
+# the analyzer's own token pattern: running the whole analyzer chain over each result's
+# passage was a third of a warm query; a word's stem is looked up once and kept. It matches
+# what whoosh's default_pattern [\w\*]+(\.?[\w\*]+)* matches (after a run of word characters
+# only a dot can go on: findall 20% faster), its group not captured, for findall
+_TOKEN = re.compile(r"[\w\*]+(?:\.[\w\*]+)*")
 
 
 _STEMS: dict[str, str] = {}

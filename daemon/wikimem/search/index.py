@@ -861,12 +861,11 @@ class Seed:
         self.signal.release()
 
     def close(self) -> None:
-        """No more pages will be offered: the seed writes its segment of those it took while the
-        compile writes the pages; the batches it has not taken are withdrawn (shared once the
-        pages are written, share_offered)."""
+        """No more pages will be offered: once the seed has taken every batch offered, it writes
+        its segment of them while the compile writes the pages (the batches it has not taken
+        when the pages are shared are withdrawn then: share)."""
         if self.closed.is_set() or self.ready.is_set():
             return
-        self._withdraw()
         self.closed.set()
         self.signal.release()
 
