@@ -89,10 +89,10 @@ def parse_rst(text: str, line_offset: int = 0) -> RstResult:
     document.reporter.attach_observer(observe)
     document["wikimem_toc"] = []
     document["wikimem_keywords"] = []
+    reader = _Reader(text.split("\n"), offset)
     with _sphinx_markup():
         _parser().parse(text, document)
-    reader = _Reader(text.split("\n"), offset)
-    reader.read(document)
+        reader.read(document)
     result = RstResult(reader.blocks, reader.title, {**meta, **reader.meta},
                        [TocEntry(t, title) for t, title in document["wikimem_toc"]],
                        [(k, line + offset) for k, line in document["wikimem_keywords"]], errors)
@@ -242,7 +242,10 @@ def _lenient(directive: type) -> type:
 
 @contextmanager
 def _sphinx_markup() -> Iterator[None]:
-    """Sphinx's directives, and any unknown one, for the time of one parse.
+    """Sphinx's directives, and any unknown one, for the time of one parse and its reading
+    (with docutils' hot paths made leaner: a transition bound when it matches, state
+    machines kept, a node's document found once, a line read straight from its list,
+    unescape skipped where there is nothing to unescape).
 
     docutils looks directives up through one module-level function; it is swapped here and
     put back after, so nothing outside a wikimem parse sees Sphinx's names (the lock keeps
@@ -270,15 +273,27 @@ def _sphinx_markup() -> Iterator[None]:
         from docutils.parsers.rst import states
 
         original_check = statemachine.StateMachine.check_line
+        original_next = statemachine.StateMachine.next_line
         original_init = statemachine.StateMachine.runtime_init
         original_list_parse = states.RSTState.nested_list_parse
         original_setup = nodes.Node.setup_child
+        original_unescape = nodes.unescape
+
+        def unescape(text: str, restore_backslashes: bool = False, respect_whitespace: bool = False) -> str:
+            # docutils' unescape splits and joins the text three times: nothing to do without a
+            # null (a backslash escape), the case of nearly every text node the reader reads
+            if "\x00" not in text:
+                return text
+            return original_unescape(text, restore_backslashes, respect_whitespace)  # type: ignore[no-any-return]
+
         directives.directive = lookup
         statemachine.State.make_transitions = _make_transitions
         statemachine.StateMachine.check_line = _check_line
+        statemachine.StateMachine.next_line = _next_line
         statemachine.StateMachine.runtime_init = _runtime_init
         states.RSTState.nested_list_parse = _nested_list_parse
         nodes.Node.setup_child = _setup_child
+        nodes.unescape = unescape
         _MACHINES.clear()
         try:
             yield
@@ -286,9 +301,11 @@ def _sphinx_markup() -> Iterator[None]:
             directives.directive = original
             statemachine.State.make_transitions = original_transitions
             statemachine.StateMachine.check_line = original_check
+            statemachine.StateMachine.next_line = original_next
             statemachine.StateMachine.runtime_init = original_init
             states.RSTState.nested_list_parse = original_list_parse
             nodes.Node.setup_child = original_setup
+            nodes.unescape = original_unescape
             _MACHINES.clear()
 
 
@@ -307,16 +324,37 @@ def _runtime_init(self: Any) -> None:
 
 
 def _setup_child(self: Any, child: Any) -> None:
-    """docutils' Node.setup_child, asking for the node's document once (a walk to the root)
-    rather than four times."""
+    """docutils' Node.setup_child, finding the node's document once, by a walk up its parents
+    (Node.document asks four times, and a node not yet in a tree, as docutils makes most of
+    them, answers through an AttributeError caught)."""
     child.parent = self
-    document = self.document
-    if document:
-        child.document = document
-        if child.source is None:
-            child.source = document.current_source
-        if child.line is None:
-            child.line = document.current_line
+    node = self
+    document = node._document
+    while document is None:
+        node = node.parent
+        if node is None:
+            return
+        document = node._document
+    child._document = document
+    if child.source is None:
+        child.source = document.current_source
+    if child.line is None:
+        child.line = document.current_line
+
+
+def _next_line(self: Any, n: int = 1) -> str:
+    """docutils' StateMachine.next_line, taking the line from the list under the input's view
+    (what ViewList.__getitem__ does for a number, a call less for every line of every
+    nested parse)."""
+    self.line_offset += n
+    try:
+        self.line = self.input_lines.data[self.line_offset]
+    except IndexError:
+        self.line = None
+        raise EOFError from None
+    finally:
+        self.notify_observers()
+    return self.line  # type: ignore[no-any-return]
 
 
 _TRANSITIONS: dict[tuple[type, tuple[Any, ...]], tuple[list[str], dict[str, tuple[Any, Any, str]]]] = {}
