@@ -222,16 +222,17 @@ class Store:
                 inserts.append((key, scope + SEP + squash(bare), df, strength, signal_docs, strong_docs, weight))
         self.db.executemany(
             "UPDATE offline_terms SET df=?, strength=?, signal_docs=?, strong_docs=?, weight=? WHERE id=?", updates)
-        self.db.executemany(
-            "INSERT INTO offline_terms (key, squashed, df, strength, signal_docs, strong_docs, weight) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", inserts)
         ids = {k: r[0] for k, r in rows.items()}
         if inserts:
-            new_keys = [i[0] for i in inserts]
-            for part in _chunks(new_keys):
-                for key, term_id in self.db.execute(
-                        f"SELECT key, id FROM offline_terms WHERE key IN ({','.join('?' * len(part))})", part):
-                    ids[key] = term_id
+            # new keys in key order, numbered here after the highest id: the key index grows at
+            # its end rather than at random places (a first compile inserts every key), and no
+            # query asks for the ids SQLite gave
+            inserts.sort()
+            first = int(self.db.execute("SELECT coalesce(max(id), 0) FROM offline_terms").fetchone()[0]) + 1
+            self.db.executemany(
+                "INSERT INTO offline_terms (id, key, squashed, df, strength, signal_docs, strong_docs, weight) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(first + n, *row) for n, row in enumerate(inserts)])
+            ids.update((row[0], first + n) for n, row in enumerate(inserts))
         # removals first: a new source may reuse the id of one that left
         self.db.executemany("DELETE FROM offline_postings WHERE term=? AND doc=?",
                             ((ids[k], d) for k in post_del if k in ids for d in post_del[k]))
