@@ -1052,8 +1052,9 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                ppid: int, offers: Any, claimed: Any, signal: Any, closed: Any,
                written_as: Callable[[str], str] | None) -> None:
     """The seed's process: raw/'s files into one segment, then into another the wiki pages the
-    compile offers as it renders them and those it takes of the pages the compile shares; the
-    manifest's part back to the compile."""
+    compile offers as it renders them (written once the last is rendered: Seed.close), and into
+    a third those it takes of the pages the compile shares; the manifest's part back to the
+    compile."""
     try:
         from ..lifetime import die_with
 
