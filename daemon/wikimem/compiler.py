@@ -303,21 +303,19 @@ class _Seeding:
     def all_rendered(self) -> None:
         """The backend has rendered every page: the seed writes its segment of those it took
         while the compile writes them."""
-        if self.seed is None:
-            return
-        try:
-            self.seed.close()
-        except Exception:  # noqa: BLE001 - derived data: the update of the index shares the pages
-            log.debug("offers to the search seed not closed", exc_info=True)
+        self._tell("close", "offers to the search seed not closed")
 
     def written(self) -> None:
         """The backend's pages are written: the seed keeps what it indexed of those it was offered."""
+        self._tell("share_offered", "offered pages not shared with the search seed")
+
+    def _tell(self, method: str, failed: str) -> None:
         if self.seed is None:
             return
         try:
-            self.seed.share_offered()
+            getattr(self.seed, method)()
         except Exception:  # noqa: BLE001 - derived data: the update of the index shares the pages
-            log.debug("offered pages not shared with the search seed", exc_info=True)
+            log.debug(failed, exc_info=True)
 
     def discard(self) -> None:
         if self.seed is not None:
