@@ -666,8 +666,7 @@ def _compile_locked(
             report.seconds = time.perf_counter() - started
             return report
         with state.transaction():
-            apply(ws, settings, state, journal, backend, todo, report, progress, started,
-                  *((seeding.start, seeding.offer, seeding.all_rendered, seeding.written) if seeding is not None else ()))
+            apply(ws, settings, state, journal, backend, todo, report, progress, started, seeding)
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -681,13 +680,12 @@ def _compile_locked(
 def apply(
     ws: Workspace, settings: Settings, state: State, journal: WriteJournal, backend: Backend,
     todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
-    read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None,
-    rendered: Callable[[Sequence[PageEdit]], None] | None = None,
-    all_rendered: Callable[[], None] | None = None,
-    pages_written: Callable[[], None] | None = None,
+    seeding: _Seeding | None = None,
 ) -> None:
     """Carry out a plan inside state.db's transaction: run the backend, guard and write the
-    pages it proposes, record the sources, regenerate the timelines, index.md and log.md."""
+    pages it proposes, record the sources, regenerate the timelines, index.md and log.md.
+    `seeding`: the search index built beside the compile, told what the backend read and
+    rendered and when the pages are written."""
     started = time.perf_counter() if started is None else started
     max_bytes = int(settings.max_source_mb * 1_000_000)
 
@@ -702,12 +700,12 @@ def apply(
     batch = Batch(
         workspace=ws, settings=settings, state=state, sources=todo.refs, changed=tuple(todo.changed),
         renamed=todo.renamed, removed=todo.removed, load=load, rebuild=todo.rebuild,
-        rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes, read_all=read_all,
-        rendered=rendered,
+        rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
+        read_all=seeding.start if seeding is not None else None, rendered=seeding.offer if seeding is not None else None,
     )
     result = backend.compile(batch)
-    if all_rendered is not None:
-        all_rendered()
+    if seeding is not None:
+        seeding.all_rendered()
     outcomes = {o.path: o for o in result.outcomes}
     report.warnings.extend(result.notes)
     report.refused.extend(result.refused)
@@ -735,8 +733,8 @@ def apply(
         state.delete_source(old)
         report.renamed.append((old, new))
     writer.write(journal)
-    if pages_written is not None:
-        pages_written()
+    if seeding is not None:
+        seeding.written()
 
     _record_sources(state, todo, outcomes, report)
     entries = _source_entries(todo, outcomes, per_source, report)

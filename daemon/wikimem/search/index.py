@@ -901,8 +901,9 @@ class Seed:
 
     def share_offered(self) -> None:
         """share() the pages offered (offer) once they are written, and only those: the seed
-        writes its segment of them while the compile goes on; the pages not offered (the
-        timelines, written after) are indexed by the compile's update of the index."""
+        keeps what it indexed of each whose file holds that text and takes those of the batches
+        withdrawn; the pages not offered (the timelines, written after) are indexed by the
+        compile's update of the index."""
         if self.ready.is_set() or not self.offered:
             return
         pages = []
