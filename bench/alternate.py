@@ -5,8 +5,8 @@ whose speed moves between runs.
     python bench/alternate.py BEFORE AFTER [--corpus DIR]... [--rounds N]
 
 BEFORE and AFTER are commits (or anything `git worktree add` takes) of this repository; each
-is checked out once into a temporary worktree and run with its own `daemon/` on PYTHONPATH, in
-this interpreter. Every round runs, one after the other: BEFORE, AFTER, the whoosh baseline
+is checked out once into a temporary worktree, byte-compiled (as pip installs a package) and run
+with its own `daemon/` on PYTHONPATH, in this interpreter. Every round runs, one after the other: BEFORE, AFTER, the whoosh baseline
 (bench/baselines.py index), each on a fresh copy of the corpus. Prints each round's seconds and
 the medians of three per-round ratios: after / before, after / whoosh, before / whoosh.
 Default corpora: ../shared/corpus/sphinx/raw, and topics + versions + formats together (the
@@ -120,6 +120,11 @@ def main(argv: list[str]) -> int:
             trees[name] = work / name
             subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(trees[name]),
                             getattr(args, name)], check=True)
+            # byte-compiled once, as `pip install` leaves an installed package (and as whoosh, the
+            # baseline, is): where PYTHONDONTWRITEBYTECODE is set, every run would otherwise
+            # compile wikimem's modules from source, in the compile and again in each worker
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(trees[name] / "daemon")],
+                           check=True, stdout=subprocess.DEVNULL)
         try:
             for corpus in corpora:
                 label = corpus.parent.name if corpus.name == "raw" else corpus.name

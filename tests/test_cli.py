@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -52,6 +53,37 @@ def test_usage_errors_exit_2_and_help_is_fast_to_import() -> None:
 
 
 @pytest.mark.slow
+def test_the_command_ends_with_its_exit_code_its_whole_output_and_its_exit_handlers(tmp_path):
+    """`wikimem` (cli.entry_point) leaves without Python's teardown: the exit code, every byte written to
+    stdout (more than a pipe holds) and the exit handlers are as they would be with it."""
+    from wikimem.init import init_workspace
+    from wikimem.workspace import Workspace
+
+    ws = Workspace.at(tmp_path / "w")
+    init_workspace(ws)
+    for i in range(1500):
+        (ws.wiki / "concepts" / f"c{i}.md").write_text(f"---\ntitle: C {i}\nkind: concept\nsources: []\n---\n# C {i}\n")
+    CliRunner().invoke(cli.main, ["lint", "--root", str(ws.root)])  # the first lists the pages in index.md
+    expected = CliRunner().invoke(cli.main, ["lint", "--root", str(ws.root), "--json"])
+    marker = tmp_path / "exit-handler-ran"
+    script = (f"import atexit, pathlib; atexit.register(pathlib.Path({str(marker)!r}).write_text, 'ran'); "
+              "from wikimem.cli import entry_point; entry_point()")
+    env = {**os.environ, "WIKIMEM_TESTING": ""}
+    done = subprocess.run([sys.executable, "-c", script, "lint", "--root", str(ws.root), "--json"],
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == expected.exit_code
+    got, want = json.loads(done.stdout), json.loads(expected.output)
+    assert len(done.stdout) > 65536 and len(got["findings"]) == 1500
+    assert (got["findings"], got["counts"]) == (want["findings"], want["counts"])
+    assert marker.read_text() == "ran"
+    usage = subprocess.run([sys.executable, "-m", "wikimem.cli", "compile", "--no-such-flag"],
+                           capture_output=True, env=env, timeout=60)
+    assert usage.returncode == cli.EXIT_USAGE and b"--no-such-flag" in usage.stderr
+    missing = subprocess.run([sys.executable, "-m", "wikimem.cli", "status", "--root", str(tmp_path / "nowhere")],
+                             capture_output=True, env=env, timeout=60)
+    assert missing.returncode == cli.EXIT_USAGE and b"not a wikimem workspace" in missing.stderr
+
+
 def test_a_reader_that_stops_early_gets_no_error(tmp_path):
     """`wikimem lint | head -1`: when the reader closes the pipe, wikimem stops quietly (no
     "internal error" line), as Unix tools do."""
@@ -63,7 +95,7 @@ def test_a_reader_that_stops_early_gets_no_error(tmp_path):
     for i in range(1500):  # 1,500 orphan pages: far more findings than a pipe buffer holds
         (ws.wiki / "concepts" / f"c{i}.md").write_text(f"---\ntitle: C {i}\nkind: concept\nsources: []\n---\n# C {i}\n")
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from wikimem.cli import main; main()", "lint", "--root", str(ws.root)],
+        [sys.executable, "-m", "wikimem.cli", "lint", "--root", str(ws.root)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "WIKIMEM_TESTING": ""},
     )
     assert proc.stdout is not None and proc.stderr is not None
