@@ -588,6 +588,25 @@ def test_pages_offered_as_rendered_make_the_same_index(ws, settings, monkeypatch
     assert _index_of(ws) == offered
 
 
+def test_the_compile_loads_what_the_seed_needs_while_its_workers_read(ws, settings, monkeypatch):
+    # Batch.reading: the offline backend calls it once its workers are reading, and the compile
+    # loads search's modules then (search.ready_seed), not once the workers are done
+    import multiprocessing
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+    ready = S.ready_seed
+    calls: list[tuple[int, int]] = []
+
+    def spy():
+        calls.append((len(multiprocessing.active_children()), len(seeds)))
+        ready()
+
+    monkeypatch.setattr("wikimem.search.ready_seed", spy)
+    compile_workspace(ws, settings)
+    assert len(calls) == 1 and calls[0][0] >= 2 and calls[0][1] == 0  # workers alive, no seed yet
+    assert seeds and seeds[0] is not None and seeds[0].done
+
+
 def test_the_seed_writes_the_offered_pages_segment_before_they_are_written(ws, settings, monkeypatch):
     # once the backend has rendered every page (Seed.close), the seed commits its segment of the
     # pages it took while the compile writes them: the segment is there before the pages are

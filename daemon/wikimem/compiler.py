@@ -273,6 +273,18 @@ class _Seeding:
         self.files: dict[str, tuple[int, int]] = {}  # raw/ as the compile's scan found it
         self.seed: Any = None
 
+    def prepare(self) -> None:
+        """The backend's workers are reading the sources (Batch.reading) and this process waits:
+        it loads search's modules now, not with a core idle once the workers are done (start)."""
+        if self.seed is not None or not self.files or (self.ws.state_dir / "search" / "manifest.json").exists():
+            return  # no seed, or an index to update instead (search.start_seed)
+        try:
+            from . import search
+
+            search.ready_seed()
+        except Exception:  # noqa: BLE001 - derived data: start() tries again and says why
+            log.debug("search seed not prepared", exc_info=True)
+
     def start(self, outlines: dict[str, dict[str, Any]]) -> None:
         if self.seed is not None or not self.files:
             return
@@ -702,6 +714,7 @@ def apply(
         renamed=todo.renamed, removed=todo.removed, load=load, rebuild=todo.rebuild,
         rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
         read_all=seeding.start if seeding is not None else None, rendered=seeding.offer if seeding is not None else None,
+        reading=seeding.prepare if seeding is not None else None,
     )
     result = backend.compile(batch)
     if seeding is not None:

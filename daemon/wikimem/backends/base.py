@@ -48,6 +48,10 @@ class Batch:
     # Called by a backend with pages it has rendered, before it returns them all: the compiler
     # may index them meanwhile (search.Seed.offer). Optional for a backend.
     rendered: Callable[[Sequence[PageEdit]], None] | None = None
+    # Called by a backend once its worker processes are reading the changed sources, while its
+    # own process waits for them: the compiler loads meanwhile what it needs after them
+    # (search's modules, to start the seed). Optional for a backend.
+    reading: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -204,6 +204,8 @@ class OfflineBackend:
         outlines: dict[str, dict[str, Any]] = {}
         with ExitStack() as stack:
             parallel = self._analyse_in_parallel(batch, todo, stack)
+            if parallel is not None and batch.reading is not None:
+                batch.reading()  # this process waits for the workers: a moment for the compiler's own loading
             for path, result in parallel or ():
                 status, data = result
                 if status == "ok":

@@ -1002,6 +1002,15 @@ def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
 SEED_NAME = INDEX_DIR + ".seed"
 
 
+def ready_seed() -> None:
+    """Load what start_seed needs before it forks (whoosh's index and field modules, the schema):
+    for a compile to call while its workers read the sources, rather than at start_seed, when the
+    workers are done and a core waits for the seed."""
+    from whoosh import index as windex  # noqa: F401 - loaded, for start_seed
+
+    schema()
+
+
 def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[str, dict[str, Any]],
                max_bytes: int, written_as: Callable[[str], str] | None = None) -> Seed | None:
     """Index raw/ in a forked process, for a compile that will build the search index from
