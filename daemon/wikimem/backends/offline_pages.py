@@ -468,7 +468,14 @@ class Member:
 def _folded(text: str, first: int | None = None) -> str:
     """" word word ... ": a sentence's tokens (its `first` ones), spaced for matching whole
     phrases. Cached: a source's sentences are read again for every concept it belongs to."""
-    return " " + " ".join(tokens(text)[:first]) + " "
+    return " " + " ".join(_tokens_of(text)[:first]) + " "
+
+
+@lru_cache(maxsize=16384)
+def _tokens_of(text: str) -> tuple[str, ...]:
+    """A sentence's tokens, once for its folded forms (_folded: all of them, and the first eight
+    a key point is weighed by); on the Sphinx trees one text in three was tokenized twice."""
+    return tuple(tokens(text))
 
 
 def _needles(key: str) -> tuple[str, ...]:
@@ -523,6 +530,8 @@ class Sentences(list[Sentence]):
 def forget_sentences() -> None:
     """Drop the folded sentences and titles concept pages kept (the daemon, after each batch)."""
     _folded.cache_clear()
+    _tokens_of.cache_clear()
+    _openings.cache_clear()
     _content_words.cache_clear()
     _as_point.cache_clear()
     analysis_forget()
@@ -691,9 +700,17 @@ def _about(count: int) -> int:
 
 def _opens_with(title: str, keys: list[str]) -> bool:
     """A title whose first words are the concept ("Ownership Rules", "What Is Ownership?" is not
-    needed here: that is the member's section named for it)."""
+    needed here: that is the member's section named for it). `keys` spaced (" hash map ")."""
+    openings = _openings(title)
+    return any(k in openings for k in keys)
+
+
+@lru_cache(maxsize=4096)
+def _openings(title: str) -> frozenset[str]:
+    """A section title's first content words, one, two, ... all of them, each spaced as a key
+    (cached: every concept a source belongs to asks of each of its sections)."""
     words = _content_words(title)
-    return any(" " + " ".join(words[: k.count(" ") - 1]) + " " == k for k in keys)
+    return frozenset(" " + " ".join(words[:n]) + " " for n in range(1, len(words) + 1))
 
 
 @lru_cache(maxsize=1024)
