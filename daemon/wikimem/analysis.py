@@ -520,7 +520,6 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     first. Which of them is a concept is decided over the whole collection (offline_concepts)."""
     stripped = _TITLE_LEAD.sub("", title.strip())
     candidates = []
-    families: Counter[str] | None = None
     # a title that is one hyphenated or dotted name ("cached-property", "markdown-it-py",
     # "pydantic_core") names one thing: "property", "py" and "core" are fragments of it
     title_tokens = tokens(stripped)
@@ -532,12 +531,10 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
         count = tf.get(key, 0)
         if " " not in key and key.isalpha():
             # "Deploying to Production" is about what its text calls deploy and deployment too
-            if families is None:
-                families = Counter()
-                for other, n in tf.items():
-                    if " " not in other and other.isalpha():
-                        families[stem(other)] += n
-            count = max(count, families[stem(key)])
+            # (a word's stem is its start: only the words that start with the key's are stemmed)
+            root = stem(key)
+            count = max(count, sum(n for other, n in tf.items() if other.startswith(root) and " " not in other
+                                   and other.isalpha() and stem(other) == root))
         if count < min_tf:
             continue
         candidates.append((count * (1.0 + 0.8 * key.count(" ")), key))

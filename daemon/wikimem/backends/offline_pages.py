@@ -54,8 +54,9 @@ OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones ar
 OUTLINE_BYTES = 4_000
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
 
-_SIGNAL = re.compile(r"\bdefaults?\b|\brequires?\b|\bminimum\b|\bmaximum\b|\bmust\b|\bsupports?\b|\bdeprecated\b"
-                     r"|\bremoved\b|\bno longer\b|\d", re.IGNORECASE)
+# one word boundary before the words, not one per word (a fourth of the time per sentence)
+_SIGNAL = re.compile(r"\d|\b(?:defaults?|requires?|minimum|maximum|must|supports?|deprecated|removed|no longer)\b",
+                     re.IGNORECASE)
 _SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
