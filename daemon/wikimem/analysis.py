@@ -520,26 +520,41 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     first. Which of them is a concept is decided over the whole collection (offline_concepts)."""
     stripped = _TITLE_LEAD.sub("", title.strip())
     candidates = []
+    families: Counter[str] | None = None
     # a title that is one hyphenated or dotted name ("cached-property", "markdown-it-py",
     # "pydantic_core") names one thing: "property", "py" and "core" are fragments of it
     title_tokens = tokens(stripped)
     whole = " ".join(title_tokens) if _ONE_NAME.fullmatch(stripped) else None
     modifiers = _modifiers(title_tokens)
-    for key in phrase_keys(title_tokens):
+    keys = phrase_keys(title_tokens)
+    for key in keys:
         if _generic(key) or (whole is not None and key != whole) or key in modifiers:
             continue
         count = tf.get(key, 0)
         if " " not in key and key.isalpha():
             # "Deploying to Production" is about what its text calls deploy and deployment too
-            # (a word's stem is its start: only the words that start with the key's are stemmed)
-            root = stem(key)
-            count = max(count, sum(n for other, n in tf.items() if other.startswith(root) and " " not in other
-                                   and other.isalpha() and stem(other) == root))
+            if families is None:
+                families = _families(tf, {stem(k) for k in keys if " " not in k and k.isalpha()})
+            count = max(count, families[stem(key)])
         if count < min_tf:
             continue
         candidates.append((count * (1.0 + 0.8 * key.count(" ")), key))
     candidates.sort(key=lambda c: (-c[0], c[1]))
     return [(key, _surface(stripped, key)) for _, key in candidates[:limit]]
+
+
+def _families(tf: Counter[str], roots: set[str]) -> Counter[str]:
+    """How often the text says each word family of `roots` (stems): "deploy" counts deploying,
+    deployed and deployment. A stem is its word's start (three letters or more, or the word
+    itself), so only words that open with a root's first two letters are stemmed."""
+    openings = {root[:2] for root in roots}
+    families: Counter[str] = Counter()
+    for other, n in tf.items():
+        if other[:2] in openings and " " not in other and other.isalpha():
+            root = stem(other)
+            if root in roots:
+                families[root] += n
+    return families
 
 
 def _modifiers(toks: list[str]) -> set[str]:
