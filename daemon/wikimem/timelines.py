@@ -223,13 +223,15 @@ def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) ->
 
 
 def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], pages_of: dict[str, str]) -> list[tuple[str, str]]:
-    """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes."""
+    """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes.
+    The compile's sync makes them durable with its pages, before state.db records them (a
+    fsync a page cost a first compile of the Sphinx trees 22 waits on the disk)."""
     from .workspace import write_changed
 
     timelines = current(ws, state, sources)
     folder = ws.wiki / FOLDER
     wanted: dict[str, str] = {t.page: render(t, pages_of) for t in timelines}
-    changes = write_changed(ws.wiki, wanted)
+    changes = write_changed(ws.wiki, wanted, durable=False)
     if folder.is_dir():
         for file in sorted(folder.glob("*.md")):
             rel = f"{FOLDER}/{file.name}"

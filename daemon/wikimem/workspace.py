@@ -113,11 +113,12 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         raise
 
 
-def write_changed(root: Path, files: Mapping[str, str]) -> list[tuple[str, str]]:
+def write_changed(root: Path, files: Mapping[str, str], *, durable: bool = True) -> list[tuple[str, str]]:
     """Write each file (a path under root -> its text) whose bytes differ from what is there,
     in path order; returns (path, "created" | "updated") for each one written. Code-owned
     files (index.md and its catalogs, the fact timelines) are regenerated this way, so a
-    compile that changes nothing in them writes nothing."""
+    compile that changes nothing in them writes nothing. durable=False: as atomic_write's, for
+    a caller that syncs once after (the compile)."""
     changes: list[tuple[str, str]] = []
     for rel, text in sorted(files.items()):
         target = root / rel
@@ -128,7 +129,7 @@ def write_changed(root: Path, files: Mapping[str, str]) -> list[tuple[str, str]]
             changes.append((rel, "updated"))
         else:
             changes.append((rel, "created"))
-        atomic_write(target, data)
+        atomic_write(target, data, durable=durable)
     return changes
 
 
