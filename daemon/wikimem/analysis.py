@@ -883,7 +883,10 @@ def _plain(text: str) -> str:
         text = CODE_SPAN.sub(
             lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
             else " x ", text)
-    return _XREF.sub("", text) if _XREF_LOW.search(text.lower()) else text
+    low = text.lower()
+    if not any(word in low for word in _XREF_WORDS):  # what _XREF_LOW needs
+        return text
+    return _XREF.sub("", text) if _XREF_LOW.search(low) else text
 
 
 def _figure(text: str) -> bool:
@@ -897,6 +900,7 @@ def _figure(text: str) -> bool:
 # sentences): a fact's score asks a dozen of them of every sentence of a document.
 _REQUIRE_LOW = lowercase_pattern(_REQUIRE)
 _XREF_LOW = lowercase_pattern(_XREF)
+_XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # _XREF's words
 _DIGIT = re.compile(r"\d")
 _CALLED_WORDS = ("called", "known", "referred", "named", "termed")
 

@@ -94,6 +94,14 @@ itself are""".split())
 HINT = re.compile(r"requir|least|minimum|default|later|newer|higher|above|\+|only support|only run|support|compatible|"
                   r">=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered", re.IGNORECASE)
 DIGIT = re.compile(r"\d")
+# HINT for lowercased text: without IGNORECASE the search skips to the characters its words
+# start with (a sixth of the time); `has_hint` is what to ask
+_HINT_LOW = re.compile(HINT.pattern.lower())
+
+
+def has_hint(text: str) -> bool:
+    """HINT.search(text), asked of the text lowercased."""
+    return _HINT_LOW.search(text.lower()) is not None
 _ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
             "jinja2": "jinja", "python3": "python", "py": "python"}
 _LABELS = {"min": "minimum", "default": "default", "value": "version"}
@@ -165,7 +173,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     sections = doc.sections
     out: list[tuple[str, int, str | None, str | None]] = []
     for s in sentences:
-        if s.kind == "heading" or not DIGIT.search(s.text) or not HINT.search(s.text):
+        if s.kind == "heading" or not DIGIT.search(s.text) or not has_hint(s.text):
             continue
         version, date = s.version, None
         if version is None and (release := release_of(sections, s.section)) is not None:
@@ -266,7 +274,7 @@ def extract(doc: Statements) -> list[Fact]:
     own = doc.product[1] if doc.product else None
     out: list[Fact] = []
     for sentence, line, release, release_date in doc.sentences:
-        if len(sentence) > 600 or not DIGIT.search(sentence) or not HINT.search(sentence):
+        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence):
             continue
         section = version_tuple(release)
         subject_default = section or own

@@ -17,9 +17,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from ..facts import DIGIT as _DIGIT
-from ..facts import HINT as _HINT
 from ..facts import Fact as Claim
-from ..facts import Statements, compatible, extract, in_series
+from ..facts import Statements, compatible, extract, has_hint, in_series
 from ..facts import label as fact_label
 from .context import Context
 from .corpus import SourceText, cache
@@ -209,7 +208,7 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
         if page.kind != "answer" or page.page is None or page.is_generated:
             continue
         body = _QUOTE_LINE.sub("", page.body)
-        if not _DIGIT.search(body) or not _HINT.search(body):
+        if not _DIGIT.search(body) or not has_hint(body):
             continue
         doc = load_markdown(page.wpath, body)
         from ..analysis import split_sentences
