@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 from .sources import Document
@@ -361,9 +362,8 @@ def analyze(doc: Document) -> SourceAnalysis:
     sentences, block_of = _split(doc)
     toks = [tokens(s.text) for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]
-    terms: Counter[str] = Counter()
-    for keys in keys_of:
-        terms.update(keys)
+    # each counter counted in one go, not by an update() a sentence (a fifth of analyze's own time)
+    terms: Counter[str] = Counter(chain.from_iterable(keys_of))
     prose = [i for i, s in enumerate(sentences) if s.kind in ("para", "item", "table")]
     signals: dict[str, list[Any]] = {}
     definitions: dict[str, int] = {}
@@ -378,9 +378,7 @@ def analyze(doc: Document) -> SourceAnalysis:
             signals[key] = [level, surface.strip()]
 
     # ABOUT: what the title names and the text keeps talking about
-    prose_terms: Counter[str] = Counter()
-    for i in prose:
-        prose_terms.update(keys_of[i])
+    prose_terms: Counter[str] = Counter(chain.from_iterable(keys_of[i] for i in prose))
     about = _subject_keys(doc.title, prose_terms, min_tf=1 if len(prose) < 15 else 2)
     for rank, (key, surface) in enumerate(about):
         # the title's main phrase; a word of it ("control" in "Control Flow") is weaker evidence
@@ -388,9 +386,11 @@ def analyze(doc: Document) -> SourceAnalysis:
         signal(key, HEADED if overlaps else ABOUT, surface)
 
     # HEADED: a section named for it that talks about it
-    by_section: dict[int, Counter[str]] = {}
+    in_section: dict[int, list[int]] = {}
     for i in prose:
-        by_section.setdefault(sentences[i].section, Counter()).update(keys_of[i])
+        in_section.setdefault(sentences[i].section, []).append(i)
+    by_section = {section_index: Counter(chain.from_iterable(keys_of[i] for i in members))
+                  for section_index, members in in_section.items()}
     for index, section in enumerate(doc.sections):
         if section.level <= 1 and section.title == doc.title:
             continue
