@@ -19,6 +19,7 @@ Mentions (how often each phrase occurs) decide which sources a concept gathers.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
@@ -371,7 +372,7 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             clean = " ".join(piece.split())
             if len(clean) < 3:
                 continue
-            line_index = sum(1 for s in line_starts if s <= offset) - 1
+            line_index = bisect_right(line_starts, offset) - 1
             out.append(Sentence(clean, block.line + line_index, block.kind, block.section, block.subject,
                                 block.version))
         block_of.extend([index] * (len(out) - before))
