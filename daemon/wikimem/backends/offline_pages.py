@@ -497,13 +497,19 @@ class Sentences(list[Sentence]):
     testing each sentence (a reference of 3,000 sentences is quoted for many concepts)."""
 
     _joined: tuple[str, list[int]] | None = None
-    _subjects: set[int] | None = None
+    _subjects: dict[str, list[int]] | None = None
 
-    def with_subject(self) -> set[int]:
-        """The sentences that define or describe a term (`DEBUG`: ...)."""
+    def with_subject_in(self, keys: Sequence[str]) -> set[int]:
+        """The sentences that define or describe a term (`DEBUG`: ...) whose folded name is one
+        of `keys` (spaced, as _folded gives them): a settings reference describes thousands of
+        terms, and each concept asks for its own."""
         if self._subjects is None:
-            self._subjects = {i for i, s in enumerate(self) if s.subject}
-        return self._subjects
+            subjects: dict[str, list[int]] = {}
+            for i, s in enumerate(self):
+                if s.subject:
+                    subjects.setdefault(_folded(s.subject), []).append(i)
+            self._subjects = subjects
+        return {i for key in keys for i in self._subjects.get(key, ())}
 
     def holding(self, needles: Sequence[tuple[str, ...]]) -> set[int]:
         """The sentences whose lowercased text holds every needle of a group (a superset:
@@ -572,9 +578,9 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         sentences = sentences_of(m)
         if not isinstance(sentences, Sentences):
             sentences = Sentences(sentences)
-        # the sentences that may name it, those with a subject, and the key facts of sections
-        # named for it: the others cannot be found below
-        maybe = sentences.holding(needles) | sentences.with_subject() | set(m.facts)
+        # the sentences that may name it, those whose subject it is, and the key facts of
+        # sections named for it: the others cannot be found below
+        maybe = sentences.holding(needles) | sentences.with_subject_in(keys) | set(m.facts)
         for i in sorted(j for j in maybe if 0 <= j < len(sentences)):
             s = sentences[i]
             if s.kind not in ("para", "item", "table", "term") or not (20 <= len(s.text) <= 500):
