@@ -711,7 +711,7 @@ def entry_point() -> None:
         try:
             stream.flush()
         except (OSError, ValueError):
-            code = code or EXIT_ERROR  # a reader that went away: the exit Python would give
+            code = code or 120  # what Python's own exit gives when it cannot flush (a reader gone)
     os._exit(code or 0)
 
 

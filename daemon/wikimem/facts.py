@@ -102,6 +102,8 @@ _HINT_LOW = re.compile(HINT.pattern.lower())
 def has_hint(text: str) -> bool:
     """HINT.search(text), asked of the text lowercased."""
     return _HINT_LOW.search(text.lower()) is not None
+
+
 _ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
             "jinja2": "jinja", "python3": "python", "py": "python"}
 _LABELS = {"min": "minimum", "default": "default", "value": "version"}

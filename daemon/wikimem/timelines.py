@@ -224,8 +224,8 @@ def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) ->
 
 def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], pages_of: dict[str, str]) -> list[tuple[str, str]]:
     """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes.
-    The compile's sync makes them durable with its pages, before state.db records them (a
-    fsync a page cost a first compile of the Sphinx trees 22 waits on the disk)."""
+    Written without a fsync each (22 waits on the disk in a first compile of the Sphinx trees):
+    the compile's one sync makes them durable with its pages, before state.db records them."""
     from .workspace import write_changed
 
     timelines = current(ws, state, sources)
