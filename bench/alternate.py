@@ -5,10 +5,11 @@ whose speed moves between runs.
     python bench/alternate.py BEFORE AFTER [--corpus DIR]... [--rounds N]
 
 BEFORE and AFTER are commits (or anything `git worktree add` takes) of this repository; each
-is checked out once into a temporary worktree, byte-compiled (as pip installs a package) and run
-with its own `daemon/` on PYTHONPATH, in this interpreter. Every round runs, one after the other: BEFORE, AFTER, the whoosh baseline
-(bench/baselines.py index), each on a fresh copy of the corpus. Prints each round's seconds and
-the medians of three per-round ratios: after / before, after / whoosh, before / whoosh.
+is checked out once into a temporary worktree, byte-compiled (as pip installs a package) and
+run with its own `daemon/` on PYTHONPATH, in this interpreter. Every round runs, one after the
+other: BEFORE, AFTER, the whoosh baseline (bench/baselines.py index), each on a fresh copy of
+the corpus. Prints each round's seconds and the medians of three per-round ratios: after /
+before, after / whoosh, before / whoosh.
 Default corpora: ../shared/corpus/sphinx/raw, and topics + versions + formats together (the
 187 sources of bench/run.py).
 

@@ -84,6 +84,7 @@ def test_the_command_ends_with_its_exit_code_its_whole_output_and_its_exit_handl
     assert missing.returncode == cli.EXIT_USAGE and b"not a wikimem workspace" in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_gets_no_error(tmp_path):
     """`wikimem lint | head -1`: when the reader closes the pipe, wikimem stops quietly (no
     "internal error" line), as Unix tools do."""
