@@ -243,6 +243,16 @@ def test_changelog_sections_carry_their_version_and_date(tmp_path: Path) -> None
     assert all(s.version is None for s in notes.sections)
 
 
+def test_a_block_placed_in_a_section_keeps_every_other_field() -> None:
+    from dataclasses import fields, replace
+
+    from wikimem.sources.document import Block
+
+    # a value for every field that no default holds, so a field Block.in_section forgot shows
+    block = Block(**{f.name: (7 if f.type == "int" else f"<{f.name}>") for f in fields(Block)})
+    assert block.in_section(3) == replace(block, section=3)
+
+
 def test_a_changelog_of_release_headings_is_named_for_its_file_not_its_newest_release(tmp_path: Path) -> None:
     """click's CHANGES.md has no H1: "## Version 8.5.0" titles one release, not the document."""
     click_style = load(tmp_path, "CHANGES.md", (

@@ -118,7 +118,7 @@ def section_tree(blocks: list[Block]) -> tuple[list[Block], list[Section]]:
             sections.append(Section(block.text, block.level, block.line, parent))
             open_at.append(len(sections) - 1)
         current = open_at[-1] if open_at else -1
-        placed.append(block if block.section == current else dataclasses.replace(block, section=current))
+        placed.append(block if block.section == current else block.in_section(current))
     return placed, _versions(placed, sections)
 
 
