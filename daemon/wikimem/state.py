@@ -122,6 +122,26 @@ class SourceRow:
     concepts: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class EncodedAnalysis:
+    """A source's analysis, its facts and its outline as state.db holds them (JSON texts), made
+    where the analysis is (encode_analysis): a compile's worker processes encode theirs, and
+    the compile stores the texts (State.put_encoded) rather than decoding and encoding them."""
+
+    body: str  # the analysis without its sentences
+    sentences: str
+    facts: str
+    outline: str
+
+
+def encode_analysis(data: Mapping[str, Any], outline: Mapping[str, Any]) -> EncodedAnalysis:
+    """`data` (an analysis, SourceAnalysis.to_json) and `outline` as put_analysis, put_facts
+    and put_outline store them."""
+    return EncodedAnalysis(json.dumps({k: v for k, v in data.items() if k != "sentences"}),
+                           json.dumps(data.get("sentences", [])), json.dumps(data.get("claims") or []),
+                           json.dumps(outline))
+
+
 def is_corrupt(exc: BaseException) -> bool:
     """An SQLite error that means the file is damaged or not a database at all (not a lock,
     a full disk or a bug in a query): state.db is derived, so such a file is set aside."""
@@ -322,10 +342,16 @@ class State:
 
     def put_analysis(self, sha256: str, backend: str, data: dict[str, Any]) -> None:
         body = {k: v for k, v in data.items() if k != "sentences"}
-        self.db.execute(
-            "INSERT OR REPLACE INTO analyses VALUES (?, ?, ?, ?)",
-            (sha256, backend, json.dumps(body), json.dumps(data.get("sentences", []))),
-        )
+        self._put_analysis(sha256, backend, json.dumps(body), json.dumps(data.get("sentences", [])))
+
+    def _put_analysis(self, sha256: str, backend: str, body: str, sentences: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO analyses VALUES (?, ?, ?, ?)", (sha256, backend, body, sentences))
+
+    def put_encoded(self, sha256: str, backend: str, encoded: EncodedAnalysis) -> None:
+        """put_analysis, put_facts and put_outline of an analysis encoded already."""
+        self._put_analysis(sha256, backend, encoded.body, encoded.sentences)
+        self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, encoded.facts))
+        self.db.execute("INSERT OR REPLACE INTO outlines VALUES (?, ?)", (sha256, encoded.outline))
 
     def clear_analyses(self, backend: str) -> None:
         self.db.execute("DELETE FROM analyses WHERE backend=?", (backend,))

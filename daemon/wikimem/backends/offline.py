@@ -27,6 +27,7 @@ from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
+from ..state import encode_analysis
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, relevance, title_of
 from .offline_pages import (
@@ -73,13 +74,20 @@ def _floor2(n: int) -> int:
 
 
 def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
-    """Worker process: ("ok", analysis JSON) | ("skipped", reason) | ("failed", error)."""
+    """Worker process: ("ok", (what counting needs, the outline search indexes, the analysis
+    encoded for state.db)) | ("skipped", reason) | ("failed", error). Encoding the analysis
+    here, beside the other workers, rather than in the compile, which waits for them, spares
+    the compile a decoding (of pickle) and an encoding (to JSON) of every analysis."""
     from ..sources import load_source, outline
 
     file, path, max_bytes = job
     try:
         doc = load_source(Path(file), path, max_bytes=max_bytes)
-        return "ok", {**analyze(doc).to_json(), "outline_for_search": outline(doc)}
+        data = analyze(doc).to_json()
+        toc = outline(doc)
+        counted = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
+                   "terms": data["terms"], "signals": data["signals"]}
+        return "ok", (counted, toc, encode_analysis(data, toc))
     except SkipSource as exc:
         return "skipped", str(exc)
     except Exception as exc:  # noqa: BLE001 - reported per source, never stops the run
@@ -209,12 +217,9 @@ class OfflineBackend:
             for path, result in parallel or ():
                 status, data = result
                 if status == "ok":
-                    outlines[path] = data.pop("outline_for_search")
-                    state.put_outline(batch.sources[path].sha256, outlines[path])
-                    state.put_analysis(batch.sources[path].sha256, self.cache_key, data)
-                    state.put_facts(batch.sources[path].sha256, data.get("claims") or [])
-                    data = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
-                            "terms": {sys.intern(t): n for t, n in data["terms"].items()}, "signals": data["signals"]}
+                    data, outlines[path], encoded = data
+                    state.put_encoded(batch.sources[path].sha256, self.cache_key, encoded)
+                    data["terms"] = {sys.intern(t): n for t, n in data["terms"].items()}
                 from_workers[path] = (status, data)
         if batch.read_all is not None:
             batch.read_all(outlines)  # the workers are gone: search may index raw/ beside the pages
