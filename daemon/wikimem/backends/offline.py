@@ -29,6 +29,7 @@ from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
 from ..state import encode_analysis
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
+from .beside import shared
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, relevance, title_of
 from .offline_pages import (
     MAIN_MEMBERS,
@@ -37,6 +38,7 @@ from .offline_pages import (
     Member,
     Sentences,
     concept_page,
+    read_by_concept_page,
     recent,
     source_pages,
 )
@@ -422,6 +424,7 @@ class OfflineBackend:
             return sentences_cache[member.path]
 
         stored: list[StoredConcept] = []
+        to_render: list[tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]] = []
         for k in sorted(check):
             concept = concepts[k]
             docs = members[k]
@@ -442,15 +445,34 @@ class OfflineBackend:
             before = old.get(k)
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in existing:
-                page = concept_page(concept, ranked, sentences_of, related,
-                                    [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], total=len(docs))
-                edits.append(PageEdit(concept.page, page.dumps(), "concept", k))
-                offer(every=OFFER_EVERY)
+                to_render.append((k, concept, ranked, related,
+                                  [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs)))
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
                 stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
                                             df[k], fingerprint, tuple(main), concept.collections))
-        offer()
+        # the pages, rendered here and in a process beside this one (beside.shared) from the
+        # sentences they read, loaded here first: the other process cannot read state.db
+        for _, _, ranked, _, _, _ in to_render:
+            for member in read_by_concept_page(ranked):
+                sentences_of(member)
+
+        def render_concept(job: tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]) -> str:
+            _, concept, ranked, related, fact_pages, total = job
+            return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
+                                total=total).dumps()
+
+        rendered: list[PageEdit | None] = [None] * len(to_render)
+        fresh: list[PageEdit] = []  # rendered since the last hand-over (Batch.rendered)
+        for i, text in shared(to_render, render_concept):
+            edit = rendered[i] = PageEdit(to_render[i][1].page, text, "concept", to_render[i][0])
+            fresh.append(edit)
+            if batch.rendered is not None and len(fresh) >= OFFER_EVERY:
+                batch.rendered(fresh)
+                fresh = []
+        if batch.rendered is not None and fresh:
+            batch.rendered(fresh)
+        edits.extend(e for e in rendered if e is not None)  # in the concepts' order, as rendered in one process
         store.delete_concepts(dropped)
         store.put_concepts(stored)
         # every concept page wikimem wrote that no chosen concept renders any more goes

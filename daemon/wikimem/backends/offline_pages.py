@@ -544,6 +544,20 @@ def forget_sentences() -> None:
     analysis_forget()
 
 
+def _roles(members: list[Member]) -> tuple[list[Member], list[Member], list[Member]]:
+    """A concept's members that its page reads: the main ones (those that define it), the quoted
+    (the most relevant) and the newest of the rest (read for the changes over time only)."""
+    main = [m for m in members if m.level >= DEFINED][:MAIN_MEMBERS] or [m for m in members[:1] if m.level >= HEADED]
+    quoted = members[:QUOTED_MEMBERS]
+    return main, quoted, [m for m in recent(members) if m not in quoted]
+
+
+def read_by_concept_page(members: list[Member]) -> list[Member]:
+    """The members whose sentences concept_page asks `sentences_of` for, and no other."""
+    main, quoted, newest = _roles(members)
+    return [*main, *quoted, *newest]
+
+
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
                  fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None) -> Page:
     """The article. `members` are ranked, the first SHOWN_MEMBERS of them and the first that
@@ -553,9 +567,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
     needles = [_needles(k) for k in concept.keys]
-    main = [m for m in members if m.level >= DEFINED][:MAIN_MEMBERS] or [m for m in members[:1] if m.level >= HEADED]
-    quoted = members[:QUOTED_MEMBERS]
-    newest = [m for m in recent(members) if m not in quoted]  # read for the changes over time only
+    main, quoted, newest = _roles(members)
 
     def link(m: Member) -> str:
         return relative_link(page_path, m.page)

@@ -1,0 +1,104 @@
+"""Work shared with a process forked beside the compile: the offline backend's concept pages.
+
+Once the workers have read the sources, a first compile has two processes on two cores: its own,
+which counts the sources in state.db and renders the pages, and the search seed, which indexes
+raw/ and the pages as they come. The compile's has more to do (the seed waited for it a sixth
+of the Sphinx trees' compile), and concept pages, each a function of what is in memory, are
+most of that: a helper forked beside it renders some of them. Each process takes the next
+page from one counter, so the two end together whichever pages are long.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+log = logging.getLogger("wikimem.beside")
+
+Job = TypeVar("Job")
+Done = TypeVar("Done")
+
+LEAST_JOBS = 24  # fewer are done in this process: forking costs more than the helper saves
+
+
+def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int = LEAST_JOBS) -> Iterator[tuple[int, Done]]:
+    """(index, work(job)) for every job, each exactly once, in no set order: this process does
+    those it takes as it takes them, then yields the helper's. `work` must use nothing but what
+    is in memory (the helper must not use an open database connection, nor write any file), and
+    give the same result in either process. With few jobs, in a process with other threads (the
+    daemon: forking there is unsafe) or on one core, this process does them all; if the helper
+    fails, this process does what it did not hand back."""
+    if len(jobs) < least or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+        for index, job in enumerate(jobs):
+            yield index, work(job)
+        return
+    import gc
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("q", 0)
+    receive, send = context.Pipe(duplex=False)
+    helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid()),
+                             name="wikimem-beside", daemon=True)
+    frozen = gc.get_freeze_count()
+    gc.freeze()  # the helper reads what the compile holds: its collections never touch (copy) those pages
+    try:
+        helper.start()
+    finally:
+        if not frozen:
+            gc.unfreeze()
+    send.close()
+    done: set[int] = set()
+    try:
+        while (taken := _take(counter, len(jobs))) is not None:
+            yield taken, work(jobs[taken])
+            done.add(taken)
+        got: Any = None
+        try:
+            got = receive.recv()
+        except (EOFError, OSError):
+            pass
+        if isinstance(got, tuple) and got[0] == "ok":
+            for index, result in got[1]:
+                if index not in done:
+                    done.add(index)
+                    yield index, result
+        else:
+            log.info("pages not rendered beside the compile (%s); rendering them here",
+                     got[1] if isinstance(got, tuple) else "no report")
+        for index, job in enumerate(jobs):
+            if index not in done:
+                yield index, work(job)
+    finally:
+        receive.close()
+        if helper.is_alive():
+            helper.kill()
+        helper.join()
+
+
+def _take(counter: Any, n: int) -> int | None:
+    with counter.get_lock():
+        index = counter.value
+        if index >= n:
+            return None
+        counter.value = index + 1
+        return int(index)
+
+
+def _help(jobs: Sequence[Any], work: Callable[[Any], Any], counter: Any, send: Any, parent: int) -> None:
+    """The helper's process: the jobs it takes, done, handed back in one message."""
+    from ..lifetime import die_with
+
+    die_with(parent)
+    try:
+        results = []
+        while (index := _take(counter, len(jobs))) is not None:
+            results.append((index, work(jobs[index])))
+        send.send(("ok", results))
+    except Exception as exc:  # noqa: BLE001 - the compile does them instead, and says why in its log
+        send.send(("failed", f"{type(exc).__name__}: {exc}"))
+    finally:
+        send.close()
