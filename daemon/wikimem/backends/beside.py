@@ -24,14 +24,14 @@ Done = TypeVar("Done")
 LEAST_JOBS = 24  # fewer are done in this process: forking costs more than the helper saves
 
 
-def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int = LEAST_JOBS) -> Iterator[tuple[int, Done]]:
+def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | None = None) -> Iterator[tuple[int, Done]]:
     """(index, work(job)) for every job, each exactly once, in no set order: this process does
     those it takes as it takes them, then yields the helper's. `work` must use nothing but what
     is in memory (the helper must not use an open database connection, nor write any file), and
     give the same result in either process. With few jobs, in a process with other threads (the
     daemon: forking there is unsafe) or on one core, this process does them all; if the helper
-    fails, this process does what it did not hand back."""
-    if len(jobs) < least or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+    fails, this process does what it did not hand back. `least`: LEAST_JOBS unless given."""
+    if len(jobs) < (LEAST_JOBS if least is None else least) or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
         for index, job in enumerate(jobs):
             yield index, work(job)
         return

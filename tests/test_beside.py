@@ -1,0 +1,145 @@
+"""Work shared with a process forked beside the compile (backends/beside.py), and the concept
+pages the offline backend renders that way: the same pages as rendered in one process."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import single_threaded, snapshot, write
+from wikimem.backends import beside
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.init import init_workspace
+from wikimem.workspace import Workspace
+
+PARENT = os.getpid()
+
+
+def _who(job: int) -> tuple[int, bool]:
+    return job * job, os.getpid() == PARENT
+
+
+def test_every_job_is_done_once_and_the_helper_takes_some():
+    single_threaded()
+    helped = multiprocessing.get_context("fork").Event()
+
+    def work(job: int) -> tuple[int, bool]:
+        if os.getpid() != PARENT:
+            helped.set()
+        elif job == 0:
+            assert helped.wait(30), "the helper took no job"  # this process waits for it once
+        return _who(job)
+
+    results = list(beside.shared(list(range(40)), work, least=2))
+    assert sorted(i for i, _ in results) == list(range(40))
+    assert all(value == i * i for i, (value, _) in results)
+    here = sum(1 for _, (_, in_parent) in results if in_parent)
+    assert 0 < here < 40  # both processes did some
+    assert not multiprocessing.active_children()  # the helper is gone
+
+
+def test_a_helper_that_fails_leaves_its_jobs_to_this_process():
+    single_threaded()
+
+    def work(job: int) -> tuple[int, bool]:
+        if os.getpid() != PARENT:
+            raise RuntimeError("the helper breaks")
+        return _who(job)
+
+    results = dict(beside.shared(list(range(30)), work, least=2))
+    assert results == {i: (i * i, True) for i in range(30)}
+
+
+def test_a_helper_killed_mid_way_leaves_its_jobs_to_this_process():
+    single_threaded()
+
+    def work(job: int) -> tuple[int, bool]:
+        if os.getpid() != PARENT:
+            os._exit(3)  # as a kill would: no report at all
+        return _who(job)
+
+    results = dict(beside.shared(list(range(30)), work, least=2))
+    assert results == {i: (i * i, True) for i in range(30)}
+    assert not multiprocessing.active_children()
+
+
+def test_an_error_here_ends_the_helper_too():
+    single_threaded()
+
+    def work(job: int) -> int:
+        if os.getpid() == PARENT and job >= 5:
+            raise ValueError("broken page")
+        return job
+
+    with pytest.raises(ValueError, match="broken page"):
+        list(beside.shared(list(range(200)), work, least=2))
+    assert not multiprocessing.active_children()
+
+
+def test_few_jobs_or_other_threads_keep_the_work_in_this_process(monkeypatch):
+    single_threaded()
+    assert all(in_parent for _, (_, in_parent) in beside.shared(list(range(10)), _who, least=11))
+    monkeypatch.setattr(beside, "LEAST_JOBS", 11)
+    assert all(in_parent for _, (_, in_parent) in beside.shared(list(range(10)), _who))
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert all(in_parent for _, (_, in_parent) in beside.shared(list(range(40)), _who, least=2))
+    finally:
+        stop.set()
+        thread.join()
+
+
+TOPICS = ["borrow checker", "hash map", "error handling", "thread pool", "trait object", "smart pointer"]
+
+
+def _compiled(root: Path, monkeypatch, least: int, helped: object = None) -> dict[str, bytes]:
+    ws = Workspace.at(root)
+    init_workspace(ws)
+    for n in range(36):
+        topic, other = TOPICS[n % len(TOPICS)], TOPICS[(n + 1) % len(TOPICS)]
+        write(ws, f"notes/note-{n:02}.md", (
+            f"# The {topic.title()} in Practice {n}\n\n"
+            f"The *{topic}* is a part of the runtime that version 1.{n} changed. "
+            f"The {topic} works with the {other} when a program needs {n + 2} workers.\n\n"
+            f"## Using the {other.title()}\n\nThe {other} keeps its default of {n * 10} entries. "
+            f"A {topic} never blocks the {other}.\n"))
+    monkeypatch.setattr(beside, "LEAST_JOBS", least)
+    if helped is not None:
+        shared = beside.shared
+
+        def waiting(jobs, work, **kwargs):
+            # this process renders its first page once the helper has rendered one
+            def counted(job):
+                if os.getpid() != PARENT:
+                    with helped.get_lock():
+                        helped.value += 1
+                elif job is jobs[0]:
+                    for _ in range(3000):
+                        if helped.value:
+                            break
+                        threading.Event().wait(0.01)
+                return work(job)
+
+            return shared(jobs, counted, **kwargs)
+
+        monkeypatch.setattr("wikimem.backends.offline.shared", waiting)
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    pages = snapshot(ws.wiki)
+    pages.pop("log.md")  # it states the compile's time
+    return pages
+
+
+def test_concept_pages_rendered_beside_the_compile_are_those_it_renders_alone(tmp_path, monkeypatch):
+    single_threaded()
+    alone = _compiled(tmp_path / "alone", monkeypatch, 10**9)
+    assert sum(1 for p in alone if p.startswith("concepts/")) >= 4
+    helped = multiprocessing.get_context("fork").Value("i", 0)
+    assert _compiled(tmp_path / "beside", monkeypatch, 2, helped) == alone
+    assert helped.value >= 1  # pages the helper rendered
