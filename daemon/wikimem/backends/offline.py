@@ -50,6 +50,10 @@ RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
 OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Batch.rendered)
 
+# a concept page to render: its key, the concept, its ranked members, its related concepts, its
+# timelines (title, page) and how many sources it has
+_ConceptJob = tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]
+
 __all__ = ["Concept", "MemoryStats", "OfflineBackend", "TermStats", "choose_concepts", "select_concepts", "title_of"]
 
 
@@ -424,7 +428,7 @@ class OfflineBackend:
             return sentences_cache[member.path]
 
         stored: list[StoredConcept] = []
-        to_render: list[tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]] = []
+        to_render: list[_ConceptJob] = []
         for k in sorted(check):
             concept = concepts[k]
             docs = members[k]
@@ -457,7 +461,7 @@ class OfflineBackend:
             for member in read_by_concept_page(ranked):
                 sentences_of(member)
 
-        def render_concept(job: tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]) -> str:
+        def render_concept(job: _ConceptJob) -> str:
             _, concept, ranked, related, fact_pages, total = job
             return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
                                 total=total).dumps()
