@@ -312,6 +312,11 @@ class _Seeding:
         except Exception:  # noqa: BLE001 - derived data: the pages are indexed once written
             log.debug("pages not offered to the search seed", exc_info=True)
 
+    def spare(self) -> bool:
+        """Whether the seed leaves a core spare: it waits for pages, or there is none (Batch.spare)."""
+        seed = self.seed
+        return seed is None or seed.waits()
+
     def all_rendered(self) -> None:
         """The backend has rendered every page: the seed writes its segment of those it took
         while the compile writes them."""
@@ -715,6 +720,7 @@ def apply(
         rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
         read_all=seeding.start if seeding is not None else None, rendered=seeding.offer if seeding is not None else None,
         reading=seeding.prepare if seeding is not None else None,
+        spare=seeding.spare if seeding is not None else None,
     )
     result = backend.compile(batch)
     if seeding is not None:

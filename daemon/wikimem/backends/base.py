@@ -52,6 +52,10 @@ class Batch:
     # own process waits for them: the compiler loads meanwhile what it needs after them
     # (search's modules, to start the seed). Optional for a backend.
     reading: Callable[[], None] | None = None
+    # Whether a core is spare now, asked by a backend that may render pages in a process forked
+    # beside its own (backends/beside.py): the compiler's other process (the search seed) waits
+    # for pages to index. Callable from a forked process. None: no other process is at work.
+    spare: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -22,15 +23,20 @@ Job = TypeVar("Job")
 Done = TypeVar("Done")
 
 LEAST_JOBS = 24  # fewer are done in this process: forking costs more than the helper saves
+SPARE_POLL = 0.005  # seconds between two looks of the helper for a spare core
 
 
-def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | None = None) -> Iterator[tuple[int, Done]]:
+def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | None = None,
+           spare: Callable[[], bool] | None = None) -> Iterator[tuple[int, Done]]:
     """(index, work(job)) for every job, each exactly once, in no set order: this process does
     those it takes as it takes them, then yields the helper's. `work` must use nothing but what
     is in memory (the helper must not use an open database connection, nor write any file), and
-    give the same result in either process. With few jobs, in a process with other threads (the
-    daemon: forking there is unsafe) or on one core, this process does them all; if the helper
-    fails, this process does what it did not hand back. `least`: LEAST_JOBS unless given."""
+    give the same result in either process. `spare()`, asked in the helper before it takes a job,
+    says whether a core is spare (the compile's other process waits): the helper takes none
+    while it is not, so it never slows that process down. With few jobs, in a process with other
+    threads (the daemon: forking there is unsafe) or on one core, this process does them all; if
+    the helper fails, this process does what it did not hand back. `least`: LEAST_JOBS unless
+    given."""
     if len(jobs) < (LEAST_JOBS if least is None else least) or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
         for index, job in enumerate(jobs):
             yield index, work(job)
@@ -41,7 +47,7 @@ def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | Non
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     receive, send = context.Pipe(duplex=False)
-    helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid()),
+    helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
                              name="wikimem-beside", daemon=True)
     frozen = gc.get_freeze_count()
     gc.freeze()  # the helper reads what the compile holds: its collections never touch (copy) those pages
@@ -88,14 +94,21 @@ def _take(counter: Any, n: int) -> int | None:
         return int(index)
 
 
-def _help(jobs: Sequence[Any], work: Callable[[Any], Any], counter: Any, send: Any, parent: int) -> None:
-    """The helper's process: the jobs it takes, done, handed back in one message."""
+def _help(jobs: Sequence[Any], work: Callable[[Any], Any], counter: Any, send: Any, parent: int,
+          spare: Callable[[], bool] | None) -> None:
+    """The helper's process: the jobs it takes while a core is spare, done, handed back in one
+    message."""
     from ..lifetime import die_with
 
     die_with(parent)
     try:
         results = []
-        while (index := _take(counter, len(jobs))) is not None:
+        while True:
+            while spare is not None and not spare() and counter.value < len(jobs):
+                time.sleep(SPARE_POLL)
+            index = _take(counter, len(jobs))
+            if index is None:
+                break
             results.append((index, work(jobs[index])))
         send.send(("ok", results))
     except Exception as exc:  # noqa: BLE001 - the compile does them instead, and says why in its log

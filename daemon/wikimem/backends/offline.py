@@ -468,7 +468,7 @@ class OfflineBackend:
 
         rendered: list[PageEdit | None] = [None] * len(to_render)
         fresh: list[PageEdit] = []  # rendered since the last hand-over (Batch.rendered)
-        for i, text in shared(to_render, render_concept):
+        for i, text in shared(to_render, render_concept, spare=batch.spare):
             edit = rendered[i] = PageEdit(to_render[i][1].page, text, "concept", to_render[i][0])
             fresh.append(edit)
             if batch.rendered is not None and len(fresh) >= OFFER_EVERY:

@@ -809,7 +809,7 @@ class Seed:
     finished is discarded: its process stopped, its folder removed."""
 
     def __init__(self, folder: Path, process: Any, receive: Any, ready: Any, taken: Any,
-                 root: Path, offers: Any, claimed: Any, signal: Any, closed: Any):
+                 root: Path, offers: Any, claimed: Any, signal: Any, closed: Any, waiting: Any):
         self.folder = folder
         self.process = process
         self.receive = receive
@@ -820,6 +820,7 @@ class Seed:
         self.offers = offers  # how many batches of pages are offered (its lock: of `claimed` too)
         self.claimed = claimed  # how many of them the seed has taken
         self.signal = signal  # released for every batch offered, and once the pages are shared
+        self.waiting = waiting  # set while the seed has nothing to index (waits) or has ended
         self.offered: set[str] = set()  # the pages offered
         self.batches: list[list[str]] = []  # the pages of each batch offered
         self.pages: list[tuple[str, tuple[int, int]]] = []
@@ -914,6 +915,10 @@ class Seed:
                 continue
             pages.append((path, (st.st_size, st.st_mtime_ns)))
         self.share(pages)
+
+    def waits(self) -> bool:
+        """Whether the seed has nothing to index now (its core is spare). Read in any process."""
+        return bool(self.waiting.value)
 
     def take(self) -> tuple[str, tuple[int, int]] | None:
         return _take(self.pages, self.taken, lambda: not self.process.is_alive())
@@ -1046,8 +1051,10 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     receive, send = context.Pipe(duplex=False)
     ready, closed, taken = _Flag(context.RawValue("b", 0)), _Flag(context.RawValue("b", 0)), context.Value("q", 0)
     offers, claimed, signal = context.Value("q", 0), context.Value("q", 0, lock=False), context.Semaphore(0)
+    waiting = context.RawValue("b", 0)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
-                                                       os.getpid(), offers, claimed, signal, closed, written_as),
+                                                       os.getpid(), offers, claimed, signal, closed, waiting,
+                                                       written_as),
                               name="wikimem-search-seed", daemon=True)
     import gc
 
@@ -1061,12 +1068,12 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
         if not frozen:  # frozen by the compile (compiler._fewer_collections): it unfreezes
             gc.unfreeze()
     send.close()
-    return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal, closed)
+    return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal, closed, waiting)
 
 
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
-               ppid: int, offers: Any, claimed: Any, signal: Any, closed: Any,
+               ppid: int, offers: Any, claimed: Any, signal: Any, closed: Any, waiting: Any,
                written_as: Callable[[str], str] | None) -> None:
     """The seed's process: raw/'s files into one segment, then into another the wiki pages the
     compile offers as it renders them (written once the last is rendered: Seed.close), and into
@@ -1114,13 +1121,17 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
                     if not _claim(offers, claimed, seen, peek=True):  # none left to take
                         break
                     continue
+                waiting.value = 1  # for the compile: a core is spare (Seed.waits)
                 signal.acquire(timeout=1.0)
+                waiting.value = 0
             if pages_writer is not None:
                 # every page offered is in: their segment is written while the compile writes them
                 pages_writer.commit(merge=False)
                 pages_writer = None
+            waiting.value = 1
             while not ready.is_set():
                 signal.acquire(timeout=1.0)
+            waiting.value = 0
             shared = json.loads(Seed.pages_file(folder).read_text(encoding="utf-8"))
         except BaseException:
             if pages_writer is not None:
@@ -1140,6 +1151,7 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
     except Exception as exc:  # noqa: BLE001 - reported to the compile, which indexes raw/ itself
         send.send(("failed", f"{type(exc).__name__}: {exc}"))
     finally:
+        waiting.value = 1  # ended: its core is spare
         send.close()
 
 
