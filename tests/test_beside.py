@@ -68,6 +68,13 @@ def test_a_helper_killed_mid_way_leaves_its_jobs_to_this_process():
     assert not multiprocessing.active_children()
 
 
+def test_the_helper_takes_no_job_while_no_core_is_spare():
+    single_threaded()
+    results = dict(beside.shared(list(range(30)), _who, least=2, spare=lambda: False))
+    assert results == {i: (i * i, True) for i in range(30)}
+    assert not multiprocessing.active_children()
+
+
 def test_an_error_here_ends_the_helper_too():
     single_threaded()
 
@@ -127,6 +134,7 @@ def _compiled(root: Path, monkeypatch, least: int, helped: object = None) -> dic
                         threading.Event().wait(0.01)
                 return work(job)
 
+            kwargs.pop("spare", None)  # whether the search seed waits: here the helper takes pages at once
             return shared(jobs, counted, **kwargs)
 
         monkeypatch.setattr("wikimem.backends.offline.shared", waiting)

@@ -517,6 +517,29 @@ def test_a_compile_from_nothing_indexes_raw_beside_its_pages_as_a_rebuild_would(
     assert _index_of(ws) == seeded
 
 
+def test_the_seed_says_when_its_core_is_spare(ws, monkeypatch):
+    # the compile's renderer takes work beside it only then (Batch.spare, backends/beside.py)
+    import time
+
+    from wikimem.compiler import _Seeding
+    from wikimem.raw_tree import scan
+
+    _seeded_corpus(ws, monkeypatch)
+    assert _Seeding(ws, 10**7).spare()  # no seed: nothing else at work
+    files = {f.path: (f.size, f.mtime_ns) for f in scan(ws).files}
+    seed = S.start_seed(ws, files, {}, 10**7)
+    assert seed is not None
+    try:
+        deadline = time.monotonic() + 30
+        while not seed.waits() and time.monotonic() < deadline:  # raw/ indexed, it waits for pages
+            time.sleep(0.01)
+        assert seed.waits()
+        assert seed.finish() is not None
+        assert seed.waits()  # ended
+    finally:
+        seed.discard()
+
+
 @pytest.mark.parametrize("taker", ["compile", "seed"])
 def test_the_pages_indexed_by_either_process_make_the_same_index(ws, settings, monkeypatch, taker):
     # the compile shares the wiki's pages with the seed and each indexes those it takes first;
