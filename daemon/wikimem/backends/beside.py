@@ -1,11 +1,12 @@
 """Work shared with a process forked beside the compile: the offline backend's concept pages.
 
-Once the workers have read the sources, a first compile has two processes on two cores: its own,
-which counts the sources in state.db and renders the pages, and the search seed, which indexes
-raw/ and the pages as they come. The compile's has more to do (the seed waited for it a sixth
-of the Sphinx trees' compile), and concept pages, each a function of what is in memory, are
-most of that: a helper forked beside it renders some of them. Each process takes the next
-page from one counter, so the two end together whichever pages are long.
+Once its sources are read, a compile's own process counts them in state.db and renders the
+pages on one core. The other core has the search seed when the compile builds the index from
+nothing, and nothing at all when it re-renders the pages of an indexed workspace (`--rebuild`,
+a new renderer). Concept pages, each a function of what is in memory, are the most of that
+work: a helper forked beside the compile takes some of them while a core is spare (the seed
+waits for pages, or there is none), each process taking the next page from one counter, so
+the two end together whichever pages are long, and the seed is never slowed down.
 """
 
 from __future__ import annotations
