@@ -68,11 +68,18 @@ def test_a_helper_killed_mid_way_leaves_its_jobs_to_this_process():
     assert not multiprocessing.active_children()
 
 
-def test_the_helper_takes_no_job_while_no_core_is_spare():
+def test_the_helper_takes_no_job_while_no_core_is_spare(monkeypatch):
     single_threaded()
-    results = dict(beside.shared(list(range(30)), _who, least=2, spare=lambda: False))
+    # spare when the helper is forked, never after (as the seed's core, busy again)
+    results = dict(beside.shared(list(range(30)), _who, least=2, spare=lambda: os.getpid() == PARENT))
     assert results == {i: (i * i, True) for i in range(30)}
     assert not multiprocessing.active_children()
+
+    def no_fork(*args, **kwargs):
+        raise AssertionError("a helper forked while no core is spare")
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_fork)
+    assert dict(beside.shared(list(range(30)), _who, least=2, spare=lambda: False)) == results
 
 
 def test_an_error_here_ends_the_helper_too():

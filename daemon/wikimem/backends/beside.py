@@ -4,9 +4,9 @@ Once its sources are read, a compile's own process counts them in state.db and r
 pages on one core. The other core has the search seed when the compile builds the index from
 nothing, and nothing at all when it re-renders the pages of an indexed workspace (`--rebuild`,
 a new renderer). Concept pages, each a function of what is in memory, are the most of that
-work: a helper forked beside the compile takes some of them while a core is spare (the seed
-waits for pages, or there is none), each process taking the next page from one counter, so
-the two end together whichever pages are long, and the seed is never slowed down.
+work: when a core is spare (the seed waits for pages, or there is none), a helper forked beside
+the compile takes some of them while it stays so, each process taking the next page from one
+counter, so the two end together whichever pages are long, and the seed is never slowed down.
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | Non
     """(index, work(job)) for every job, each exactly once, in no set order: this process does
     those it takes as it takes them, then yields the helper's. `work` must use nothing but what
     is in memory (the helper must not use an open database connection, nor write any file), and
-    give the same result in either process. `spare()`, asked in the helper before it takes a job,
-    says whether a core is spare (the compile's other process waits): the helper takes none
-    while it is not, so it never slows that process down. With few jobs, in a process with other
-    threads (the daemon: forking there is unsafe) or on one core, this process does them all; if
-    the helper fails, this process does what it did not hand back. `least`: LEAST_JOBS unless
-    given."""
-    if len(jobs) < (LEAST_JOBS if least is None else least) or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+    give the same result in either process. `spare()` says whether a core is spare (the
+    compile's other process waits): no helper is forked unless one is (a forked process holds
+    pages of memory the compile goes on changing), and the helper takes no job while none is, so
+    it never slows that process down. With few jobs, in a process with other threads (the
+    daemon: forking there is unsafe) or on one core, this process does them all; if the helper
+    fails, this process does what it did not hand back. `least`: LEAST_JOBS unless given."""
+    if len(jobs) < (LEAST_JOBS if least is None else least) or (os.cpu_count() or 1) < 2 \
+            or threading.active_count() > 1 or (spare is not None and not spare()):
         for index, job in enumerate(jobs):
             yield index, work(job)
         return
