@@ -137,9 +137,12 @@ class EncodedAnalysis:
 def encode_analysis(data: Mapping[str, Any], outline: Mapping[str, Any]) -> EncodedAnalysis:
     """`data` (an analysis, SourceAnalysis.to_json) and `outline` as put_analysis, put_facts
     and put_outline store them."""
-    return EncodedAnalysis(json.dumps({k: v for k, v in data.items() if k != "sentences"}),
-                           json.dumps(data.get("sentences", [])), json.dumps(data.get("claims") or []),
-                           json.dumps(outline))
+    return EncodedAnalysis(*_analysis_texts(data), json.dumps(data.get("claims") or []), json.dumps(outline))
+
+
+def _analysis_texts(data: Mapping[str, Any]) -> tuple[str, str]:
+    """An analysis as the analyses table holds it: its body, its sentences."""
+    return json.dumps({k: v for k, v in data.items() if k != "sentences"}), json.dumps(data.get("sentences", []))
 
 
 def is_corrupt(exc: BaseException) -> bool:
@@ -341,8 +344,7 @@ class State:
         return json.loads(row[0]) if row else None
 
     def put_analysis(self, sha256: str, backend: str, data: dict[str, Any]) -> None:
-        body = {k: v for k, v in data.items() if k != "sentences"}
-        self._put_analysis(sha256, backend, json.dumps(body), json.dumps(data.get("sentences", [])))
+        self._put_analysis(sha256, backend, *_analysis_texts(data))
 
     def _put_analysis(self, sha256: str, backend: str, body: str, sentences: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO analyses VALUES (?, ?, ?, ?)", (sha256, backend, body, sentences))
@@ -350,8 +352,8 @@ class State:
     def put_encoded(self, sha256: str, backend: str, encoded: EncodedAnalysis) -> None:
         """put_analysis, put_facts and put_outline of an analysis encoded already."""
         self._put_analysis(sha256, backend, encoded.body, encoded.sentences)
-        self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, encoded.facts))
-        self.db.execute("INSERT OR REPLACE INTO outlines VALUES (?, ?)", (sha256, encoded.outline))
+        self._put_facts(sha256, encoded.facts)
+        self._put_outline(sha256, encoded.outline)
 
     def clear_analyses(self, backend: str) -> None:
         self.db.execute("DELETE FROM analyses WHERE backend=?", (backend,))
@@ -366,7 +368,10 @@ class State:
 
     # --- outlines (sources.outline: what search indexes a text source by), by content hash
     def put_outline(self, sha256: str, outline: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO outlines VALUES (?, ?)", (sha256, json.dumps(outline)))
+        self._put_outline(sha256, json.dumps(outline))
+
+    def _put_outline(self, sha256: str, text: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO outlines VALUES (?, ?)", (sha256, text))
 
     def get_outline(self, sha256: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT data FROM outlines WHERE sha256=?", (sha256,)).fetchone()
@@ -386,7 +391,10 @@ class State:
                 for sha, data in self.db.execute("SELECT sha256, data FROM facts") if sha in wanted}
 
     def put_facts(self, sha256: str, facts: list[Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, json.dumps(facts)))
+        self._put_facts(sha256, json.dumps(facts))
+
+    def _put_facts(self, sha256: str, text: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (sha256, text))
 
     # --- catalog cache for index.md
     def catalog(self) -> dict[str, tuple[int, int, str, str]]:
