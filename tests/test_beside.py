@@ -82,6 +82,18 @@ def test_the_helper_takes_no_job_while_no_core_is_spare(monkeypatch):
     assert dict(beside.shared(list(range(30)), _who, least=2, spare=lambda: False)) == results
 
 
+def test_no_process_to_be_had_leaves_every_job_to_this_process(monkeypatch):
+    import errno
+
+    single_threaded()
+
+    def refused(self):
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.get_context("fork").Process, "start", refused)
+    assert dict(beside.shared(list(range(30)), _who, least=2)) == {i: (i * i, True) for i in range(30)}
+
+
 def test_an_error_here_ends_the_helper_too():
     single_threaded()
 

@@ -49,16 +49,24 @@ def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | Non
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     receive, send = context.Pipe(duplex=False)
-    helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
-                             name="wikimem-beside", daemon=True)
+    helper: Any = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
+                                  name="wikimem-beside", daemon=True)
     frozen = gc.get_freeze_count()
     gc.freeze()  # the helper reads what the compile holds: its collections never touch (copy) those pages
     try:
         helper.start()
+    except OSError as exc:  # no process to be had (a limit on processes, or memory): all done here
+        log.info("no helper beside the compile (%s)", exc)
+        helper = None
     finally:
         if not frozen:
             gc.unfreeze()
     send.close()
+    if helper is None:
+        receive.close()
+        for index, job in enumerate(jobs):
+            yield index, work(job)
+        return
     done: set[int] = set()
     try:
         while (taken := _take(counter, len(jobs))) is not None:
