@@ -124,7 +124,8 @@ _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|At
                          r"|Sidebar|Topic)\b")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
 _ACRONYM = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
-_XREF = re.compile(r"\b(?:Listing|Figure|Chapter|Section|Table|Appendix|Example)s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
+_XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # "Listing 3-1" opens so
+_XREF = re.compile(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
 
 
 @lru_cache(maxsize=65536)
@@ -887,7 +888,7 @@ def _plain(text: str) -> str:
             lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
             else " x ", text)
     low = text.lower()
-    if not any(word in low for word in _XREF_WORDS):  # what _XREF_LOW needs
+    if not any(word in low for word in _XREF_WORDS):  # no cross-reference without one of its words
         return text
     return _XREF.sub("", text) if _XREF_LOW.search(low) else text
 
@@ -903,7 +904,6 @@ def _figure(text: str) -> bool:
 # sentences): a fact's score asks a dozen of them of every sentence of a document.
 _REQUIRE_LOW = lowercase_pattern(_REQUIRE)
 _XREF_LOW = lowercase_pattern(_XREF)
-_XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # _XREF's words
 _DIGIT = re.compile(r"\d")
 _CALLED_WORDS = ("called", "known", "referred", "named", "termed")
 
