@@ -38,61 +38,68 @@ def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | Non
     it never slows that process down. With few jobs, in a process with other threads (the
     daemon: forking there is unsafe) or on one core, this process does them all; if the helper
     fails, this process does what it did not hand back. `least`: LEAST_JOBS unless given."""
-    if len(jobs) < (LEAST_JOBS if least is None else least) or (os.cpu_count() or 1) < 2 \
-            or threading.active_count() > 1 or (spare is not None and not spare()):
+    forks = len(jobs) >= (LEAST_JOBS if least is None else least) and (os.cpu_count() or 1) >= 2 \
+        and threading.active_count() == 1 and (spare is None or spare())
+    started = _start_helper(jobs, work, spare) if forks else None
+    done: set[int] = set()
+    try:
+        if started is not None:
+            helper, counter, receive = started
+            while (taken := _take(counter, len(jobs))) is not None:
+                yield taken, work(jobs[taken])
+                done.add(taken)
+            got: Any = None
+            try:
+                got = receive.recv()
+            except (EOFError, OSError):
+                pass
+            if isinstance(got, tuple) and got[0] == "ok":
+                for index, result in got[1]:
+                    if index not in done:
+                        done.add(index)
+                        yield index, result
+            else:
+                log.info("pages not rendered beside the compile (%s); rendering them here",
+                         got[1] if isinstance(got, tuple) else "no report")
+        # what no helper did: every job when there is none
         for index, job in enumerate(jobs):
-            yield index, work(job)
-        return
+            if index not in done:
+                yield index, work(job)
+    finally:
+        if started is not None:
+            helper, _, receive = started
+            receive.close()
+            if helper.is_alive():
+                helper.kill()
+            helper.join()
+
+
+def _start_helper(jobs: Sequence[Any], work: Callable[[Any], Any],
+                  spare: Callable[[], bool] | None) -> tuple[Any, Any, Any] | None:
+    """The helper forked, with the counter both processes take jobs from and the end of the
+    pipe its results come by; None when no process is to be had (a limit on processes, or
+    memory)."""
     import gc
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     receive, send = context.Pipe(duplex=False)
-    helper: Any = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
-                                  name="wikimem-beside", daemon=True)
+    helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
+                             name="wikimem-beside", daemon=True)
     frozen = gc.get_freeze_count()
     gc.freeze()  # the helper reads what the compile holds: its collections never touch (copy) those pages
     try:
         helper.start()
-    except OSError as exc:  # no process to be had (a limit on processes, or memory): all done here
+    except OSError as exc:
         log.info("no helper beside the compile (%s)", exc)
-        helper = None
+        receive.close()
+        return None
     finally:
+        send.close()
         if not frozen:
             gc.unfreeze()
-    send.close()
-    if helper is None:
-        receive.close()
-        for index, job in enumerate(jobs):
-            yield index, work(job)
-        return
-    done: set[int] = set()
-    try:
-        while (taken := _take(counter, len(jobs))) is not None:
-            yield taken, work(jobs[taken])
-            done.add(taken)
-        got: Any = None
-        try:
-            got = receive.recv()
-        except (EOFError, OSError):
-            pass
-        if isinstance(got, tuple) and got[0] == "ok":
-            for index, result in got[1]:
-                if index not in done:
-                    done.add(index)
-                    yield index, result
-        else:
-            log.info("pages not rendered beside the compile (%s); rendering them here",
-                     got[1] if isinstance(got, tuple) else "no report")
-        for index, job in enumerate(jobs):
-            if index not in done:
-                yield index, work(job)
-    finally:
-        receive.close()
-        if helper.is_alive():
-            helper.kill()
-        helper.join()
+    return helper, counter, receive
 
 
 def _take(counter: Any, n: int) -> int | None:
