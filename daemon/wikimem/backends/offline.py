@@ -466,17 +466,13 @@ class OfflineBackend:
             return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
                                 total=total).dumps()
 
-        rendered: list[PageEdit | None] = [None] * len(to_render)
-        fresh: list[PageEdit] = []  # rendered since the last hand-over (Batch.rendered)
+        first = len(edits)
         for i, text in shared(to_render, render_concept, spare=batch.spare):
-            edit = rendered[i] = PageEdit(to_render[i][1].page, text, "concept", to_render[i][0])
-            fresh.append(edit)
-            if batch.rendered is not None and len(fresh) >= OFFER_EVERY:
-                batch.rendered(fresh)
-                fresh = []
-        if batch.rendered is not None and fresh:
-            batch.rendered(fresh)
-        edits.extend(e for e in rendered if e is not None)  # in the concepts' order, as rendered in one process
+            edits.append(PageEdit(to_render[i][1].page, text, "concept", to_render[i][0]))
+            offer(every=OFFER_EVERY)
+        offer()
+        order = {job[1].page: i for i, job in enumerate(to_render)}
+        edits[first:] = sorted(edits[first:], key=lambda e: order[e.path])  # the concepts' order, as in one process
         store.delete_concepts(dropped)
         store.put_concepts(stored)
         # every concept page wikimem wrote that no chosen concept renders any more goes
