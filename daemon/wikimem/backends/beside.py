@@ -79,26 +79,23 @@ def _start_helper(jobs: Sequence[Any], work: Callable[[Any], Any],
     """The helper forked, with the counter both processes take jobs from and the end of the
     pipe its results come by; None when no process is to be had (a limit on processes, or
     memory)."""
-    import gc
     import multiprocessing
+
+    from ..lifetime import start_frozen
 
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
     receive, send = context.Pipe(duplex=False)
     helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
                              name="wikimem-beside", daemon=True)
-    frozen = gc.get_freeze_count()
-    gc.freeze()  # the helper reads what the compile holds: its collections never touch (copy) those pages
     try:
-        helper.start()
+        start_frozen(helper)  # the helper reads what the compile holds: the two keep sharing it
     except OSError as exc:
         log.info("no helper beside the compile (%s)", exc)
         receive.close()
         return None
     finally:
         send.close()
-        if not frozen:
-            gc.unfreeze()
     return helper, counter, receive
 
 

@@ -1056,17 +1056,9 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
                                                        os.getpid(), offers, claimed, signal, closed, waiting,
                                                        written_as),
                               name="wikimem-search-seed", daemon=True)
-    import gc
+    from ..lifetime import start_frozen
 
-    # the seed reads little of what the compile holds: frozen, its collections never touch (and
-    # so never copy) the parent's objects, and the two processes keep sharing those pages
-    frozen = gc.get_freeze_count()
-    gc.freeze()
-    try:
-        process.start()
-    finally:
-        if not frozen:  # frozen by the compile (compiler._fewer_collections): it unfreezes
-            gc.unfreeze()
+    start_frozen(process)  # the seed reads little of what the compile holds: the two keep sharing it
     send.close()
     return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal, closed, waiting)
 
