@@ -47,6 +47,30 @@ def test_a_txt_file_is_read_as_what_it_holds() -> None:
     assert sniff_format(rest, ".md") == "markdown" and sniff_format(markdown, ".rst") == "rst"
 
 
+def test_web_addresses_are_no_evidence_of_markdown() -> None:
+    # a reST note whose links are bare addresses; the Markdown link pattern once was shadowed
+    # by another, which counted every address as a Markdown link, and read this as Markdown
+    rest = ("Mirrors\n=======\n\nDownloads\n---------\n\n"
+            + "".join(f"* https://mirror{n}.example.org/pub/\n" for n in range(6))
+            + "\nSee `the archive`_ too.\n\n.. _the archive: https://example.org/archive/\n")
+    assert sniff_format(rest, ".txt") == "rst"
+    # plain text that mentions addresses stays plain text
+    plain = "Contacts\n\nWrite to https://example.org/a or https://example.org/b for help.\n"
+    assert sniff_format(plain, ".txt") == "text"
+    # a Markdown link is still evidence: two of them and a heading
+    assert sniff_format("# Links\n\nSee [a](https://a.example) and [b](https://b.example).\n", ".txt") == "markdown"
+
+
+def test_underlines_are_counted_as_reading_them_line_by_line_would() -> None:
+    # an adornment on the first line has nothing above it; one under a longer line or under
+    # another adornment underlines nothing; "=" and "-" underline Markdown too
+    assert sniff_format("=====\nTitle\n=====\n", ".txt") == "text"
+    assert sniff_format("A long title\n+++\n\nAnother one\n^^^\n", ".txt") == "text"
+    assert sniff_format("Title\n~~~~~\n\nPart\n^^^^\n", ".txt") == "rst"
+    assert sniff_format("Title\n=====\n\nPart\n----\n", ".txt") == "rst"
+    assert sniff_format("Title\n=====\n\ntext\n", ".txt") == "text"
+
+
 # --- reStructuredText ----------------------------------------------------------------------
 
 SPHINX_PAGE = """\

@@ -81,15 +81,38 @@ _RST_FIELD = re.compile(r"^:[A-Za-z][\w -]*: \S", re.MULTILINE)
 _RST_REFERENCE = re.compile(r"`[^`\n]+`__?(?!\w)")
 _RST_LITERAL = re.compile(r"::\n\n[ \t]+\S")
 _ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}[ \t]*$")
+_ADORNMENT_LINE = re.compile(_ADORNMENT.pattern, re.MULTILINE)
 _MD_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
 _MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 _MD_LINK = re.compile(r"\]\([^()\s]+\)")
 _MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
 
 
-def _count(pattern: re.Pattern[str], text: str, most: int) -> int:
-    """How many times `pattern` matches `text`, counted up to `most` (the search stops there)."""
+def _count(pattern: re.Pattern[str], text: str, most: int, *needs: str) -> int:
+    """How many times `pattern` matches `text`, counted up to `most` (the search stops there).
+    `needs`: strings one of which every match holds; a text without any is not searched (a
+    pattern that matches nowhere is tried at every character: a Markdown link's, over a reST
+    file, was half of telling the format)."""
+    if needs and not any(need in text for need in needs):
+        return 0
     return sum(1 for _ in itertools.islice(pattern.finditer(text), most))
+
+
+def _underlines(text: str) -> tuple[int, int]:
+    """Section underlines: lines of one punctuation mark under a line of text at least as long,
+    as ("=" or "-" underlines, which Markdown has too; the others, reST's alone)."""
+    either = only_rst = 0
+    for match in _ADORNMENT_LINE.finditer(text):
+        end = match.start() - 1  # the newline before the adornment; none on the first line
+        if end < 0:
+            continue
+        previous = text[text.rfind("\n", 0, end) + 1 : end]
+        if previous.strip() and not _ADORNMENT.match(previous) and len(match.group(0).rstrip()) >= len(previous.rstrip()):
+            if match.group(1) in "=-":
+                either += 1
+            else:
+                only_rst += 1
+    return either, only_rst
 
 
 def sniff_format(text: str, suffix: str) -> str:
@@ -104,21 +127,14 @@ def sniff_format(text: str, suffix: str) -> str:
     if suffix in RST_SUFFIXES:
         return "rst"
     sample = text[:200_000]
-    rst = _count(_RST_DIRECTIVE, sample, 10) * 2 + _count(_RST_TARGET, sample, 5) + _count(_RST_ROLE, sample, 5) \
-        + _count(_RST_FIELD, sample, 5) + _count(_RST_REFERENCE, sample, 5) + _count(_RST_LITERAL, sample, 3)
-    markdown = _count(_MD_HEADING, sample, 10) + _count(_MD_FENCE, sample, 5) * 2 + _count(_MD_LINK, sample, 5) \
-        + _count(_MD_TABLE, sample, 3) * 2
-    lines = sample.split("\n")
-    underlines = 0
-    for previous, line in zip(lines, lines[1:], strict=False):
-        match = _ADORNMENT.match(line)
-        if match and previous.strip() and not _ADORNMENT.match(previous) and len(line.rstrip()) >= len(previous.rstrip()):
-            # "=" and "-" underline headings in Markdown too; the others only in reST
-            if match.group(1) in "=-":
-                underlines += 1
-            else:
-                rst += 2
-    rst += min(underlines, 5)
+    rst = _count(_RST_DIRECTIVE, sample, 10, ".. ") * 2 + _count(_RST_TARGET, sample, 5, ".. _") \
+        + _count(_RST_ROLE, sample, 5, ":`") + _count(_RST_FIELD, sample, 5, ":") \
+        + _count(_RST_REFERENCE, sample, 5, "`_") + _count(_RST_LITERAL, sample, 3, "::\n\n")
+    markdown = _count(_MD_HEADING, sample, 10, "# ") + _count(_MD_FENCE, sample, 5, "```", "~~~") * 2 \
+        + _count(_MD_LINK, sample, 5, "](") + _count(_MD_TABLE, sample, 3, "---") * 2
+    # "=" and "-" underline headings in Markdown too; the others only in reST
+    underlines, rst_only = _underlines(sample)
+    rst += 2 * rst_only + min(underlines, 5)
     if rst >= 3 and rst > markdown:
         return "rst"
     if markdown >= 2:
@@ -203,7 +219,7 @@ def load_markdown(path: str, text: str) -> Document:
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
 
 
-_MD_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<?\b[a-z][a-z0-9+.-]*://\S+")
+_BANNER_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<?\b[a-z][a-z0-9+.-]*://\S+")
 
 
 def _heading_title(blocks: list[Block]) -> str | None:
@@ -218,7 +234,7 @@ def _heading_title(blocks: list[Block]) -> str | None:
     for block in blocks:
         if block.kind == "heading":
             return block.text
-        if len(re.findall(r"[^\W\d_]{2,}", _MD_LINK.sub(" ", block.text))) >= 3:
+        if len(re.findall(r"[^\W\d_]{2,}", _BANNER_LINK.sub(" ", block.text))) >= 3:
             return None  # text: the document has begun
     return None
 
