@@ -268,6 +268,29 @@ def test_a_link_or_an_address_alone_is_no_key_point(ws: Workspace, settings) -> 
     assert "Learn more" not in page and "Tidelift subscription: https" not in page
 
 
+def test_a_pointer_elsewhere_is_no_lead_no_key_point_and_no_key_fact(ws: Workspace, settings) -> None:
+    """"For more, see Publishing bug fixes." led the 187 corpus's API page: a sentence that only
+    sends the reader elsewhere says nothing about the concept it is quoted under."""
+    pointers = ["For more, see Publishing bug fixes and Publishing non-breaking changes.",
+                "For details about the changes in Widget 1.12, see the Widget 1.12 release notes.",
+                "Please refer to the release notes for the complete list of changes.",
+                "More details can be found in the gadget reference."]
+    for n, name in enumerate(("alpha", "beta", "gamma")):
+        write(ws, f"{name}.md", f"# {name.title()} gadgets\n\n{pointers[n]} The gadget registry keeps "
+                                f"every {name} gadget the build declares.\n\n## Limits\n\n{pointers[3]} "
+                                f"A gadget registry holds at most {100 + n} gadgets of one kind.\n")
+    compile_workspace(ws, settings)
+    pages = [p.read_text() for p in (ws.wiki / "concepts").glob("*.md") if p.name != "index.md"]
+    assert pages
+    for page in pages:
+        lead = page.split("\n# ", 1)[1].split("\n\n", 2)[1]
+        assert "keeps every" in lead or "holds at most" in lead
+        assert not any(pointer in page for pointer in pointers)
+    source = (ws.wiki / "sources" / "alpha.md").read_text()
+    facts = source.split("## Key facts", 1)[1]
+    assert "holds at most 100 gadgets" in facts and pointers[3] not in facts
+
+
 def test_the_runs_of_list_items_are_found_in_one_pass() -> None:
     from wikimem.analysis import Sentence, _item_runs
 

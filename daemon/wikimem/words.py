@@ -25,12 +25,23 @@ STOPWORDS = frozenset(
 
 
 # --- what a sentence's wording says about it (key facts, key points, leads) --------------------
-# a tutorial's chatter, not a statement: "Let's ...", "Now ...", "As you can see", "To illustrate"
+# a sentence that only sends the reader elsewhere, which says nothing itself: "For more, see
+# ...", "For details about the changes, see the release notes", "Please refer to ...", "More
+# details can be found in ..."
+_POINTER = (
+    r"for\s+(?:more|further|additional|complete|full|details|information|a\s+(?:full|complete)|the\s+(?:full|complete))\b"
+    r"(?:[^.!?]|\.(?=\S)){0,80}?\b(?:see|refer\s+to|read|consult|visit)\b"  # a version's dot ends no sentence
+    r"|(?:please\s+)?(?:refer\s+to|consult)\b|please\s+(?:see|read)\b|see\s+also\b"
+    r"|more\s+(?:information|details)\s+(?:is|are|can\s+be)\s+(?:available|found)\b")
+POINTER = re.compile(rf"^(?:{_POINTER})", re.IGNORECASE)
+# a tutorial's chatter, not a statement: "Let's ...", "Now ...", "As you can see", "To
+# illustrate"; and a pointer elsewhere
 CHATTY = re.compile(
     r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
     r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|(?:in\s+)?listing\s+\d|for\s+example\b|for\s+instance\b"
     r"|first,|finally,|this\s+(?:chapter|section)|in\s+(?:this|the\s+(?:previous|next|following))\s+(?:example|listing|code)"
-    r"|to\s+(?:illustrate|demonstrate|show|see|explore|understand|recap|summarize)\b|before\s+we\b|for\s+now\b|see\s)",
+    r"|to\s+(?:illustrate|demonstrate|show|see|explore|understand|recap|summarize)\b|before\s+we\b|for\s+now\b|see\s"
+    rf"|{_POINTER})",
     re.IGNORECASE)
 # a pointer to a later part of the text
 FORWARD = re.compile(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"

@@ -27,7 +27,15 @@ from ..analysis import forget_sentences as analysis_forget
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
 from ..templating import render
-from ..words import CHATTY, REFERS_BACK, code_like, lowercase_pattern, narrates, points_forward
+from ..words import (
+    CHATTY,
+    POINTER,
+    REFERS_BACK,
+    code_like,
+    lowercase_pattern,
+    narrates,
+    points_forward,
+)
 from .offline_concepts import Concept, relevance
 
 KEY_POINTS = 6
@@ -793,11 +801,11 @@ _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 @lru_cache(maxsize=4096)  # a sentence is weighed for every concept it names
 def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | None:
-    """What a sentence is worth as a key point, whatever the concept: None for code or a bare
-    link; else its first eight tokens (folded), the term it defines, and its score from its
-    own words (a default or requirement up; a pointer elsewhere, chatter, a question, a
-    sentence that refers back or narrates, a long one down)."""
-    if code_like(text) or _thin(text):
+    """What a sentence is worth as a key point, whatever the concept: None for code, a bare link
+    or a pointer elsewhere ("For more, see ..."); else its first eight tokens (folded), the term
+    it defines, and its score from its own words (a default or requirement up; a pointer to a
+    later part, chatter, a question, a sentence that refers back or narrates, a long one down)."""
+    if code_like(text) or _thin(text) or POINTER.match(text):
         return None
     score = 0.0
     low = text.lower()
