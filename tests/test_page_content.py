@@ -291,6 +291,22 @@ def test_a_pointer_elsewhere_is_no_lead_no_key_point_and_no_key_fact(ws: Workspa
     assert "holds at most 100 gadgets" in facts and pointers[3] not in facts
 
 
+def test_a_title_word_the_text_hardly_says_is_not_what_the_source_is_about(tmp_path: Path) -> None:
+    """"Putting It All Together: Futures, Tasks, and Threads" made "Together" a concept of the
+    Rust book: the title's other words are what its text talks about."""
+    from wikimem.analysis import ABOUT
+
+    text = ("# Putting It All Together: Widgets, Gadgets, and Sprockets\n\n"
+            + " ".join(f"A widget {n} turns a gadget, and the gadget drives a sprocket of the widget."
+                       for n in range(12))
+            + " The parts work well together. Used together, they are quiet.\n")
+    source = tmp_path / "together.md"
+    source.write_text(text, encoding="utf-8")
+    signals = analyze(load_source(source, "raw/together.md", max_bytes=1_000_000)).signals
+    assert signals["widget"][0] == ABOUT and signals["gadget"][0] == ABOUT
+    assert signals.get("together", [0])[0] < ABOUT
+
+
 def test_the_runs_of_list_items_are_found_in_one_pass() -> None:
     from wikimem.analysis import Sentence, _item_runs
 

@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 32
+ANALYSIS_VERSION = 33
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -384,10 +384,14 @@ def analyze(doc: Document) -> SourceAnalysis:
     # ABOUT: what the title names and the text keeps talking about
     prose_terms: Counter[str] = Counter(chain.from_iterable(keys_of[i] for i in prose))
     about = _subject_keys(doc.title, prose_terms, min_tf=1 if len(prose) < 15 else 2)
-    for rank, (key, surface) in enumerate(about):
-        # the title's main phrase; a word of it ("control" in "Control Flow") is weaker evidence
-        overlaps = rank > 0 and any(set(key.split()) & set(k.split()) for k, _ in about[:rank])
-        signal(key, HEADED if overlaps else ABOUT, surface)
+    for rank, (key, surface, said) in enumerate(about):
+        # the title's main phrase; a word of it ("control" in "Control Flow") is weaker evidence,
+        # and so is a word the text hardly says beside the main one ("Together" in "Putting It
+        # All Together: Futures, Tasks, and Threads", "Fail" in "Refutability: Whether a
+        # Pattern Might Fail to Match")
+        overlaps = rank > 0 and any(set(key.split()) & set(k.split()) for k, _, _ in about[:rank])
+        seldom = rank > 0 and said * 4 < about[0][2]
+        signal(key, HEADED if overlaps or seldom else ABOUT, surface)
 
     # HEADED: a section named for it that talks about it
     in_section: dict[int, list[int]] = {}
@@ -398,7 +402,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     for index, section in enumerate(doc.sections):
         if section.level <= 1 and section.title == doc.title:
             continue
-        for key, surface in _subject_keys(section.title, by_section.get(index, Counter()), min_tf=1, limit=2):
+        for key, surface, _ in _subject_keys(section.title, by_section.get(index, Counter()), min_tf=1, limit=2):
             signal(key, HEADED, surface)
             headed.setdefault(key, index)
 
@@ -519,9 +523,10 @@ def _api_name(span: str) -> bool:
 _ONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*+(?:[-_.][A-Za-z0-9]++)++")
 
 
-def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) -> list[tuple[str, str]]:
-    """The phrases a title names that its text talks about: (key, the title's spelling), best
-    first. Which of them is a concept is decided over the whole collection (offline_concepts)."""
+def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) -> list[tuple[str, str, float]]:
+    """The phrases a title names that its text talks about: (key, the title's spelling, how much
+    the text says it), best first. Which of them is a concept is decided over the whole
+    collection (offline_concepts)."""
     stripped = _TITLE_LEAD.sub("", title.strip())
     candidates = []
     families: Counter[str] | None = None
@@ -544,7 +549,7 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
             continue
         candidates.append((count * (1.0 + 0.8 * key.count(" ")), key))
     candidates.sort(key=lambda c: (-c[0], c[1]))
-    return [(key, _surface(stripped, key)) for _, key in candidates[:limit]]
+    return [(key, _surface(stripped, key), score) for score, key in candidates[:limit]]
 
 
 def _families(tf: Counter[str], roots: set[str]) -> Counter[str]:
