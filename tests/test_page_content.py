@@ -307,6 +307,18 @@ def test_a_title_word_the_text_hardly_says_is_not_what_the_source_is_about(tmp_p
     assert signals.get("together", [0])[0] < ABOUT
 
 
+def test_a_concepts_own_name_says_what_defines_it() -> None:
+    """"pointer", merged into Smart Pointers, is a broader thing: a source's definition of a
+    pointer does not lead the Smart Pointers page."""
+    from wikimem.backends.offline_concepts import Concept
+
+    concept = Concept("smart pointer", "Smart Pointers", ["Pointer"], "smart-pointer",
+                      keys=("pointer", "smart pointer", "smart pointers"))
+    assert concept.own_keys == ("smart pointer", "smart pointers")
+    assert Concept("hash map", "Hash maps", [], "hash-map", keys=("hash map", "hashmap")).own_keys == ("hash map", "hashmap")
+    assert Concept("ownership", "Ownership", [], "ownership").own_keys == ("ownership",)
+
+
 def test_the_runs_of_list_items_are_found_in_one_pass() -> None:
     from wikimem.analysis import Sentence, _item_runs
 

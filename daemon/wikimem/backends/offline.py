@@ -44,7 +44,7 @@ from .offline_pages import (
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 22  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 23  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -514,7 +514,7 @@ def _member(doc: Doc, data: dict[str, Any], concept: Concept) -> Member:
     return Member(
         path=doc.path, page=doc.page, title=doc.title, date=doc.date, version=data.get("version"), anchor=doc.anchor,
         level=_level(data, concept.keys), mentions=sum(data["terms"].get(k, 0) for k in concept.keys),
-        definition=next((definitions[k] for k in concept.keys if k in definitions), None),
+        definition=next((definitions[k] for k in concept.own_keys if k in definitions), None),
         headed=next((headed[k] for k in concept.keys if k in headed), None),
         sections=data.get("sections") or [],
         facts=frozenset(data.get("facts") or ()),

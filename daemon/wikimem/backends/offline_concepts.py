@@ -44,6 +44,13 @@ class Concept:
     def page(self) -> str:
         return f"concepts/{self.slug}.md"
 
+    @property
+    def own_keys(self) -> tuple[str, ...]:
+        """Its keys, its own first, but a word of its name merged into it ("pointer" in "smart
+        pointer", a broader thing): what a sentence that defines the concept itself defines."""
+        words = self.key.split() if " " in self.key else ()
+        return (self.key, *(k for k in self.keys if k != self.key and k not in words))
+
 
 class TermStats(Protocol):
     """What concept selection reads: counts per collection, from memory or from state.db."""

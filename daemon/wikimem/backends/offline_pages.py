@@ -749,7 +749,7 @@ def _content_words(title: str) -> tuple[str, ...]:
 def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sentences_of: Any,
                  mentioning: dict[str, list[tuple[int, Sentence]]], by_name: set[tuple[str, int]],
                  named_for: dict[str, set[int]]) -> tuple[Sentence | None, Member | None]:
-    keys = [f" {k} " for k in concept.keys]
+    keys = [f" {k} " for k in concept.own_keys]  # what says what it is, not what a word of its name is
     others = [m for m in quoted if m not in main]
     for group, strict in ((main, False), (others, True)):
         for m in group:
@@ -762,7 +762,7 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
     for m in [*main, *others]:
         for i, s in mentioning.get(m.path, []):
             term = _defined_term(s.text) if (m.path, i) in by_name else None
-            if term and term[0] in concept.keys and term[2] and _lead_penalty(s.text) == 0:
+            if term and term[0] in concept.own_keys and term[2] and _lead_penalty(s.text) == 0:
                 return s, m
     # a glossary's entry for it (a section headed by its very name) opens by saying what it is:
     # the entry's first sentence, the concept as its subject ("A canary release sends ..."); in
