@@ -16,7 +16,7 @@ from wikimem.cli import main
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.raw_tree import scan
-from wikimem.sources import load_source, sniff_format
+from wikimem.sources import SkipSource, load_source, sniff_format
 from wikimem.workspace import Workspace
 
 ROLE_DEBRIS = re.compile(r":[A-Za-z][\w:+-]*:`")
@@ -418,10 +418,28 @@ def test_mdbook_summary_is_the_reading_order(tmp_path: Path) -> None:
     assert [e.target for e in doc.toc] == ["raw/book/intro.md", "raw/book/ch01.md", "raw/book/ch01-01.md", "raw/book/ch02.md"]
 
 
+def test_a_page_template_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """A theme's partial (MkDocs' docs/overrides/partials/nav.html) became a page with an empty
+    title; a rendered page never opens with template tags."""
+    with pytest.raises(SkipSource, match="template"):
+        load(tmp_path, "overrides/partials/nav.html",
+             '{% import "partials/nav-item.html" as item with context %}\n<nav class="{{ class }}">\n'
+             '<label>{{ config.site_name }}</label>\n{% for nav_item in nav %}{{ item.render(nav_item) }}'
+             '{% endfor %}\n</nav>\n')
+    with pytest.raises(SkipSource, match="template"):
+        load(tmp_path, "base.html", "\n{# the layout #}\n<html><body>{% block body %}{% endblock %}</body></html>\n")
+    # a page that shows template tags in its text is a document
+    doc = load(tmp_path, "jinja.html", "<html><body><h1>Loops</h1><p>Write a loop as:</p>"
+                                       "<pre>{% for user in users %}{{ user }}{% endfor %}</pre></body></html>")
+    assert doc.title == "Loops"
+
+
 def test_titles_are_the_documents_own(tmp_path: Path) -> None:
     assert load(tmp_path, "a.md", "## What Is Ownership?\n\nText.\n\n## Rules\n\nMore.\n").title == "What Is Ownership?"
     assert load(tmp_path, "b.md", "Intro text first.\n\n# Real Title\n\n## Part\n\nx\n").title == "Real Title"
     assert load(tmp_path, "c.html", "<html><head><title>Page title</title></head><body><h1>H</h1><p>Text here.</p></body></html>").title == "Page title"
+    # an HTML page without a title or a heading is named for its file, as every other format
+    assert load(tmp_path, "docs/release-plan.html", "<html><body><p>Text here, and more of it.</p></body></html>").title == "Release plan"
     assert load(tmp_path, "d.txt", "Copyright 2016 Someone. All rights reserved.\n\nMy Talk!\nA. Speaker\n\nBody text.\n").title == "My Talk!"
     # a first line that is half a sentence is no title (PyYAML's README)
     prose = "YAML is a data serialization format designed for human readability\nand interaction with scripting.\n\nMore.\n"

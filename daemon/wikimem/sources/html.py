@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..pages import FrontMatterError, parse_meta, split_front_matter
-from .document import Block, Document
+from .document import Block, Document, SkipSource
 from .inline import TAG, clean_inline
 from .markdown import parse_markdown
 from .sections import comment_meta, find_date, meta_date, section_tree
@@ -17,13 +17,20 @@ from .sections import comment_meta, find_date, meta_date, section_tree
 # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
 # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
 _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
+# a page template (Jinja, Django, Liquid: a theme's partial such as MkDocs' overrides/), which
+# opens with its tags, not with a document's markup or text
+_TEMPLATE = re.compile(r"\A\s*(?:\{%|\{#|\{\{)")
 
 
 def load_html(path: str, text: str) -> Document:
     from bs4 import BeautifulSoup, Tag
     from markdownify import MarkdownConverter
 
+    from . import title_from_name
+
     fm, body, offset = split_front_matter(text)
+    if _TEMPLATE.match(body):
+        raise SkipSource("a page template (it opens with template tags such as {% ... %}), not a document")
     meta: dict[str, Any] = {}
     warnings: list[str] = []
     if fm is not None:
@@ -50,7 +57,8 @@ def load_html(path: str, text: str) -> Document:
     blocks = _map_lines(parse_markdown(markdown), body, offset)
     blocks, sections = section_tree(blocks)
     title = meta.get("title") if isinstance(meta.get("title"), str) else None
-    title = title or page_title or h1_text or next((b.text for b in blocks if b.kind == "heading"), None) or ""
+    title = title or page_title or h1_text or next((b.text for b in blocks if b.kind == "heading"), None) \
+        or title_from_name(path)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     subtitle = meta.get("subtitle") or meta.get("description") or description
     return Document(path, "html", clean_inline(title), blocks, meta, date, warnings=warnings, sections=sections,
