@@ -18,7 +18,7 @@ from typing import Any
 
 from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from ..pages import FrontMatterError, parse_meta, split_front_matter
-from .document import Block, Document, Section, SkipSource, TocEntry
+from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
 from .sections import comment_meta, find_date, meta_date, section_tree, title_version
@@ -145,16 +145,6 @@ def sniff_format(text: str, suffix: str) -> str:
 
 
 # --- loaders -------------------------------------------------------------------------------------
-
-
-def title_from_name(path: str) -> str:
-    stem = Path(path).stem
-    if stem.lower() in ("readme", "index") and len(Path(path).parts) > 2:
-        stem = Path(path).parent.name  # raw/attrs/README.md is attrs' README
-    title = re.sub(r"[-_]+", " ", stem).strip() or stem
-    if title.isupper():
-        title = title.lower()
-    return title[:1].upper() + title[1:]
 
 
 def _front_matter(text: str, warnings: list[str]) -> tuple[dict[str, Any], str, int]:

@@ -7,7 +7,9 @@ changelog's statements carry the version and date of their own release.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -77,3 +79,13 @@ class Document:
     @property
     def text(self) -> str:
         return "\n\n".join(b.text for b in self.blocks)
+
+
+def title_from_name(path: str) -> str:
+    stem = Path(path).stem
+    if stem.lower() in ("readme", "index") and len(Path(path).parts) > 2:
+        stem = Path(path).parent.name  # raw/attrs/README.md is attrs' README
+    title = re.sub(r"[-_]+", " ", stem).strip() or stem
+    if title.isupper():
+        title = title.lower()
+    return title[:1].upper() + title[1:]

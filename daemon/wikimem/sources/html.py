@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..pages import FrontMatterError, parse_meta, split_front_matter
-from .document import Block, Document, SkipSource
+from .document import Block, Document, SkipSource, title_from_name
 from .inline import TAG, clean_inline
 from .markdown import parse_markdown
 from .sections import comment_meta, find_date, meta_date, section_tree
@@ -26,7 +26,6 @@ def load_html(path: str, text: str) -> Document:
     from bs4 import BeautifulSoup, Tag
     from markdownify import MarkdownConverter
 
-    from . import title_from_name
 
     fm, body, offset = split_front_matter(text)
     if _TEMPLATE.match(body):
