@@ -239,6 +239,16 @@ def test_a_name_joined_by_of_is_one_key_not_its_last_word() -> None:
     assert not any(" the " in key for key in phrase_keys(tokens("Read the code the conduct.")))
 
 
+def test_a_plural_in_ies_folds_to_its_own_singular() -> None:
+    """"cookies" folded to "cooky", a key apart from "cookie" (an HTTP client's docs got a page
+    concepts/cooky.md; Flask's Cookie page missed every "cookies"), and "series" to "sery"."""
+    from wikimem.analysis import tokens
+
+    assert tokens("Cookies and a cookie") == ["cookie", "and", "a", "cookie"]
+    assert tokens("A series of libraries, two species, the movies") == \
+        ["a", "series", "of", "library", "two", "species", "the", "movie"]
+
+
 def test_a_sentence_keeps_the_marks_that_close_it(tmp_path: Path) -> None:
     """The emphasis, quote or bracket a sentence ends inside closes with it: a bold lead-in
     quoted alone was "**Failures are retried, then left alone." with its emphasis left open."""

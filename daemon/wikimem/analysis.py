@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 33
+ANALYSIS_VERSION = 34
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -128,13 +128,19 @@ _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "
 _XREF = re.compile(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
 
 
+# "-ies" words whose singular is not "-y": "cookies" is not "cooky", "series" is one
+_IES = {"series": "series", "species": "species", **{w + "s": w for w in (
+    "cookie movie zombie rookie newbie freebie calorie selfie hoodie goalie genie pixie brownie smoothie prairie "
+    "sortie bogie auntie birdie").split()}}
+
+
 @lru_cache(maxsize=65536)
 def singular(word: str) -> str:
     """Cheap English singular, enough to merge "traits"/"trait" and "libraries"/"library"."""
     if len(word) <= 4 or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
+        return _IES.get(word) or word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes", "zes")):
         return word[:-2]
     if word.endswith("os") and len(word) <= 5:
