@@ -271,11 +271,13 @@ def test_a_link_or_an_address_alone_is_no_key_point(ws: Workspace, settings) -> 
         write(ws, f"{name}.md", f"# {name.title()}\n\n## Tidelift subscription\n\nThe Tidelift subscription covers "
                                 f"the {name} package for enterprise users.\n\n"
                                 "[Learn more.](https://tidelift.com/subscription?utm_campaign=tidelift-subscription)\n\n"
-                                "Tidelift subscription: https://tidelift.com/x\n")
+                                "Tidelift subscription: https://tidelift.com/x\n\n"
+                                "- The Tidelift subscription adds support. *(Optional, with the tidelift extra)*\n")
     compile_workspace(ws, settings)
     page = next((ws.wiki / "concepts").glob("tidelift*.md")).read_text()
     assert "covers the" in page
     assert "Learn more" not in page and "Tidelift subscription: https" not in page
+    assert "(Optional" not in page  # an aside in parentheses that is no sentence
 
 
 def test_a_pointer_elsewhere_is_no_lead_no_key_point_and_no_key_fact(ws: Workspace, settings) -> None:

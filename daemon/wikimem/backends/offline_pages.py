@@ -826,7 +826,12 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
 
 def _thin(text: str) -> bool:
     """A sentence that is little but a link or an address ("[Learn more.](https://...)",
-    "Background: https://..."): under four words of its own once links are their text."""
+    "Background: https://..."): under four words of its own once links are their text; or an
+    aside in parentheses that is no sentence ("*(Optional, with `httpx[http2]`)*" after a list
+    item, "(The Chicago Manual of Style, section 1.80)")."""
+    bare = text.strip("*_ ")
+    if bare.startswith("(") and bare.endswith(")") and not bare.endswith((".)", "!)", "?)")):
+        return True
     if "](" in text or "://" in text:  # what _LINK_OR_URL needs
         text = _LINK_OR_URL.sub(lambda m: m.group(1) or " ", text)
     return len(_PROSE_WORD.findall(text)) < 4
