@@ -249,6 +249,16 @@ def test_a_plural_in_ies_folds_to_its_own_singular() -> None:
         ["a", "series", "of", "library", "two", "species", "the", "movie"]
 
 
+def test_a_titles_spelling_of_a_key_leaves_its_possessive_out() -> None:
+    """"Contributor's Guide" titled a concept page "Contributor's"."""
+    from wikimem.analysis import _surface
+
+    assert _surface("Contributor's Guide", "contributor") == "Contributor"
+    assert _surface("Rust’s Ownership Rules", "rust") == "Rust"
+    assert _surface("Lifetimes and `Box<T>`", "lifetime") == "Lifetimes"
+    assert _surface("Lifetimes and `Box<T>`", "box") == "`Box<T>`"
+
+
 def test_a_sentence_keeps_the_marks_that_close_it(tmp_path: Path) -> None:
     """The emphasis, quote or bracket a sentence ends inside closes with it: a bold lead-in
     quoted alone was "**Failures are retried, then left alone." with its emphasis left open."""

@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 34
+ANALYSIS_VERSION = 35
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -654,6 +654,8 @@ def _surface(text: str, key: str) -> str:
         run = words[i : i + n]
         if " ".join(_fold(w.group(0).lower()) for w in run) == key:
             start, end = run[0].start(), run[-1].end()
+            if text[end - 2 : end] in ("'s", "’s"):
+                end -= 2  # "Contributor's Guide" names contributors, not "Contributor's"
             if text.count("`", start, end) % 2:  # a code span the run starts or ends inside: all of it
                 if start > 0 and text[start - 1] == "`":
                     start -= 1
