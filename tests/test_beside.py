@@ -26,13 +26,17 @@ def _who(job: int) -> tuple[int, bool]:
 
 def test_every_job_is_done_once_and_the_helper_takes_some():
     single_threaded()
-    helped = multiprocessing.get_context("fork").Event()
+    context = multiprocessing.get_context("fork")
+    helped, began = context.Event(), context.Event()
 
     def work(job: int) -> tuple[int, bool]:
-        if os.getpid() != PARENT:
-            helped.set()
-        elif job == 0:
-            assert helped.wait(30), "the helper took no job"  # this process waits for it once
+        # each process, at its first job, waits for the other to have taken one: both take some
+        # however fast either starts (after the fork this process unfreezes its heap, which in a
+        # test run of many modules took long enough for the helper to take every job)
+        mine, other = (began, helped) if os.getpid() == PARENT else (helped, began)
+        if not mine.is_set():
+            mine.set()
+            assert other.wait(30), "the other process took no job"
         return _who(job)
 
     results = list(beside.shared(list(range(40)), work, least=2))
@@ -96,11 +100,13 @@ def test_no_process_to_be_had_leaves_every_job_to_this_process(monkeypatch):
 
 def test_an_error_here_ends_the_helper_too():
     single_threaded()
+    never = multiprocessing.get_context("fork").Event()
 
     def work(job: int) -> int:
-        if os.getpid() == PARENT and job >= 5:
-            raise ValueError("broken page")
-        return job
+        if os.getpid() != PARENT:
+            never.wait(30)  # the helper holds the one job it took: whatever its speed, this process has jobs
+            return job
+        raise ValueError("broken page")
 
     with pytest.raises(ValueError, match="broken page"):
         list(beside.shared(list(range(200)), work, least=2))
