@@ -41,6 +41,9 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Safari 5.1+ support is dropped because jQuery version is updated from 1.11.0 to 3.1.0",
      "jquery", (3, 1, 0), "from"),
     ("0.15.x is the last version supporting Python 2.6.", "python", (2, 6), "last"),
+    # Go's notes say the last release another way
+    ("Go 1.18 is the last release that is supported on FreeBSD 11.x, which has already reached end-of-life.",
+     "freebsd", (11,), "last"),
     ("Require Werkzeug >= 3.0.0.", "werkzeug", (3, 0, 0), ""),
     ("The minimum supported version of PostgreSQL is increased from 13 to 14.", "postgresql", (14,), "from"),
     ("The unicode package has been upgraded from Unicode 15 to Unicode 17.", "unicode", (17,), "from"),
@@ -57,6 +60,13 @@ def test_what_is_not_a_current_fact() -> None:
     assert all(f.plan for f in facts_of("Go 1.19 will require macOS 10.13 or later.", title="Go 1.18 Release Notes"))
     assert facts_of("This release does not require Python 3.6 or later.") == []  # a negation
     assert facts_of("v2-beta of the widget requires nothing new.") == []  # no value
+    # support added for a new version (Starlette's notes) says nothing of the oldest one supported
+    assert facts_of("Officially support Python 3.12 [#2214].") == []
+    assert facts_of("Add support for Python 3.13.") == []
+    # ... where a bound does: and an adverb is nobody's role ("(officially)" made a second timeline)
+    (fact,) = facts_of("Requests officially supports Python 3.10+.")
+    assert (fact.key, fact.value) == (("min", "python", "requests"), (3, 10))
+    assert [f.value for f in facts_of("This library supports Python 3.9 and higher.")] == [(3, 9)]
     # the release a changelog section names is the fact's own release
     (fact,) = facts_of("Drop support for Python 3.8.", release="3.1.0")
     assert fact.subject == (3, 1, 0)

@@ -53,6 +53,8 @@ _SUPPORTS = re.compile(
     r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s+(?:(?:the\s+)?versions?\s+of\s+)?"
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|or\s+newer|or\s+later|up\s+to|,\s*and|,|and|to|or|-|–|\+)\s*(?:\d+(?:\.\d+)*)?)*)")
+# what makes one version a lower bound: "3.9 and newer", "3.10+", ">= 3.5", "from 2.4 to 3.2"
+_OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
 _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*"
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
@@ -69,8 +71,10 @@ _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|wh
 _NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
                         r"(?:is|are)\s+no\s+longer\s+supported")
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
-_LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+(?:that\s+(?:will\s+)?)?"
-                   rf"support(?:s|ing)?\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
+# "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra" (Go's notes)
+_LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+"
+                   r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
+                   rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
 _FROM_TO = re.compile(r"\b(?P<what>(?:[\w-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
@@ -89,7 +93,7 @@ cl go1 part level rfc pep iso fips ecma ieee see also note changed new added fix
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect require requires required requiring update updates updated bump bumps bumped
-itself are""".split())
+itself are officially fully formally explicitly actively generally primarily mainly""".split())
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|default|later|newer|higher|above|\+|only support|only run|support|compatible|"
                   r">=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered", re.IGNORECASE)
@@ -298,6 +302,8 @@ def extract(doc: Statements) -> list[Fact]:
                 continue
             if _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
                 continue
+            if len(versions) == 1 and not _OPEN_ENDED.search(m.group("list") + sentence[m.end() : m.end() + 20]):
+                continue  # "Officially support Python 3.12": a version added, not the oldest one supported
             taken.append((m.start("name"), m.end()))
             listed = re.sub(r"[\s,]*(?:and|or|to|up\s+to|,)$", "", m.group("list").strip())
             # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
