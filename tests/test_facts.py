@@ -28,6 +28,8 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Docutils 0.16.x supports Python 2.7 and Python >= 3.5 natively.", "python", (2, 7), ""),
     ("Docutils 0.10 is compatible with Python versions from 2.4 to 3.2.", "python", (2, 4), ""),
     ("Drop support for Python 3.8.", "python", (3, 8), "drop"),
+    # CPython is Python's, as the Requests history says it: one timeline, not two
+    ("Requests has officially dropped support for CPython 3.7.", "python", (3, 7), "drop"),
     ("Python 2.6 and 3.3 are no longer supported.", "python", (3, 3), "drop"),
     # a list with a serial comma (click's CHANGES.md): 3.9 was left out, the drop read as 3.8
     ("Drop support for Python 3.7, 3.8, and 3.9. #2588", "python", (3, 9), "drop"),

@@ -109,7 +109,7 @@ def has_hint(text: str) -> bool:
 
 
 _ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
-            "jinja2": "jinja", "python3": "python", "py": "python"}
+            "jinja2": "jinja", "python3": "python", "py": "python", "cpython": "python"}
 _LABELS = {"min": "minimum", "default": "default", "value": "version"}
 
 
