@@ -428,6 +428,12 @@ def test_a_page_template_is_skipped_with_its_reason(tmp_path: Path) -> None:
              '{% endfor %}\n</nav>\n')
     with pytest.raises(SkipSource, match="template"):
         load(tmp_path, "base.html", "\n{# the layout #}\n<html><body>{% block body %}{% endblock %}</body></html>\n")
+    # one that opens with a comment and markup, its lines its block tags (Starlette's toc-item.html)
+    with pytest.raises(SkipSource, match="template"):
+        load(tmp_path, "toc-item.html", '<!-- Copied from an issue -->\n<li class="md-nav__item"></li>\n'
+             '<a href="{{ toc_item.url }}">{{ toc_item.title }}</a>\n{% if toc_item.children %}\n<ul>\n'
+             '{% for toc_item in toc_item.children %}\n{% include "partials/toc-item.html" %}\n{% endfor %}\n'
+             '</ul>\n{% endif %}\n')
     # a page that shows template tags in its text is a document
     doc = load(tmp_path, "jinja.html", "<html><body><h1>Loops</h1><p>Write a loop as:</p>"
                                        "<pre>{% for user in users %}{{ user }}{% endfor %}</pre></body></html>")

@@ -17,9 +17,18 @@ from .sections import comment_meta, find_date, meta_date, section_tree
 # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
 # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
 _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
-# a page template (Jinja, Django, Liquid: a theme's partial such as MkDocs' overrides/), which
-# opens with its tags, not with a document's markup or text
-_TEMPLATE = re.compile(r"\A\s*(?:\{%|\{#|\{\{)")
+# a page template (Jinja, Django, Liquid: a theme's partial such as MkDocs' overrides/): it opens
+# with its tags (after any comment), or its lines are its block tags ("{% if ... %}") where no
+# <pre> or <code> shows them as text
+_TEMPLATE = re.compile(r"\A\s*(?:<!--.*?-->\s*)*(?:\{%|\{#|\{\{)", re.DOTALL)
+_BLOCK_TAG_LINE = re.compile(r"^[ \t]*\{%-?[ \t]*(?:if|for|block|extends|include|import|macro|set|with)\b", re.MULTILINE)
+_SHOWN_AS_TEXT = re.compile(r"<(?:pre|code|xmp|textarea)\b", re.IGNORECASE)
+
+
+def _is_template(body: str) -> bool:
+    if _TEMPLATE.match(body):
+        return True
+    return "{%" in body and len(_BLOCK_TAG_LINE.findall(body)) >= 2 and not _SHOWN_AS_TEXT.search(body)
 
 
 def load_html(path: str, text: str) -> Document:
@@ -28,8 +37,8 @@ def load_html(path: str, text: str) -> Document:
 
 
     fm, body, offset = split_front_matter(text)
-    if _TEMPLATE.match(body):
-        raise SkipSource("a page template (it opens with template tags such as {% ... %}), not a document")
+    if _is_template(body):
+        raise SkipSource("a page template (its markup is template tags such as {% if %}), not a document")
     meta: dict[str, Any] = {}
     warnings: list[str] = []
     if fm is not None:
