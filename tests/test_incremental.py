@@ -161,6 +161,32 @@ def test_incremental_compiles_equal_a_full_compile(ws: Workspace, tmp_path: Path
     assert from_db == choose_concepts(MemoryStats(analyses))
 
 
+def test_a_source_no_longer_readable_leaves_the_wiki_as_a_deleted_one(ws: Workspace, tmp_path: Path) -> None:
+    """A source emptied (or made binary) was skipped, and its page stayed, listed in index.md,
+    saying what the file no longer says; a full compile of the same raw/ has no such page."""
+    for i in range(30):
+        (ws.raw / f"note-{i:02d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    target = "raw/note-04.md"
+    state = State(ws.state_db)
+    try:
+        page = state.sources()[target].page
+    finally:
+        state.close()
+    assert page and (ws.wiki / page).exists()
+    (ws.root / target).write_text("", encoding="utf-8")
+    report = compile_(ws)
+    assert [p for p, _ in report.skipped] == [target]
+    assert not (ws.wiki / page).exists()
+    assert page not in (ws.wiki / "index.md").read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "a source emptied")
+    # readable again: its page comes back
+    (ws.root / target).write_text(note(random.Random(4), 4), encoding="utf-8")
+    compile_(ws)
+    assert (ws.wiki / page).exists()
+    assert_same(ws, tmp_path / "full", "the source written again")
+
+
 def test_lost_analysis_cache_counts_everything_again(ws: Workspace, tmp_path: Path) -> None:
     for i in range(40):
         (ws.raw / f"note-{i:02d}.md").write_text(note(random.Random(i), i), encoding="utf-8")

@@ -15,7 +15,7 @@ import posixpath
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -736,7 +736,11 @@ def apply(
     for edit in result.edits:
         owner = edit.owner if edit.kind in ("source", "part") and edit.owner in todo.refs else None
         writer.apply(edit, per_source.setdefault(owner, _bucket()) if owner else batch_changes)
-    _remove_stale_parts(writer, todo, result.edits, per_source)
+    # a source compiled before that can no longer be read (emptied, made binary, a template) is
+    # gone from the wiki as a removed source is; one that failed keeps its page until it compiles
+    unreadable = {path for path, outcome in outcomes.items() if outcome.status == "skipped"
+                  and (row := todo.rows.get(path)) is not None and row.status == "compiled" and row.page}
+    _remove_stale_parts(writer, todo, result.edits, per_source, unreadable)
     # removed sources: drop their pages
     for path, page in sorted(todo.removed.items()):
         bucket = per_source.setdefault(path, _bucket())
@@ -744,6 +748,8 @@ def apply(
             writer.apply(PageEdit(page, None, "source", path), bucket)
         state.delete_source(path)
         report.removed_sources.append(path)
+    for path in sorted(unreadable):
+        writer.apply(PageEdit(todo.rows[path].page or "", None, "source", path), per_source.setdefault(path, _bucket()))
     # renamed sources: the old page goes, the new one was rendered above
     for new, old in sorted(todo.renamed.items()):
         old_page = todo.rows[old].page
@@ -805,11 +811,12 @@ def apply(
 
 
 def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, ...],
-                        per_source: dict[str, _Bucket]) -> None:
+                        per_source: dict[str, _Bucket], unreadable: Collection[str] = ()) -> None:
     """The part pages of a long source (sources/<page stem>/<section>.md, kind `part` in state)
     go with it: when its page is rendered again, the parts this render did not write (the
     document shrank, or its page moved with a rename) are removed, and when the source leaves
-    raw/, all of them. A part a person edited is kept, as any page (PageWriter).
+    raw/ or can no longer be read (`unreadable`), all of them. A part a person edited is kept,
+    as any page (PageWriter).
 
     A backend that writes no parts (a model editing the page the offline backend wrote) keeps
     those its page still links, directly or through a part it keeps, so it never leaves the
@@ -820,12 +827,13 @@ def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, .
     written = {e.path for e in edits if e.content is not None}
     rendered = {e.owner: e for e in edits if e.kind == "source" and e.content is not None and e.owner}
     renamed = {old: new for new, old in todo.renamed.items()}
+    gone = {*todo.removed, *unreadable}
     stale = {rel: owner for rel, owner in parts.items() if rel not in written
-             and (owner in rendered or owner in todo.removed or owner in renamed)}
+             and (owner in rendered or owner in gone or owner in renamed)}
     # what the rendered pages still link, and the parts those link in turn
     linked: set[str] = set()
     reading = [(e.path, e.content or "") for owner, e in rendered.items()
-               if owner not in todo.removed and owner not in renamed]
+               if owner not in gone and owner not in renamed]
     while reading:
         at, text = reading.pop()
         for rel in stale:
@@ -871,7 +879,8 @@ def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutco
 def _source_entries(todo: Plan, outcomes: Mapping[str, SourceOutcome], per_source: Mapping[str, _Bucket],
                     report: CompileReport) -> list[log_page.LogEntry]:
     """log.md's entries for each source skipped, failed, renamed, ingested or removed."""
-    entries = [log_page.LogEntry("skip", path, (f"- reason: {reason}",)) for path, reason in report.skipped]
+    entries = [log_page.LogEntry("skip", path, (f"- reason: {reason}", *_change_lines(per_source.get(path, {}))))
+               for path, reason in report.skipped]  # with the page of a source no longer readable
     for path, reason in report.failed:
         # a model backend may have spent tokens before it failed; the log says how many
         lines = [f"- error: {reason}", *_spend_lines(outcomes.get(path))]
