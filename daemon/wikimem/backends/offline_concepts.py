@@ -261,7 +261,9 @@ def title_of(surface: str) -> str:
     if surface.startswith("`"):
         return surface  # code, then words ("`typer` command"): as the source writes it
     surface = surface.strip("*_")
-    return surface[:1].upper() + surface[1:] if surface[:1].islower() else surface
+    if not surface[:1].islower() or any(c.isupper() for c in surface[1:].split(" ", 1)[0]):
+        return surface  # a name spelled with its capitals inside: "mdBook", "macOS", "iPhone"
+    return surface[:1].upper() + surface[1:]
 
 
 @lru_cache(maxsize=4096)  # a few levels times the counts seen: ranking 10k members asks it 10k times
