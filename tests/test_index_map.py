@@ -162,6 +162,14 @@ def test_a_group_is_described_by_the_page_that_speaks_for_it_or_says_it_has_none
             Entry("sources/n-1.md", "Gears 2.9", "Slower.", kind="source", raw="raw/notes/rel/2.9.md", version="2.9")],
             series=True)])
     assert _about(notes) == "Releases from 2.9 to 2.10, newest first in each part."
+    # an mdBook: SUMMARY.md is only the table of contents; the README beside it says what the
+    # book is about, and a README further down (a part's) does not speak for the whole
+    mdbook = Group("guide", "guide", "sources/guide", [
+        entry("guide/src/SUMMARY.md", "Summary", ""),
+        entry("guide/src/cli/README.md", "Command-line tool", "The command-line tool builds and serves books."),
+        entry("guide/src/README.md", "Introduction", "mdBook is a tool to create books with Markdown."),
+        entry("guide/src/format/summary.md", "SUMMARY.md", "The summary file lists the chapters.")])
+    assert _about(mdbook) == "Introduction: mdBook is a tool to create books with Markdown."
 
 
 @pytest.mark.slow

@@ -460,7 +460,13 @@ def _about(group: Group) -> str:
         return "What is current for each fact the sources changed, and what it replaced."
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
-    start = next((e for e in entries if posixpath.basename(e.raw).lower().startswith(ENTRY_NAMES)), None)
+    # the page that speaks for the folder, nearest its top: one with a lead of its own first
+    # (mdBook's guide has a SUMMARY.md that is only its table of contents, and beside it a
+    # README.md that says what mdBook is)
+    speaking = [e for e in entries if posixpath.basename(e.raw).lower().startswith(ENTRY_NAMES)]
+    top = min((e.raw.count("/") for e in speaking), default=0)
+    speaking = [e for e in speaking if e.raw.count("/") == top]
+    start = next((e for e in speaking if e.description), speaking[0] if speaking else None)
     if start is None and group.ordered and entries:
         start = entries[0]  # where the documents' own reading order begins (a toctree's root)
     if start is not None and start.description:
