@@ -20,7 +20,7 @@ _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
 # a page template (Jinja, Django, Liquid: a theme's partial such as MkDocs' overrides/): it opens
 # with its tags (after any comment), or its lines are its block tags ("{% if ... %}") where no
 # <pre> or <code> shows them as text
-_TEMPLATE = re.compile(r"\A\s*(?:<!--.*?-->\s*)*(?:\{%|\{#|\{\{)", re.DOTALL)
+_TEMPLATE = re.compile(r"\A\s*+(?:<!--(?:(?!-->).)*+-->\s*+)*+(?:\{%|\{#|\{\{)", re.DOTALL)  # possessive: linear
 _BLOCK_TAG_LINE = re.compile(r"^[ \t]*\{%-?[ \t]*(?:if|for|block|extends|include|import|macro|set|with)\b", re.MULTILINE)
 _SHOWN_AS_TEXT = re.compile(r"<(?:pre|code|xmp|textarea)\b", re.IGNORECASE)
 
@@ -34,7 +34,6 @@ def _is_template(body: str) -> bool:
 def load_html(path: str, text: str) -> Document:
     from bs4 import BeautifulSoup, Tag
     from markdownify import MarkdownConverter
-
 
     fm, body, offset = split_front_matter(text)
     if _is_template(body):
