@@ -738,7 +738,7 @@ def apply(
         writer.apply(edit, per_source.setdefault(owner, _bucket()) if owner else batch_changes)
     # a source compiled before that can no longer be read (emptied, made binary, a template) is
     # gone from the wiki as a removed source is; one that failed keeps its page until it compiles
-    unreadable = {path for path, outcome in outcomes.items() if outcome.status == "skipped"
+    unreadable = {path: row.page for path, outcome in outcomes.items() if outcome.status == "skipped"
                   and (row := todo.rows.get(path)) is not None and row.status == "compiled" and row.page}
     _remove_stale_parts(writer, todo, result.edits, per_source, unreadable)
     # removed sources: drop their pages
@@ -748,8 +748,8 @@ def apply(
             writer.apply(PageEdit(page, None, "source", path), bucket)
         state.delete_source(path)
         report.removed_sources.append(path)
-    for path in sorted(unreadable):
-        writer.apply(PageEdit(todo.rows[path].page or "", None, "source", path), per_source.setdefault(path, _bucket()))
+    for path, page in sorted(unreadable.items()):
+        writer.apply(PageEdit(page, None, "source", path), per_source.setdefault(path, _bucket()))
     # renamed sources: the old page goes, the new one was rendered above
     for new, old in sorted(todo.renamed.items()):
         old_page = todo.rows[old].page
