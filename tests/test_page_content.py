@@ -329,6 +329,45 @@ def test_a_title_word_the_text_hardly_says_is_not_what_the_source_is_about(tmp_p
     assert signals.get("together", [0])[0] < ABOUT
 
 
+def test_a_title_phrase_the_text_keeps_saying_is_what_the_source_is_about(tmp_path: Path) -> None:
+    """"The Request Context" was about "request" and "context", each said three times as often as
+    "request context" (mostly of other things), so Flask's request context had no page of its
+    own. A phrase the text keeps saying is what its title names; one it says once is not."""
+    from wikimem.analysis import ABOUT
+
+    prose = " ".join(f"The request {n} reaches the view, and the context of the app holds a config. "
+                     f"A context manager closes the request stream {n}." for n in range(10))
+    phrase = " ".join(f"The request context is pushed at step {n}." for n in range(7))
+    source = tmp_path / "reqcontext.md"
+    source.write_text(f"# The Request Context\n\n{prose} {phrase}\n", encoding="utf-8")
+    signals = analyze(load_source(source, "raw/reqcontext.md", max_bytes=1_000_000)).signals
+    assert signals["request context"][0] == ABOUT
+    assert signals["context"][0] < ABOUT and signals["request"][0] < ABOUT
+
+    once = tmp_path / "blueprints.md"
+    once.write_text("# Widget Blueprints\n\n" + " ".join(f"A blueprint {n} registers views." for n in range(12))
+                    + " One widget blueprint is shown.\n", encoding="utf-8")
+    signals = analyze(load_source(once, "raw/blueprints.md", max_bytes=1_000_000)).signals
+    assert signals["blueprint"][0] == ABOUT and signals.get("widget blueprint", [0])[0] < ABOUT
+
+
+def test_a_concept_is_titled_as_the_text_spells_it(ws: Workspace, settings) -> None:
+    """A code name only mentioned (`RequestContext`) merged with the phrase the text writes
+    ("request context") titled Flask's page "Requestcontext": the key run together, a spelling no
+    text has. The page is titled, and aliased, as the sources write it."""
+    for n, name in enumerate(("lifecycle", "testing", "shell")):
+        write(ws, f"{name}.md", f"# {name.title()}\n\n## The Request Context\n\n"
+                                f"The request context is pushed before the view {n} runs. A `RequestContext` "
+                                f"is made for each request. When the request context is popped, the session "
+                                f"goes. The request context holds the request {n}.\n")
+    compile_workspace(ws, settings)
+    pages = {p.name: p.read_text() for p in (ws.wiki / "concepts").glob("*.md")}
+    titled = [text for text in pages.values() if "\n# Request" in text and "ontext" in text.split("\n# ", 1)[1][:20]]
+    assert titled, sorted(pages)
+    assert "Requestcontext" not in "".join(pages.values())
+    assert "request-context.md" in pages
+
+
 def test_a_concepts_own_name_says_what_defines_it() -> None:
     """"pointer", merged into Smart Pointers, is a broader thing: a source's definition of a
     pointer does not lead the Smart Pointers page."""

@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 37
+ANALYSIS_VERSION = 38
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -555,7 +555,31 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
             continue
         candidates.append((count * (1.0 + 0.8 * key.count(" ")), key))
     candidates.sort(key=lambda c: (-c[0], c[1]))
+    _phrase_first(candidates, tf)
     return [(key, _surface(stripped, key), score) for score, key in candidates[:limit]]
+
+
+PHRASE_SAID = 3  # times a title's phrase is said, at least, to be what the title names (_phrase_first)
+
+
+def _phrase_first(candidates: list[tuple[float, str]], tf: Counter[str]) -> None:
+    """A title that names a phrase its text keeps saying is about the phrase, not about a word of
+    it: "The Request Context" about the request context, though "request" and "context" are
+    each said three times as often (mostly of other things: the request, the application
+    context); "Development Server", "Release Profiles", "Reference Cycles Can Leak Memory" alike.
+    The first such phrase goes first when a single word leads: one said at least PHRASE_SAID
+    times, and at least a quarter as often as the most said of its words that the title names."""
+    if not candidates or " " in candidates[0][1]:
+        return
+    scores = {key: score for score, key in candidates if " " not in key}
+    for at, (_score, key) in enumerate(candidates):
+        if " " not in key:
+            continue
+        said = tf.get(key, 0)
+        words = [scores[w] for w in key.split() if w in scores]
+        if said >= PHRASE_SAID and words and said * 4 >= max(words):
+            candidates.insert(0, candidates.pop(at))
+            return
 
 
 def _families(tf: Counter[str], roots: set[str]) -> Counter[str]:

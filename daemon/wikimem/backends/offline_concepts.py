@@ -215,15 +215,22 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     out: list[Concept] = []
     for group in groups:
         # the name: one word where the group has its spelling as one ("rollback" over "roll
-        # back", "hashmap" over "hash map"), else the phrase a lone word was merged into
-        one_word = [k for k in group if " " not in k and any(" " in g and squash(g) == squash(k) for g in group)]
+        # back", "hashmap" over "hash map") and the text names it so, else the phrase a lone
+        # word was merged into (a code name that is only mentioned, `RequestContext` beside
+        # "request context", has no spelling of its own to title a page: "Requestcontext")
+        one_word = [k for k in group if " " not in k and k in surfaces
+                    and any(" " in g and squash(g) == squash(k) for g in group)]
         # ... and a phrase spelled out over its short form ("environment variable", "env var")
         key = one_word[0] if one_word else max(sorted(group), key=lambda k: (
             " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()), df.get(k, 0)))
         own = surfaces.get(key) or Counter({key: 1})
         forms: Counter[str] = Counter()
         for k in group:
-            forms.update(surfaces.get(k) or Counter({k: 1}))
+            if k in surfaces:
+                forms.update(surfaces[k])
+            elif k == key or " " in k or not any(" " in g and squash(g) == squash(k) for g in group):
+                forms[k] += 1  # no spelling recorded: the key is its own ("deploying")
+            # else a phrase's words run together that no text spells so ("requestcontext")
         best = max(sorted(own), key=lambda f: own[f])
         prose = [f for f in sorted(own) if not f.startswith("`")]
         if best.startswith("`") and best.strip("`").islower() and prose:
