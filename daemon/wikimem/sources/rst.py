@@ -164,6 +164,11 @@ def _inliner_class() -> type:
     from docutils.parsers.rst import roles, states
 
     class Inliner(states.Inliner):  # type: ignore[misc]
+        def init_customizations(self, settings: Any) -> None:
+            super().init_customizations(settings)
+            for name in ("initial", "interpreted_or_phrase_ref"):
+                setattr(self.patterns, name, _leaner(getattr(self.patterns, name)))
+
         def parse(self, text: str, lineno: int, memo: Any, parent: Any) -> Any:
             if len(text) > MAX_INLINE:
                 return [nodes.Text(text)], []
@@ -201,6 +206,19 @@ def _inliner_class() -> type:
         if isinstance(value, str) and not key.startswith("__"):
             setattr(Inliner, key, value)
     return Inliner
+
+
+# docutils spells "a word character but an underscore" with a look-ahead before every character
+# of a reference name, and the search for the next inline markup tries one at every word
+_NOT_UNDERSCORE = "(?:(?!_)\\w)"
+
+
+@lru_cache(maxsize=8)
+def _leaner(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    r"""One of docutils' inline patterns with `(?:(?!_)\w)` written `[^\W_]` (the same characters, one
+    class test each): the search for the next start-string, the most of reading a paragraph
+    with markup, a fifth faster (the same matches over the Sphinx trees' paragraphs)."""
+    return re.compile(pattern.pattern.replace(_NOT_UNDERSCORE, r"[^\W_]"), pattern.flags)
 
 
 # every start-string and whole construct of docutils' inline markup has one of these, and an
