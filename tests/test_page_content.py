@@ -368,6 +368,73 @@ def test_a_concept_is_titled_as_the_text_spells_it(ws: Workspace, settings) -> N
     assert "request-context.md" in pages
 
 
+def test_a_kind_of_thing_a_source_is_about_is_named(tmp_path: Path) -> None:
+    """"Options", "Functions", "Error Handling": technical writing names options and functions
+    all the time, so those words were never a concept, and Click's options, the Rust book's
+    functions and modules and Flask's errors had no page. A source whose title names one is
+    about it; a title where it describes the next word is not ("Class-based Views"), and a
+    section or a mention names nothing."""
+    from wikimem.analysis import ABOUT
+
+    def signals(title: str, body: str) -> dict:
+        source = tmp_path / "doc.md"
+        source.write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+        return analyze(load_source(source, "raw/doc.md", max_bytes=1_000_000)).signals
+
+    prose = " ".join(f"An option {n} changes how the command behaves, and a class holds it." for n in range(8))
+    assert signals("Options", prose)["option"][0] == ABOUT
+    assert signals("Basic Commands, Groups, Context", prose)["command"][0] == ABOUT
+    assert "class" not in signals("Class-based Views", prose + " A view is a class.")
+    assert "option" not in signals("Widgets", f"{prose}\n\n## Options\n\n{prose}")
+
+
+def test_a_kind_of_thing_is_a_concept_where_a_source_is_about_it(ws: Workspace, settings) -> None:
+    """A chapter titled "Functions" makes the concept; sources that only mention functions, or
+    head a section with them, do not."""
+    write(ws, "book/functions.md", "# Functions\n\nFunctions are everywhere in this code. A function "
+                                   "takes parameters and returns a value. Each function has a name.\n")
+    for n, name in enumerate(("structs", "enums", "traits")):
+        write(ws, f"book/{name}.md", f"# {name.title()}\n\nA {name[:-1]} groups data. A function can take "
+                                    f"a {name[:-1]} {n}. Functions may return one too.\n\n## Functions\n\n"
+                                    f"Each function here uses a {name[:-1]}.\n")
+        write(ws, f"notes/{name}.md", f"# {name.title()} notes\n\nA {name[:-1]} note {n}. A function "
+                                      f"returns it. Functions call functions.\n\n## Functions\n\nMore "
+                                      f"functions, each function small.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts" / "function.md").read_text()
+    assert "title: Functions" in page and "Main source: [Functions](../sources/book-functions.md)" in page
+    (ws.raw / "book" / "functions.md").unlink()
+    compile_workspace(ws, settings)
+    assert not (ws.wiki / "concepts" / "function.md").exists()
+
+
+def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
+    """The Rust book chose Functions, Types, Modules... and lost RefCell and interior mutability
+    at the end of its budget: the kinds of things (a few words) come on top of it."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import _choose_in, budget
+
+    n = 12
+    limit = budget(n)
+    names = [f"gadget{chr(97 + i)}" for i in range(limit + 3)]
+
+    class Stats:
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            rows = [("function", 7, 5, 1, 1), ("type", 6, 5, 1, 1)]  # the strongest, about them
+            return (rows + [(k, 4, 10, 2, 1) for k in names])[:limit]
+
+        def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {}
+
+    chosen = {c.key for c in _choose_in(Stats(), "docs", n)}
+    assert {"function", "type"} <= chosen
+    assert chosen - {"function", "type"} == set(names[:limit])
+
+
 def test_a_concepts_own_name_says_what_defines_it() -> None:
     """"pointer", merged into Smart Pointers, is a broader thing: a source's definition of a
     pointer does not lead the Smart Pointers page."""

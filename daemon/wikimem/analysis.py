@@ -31,9 +31,18 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 38
+ANALYSIS_VERSION = 39
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
+
+# the kinds of things technical writing names all the time ("the function returns", "pass an
+# option"), but what a chapter or a reference page may be about ("Functions", "Options", "Error
+# Handling", "Packages and Crates"): a word, or an end of a phrase, as any other; alone, named
+# only by a source about it (its title), and a concept only then (offline_concepts._choose_in)
+NAMED_THINGS = frozenset(
+    """function functions method methods class classes module modules package packages library libraries
+    error errors test tests type types variable variables field fields option options argument arguments
+    command commands group groups""".split())
 
 # words that are about the document rather than its subject, or say nothing on their own:
 # never a concept alone, never the first or last word of one
@@ -84,7 +93,7 @@ GENERIC = frozenset(
     choosing combining telling describing explaining mixing filling printing refactoring
     functionality book books tutorial chapter programming language languages
     generate generates generated generating inline""".split()
-)
+) - NAMED_THINGS
 # single words that describe rather than name (adjectives and participles): not a thing alone
 _ADJECTIVAL = re.compile(r"(?:ous|ful|less|ible|able|ed)$")
 _NOT_ADJECTIVAL = frozenset("embed seed speed feed need bed shed table cable variable label ssh".split())
@@ -380,8 +389,8 @@ def analyze(doc: Document) -> SourceAnalysis:
     headed: dict[str, int] = {}
 
     def signal(key: str | None, level: int, surface: str) -> None:
-        if not key or _generic(key):
-            return
+        if not key or _generic(key) or (level < ABOUT and key in NAMED_THINGS):
+            return  # a kind of thing ("function") counts where a source is about it, not for a mention
         terms.setdefault(key, 1)
         current = signals.get(key)
         if current is None or level > current[0]:
@@ -545,6 +554,8 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     for key in keys:
         if _generic(key) or (whole is not None and key != whole) or key in modifiers:
             continue
+        if key in NAMED_THINGS and not _names_head(key, stripped):
+            continue  # "Class-based Views", "Test Coverage": about views, about coverage
         count = tf.get(key, 0)
         if " " not in key and key.isalpha():
             # "Deploying to Production" is about what its text calls deploy and deployment too
@@ -557,6 +568,21 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     candidates.sort(key=lambda c: (-c[0], c[1]))
     _phrase_first(candidates, tf)
     return [(key, _surface(stripped, key), score) for score, key in candidates[:limit]]
+
+
+_TITLE_PARTS = re.compile(r"[,:;()\[\]/&|]|\s[-–—]\s")
+
+
+def _names_head(word: str, title: str) -> bool:
+    """Whether a title names `word` as what it is about, not as a word describing the next one:
+    it ends the title or a part of it ("Functions", "Packages and Crates", "Basic Commands,
+    Groups, Context", "Handling Application Errors", "Defining Modules to Control Scope"); not
+    "Class-based Views" or "Test Coverage"."""
+    for part in _TITLE_PARTS.split(title):
+        toks = tokens(part)
+        if any(token == word and (i + 1 == len(toks) or not is_content(toks[i + 1])) for i, token in enumerate(toks)):
+            return True
+    return False
 
 
 PHRASE_SAID = 3  # times a title's phrase is said, at least, to be what the title names (_phrase_first)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from ..analysis import ABOUT, CODE, DEFINED, stem
+from ..analysis import ABOUT, CODE, DEFINED, NAMED_THINGS, stem
 from ..pages import slugify
 from ..raw_tree import collections as collections_of
 from .offline_store import STRONG, squash, term_weight
@@ -157,9 +157,20 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
 
 def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     limit = budget(n)
-    rows = [r for r in stats.candidates(collection, limit * 4) if eligible(n, *r[1:])]
+    # a kind of thing all technical writing names ("function", "option") is a concept where a
+    # source is about it or defines it ("Functions", "Options"), not for a section of that name;
+    # and, a few words at most, it takes no other candidate's place (RefCell, interior mutability)
+    ranked = [r for r in stats.candidates(collection, limit * 4) if eligible(n, *r[1:])
+              and (r[4] >= 1 or r[0] not in NAMED_THINGS)]
     # weight ties between unrelated candidates are broken by key, so the choice is stable
-    rows = rows[:limit]
+    rows = []
+    others = 0
+    for row in ranked:
+        if row[0] not in NAMED_THINGS:
+            if others == limit:
+                break
+            others += 1
+        rows.append(row)
     df: dict[str, int] = {r[0]: r[1] for r in rows}
     strong: dict[str, int] = {r[0]: r[4] for r in rows}
     merged: dict[str, list[str]] = defaultdict(list)
