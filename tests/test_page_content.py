@@ -388,6 +388,16 @@ def test_a_kind_of_thing_a_source_is_about_is_named(tmp_path: Path) -> None:
     assert "option" not in signals("Widgets", f"{prose}\n\n## Options\n\n{prose}")
 
 
+def test_what_kind_of_page_a_title_says_it_is_is_no_subject(tmp_path: Path) -> None:
+    """Click's "Upgrade Guides" made "Guide" a concept, Jinja's "Tricks" "Trick": a page's genre
+    is not what it is about."""
+    for title, word in (("Upgrade Guides", "guide"), ("Tricks", "trick"), ("Tips and Recipes", "recipe")):
+        source = tmp_path / "doc.md"
+        source.write_text(f"# {title}\n\n" + " ".join(f"This {word} {n} shows a widget." for n in range(8)) + "\n",
+                          encoding="utf-8")
+        assert word not in analyze(load_source(source, "raw/doc.md", max_bytes=1_000_000)).signals
+
+
 def test_a_kind_of_thing_is_a_concept_where_a_source_is_about_it(ws: Workspace, settings) -> None:
     """A chapter titled "Functions" makes the concept; sources that only mention functions, or
     head a section with them, do not."""

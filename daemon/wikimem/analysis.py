@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 39
+ANALYSIS_VERSION = 40
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -92,7 +92,8 @@ GENERIC = frozenset(
     grouping listing sharing showing taking telling turning keeping looking finding giving letting
     choosing combining telling describing explaining mixing filling printing refactoring
     functionality book books tutorial chapter programming language languages
-    generate generates generated generating inline""".split()
+    generate generates generated generating inline
+    guide guides trick tricks tip tips recipe recipes cookbook howto faq faqs""".split()
 ) - NAMED_THINGS
 # single words that describe rather than name (adjectives and participles): not a thing alone
 _ADJECTIVAL = re.compile(r"(?:ous|ful|less|ible|able|ed)$")
