@@ -445,6 +445,29 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
     assert chosen - {"function", "type"} == set(names[:limit])
 
 
+def test_a_lead_does_not_introduce_what_the_page_does_not_show(ws: Workspace, settings) -> None:
+    """"A *trait bound* ...; it looks like this:" led the Rust book's Trait bound page, the code it
+    introduces nowhere on the page; "Images are a common use for substitution references:" and a
+    piece of a sentence, "(PNG or SVG) like e.g. Wikipedia.", led others."""
+    write(ws, "a.md", "# Gadget bounds\n\nA *gadget bound* is a limit on what a widget accepts, and it looks "
+                      "like this:\n\n```\nfn f<T: Gadget>(t: T)\n```\n\nThe gadget bound is checked early.\n")
+    write(ws, "b.md", "# Widgets\n\nA gadget bound keeps widgets apart. Every gadget bound is checked.\n")
+    write(ws, "c.md", "# Sprockets\n\nSprockets need no gadget bound. A gadget bound is rare here.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts" / "gadget-bound.md").read_text()
+    lead = next(block for block in page.split("\n# ", 1)[1].split("\n\n")[1:] if not block.startswith("Also called"))
+    assert lead.startswith("A *gadget bound* is a limit on what a widget accepts …"), lead
+    assert "looks like this" not in page
+
+    from wikimem.analysis import Sentence
+    from wikimem.backends.offline_pages import _defines_plainly, _lead_penalty
+
+    assert _lead_penalty("Images are a common use for substitution references:") < _lead_penalty(
+        "Images are pictures a document shows.")
+    assert not _defines_plainly(Sentence("(PNG or SVG) like e.g. Wikipedia.", 3, "para", 0, "images", None))
+    assert _defines_plainly(Sentence("reStructuredText is a plaintext markup syntax.", 3, "para", 0, None, None))
+
+
 def test_a_concepts_own_name_says_what_defines_it() -> None:
     """"pointer", merged into Smart Pointers, is a broader thing: a source's definition of a
     pointer does not lead the Smart Pointers page."""

@@ -692,7 +692,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "concept_page.md.j2",
         title=concept.title,
         aliases=concept.aliases,
-        lead=cite(lead_member, lead) if lead is not None and lead_member is not None else None,
+        lead={**cite(lead_member, lead), "text": quote_text(_lead_text(lead.text))}
+        if lead is not None and lead_member is not None else None,
         lead_source={"title": escape_link_text(lead_member.title), "link": link(lead_member)} if lead_member else None,
         main=[{"title": escape_link_text(m.title), "link": link(m), "section": _section_note(m, page_path)} for m in main],
         points=points,
@@ -784,6 +785,7 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
     for m in [*main, *others]:
         plain = [(i, s) for i, s in mentioning.get(m.path, [])
                  if (m.path, i) in by_name and s.kind in ("para", "item") and len(s.text) >= 30 and "://" not in s.text
+                 and _OPENS_SENTENCE.match(s.text)  # not a piece: "(PNG or SVG) like e.g. Wikipedia."
                  and s.text.rstrip("*_\"'”)").endswith((".", "!"))
                  and not REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))]
         clean = [s for _, s in plain if _lead_penalty(s.text) == 0]
@@ -853,6 +855,8 @@ def _defines_plainly(s: Sentence) -> bool:
     necessary" is a statement about it, and the first plain statement may say more. (The
     description of a term or an API name, "A proxy to the application ...", is taken when it is
     a phrase of its own, not "Enable testing mode." or "`template.txt` in the installation ...".)"""
+    if not _OPENS_SENTENCE.match(s.text):
+        return False  # a piece of one: "(PNG or SVG) like e.g. Wikipedia."
     if s.subject and not s.text.startswith("`") and len(s.text.split()) >= 4:
         return True
     term = _defined_term(s.text)
@@ -880,9 +884,33 @@ def _lead_score(s: Sentence, keys: list[str]) -> float:
     return 0
 
 
+# the end of a sentence that introduces what follows it in the document ("..., and it looks like
+# this:", "...; as follows:"): what it introduces (code, a list) is not on the page
+_INTRODUCER = re.compile(r"\s*[,;]\s*(?:and\s+|so\s+)?(?:(?:it|this|they|these|that|which)\s+(?:looks?|reads?)\s+"
+                         r"like\s+(?:this|so)|as\s+follows)\s*:\s*$", re.IGNORECASE)
+
+
+# a sentence opens with a capital or a name ("reStructuredText is ...", "html is an alias ..."),
+# not with a bracket or a small word: the piece of one a split left ("(PNG or SVG) like e.g.
+# Wikipedia.", "a template has the ability ...")
+_OPENS_SENTENCE = re.compile(
+    r"(?![\"'“`*_]*(?:[(\[{,;:.]|(?:a|an|the|and|or|but|so|which|that|like|of|to|in|for|with|as|if|when|"
+    r"while|because|than|then|e\.g|i\.e|etc)\b))")
+
+
+def _lead_text(text: str) -> str:
+    """A lead as a page shows it: without the end that introduces what is not shown ("A *string
+    slice* is a reference to ... of a `String` …", not "..., and it looks like this:")."""
+    match = _INTRODUCER.search(text)
+    return text[:match.start()] + " …" if match else text
+
+
 def _lead_penalty(text: str) -> float:
-    """What makes a sentence a poor lead: chatter, narration, a pointer elsewhere, length."""
+    """What makes a sentence a poor lead: chatter, narration, a pointer elsewhere, length, an end
+    that introduces what follows it ("Images are a common use for substitution references:")."""
     penalty = 0.0
+    if text.endswith(":") and _INTRODUCER.search(text) is None:
+        penalty -= 2  # what it introduces is not shown, and no clause says what the thing is alone
     if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
         penalty -= 2  # a pointer elsewhere
     if CHATTY.match(text):
