@@ -249,6 +249,13 @@ def test_a_plural_in_ies_folds_to_its_own_singular() -> None:
         ["a", "series", "of", "library", "two", "species", "the", "movie"]
 
 
+def test_a_name_ending_in_utils_is_no_plural() -> None:
+    """Docutils' concept page was concepts/docutil.md: "docutils" folded as a plural."""
+    from wikimem.analysis import tokens
+
+    assert tokens("Docutils and coreutils, two tools") == ["docutils", "and", "coreutils", "two", "tool"]
+
+
 def test_a_titles_spelling_of_a_key_leaves_its_possessive_out() -> None:
     """"Contributor's Guide" titled a concept page "Contributor's"."""
     from wikimem.analysis import _surface

@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 40
+ANALYSIS_VERSION = 41
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -153,6 +153,8 @@ def singular(word: str) -> str:
         return _IES.get(word) or word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes", "zes")):
         return word[:-2]
+    if word.endswith("utils"):
+        return word  # a name: docutils, coreutils
     if word.endswith("os") and len(word) <= 5:
         return word  # macos, kudos, chaos; longer ones are plurals (macros, photos, videos)
     if word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")):
