@@ -450,6 +450,12 @@ def test_titles_are_the_documents_own(tmp_path: Path) -> None:
     # a first line that is half a sentence is no title (PyYAML's README)
     prose = "YAML is a data serialization format designed for human readability\nand interaction with scripting.\n\nMore.\n"
     assert load(tmp_path, "pyyaml.txt", prose).title == "Pyyaml"
+    # a Sphinx directive that shows nothing before the title (Jinja's nativetypes.rst): no title was found
+    native = (".. module:: jinja2.nativetypes\n\n.. _nativetypes:\n\nNative Python Types\n===================\n\n"
+              "The default environment renders templates to strings.\n\nExamples\n--------\n\nSome.\n")
+    assert load(tmp_path, "nativetypes.rst", native).title == "Native Python Types"
+    api = ".. currentmodule:: flask\n\nAPI\n===\n\n.. module:: flask\n    :noindex:\n\nThis part covers the interfaces.\n"
+    assert load(tmp_path, "api.rst", api).title == "API"
 
 
 def test_a_readmes_badges_are_no_text(tmp_path: Path) -> None:

@@ -700,11 +700,13 @@ class _Reader:
         from docutils import nodes
 
         # what may come before a document's title: comments, targets, substitutions, metadata,
-        # decoration, and the note an include leaves
+        # decoration, the note an include leaves, and a directive that shows nothing (Sphinx's
+        # `.. module:: jinja2.nativetypes` above "Native Python Types")
         top = [c for c in document.children
                if not isinstance(c, (nodes.PreBibliographic, nodes.target, nodes.pending, nodes.decoration,
                                      nodes.raw, nodes.Invisible))
-               and c.tagname != "meta" and not c.get("wikimem_include")]
+               and c.tagname != "meta" and not c.get("wikimem_include")
+               and not (isinstance(c, nodes.container) and not c.children)]
         sections = [c for c in top if isinstance(c, nodes.section)]
         # a lone top-level section is the document's title (docutils' doctitle rule)
         lone = len(sections) == 1 and top and top[0] is sections[0]
