@@ -275,7 +275,7 @@ def title_of(surface: str) -> str:
     # pages escape it again where Markdown needs it
     surface = _ESCAPED.sub(r"\1", surface.strip())
     if _ONE_SPAN.fullmatch(surface):
-        return surface.strip("`")
+        return surface.strip("`").rstrip(":,") or surface.strip("`")  # `template:` names `template`
     if surface.startswith("`"):
         return surface  # code, then words ("`typer` command"): as the source writes it
     surface = surface.strip("*_")
