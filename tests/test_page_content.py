@@ -475,6 +475,50 @@ def test_a_lead_does_not_introduce_what_the_page_does_not_show(ws: Workspace, se
     assert _defines_plainly(Sentence("reStructuredText is a plaintext markup syntax.", 3, "para", 0, None, None))
 
 
+def test_one_name_is_one_page_across_collections() -> None:
+    """The 187 corpus had concepts/panic.md (Go's panic) and concepts/panic-2.md (the Rust book's
+    `panic!`), which lint then reported as two pages for one thing; and the Sphinx trees'
+    "Configuration File" was also called "Configuration", the title of another page."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import choose_concepts
+
+    rows = {"go": [("panic", 6, 10, 2, 1), ("goroutine", 5, 10, 2, 1)],
+            "rust": [("panic!", 6, 10, 2, 1), ("configuration file", 6, 10, 2, 1), ("configuration", 4, 3, 1, 0),
+                     ("ownership", 5, 10, 2, 1)],
+            "web": [("configuration", 6, 10, 2, 1), ("blueprint", 5, 10, 2, 1)]}
+    spellings = {"panic": "Panic", "panic!": "`panic!`", "configuration file": "Configuration file",
+                 "configuration": "Configuration"}
+
+    class Stats:
+        def collections(self) -> dict[str, int]:
+            return {name: 12 for name in rows}
+
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            return rows[collection][:limit]
+
+        def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {k: Counter({spellings[k]: 3}) for k in keys if k in spellings}
+
+    concepts = choose_concepts(Stats())
+    panic = [c for c in concepts.values() if "panic" in c.keys or "panic!" in c.keys]
+    assert len(panic) == 1 and {"panic", "panic!"} <= set(panic[0].keys)
+    titles = {c.title.lower() for c in concepts.values()}
+    for concept in concepts.values():
+        assert not any(a.lower() in titles - {concept.title.lower()} for a in concept.aliases), concept
+
+
+def test_an_acronyms_last_s_is_no_plural() -> None:
+    """lint reported httpx's HTTP and HTTPS pages as two pages for one thing."""
+    from wikimem.lint.extract import title_key
+
+    assert title_key("HTTPS") != title_key("HTTP")
+    assert title_key("APIs") == title_key("API") and title_key("Smart pointers") == title_key("smart pointer")
+
+
 def test_a_concepts_own_name_says_what_defines_it() -> None:
     """"pointer", merged into Smart Pointers, is a broader thing: a source's definition of a
     pointer does not lead the Smart Pointers page."""

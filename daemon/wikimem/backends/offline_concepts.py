@@ -127,13 +127,13 @@ def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int)
 def choose_concepts(stats: TermStats) -> dict[str, Concept]:
     """The concepts of every collection, merged into one page per thing across collections."""
     chosen: dict[str, Concept] = {}
-    spelled: dict[str, str] = {}  # squash(key) -> the key chosen first
+    spelled: dict[str, str] = {}  # _spelling(key) -> the key chosen first
     for collection, n in sorted(stats.collections().items()):
         for concept in _choose_in(stats, collection, n):
-            existing = chosen.get(spelled.get(squash(concept.key), concept.key))
+            existing = chosen.get(spelled.get(_spelling(concept.key), concept.key))
             if existing is None:
                 chosen[concept.key] = concept
-                spelled[squash(concept.key)] = concept.key
+                spelled[_spelling(concept.key)] = concept.key
                 continue
             # one page per thing: the same key chosen by two collections is one concept
             existing.keys = tuple(sorted(set(existing.keys) | set(concept.keys)))
@@ -141,6 +141,11 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
             merged = {a.lower(): a for a in [*existing.aliases, *concept.aliases, concept.title]
                       if a.lower() != existing.title.lower()}
             existing.aliases = sorted(merged.values(), key=lambda a: (a.lower(), a))[:8]
+    # an alias is no other page's title: docutils' "Configuration File" (its lone "configuration"
+    # merged in) was also called "Configuration", the title of Flask's page, two pages for one name
+    titled = {c.title.lower(): c.key for c in chosen.values()}
+    for concept in chosen.values():
+        concept.aliases = [a for a in concept.aliases if titled.get(a.lower(), concept.key) == concept.key]
     # slugs: unique, and never a catalog's name
     used: set[str] = set()
     for key in sorted(chosen):
@@ -153,6 +158,13 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
         used.add(slug)
         concept.slug = slug
     return chosen
+
+
+def _spelling(key: str) -> str:
+    """What names one thing across collections: a key without spaces, hyphens and underscores,
+    and without a macro's "!" (the Rust book's `panic!` and Go's panic are one page, as lint
+    would have them)."""
+    return squash(key).rstrip("!") or squash(key)
 
 
 def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:

@@ -205,13 +205,25 @@ _PUNCT = re.compile(r"[^\w\s+#]+|_")  # "+" and "#" stay: C, C++ and C# are thre
 
 _LEADING = frozenset({"the", "a", "an"})
 
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
+
+
 def title_key(text: str) -> str:
-    """Near-identical titles share a key: case, punctuation, accents, plurals and a leading article."""
+    """Near-identical titles share a key: case, punctuation, accents, plurals and a leading
+    article. An acronym's last S is its own ("HTTPS" is not the plural of "HTTP"); "APIs" is."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
-    words = _PUNCT.sub(" ", ascii_text.lower()).split()
-    while len(words) > 1 and words[0] in _LEADING:
+    words = _PUNCT.sub(" ", ascii_text).split()
+    while len(words) > 1 and words[0].lower() in _LEADING:
         words = words[1:]
-    return " ".join(singular(w) for w in words)
+    return " ".join(_title_word(w) for w in words)
+
+
+def _title_word(word: str) -> str:
+    if len(word) > 1 and word.isupper():
+        return word.lower()
+    if _ACRONYM_PLURAL.fullmatch(word):
+        return word[:-1].lower()
+    return singular(word.lower())
 
 _BOLD = re.compile(r"(?<![\w*])\*\*([A-Za-z][\w'’/+.-]*(?: [\w'’/+.-]+){0,3})\*\*(?![\w*])")
 
