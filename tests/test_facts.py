@@ -49,6 +49,9 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Require Werkzeug >= 3.0.0.", "werkzeug", (3, 0, 0), ""),
     ("The minimum supported version of PostgreSQL is increased from 13 to 14.", "postgresql", (14,), "from"),
     ("The unicode package has been upgraded from Unicode 15 to Unicode 17.", "unicode", (17,), "from"),
+    # what changed is a measure said far from the verb (Go 1.23's "Profiles" timeline)
+    ("The maximum stack depth for `alloc`, `mutex` and `goroutine` profiles has been raised from 32 to 128 frames.",
+     "maximum stack depth", (128,), "from"),
     ("Go 1.21 requires macOS 10.15 Catalina or later.", "macos", (10, 15), ""),
 ])
 def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:

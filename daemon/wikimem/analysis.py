@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 42
+ANALYSIS_VERSION = 43
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

@@ -79,6 +79,10 @@ _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?
 _FROM_TO = re.compile(r"\b(?P<what>(?:[\w-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
                       r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
+# a measure a release note says changed: "the maximum stack depth for ...", "the default timeout of ..."
+_QUANTITY = re.compile(r"\b(?P<rel>maximum|minimum|default)\s+(?P<qty>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:for|of|in|on)\b",
+                       re.I)
+_NO_QUANTITY = frozenset("value values version versions number setting settings".split())  # says not what
 _PLAN = re.compile(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
 _PAST = re.compile(r"\b(?:previous(?:ly)?|prior\s+(?:to|versions?)|formerly|used\s+to|earlier\s+versions?|older\s+versions?)\b", re.I)
 _NEGATION = re.compile(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
@@ -354,6 +358,12 @@ def extract(doc: Statements) -> list[Fact]:
             # "upgraded from Unicode 15 to Unicode 17" names the thing; "version of PostgreSQL" too
             named = re.search(r"\bfrom\s+([A-Z][\w+.]*)\s+v?\d", m.group(0)) or re.search(r"\bof\s+([A-Z][\w+.]*)", m.group(0))
             key_entity = named.group(1).lower() if named else " ".join(subject_words[-3:])
+            # "The maximum stack depth for ... goroutine profiles has been raised from 32 to 128":
+            # what changed is the maximum stack depth, however far from the verb it is said
+            quantity = _QUANTITY.search(sentence[: m.end("what")])
+            if not named and quantity is not None and quantity.group("qty").lower().split()[-1] not in _NO_QUANTITY:
+                relation = "value"
+                key_entity = f"{quantity.group('rel').lower()} {quantity.group('qty').lower()}"
             taken.append((m.start(), m.end()))
             add((relation, _ALIASES.get(key_entity, key_entity), ""), _version(m.group("new")),
                 m.group(0).strip(), plan_here, subject_default, "from", _version(m.group("old")))
