@@ -31,7 +31,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 43
+ANALYSIS_VERSION = 44
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -188,7 +188,7 @@ def tokens(text: str) -> list[str]:
     """Lowercase word tokens with possessives dropped and plurals folded; a code span that names
     something is one token (so `flask.json.dumps` is never split into phrases), other code none."""
     if "`" not in text:
-        return list(map(_fold, _WORD.findall(text.lower())))
+        return _in_phrases(list(map(_fold, _WORD.findall(text.lower()))))
     out: list[str] = []
     at = 0
     for match in CODE_SPAN.finditer(text):
@@ -198,7 +198,30 @@ def tokens(text: str) -> list[str]:
             out.append(token)
         at = match.end()
     out.extend(_fold(w) for w in _WORD.findall(text[at:].lower()))
-    return out
+    return _in_phrases(out)
+
+
+# four letters ending in "s" that are no plural (a word of four letters is not folded alone: "arms"
+# is not ARM, "news" not "new")
+_NOT_PLURAL = frozenset("news lens bias axis plus thus yes gas bus alas".split())
+
+
+def _in_phrases(toks: list[str]) -> list[str]:
+    """A four-letter plural after a word that may open a phrase is the phrase's plural: "hash maps"
+    is "hash map" (the Rust book's "Hash Maps" chapter counted apart from every "hash map"),
+    "match arms" "match arm", "API keys" "API key"; "maps" alone stays itself."""
+    for i in range(1, len(toks)):
+        word = toks[i]
+        if len(word) == 4 and word[3] == "s" and _short_plural(word) and toks[i - 1] not in STOPWORDS \
+                and toks[i - 1][:1].isalpha():
+            toks[i] = word[:3]
+    return toks
+
+
+@lru_cache(maxsize=4096)
+def _short_plural(word: str) -> bool:
+    return word.isalpha() and word not in STOPWORDS and word not in _NOT_PLURAL \
+        and not word.endswith(("ss", "us", "is", "os"))
 
 
 def is_content(word: str) -> bool:
@@ -705,7 +728,7 @@ def _surface(text: str, key: str) -> str:
     n = key.count(" ") + 1
     for i in range(len(words) - n + 1):
         run = words[i : i + n]
-        if " ".join(_fold(w.group(0).lower()) for w in run) == key:
+        if " ".join(_in_phrases([_fold(w.group(0).lower()) for w in run])) == key:
             start, end = run[0].start(), run[-1].end()
             if text[end - 2 : end] in ("'s", "’s"):
                 end -= 2  # "Contributor's Guide" names contributors, not "Contributor's"
