@@ -431,6 +431,9 @@ def test_a_kind_of_thing_is_a_concept_where_a_source_is_about_it(ws: Workspace, 
     compile_workspace(ws, settings)
     page = (ws.wiki / "concepts" / "function.md").read_text()
     assert "title: Functions" in page and "Main source: [Functions](../sources/book-functions.md)" in page
+    # a chapter that only uses functions does not link the page: every chapter would
+    assert "concepts/function.md" not in (ws.wiki / "sources" / "book-structs.md").read_text()
+    assert "concepts/function.md" in (ws.wiki / "sources" / "book-functions.md").read_text()
     (ws.raw / "book" / "functions.md").unlink()
     compile_workspace(ws, settings)
     assert not (ws.wiki / "concepts" / "function.md").exists()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import timelines
-from ..analysis import ANALYSIS_VERSION, CODE, DEFINED, Sentence, analyze
+from ..analysis import ABOUT, ANALYSIS_VERSION, CODE, DEFINED, NAMED_THINGS, Sentence, analyze
 from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
@@ -44,7 +44,7 @@ from .offline_pages import (
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 25  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 26  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -353,8 +353,10 @@ class OfflineBackend:
             own = collection(path)
             for term, count in data["terms"].items():
                 concept = by_key.get(term)
-                # a source links the concepts it is a member of (see members_of)
-                if concept is not None and (own in concept.collections or _level(data, concept.keys) >= CODE):
+                # a source links the concepts it is a member of (see members_of); a kind of thing
+                # (Functions, Types) only from a source about it: every chapter uses functions
+                if concept is not None and (own in concept.collections or _level(data, concept.keys) >= CODE) \
+                        and (concept.key not in NAMED_THINGS or _level(data, concept.keys) >= ABOUT):
                     counts[concept.key] = counts.get(concept.key, 0) + count
             # what this source says most about, weighed against how common the concept is
             present = sorted(counts, key=lambda k: (
