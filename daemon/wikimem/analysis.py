@@ -201,9 +201,9 @@ def tokens(text: str) -> list[str]:
     return _in_phrases(out)
 
 
-# four letters ending in "s" that are no plural (a word of four letters is not folded alone: "arms"
-# is not ARM, "news" not "new")
-_NOT_PLURAL = frozenset("news lens bias axis plus thus yes gas bus alas".split())
+# four letters ending in "s" that are no plural, beside those in -ss, -us, -is, -os (a word of four
+# letters is not folded alone: "arms" is not ARM)
+_NOT_PLURAL = frozenset("news lens bias alas".split())
 
 
 def _in_phrases(toks: list[str]) -> list[str]:

@@ -241,8 +241,8 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         # back", "hashmap" over "hash map") and the text names it so, else the phrase a lone
         # word was merged into (a code name that is only mentioned, `RequestContext` beside
         # "request context", has no spelling of its own to title a page: "Requestcontext")
-        one_word = [k for k in group if " " not in k and k in surfaces
-                    and any(" " in g and squash(g) == squash(k) for g in group)]
+        run_together = {k for k in group if " " not in k and any(" " in g and squash(g) == squash(k) for g in group)}
+        one_word = [k for k in group if k in run_together and k in surfaces]
         # ... and a phrase spelled out over its short form ("environment variable", "env var")
         key = one_word[0] if one_word else max(sorted(group), key=lambda k: (
             " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()), df.get(k, 0)))
@@ -251,7 +251,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         for k in group:
             if k in surfaces:
                 forms.update(surfaces[k])
-            elif k == key or " " in k or not any(" " in g and squash(g) == squash(k) for g in group):
+            elif k == key or k not in run_together:
                 forms[k] += 1  # no spelling recorded: the key is its own ("deploying")
             # else a phrase's words run together that no text spells so ("requestcontext")
         best = max(sorted(own), key=lambda f: own[f])

@@ -98,9 +98,9 @@ def _tag_class() -> type:
     """bs4's Tag, finding a parent by its name alone with a walk up the tree: markdownify asks
     every element whether it is inside a <pre>, and bs4's own search for it (a filter object
     per call) was a third of converting a page."""
-    from bs4 import Tag
+    Tag = _soup()[1]  # noqa: N806 - a class; bs4 as _soup imports it
 
-    class NamedParents(Tag):  # type: ignore[misc]
+    class NamedParents(Tag):  # type: ignore[misc,valid-type]
         def find_parent(self, name: Any = None, attrs: Any = None, **kwargs: Any) -> Any:
             if not isinstance(name, str) or attrs is not None or kwargs:
                 return super().find_parent(name, attrs, **kwargs)
