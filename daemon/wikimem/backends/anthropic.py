@@ -97,6 +97,10 @@ INDEX_CHARS = 30_000  # index.md stays under 25 KB; a bigger one is cut, the mod
 EST_TURNS = 10
 EST_TOOL_TOKENS_PER_TURN = 1_500
 EST_OUTPUT_PER_PART = 8_000
+# how long things take, for estimates: a model turn (5-30 s with real models), and one round of a
+# batched compile (a Message Batch: usually minutes, at most 24 hours)
+EST_SECONDS_PER_TURN = 10.0
+EST_SECONDS_PER_ROUND = 600.0
 
 
 # The memory tool for servers that take only custom tools (local model servers): the same
@@ -253,6 +257,7 @@ class SourceEstimate:
     input: int  # input and cache-write tokens, as the budget counts them
     output: int
     cache_read: int
+    turns: int = 0  # expected model turns, all parts together (they run one after another)
 
     @property
     def budgeted(self) -> int:
@@ -264,14 +269,16 @@ def estimate_source(st: SourceText, prefix_tokens: int, max_turns: int) -> Sourc
     input_tokens = prefix_tokens
     output = 0
     cache_read = 0
+    all_turns = 0
     for part in st.parts:
         part_tokens = tokens_of(len(part))
         turns = max(1, min(max_turns, EST_TURNS, 3 + part_tokens // 2_000))
+        all_turns += turns
         input_tokens += part_tokens + turns * EST_TOOL_TOKENS_PER_TURN
         output += min(EST_OUTPUT_PER_PART, 3_000 + part_tokens // 3)
         # each turn rereads the prefix, the part and the history so far from the cache
         cache_read += turns * (prefix_tokens + part_tokens) + EST_TOOL_TOKENS_PER_TURN * turns * (turns - 1) // 2
-    return SourceEstimate(st.path, len(st.parts), input_tokens, output, cache_read)
+    return SourceEstimate(st.path, len(st.parts), input_tokens, output, cache_read, all_turns)
 
 
 # --- links
@@ -1297,6 +1304,13 @@ def search_pages(ws: Workspace, overlay: Overlay, query: str, limit: int) -> lis
     staged = [rel for rel in {**overlay.committed, **overlay.pending} if rel.endswith(".md")]
     hits = _grep(overlay, staged, terms, limit)
     seen = {h[0] for h in hits}
+    # pages other conversations of this compile are creating now: found, so that one thing still
+    # gets one page; viewing one waits until its source is done (memory.Contended)
+    claimed = [rel for rel, owner in overlay.store.claims.items() if owner != overlay.owner and rel not in seen]
+    for rel, title, snippet in _grep(_Claimed(overlay.store), claimed, terms, limit):
+        if len(hits) < limit:
+            hits.append((rel, title, f"(being written by another source compiled now) {snippet}"))
+            seen.add(rel)
     for rel, title, snippet in _index_search(ws, overlay, query, limit) or _grep(
         overlay, list(overlay.files()), terms, limit
     ):
@@ -1339,7 +1353,17 @@ def _field(hit: Any, *names: str) -> str | None:
     return None
 
 
-def _grep(overlay: Overlay, rels: Sequence[str], terms: Sequence[str], limit: int) -> list[tuple[str, str, str]]:
+class _Claimed:
+    """Pages live conversations are creating, read as _grep reads an overlay."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def read(self, rel: str) -> str | None:
+        return self.store.claimed_text(rel)
+
+
+def _grep(overlay: Overlay | _Claimed, rels: Sequence[str], terms: Sequence[str], limit: int) -> list[tuple[str, str, str]]:
     scored: list[tuple[float, str, str, str]] = []
     for rel in rels:
         if not rel.endswith(".md") or rel in ("log.md",):
@@ -1468,6 +1492,7 @@ class Estimate:
     sources: tuple[SourceEstimate, ...]
     skipped: tuple[tuple[str, str], ...]
     budget: int
+    concurrency: int = 1
 
     @property
     def input(self) -> int:
@@ -1488,6 +1513,32 @@ class Estimate:
         # the input the budget counts is mostly cache writes (the source part, each new turn)
         return cost_usd(self.model, Usage(0, self.output, self.cache_read, self.input))
 
+    @property
+    def batch_cost_usd(self) -> float | None:
+        if self.backend != "anthropic":
+            return 0.0
+        return cost_usd(self.model, Usage(0, self.output, self.cache_read, self.input), batch=True)
+
+    @property
+    def turns(self) -> int:
+        return sum(s.turns for s in self.sources)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds of a batched compile: the longest source's turns (every source moves a turn a round)."""
+        return max((s.turns for s in self.sources), default=0)
+
+    @property
+    def seconds(self) -> float:
+        """Wall time at `concurrency` turns at once; no source goes faster than its own turns."""
+        if self.backend != "anthropic" or not self.sources:
+            return 0.0
+        return max(self.rounds, -(-self.turns // max(1, self.concurrency))) * EST_SECONDS_PER_TURN
+
+    @property
+    def batch_seconds(self) -> float:
+        return self.rounds * EST_SECONDS_PER_ROUND if self.backend == "anthropic" else 0.0
+
     def to_json(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
@@ -1504,6 +1555,12 @@ class Estimate:
             "output_tokens": self.output,
             "cache_read_tokens": self.cache_read,
             "cost_usd": self.cost_usd,
+            "batch_cost_usd": self.batch_cost_usd,
+            "turns": self.turns,
+            "concurrency": self.concurrency,
+            "seconds": self.seconds,
+            "rounds": self.rounds,
+            "batch_seconds": self.batch_seconds,
         }
 
 
@@ -1556,7 +1613,8 @@ def estimate_compile(
             continue
         st = source_text(doc, f.file)
         estimates.append(estimate_source(st, prefix, settings.max_turns))
-    return Estimate(name, reason, settings.model, tuple(estimates), tuple(skipped), settings.source_token_budget)
+    return Estimate(name, reason, settings.model, tuple(estimates), tuple(skipped), settings.source_token_budget,
+                    concurrency_of(settings)[0])
 
 
 __all__ = [

@@ -88,7 +88,7 @@ class BatchLog:
 
     def __init__(self, path: Path, header: dict[str, Any]):
         self.path = path
-        self.header = header
+        self.header = json.loads(json.dumps(header))  # as it reads back (tuples are lists)
         self.rounds: dict[int, dict[str, Any]] = {}
         self.resumed = False
         self.stale: list[str] = []  # batches of a log set aside: canceled, as nothing will read them
@@ -103,7 +103,7 @@ class BatchLog:
             pass
         except (OSError, ValueError):
             log.warning("the saved batch run is unreadable; starting over", exc_info=True)
-        if lines and lines[0].get("kind") == "start" and lines[0].get("header") == header:
+        if lines and lines[0].get("kind") == "start" and lines[0].get("header") == book.header:
             for line in lines[1:]:
                 entry = book.rounds.setdefault(int(line["round"]), {"batches": [], "requests": {}, "results": None})
                 if line.get("kind") == "sent":
@@ -121,7 +121,7 @@ class BatchLog:
                 done = set(line.get("batches") or [])
                 book.stale = [b for b in book.stale if b not in done]
         book.path.unlink(missing_ok=True)
-        book._append({"kind": "start", "header": header})
+        book._append({"kind": "start", "header": book.header})
         return book
 
     def sent(self, round_no: int, batches: Sequence[str], requests: Mapping[str, str]) -> None:

@@ -116,6 +116,7 @@ class Store:
         self.wiki = wiki
         self.committed: dict[str, Staged] = {}
         self.claims: dict[str, str] = {}  # new page -> the conversation creating it
+        self.overlays: dict[str, Overlay] = {}  # live conversations' overlays, by owner
         self.waiting: dict[str, str] = {}  # conversation -> the conversation it waits for
         self.cond = threading.Condition(threading.RLock())
         self.merged = 0  # commits merged onto pages other conversations changed meanwhile
@@ -142,6 +143,13 @@ class Store:
 
     def claimant(self, rel: str) -> str | None:
         return self.claims.get(rel)
+
+    def claimed_text(self, rel: str) -> str | None:
+        """A page a live conversation is creating, as it has it now (for search to name it)."""
+        owner = self.claims.get(rel)
+        overlay = self.overlays.get(owner) if owner is not None else None
+        staged = overlay.pending.get(rel) if overlay is not None else None
+        return staged.content if staged is not None else None
 
     def commit(self, overlay: Overlay) -> dict[str, Staged]:
         """Fold a conversation's pending pages into the committed layer, each merged onto what
@@ -172,6 +180,7 @@ class Store:
         with self.cond:
             for rel in [rel for rel, holder in self.claims.items() if holder == owner]:
                 del self.claims[rel]
+            self.overlays.pop(owner, None)
             self.cond.notify_all()
 
     def would_deadlock(self, me: str, holder: str) -> bool:
@@ -205,6 +214,8 @@ class Overlay:
         self.store = store if store is not None else Store(wiki)
         self.owner = owner
         self.pending: dict[str, Staged] = {}
+        if owner:
+            self.store.overlays[owner] = self
 
     @property
     def committed(self) -> dict[str, Staged]:
@@ -539,6 +550,8 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         if text is None:
             if self.overlay.is_dir(rel):
                 raise ToolError(f"The path {shown} is a directory, not a file.")
+            # a page another conversation is creating: wait for it, then see it as that one left it
+            self._check_unclaimed(rel)
             raise ToolError(f"The path {shown} does not exist. Please provide a valid path.")
         return text
 
