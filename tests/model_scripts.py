@@ -78,7 +78,7 @@ class SharedPageModel:
             return reply(memory("view", path=self.concept_path))
         if len(messages) == 3:  # the search found no concept page: make it
             return reply(memory("create", path=self.concept_path, file_text=self.concept_page(name, page)))
-        if "already exists" in last and self.concept_path in last:
+        if "already exists" in last and self.concept_path in last and "Here's the content of" not in last:
             return reply(memory("view", path=self.concept_path))
         if f"Here's the content of {self.concept_path}" in last:
             return reply(memory("insert", path=self.concept_path, insert_line=self.line_after(last, "## Also mentioned in"),

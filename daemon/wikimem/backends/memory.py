@@ -617,9 +617,12 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
             if rel not in self.created and rel != self.own_page:
                 committed = self.overlay.committed.get(rel)
                 if rel not in self.overlay.pending and committed is not None and committed.base is None:
+                    # shown as a view shows it: the model adds to it next, without a turn to view it
+                    lines = (self.overlay.read(rel) or "").split("\n")[:MAX_VIEW_LINES]
                     raise ToolError(
                         f"{shown} already exists: another source compiled at the same time created it while you "
-                        "worked. View it and add what this source says with str_replace or insert."
+                        "worked. Add what this source says with str_replace or insert. Here's the content of "
+                        f"{shown} with line numbers:\n{numbered(lines, 1)}"
                     )
                 raise self._refuse(
                     f"{shown} already exists; add to it with str_replace or insert (create makes new pages "

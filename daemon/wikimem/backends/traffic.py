@@ -154,7 +154,7 @@ class Traffic:
             if self.refused_since is None:
                 self.refused_since = now
             self._read(headers)
-            if sent_at >= self.last_cut:
+            if sent_at > self.last_cut:  # sent after the last cut: a new burst
                 self.window = max(1.0, self.window / 2)
                 self.last_cut = now
                 self.cuts += 1
