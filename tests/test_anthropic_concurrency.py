@@ -68,6 +68,11 @@ def test_parallel_conversations_on_a_shared_page_lose_nothing(ws: Workspace, mod
     page = loads_page(SHARED, (ws.wiki / SHARED).read_text())
     assert sorted(page.sources) == paths  # code's `sources`, merged from every conversation
     assert page.body.count("# Shared topic") == 1 and page.body.count("## Also mentioned in") == 1
+    # each line where its model put it: under the heading, though the page grew while it worked
+    # (its `sources` list, others' lines) between the view and the insert
+    assert page.body.startswith("# Shared topic\n\nThe topic every note")
+    tail = page.body.split("## Also mentioned in\n", 1)[1]
+    assert sorted(re.findall(r"^- \[(note-\d+\.md)\]", tail, re.M)) == sorted(p[4:] for p in paths)
     assert report.traffic["max_in_flight"] > 1 and report.traffic["mode"] == "interactive"
     # the compile report's `traffic` (pinned: --json prints it as is)
     assert set(report.to_json()["traffic"]) == {
@@ -349,3 +354,52 @@ def test_wikimem_status_shows_a_daemon_compiles_progress(ws: Workspace, model: S
     shown = "\n".join(format_status(during[-1]))
     assert re.search(r"^progress: \d/4 sources, \d+ in flight, [\d,]+ tokens ~\$[\d.]+", shown, re.M), shown
     assert daemon.progress is None and daemon.status()["progress"] is None  # the compile is over
+
+
+def test_the_cli_takes_batch_and_concurrency(ws: Workspace, model: SharedPageModel) -> None:
+    from wikimem.cli import main
+
+    notes(ws, 3)
+    with FakeMessagesServer(answer_with(model)) as server:
+        (ws.root / "wikimem.toml").write_text(f'backend = "anthropic"\nbase_url = "{server.url}"\n')
+        result = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--batch", "--json"])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        assert data["traffic"]["mode"] == "batch" and data["traffic"]["rounds"] == server.batches_created
+        notes(ws, 5, prefix="more")
+        result = CliRunner().invoke(main, ["compile", "--root", str(ws.root), "--concurrency", "3", "--json"])
+    data = json.loads(result.stdout)
+    assert result.exit_code == 0 and data["traffic"]["mode"] == "interactive" and data["traffic"]["concurrency"] == 3
+    assert len(data["compiled"]) == 5
+
+
+@pytest.mark.slow
+def test_a_batched_compile_killed_with_sigkill_resumes_without_sending_its_batch_again(ws: Workspace) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    paths = notes(ws, 4)
+    saved = ws.state_dir / "anthropic-batches.jsonl"
+    with FakeMessagesServer(answer_with(SharedPageModel())) as server:
+        server.release.clear()  # the first round's batch stays out
+        (ws.root / "wikimem.toml").write_text(f'backend = "anthropic"\nbase_url = "{server.url}"\nbatch = true\n')
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        child = subprocess.Popen([sys.executable, "-m", "wikimem.cli", "compile", "--root", str(ws.root), "-q"], env=env)
+        try:
+            for _ in range(600):  # until the round is saved as sent (not a wall-clock assertion: a wait)
+                if saved.exists() and '"kind": "sent"' in saved.read_text():
+                    break
+                time.sleep(0.05)
+            assert server.batches_created == 1
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        server.release.set()
+        report = compile_with(ws, server, batch=True)
+    assert report.failed == [] and sorted(report.compiled) == paths
+    assert server.batches_created == report.traffic["rounds"]  # round one fetched, not created again
+    ids = [r["custom_id"] for r in server.requests]
+    assert len(ids) == len(set(ids)) and sorted(shared_lines(ws)) == sorted(p[4:] for p in paths)

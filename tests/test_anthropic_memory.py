@@ -242,3 +242,18 @@ def loads_page_sources(text: str) -> list[str]:
     from wikimem.pages import loads_page
 
     return loads_page("x.md", text).sources
+
+
+def test_an_insert_lands_where_the_model_chose_on_the_page_it_saw(wiki: Path) -> None:
+    """Line numbers refer to the text the conversation viewed; another conversation that grew the
+    page above that line meanwhile (its front matter, as code fills `sources`) does not move it."""
+    a, b = two_tools(wiki, recorded_of(wiki))
+    page = "/memories/concepts/cryptobiosis.md"
+    viewed, _ = run(a, "view", path=page)
+    heading = next(int(row.split("\t")[0]) for row in viewed.split("\n")[1:] if row.endswith("\t# Cryptobiosis"))
+    run(b, "str_replace", path=page, old_str="sources: [raw/a.md]", new_str="sources:\n- raw/a.md\n- raw/b.md\n- raw/c.md")
+    b.overlay.commit()
+    assert not run(a, "insert", path=page, insert_line=heading, insert_text="Right under the title, from a.")[1]
+    a.overlay.commit()
+    final = a.overlay.store.committed["concepts/cryptobiosis.md"].content or ""
+    assert "- raw/c.md\n---\n# Cryptobiosis\nRight under the title, from a.\n" in final, final

@@ -445,7 +445,9 @@ class AnthropicBackend:
         frozen.update(page for page in batch.removed.values() if page)
         work = self._work(run)
         run.todo = len(work)
-        resumed = {} if book is not None else self._resume(run)
+        # sources an interrupted compile finished (journaled) are taken back; a batched compile
+        # writes no journal of its own (its saved rounds replay), but takes one a compile left
+        resumed = self._resume(run)
         jobs = self._jobs(run, work, resumed)
         try:
             if book is None:
@@ -710,6 +712,7 @@ class AnthropicBackend:
         messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": request}]}]
         budget = self.settings.source_token_budget
         usage = session.usage
+        session.tool.seen = {}  # a new conversation has seen nothing yet
         fix_rounds = 0
         for _turn in range(self.settings.max_turns):
             if usage.budgeted >= budget:
@@ -1191,6 +1194,7 @@ class AnthropicBackend:
             overlay, tool = session.overlay, session.tool
             referrers = [rel for rel in self._referrers(run, overlay, path, page) if rel not in run.frozen]
             if not referrers:
+                overlay.discard()
                 return None
             deletable = {
                 rel for rel in referrers

@@ -411,6 +411,9 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         self.frozen: set[str] = set() if frozen is None else frozen
         self.refusals: list[str] = []
         self.notes: list[str] = []  # said to the model with the result of the command that caused them
+        # each page as this conversation last saw it (a view, its own edits): line numbers it
+        # gives refer to that text, which other conversations may have changed since
+        self.seen: dict[str, str] = {}
 
     # --- per source
     def begin(self, source_path: str, own_page: str, *, deletable: set[str] | frozenset[str] = frozenset()) -> None:
@@ -421,6 +424,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         self.created = set()
         self.deletable = set(deletable)
         self.refusals = []
+        self.seen = {}
 
     def is_human(self, rel: str) -> bool:
         """A page on disk that differs from what wikimem last wrote (or that wikimem never wrote)."""
@@ -570,6 +574,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
             last = len(lines) if int(view_range[1]) == -1 else int(view_range[1])
             lines = lines[first - 1 : last]
             start = first
+        self.seen[rel] = text
         note = ""
         if len(lines) > MAX_VIEW_LINES:
             note = (
@@ -618,7 +623,9 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
                 committed = self.overlay.committed.get(rel)
                 if rel not in self.overlay.pending and committed is not None and committed.base is None:
                     # shown as a view shows it: the model adds to it next, without a turn to view it
-                    lines = (self.overlay.read(rel) or "").split("\n")[:MAX_VIEW_LINES]
+                    now = self.overlay.read(rel) or ""
+                    self.seen[rel] = now
+                    lines = now.split("\n")[:MAX_VIEW_LINES]
                     raise ToolError(
                         f"{shown} already exists: another source compiled at the same time created it while you "
                         "worked. Add what this source says with str_replace or insert. Here's the content of "
@@ -631,6 +638,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         else:
             self.created.add(rel)
         self.overlay.write(rel, text)
+        self.seen[rel] = text
         return f"File {'overwritten' if exists else 'created'} successfully at: {shown}"
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
@@ -658,6 +666,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         updated = content.replace(old, new, 1)
         self._check_keeps(rel, updated, content)
         self.overlay.write(rel, updated)
+        self.seen[rel] = updated  # the snippet below numbers its lines as they are now
         line = content[:pos].count("\n")
         new_lines = updated.split("\n")
         first = max(0, line - 2)
@@ -669,8 +678,12 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         shown = self.show(rel)
         self._check_writable(rel)
         content = self._text(rel, shown)
-        lines = content.split("\n")
-        if content.endswith("\n"):
+        # the line number refers to the page as this conversation last saw it; when other
+        # conversations changed it since, the insertion is carried onto the page as it is now
+        # by a three-way merge, so it lands among the same lines the model chose
+        seen = self.seen.get(rel, content)
+        lines = seen.split("\n")
+        if seen.endswith("\n"):
             lines.pop()
         at = getattr(command, "insert_line", None)
         if not isinstance(at, int) or at < 0 or at > len(lines):
@@ -679,9 +692,11 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         if not isinstance(insert_text, str):
             raise ToolError("insert needs `insert_text`")
         lines.insert(at, insert_text.rstrip("\n"))
-        updated = "\n".join(lines) + "\n"
+        inserted = "\n".join(lines) + "\n"
+        updated = inserted if seen == content else merge_page(seen, inserted, content)[0]
         self._check_keeps(rel, updated, content)
         self.overlay.write(rel, updated)
+        self.seen[rel] = inserted
         return f"The file {shown} has been edited."
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
