@@ -97,8 +97,9 @@ def test_concurrency_costs_no_more_tokens_than_a_serial_compile(tmp_path: Any) -
     turns, tokens, writes = spent[6]
     # the prompt cache is warmed by one request before the others go: no extra prefix writes
     assert writes <= spent[1][2] * 1.05
-    # a race on the shared page may cost a source one turn more (it found the page being made)
-    assert turns <= spent[1][0] * 1.15 and tokens <= spent[1][1] * 1.15, spent
+    # a source that meets the shared page being made waits and is shown it as it landed: it adds
+    # its line in the turn it would have one at a time (the page it sees may be a little longer)
+    assert turns == spent[1][0] and tokens <= spent[1][1] * 1.05, spent
 
 
 def test_guards_hold_under_concurrency(ws: Workspace) -> None:
