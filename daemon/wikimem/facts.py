@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .lexicon import STOPWORDS, release_numbers, title_release, version_numbers
 from .sources.sections import release_of
-from .words import STOPWORDS
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -157,23 +157,20 @@ class Statements:
     sentences: list[tuple[str, int, str | None, str | None]] = field(default_factory=list)
 
 
-_TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*+)\s+v?(\d+(?:\.\d+)*)\b")
-
-
 def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
-    """("go", (1, 22)) from "Go 1.22 Release Notes"; a title's first 300 characters are read."""
-    m = _TITLE_VERSION.search(title[:300])
-    if not m:
+    """("go", (1, 22)) from "Go 1.22 Release Notes": the release the title names (the lexicon's
+    title_release), with its release numbers."""
+    found = title_release(title)
+    if found is None:
         return None
-    return m.group(1).lower(), tuple(int(x) for x in m.group(2).split("."))
+    numbers = release_numbers(found[1])
+    return (found[0], numbers) if numbers else None
 
 
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    """(3, 1, 0) from "3.1.0", "v3.1", "3.1.x"; None when it does not parse (v2-beta, a date)."""
-    if not text:
-        return None
-    m = re.match(r"v?(\d+(?:\.\d+)*)", text.strip())
-    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+    """(3, 1, 0) from "3.1.0", "v3.1", "3.1.x"; None when it holds no version (the lexicon's
+    release_numbers)."""
+    return release_numbers(text)
 
 
 def statements_of(doc: Any, sentences: Any) -> Statements:
@@ -222,12 +219,12 @@ def entity(name: str) -> str | None:
     return _ALIASES.get(key, key)
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text.replace(",", "").split(".") if x)
+_version = version_numbers
 
 
 def _versions(text: str) -> list[tuple[int, ...]]:
-    return [_version(v) for v in re.findall(r"\d+(?:\.\d+)*", text)]
+    """The versions a list names: "3.7, 3.8, and 3.9" -> [(3, 7), (3, 8), (3, 9)]."""
+    return [version_numbers(v) for v in re.findall(r"\d+(?:\.\d+)*", text)]
 
 
 def compatible(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import wiki_tree
+from .lexicon import version_key
+from .links import CITATION_AT_END, LINK_TEXT
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .pages import Page, escape_link_text, inert, one_line, part_of, plain_text, relative_link
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
@@ -77,8 +79,6 @@ class Entry:
 
 # --- entries: what the map says of each page ----------------------------------------------------
 
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_CITATION = re.compile(r"\s*\(\[[^\]]*\]\([^)]*\)\)\s*$")
 
 
 def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
@@ -92,8 +92,8 @@ def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
         line = line.strip()
         if not line or line.startswith(("#", "-", ">", "|", "Source:", "```", "Also called:", "Main source", "* ", "[")):
             continue
-        line = _CITATION.sub("", line)
-        line = _LINK.sub(r"\1", line)
+        line = CITATION_AT_END.sub("", line)
+        line = LINK_TEXT.sub(r"\1", line)
         line = re.sub(r"[*_`]", "", line).strip().strip('"')
         if line:
             return _trim(line, limit)
@@ -196,16 +196,6 @@ class Group:
         return f"{self.folder}/index.md"
 
 
-def version_key(version: str) -> tuple[Any, ...]:
-    """Release order of a version string; strings that do not parse sort below every number."""
-    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", version.strip())
-    if not match:
-        return (-1,)
-    numbers = tuple(int(x) for x in match.group(1).split("."))
-    rest = match.group(2).strip(".-_ ").lower()
-    return (*numbers, 0 if not rest else -1)
-
-
 @lru_cache(maxsize=65536)  # every plan of the map sorts every source by it
 def _natural(path: str) -> tuple[Any, ...]:
     """File names in their numbered order: ch02 before ch10, appendix after chapters."""
@@ -228,8 +218,10 @@ def order_entries(entries: list[Entry], order: dict[str, int]) -> tuple[list[Ent
                 + sorted(rest, key=lambda e: (_natural(e.raw), e.path)), False, True)
     versioned = [e for e in entries if e.version]
     if len(versioned) >= 3 and len(versioned) >= 0.6 * len(entries):
-        return sorted(entries, key=lambda e: (_neg(version_key(e.version or "")), _neg_s(e.date), _title_key(e.title),
-                                              e.path)), True, False
+        # newest release first (the lexicon's order: 2.0 after 2.0rc1), then newest date; ties by title
+        ordered = sorted(entries, key=lambda e: (_title_key(e.title), e.path))
+        ordered.sort(key=lambda e: (version_key(e.version), e.date or ""), reverse=True)
+        return ordered, True, False
     if _numbered(entries):
         return sorted(entries, key=lambda e: (_natural(e.raw or e.path), e.path)), False, True
     return sorted(entries, key=lambda e: (_title_key(e.title), e.path)), False, False
@@ -238,14 +230,6 @@ def order_entries(entries: list[Entry], order: dict[str, int]) -> tuple[list[Ent
 def _title_key(title: str) -> str:
     """Titles in reading order: markup aside (`referencing` sorts under r), case ignored."""
     return title.strip("`*_ ").lower()
-
-
-def _neg(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(-x for x in key) if key else (1,)
-
-
-def _neg_s(text: str) -> str:
-    return "".join(chr(0x10FFFF - ord(c)) for c in text) if text else "\U0010ffff"
 
 
 def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]:

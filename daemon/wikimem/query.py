@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .config import Settings
+from .links import LINK_TEXT_TARGET
 from .workspace import Workspace
 
 PASSAGES = 5
@@ -162,7 +163,7 @@ def _relink(text: str, page: str) -> str:
             return m.group(0)
         return f"[{m.group(1)}]({rel}{'#' + frag if frag else ''})"
 
-    return re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", fix, text)
+    return LINK_TEXT_TARGET.sub(fix, text)
 
 
 def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: float = 5.0) -> Answer:

@@ -24,6 +24,8 @@ from typing import Any
 
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
 from ..analysis import forget_sentences as analysis_forget
+from ..lexicon import version_key
+from ..links import LINK_OR_URL, LINK_TARGET, RELATIVE_LINK_OPENING
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
 from ..templating import render
@@ -68,14 +70,13 @@ _SIGNAL = re.compile(r"\d|\b(?:defaults?|requires?|minimum|maximum|must|supports
 _SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
-_LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
 
 
 def quote_text(text: str) -> str:
     """A quote fit for a list item: one line, no stray link syntax that would dangle, no HTML
     and no link but relative, http(s) and mailto ones (pages.inert)."""
     text = " ".join(text.split())
-    text = _LINK_LIKE.sub(lambda m: f"\\[{m.group(1)}\\](", text)
+    text = RELATIVE_LINK_OPENING.sub(lambda m: f"\\[{m.group(1)}\\](", text)
     return inert(text.replace("[[", "[ [").replace("]]", "] ]"))
 
 
@@ -87,23 +88,6 @@ def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
 def _where(source_path: str, anchor: str, line: int) -> str:
     unit = "page" if anchor.startswith("page") else "line"
     return f"{posixpath.basename(source_path)}, {unit} {line}"
-
-
-def version_key(version: str | None) -> tuple[Any, ...]:
-    """Release order of a version string: "1.10" after "1.9", "2.0rc1" before "2.0"; strings
-    that do not parse sort below every number, never as a false "current"."""
-    if not version:
-        return ()
-    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", version.strip())
-    if not match:
-        return ()
-    numbers = tuple(int(x) for x in match.group(1).split("."))
-    rest = match.group(2).strip(".-_ ").lower()
-    pre = re.match(r"(a|alpha|b|beta|c|rc|pre|dev)\.?(\d*)", rest)
-    if pre:
-        rank = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "pre": 3, "c": 3, "rc": 3}[pre.group(1)]
-        return (*numbers, -1, rank, int(pre.group(2) or 0))
-    return (*numbers, 0)
 
 
 # --- source pages ------------------------------------------------------------------------------
@@ -353,7 +337,6 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, part) for part in parts)]
 
 
-_MD_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")
 
 
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
@@ -366,7 +349,7 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         return relative_link(path, posixpath.normpath(posixpath.join(folder, target))) + hash_ + fragment
 
     def rebased(text: str) -> str:
-        return _MD_LINK.sub(lambda m: f"]({rebase(m.group(1))})", text)
+        return LINK_TARGET.sub(lambda m: f"]({rebase(m.group(1))})", text)
 
     title = f"{data['title']}: {part.name}"
     body = render(
@@ -797,7 +780,6 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
     return None, None
 
 
-_LINK_OR_URL = re.compile(r"(?<!\\)\[([^\[\]]*)\]\([^()\s]*\)|\b[a-z][a-z0-9+.-]*://\S+")
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
@@ -834,8 +816,8 @@ def _thin(text: str) -> bool:
     bare = text.strip("*_ ")
     if bare.startswith("(") and bare.endswith(")") and not bare.endswith((".)", "!)", "?)")):
         return True
-    if "](" in text or "://" in text:  # what _LINK_OR_URL needs
-        text = _LINK_OR_URL.sub(lambda m: m.group(1) or " ", text)
+    if "](" in text or "://" in text:  # what LINK_OR_URL needs
+        text = LINK_OR_URL.sub(lambda m: m.group(1) or " ", text)
     return len(_PROSE_WORD.findall(text)) < 4
 
 
