@@ -750,8 +750,8 @@ def _release_span(doc: Document) -> str | None:
 
 
 def _is_toc_line(text: str, doc: Document) -> bool:
-    """A paragraph that only names pages: link titles one a line, no sentence among them (an mdBook
-    SUMMARY.md's "[Foreword](foreword.md)" lines, or any document that is a table of contents)."""
+    """A paragraph that only names pages: link titles one a line, no sentence among them (a book's
+    SUMMARY.md with its "[Foreword](foreword.md)" lines, or any document that is a table of contents)."""
     if not doc.toc:
         return False
     lines = [line.strip() for line in text.split("\n") if line.strip()]

@@ -130,7 +130,7 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
             continue
         items = [line[2:]] if line.startswith("- ") else line.split(": ", 1)[-1].split(" · ")
         entries += [(n, k, item.strip(), {t.text for t in ana(item)}) for k, item in enumerate(items)]
-    # a word on most entries ("go" in a Go wiki) says little: weigh each by how rare it is here
+    # a word on most entries (the product's name in a wiki about it) says little: weigh each by how rare it is here
     df: dict[str, int] = {}
     for *_, words in entries:
         for w in words & terms:

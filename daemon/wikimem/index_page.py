@@ -6,7 +6,7 @@ sources (the folders of raw/, and the series the documents form inside them) wit
 that says what it holds, its most important pages listed right there (the entry page of a
 collection, the first chapters of a book, the newest releases, the most linked concepts),
 and a link to the group's own catalog, which lists every page of the group once, in its
-natural order: a book in reading order (mdBook SUMMARY.md, Sphinx toctree, numbered file
+natural order: a book in reading order (a SUMMARY.md of links, a reST toctree, numbered file
 names), releases newest first with their version and date, everything else by title. A
 catalog too large for one file splits along its own order into parts, never the alphabet.
 When the whole wiki fits in index.md, index.md lists every page and there are no catalogs.
@@ -445,8 +445,8 @@ def _about(group: Group) -> str:
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
     # the page that speaks for the folder, nearest its top: one with a lead of its own first
-    # (mdBook's guide has a SUMMARY.md that is only its table of contents, and beside it a
-    # README.md that says what mdBook is)
+    # (a book's SUMMARY.md may be only its table of contents, with a README.md beside it that
+    # says what the book is about)
     speaking = [e for e in entries if posixpath.basename(e.raw).lower().startswith(ENTRY_NAMES)]
     top = min((e.raw.count("/") for e in speaking), default=0)
     speaking = [e for e in speaking if e.raw.count("/") == top]
@@ -460,7 +460,7 @@ def _about(group: Group) -> str:
         return f"Releases from {entries[-1].version or entries[-1].date} to {newest.version or newest.date}."
     # an entry page with no lead of its own (a book's SUMMARY.md is a table of contents): the
     # book's title and the first sentence of the page that introduces it (the one whose lead
-    # names the book as its title is spelled, "Welcome to The Rust Programming Language, ...";
+    # names the book as its title is spelled, "Welcome to The Acme Programming Language, ...";
     # else the one that names it soonest), else of its first page
     described = [e for e in entries if e.description and e is not start]
     if start is not None:
@@ -490,7 +490,7 @@ def _first_sentence(text: str) -> str:
 
 def _titled(title: str, description: str) -> str:
     """A group's line: its entry page's title when the description does not name it already
-    ("Docutils Project Documentation Overview: The latest working documents may be ...")."""
+    ("Acme Project Documentation Overview: The latest working documents may be ...")."""
     words = set(_words(title))
     if not words or words <= set(_words(description)) or len(title) > 80:
         return description
@@ -635,7 +635,7 @@ def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
 
 
 def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) -> dict[str, int]:
-    """The reading order the documents give: mdBook's SUMMARY.md, Sphinx toctrees (followed from
+    """The reading order the documents give: a SUMMARY.md of links, reST toctrees (followed from
     the root document down), as {raw path: position}. Only table-of-contents files count (by
     name); their tables come from what the compile kept of them (sources.outline), else they
     are read, and are cached by content hash."""

@@ -94,7 +94,7 @@ def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
         if hit.kind == "raw":
             sources = (hit.path,)
         else:
-            # pages quote their sources as "... (go1.23.md, line 582)": name the raw files behind
+            # pages quote their sources as "... (notes-1.23.md, line 582)": name the raw files behind
             # the quoted words, not every file the page draws on
             behind = _page_sources(ws, hit.path)
             by_name: dict[str, list[str]] = {}

@@ -5,8 +5,8 @@ its text keeps discussing, DEFINES a term (glossary, definition list, API descri
 a ..."), has a section HEADED for it, or marks it as an API name in CODE. A candidate needs
 evidence that it names a thing, and more than one source of its collection must mention it.
 
-Selection runs per collection (a top folder of raw/), so the Go release notes cannot crowd the
-Rust book's ownership and lifetimes out; a thing two collections both choose gets one page
+Selection runs per collection (a top folder of raw/), so a large collection (years of release
+notes) cannot crowd a small one's concepts out (a book's chapters); a thing two collections both choose gets one page
 that gathers both. Spellings of one thing merge: plurals, case, `HashMap` and "hash map",
 `Box<T>` and "box", and a word that mostly occurs inside a chosen phrase.
 """
@@ -142,8 +142,8 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
             merged = {a.lower(): a for a in [*existing.aliases, *concept.aliases, concept.title]
                       if a.lower() != existing.title.lower()}
             existing.aliases = sorted(merged.values(), key=lambda a: (a.lower(), a))[:8]
-    # an alias is no other page's title: docutils' "Configuration File" (its lone "configuration"
-    # merged in) was also called "Configuration", the title of Flask's page, two pages for one name
+    # an alias is no other page's title: a page "Configuration File" with a lone "configuration"
+    # merged in would also be called "Configuration", another page's title: two pages for one name
     titled = {c.title.lower(): c.key for c in chosen.values()}
     for concept in chosen.values():
         concept.aliases = [a for a in concept.aliases if titled.get(a.lower(), concept.key) == concept.key]
@@ -163,7 +163,7 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
 
 def _spelling(key: str) -> str:
     """What names one thing across collections: a key without spaces, hyphens and underscores,
-    and without a macro's "!" (the Rust book's `panic!` and Go's panic are one page, as lint
+    and without a macro's "!" (a macro `panic!` and a function panic name one thing, as lint
     would have them)."""
     return run_together(key).rstrip("!") or run_together(key)
 
@@ -293,7 +293,7 @@ def title_of(surface: str) -> str:
         return surface  # code, then words ("`typer` command"): as the source writes it
     surface = surface.strip("*_")
     if not surface[:1].islower() or any(c.isupper() for c in surface[1:].split(" ", 1)[0]):
-        return surface  # a name spelled with its capitals inside: "mdBook", "macOS", "iPhone"
+        return surface  # a name spelled with its capitals inside: "eBay", "macOS", "iPhone"
     return surface[:1].upper() + surface[1:]
 
 

@@ -570,7 +570,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
     by_name: set[tuple[str, int]] = set()  # (member, sentence) that name it, as a lead must
     # sentences in a section named for it are about it even when they do not name it again
-    # (the items under "Ownership Rules": "Each value in Rust has an owner.")
+    # (the items under "Ownership Rules": "Each value has an owner.")
     named_for: dict[str, set[int]] = {}
     for m in (*quoted, *newest):
         found = []
@@ -602,8 +602,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # the lead: the sentence that says what it is. In turn: the definition a main source gives
     # ("*Ownership* is a set of rules ..."), one another source gives, a term the author marks
     # where it is defined; else the first plain statement a source about it makes, the concept
-    # as its subject ("Cargo is Rust's build system ...") if one comes early. Never an aside
-    # that points elsewhere ("..., a Rust feature that we'll discuss in Chapter 10"), chatter,
+    # as its subject ("The builder is the language's build system ...") if one comes early. Never
+    # an aside that points elsewhere ("..., a feature that we'll discuss in Chapter 10"), chatter,
     # or a sentence that only refers back
     lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name, named_for)
 
@@ -666,7 +666,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # every source it gathers is linked from the page (links go both ways)
     listed = [m for m in members if m.path not in {x.path for x in main}]
     # the front matter lists the sources the page shows (those it links, quotes or cites), not
-    # every one that mentions it: at 10k sources "Go" was mentioned in 7,519, a 214 KB list an
+    # every one that mentions it: at 10k sources a product's name was mentioned in 7,519, a 214 KB list an
     # agent read before the article; search finds every mention
     shown = {m.path for m in (*main, *listed[:ALSO_LISTED])} | cited
     if lead_member is not None:
@@ -811,7 +811,7 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
 def _thin(text: str) -> bool:
     """A sentence that is little but a link or an address ("[Learn more.](https://...)",
     "Background: https://..."): under four words of its own once links are their text; or an
-    aside in parentheses that is no sentence ("*(Optional, with `httpx[http2]`)*" after a list
+    aside in parentheses that is no sentence ("*(Optional, with `pkg[extra]`)*" after a list
     item, "(The Chicago Manual of Style, section 1.80)")."""
     bare = text.strip("*_ ")
     if bare.startswith("(") and bare.endswith(")") and not bare.endswith((".)", "!)", "?)")):
@@ -848,7 +848,7 @@ def _defines_plainly(s: Sentence) -> bool:
 def _lead_score(s: Sentence, keys: list[str]) -> float:
     """How well a sentence that mentions a concept says what it is: the concept as its subject
     ("A feature flag turns ...", the longer name first), "X is ..."."""
-    words = tokens(re.sub(r"^(?:(?:a|an|the|[\w.]+['’]s)\s+)+", "", s.text, flags=re.IGNORECASE))  # "Rust’s closures are"
+    words = tokens(re.sub(r"^(?:(?:a|an|the|[\w.]+['’]s)\s+)+", "", s.text, flags=re.IGNORECASE))  # "The language’s closures are"
     text = " " + " ".join(words) + " "
     for k in sorted(keys, key=len, reverse=True):
         if text.startswith(k):

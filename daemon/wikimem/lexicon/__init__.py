@@ -286,8 +286,8 @@ def version_numbers(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.replace(",", "").split(".") if x.isdigit())
 
 
-# a release a title names: a name, then a dotted version ("Go 1.21 Release Notes", "Flask 2.0.1",
-# "Docutils 0.17"), or a whole number the title calls a release ("Python 3 release")
+# a release a title names: a name, then a dotted version ("Acme 1.21 Release Notes", "Acme 2.0.1"),
+# or a whole number the title calls a release ("Python 3 release")
 _TITLE_RELEASE = re.compile(r"\b([A-Za-z][\w+.-]*?)\s+v?(\d+(?:\.\d+)+)\b")
 _TITLE_RELEASE_WORD = re.compile(r"\b([A-Za-z][\w+.-]*)\s+(?:version\s+)?v?(\d+)\s+(?:release|is\s+released)",
                                  re.IGNORECASE)
@@ -295,7 +295,7 @@ _TITLE_RELEASE_WORD = re.compile(r"\b([A-Za-z][\w+.-]*)\s+(?:version\s+)?v?(\d+)
 
 @lru_cache(maxsize=16384)
 def title_release(title: str) -> tuple[str, str] | None:
-    """(name, version) of the release a document's title names: ("go", "1.21") from "Go 1.21
+    """(name, version) of the release a document's title names: ("acme", "1.21") from "Acme 1.21
     Release Notes"; a title's first 300 characters are read (a longer "title" is a line of
     text). A number that is no version ("Chapter 3", "Step 2") names no release."""
     head = title[:300]
@@ -309,7 +309,7 @@ _FIRST_NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 
 def first_number(text: str) -> str | None:
-    """The first number in a text, dots and all ("Go 1.25 Release Notes" -> "1.25")."""
+    """The first number in a text, dots and all ("Acme 1.25 Release Notes" -> "1.25")."""
     match = _FIRST_NUMBER.search(text)
     return match.group(0) if match else None
 

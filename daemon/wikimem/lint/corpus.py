@@ -344,8 +344,7 @@ _CODE_LIKE = re.compile(r"[{};][ \t]*$|:=|^[ \t]*(?:func|import|package|return|i
 def _with_prose_code(doc: Document) -> Document:
     """The document with prose that the loader read as indented code given back as paragraphs.
 
-    Definition-list continuations (`:   text` then lines indented four spaces, as in
-    the Go release notes) come out of the Markdown loader as code blocks, yet they
+    Definition-list continuations (`:   text` then lines indented four spaces) come out of the Markdown loader as code blocks, yet they
     are the sentences that state defaults and requirements. A paragraph of such a
     block counts as prose when it reads like sentences and has no code tokens.
     """

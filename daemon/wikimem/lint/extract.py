@@ -102,7 +102,7 @@ def page_hits(text: str) -> list[tuple[int, str, str]]:
 # Found from the citation back (quotes(), below): the closing quote mark and the citation after it.
 
 _OPENING = ("\"", "“")
-# a key fact's section label before its quote: - *Why doesn't Go have "implements" declarations?*: "..."
+# a key fact's section label before its quote: - *Why doesn't it have "implements" declarations?*: "..."
 _LABEL = re.compile(r"[ \t]*[-*][ \t]+\*[^*\n]+\*:[ \t]")
 
 QUOTE_MIN = 8  # characters between the quote marks

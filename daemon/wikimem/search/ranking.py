@@ -170,7 +170,7 @@ def holds_phrase(ana: Any, text: str, phrase: tuple[str, ...]) -> bool:
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
     """Every content word may match (OR), in any field, with the field's weight.
 
-    Words found in a large share of passages ("go" in Go release notes) only add to the
+    Words found in a large share of passages (a product's name in its own release notes) only add to the
     score of passages that match a rarer word too (whoosh's AndMaybe): they rarely decide
     anything, and scoring their long posting lists is most of the cost of a query. On a
     large wiki the candidates are bounded too: the rarest words pick them, up to a budget of

@@ -18,7 +18,7 @@ from .sections import comment_meta, section_tree
 # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
 # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
 _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
-# a page template (Jinja, Django, Liquid: a theme's partial such as MkDocs' overrides/): it opens
+# a page template ("{% ... %}" tags: a site theme's partial, not a page of text): it opens
 # with its tags (after any comment), or its lines are its block tags ("{% if ... %}") where no
 # <pre> or <code> shows them as text
 _TEMPLATE = re.compile(r"\A\s*+(?:<!--(?:(?!-->).)*+-->\s*+)*+(?:\{%|\{#|\{\{)", re.DOTALL)  # possessive: linear

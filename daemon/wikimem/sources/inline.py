@@ -47,7 +47,7 @@ _CODE = re.compile(r"(`[^`\n]*+`)")
 
 def clean_inline(text: str) -> str:
     """Markdown-ish text without the source's relative links (they would break in the wiki),
-    HTML tags, comments, images and mdBook includes; absolute links are kept, and code spans
+    HTML tags, comments, images and include directives ("{{#include file}}"); absolute links are kept, and code spans
     keep their text (`Box<T>` is not a tag)."""
     if "`" in text:
         parts = _CODE.split(text)
