@@ -170,12 +170,6 @@ def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
     return (found[0], numbers) if numbers else None
 
 
-def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    """(3, 1, 0) from "3.1.0", "v3.1", "3.1.x"; None when it holds no version (the lexicon's
-    release_numbers)."""
-    return release_numbers(text)
-
-
 def statements_of(doc: Any, sentences: Any) -> Statements:
     """Statements from a loaded Document and its analysis sentences (each knows its section).
     The series is the product the title names; the caller gives a source without one the
@@ -286,7 +280,7 @@ def extract(doc: Statements) -> list[Fact]:
     for sentence, line, release, release_date in doc.sentences:
         if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence):
             continue
-        section = version_tuple(release)
+        section = release_numbers(release)
         subject_default = section or own
         date = release_date or (doc.date if not section else None)
 

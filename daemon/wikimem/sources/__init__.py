@@ -16,14 +16,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..lexicon import find_date, meta_date
+from ..lexicon import find_date, meta_date, title_release
 from ..links import LINK_OR_URL, LINK_TARGET
 from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from ..pages import FrontMatterError, parse_meta, split_front_matter
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
-from .sections import comment_meta, section_tree, title_version
+from .sections import comment_meta, section_tree
 
 __all__ = [
     "Block", "Document", "Section", "SkipSource", "TocEntry", "clean_inline", "drop_comments", "find_date",
@@ -189,7 +189,7 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
             doc.title = title_from_name(doc.path)
     if doc.version is None:
         declared = re.search(r"\d+(?:\.\d+)+", str(doc.meta.get("version") or ""))
-        doc.version = declared.group(0) if declared else title_version(doc.title)
+        doc.version = declared.group(0) if declared else (found[1] if (found := title_release(doc.title)) else None)
     return doc
 
 

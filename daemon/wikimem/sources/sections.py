@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ..lexicon import ISO_DATE, VERSION, find_date, title_release
+from ..lexicon import ISO_DATE, VERSION, find_date
 from .document import Block, Section
 
 # "Version 3.1.0", "Release 0.16 (2020-01-12)", "[1.2.0] - 2024-01-01", "Changes in 0.17",
@@ -117,13 +117,6 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
             date = find_date(lead[:200])
         out.append(dataclasses.replace(s, version=hv.version, date=date))
     return out
-
-
-def title_version(title: str) -> str | None:
-    """The release a document's own title names ("Name 1.21 Release Notes", "Name 1.21 is
-    released!"): the lexicon's title_release."""
-    found = title_release(title)
-    return found[1] if found else None
 
 
 _COMMENT_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
