@@ -27,9 +27,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
+
+
+@cache
+def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern compiled on first use: a cold `wikimem search` asks for a stop list, not a date."""
+    return re.compile(pattern, flags)
+
 
 # --- stop words --------------------------------------------------------------------------------
 
@@ -195,14 +202,14 @@ def run_together(key: str) -> str:
     return key.replace(" ", "").replace("-", "").replace("_", "")
 
 
-_TITLE_PUNCT = re.compile(r"[^\w\s+#'’]+|_")  # "+" and "#" stay: C, C++ and C# are three things
+_TITLE_PUNCT = r"[^\w\s+#']+|_"  # "+" and "#" stay: C, C++ and C# are three things
 
 
 def title_key(text: str) -> str:
     """Near-identical titles share a key: case, punctuation, accents, plurals, possessives and a
     leading article aside ("The APIs" and "API", "Caches" and "cache")."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
-    words = _TITLE_PUNCT.sub(" ", ascii_text).split()
+    words = _re(_TITLE_PUNCT).sub(" ", ascii_text.replace("’", "'")).split()
     while len(words) > 1 and words[0].lower() in ARTICLES:
         words = words[1:]
     return " ".join(k for w in words if (k := word_key(w.strip("'’")) if w.strip("'’") else ""))
@@ -227,9 +234,9 @@ def stem(word: str) -> str:
 
 # a version as release notes write it: 3.1.0, 0.16, 1.2.0rc1, 2.0.0-beta.2, 3.2.x, v2
 VERSION = r"v?(\d+(?:\.\d+)+(?:\.x)?(?:[-.]?(?:a|b|c|rc|alpha|beta|dev|post|pre|final)\.?\d*)*|\d+(?=\s*$|\s*[(\[:\u2013\u2014]|\s+-))"
-_LEADING_NAME = re.compile(r"^[A-Za-z]+(?=\d)")  # "go1.21": a name run into its number
-_WILDCARD = re.compile(r"(?:\.[x*])+$", re.IGNORECASE)  # "3.2.x": every release of 3.2
-_NUMBERS = re.compile(r"v?(\d+(?:\.\d+)*)")
+_LEADING_NAME = r"^[A-Za-z]+(?=\d)"  # "go1.21": a name run into its number
+_WILDCARD = r"(?:\.[xX*])+$"  # "3.2.x": every release of 3.2
+_NUMBERS = r"v?(\d+(?:\.\d+)*)"
 
 
 @lru_cache(maxsize=16384)
@@ -248,13 +255,13 @@ def parse_version(text: str | None) -> Any:
         return Version(text)
     except InvalidVersion:
         pass
-    bare = _WILDCARD.sub("", _LEADING_NAME.sub("", text))
+    bare = _re(_WILDCARD).sub("", _re(_LEADING_NAME).sub("", text))
     if bare != text:
         try:
             return Version(bare)
         except InvalidVersion:
             pass
-    match = _NUMBERS.match(bare)
+    match = _re(_NUMBERS).match(bare)
     return Version(match.group(1)) if match else None
 
 
@@ -288,9 +295,8 @@ def version_numbers(text: str) -> tuple[int, ...]:
 
 # a release a title names: a name, then a dotted version ("Acme 1.21 Release Notes", "Acme 2.0.1"),
 # or a whole number the title calls a release ("Python 3 release")
-_TITLE_RELEASE = re.compile(r"\b([A-Za-z][\w+.-]*?)\s+v?(\d+(?:\.\d+)+)\b")
-_TITLE_RELEASE_WORD = re.compile(r"\b([A-Za-z][\w+.-]*)\s+(?:version\s+)?v?(\d+)\s+(?:release|is\s+released)",
-                                 re.IGNORECASE)
+_TITLE_RELEASE = r"\b([A-Za-z][\w+.-]*?)\s+v?(\d+(?:\.\d+)+)\b"
+_TITLE_RELEASE_WORD = r"(?i)\b([A-Za-z][\w+.-]*)\s+(?:version\s+)?v?(\d+)\s+(?:release|is\s+released)"
 
 
 @lru_cache(maxsize=16384)
@@ -299,18 +305,18 @@ def title_release(title: str) -> tuple[str, str] | None:
     Release Notes"; a title's first 300 characters are read (a longer "title" is a line of
     text). A number that is no version ("Chapter 3", "Step 2") names no release."""
     head = title[:300]
-    match = _TITLE_RELEASE.search(head) or _TITLE_RELEASE_WORD.search(head)
+    match = _re(_TITLE_RELEASE).search(head) or _re(_TITLE_RELEASE_WORD).search(head)
     if not match:
         return None
     return match.group(1).lower().rstrip(".-"), match.group(2)
 
 
-_FIRST_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_FIRST_NUMBER = r"\d+(?:\.\d+)*"
 
 
 def first_number(text: str) -> str | None:
     """The first number in a text, dots and all ("Acme 1.25 Release Notes" -> "1.25")."""
-    match = _FIRST_NUMBER.search(text)
+    match = _re(_FIRST_NUMBER).search(text)
     return match.group(0) if match else None
 
 
@@ -319,20 +325,19 @@ def first_number(text: str) -> str | None:
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
-_TEXT_DATE = re.compile(
+_TEXT_DATE = (
     r"\b(\d{1,2})\.?\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b"
     r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b"
 )
 # a release that has no date yet: "(unreleased)", "TBD", "to be released", "in development"
-_UNRELEASED = re.compile(r"\b(?:unreleased|not\s+(?:yet\s+)?released|to\s+be\s+released|tbd|tba|in\s+development)\b",
-                         re.IGNORECASE)
+_UNRELEASED = r"(?i)\b(?:unreleased|not\s+(?:yet\s+)?released|to\s+be\s+released|tbd|tba|in\s+development)\b"
 
 
 def find_date(text: str) -> str | None:
     """The first calendar date in a short text, as YYYY-MM-DD: "2020-09-26", "September 26,
     2020", "26 Sep 2020"; None when there is none, or none that is a real day."""
     iso = ISO_DATE.search(text)
-    m = _TEXT_DATE.search(text)
+    m = _re(_TEXT_DATE).search(text)
     candidates: list[tuple[int, str]] = []
     if iso:
         candidates.append((iso.start(), f"{iso.group(1)}-{iso.group(2)}-{iso.group(3)}"))
@@ -353,7 +358,7 @@ def find_date(text: str) -> str | None:
 
 def unreleased(text: str) -> bool:
     """Whether a text says a release has no date yet ("1.4.2 (unreleased)", "Release TBD")."""
-    return _UNRELEASED.search(text) is not None
+    return _re(_UNRELEASED).search(text) is not None
 
 
 def meta_date(meta: dict[str, Any]) -> str | None:
