@@ -213,6 +213,15 @@ def test_the_compile_and_lint_key_a_name_alike(surface: str) -> None:
     assert name_key(surface) == title_key(surface)
 
 
+@pytest.mark.parametrize(("name", "key"), [
+    ("Windows", "windows"),  # a product's name is never folded to a singular
+    ("macOS", "macos"), ("OS X", "macos"), ("Mac OS X", "macos"), ("Python3", "python"), ("CPython", "python"),
+    ("PostgreSQL", "postgresql"),
+])
+def test_the_key_of_a_products_name(name: str, key: str) -> None:
+    assert lexicon.product_key(name) == key
+
+
 def test_spellings_run_together_are_one_key() -> None:
     assert lexicon.run_together("sphinx quickstart") == lexicon.run_together("sphinx-quickstart") \
         == lexicon.run_together("sphinx_quickstart") == "sphinxquickstart"

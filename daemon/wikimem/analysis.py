@@ -450,7 +450,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     for i in prose:
         for match in _ACRONYM.finditer(CODE_SPAN.sub(" ", sentences[i].text)):
             word = match.group(0)
-            token = word.lower()
+            token = word_key(word)  # the key the words of a sentence get (a heading's "OPTIONS" is "option")
             if token not in STOPWORDS:
                 code_counts[token] += 1
                 surfaces.setdefault(token, word)

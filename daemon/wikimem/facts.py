@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .lexicon import STOPWORDS, release_numbers, title_release, version_numbers
+from .lexicon import STOPWORDS, product_key, release_numbers, title_release, version_numbers
 from .sources.sections import release_of
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
@@ -115,8 +115,6 @@ def has_hint(text: str) -> bool:
     return _HINT_LOW.search(text.lower()) is not None
 
 
-_ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
-            "jinja2": "jinja", "python3": "python", "py": "python", "cpython": "python"}
 _LABELS = {"min": "minimum", "default": "default", "value": "version"}
 
 
@@ -213,7 +211,7 @@ def entity(name: str) -> str | None:
     if not words:
         return None
     key = " ".join(words).lower()
-    return _ALIASES.get(key, key)
+    return product_key(key)
 
 
 _version = version_numbers
@@ -359,7 +357,7 @@ def extract(doc: Statements) -> list[Fact]:
                 relation = "value"
                 key_entity = f"{quantity.group('rel').lower()} {quantity.group('qty').lower()}"
             taken.append((m.start(), m.end()))
-            add((relation, _ALIASES.get(key_entity, key_entity), ""), _version(m.group("new")),
+            add((relation, product_key(key_entity), ""), _version(m.group("new")),
                 m.group(0).strip(), plan_here, subject_default, "from", _version(m.group("old")))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, subject_default, date, product, own, taken))

@@ -215,6 +215,18 @@ def title_key(text: str) -> str:
     return " ".join(k for w in words if (k := word_key(w.strip("'’")) if w.strip("'’") else ""))
 
 
+# the other spellings of a product's name, and its name with the major version run in
+_PRODUCT_NAMES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
+                  "jinja2": "jinja", "python3": "python", "py": "python", "cpython": "python"}
+
+
+def product_key(name: str) -> str:
+    """The key of a product's name in a statement of its version ("macOS 10.15", "OS X 10.10"):
+    lowercase, its other spellings made one; never folded to a singular ("Windows" is a name)."""
+    key = name.lower()
+    return _PRODUCT_NAMES.get(key, key)
+
+
 _STEM_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ers", "er", "es", "ed", "s", "e")
 
 
@@ -376,6 +388,6 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 __all__ = [
     "ARTICLES", "CLASSICAL_PLURAL", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
-    "by_ending", "find_date", "first_number", "meta_date", "parse_version", "release_numbers", "run_together",
+    "by_ending", "find_date", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
     "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]
