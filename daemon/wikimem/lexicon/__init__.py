@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -208,6 +207,8 @@ _TITLE_PUNCT = r"[^\w\s+#']+|_"  # "+" and "#" stay: C, C++ and C# are three thi
 def title_key(text: str) -> str:
     """Near-identical titles share a key: case, punctuation, accents, plurals, possessives and a
     leading article aside ("The APIs" and "API", "Caches" and "cache")."""
+    import unicodedata  # here: a cold search never keys a title
+
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
     words = _re(_TITLE_PUNCT).sub(" ", ascii_text.replace("’", "'")).split()
     while len(words) > 1 and words[0].lower() in ARTICLES:
