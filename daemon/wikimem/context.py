@@ -152,8 +152,6 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
     return out
 
 
-
-
 def _from_root(item: str) -> str:
     """index.md's links are relative to wiki/: make them workspace paths."""
     import posixpath

@@ -80,7 +80,6 @@ class Entry:
 # --- entries: what the map says of each page ----------------------------------------------------
 
 
-
 def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
     """One line saying what the page is about: its front matter's description, else the first
     prose paragraph of its body (a source page: the document's own lead; a concept page: the
@@ -421,8 +420,6 @@ def _compact(entry: Entry) -> str:
     if entry.kind == "fact" and entry.description:
         tail = ": " + inert(one_line(entry.description.removeprefix("currently ")))
     return f"[{escape_link_text(title)}]({entry.path}){tail}"
-
-
 
 
 def _pick_label(group: Group) -> str:

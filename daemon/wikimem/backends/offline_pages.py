@@ -337,8 +337,6 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, part) for part in parts)]
 
 
-
-
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
     """A part of a long source's page (split_outline): its lines, links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
@@ -349,7 +347,7 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         return relative_link(path, posixpath.normpath(posixpath.join(folder, target))) + hash_ + fragment
 
     def rebased(text: str) -> str:
-        return LINK_TARGET.sub(lambda m: f"]({rebase(m.group(1))})", text)
+        return LINK_TARGET.sub(lambda m: f"]({rebase(m.group(1))})" if m.group(1) else m.group(0), text)
 
     title = f"{data['title']}: {part.name}"
     body = render(

@@ -210,8 +210,6 @@ def load_markdown(path: str, text: str) -> Document:
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
 
 
-
-
 def _heading_title(blocks: list[Block]) -> str | None:
     """A Markdown document's own title: its one H1 wherever it is, else its first heading when
     nothing but a banner comes before it (a logo, badges, links, a rule). Otherwise the
