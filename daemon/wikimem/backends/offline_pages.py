@@ -425,7 +425,9 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> 
 
 
 def _mentions_title(text: str, title: str) -> bool:
-    words = {w for w in tokens(title) if len(w) > 3}
+    """Whether a sentence says every word of four letters or more of its section's title (as the
+    title writes them: "Maps" counts, though its key "map" is three letters)."""
+    words = {key for word in title.split() if len(word.strip("?!.,:;()*`'\"")) > 3 for key in tokens(word)}
     return bool(words) and words <= set(tokens(text))
 
 
