@@ -376,6 +376,17 @@ def test_the_named_stop_lists_are_defined_from_one_place() -> None:
     assert found in ([], ["daemon/wikimem/lexicon/__init__.py"])
 
 
+@pytest.mark.parametrize("word", ["whether", "which", "although", "the", "of", "because", "through", "yourselves",
+                                  "isn't", "let's"])
+def test_function_words_are_stop_words(word: str) -> None:
+    """"Whether debug mode is enabled" defined a term "whether debug mode" while "whether" was
+    left out of the list."""
+    from wikimem.analysis import name_key
+
+    assert word in lexicon.STOPWORDS
+    assert name_key("Whether debug mode") is None
+
+
 def test_the_search_index_stops_the_lexicons_words() -> None:
     from whoosh.analysis import StopFilter
 

@@ -51,7 +51,7 @@ STOPWORDS = frozenset(
     several shall she should shouldn't since so some something sometimes still such than that that's
     the their theirs them themselves then there there's these they they're thing things this those
     though through thus to too toward towards under until up upon us use used uses using very via was
-    wasn't way ways we we'll we're we've well were weren't what what's when where which while
+    wasn't way ways we we'll we're we've well were weren't what what's when where whether which while
     who whom whose why will with within without won't would wouldn't yet you you'll you're you've your
     yours yourself yourselves i'm i've i'll let's""".split()
 )
