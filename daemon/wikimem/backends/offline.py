@@ -137,6 +137,9 @@ class OfflineBackend:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from ..lexicon import read_word_list
+
+        read_word_list()  # once, before the fork: the workers share it rather than each reading it
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         # the largest files first, one at a time while there are few: a large file taken late

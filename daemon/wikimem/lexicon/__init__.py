@@ -115,6 +115,12 @@ def _load() -> dict[str, str]:
     return _PLURALS
 
 
+def read_word_list() -> None:
+    """Read the word list now: a process about to fork workers that will all ask for singulars
+    reads it once for them (each would read it again)."""
+    _load()
+
+
 def by_ending(word: str, plurals: dict[str, str] | None = None, e_nouns: frozenset[str] | None = None) -> str:
     """The singular the English endings give a lowercase word the word list does not hold.
 
@@ -389,6 +395,6 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 __all__ = [
     "ARTICLES", "CLASSICAL_PLURAL", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
-    "by_ending", "find_date", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
+    "by_ending", "find_date", "read_word_list", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
     "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]
