@@ -435,7 +435,7 @@ def plan(
     current = {f.path: f for f in files}
     # a source skipped (or given up on) with this content is left alone, until the content or
     # the reader changes: a new version may read what an old one could not (an extensionless
-    # README, MkDocs' admonitions), so a changed backend version tries them all again
+    # README, a Markdown dialect's admonitions), so a changed backend version tries them all again
     left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
     if rebuild or rerender:
         left_alone = set()
