@@ -227,52 +227,70 @@ def mangled(ws: Path) -> dict[str, Any]:
     return {"identifiers": len(idents), "mangled_lines": len(lines), "examples": lines[:20]}
 
 
-def _table_lines(text: str) -> set[int]:
-    """1-based lines inside a table: grid and simple reST tables, list/csv tables, Markdown pipe tables."""
-    out: set[int] = set()
+def _tables(text: str) -> list[tuple[int, int]]:
+    """The 1-based line spans of tables: grid and simple reST tables, list/csv tables, Markdown pipe tables."""
     lines = text.splitlines()
-    in_directive = False
-    indent = 0
-    for i, line in enumerate(lines, 1):
-        stripped = line.strip()
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        line, stripped = lines[i], lines[i].strip()
+        start = i
         if re.match(r"\.\.\s+(list-table|csv-table|table)::", stripped):
-            in_directive, indent = True, len(line) - len(line.lstrip())
-            out.add(i)
+            indent = len(line) - len(line.lstrip())
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+                i += 1
+        elif re.fullmatch(r"\s*=+(?:\s+=+)+\s*", line):
+            borders = 1
+            i += 1
+            while i < len(lines) and borders < 3:
+                if re.fullmatch(r"\s*=+(?:\s+=+)+\s*", lines[i]):
+                    borders += 1
+                elif not lines[i].strip() and borders == 1:
+                    break
+                i += 1
+        elif re.match(r"^\s*[+|]", line) and stripped.count("|") + stripped.count("+") >= 2:
+            while i < len(lines) and re.match(r"^\s*[+|]", lines[i]):
+                i += 1
+        else:
+            i += 1
             continue
-        if in_directive:
-            if stripped and len(line) - len(line.lstrip()) <= indent:
-                in_directive = False
-            else:
-                out.add(i)
-                continue
-        if re.match(r"^\s*[+|]", line) and stripped.count("|") + stripped.count("+") >= 2:
-            out.add(i)
-    # simple tables: between border lines of "=" runs separated by spaces
-    borders = [i for i, ln in enumerate(lines, 1) if re.fullmatch(r"\s*=+(?:\s+=+)+\s*", ln)]
-    for a, b in zip(borders, borders[1:], strict=False):
-        if b - a < 2000:
-            out.update(range(a, b + 1))
-    return out
+        spans.append((start + 1, i))
+    return spans
+
+
+LONG_TABLE = 50  # rows: a table this long is data (a plugin list, an index), not prose
 
 
 def table_concepts(ws: Path) -> dict[str, Any]:
-    cache: dict[str, set[int]] = {}
+    """Concept pages defined by a table row, and citations anywhere into a long table."""
+    cache: dict[str, list[tuple[int, int]]] = {}
+
+    def spans(path: str) -> list[tuple[int, int]]:
+        if path not in cache:
+            raw = ws / path
+            cache[path] = _tables(raw.read_text(encoding="utf-8", errors="replace")) if raw.is_file() else []
+        return cache[path]
+
     hits: list[str] = []
-    for file in sorted((ws / "wiki" / "concepts").rglob("*.md")):
-        if file.name.startswith("index"):
+    into_long: list[str] = []
+    cite = re.compile(r"\]\((?:\.\./)+(raw/[^)#]+)#L(\d+)")
+    for file in sorted((ws / "wiki").rglob("*.md")):
+        rel = file.relative_to(ws / "wiki").as_posix()
+        if navigation.is_catalog(file.name) or rel in ("log.md", "AGENTS.md"):
             continue
         meta, body = _page(file)
-        lead = _lead(body)
-        m = re.search(r"\]\((?:\.\./)+(raw/[^)#]+)#L(\d+)", lead)
-        if not m:
-            continue
-        raw = ws / m.group(1)
-        if m.group(1) not in cache:
-            cache[m.group(1)] = _table_lines(raw.read_text(encoding="utf-8", errors="replace")) if raw.is_file() else set()
-        if int(m.group(2)) in cache[m.group(1)]:
-            hits.append(f"{meta.get('title')}: {lead[:120]!r}")
+        if rel.startswith("concepts/"):
+            m = cite.search(_lead(body))
+            if m and any(a <= int(m.group(2)) <= b for a, b in spans(m.group(1))):
+                hits.append(f"{meta.get('title')}: {_lead(body)[:120]!r}")
+        for m in cite.finditer(body):
+            if any(a <= int(m.group(2)) <= b and b - a > LONG_TABLE for a, b in spans(m.group(1))):
+                into_long.append(f"{rel} cites {m.group(1)}#L{m.group(2)}")
+                break
     return {"concept_pages": sum(1 for f in (ws / "wiki" / "concepts").rglob("*.md") if not f.name.startswith("index")),
-            "defined_by_table_row": len(hits), "examples": hits[:20]}
+            "defined_by_table_row": len(hits), "pages_citing_long_tables": len(into_long),
+            "examples": (hits + into_long)[:20]}
 
 
 # ---------------------------------------------------------------- facts
@@ -454,7 +472,7 @@ def figure_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown(results: list[dict[str, Any]], verbose: bool) -> str:
-    head = ("| set | titles | raw markup pages | mangled lines | table concepts | timelines | precision | recall "
+    head = ("| set | titles | raw markup pages | mangled lines | table concepts+pages citing long tables | timelines | precision | recall "
             "| on wiki | median nav | within 20 KB | largest catalog | concepts | stale notes |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
@@ -465,7 +483,8 @@ def markdown(results: list[dict[str, Any]], verbose: bool) -> str:
         s = r.get("stale_notes")
         out.append(" | ".join([
             f"| {r['set']}", f"{t['right']}/{t['paged']}", f"{m['role_pages']}+{m['scope_prefix_pages']}+{m['label_pages']}",
-            str(r["mangled"]["mangled_lines"]), str(r["tables"]["defined_by_table_row"]),
+            str(r["mangled"]["mangled_lines"]),
+            f"{r['tables']['defined_by_table_row']}+{r['tables']['pages_citing_long_tables']}",
             str(f["timelines"]), f"{f['right']}/{f['judged']}", f"{f['found_right']}/{f['truth_current']}",
             f"{nav['on_wiki']}/{nav['probes']}", navigation._kb(nav["median_bytes"]), str(nav["within_20kb_share"]),
             f"{r['catalogs']['largest_kb']} KB", f"{r['concepts']['found']}/{r['concepts']['concepts']}",
