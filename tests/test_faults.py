@@ -11,12 +11,15 @@ import contextlib
 import errno
 import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import snapshot, write
+from waiting import wait_for
 from wikimem import state as state_module
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
@@ -471,3 +474,90 @@ def test_the_memory_tools_view_of_a_large_raw_file_is_a_slice(ws: Workspace, mon
     assert peak < 5_000_000
     assert "view_range" in shown.splitlines()[-1]  # says how to go on
     assert "150000\tline 150000 " in ranged and "150003" not in ranged
+
+
+# --- issue 38: locks, hostile workspaces ---------------------------------------------------------
+
+
+def _hold_lock_as(ws: Workspace, pid: int) -> subprocess.Popen[str]:
+    """A process holding .wikimem/lock while the file names `pid` as its holder: what a worker
+    left behind by a killed compile looks like (it holds the lock its parent took)."""
+    from wikimem.workspace import _identity, ensure_state_dir
+
+    ensure_state_dir(ws)
+    script = ("import fcntl, sys, time\n"
+              "handle = open(sys.argv[1], 'a+')\n"
+              "fcntl.flock(handle.fileno(), fcntl.LOCK_EX)\n"
+              "handle.seek(0); handle.truncate()\n"
+              "handle.write(f'wikimem compile (pid {sys.argv[2]})\\n{sys.argv[3]}\\n'); handle.flush()\n"
+              "print('held', flush=True)\n"
+              "time.sleep(120)\n")
+    holder = subprocess.Popen([sys.executable, "-c", script, str(ws.state_dir / "lock"), str(pid), _identity()],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def _dead_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def test_a_lock_whose_named_holder_is_dead_is_taken_over(ws: Workspace) -> None:
+    """Before: every compile exited 4 naming a dead pid for as long as the process it left
+    holding the lock lived. Now the lock is taken over; a live holder still keeps it."""
+    from wikimem.errors import WorkspaceBusy
+    from wikimem.workspace import lock_holder, writer_lock
+
+    holder = _hold_lock_as(ws, _dead_pid())
+    try:
+        write(ws, "a.md", NOTES["alpha.md"])
+        report = compile_(ws)
+        assert report.compiled == ["raw/a.md"]
+        assert lock_holder(ws.state_dir / "lock") == ""  # released by the compile that took it over
+        with writer_lock(ws, holder="wikimem compile"):
+            assert lock_holder(ws.state_dir / "lock") == f"wikimem compile (pid {os.getpid()})"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert compile_(ws).noop
+    assert not list(ws.state_dir.glob("lock.stale-*"))  # cleared by the next lock once nothing holds it
+    alive = _hold_lock_as(ws, alive_pid := os.getppid())
+    try:
+        with pytest.raises(WorkspaceBusy, match=f"pid {alive_pid}"), writer_lock(ws):
+            pass
+    finally:
+        alive.kill()
+        alive.wait()
+
+
+def test_a_child_forked_under_the_lock_does_not_hold_it_and_dies_with_its_parent(ws: Workspace) -> None:
+    """A process that takes the writer lock and forks (a pool, a helper), then is killed with -9:
+    the child neither keeps the workspace locked nor outlives it."""
+    script = ("import os, sys, time\n"
+              "from wikimem.workspace import Workspace, writer_lock\n"
+              "ws = Workspace.at(sys.argv[1])\n"
+              "with writer_lock(ws, holder='wikimem compile'):\n"
+              "    pid = os.fork()\n"
+              "    if pid == 0:\n"
+              "        time.sleep(120)\n"
+              "        os._exit(0)\n"
+              "    print(pid, flush=True)\n"
+              "    time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script, str(ws.root)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.kill()
+    parent.wait()
+    wait_for(lambda: not _running(child), timeout=20, what="the child to die with its parent")
+    write(ws, "a.md", NOTES["alpha.md"])
+    assert compile_(ws).compiled == ["raw/a.md"]
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

@@ -1317,26 +1317,12 @@ def _write_beside(folder: Path, write: Callable[[], object]) -> None:
 
 @contextlib.contextmanager
 def _lock_in(state_dir: Path, wait: float) -> Iterator[bool]:
-    import errno
-    import fcntl
+    """The index lock: workspace.file_lock on search.lock (freed if the holder dies, let go of in
+    forked children, taken over from a dead holder)."""
+    from ..workspace import file_lock
 
-    with open(state_dir / "search.lock", "a+") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(0.05)
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with file_lock(state_dir / "search.lock", wait=wait, holder="wikimem search index", poll=0.05) as acquired:
+        yield acquired
 
 
 def _covered(rel: str) -> bool:
