@@ -460,7 +460,6 @@ def test_the_memory_tools_view_of_a_large_raw_file_is_a_slice(ws: Workspace, mon
 
     from wikimem import memory_tool
 
-    monkeypatch.setattr(memory_tool, "VIEW_WHOLE_BYTES", 1_000_000)
     _numbered_file(ws, "big.txt", 200_000, width=100)
     tool = memory_tool.WikiMemoryTool(ws)
     tracemalloc.start()

@@ -1,7 +1,9 @@
 """log.md: append-only, one entry per operation, written by code only.
 
-Entries are appended with O_APPEND and fsync; the file is never rewritten, so
-an agent or a person can trust that an earlier entry is as it was written.
+Entries are appended with O_APPEND and fsync, each append written whole (a short write is
+carried on, never left cut); the file is never rewritten, so an agent or a person can trust
+that an earlier entry is as it was written. log.md as a symbolic link or a special file is
+never appended to (workspace.append_owned).
 """
 
 from __future__ import annotations
@@ -45,15 +47,9 @@ def append(log_path: Path, entries: Iterable[LogEntry], when: dt.datetime | None
     text = "".join(format_entry(e, when) for e in entries)
     if not text:
         return 0
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    new = not log_path.exists() or log_path.stat().st_size == 0
-    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        payload = (HEADER if new else "") + text
-        os.write(fd, payload.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    from .workspace import append_owned
+
+    append_owned(log_path.parent, log_path, text.encode("utf-8"), header=HEADER.encode("utf-8"))
     return text.count("\n## [")
 
 
@@ -69,7 +65,13 @@ def list_lines(label: str, items: Iterable[str], limit: int = 50) -> list[str]:
 
 def last_backend(log_path: Path) -> str | None:
     """The backend (and version, `offline:18.15`) of the last compile log.md records."""
-    for _stamp, operation, _subject, lines in reversed(read_entries(log_path)):
+    from .errors import UnsafePath
+
+    try:
+        entries = read_entries(log_path)
+    except (OSError, UnsafePath):
+        return None
+    for _stamp, operation, _subject, lines in reversed(entries):
         if operation == "compile":
             for line in lines:
                 if line.startswith("- backend: "):
@@ -77,12 +79,25 @@ def last_backend(log_path: Path) -> str | None:
     return None
 
 
-def read_entries(log_path: Path) -> list[tuple[str, str, str, list[str]]]:
-    """(timestamp, operation, subject, body lines) for each entry, oldest first."""
+def read_entries(log_path: Path, *, tail_bytes: int | None = None) -> list[tuple[str, str, str, list[str]]]:
+    """(timestamp, operation, subject, body lines) for each entry, oldest first; with
+    `tail_bytes`, those in the last so many bytes of the file (the first, perhaps cut, left out).
+    log.md is read by its own name only (workspace.open_owned: never through a link)."""
+    from .workspace import open_owned
+
     if not log_path.exists():
         return []
+    with open_owned(log_path.parent, log_path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        cut = tail_bytes is not None and size > tail_bytes
+        if cut and tail_bytes is not None:
+            handle.seek(size - tail_bytes)
+        data = handle.read()
+    text = data.decode("utf-8", errors="replace")
+    if cut:
+        text = text[text.find("\n## [") + 1:] if "\n## [" in text else ""
     entries: list[tuple[str, str, str, list[str]]] = []
-    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         m = ENTRY_RE.match(line)
         if m:
             entries.append((m.group(1), m.group(2), m.group(3), []))

@@ -535,6 +535,25 @@ def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str]
     return adopted, removed
 
 
+def skipped_reason(db_path: Path, path: str, size: int, mtime_ns: int) -> str | None:
+    """Why the compile skipped the raw file `path` as it is now (the same size and mtime), read
+    from state.db without writing it (an agent's read in another process); None when it did not,
+    or state.db cannot say."""
+    if not db_path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1)
+        try:
+            row = db.execute("SELECT size, mtime_ns, status, reason FROM sources WHERE path=?", (path,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    if row is None or row[2] != "skipped" or (row[0], row[1]) != (size, mtime_ns):
+        return None
+    return str(row[3] or "skipped")
+
+
 def _sha256(data: bytes) -> str:
     import hashlib
 

@@ -1098,9 +1098,14 @@ def _wiki_targets(rel: str, text: str) -> set[str]:
 
 
 def _read(path: Path) -> str:
+    """A file of wiki/ (AGENTS.md, index.md) for the prompt: by its own name only, never a
+    link's target nor a special file (what is sent to the API is the wiki's, nothing else)."""
+    from ..errors import UnsafePath
+    from ..workspace import read_owned
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_owned(path.parent, path, limit=4 * INDEX_CHARS, single_link=True).decode("utf-8", "replace")
+    except (OSError, UnsafePath):
         return ""
 
 

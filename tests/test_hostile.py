@@ -1,0 +1,201 @@
+"""A hostile workspace (issue 38): links and special files where wikimem writes and serves, hard
+links to files outside, files that try to flood an agent. Each attack either does nothing or is
+refused with one line, and nothing outside the workspace is read, written or deleted."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import snapshot, write
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.workspace import Workspace
+
+PRODUCT = {
+    "product/index.md": "# Product\n\nThe product's documentation.\n",
+    "product/install.md": "# Installation\n\nProduct supports Python 3.10 and newer.\n",
+    "product/changes.md": "# Changes\n\n## Version 2.0\n\nReleased 2025-01-01\n\n- Drop support for Python 3.9.\n\n"
+                          "## Version 1.0\n\nReleased 2024-01-01\n\n- Drop support for Python 3.7.\n",
+    "product/guide.md": "# Guide\n\nHow the product's guide reads.\n",
+    "product/faq.md": "# Faq\n\nHow the product's faq reads.\n",
+}
+
+
+def compile_(ws: Workspace):  # type: ignore[no-untyped-def]
+    return compile_workspace(ws, load_settings(ws.root, environ={}))
+
+
+def documents(tmp_path: Path) -> Path:
+    """A person's folder outside the workspace, with their own files."""
+    folder = tmp_path / "Documents"
+    folder.mkdir()
+    for name in ("taxes.md", "diary.md", "plans.md"):
+        (folder / name).write_text(f"# {name}\n\nMy own {name} text.\n")
+    return folder
+
+
+def test_a_linked_facts_folder_is_neither_written_into_nor_emptied(ws: Workspace, tmp_path: Path) -> None:
+    """A teammate commits wiki/facts as a link to ../../Documents. Before: the compile wrote
+    its timelines there and deleted every other *.md of the folder (3 of 3). Now nothing there
+    is touched, the rest of the wiki compiles, and the compile says why in one line."""
+    for name, text in PRODUCT.items():
+        write(ws, name, text)
+    outside = documents(tmp_path)
+    before = snapshot(outside)
+    (ws.wiki / "facts").symlink_to(outside, target_is_directory=True)
+    report = compile_(ws)
+    assert snapshot(outside) == before
+    assert "raw/product/install.md" in report.compiled and report.failed == []
+    said = [w for w in report.warnings if "wiki/facts" in w]
+    assert len(said) == 1 and "symbolic link" in said[0] and "\n" not in said[0]
+    assert (ws.wiki / "sources").is_dir() and not (ws.wiki / "sources").is_symlink()
+
+
+def test_a_persons_own_note_in_facts_is_never_deleted(ws: Workspace) -> None:
+    """Before: a compile deleted every *.md in wiki/facts/ that was not a current timeline,
+    a person's own note included. Now only wikimem's timelines go."""
+    for name, text in PRODUCT.items():
+        write(ws, name, text)
+    compile_(ws)
+    mine = ws.wiki / "facts" / "my-notes.md"
+    mine.write_text("# My notes\n\nThe product's support window is my concern.\n")
+    timelines = [p for p in (ws.wiki / "facts").glob("*.md") if p.name.startswith("product-")]
+    assert timelines
+    for name in PRODUCT:
+        (ws.raw / name).unlink()
+    write(ws, "other.md", "# Other\n\nNothing about versions.\n")
+    compile_(ws)
+    assert mine.read_text().startswith("# My notes")
+    assert not [p for p in timelines if p.exists()]  # wikimem's own timelines did go
+
+
+@pytest.mark.parametrize("name", ["log.md", "index.md"])
+def test_linked_log_and_index_are_never_written_through(ws: Workspace, tmp_path: Path, name: str) -> None:
+    """Before: the compile appended its log entries to the file a linked log.md points at (and
+    wrote index.md's catalog into a linked index.md's target). Now the target is untouched and
+    the compile says so in one line; the pages are written."""
+    outside = documents(tmp_path)
+    target = outside / "diary.md"
+    before = target.read_bytes()
+    (ws.wiki / name).unlink()
+    (ws.wiki / name).symlink_to(target)
+    write(ws, "a.md", "# A note\n\nThe canary release took 5% of traffic on 2026-03-01.\n")
+    report = compile_(ws)
+    assert target.read_bytes() == before
+    assert report.compiled == ["raw/a.md"]
+    assert (ws.wiki / "sources" / "a.md").is_file()
+    said = [w for w in report.warnings if f"wiki/{name}" in w]
+    assert len(said) == 1 and "\n" not in said[0]
+
+
+def test_a_linked_agents_md_is_served_to_no_agent_nor_sent_to_the_api(ws: Workspace, tmp_path: Path) -> None:
+    """Before: MCP's wiki://AGENTS.md resource served the file a linked AGENTS.md points at, and
+    the anthropic backend put it in its prompt. Now neither reads it."""
+    from wikimem import mcp_server
+    from wikimem.backends.anthropic import system_prompt
+    from wikimem.errors import UnsafePath
+
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nThe password is hunter2.\n")
+    (ws.wiki / "AGENTS.md").unlink()
+    (ws.wiki / "AGENTS.md").symlink_to(secret)
+    with pytest.raises(UnsafePath, match="symbolic link"):
+        mcp_server.resource_text(ws, "AGENTS.md")
+    prompt = "".join(part["text"] for part in system_prompt(ws))
+    assert "hunter2" not in prompt
+    with pytest.raises(Exception, match="outside"):  # as before: the read tool refused it
+        mcp_server.read_file(ws, "wiki/AGENTS.md")
+
+
+def test_the_agents_md_resource_is_served_over_mcp_as_before(ws: Workspace) -> None:
+    from wikimem import mcp_server
+
+    assert mcp_server.resource_text(ws, "AGENTS.md") == (ws.wiki / "AGENTS.md").read_text()
+
+
+def _fifo(path: Path) -> Path:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def test_a_fifo_in_the_wiki_blocks_nothing(ws: Workspace) -> None:
+    """A FIFO where a page, index.md or AGENTS.md stands: a read of it would wait forever for a
+    writer. Compile, MCP and the memory tool refuse it with one line and go on."""
+    from anthropic.types.beta import BetaMemoryTool20250818ViewCommand
+
+    from wikimem import mcp_server
+    from wikimem.memory_tool import WikiMemoryTool
+
+    write(ws, "a.md", "# A note\n\nThe canary release took 5% of traffic on 2026-03-01.\n")
+    compile_(ws)
+    _fifo(ws.wiki / "sources" / "a.md")
+    _fifo(ws.wiki / "AGENTS.md")
+    write(ws, "a.md", "# A note\n\nThe canary release took 10% of traffic on 2026-03-02.\n")
+    outcome: dict[str, object] = {}
+
+    def attacks() -> None:
+        outcome["compile"] = compile_(ws)
+        for what, call in (("read", lambda: mcp_server.read_file(ws, "wiki/sources/a.md")),
+                           ("resource", lambda: mcp_server.resource_text(ws, "AGENTS.md")),
+                           ("view", lambda: WikiMemoryTool(ws).view(BetaMemoryTool20250818ViewCommand(
+                               command="view", path="/memories/sources/a.md")))):
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - each is expected to refuse
+                outcome[what] = str(exc)
+
+    worker = threading.Thread(target=attacks, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "a FIFO blocked a reader"
+    for what in ("read", "resource", "view"):
+        assert "not a regular file" in str(outcome[what]) and "\n" not in str(outcome[what])
+    report = outcome["compile"]
+    assert any("sources/a.md" in w and "not a regular file" in w for w in report.warnings)  # type: ignore[attr-defined]
+
+
+def test_a_hard_link_to_an_outside_file_is_not_served_to_agents(ws: Workspace, tmp_path: Path) -> None:
+    """Before: MCP read and the memory tool's view served a file of wiki/ (or raw/) that is a
+    hard link to a file outside the workspace. Now a file with more than one link is refused,
+    with one line saying why."""
+    from anthropic.lib.tools import ToolError
+    from anthropic.types.beta import BetaMemoryTool20250818ViewCommand
+
+    from wikimem import mcp_server
+    from wikimem.errors import WikimemError
+    from wikimem.memory_tool import WikiMemoryTool
+
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nThe password is hunter2.\n")
+    os.link(secret, ws.wiki / "sources" / "leak.md")
+    os.link(secret, ws.raw / "leak.md")
+    tool = WikiMemoryTool(ws)
+    for path in ("wiki/sources/leak.md", "raw/leak.md"):
+        with pytest.raises(WikimemError, match="hard links") as refused:
+            mcp_server.read_file(ws, path)
+        assert "hunter2" not in str(refused.value)
+    for path in ("/memories/sources/leak.md", "/memories/raw/leak.md"):
+        with pytest.raises(ToolError, match="hard links"):
+            tool.view(BetaMemoryTool20250818ViewCommand(command="view", path=path))
+
+
+def test_the_memory_tools_view_is_bounded_in_bytes(ws: Workspace) -> None:
+    """Before: the view of a 7.9 MB file of blank lines came back as 70 MB (every line
+    numbered). Now a view is at most VIEW_MAX_BYTES and says how to go on."""
+    from anthropic.types.beta import BetaMemoryTool20250818ViewCommand
+
+    from wikimem import memory_tool
+
+    write(ws, "blank.txt", "\n" * 7_900_000)
+    tool = memory_tool.WikiMemoryTool(ws)
+    shown = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/raw/blank.txt"))
+    assert len(shown.encode()) <= memory_tool.VIEW_MAX_BYTES + 500
+    assert "view_range" in shown.splitlines()[-1]
+    ranged = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/raw/blank.txt",
+                                                         view_range=[7_000_000, 7_000_002]))
+    assert ranged.splitlines()[1:] == [f"{n:>6}\t" for n in range(7_000_000, 7_000_003)]
