@@ -199,3 +199,122 @@ def test_the_memory_tools_view_is_bounded_in_bytes(ws: Workspace) -> None:
     ranged = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/raw/blank.txt",
                                                          view_range=[7_000_000, 7_000_002]))
     assert ranged.splitlines()[1:] == [f"{n:>6}\t" for n in range(7_000_000, 7_000_003)]
+
+
+# --- .wikimemignore as an attack ---------------------------------------------------------------
+
+_ATOMS = ["a", "b", "ab", "*", "**", "?", "[ab]", "[a-c]", "/", "\\*", ".", "!", "x"]
+_NAMES = ["a", "b", "ab", "ba", "aa", "a.b", "*", "x", "abc"]
+
+
+def _lines_and_paths():  # type: ignore[no-untyped-def]
+    from hypothesis import strategies as st
+
+    pattern = st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=7).map("".join)
+    path = st.tuples(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=5), st.booleans()).map(
+        lambda t: "/".join(t[0]) + ("/" if t[1] else ""))
+    return st.tuples(st.lists(pattern, min_size=1, max_size=4), st.lists(path, min_size=1, max_size=6))
+
+
+def test_ignore_patterns_decide_as_gitignore_does() -> None:
+    """ignore.py against pathspec's GitIgnoreSpec (the reference it replaced) on generated
+    patterns and paths: the same verdict, by the same pattern. Left out of the generator: a
+    negated bracket expression (`[!a]`), which pathspec lets match the folder separator and git
+    does not (ignore.py follows git)."""
+    import pathspec
+    from hypothesis import given, settings
+
+    from wikimem import ignore
+
+    @settings(max_examples=500, deadline=None)
+    @given(_lines_and_paths())
+    def same(case: tuple[list[str], list[str]]) -> None:
+        lines, paths = case
+        try:
+            reference = pathspec.GitIgnoreSpec.from_lines(lines)
+        except Exception:  # noqa: BLE001 - pathspec refuses the whole file; ignore.py leaves out the line
+            return
+        mine = ignore.parse(lines)
+        quick = mine.any_of()
+        for path in paths:
+            ref = reference.check_file(path)
+            include, index = mine.check(path)
+            ref_pattern = reference.patterns[ref.index].pattern if ref.index is not None else None
+            assert (include, mine.patterns[index].pattern if index is not None else None) == (ref.include, ref_pattern)
+            if include is not None:
+                assert quick is not None and quick.match(path)
+
+    same()
+
+
+def test_an_ignore_pattern_that_backtracks_is_matched_in_linear_time(ws: Workspace) -> None:
+    """`*a*a*...*b` and a file with a 46-letter name: before, compile, search, status and the
+    daemon hung (the pattern compiled to a regular expression that backtracks exponentially).
+    No time is asserted: were matching exponential again, this test would hang."""
+    from wikimem import ignore, search
+
+    hostile = "*a" * 16 + "*b"
+    write(ws, ".wikimemignore", hostile + "\n" + "/a" + "*a" * 20 + "/**/" + "*a" * 20 + "/x\n")
+    write(ws, "a" * 46 + ".md", "# A long name\n\nThe canary release took 5% of traffic.\n")
+    write(ws, "/".join(["a" * 40] * 30) + "/deep.md", "# Deep\n\nA canary release, deep down.\n")
+    write(ws, "a" * 20 + "b", "Ignored by the pattern.\n")
+    report = compile_(ws)
+    assert sorted(report.compiled) == ["raw/" + "/".join(["a" * 40] * 30) + "/deep.md", "raw/" + "a" * 46 + ".md"]
+    assert report.ignored["by_rule"] == {f"raw/.wikimemignore: {hostile}": 1}
+    assert search.engine(ws).passages("canary", limit=5)
+    too_long = ignore.parse(["*a" * 600 + "b"], where="raw/.wikimemignore")
+    assert too_long.patterns == [] and "more than 1000 characters" in too_long.problems[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge", "link"])
+def test_an_ignore_file_that_is_not_a_small_regular_file_is_refused_in_one_line(ws: Workspace, kind: str) -> None:
+    """A .wikimemignore that is a FIFO (before: compile blocked for good), a link to /dev/zero
+    (before: MemoryError), a file of 50 MB or a link: not read, refused in one line, and the
+    compile goes on with the default rules."""
+    from wikimem.raw_tree import scan
+
+    target = ws.raw / ".wikimemignore"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "dev-zero":
+        target.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with open(target, "wb") as handle:
+            handle.truncate(50_000_000)
+    else:
+        write(ws, "rules.txt", "*.md\n")
+        target.symlink_to(ws.raw / "rules.txt")
+    write(ws, "a.md", "# A note\n\nThe canary release took 5% of traffic.\n")
+    write(ws, "logo.png", b"\x89PNG\r\n")
+    outcome: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: outcome.update(scan=scan(ws), report=compile_(ws)), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "the ignore file blocked the walk"
+    report = outcome["report"]
+    said = [reason for path, reason in report.skipped if path == "raw/.wikimemignore"]  # type: ignore[attr-defined]
+    assert len(said) == 1 and "\n" not in said[0] and "rules are not used" in said[0]
+    assert "raw/a.md" in report.compiled  # type: ignore[attr-defined]
+    assert report.ignored["by_rule"] == {"default: *.png": 1}  # type: ignore[attr-defined]
+
+
+def test_the_memory_tool_writes_no_dotfile_into_the_inbox(ws: Workspace) -> None:
+    """Before: an agent could create /memories/inbox/.wikimemignore (a prompt-injected one, any
+    of the attacks above). Now no name starting with a dot is written, renamed to or deleted."""
+    from anthropic.lib.tools import ToolError
+    from anthropic.types.beta import (
+        BetaMemoryTool20250818CreateCommand,
+        BetaMemoryTool20250818RenameCommand,
+    )
+
+    from wikimem.memory_tool import WikiMemoryTool
+
+    tool = WikiMemoryTool(ws)
+    for path in ("/memories/inbox/.wikimemignore", "/memories/inbox/sub/.wikimemignore", "/memories/inbox/.x/a.md"):
+        with pytest.raises(ToolError, match="dotfiles"):
+            tool.create(BetaMemoryTool20250818CreateCommand(command="create", path=path, file_text="*a" * 16 + "*b\n"))
+    tool.create(BetaMemoryTool20250818CreateCommand(command="create", path="/memories/inbox/note.md", file_text="# Note\n"))
+    with pytest.raises(ToolError, match="dotfiles"):
+        tool.rename(BetaMemoryTool20250818RenameCommand(command="rename", old_path="/memories/inbox/note.md",
+                                                        new_path="/memories/inbox/.wikimemignore"))
+    assert not any(p.name.startswith(".") for p in (ws.raw / "inbox").rglob("*"))

@@ -67,7 +67,7 @@ PRELOAD = (
     "wikimem.compiler", "wikimem.backends.offline", "wikimem.history", "wikimem.index_page", "wikimem.timelines",
     "wikimem.sources", "wikimem.search.index", "wikimem.search.documents", "wikimem.search.terms",
     "whoosh.index", "whoosh.writing", "whoosh.searching", "whoosh.codec.whoosh3",
-    "markdown_it", "mdit_py_plugins.deflist", "mdit_py_plugins.footnote", "pathspec", "encodings.utf_8_sig",
+    "markdown_it", "mdit_py_plugins.deflist", "mdit_py_plugins.footnote", "wikimem.ignore", "encodings.utf_8_sig",
 )
 
 
