@@ -318,3 +318,108 @@ def test_the_memory_tool_writes_no_dotfile_into_the_inbox(ws: Workspace) -> None
         tool.rename(BetaMemoryTool20250818RenameCommand(command="rename", old_path="/memories/inbox/note.md",
                                                         new_path="/memories/inbox/.wikimemignore"))
     assert not any(p.name.startswith(".") for p in (ws.raw / "inbox").rglob("*"))
+
+
+# --- a coarse clock hides no edit ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mtime", "ctime", "seen", "trusted"), [
+    (10**18, 10**18 + 5, 10**18 + 10**9, True),  # fine-grained times, looked at long after
+    (10**18, 10**18 + 5, 10**18 + 6, False),  # looked at within the clock tick of its change
+    (1_001 * 10**9, 1_001 * 10**9, 1_001 * 10**9 + 600_000_000, False),  # whole seconds: within that second
+    (1_001 * 10**9, 1_001 * 10**9, 1_002 * 10**9 + 1, True),  # a second after
+    (2_000 * 10**9, 2_000 * 10**9, 2_001 * 10**9 + 1, False),  # two-second times (FAT): still within
+    (2_000 * 10**9, 2_000 * 10**9, 2_002 * 10**9 + 1, True),
+])
+def test_a_recorded_source_is_trusted_by_its_times_only_when_they_can_tell(mtime: int, ctime: int, seen: int,
+                                                                         trusted: bool) -> None:
+    from wikimem.state import SourceRow
+
+    row = SourceRow("raw/a.md", "x", 10, mtime, None, "compiled", None, 0, (), ctime, seen)
+    assert row.same_file(10, mtime, ctime) is trusted
+    assert not row.same_file(10, mtime, ctime + 1)  # ctime moved: never trusted
+    assert not row.same_file(11, mtime, ctime)
+
+
+def _past_racy(ws: Workspace) -> None:
+    from conftest import past_racy_window
+
+    past_racy_window(ws)
+
+
+def test_restoring_the_mtime_hides_no_edit(ws: Workspace) -> None:
+    """`touch -r` (or a tool that keeps times) after an edit of the same size: before, the
+    compile never saw it (size and mtime were compared, ctime never) and search served the
+    old text. Now ctime tells, and both see the new text."""
+    from wikimem import search
+
+    path = write(ws, "a.md", "# Alpha\n\nThe canary release takes 11 minutes.\n")
+    _past_racy(ws)
+    compile_(ws)
+    assert search.engine(ws).passages("canary minutes", limit=3)
+    before = path.stat()
+    path.write_text("# Alpha\n\nThe canary release takes 42 minutes.\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    report = compile_(ws)
+    assert report.compiled == ["raw/a.md"]
+    assert "42 minutes" in (ws.wiki / "sources" / "a.md").read_text()
+    hits = search.engine(ws).passages("canary minutes", limit=5)
+    assert any("42 minutes" in h.hit.snippet for h in hits) and not any("11 minutes" in h.hit.snippet for h in hits)
+
+
+@pytest.fixture
+def second_granular(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A workspace on a file system that keeps times to the second (ext4 with 128-byte inodes,
+    as ext3, HFS+ and many network shares do), mounted from an image; skipped where this
+    process may not mount one."""
+    import shutil
+    import subprocess
+
+    from wikimem.init import init_workspace
+
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext4"):
+        pytest.skip("mounting a second-granular file system needs root and mkfs.ext4")
+    image, mount = tmp_path / "fs.img", tmp_path / "mnt"
+    mount.mkdir()
+    with open(image, "wb") as handle:
+        handle.truncate(32 << 20)
+    made = subprocess.run(["mkfs.ext4", "-q", "-I", "128", "-F", str(image)], capture_output=True)
+    mounted = made.returncode == 0 and subprocess.run(["mount", "-o", "loop", str(image), str(mount)],
+                                                      capture_output=True).returncode == 0
+    if not mounted:
+        pytest.skip("no loop mount here")
+    try:
+        workspace = Workspace.at(mount / "ws")
+        init_workspace(workspace)
+        yield workspace
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_an_edit_within_the_second_of_a_compile_is_compiled_on_a_coarse_clock(second_granular: Workspace) -> None:
+    """On a file system with one-second times, an edit of the same size made in the second of
+    the compile that read the file leaves size, mtime and ctime as they were. Before, it was
+    never compiled and search kept serving the old text; now the file was racily clean when
+    recorded, so its content decides."""
+    import time
+
+    from wikimem import search
+
+    ws = second_granular
+    for attempt in range(20):  # the edit must fall in the same second as the first write
+        path = write(ws, f"a{attempt}.md", "# Alpha\n\nThe canary release takes 11 minutes.\n")
+        first = path.stat()
+        compile_(ws)
+        search.engine(ws).passages("canary", limit=3)  # the index records it too
+        path.write_text("# Alpha\n\nThe canary release takes 42 minutes.\n")
+        if path.stat().st_ctime_ns == first.st_ctime_ns and path.stat().st_mtime_ns == first.st_mtime_ns:
+            break
+        time.sleep(1.0 - (time.time() % 1.0))  # start the next try at the top of a second
+    else:
+        pytest.skip("no edit fell within the second of its compile")
+    report = compile_(ws)
+    assert f"raw/a{attempt}.md" in report.compiled
+    hits = search.engine(ws).passages("canary minutes", limit=10)
+    mine = [h for h in hits if h.hit.path == f"raw/a{attempt}.md"]
+    assert mine and "42 minutes" in mine[0].hit.snippet

@@ -152,7 +152,8 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
                 # a part of a long source's page: wikimem's, its source's, never the source's page
                 state.put_page(rel, content_hash(text), "part", raw.path)
                 continue
-            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
+            # hashed now, but its times not read at a known moment: judged by content once more
+            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, (), raw.ctime_ns))
             state.put_page(rel, content_hash(text), "source", raw.path)
             restored += 1
         for page_file, rel in _pages_under(ws, "concepts"):
@@ -273,7 +274,7 @@ class _Seeding:
     def __init__(self, ws: Workspace, max_bytes: int):
         self.ws = ws
         self.max_bytes = max_bytes
-        self.files: dict[str, tuple[int, int]] = {}  # raw/ as the compile's scan found it
+        self.files: dict[str, tuple[int, ...]] = {}  # raw/ as the compile's scan found it (size, mtime, ctime)
         self.seed: Any = None
 
     def prepare(self) -> None:
@@ -398,21 +399,27 @@ class Plan:
     rerender: bool = False  # the same, because another version of the backend wrote them
     refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
     warnings: list[str] = field(default_factory=list)
+    scanned_ns: int = 0  # when the scan that read the sources' times began (SourceRow.seen_ns)
+
+
+SIZE_CAP_META = "settings.max_source_mb"  # the cap the sources skipped as too large were measured against
+SKIPPED_FOR_SIZE = "max_source_mb"  # what the reason of a source skipped as too large says (sources.load_source)
 
 
 def plan(
     ws: Workspace, state: State, scanned: raw_tree.RawScan, *, rebuild: bool = False,
-    rerender: bool = False, give_up_after: int | None = None,
+    rerender: bool = False, give_up_after: int | None = None, size_cap_changed: bool = False,
 ) -> Plan:
-    """Decide what to compile: hash only what size and mtime say may have changed, find
-    renames (same content under a new path) and removals, and give every source its page."""
+    """Decide what to compile: hash only what size, mtime and ctime say may have changed (and
+    what was racily clean when last looked at: SourceRow.same_file), find renames (same content
+    under a new path) and removals, and give every source its page."""
     rows = state.sources()
     files, warnings = scanned.files, []
     shas: dict[str, str] = {}
     vanished: set[str] = set()
     for f in files:
         row = rows.get(f.path)
-        if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
+        if row and row.same_file(f.size, f.mtime_ns, f.ctime_ns):
             shas[f.path] = row.sha256
             continue
         sha = _sha_or_none(f.file)
@@ -434,6 +441,9 @@ def plan(
     # the reader changes: a new version may read what an old one could not (an extensionless
     # README, MkDocs' admonitions), so a changed backend version tries them all again
     left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
+    if size_cap_changed:
+        # max_source_mb changed: what was too large may not be now (nor what fitted, still fit)
+        left_alone = {p for p in left_alone if SKIPPED_FOR_SIZE not in (rows[p].reason or "")}
     if rebuild or rerender:
         left_alone = set()
     elif give_up_after:
@@ -456,10 +466,12 @@ def plan(
             del by_sha_gone[shas[path]]
     removed = {p: (row.page or "") for p, row in gone.items() if p not in renamed.values()}
     refused = [(p, r) for p, r in scanned.refused if (rows.get(p) is None or rows[p].status != "skipped")]
+    # the same content with other times (a touch, a copy, a checkout), or times that could not
+    # be trusted when recorded: the row takes the times as this scan read them
     moved = [
-        replace(row, size=f.size, mtime_ns=f.mtime_ns) for f in files
+        replace(row, size=f.size, mtime_ns=f.mtime_ns, ctime_ns=f.ctime_ns, seen_ns=scanned.started_ns) for f in files
         if (row := rows.get(f.path)) and f.path not in vanished and row.sha256 == shas[f.path]
-        and (row.size, row.mtime_ns) != (f.size, f.mtime_ns)
+        and not row.same_file(f.size, f.mtime_ns, f.ctime_ns)
     ]
     pages = state.pages()
     listed: dict[str, set[str]] = {}
@@ -468,7 +480,7 @@ def plan(
     index_missing = not (ws.wiki / "index.md").exists()
     noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
-               moved, noop, rebuild, rerender, warnings=warnings)
+               moved, noop, rebuild, rerender, warnings=warnings, scanned_ns=scanned.started_ns)
     if not noop:
         _assign_pages(ws, out, gone, listed)
     return out
@@ -679,10 +691,14 @@ def _compile_locked(
         scanned = raw_tree.scan(ws)
         report.ignored = scanned.ignored_summary()
         if seeding is not None:
-            seeding.files = {f.path: (f.size, f.mtime_ns) for f in scanned.files}
+            seeding.files = {f.path: (f.size, f.mtime_ns, f.ctime_ns) for f in scanned.files}
         _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
-        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
+        size_cap_changed = state.get_meta(SIZE_CAP_META) != settings.max_source_mb
+        if size_cap_changed:
+            state.set_meta(SIZE_CAP_META, settings.max_source_mb)
+        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after,
+                    size_cap_changed=size_cap_changed)
         report.warnings.extend(todo.warnings)
         for p, r in todo.refused:
             state.put_source(SourceRow(p, "", 0, 0, None, "skipped", r, 0, ()))
@@ -881,10 +897,12 @@ def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutco
                 continue  # read again next run; its row stays as it was
             row = todo.rows.get(path)
             attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
-            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
+            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason,
+                                       attempts, (), f.ctime_ns, todo.scanned_ns))
             (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
             continue
-        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts)
+        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts,
+                        f.ctime_ns, todo.scanned_ns)
         if todo.rows.get(path) != row:  # 10k unchanged rows are not written again
             state.put_source(row)
         if path in todo.changed or path in todo.renamed:

@@ -27,7 +27,7 @@ import secrets
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
 from .errors import PathEscape, UnsafePath, WikimemError
 from .naming import undecodable
@@ -100,7 +100,7 @@ def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
     return rel, file
 
 
-def _served(ws: Workspace, rel: str, file: Any) -> IO[bytes]:
+def _served(ws: Workspace, rel: str, file: Any) -> BinaryIO:
     """The file opened for an agent: a regular file with one link (workspace.open_checked)."""
     try:
         return open_checked(file, rel, single_link=True)

@@ -21,6 +21,7 @@ import errno
 import os
 import posixpath
 import stat
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -82,6 +83,7 @@ class RawFile:
     location: str  # the file, as a string (a Path per file costs time at 10k files)
     size: int
     mtime_ns: int
+    ctime_ns: int = 0  # changes with every write, and cannot be set back (`touch -r` sets mtime only)
 
     @property
     def file(self) -> Path:
@@ -93,6 +95,7 @@ class RawScan:
     files: list[RawFile] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path, one-line reason)
     ignored: Counter[str] = field(default_factory=Counter)  # rule -> files it kept out
+    started_ns: int = 0  # the wall clock when the walk began: every file's times were read after it
 
     def ignored_summary(self) -> dict[str, Any]:
         return {"count": sum(self.ignored.values()), "by_rule": dict(sorted(self.ignored.items()))}
@@ -207,7 +210,7 @@ def default_rules() -> _Rules:
 def scan(ws: Workspace, trace: Trace | None = None) -> RawScan:
     """Every source under raw/, the files refused (with a reason) and the ignored ones (counted).
     With `trace`, also what decided them (see Trace)."""
-    result = RawScan()
+    result = RawScan(started_ns=time.time_ns())
     if trace is not None:
         trace.sign(str(ws.raw))
     if not ws.raw.is_dir():
@@ -272,7 +275,7 @@ def scan(ws: Workspace, trace: Trace | None = None) -> RawScan:
                 continue
             if not stat.S_ISREG(st.st_mode):
                 continue
-            found = RawFile(shown, entry.path, st.st_size, st.st_mtime_ns)
+            found = RawFile(shown, entry.path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             if st.st_nlink > 1 and not is_link:
                 linked.setdefault((st.st_dev, st.st_ino), []).append((found, st.st_nlink))
                 continue

@@ -82,6 +82,29 @@ def confine(base: Path, relative: str) -> Path:
     return Path(resolved)
 
 
+CLOCK_TICK_NS = 20_000_000  # the coarsest tick file times are taken at on a fine-grained file system
+
+
+def timestamp_granularity(ns: int) -> int:
+    """How coarse the file system that wrote a timestamp keeps times, judged from the timestamp:
+    two seconds (FAT) or one (ext3, HFS+, many network shares) when it is a whole number of them,
+    else the clock tick the kernel stamps files with (a few milliseconds)."""
+    if ns % 2_000_000_000 == 0:
+        return 2_000_000_000
+    if ns % 1_000_000_000 == 0:
+        return 1_000_000_000
+    return CLOCK_TICK_NS
+
+
+def racy(mtime_ns: int, ctime_ns: int, seen_ns: int) -> bool:
+    """Whether a file whose times were read at `seen_ns` (wall clock) was changed so shortly
+    before that an edit after could leave its size and times as they were: its last change is
+    within one timestamp granularity of the look. Such a file ("racily clean", as git calls it)
+    is judged by its content, never by its times."""
+    last = max(mtime_ns, ctime_ns)
+    return seen_ns < last + timestamp_granularity(last)
+
+
 def file_sha256(path: Path) -> str:
     """sha256 of a file's bytes, read in 1 MiB chunks (sources can be large)."""
     digest = hashlib.sha256()

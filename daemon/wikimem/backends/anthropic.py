@@ -1234,7 +1234,7 @@ def estimate_compile(
         if rebuild:  # --rebuild sends every source again
             changed.append(f)
             continue
-        if row is not None and row.size == f.size and row.mtime_ns == f.mtime_ns and row.status != "failed":
+        if row is not None and row.same_file(f.size, f.mtime_ns, f.ctime_ns) and row.status != "failed":
             continue
         if row is not None and row.status in ("compiled", "skipped") and row.sha256 == file_sha256(f.file):
             continue
