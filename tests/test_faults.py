@@ -560,3 +560,44 @@ def _running(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def test_a_new_document_at_the_path_of_a_kept_persons_page_gets_a_page_of_its_own(tmp_path: Path) -> None:
+    """raw/alpha.md goes (its page, which a person edited, is kept), then a new document comes at
+    the same path. Before: the kept page, which names raw/alpha.md, was taken for the new one's
+    own page and kept again, so the new document had no page. Now it gets one at a free name,
+    and the compile says so."""
+    ws = seeded(tmp_path / "ws")
+    page = ws.wiki / "sources" / "alpha.md"
+    page.write_text(page.read_text() + "\nMy own note on alpha.\n")
+    (ws.raw / "alpha.md").unlink()
+    assert "sources/alpha.md" in compile_(ws).kept
+    write(ws, "alpha.md", "# Alpha again\n\nThe canary release now takes 20 minutes, since 2027.\n")
+    report = compile_(ws)
+    assert "raw/alpha.md" in report.compiled
+    state = State(ws.state_db)
+    try:
+        row = state.sources()["raw/alpha.md"]
+    finally:
+        state.close()
+    assert row.page and row.page != "sources/alpha.md"
+    assert "20 minutes" in (ws.wiki / row.page).read_text()
+    assert "My own note on alpha." in page.read_text()
+    assert any("sources/alpha.md" in w and row.page in w for w in report.warnings)
+    assert compile_(ws).noop
+
+
+def test_raising_max_source_mb_reads_a_source_skipped_as_too_large(ws: Workspace) -> None:
+    """Before: a source skipped as too large stayed skipped (and out of the search index) until
+    `--rebuild`, whatever max_source_mb became. Now a changed cap reads it again."""
+    from wikimem import search
+
+    write(ws, "big.txt", "Big notes\n\nThe zebra census counted 4,211 zebras.\n" + "filler line.\n" * 170_000)
+    (ws.root / "wikimem.toml").write_text("max_source_mb = 2\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert [p for p, _ in report.skipped] == ["raw/big.txt"]
+    assert not search.engine(ws).passages("zebra census", limit=3)
+    (ws.root / "wikimem.toml").write_text("max_source_mb = 3\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.compiled == ["raw/big.txt"]
+    assert any(h.hit.path == "raw/big.txt" for h in search.engine(ws).passages("zebra census", limit=3))

@@ -168,17 +168,19 @@ def _pages_under(ws: Workspace, folder: str) -> list[tuple[Path, str]]:
     return sorted(found, key=lambda item: item[1].split("/"))
 
 
-def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any], listed: dict[str, set[str]]) -> dict[str, list[str]]:
-    """Source pages on disk that state.db has no record of, with the sources they name."""
-    out: dict[str, list[str]] = {}
+def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any],
+                   listed: dict[str, set[str]]) -> dict[str, tuple[list[str], str]]:
+    """Source pages on disk that state.db has no record of, with the sources they name and the
+    source hash they record."""
+    out: dict[str, tuple[list[str], str]] = {}
     for rel in _files_in(ws.wiki, "sources", listed):
         if rel in recorded or not rel.endswith(".md") or index_page.is_catalog(rel) or undecodable(rel):
             continue
         try:
-            text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
-            out[rel] = loads_page(rel, text).sources
-        except (OSError, FrontMatterError):
-            out[rel] = []
+            page = loads_page(rel, read_owned(ws.wiki, ws.wiki / rel).decode("utf-8", "replace"))
+            out[rel] = (page.sources, str(page.meta.get("source_sha256") or ""))
+        except (OSError, FrontMatterError, PathEscape):
+            out[rel] = ([], "")
     return out
 
 
@@ -482,18 +484,22 @@ def plan(
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
                moved, noop, rebuild, rerender, warnings=warnings, scanned_ns=scanned.started_ns)
     if not noop:
-        _assign_pages(ws, out, gone, listed)
+        _assign_pages(ws, out, gone, listed, state.get_meta(KEPT_PAGES_META))
     return out
 
 
-def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]]) -> None:
+KEPT_PAGES_META = "pages.kept"  # source pages kept as a person's when their source went (PageWriter)
+
+
+def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]],
+                  state_kept: list[str] | None = None) -> None:
     """todo.refs: every candidate with its page; a new source gets a free name."""
     rows, current, changed = todo.rows, todo.current, todo.changed
     taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
     # a removed source's page is not handed to a new source in the same run: it is being
     # deleted (or kept, when a person edited it) by this very compile
     held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
-    foreign: dict[str, list[str]] | None = None
+    foreign: dict[str, tuple[list[str], str]] | None = None
     for f in todo.candidates:
         row = rows.get(f.path)
         page = row.page if row and row.page else None
@@ -502,13 +508,17 @@ def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed:
                 foreign = _foreign_pages(ws, todo.pages, listed)
             # a page file wikimem has no record of (a person's, or one whose source went
             # away while a person's edit kept it) is never taken over, unless it names this
-            # very source (its own page, when state.db was rebuilt after a fresh clone)
-            blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
+            # very source (its own page, when state.db was rebuilt after a fresh clone) and was
+            # not kept as a person's when that source went: a new document at the path of a
+            # source whose page a person kept gets a page of its own
+            kept = set(state_kept) if state_kept is not None else set()
+            blocked = taken | held | {rel for rel, (owners, _sha) in foreign.items()
+                                      if owners != [f.path] or rel in kept}
             page = assign_page(f.path, blocked)
             first = assign_page(f.path, taken)
             if first != page and _persons_page(ws, first, todo.pages):
                 todo.warnings.append(
-                    f"{f.path}: {first} is a page a person edited (its source is gone), so this "
+                    f"{f.path}: {first} is a page a person edited (kept when its source went), so this "
                     f"source's page is {page}")
             taken.add(page)
         todo.refs[f.path] = SourceRef(f.path, todo.shas[f.path], page)
@@ -582,6 +592,9 @@ class PageWriter:
             if human:
                 bucket["kept"].append(rel)
                 state.delete_page(rel)
+                if edit.kind == "source":  # no later source takes it for its own (_assign_pages)
+                    kept = set(state.get_meta(KEPT_PAGES_META) or [])
+                    state.set_meta(KEPT_PAGES_META, sorted(kept | {rel}))
                 return
             self.planned[target] = None
             state.delete_page(rel)

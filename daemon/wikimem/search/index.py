@@ -1520,6 +1520,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         moved = {*changed, *gone}
         if new_priors is not old_priors:
             moved.update(p for p in old_priors.keys() | new_priors.keys() if old_priors.get(p) != new_priors.get(p))
+    manifest["max_bytes"] = max_bytes  # the cap its skipped files were skipped under
     _smudge_racy(manifest["files"], started_ns or time.time_ns())
     _write_manifest(build_in, manifest, moved)
     if build_in != folder:
