@@ -601,3 +601,29 @@ def test_raising_max_source_mb_reads_a_source_skipped_as_too_large(ws: Workspace
     report = compile_workspace(ws, load_settings(ws.root, environ={}))
     assert report.compiled == ["raw/big.txt"]
     assert any(h.hit.path == "raw/big.txt" for h in search.engine(ws).passages("zebra census", limit=3))
+
+
+def _tear_a_segment(ws: Workspace) -> None:
+    """What a kill or a full disk in the middle of a segment's write leaves: the file cut short."""
+    segment = max((ws.state_dir / "search").glob("*.seg"), key=lambda p: p.stat().st_size)
+    data = segment.read_bytes()
+    segment.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("first", ["compile", "search"])
+def test_a_torn_search_segment_is_rebuilt_by_the_next_compile_or_search(tmp_path: Path, first: str) -> None:
+    """Before: a segment cut short made every search fail (EOFError) until `wikimem reindex`,
+    and a compile went on adding segments beside it. Now the compile rebuilds the index and
+    says so in one line, and a search rebuilds it itself."""
+    from wikimem import search
+
+    ws = seeded(tmp_path / "ws")
+    _tear_a_segment(ws)
+    search._ENGINES.clear()
+    if first == "compile":
+        write(ws, "delta.md", "# Delta notes\n\nThe rollback drill ran on 2 May 2026 with 12 engineers.\n")
+        report = compile_(ws)
+        said = [w for w in report.warnings if "search index was damaged" in w]
+        assert len(said) == 1 and "\n" not in said[0] and report.index["rebuilt"]
+    hits = search.engine(ws).passages("rollback engineers", limit=5)
+    assert hits and any(h.hit.path.startswith("raw/") for h in hits)

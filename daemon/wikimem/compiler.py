@@ -363,11 +363,23 @@ def _make_searchable(ws: Workspace, report: CompileReport, seed: Any = None) -> 
         from . import search
     except ImportError:  # a build without search: nothing to keep up to date
         return
+    failed: Exception | None = None
     try:
         done = search.update_index(ws, only=touched if exists else None, wait=30.0, seed=seed)
     except Exception as exc:  # noqa: BLE001 - derived data: search rebuilds it on its own
         log.debug("search index not updated", exc_info=True)
-        report.warnings.append(f"search index not updated ({exc}); the next search brings it up to date")
+        failed, done = exc, search.IndexReport()
+    try:
+        # a segment a kill or a full disk tore makes every search (and an update that merges it)
+        # fail: opened as a search opens it, and built again when it cannot be read
+        repaired = search.repair(ws)
+    except Exception as exc:  # noqa: BLE001 - derived data: the next search tries again
+        repaired = f"search index damaged and not rebuilt ({exc}); run: wikimem reindex"
+    if repaired:
+        report.warnings.append(repaired)
+        done.rebuilt = True
+    elif failed is not None:
+        report.warnings.append(f"search index not updated ({failed}); the next search brings it up to date")
         return
     report.index = {"files": done.files, "passages": done.passages, "rebuilt": done.rebuilt,
                     "seconds": round(time.perf_counter() - started, 3)}

@@ -1572,6 +1572,28 @@ class _Outlines:
             self.db = None
 
 
+def repair(ws: Workspace) -> str | None:
+    """Open every segment of the index, as a search does first; when one cannot be read (a write
+    torn by a kill or a full disk, a damaged disk) build the index again. Returns the line to
+    report, or None when it read fine (or there is no index yet)."""
+    from whoosh import index as windex
+
+    from . import mapped
+    from .ranking import weighting
+
+    folder = index_dir(ws)
+    if not (folder / "manifest.json").exists():
+        return None
+    try:
+        mapped.install()  # as Engine._open reads them
+        ix = windex.open_dir(str(folder))
+        ix.searcher(weighting=weighting()).close()
+    except Exception as exc:  # noqa: BLE001 - whatever whoosh raises on a damaged file: derived data, rebuilt
+        reindex(ws)
+        return f"search index was damaged ({type(exc).__name__}: {exc}); rebuilt it"
+    return None
+
+
 def reindex(ws: Workspace) -> IndexReport:
     """Throw the index away and build it again from wiki/ and raw/."""
     return update_index(ws, rebuild=True, wait=30.0)
