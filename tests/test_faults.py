@@ -627,3 +627,40 @@ def test_a_torn_search_segment_is_rebuilt_by_the_next_compile_or_search(tmp_path
         assert len(said) == 1 and "\n" not in said[0] and report.index["rebuilt"]
     hits = search.engine(ws).passages("rollback engineers", limit=5)
     assert hits and any(h.hit.path.startswith("raw/") for h in hits)
+
+
+def test_a_log_entry_appended_since_the_last_lint_cannot_be_edited_unnoticed(tmp_path: Path) -> None:
+    """Before: lint recorded the log's entries when it ran, so an entry a compile appended after
+    it could be edited before the next lint and pass. Now every append is recorded as written."""
+    from wikimem.lint import run_lint
+
+    ws = seeded(tmp_path / "ws")
+    settings = load_settings(ws.root, environ={})
+    assert run_lint(ws, settings, ["log-integrity"]).findings == []
+    write(ws, "delta.md", "# Delta notes\n\nThe rollback drill ran on 2 May 2026 with 12 engineers.\n")
+    compile_(ws)
+    log = ws.wiki / "log.md"
+    text = log.read_text()
+    assert "raw/delta.md" in text.rsplit("\n## [", 2)[-2] + text.rsplit("\n## [", 2)[-1]
+    log.write_text(text.replace("raw/delta.md", "raw/innocent.md"))
+    found = run_lint(ws, settings, ["log-integrity"]).findings
+    assert found and all(f.rule == "log-integrity" and ("changed" in f.message or "removed" in f.message) for f in found)
+
+
+def test_a_short_write_to_log_md_leaves_no_entry_cut(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write(2) that writes part of what it was given (a signal, a nearly full disk): before,
+    the rest of the entry was lost without a word; now the append goes on until it is whole."""
+    from wikimem import log_page
+
+    real_write = os.write
+
+    def short(fd: int, data: bytes) -> int:  # type: ignore[override]
+        return real_write(fd, bytes(data[: max(1, len(data) // 3)]))
+
+    monkeypatch.setattr(os, "write", short)
+    log_page.append(ws.wiki / "log.md", [log_page.LogEntry("compile", "3 sources", ["- created: a, b, c",
+                                                                                 "- backend: offline, 0.1 s"])])
+    monkeypatch.setattr(os, "write", real_write)
+    entries = log_page.read_entries(ws.wiki / "log.md")
+    assert entries[-1][1:] == ("compile", "3 sources", ["- created: a, b, c", "- backend: offline, 0.1 s"])
+    assert (ws.wiki / "log.md").read_text().endswith("- backend: offline, 0.1 s\n")

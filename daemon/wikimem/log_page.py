@@ -42,7 +42,11 @@ def format_entry(entry: LogEntry, when: dt.datetime) -> str:
 
 
 def append(log_path: Path, entries: Iterable[LogEntry], when: dt.datetime | None = None) -> int:
-    """Append entries; creates log.md with its header if missing. Returns entries written."""
+    """Append entries; creates log.md with its header if missing. Returns entries written.
+
+    The entries written are added to lint's record of the log (`.wikimem/log-chain.json`, when
+    a lint made one): an entry edited before the next lint is then found changed, as an older
+    one is (lint/logcheck.py)."""
     when = when or now_utc()
     text = "".join(format_entry(e, when) for e in entries)
     if not text:
@@ -50,7 +54,57 @@ def append(log_path: Path, entries: Iterable[LogEntry], when: dt.datetime | None
     from .workspace import append_owned
 
     append_owned(log_path.parent, log_path, text.encode("utf-8"), header=HEADER.encode("utf-8"))
+    _extend_chain(log_path.parent.parent / ".wikimem" / CHAIN_FILE, text)
     return text.count("\n## [")
+
+
+# --- the record of the entries, for lint's log integrity check -------------------------------
+
+CHAIN_FILE = "log-chain.json"
+_HEADING = re.compile(r"^## \[", re.MULTILINE)
+
+
+def chunks(text: str) -> list[tuple[str, str]]:
+    """(heading line, entry text) for each entry; the header before the first entry is not one."""
+    starts = [m.start() for m in _HEADING.finditer(text)]
+    out = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        chunk = text[start:end].rstrip("\n") + "\n"
+        out.append((chunk.split("\n", 1)[0], chunk))
+    return out
+
+
+def chain(items: list[tuple[str, str]], running: str = "") -> list[dict[str, str]]:
+    """Each entry's digest and the digest of all up to it (starting after `running`)."""
+    import hashlib
+
+    out = []
+    for heading, chunk in items:
+        digest = hashlib.sha256(chunk.encode("utf-8")).hexdigest()
+        running = hashlib.sha256((running + digest).encode("ascii")).hexdigest()
+        out.append({"heading": heading, "sha256": digest, "chain": running})
+    return out
+
+
+def _extend_chain(path: Path, appended: str) -> None:
+    """Add the entries just appended to the record lint keeps of log.md, if it keeps one. The
+    record's stat of log.md is dropped: the next lint reads log.md and checks every entry, so an
+    edit made before this append is not taken for part of it."""
+    import contextlib
+    import json
+
+    from .workspace import atomic_write
+
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        recorded = data.get("entries") if isinstance(data, dict) else None
+        if not isinstance(recorded, list):
+            return
+        last = str(recorded[-1].get("chain", "")) if recorded and isinstance(recorded[-1], dict) else ""
+        data["entries"] = recorded + chain(chunks(appended), last)
+        data["log"] = None
+        atomic_write(path, json.dumps(data, indent=1) + "\n", base=path.parent)
 
 
 def list_lines(label: str, items: Iterable[str], limit: int = 50) -> list[str]:
