@@ -580,8 +580,9 @@ class EarlyAnswer(NamedTuple):
 
 
 def initialize_request(line: bytes) -> tuple[int | str, dict[str, Any]] | None:
-    """(id, params) of a well-formed JSON-RPC `initialize` request. None for anything else: the
-    SDK answers that, errors included, as if nothing had been read before it."""
+    """(id, params) of a well-formed JSON-RPC `initialize` request whose params the SDK accepts.
+    None for anything else: the SDK answers that, errors included, as if nothing had been read
+    before it."""
     try:
         message = json.loads(line)
     except ValueError:  # not JSON, or not UTF-8
@@ -591,12 +592,44 @@ def initialize_request(line: bytes) -> tuple[int | str, dict[str, Any]] | None:
     request_id, params = message.get("id"), message.get("params")
     if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
         return None
-    client = params.get("clientInfo")
-    if not (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
-            and isinstance(client, dict) and isinstance(client.get("name"), str)
-            and isinstance(client.get("version"), str)):
-        return None  # the SDK refuses these params: let it
+    if not _sdk_accepts(params):
+        return None  # the SDK refuses these params, or might: let it decide
     return request_id, params
+
+
+# What of `initialize`'s params the early answer knows the SDK accepts (its InitializeRequestParams
+# with ClientCapabilities and Implementation): anything else, however harmless it may be, is
+# left to the SDK, which answers it as it would have (an answer given early for params the SDK
+# refuses would tell the client a handshake succeeded that did not).
+_CLIENT_INFO = {"name", "version", "title", "description", "websiteUrl"}
+_EMPTY_CAPABILITIES = {"sampling": {"context", "tools"}, "elicitation": {"form", "url"}}
+_FREE_CAPABILITIES = ("experimental", "extensions")  # dict[str, dict[str, Any]]
+
+
+def _sdk_accepts(params: dict[str, Any]) -> bool:
+    if set(params) - {"protocolVersion", "capabilities", "clientInfo"}:
+        return False
+    client, capabilities = params.get("clientInfo"), params.get("capabilities")
+    if not (isinstance(params.get("protocolVersion"), str) and isinstance(capabilities, dict)
+            and isinstance(client, dict) and not set(client) - _CLIENT_INFO
+            and all(isinstance(client.get(k), str) for k in ("name", "version"))
+            and all(isinstance(v, str) for v in client.values())):
+        return False
+    for key, value in capabilities.items():
+        if not isinstance(value, dict):
+            return False
+        if key == "roots":
+            if set(value) - {"listChanged"} or not all(isinstance(v, bool) for v in value.values()):
+                return False
+        elif key in _EMPTY_CAPABILITIES:
+            if set(value) - _EMPTY_CAPABILITIES[key] or any(v != {} for v in value.values()):
+                return False
+        elif key in _FREE_CAPABILITIES:
+            if not all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items()):
+                return False
+        else:
+            return False
+    return True
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
@@ -622,18 +655,34 @@ def early_answer(line: bytes) -> EarlyAnswer | None:
     return EarlyAnswer(request_id, {"jsonrpc": "2.0", "id": request_id, "result": initialize_result(params)})
 
 
-class _Replayed(io.TextIOWrapper):
-    """The wire as the SDK's stdin (UTF-8 text, as its stdio transport reads it): the first
-    line again, which was read here to answer it early, then the rest from the same reader, so
-    that what it had read ahead is not lost."""
+MAX_MESSAGE_BYTES = 16_000_000  # one line of the protocol; a longer one is read through and dropped
+TOO_LONG = "message longer than the server reads\n"  # not JSON: the SDK answers it as it answers any such line
+
+
+def _bounded_line(wire: IO[bytes]) -> bytes:
+    """The next line of the wire, at most MAX_MESSAGE_BYTES: a longer one is read through in
+    pieces, never held whole, and TOO_LONG stands for it (a 400 MB first line was read whole)."""
+    line = wire.readline(MAX_MESSAGE_BYTES + 1)
+    if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+        return line
+    while line and not line.endswith(b"\n"):
+        line = wire.readline(1 << 20)
+    return TOO_LONG.encode()
+
+
+class _Replayed:
+    """The wire as the SDK's stdin (lines of UTF-8 text, as its stdio transport reads them with
+    readline): the first line again, which was read here to answer it early, then the rest from
+    the same reader, so that what it had read ahead is not lost; every line bounded
+    (_bounded_line)."""
 
     def __init__(self, wire: IO[bytes], first: bytes) -> None:
-        super().__init__(wire, encoding="utf-8", errors="replace")
+        self._wire = wire
         self._first: str | None = first.decode("utf-8", "replace")
 
-    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]  # as TextIOWrapper in typeshed
+    def readline(self, size: int = -1, /) -> str:
         if self._first is None:
-            return super().readline(size)
+            return _bounded_line(self._wire).decode("utf-8", "replace")
         line, self._first = self._first, None
         return line
 
@@ -726,8 +775,8 @@ def _load_server(ws: Workspace, *, allow_write: bool = False) -> Server[Any]:
 
 
 def _answer_first_line(wire_in: IO[bytes], wire_out: IO[bytes]) -> tuple[bytes, EarlyAnswer | None]:
-    """The client's first line, answered at once if it is `initialize`."""
-    first = wire_in.readline()
+    """The client's first line (bounded: _bounded_line), answered at once if it is `initialize`."""
+    first = _bounded_line(wire_in)
     early = early_answer(first)
     if early is not None:
         wire_out.write(early.line())
@@ -757,7 +806,9 @@ def serve(ws: Workspace, *, allow_write: bool = False) -> None:
         from mcp.server.stdio import stdio_server
 
         async def run() -> None:
-            stdin, stdout = anyio.wrap_file(_Replayed(wire_in, first)), anyio.wrap_file(_Answered(wire_out, early))
+            # anyio reads the file with readline alone (AsyncFile.__aiter__), which _Replayed has
+            replayed: Any = _Replayed(wire_in, first)
+            stdin, stdout = anyio.wrap_file(replayed), anyio.wrap_file(_Answered(wire_out, early))
             async with stdio_server(stdin, stdout) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
