@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -664,3 +665,176 @@ def test_a_short_write_to_log_md_leaves_no_entry_cut(ws: Workspace, monkeypatch:
     entries = log_page.read_entries(ws.wiki / "log.md")
     assert entries[-1][1:] == ("compile", "3 sources", ["- created: a, b, c", "- backend: offline, 0.1 s"])
     assert (ws.wiki / "log.md").read_text().endswith("- backend: offline, 0.1 s\n")
+
+
+# --- the same faults in the daemon's batches, each compiled in a process forked for it ----------
+
+
+class ChildFaults:
+    """Faults at the Nth write or sync point of a process forked from this one (the daemon's
+    batch), once: `kill` is a real SIGKILL of that process there, `disk full` an ENOSPC."""
+
+    def __init__(self, at: int, kind: str, marker: Path):
+        self.at, self.kind, self.marker = at, kind, marker
+        self.parent = os.getpid()
+        self.calls = 0
+        self.child = 0
+
+    def tick(self) -> None:
+        if os.getpid() == self.parent or self.marker.exists():
+            return
+        if self.child != os.getpid():  # a new batch's process: its own count
+            self.child, self.calls = os.getpid(), 0
+        self.calls += 1
+        if self.calls == self.at:
+            self.marker.write_text(f"{self.kind} at {self.at}\n")
+            if self.kind == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@contextlib.contextmanager
+def child_faults(monkeypatch: pytest.MonkeyPatch, plan: ChildFaults) -> Iterator[ChildFaults]:
+    with monkeypatch.context() as patch:
+        for name in ("replace", "fsync", "unlink", "sync"):
+            real = getattr(os, name)
+
+            def wrapped(*args, _real=real, **kwargs):  # type: ignore[no-untyped-def]
+                plan.tick()
+                return _real(*args, **kwargs)
+
+            patch.setattr(os, name, wrapped)
+
+        @contextlib.contextmanager
+        def transaction(self: State) -> Iterator[None]:
+            self.db.execute("BEGIN")
+            try:
+                yield
+                plan.tick()  # the commit point
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+        patch.setattr(State, "transaction", transaction)
+        yield plan
+
+
+@pytest.mark.parametrize("kind", ["kill", "disk full"])
+@pytest.mark.slow
+def test_a_daemon_batch_stopped_at_any_write_point_freezes_nothing_and_loses_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """issue 38: the fault injection of the one-shot compile above, in the daemon's batches
+    (`wikimem run` compiles each in a process forked for it). The batch's process is killed
+    with -9 (or runs out of disk) at each write and sync point in turn; the daemon reports the
+    failed batch, compiles again, and more files arrive: no page is taken for a person's, the
+    wiki is what one compile of the same raw/ gives, and nothing is left to do."""
+    from conftest import single_threaded
+    from test_daemon import Running, fast
+
+    single_threaded()
+    expected_ws = seeded(tmp_path / "expected")
+    burst_one(expected_ws)
+    burst_two(expected_ws)
+    fresh = Workspace.at(tmp_path / "fresh")
+    init_workspace(fresh)
+    for file in sorted(expected_ws.raw.rglob("*")):
+        if file.is_file():
+            write(fresh, file.relative_to(expected_ws.raw).as_posix(), file.read_bytes())
+    compile_(fresh)
+    expected = pages(fresh)
+
+    points = 0
+    for at in range(1, 200):
+        ws = seeded(tmp_path / f"{kind}-{at}")
+        settings = load_settings(ws.root, environ={})
+        marker = tmp_path / f"{kind}-{at}.fired"
+        with child_faults(monkeypatch, ChildFaults(at, kind, marker)):
+            daemon = Running(ws, settings, fast(settings, isolate_batches=True)).start()
+            try:
+                before = daemon.status().get("compiles", 0)
+                burst_one(ws)
+                daemon.idle_after(before)
+                if marker.exists():  # the failed batch is compiled again, after its backoff
+                    wait_for(lambda d=daemon: (d.status().get("last_compile") or {}).get("ok") is True
+                             and d.status().get("state") == "idle", what="the batch compiled again")
+                fired = marker.exists()
+                done = daemon.status().get("compiles", 0)
+                burst_two(ws)
+                daemon.idle_after(done)
+                last = daemon.status()["last_compile"]
+                assert last["ok"] is True and last["kept"] == [], f"stopped at point {at}: {last}"
+            finally:
+                assert daemon.stop() == 0
+        if not fired:
+            break
+        points += 1
+        assert not (ws.state_dir / "proposed").exists(), f"stopped at point {at}"
+        assert persons_pages(ws) == [], f"stopped at point {at}"
+        assert pages(ws) == expected, f"stopped at point {at}"
+        assert compile_(ws).noop, f"stopped at point {at}"
+        assert not [p for p in ws.root.rglob(".wikimem-*.tmp")]
+    assert points >= 8  # every page write, the index, the log, the sync and the commit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["garbage", "truncated"])
+def test_a_corrupt_state_db_is_rebuilt_by_a_daemon_batch(tmp_path: Path, how: str) -> None:
+    """The corrupt state.db of the one-shot compile, met by a batch of the daemon (compiled in a
+    process forked for it): set aside and rebuilt from the pages, a person's edit kept."""
+    from conftest import single_threaded
+    from test_daemon import Running, fast
+
+    single_threaded()
+    ws = seeded(tmp_path / "ws")
+    page = ws.wiki / "sources" / "beta.md"
+    page.write_text(page.read_text() + "\nMy own note on beta.\n")
+    settings = load_settings(ws.root, environ={})
+    daemon = Running(ws, settings, fast(settings, isolate_batches=True)).start()
+    try:
+        before = daemon.status().get("compiles", 0)
+        _corrupt(ws, how)
+        # as in the one-shot case above: beta.md changed, so its page (a person's) is not taken
+        # back as wikimem's (a page whose source did not change is issue 37's: pages that
+        # certify themselves)
+        write(ws, "beta.md", NOTES["beta.md"] + "\nThe rollback budget became 6 minutes in 2027.\n")
+        last = daemon.idle_after(before)["last_compile"]
+        assert last["ok"] is True and last["kept"] == ["sources/beta.md"]
+    finally:
+        assert daemon.stop() == 0
+    assert list(ws.state_dir.glob("state.db.corrupt*"))
+    assert "My own note on beta." in page.read_text()
+    assert compile_(ws).noop
+
+
+@pytest.mark.slow
+def test_a_hostile_model_page_is_made_inert_in_a_daemon_batch(tmp_path: Path) -> None:
+    """A model's page with live HTML behind a fence split by \\r, a javascript: link and a
+    data: image, written by the daemon's forked batch: it reaches wiki/ inert, as from a
+    one-shot compile."""
+    from fake_messages_server import FakeMessagesServer, memory, reply, text
+    from test_daemon import Running, fast
+    from test_inert import active_anywhere
+
+    hostile = ("---\ntitle: Tardigrades\nkind: source\nsources: [raw/tardigrades.md]\n---\n# Tardigrades\r\n\r\n"
+               "~~~\r~~~\r<script>alert(1)</script>\r\n[click](javascript:alert(2)) ![x](data:text/html,<b>x</b>)"
+               "\u2028<iframe src=//evil></iframe>\n\nSource: [tardigrades.md](../../raw/tardigrades.md)\n")
+    ws = Workspace.at(tmp_path / "ws")
+    init_workspace(ws)
+    with FakeMessagesServer() as server:
+        settings = load_settings(ws.root, {"backend": "anthropic", "base_url": server.url}, environ={})
+        # the model writes its page and, told it holds raw HTML, leaves it as it is
+        server.add(reply(memory("create", path="/memories/sources/tardigrades.md", file_text=hostile)),
+                   *[reply(text("Done.")) for _ in range(10)])
+        daemon = Running(ws, settings, fast(settings, isolate_batches=True), backend="anthropic").start()
+        try:
+            before = daemon.status().get("compiles", 0)
+            write(ws, "tardigrades.md", "# Tardigrades\n\nTwo individuals revived after 30.5 years frozen.\n")
+            last = daemon.idle_after(before)["last_compile"]
+            assert last["ok"] is True, last
+        finally:
+            assert daemon.stop() == 0
+    for file in ws.wiki.rglob("*.md"):
+        assert active_anywhere(file.read_text(encoding="utf-8")) == [], file
+    written = (ws.wiki / "sources" / "tardigrades.md").read_text(encoding="utf-8")
+    assert "alert(1)" in written  # the model's text is kept, inert

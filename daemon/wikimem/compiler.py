@@ -709,7 +709,9 @@ def _compile_locked(
     started = time.perf_counter()
     backend = create(backend_name, settings)
     report = CompileReport(backend=backend.name)
+    # what a writer killed mid-write left (the lock is this compile's: none is being written)
     remove_stale_temp_files(ws.wiki)
+    remove_stale_temp_files(ws.state_dir / "proposed")
     state = State(ws.state_db)
     journal = WriteJournal(ws.state_dir)
     try:

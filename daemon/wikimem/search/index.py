@@ -1373,6 +1373,10 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
                    only: list[str] | None = None, seed: Seed | None = None, started_ns: int = 0) -> IndexReport:
     report = IndexReport(rebuilt=rebuild)
     folder = index_dir(ws)
+    from ..workspace import remove_stale_temp_files
+
+    # what an updater killed mid-write left (under this lock, no other updater is writing one)
+    remove_stale_temp_files(folder)
     manifest = None if rebuild else _read_manifest(folder)
     if manifest is None:
         rebuild = report.rebuilt = True
