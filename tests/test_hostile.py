@@ -53,6 +53,11 @@ def test_a_linked_facts_folder_is_neither_written_into_nor_emptied(ws: Workspace
     said = [w for w in report.warnings if "wiki/facts" in w]
     assert len(said) == 1 and "symbolic link" in said[0] and "\n" not in said[0]
     assert (ws.wiki / "sources").is_dir() and not (ws.wiki / "sources").is_symlink()
+    # nor is anything there read: not listed in index.md, not found by search
+    from wikimem import search
+
+    assert "diary" not in (ws.wiki / "index.md").read_text()
+    assert not [h for h in search.engine(ws).passages("my own diary text", limit=5) if "diary" in h.hit.path]
 
 
 def test_a_persons_own_note_in_facts_is_never_deleted(ws: Workspace) -> None:

@@ -900,8 +900,8 @@ def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, .
             if rel not in linked and f"]({relative_link(at, rel)})" in text:
                 linked.add(rel)
                 try:
-                    reading.append((rel, (writer.ws.wiki / rel).read_text(encoding="utf-8", errors="replace")))
-                except OSError:
+                    reading.append((rel, read_owned(writer.ws.wiki, writer.ws.wiki / rel).decode("utf-8", "replace")))
+                except (OSError, PathEscape):
                     pass
     for rel, owner in sorted(stale.items()):
         if rel not in linked:
