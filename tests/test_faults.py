@@ -774,6 +774,7 @@ def test_a_daemon_batch_stopped_at_any_write_point_freezes_nothing_and_loses_not
         assert pages(ws) == expected, f"stopped at point {at}"
         assert compile_(ws).noop, f"stopped at point {at}"
         assert not [p for p in ws.root.rglob(".wikimem-*.tmp")]
+    print(f"{kind}: the batch stopped at each of {points} write and sync points")
     assert points >= 8  # every page write, the index, the log, the sync and the commit
 
 
