@@ -24,7 +24,7 @@ from typing import Any
 from . import adopt, history, index_page, log_page, raw_tree, timelines, wiki_tree
 from .backends import Activity, Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
-from .errors import PathEscape
+from .errors import PathEscape, UnsafePath
 from .naming import undecodable
 from .pages import (
     FrontMatterError,
@@ -46,6 +46,9 @@ from .workspace import (
     atomic_write,
     confine,
     file_sha256,
+    owned,
+    read_owned,
+    remove_owned,
     remove_stale_temp_files,
     writer_lock,
 )
@@ -153,7 +156,8 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
                 # a part of a long source's page: wikimem's, its source's, never the source's page
                 state.put_page(rel, content_hash(text), "part", raw.path)
                 continue
-            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
+            # hashed now, but its times not read at a known moment: judged by content once more
+            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, (), raw.ctime_ns))
             state.put_page(rel, content_hash(text), "source", raw.path)
             restored += 1
         for page_file, rel in _pages_under(ws, "concepts"):
@@ -168,17 +172,19 @@ def _pages_under(ws: Workspace, folder: str) -> list[tuple[Path, str]]:
     return sorted(found, key=lambda item: item[1].split("/"))
 
 
-def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any], listed: dict[str, set[str]]) -> dict[str, list[str]]:
-    """Source pages on disk that state.db has no record of, with the sources they name."""
-    out: dict[str, list[str]] = {}
+def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any],
+                   listed: dict[str, set[str]]) -> dict[str, tuple[list[str], str]]:
+    """Source pages on disk that state.db has no record of, with the sources they name and the
+    source hash they record."""
+    out: dict[str, tuple[list[str], str]] = {}
     for rel in _files_in(ws.wiki, "sources", listed):
         if rel in recorded or not rel.endswith(".md") or index_page.is_catalog(rel) or undecodable(rel):
             continue
         try:
-            text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
-            out[rel] = loads_page(rel, text).sources
-        except (OSError, FrontMatterError):
-            out[rel] = []
+            page = loads_page(rel, read_owned(ws.wiki, ws.wiki / rel).decode("utf-8", "replace"))
+            out[rel] = (page.sources, str(page.meta.get("source_sha256") or ""))
+        except (OSError, FrontMatterError, PathEscape):
+            out[rel] = ([], "")
     return out
 
 
@@ -276,7 +282,7 @@ class _Seeding:
     def __init__(self, ws: Workspace, max_bytes: int):
         self.ws = ws
         self.max_bytes = max_bytes
-        self.files: dict[str, tuple[int, int]] = {}  # raw/ as the compile's scan found it
+        self.files: dict[str, tuple[int, ...]] = {}  # raw/ as the compile's scan found it (size, mtime, ctime)
         self.seed: Any = None
 
     def prepare(self) -> None:
@@ -363,11 +369,23 @@ def _make_searchable(ws: Workspace, report: CompileReport, seed: Any = None) -> 
         from . import search
     except ImportError:  # a build without search: nothing to keep up to date
         return
+    failed: Exception | None = None
     try:
         done = search.update_index(ws, only=touched if exists else None, wait=30.0, seed=seed)
     except Exception as exc:  # noqa: BLE001 - derived data: search rebuilds it on its own
         log.debug("search index not updated", exc_info=True)
-        report.warnings.append(f"search index not updated ({exc}); the next search brings it up to date")
+        failed, done = exc, search.IndexReport()
+    try:
+        # a segment a kill or a full disk tore makes every search (and an update that merges it)
+        # fail: opened as a search opens it, and built again when it cannot be read
+        repaired = search.repair(ws)
+    except Exception as exc:  # noqa: BLE001 - derived data: the next search tries again
+        repaired = f"search index damaged and not rebuilt ({exc}); run: wikimem reindex"
+    if repaired:
+        report.warnings.append(repaired)
+        done.rebuilt = True
+    elif failed is not None:
+        report.warnings.append(f"search index not updated ({failed}); the next search brings it up to date")
         return
     report.index = {"files": done.files, "passages": done.passages, "rebuilt": done.rebuilt,
                     "seconds": round(time.perf_counter() - started, 3)}
@@ -401,21 +419,27 @@ class Plan:
     rerender: bool = False  # the same, because another version of the backend wrote them
     refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
     warnings: list[str] = field(default_factory=list)
+    scanned_ns: int = 0  # when the scan that read the sources' times began (SourceRow.seen_ns)
+
+
+SIZE_CAP_META = "settings.max_source_mb"  # the cap the sources skipped as too large were measured against
+SKIPPED_FOR_SIZE = "max_source_mb"  # what the reason of a source skipped as too large says (sources.load_source)
 
 
 def plan(
     ws: Workspace, state: State, scanned: raw_tree.RawScan, *, rebuild: bool = False,
-    rerender: bool = False, give_up_after: int | None = None,
+    rerender: bool = False, give_up_after: int | None = None, size_cap_changed: bool = False,
 ) -> Plan:
-    """Decide what to compile: hash only what size and mtime say may have changed, find
-    renames (same content under a new path) and removals, and give every source its page."""
+    """Decide what to compile: hash only what size, mtime and ctime say may have changed (and
+    what was racily clean when last looked at: SourceRow.same_file), find renames (same content
+    under a new path) and removals, and give every source its page."""
     rows = state.sources()
     files, warnings = scanned.files, []
     shas: dict[str, str] = {}
     vanished: set[str] = set()
     for f in files:
         row = rows.get(f.path)
-        if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
+        if row and row.same_file(f.size, f.mtime_ns, f.ctime_ns):
             shas[f.path] = row.sha256
             continue
         sha = _sha_or_none(f.file)
@@ -437,6 +461,9 @@ def plan(
     # the reader changes: a new version may read what an old one could not (an extensionless
     # README, a Markdown dialect's admonitions), so a changed backend version tries them all again
     left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
+    if size_cap_changed:
+        # max_source_mb changed: what was too large may not be now (nor what fitted, still fit)
+        left_alone = {p for p in left_alone if SKIPPED_FOR_SIZE not in (rows[p].reason or "")}
     if rebuild or rerender:
         left_alone = set()
     elif give_up_after:
@@ -459,10 +486,12 @@ def plan(
             del by_sha_gone[shas[path]]
     removed = {p: (row.page or "") for p, row in gone.items() if p not in renamed.values()}
     refused = [(p, r) for p, r in scanned.refused if (rows.get(p) is None or rows[p].status != "skipped")]
+    # the same content with other times (a touch, a copy, a checkout), or times that could not
+    # be trusted when recorded: the row takes the times as this scan read them
     moved = [
-        replace(row, size=f.size, mtime_ns=f.mtime_ns) for f in files
+        replace(row, size=f.size, mtime_ns=f.mtime_ns, ctime_ns=f.ctime_ns, seen_ns=scanned.started_ns) for f in files
         if (row := rows.get(f.path)) and f.path not in vanished and row.sha256 == shas[f.path]
-        and (row.size, row.mtime_ns) != (f.size, f.mtime_ns)
+        and not row.same_file(f.size, f.mtime_ns, f.ctime_ns)
     ]
     pages = state.pages()
     listed: dict[str, set[str]] = {}
@@ -471,20 +500,24 @@ def plan(
     index_missing = not (ws.wiki / "index.md").exists()
     noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
-               moved, noop, rebuild, rerender, warnings=warnings)
+               moved, noop, rebuild, rerender, warnings=warnings, scanned_ns=scanned.started_ns)
     if not noop:
-        _assign_pages(ws, out, gone, listed)
+        _assign_pages(ws, out, gone, listed, state.get_meta(KEPT_PAGES_META))
     return out
 
 
-def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]]) -> None:
+KEPT_PAGES_META = "pages.kept"  # source pages kept as a person's when their source went (PageWriter)
+
+
+def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]],
+                  state_kept: list[str] | None = None) -> None:
     """todo.refs: every candidate with its page; a new source gets a free name."""
     rows, current, changed = todo.rows, todo.current, todo.changed
     taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
     # a removed source's page is not handed to a new source in the same run: it is being
     # deleted (or kept, when a person edited it) by this very compile
     held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
-    foreign: dict[str, list[str]] | None = None
+    foreign: dict[str, tuple[list[str], str]] | None = None
     for f in todo.candidates:
         row = rows.get(f.path)
         page = row.page if row and row.page else None
@@ -493,13 +526,17 @@ def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed:
                 foreign = _foreign_pages(ws, todo.pages, listed)
             # a page file wikimem has no record of (a person's, or one whose source went
             # away while a person's edit kept it) is never taken over, unless it names this
-            # very source (its own page, when state.db was rebuilt after a fresh clone)
-            blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
+            # very source (its own page, when state.db was rebuilt after a fresh clone) and was
+            # not kept as a person's when that source went: a new document at the path of a
+            # source whose page a person kept gets a page of its own
+            kept = set(state_kept) if state_kept is not None else set()
+            blocked = taken | held | {rel for rel, (owners, _sha) in foreign.items()
+                                      if owners != [f.path] or rel in kept}
             page = assign_page(f.path, blocked)
             first = assign_page(f.path, taken)
             if first != page and _persons_page(ws, first, todo.pages):
                 todo.warnings.append(
-                    f"{f.path}: {first} is a page a person edited (its source is gone), so this "
+                    f"{f.path}: {first} is a page a person edited (kept when its source went), so this "
                     f"source's page is {page}")
             taken.add(page)
         todo.refs[f.path] = SourceRef(f.path, todo.shas[f.path], page)
@@ -525,22 +562,31 @@ class PageWriter:
         if target in self.planned:
             return self.planned[target]
         try:
-            return target.read_bytes()
+            return read_owned(self.ws.wiki, target)
         except FileNotFoundError:
             return None
 
     def _propose(self, rel: str, content: str) -> None:
-        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
+        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(content, None), durable=False, base=self.ws.state_dir)
+
+    def _refuse(self, exc: PathEscape) -> None:
+        # one line per cause: a linked folder refuses every page in it for the same reason
+        line = f"refused edit: {exc}"
+        if line not in self.report.warnings:
+            self.report.warnings.append(line)
 
     def apply(self, edit: PageEdit, bucket: _Bucket) -> None:
         """Stage one edit; say in `bucket` what it does to the page."""
         ws, state, report = self.ws, self.state, self.report
         try:
-            target = confine(ws.wiki, edit.path)
+            confine(ws.wiki, edit.path)
+            # the page by its own name, every folder on the way a real one (a linked wiki/facts
+            # or sources/ would take writes and deletes out of the workspace)
+            target = owned(ws.wiki, ws.wiki / edit.path)
         except PathEscape as exc:
-            report.warnings.append(f"refused edit: {exc}")
+            self._refuse(exc)
             return
-        rel = target.relative_to(ws.wiki.resolve()).as_posix()
+        rel = target.relative_to(ws.wiki).as_posix()
         if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
             report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
             return
@@ -564,6 +610,9 @@ class PageWriter:
             if human:
                 bucket["kept"].append(rel)
                 state.delete_page(rel)
+                if edit.kind == "source":  # no later source takes it for its own (_assign_pages)
+                    kept = set(state.get_meta(KEPT_PAGES_META) or [])
+                    state.set_meta(KEPT_PAGES_META, sorted(kept | {rel}))
                 return
             self.planned[target] = None
             state.delete_page(rel)
@@ -606,9 +655,9 @@ class PageWriter:
         journal.record(self.intents)
         for target, data in self.planned.items():
             if data is None:
-                target.unlink(missing_ok=True)
+                remove_owned(self.ws.wiki, target)
             else:
-                atomic_write(target, data, durable=False)
+                atomic_write(target, data, durable=False, base=self.ws.wiki)
 
 
 def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJournal,
@@ -666,17 +715,23 @@ def _compile_locked(
     started = time.perf_counter()
     backend = create(backend_name, settings)
     report = CompileReport(backend=backend.name)
+    # what a writer killed mid-write left (the lock is this compile's: none is being written)
     remove_stale_temp_files(ws.wiki)
+    remove_stale_temp_files(ws.state_dir / "proposed")
     state = State(ws.state_db)
     journal = WriteJournal(ws.state_dir)
     try:
         scanned = raw_tree.scan(ws)
         report.ignored = scanned.ignored_summary()
         if seeding is not None:
-            seeding.files = {f.path: (f.size, f.mtime_ns) for f in scanned.files}
+            seeding.files = {f.path: (f.size, f.mtime_ns, f.ctime_ns) for f in scanned.files}
         _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
-        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
+        size_cap_changed = state.get_meta(SIZE_CAP_META) != settings.max_source_mb
+        if size_cap_changed:
+            state.set_meta(SIZE_CAP_META, settings.max_source_mb)
+        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after,
+                    size_cap_changed=size_cap_changed)
         report.warnings.extend(todo.warnings)
         for p, r in todo.refused:
             state.put_source(SourceRow(p, "", 0, 0, None, "skipped", r, 0, ()))
@@ -777,9 +832,13 @@ def apply(
     # --- timelines (wiki/facts/) and index.md, regenerated by code
     compiled_rows = {p: r for p, r in state.sources().items() if r.status == "compiled" and r.page}
     in_collection = raw_tree.collections(compiled_rows)
-    fact_changes = timelines.write(
-        ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
-        {p: r.page for p, r in compiled_rows.items() if r.page})
+    try:
+        fact_changes = timelines.write(
+            ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
+            {p: r.page for p, r in compiled_rows.items() if r.page})
+    except UnsafePath as exc:
+        fact_changes = []
+        report.warnings.append(f"fact timelines not written: {exc}")
     state.prune_analyses(r.sha256 for r in todo.refs.values())
     written = [*report.created, *report.updated, *report.removed, *(p for p, _ in fact_changes)]
 
@@ -814,7 +873,8 @@ def apply(
         compiled_now = len(report.compiled) + report.unchanged
         return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
 
-    history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
+    history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state,
+                   warn=report.warnings.append)
 
 
 def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, ...],
@@ -847,8 +907,8 @@ def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, .
             if rel not in linked and f"]({relative_link(at, rel)})" in text:
                 linked.add(rel)
                 try:
-                    reading.append((rel, (writer.ws.wiki / rel).read_text(encoding="utf-8", errors="replace")))
-                except OSError:
+                    reading.append((rel, read_owned(writer.ws.wiki, writer.ws.wiki / rel).decode("utf-8", "replace")))
+                except (OSError, PathEscape):
                     pass
     for rel, owner in sorted(stale.items()):
         if rel not in linked:
@@ -871,10 +931,12 @@ def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutco
                 continue  # read again next run; its row stays as it was
             row = todo.rows.get(path)
             attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
-            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
+            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason,
+                                       attempts, (), f.ctime_ns, todo.scanned_ns))
             (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
             continue
-        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts)
+        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts,
+                        f.ctime_ns, todo.scanned_ns)
         if todo.rows.get(path) != row:  # 10k unchanged rows are not written again
             state.put_source(row)
         if path in todo.changed or path in todo.renamed:

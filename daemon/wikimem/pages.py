@@ -323,12 +323,22 @@ def inert(text: str) -> str:
     return "".join(out)
 
 
+# where a renderer may end a line: CommonMark's \r\n and \r besides \n, and the Unicode line
+# and paragraph separators (and NEL) that other renderers and JavaScript's line splitting do
+_LINE_ENDS = re.compile("\r\n?|[\u2028\u2029\x85]")
+
+
 def inert_markdown(body: str) -> str:
     """inert() for a whole page body, leaving fenced code blocks as they are (nothing renders
     inside them, and a backslash there would show). Only fences at the start of a line open
-    one, so text never passes for code; a fence may close indented by up to three spaces."""
+    one, so text never passes for code; a fence may close indented by up to three spaces.
+
+    Every line end is made \n first: a fence told by \n alone (`~~~\r~~~\r<script>` is one
+    line here, three to a renderer) would take live HTML for code. The body is then the lines
+    any renderer sees."""
     if not _ACTIVE.search(body):
         return body
+    body = _LINE_ENDS.sub("\n", body)
     if "```" not in body and "~~~" not in body:
         return inert(body)
     lines = body.split("\n")

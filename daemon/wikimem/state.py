@@ -120,6 +120,17 @@ class SourceRow:
     reason: str | None
     attempts: int
     concepts: tuple[str, ...]
+    ctime_ns: int = 0  # the file's ctime when recorded (0: not known, so not trusted)
+    seen_ns: int = 0  # the wall clock of the scan that read the file's times (see workspace.racy)
+
+    def same_file(self, size: int, mtime_ns: int, ctime_ns: int) -> bool:
+        """Whether a file with these times is, without reading it, the one this row recorded:
+        the same size, mtime and ctime (ctime cannot be set back, so restoring an mtime does
+        not hide an edit), and not racily clean when recorded (then its content decides)."""
+        from .workspace import racy
+
+        return (self.size == size and self.mtime_ns == mtime_ns and self.ctime_ns == ctime_ns and ctime_ns != 0
+                and not racy(mtime_ns, ctime_ns, self.seen_ns))
 
 
 @dataclass(frozen=True)
@@ -279,6 +290,9 @@ class State:
         # (a statement that writes nothing when it is there already)
         self.db.execute("CREATE TABLE IF NOT EXISTS facts (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
         self.db.execute("CREATE TABLE IF NOT EXISTS outlines (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        # a source's ctime and when its times were read (SourceRow.same_file), beside its row
+        self.db.execute("CREATE TABLE IF NOT EXISTS source_stats (path TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL,"
+                        " seen_ns INTEGER NOT NULL)")
 
     def rebuilt(self) -> None:
         """The pages were read back into this database (compiler.rebuild_state)."""
@@ -309,10 +323,11 @@ class State:
     # --- sources
     def sources(self) -> dict[str, SourceRow]:
         rows = self.db.execute(
-            "SELECT path, sha256, size, mtime_ns, page, status, reason, attempts, concepts FROM sources"
+            "SELECT s.path, sha256, size, mtime_ns, page, status, reason, attempts, concepts, t.ctime_ns, t.seen_ns"
+            " FROM sources s LEFT JOIN source_stats t ON t.path = s.path"
         )
         return {
-            r[0]: SourceRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])))
+            r[0]: SourceRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])), r[9] or 0, r[10] or 0)
             for r in rows
         }
 
@@ -322,9 +337,11 @@ class State:
             (row.path, row.sha256, row.size, row.mtime_ns, row.page, row.status, row.reason,
              row.attempts, json.dumps(list(row.concepts))),
         )
+        self.db.execute("INSERT OR REPLACE INTO source_stats VALUES (?, ?, ?)", (row.path, row.ctime_ns, row.seen_ns))
 
     def delete_source(self, path: str) -> None:
         self.db.execute("DELETE FROM sources WHERE path=?", (path,))
+        self.db.execute("DELETE FROM source_stats WHERE path=?", (path,))
 
     # --- analyses (cache keyed by content hash, so a renamed file is not re-analysed)
     def get_analysis(self, sha256: str, backend: str) -> dict[str, Any] | None:
@@ -533,6 +550,25 @@ def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str]
     if adopted:
         state.forget_renders(adopted)
     return adopted, removed
+
+
+def skipped_reason(db_path: Path, path: str, size: int, mtime_ns: int) -> str | None:
+    """Why the compile skipped the raw file `path` as it is now (the same size and mtime), read
+    from state.db without writing it (an agent's read in another process); None when it did not,
+    or state.db cannot say."""
+    if not db_path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1)
+        try:
+            row = db.execute("SELECT size, mtime_ns, status, reason FROM sources WHERE path=?", (path,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    if row is None or row[2] != "skipped" or (row[0], row[1]) != (size, mtime_ns):
+        return None
+    return str(row[3] or "skipped")
 
 
 def _sha256(data: bytes) -> str:

@@ -71,7 +71,7 @@ from ..pages import (
     slugify,
     split_front_matter,
 )
-from ..workspace import confine
+from ..workspace import confine, read_owned
 
 log = logging.getLogger("wikimem.anthropic")
 
@@ -124,15 +124,11 @@ class Store:
 
     def disk_text(self, rel: str) -> str | None:
         try:
-            # a symlink in wiki/ that leads out of it is never read (search and listings go through here)
-            path = confine(self.wiki, rel)
-        except PathEscape:
-            return None
-        if not path.is_file():
-            return None
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            # a symlink in wiki/ is never read, nor a special file, nor a file with other hard
+            # links (what the model is shown is sent to the API; search and listings go through here)
+            confine(self.wiki, rel)
+            return read_owned(self.wiki, self.wiki / rel, single_link=True).decode("utf-8", "replace")
+        except (PathEscape, OSError):
             return None
 
     def committed_text(self, rel: str) -> str | None:

@@ -135,7 +135,7 @@ def apply(ctx: Context, fixes: list[Fix], new_text: dict[str, str]) -> list[Fix]
             with state.transaction():
                 for rel, text in sorted(new_text.items()):
                     data = text.encode("utf-8")
-                    atomic_write(ctx.ws.wiki / rel, data)
+                    atomic_write(ctx.ws.wiki / rel, data, base=ctx.ws.wiki)
                     _hash, kind, owner = ctx.state_pages[rel]
                     # record the new bytes as wikimem's, so the next compile does not mistake them for a person's edit
                     state.put_page(rel, content_hash(data), kind, owner)
