@@ -21,18 +21,19 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from itertools import chain
 from typing import Any
 
 from .lexicon import STOPWORDS, stem, version_key, word_key
-from .sources import Document
+from .sources import Document, Section
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 45
+ANALYSIS_VERSION = 46
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -461,7 +462,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     lead = _lead(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
     defaults = _defaults(sentences, doc)
-    facts = _facts(sentences, lead, {d[2] for d in defaults})
+    facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections)
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
     return SourceAnalysis(
         title=doc.title,
@@ -758,9 +759,21 @@ def _is_toc_line(text: str, doc: Document) -> bool:
     return len(lines) >= 2 and all(len(line) <= 80 and not re.search(r"[.!?:;]$", line) for line in lines)
 
 
-def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int]) -> list[int]:
+FACTS_PER_SECTION = 4  # the answers one section keeps, at least (a long section keeps more)
+FACTS_MOST = 300  # the most a document keeps: a page too long for them is split into parts by section
+
+
+def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int],
+           sections: Sequence[Section] = ()) -> list[int]:
     """The sentences a reader asks for: definitions, defaults, requirements and limits, numbers
     with their subject, the rules a list states. Ranked, then shown in document order.
+
+    Every section keeps its own (a reference's hundred settings each keep what they say of
+    themselves, not the document's top 25): the sentences that state a version, a number with
+    its unit, a default, a requirement or a name the document introduces (`_answers`), and the
+    first sentence of a section named for one term (what that setting or function is), however
+    little else they say; then, up to a section's share, the others that say most. A page too
+    long for them is split into parts along its sections (offline_pages.split_outline).
 
     A fact comes with what it needs to be read alone: a sentence that refers back ("This
     practice ...") with the sentence before it; a sentence that introduces a short list ("as
@@ -771,21 +784,41 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     skip = set(lead) | shown_as_defaults
     seen: set[tuple[str, str | None]] = set()
     runs = _item_runs(sentences)
+    opening = _section_openings(sentences, sections)
+    answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
         seen.add((s.text, s.subject))
         score = _fact_score(sentences, i, runs)
-        if score is not None and score >= 1:
+        if score is None:
+            continue
+        if i in opening and score >= 0:
+            score += 2  # what the setting or function a section is named for is
+            answers.add(i)
+        elif score >= 0.5 and _answers(s):
+            answers.add(i)
+        if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
     # a short note's figures are its facts; a long document keeps what says most, and fills
     # what room is left with its next best (a figure, a requirement), never with chatter
     strong = sorted((i for i in scores if scores[i] >= 2.5 or len(sentences) < 30), key=lambda i: (-scores[i], i))
-    weak = sorted((i for i in scores if i not in set(strong) and _figure(sentences[i].text)), key=lambda i: (-scores[i], i))
-    ranked = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
-    chosen = set(ranked)
-    for i in ranked:
+    strong_set = set(strong)
+    weak = sorted((i for i in scores if i not in strong_set and scores[i] >= 1 and _figure(sentences[i].text)),
+                  key=lambda i: (-scores[i], i))
+    others = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
+    # the answers of each section, up to its share (a long section a larger one), best first
+    size: Counter[int] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
+    taken: Counter[int] = Counter()
+    kept: list[int] = []
+    for i in sorted(answers & scores.keys(), key=lambda i: (-scores[i], i)):
+        section = sentences[i].section
+        if taken[section] < FACTS_PER_SECTION + size[section] // 10:
+            taken[section] += 1
+            kept.append(i)
+    chosen = set(kept[:FACTS_MOST]) | set(others)
+    for i in sorted(chosen):
         s = sentences[i]
         if REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
                 and sentences[i - 1].line >= s.line - 3:
@@ -802,6 +835,67 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
                     and after.kind in ("para", "item") and len(after.text) <= 400:
                 chosen.add(i + 1)
     return sorted(chosen)
+
+
+# a section named for one term in code: a setting, an option, a function ("FILE_UPLOAD_MAX_MEMORY_SIZE",
+# "--keyring-provider", "``max_retries``", "Task.default_retry_delay()", "DEBUG"); not a word
+# ("Dependencies", "Bugs"), whose section's first sentence says no more than any other
+_ONE_TERM = re.compile(r"[`*]*[\w.:/-]*\w[\w.:/-]*(?:\(\))?[`*]*")
+_CODE_TERM = re.compile(r"`|\w[_.:/(-]\w?|^-|^[A-Z][A-Z0-9]+$|[a-z][A-Z]")
+
+
+def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) -> set[int]:
+    """The first prose sentence of each section whose title is one term, the sentence that says
+    what that term is ("The maximum size (in bytes) that an upload will be before it gets
+    streamed to the file system.")."""
+    named = {j for j, section in enumerate(sections)
+             if not section.version and _ONE_TERM.fullmatch(section.title.strip())
+             and _CODE_TERM.search(section.title.strip())}
+    out: set[int] = set()
+    done: set[int] = set()
+    for i, s in enumerate(sentences):
+        if s.section in named and s.section not in done and s.kind in ("para", "item"):
+            done.add(s.section)
+            if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
+                out.add(i)
+    return out
+
+
+# what people ask a document about: a version ("3.10 and above", "as of version 2.0.0"), a number
+# with its unit ("1 hour", "a three minute delay", "100 characters"), a default, a requirement, a
+# name the document introduces (an environment variable, a term it defines or calls so)
+_VERSION_STATED = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)|\bversion\s+\d")
+_UNIT = (r"(?:%|ms|milliseconds?|s|secs?|seconds?|minutes?|mins?|hours?|days?|weeks?|months?|years?|"
+         r"[KMGT]i?B|bytes?|bits?|characters?|chars|lines?|items?|entries|connections?|requests?|messages?|"
+         r"processes|threads|workers?|times|retries|attempts|x)")
+_NUMBER_UNIT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b(?:one|two|three|four|five|six|seven|"
+                          r"eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|hundred|thousand)[\s-]+" + _UNIT + r"\b",
+                          re.IGNORECASE)
+# a requirement or a limit stated outright ("must", "at least"); not the softer words a fact's score
+# also counts ("only", "supports", "compatible")
+_REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
+                          r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
+_NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
+
+
+def _answers(s: Sentence) -> bool:
+    """A sentence that states what people ask for, whatever else it says: a version, a number
+    with its unit, a default, a requirement, or a name the document introduces."""
+    text = s.text
+    low = text.lower()
+    if narrates(text, low) or CHATTY.match(text) or text.endswith("?"):
+        return False
+    plain = _plain(text)
+    if _DIGIT.search(plain) and (_VERSION_STATED.search(plain) or _NUMBER_UNIT.search(plain)):
+        return True
+    if _NUMBER_UNIT.search(plain) or _says_default(text, low) or _REQUIREMENT.search(plain.lower()):
+        return True
+    called = _called(text)
+    if s.subject or _introduces_name(called) or _expands_acronym(text):
+        return True
+    if _defined_term(text) and not (called and called.group(1) == "`" and not _api_name(called.group("term"))):
+        return True  # not "the variable named `second`": an example's variable, not a name introduced
+    return _NAME_INTRODUCED.search(text) is not None
 
 
 _WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)

@@ -52,7 +52,7 @@ OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Batch
 
 # a concept page to render: its key, the concept, its ranked members, its related concepts, its
 # timelines (title, page) and how many sources it has
-_ConceptJob = tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]
+_ConceptJob = tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int, tuple[str, ...]]
 
 __all__ = ["Concept", "MemoryStats", "OfflineBackend", "TermStats", "choose_concepts", "select_concepts", "title_of"]
 
@@ -434,6 +434,7 @@ class OfflineBackend:
 
         stored: list[StoredConcept] = []
         to_render: list[_ConceptJob] = []
+        longer = _longer_names(concepts, check)
         for k in sorted(check):
             concept = concepts[k]
             docs = members[k]
@@ -443,7 +444,8 @@ class OfflineBackend:
             its_lines = sorted({t.slug: t for key in concept.keys for t in of_subject.get(key, [])}.values(),
                                key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
-                               [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines]])
+                               [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines],
+                               longer.get(k, ())])
             # what the page is made of: the members it can show, in their order, with their
             # content, and how many there are in all; a member it cannot show changing (the one
             # edited note among thousands) leaves the page as it is, unrendered
@@ -455,21 +457,22 @@ class OfflineBackend:
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in existing:
                 to_render.append((k, concept, ranked, related,
-                                  [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs)))
+                                  [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs),
+                                  longer.get(k, ())))
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
                 stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
                                             df[k], fingerprint, tuple(main), concept.collections))
         # the pages, rendered here and in a process beside this one (beside.shared) from the
         # sentences they read, loaded here first: the other process cannot read state.db
-        for _, _, ranked, _, _, _ in to_render:
+        for _, _, ranked, _, _, _, _ in to_render:
             for member in read_by_concept_page(ranked):
                 sentences_of(member)
 
         def render_concept(job: _ConceptJob) -> str:
-            _, concept, ranked, related, fact_pages, total = job
+            _, concept, ranked, related, fact_pages, total, names = job
             return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
-                                total=total).dumps()
+                                total=total, longer=names).dumps()
 
         first = len(edits)
         for i, text in shared(to_render, render_concept, spare=batch.spare):
@@ -489,6 +492,30 @@ class OfflineBackend:
         if meta != stamp:
             state.set_meta("offline.store", stamp)
         return BatchResult(tuple(edits), tuple(outcomes))
+
+
+def _longer_names(concepts: dict[str, Concept], wanted: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each concept in `wanted`, the keys of the other concepts whose name holds its name as
+    whole words ("development server" holds "server"): a sentence that names it only there is
+    about the other thing."""
+    by_word: dict[str, set[str]] = {}
+    for concept in concepts.values():
+        for key in concept.keys:
+            if " " in key:
+                for word in key.split():
+                    by_word.setdefault(word, set()).add(key)
+    out: dict[str, tuple[str, ...]] = {}
+    for k in wanted:
+        concept = concepts[k]
+        own = set(concept.keys)
+        found: set[str] = set()
+        for key in concept.keys:
+            words = key.split()
+            pool = set.intersection(*(by_word.get(w, set()) for w in words)) if words else set()
+            found.update(name for name in pool if name not in own and f" {key} " in f" {name} ")
+        if found:
+            out[k] = tuple(sorted(found))
+    return out
 
 
 def _size(file: Path) -> int:

@@ -62,6 +62,9 @@ OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones ar
 # outline of at most 4 KB the source page stays near 8 KB, and a part (a section's outline, split
 # again while it is larger than this and has subsections of its own) adds a few KB more.
 OUTLINE_BYTES = 4_000
+# a page whose outline and key facts pass this is split into parts too: each part carries its
+# sections' key facts (docs/compile.md, "Long documents")
+PAGE_BYTES = 6_000
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
 
 # one word boundary before the words, not one per word (a fourth of the time per sentence)
@@ -137,23 +140,37 @@ class Part:
     trail: list[str]  # the sections it sits in, outermost first (the document's title left out)
     span: str  # "its section [X](line)", or "the sections [A](line) to [B](line)", linked from the page
     lines: list[dict[str, Any]]  # its outline, its links relative to the source page
+    homes: set[int] = field(default_factory=set)  # the heading lines whose key facts it carries
 
 
 def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]], stem: str,
-                  doc_title: str) -> tuple[list[dict[str, Any]], list[Part]]:
+                  doc_title: str, weights: dict[int, int] | None = None) -> tuple[list[dict[str, Any]], list[Part]]:
     """The outline a source page shows, and its part pages, for an outline too large for one page.
 
     Each section is a line of the page. A section whose outline (every subsection) fits
-    OUTLINE_BYTES is a part page linked from its line, or, under PART_MIN_BYTES, stays on the
-    page as it would without parts; a larger one is opened: its line, then its subsections
-    one level in, each treated the same way. Where the lines of one section's subsections
-    still pass OUTLINE_BYTES (a hundred short entries, a flat list of settings, a changelog's
+    OUTLINE_BYTES, and PAGE_BYTES with its key facts (`weights`: the bytes of the facts under
+    each heading line), is a part page linked from its line, or, under PART_MIN_BYTES, stays on the page as it would
+    without parts; a larger one is opened: its line, then its subsections one level in, each
+    treated the same way. Where the lines of one section's subsections still pass
+    OUTLINE_BYTES (a hundred short entries, a flat list of settings, a changelog's
     releases), runs of consecutive subsections become parts of at most OUTLINE_BYTES each,
     named for their first and last section. Every section keeps one line link, on the page
-    or on a part; links in a part's lines are relative to the source page (rebased when the
-    part page is rendered)."""
+    or on a part, and its key facts go where its line is; links in a part's lines are
+    relative to the source page (rebased when the part page is rendered)."""
     parts: list[Part] = []
     slugs: set[str] = set()
+    weights = weights or {}
+    homed: set[int] = set()  # heading indexes whose facts a part carries
+
+    def weight(start: int, end: int) -> int:
+        return sum(weights.get(headings[k][2], 0) for k in range(start, end) if k not in homed)
+
+    def home(part: Part, start: int, end: int) -> Part:
+        for k in range(start, end):
+            if k not in homed:
+                homed.add(k)
+                part.homes.add(headings[k][2])
+        return part
 
     def slug_for(text: str) -> str:
         slug = slugify(text.replace("`", "")) or "part"
@@ -193,13 +210,14 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
                 own = [entry(i, depth)]
             else:
                 inside = outline(sub, cite, defaults)
-                size = _size(inside)
-                if size < PART_MIN_BYTES:
+                size, facts = _size(inside), weight(i, j)
+                if size + facts < PART_MIN_BYTES:
                     own = shifted(outline(headings[i:j], cite, defaults), depth)
-                elif size <= OUTLINE_BYTES:
+                elif _fits(size, facts):
                     slug = slug_for(title)
                     item = entry(i, depth)
-                    parts.append(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})", inside))
+                    parts.append(home(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})",
+                                           inside), i, j))
                     count = len(sub)
                     item["link"] = f"{stem}/{slug}.md"
                     item["tail"] += (f": {count} {'section' if count == 1 else 'sections'}, "
@@ -211,20 +229,21 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             children.append((i, j, own))
             i = j
         lines = [x for _, _, own in children for x in own]
-        if _size(lines) <= OUTLINE_BYTES or len(children) < 2:
+        if _fits(_size(lines), weight(start, end)) or len(children) < 2:
             return lines
         runs: list[list[tuple[int, int, list[dict[str, Any]]]]] = [[]]
-        size = 0
+        size = facts = 0
         for child in children:
-            grows = _size(child[2])
-            if runs[-1] and size + grows > OUTLINE_BYTES:
+            grows, more = _size(child[2]), weight(child[0], child[1])
+            if runs[-1] and not _fits(size + grows, facts + more):
                 runs.append([])
-                size = 0
+                size = facts = 0
             runs[-1].append(child)
             size += grows
+            facts += more
         out: list[dict[str, Any]] = []
         for run in runs:
-            if len(run) == 1 and len(run[0][2]) == 1:
+            if len(run) == 1 and len(run[0][2]) == 1 and weight(run[0][0], run[0][1]) < PART_MIN_BYTES:
                 out.extend(run[0][2])  # one line: a page for it would save nothing
                 continue
             first, last = run[0][0], run[-1][0]
@@ -233,13 +252,19 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             slug = slug_for(headings[first][1] if first == last else f"{headings[first][1]} {headings[last][1]}")
             span = (f"its section [{names[0]}]({cite(headings[first][2])})" if first == last else
                     f"the sections [{names[0]}]({cite(headings[first][2])}) to [{names[1]}]({cite(headings[last][2])})")
-            parts.append(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth)))
+            parts.append(home(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth)),
+                              run[0][0], run[-1][1]))
             count = sum(j - i for i, j, _ in run)
             out.append({"text": name, "link": f"{stem}/{slug}.md", "indent": "  " * depth,
                         "tail": f": {count} {'section' if count == 1 else 'sections'}"})
         return out
 
     return lay_out(0, len(headings), 0, []), parts
+
+
+def _fits(outline_bytes: int, fact_bytes: int) -> bool:
+    """Whether an outline and its sections' key facts fit one page or part."""
+    return outline_bytes <= OUTLINE_BYTES and outline_bytes + fact_bytes <= PAGE_BYTES
 
 
 def _heading_text(text: str) -> str:
@@ -265,7 +290,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
     lead = data.get("description") or " ".join(quote_text(sentences[i].text) for i in lead_ids)
     tables, tabled = _tables(sentences, sections, cite)
-    facts = []
+    facts: list[dict[str, Any]] = []
     for i in data["facts"]:
         if i >= len(sentences) or i in tabled:
             continue
@@ -278,7 +303,8 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
             context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
         # one source per page: a citation needs only the line
         facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
-                      "context": context})
+                      "context": context,
+                      "heading": sections[s.section][2] if 0 <= s.section < len(sections) else None})
     heads = data["outline"]
     show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
     # a default whose subject is the section it sits in is shown on that section's outline line
@@ -301,8 +327,16 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     lines = outline(heads, cite, in_outline) if show_outline else []
     parts: list[Part] = []
     stem = posixpath.splitext(posixpath.basename(page_path))[0]
-    if _size(lines) > OUTLINE_BYTES:
-        lines, parts = split_outline(heads, cite, in_outline, stem, data["title"])
+    # the key facts of each section weigh on the page or part that holds its line
+    weights: dict[int, int] = {}
+    for fact in facts:
+        heading = fact["heading"]
+        if isinstance(heading, int) and heading in heading_lines:
+            weights[heading] = weights.get(heading, 0) + _fact_size(fact)
+    if lines and not _fits(_size(lines), sum(weights.values())):
+        lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
+    homes = {line: part for part in parts for line in part.homes}
+    on_page = [f for f in facts if f["heading"] not in homes]
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -313,7 +347,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         date=data.get("date"),
         version=data.get("version"),
         outline=lines,
-        facts=_by_context(facts),
+        facts=_by_context(on_page),
         tables=tables,
         defaults=defaults,
         unit="page" if anchor.startswith("page") else "line",
@@ -334,11 +368,20 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         meta["date"] = data["date"]
     if data.get("version"):
         meta["version"] = data["version"]
-    return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, part) for part in parts)]
+    return [Page(page_path, meta, body),
+            *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part])
+              for part in parts)]
 
 
-def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
-    """A part of a long source's page (split_outline): its lines, links rebased from the page to it."""
+def _fact_size(fact: dict[str, Any]) -> int:
+    """The bytes a key fact takes on a page (as source_page.md.j2 writes it)."""
+    return len(fact["text"]) + len(fact["link"]) + len(fact["where"]) + len(fact["context"]) + 12
+
+
+def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
+               facts: list[dict[str, Any]]) -> Page:
+    """A part of a long source's page (split_outline): its lines and its sections' key facts,
+    links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
     path = posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
 
@@ -360,6 +403,7 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         source_path=source_path,
         raw_link=relative_link(path, "../" + source_path),
         outline=[{**item, "link": rebase(item["link"]), "tail": rebased(item["tail"])} for item in part.lines],
+        facts=_by_context([{**f, "link": rebase(f["link"])} for f in facts]),
     )
     meta: dict[str, Any] = {
         "title": title,
@@ -550,14 +594,22 @@ def read_by_concept_page(members: list[Member]) -> list[Member]:
 
 
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
-                 fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None) -> Page:
+                 fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None,
+                 longer: Sequence[str] = ()) -> Page:
     """The article. `members` are ranked, the first SHOWN_MEMBERS of them and the first that
     define it at least, of `total` (all of them when not given); `sentences_of(member)` gives a
-    member's sentences."""
+    member's sentences. `longer`: the keys of other concepts whose name holds this one's
+    ("development server" for "server"): a sentence that names it only inside one of them is
+    about that other thing.
+
+    One sense per page: its lead, key points and changes come from the sources that use the
+    name as its main sources do; a source in another collection whose sentences share no
+    words of substance with theirs uses the name for something else, and is only listed."""
     total = len(members) if total is None else total
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
     needles = [_needles(k) for k in concept.keys]
+    longer_spaced = [f" {k} " for k in longer]
     main, quoted, newest = _roles(members)
 
     def link(m: Member) -> str:
@@ -590,7 +642,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 continue
             lower = s.text.lower()
             names_it = any(all(n in lower for n in group) for group in needles) \
-                and any(k in _folded(s.text) for k in keys)
+                and any(k in _without(_folded(s.text), longer_spaced) for k in keys)
             if names_it or (s.subject and _folded(s.subject) in keys):
                 found.append((i, s))
                 by_name.add((m.path, i))
@@ -598,6 +650,10 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 found.append((i, s))
         mentioning[m.path] = found
 
+    # one sense: the sources of another collection that share nothing with the main ones' use
+    # of the name are left out of what the page says (they stay listed below)
+    for path in _other_senses(main or quoted[:1], quoted, mentioning, concept):
+        mentioning[path] = []
     # the lead: the sentence that defines it, from the source that defines it
     # the lead: the sentence that says what it is. In turn: the definition a main source gives
     # ("*Ownership* is a set of rules ..."), one another source gives, a term the author marks
@@ -641,7 +697,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
             continue
         seen_text.add(s.text)
         per_member[m.path] = per_member.get(m.path, 0) + 1
-        points.append({**cite(m, s), "source": escape_link_text(m.title), "source_link": link(m)})
+        points.append({**cite(m, s), "source": escape_link_text(m.title), "source_link": link(m),
+                       "context": _subject_of(m, s, concept)})
 
     # changes over time: statements tied to a release, in release order, newest first
     changes: list[tuple[tuple[Any, ...], str, dict[str, Any], Member]] = []
@@ -696,6 +753,64 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
+
+
+def _without(folded: str, longer: Sequence[str]) -> str:
+    """A sentence's folded tokens with the longer names taken out ("the development server is"
+    keeps no " server " for the concept "server" when "development server" is a concept of its own)."""
+    for name in longer:
+        if name in folded:
+            folded = folded.replace(name, " | ")
+    return folded
+
+
+SENSE_WORDS = 2  # content words another collection's use of a name must share with the main one's
+
+
+def _other_senses(main: Sequence[Member], quoted: Sequence[Member], mentioning: dict[str, list[tuple[int, Sentence]]],
+                  concept: Concept) -> list[str]:
+    """The quoted sources, in another collection than every main source, whose sentences about
+    the name share fewer than SENSE_WORDS content words with the main sources' sentences (and
+    titles): the same word for another thing ("Server" for a web server and for a test server)."""
+    home = {_collection(m.path) for m in main}
+    if not main or len({_collection(m.path) for m in quoted} | home) < 2:
+        return []
+    own = {w for k in concept.keys for w in k.split()}
+
+    def words(m: Member) -> set[str]:
+        found = {w for _, s in mentioning.get(m.path, []) for w in _tokens_of(s.text)}
+        found.update(_tokens_of(m.title))
+        return {w for w in found if len(w) > 2 and w not in own and is_content(w) and not w.isdigit()}
+
+    reference = set().union(*(words(m) for m in main))
+    return [m.path for m in quoted if _collection(m.path) not in home and mentioning.get(m.path)
+            and len(words(m) & reference) < SENSE_WORDS]
+
+
+def _collection(raw_path: str) -> str:
+    """The top folder of raw/ a source sits in ("" for a file directly in raw/)."""
+    parts = raw_path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "raw" else ""
+
+
+def _subject_of(m: Member, s: Sentence, concept: Concept) -> str:
+    """What a key point is about when the sentence does not say it: the term its markup
+    describes, or the section named for one term it sits in ("*`SlugField`*" before "If
+    `max_length` is not specified, Django will use a default length of 50."); "" when the
+    sentence names it, or it is the concept itself."""
+    subject = s.subject or ""
+    if not subject and 0 <= s.section < len(m.sections):
+        title = str(m.sections[s.section][0])
+        if title != m.title and _CODE_NAME.search(title) and len(title) <= 60 and " " not in title.strip("`"):
+            subject = title
+    bare = subject.strip("`*").removesuffix("()")
+    if not bare or bare.lower() in s.text.lower() or _folded(bare).strip() in concept.keys:
+        return ""
+    return f"*`{bare}`*" if _CODE_NAME.search(bare) else f"*{escape_link_text(bare)}*"
+
+
+# a name in code: an identifier with an inner capital, an underscore or a dot, or all capitals
+_CODE_NAME = re.compile(r"`|\w[_.]\w|^[A-Z][A-Z0-9_]+$|[a-z][A-Z]|[A-Z]{2}[a-z]|\(\)$")
 
 
 def _about(count: int) -> int:
