@@ -759,7 +759,7 @@ def _is_toc_line(text: str, doc: Document) -> bool:
     return len(lines) >= 2 and all(len(line) <= 80 and not re.search(r"[.!?:;]$", line) for line in lines)
 
 
-FACTS_PER_SECTION = 4  # the answers one section keeps, at least (a long section keeps more)
+FACTS_PER_SECTION = 6  # the answers one section keeps, at least (a long section keeps more)
 FACTS_MOST = 300  # the most a document keeps: a page too long for them is split into parts by section
 
 
@@ -800,7 +800,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             answers.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
-    limit = min(25, 5 + len(sentences) // 20)
+    limit = min(25, max(10, 5 + len(sentences) // 20))
     # a short note's figures are its facts; a long document keeps what says most, and fills
     # what room is left with its next best (a figure, a requirement), never with chatter
     strong = sorted((i for i in scores if scores[i] >= 2.5 or len(sentences) < 30), key=lambda i: (-scores[i], i))
@@ -814,7 +814,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     kept: list[int] = []
     for i in sorted(answers & scores.keys(), key=lambda i: (-scores[i], i)):
         section = sentences[i].section
-        if taken[section] < FACTS_PER_SECTION + size[section] // 10:
+        if taken[section] < FACTS_PER_SECTION + size[section] // 8:
             taken[section] += 1
             kept.append(i)
     chosen = set(kept[:FACTS_MOST]) | set(others)

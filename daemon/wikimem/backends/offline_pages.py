@@ -336,7 +336,8 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     if lines and not _fits(_size(lines), sum(weights.values())):
         lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
     homes = {line: part for part in parts for line in part.homes}
-    on_page = [f for f in facts if f["heading"] not in homes]
+    on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
+                      [f for f in facts if f["heading"] not in homes])
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -371,6 +372,18 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     return [Page(page_path, meta, body),
             *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part])
               for part in parts)]
+
+
+def _within(budget: int, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first facts, in the document's order, that fit `budget` bytes: what a page with no
+    sections to split along (a changelog of directives, a long note) shows of its facts."""
+    out: list[dict[str, Any]] = []
+    for fact in facts:
+        budget -= _fact_size(fact)
+        if budget < 0 and out:
+            break
+        out.append(fact)
+    return out
 
 
 def _fact_size(fact: dict[str, Any]) -> int:
