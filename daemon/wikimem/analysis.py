@@ -462,7 +462,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     lead = _lead(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
     defaults = _defaults(sentences, doc)
-    facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections)
+    facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version)
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
     return SourceAnalysis(
         title=doc.title,
@@ -764,7 +764,7 @@ FACTS_MOST = 300  # the most a document keeps: a page too long for them is split
 
 
 def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int],
-           sections: Sequence[Section] = ()) -> list[int]:
+           sections: Sequence[Section] = (), own: str | None = None) -> list[int]:
     """The sentences a reader asks for: definitions, defaults, requirements and limits, numbers
     with their subject, the rules a list states. Ranked, then shown in document order.
 
@@ -796,7 +796,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if i in opening and score >= 0:
             score += 2  # what the setting or function a section is named for is
             answers.add(i)
-        elif score >= 0.5 and _answers(s):
+        elif score >= 0.5 and _answers(s, own):
             answers.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
@@ -817,7 +817,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if taken[section] < FACTS_PER_SECTION + size[section] // 8:
             taken[section] += 1
             kept.append(i)
-    chosen = set(kept[:FACTS_MOST]) | set(others)
+    # the others fill what room the answers leave of the document's share, best first
+    kept = kept[:FACTS_MOST]
+    answered = set(kept)
+    chosen = answered | set([i for i in others if i not in answered][: max(0, limit - len(kept))])
     for i in sorted(chosen):
         s = sentences[i]
         if REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
@@ -878,15 +881,17 @@ _REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+le
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 
 
-def _answers(s: Sentence) -> bool:
-    """A sentence that states what people ask for, whatever else it says: a version, a number
-    with its unit, a default, a requirement, or a name the document introduces."""
+def _answers(s: Sentence, own: str | None = None) -> bool:
+    """A sentence that states what people ask for, whatever else it says: a version (not only
+    the document's `own`: a release's notes name their release in every other sentence), a
+    number with its unit, a default, a requirement, or a name the document introduces."""
     text = s.text
     low = text.lower()
     if narrates(text, low) or CHATTY.match(text) or text.endswith("?"):
         return False
     plain = _plain(text)
-    if _DIGIT.search(plain) and (_VERSION_STATED.search(plain) or _NUMBER_UNIT.search(plain)):
+    if _DIGIT.search(plain) and (_NUMBER_UNIT.search(plain) or any(
+            not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
         return True
     if _NUMBER_UNIT.search(plain) or _says_default(text, low) or _REQUIREMENT.search(plain.lower()):
         return True

@@ -612,12 +612,10 @@ def _fits_file(page: str, lines: int) -> bool:
 
 
 def _child_line(top: str, child: Group) -> str:
-    """A sub-group as its parent's catalog lists it: its name, its size and what it holds."""
-    about = _about(child)
-    about = "" if not about or about.startswith("No index") else f": {_trim(about, DESCRIPTION_CHARS)}"
+    """A sub-group as its parent's catalog lists it: its folder's name and its size (the name
+    says what it holds; every byte of a catalog is read on the way to each of its pages)."""
     name = child.label.split(" / ")[-1]
-    return (f"- [{escape_link_text(name)}]({relative_link(top, child.catalog)}) — {len(child.all_entries())} pages"
-            f"{inert(one_line(about))}")
+    return f"- [{escape_link_text(name)}]({relative_link(top, child.catalog)}) — {len(child.all_entries())} pages"
 
 
 def _blocks(group: Group, items: list[tuple[str, str, str]]) -> list[list[tuple[str, str, str]]]:

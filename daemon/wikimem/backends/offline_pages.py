@@ -321,7 +321,8 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     defaults = [
         {"subject": escape_link_text(str(subject)).replace("|", "\\|"),
          "value": quote_text(str(value)).replace("|", "\\|"), "link": cite(sentences[i].line),
-         "line": sentences[i].line}
+         "line": sentences[i].line,
+         "heading": sections[sentences[i].section][2] if 0 <= sentences[i].section < len(sections) else None}
         for subject, value, i in data.get("defaults") or [] if i < len(sentences) and sentences[i].line not in shown
     ]
     lines = outline(heads, cite, in_outline) if show_outline else []
@@ -333,11 +334,16 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         heading = fact["heading"]
         if isinstance(heading, int) and heading in heading_lines:
             weights[heading] = weights.get(heading, 0) + _fact_size(fact)
+    for row in defaults:  # ... and so do the defaults its outline lines do not show
+        heading = row["heading"]
+        if isinstance(heading, int) and heading in heading_lines:
+            weights[heading] = weights.get(heading, 0) + _default_size(row)
     if lines and not _fits(_size(lines), sum(weights.values())):
         lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
     homes = {line: part for part in parts for line in part.homes}
     on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
                       [f for f in facts if f["heading"] not in homes])
+    page_defaults = [d for d in defaults if d["heading"] not in homes]
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -350,7 +356,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         outline=lines,
         facts=_by_context(on_page),
         tables=tables,
-        defaults=defaults,
+        defaults=page_defaults,
         unit="page" if anchor.startswith("page") else "line",
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
         timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
@@ -370,8 +376,14 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     if data.get("version"):
         meta["version"] = data["version"]
     return [Page(page_path, meta, body),
-            *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part])
+            *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part],
+                         [d for d in defaults if homes.get(d["heading"]) is part])
               for part in parts)]
+
+
+def _default_size(row: dict[str, Any]) -> int:
+    """The bytes a row of the defaults table takes on a page."""
+    return len(row["subject"]) + len(row["value"]) + len(row["link"]) + len(str(row["line"])) + 16
 
 
 def _within(budget: int, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -392,7 +404,7 @@ def _fact_size(fact: dict[str, Any]) -> int:
 
 
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
-               facts: list[dict[str, Any]]) -> Page:
+               facts: list[dict[str, Any]], defaults: list[dict[str, Any]]) -> Page:
     """A part of a long source's page (split_outline): its lines and its sections' key facts,
     links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
@@ -417,6 +429,8 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         raw_link=relative_link(path, "../" + source_path),
         outline=[{**item, "link": rebase(item["link"]), "tail": rebased(item["tail"])} for item in part.lines],
         facts=_by_context([{**f, "link": rebase(f["link"])} for f in facts]),
+        defaults=[{**d, "link": rebase(d["link"])} for d in defaults],
+        unit="page" if data["anchor"].startswith("page") else "line",
     )
     meta: dict[str, Any] = {
         "title": title,
