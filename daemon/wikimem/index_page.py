@@ -189,6 +189,7 @@ class Group:
     children: list[Group] = field(default_factory=list)
     series: bool = False  # releases of one product: listed newest first
     ordered: bool = False  # a reading order the documents give (toctree, SUMMARY.md, numbered names)
+    flat: list[Entry] = field(default_factory=list)  # all its pages in its order, when split into sub-groups
 
     def all_entries(self) -> list[Entry]:
         return [*self.entries, *(e for c in self.children for e in c.all_entries())]
@@ -311,6 +312,7 @@ def _deepen(group: Group, depth: int, order: dict[str, int]) -> None:
                 return  # no sub-folder to split along: the catalog is cut into parts in its order
             depth += 1
             continue
+        group.flat = list(group.entries)  # its order before the split: what index.md highlights
         own = subs.pop("", [])
         if own:
             group.entries, group.series, group.ordered = order_entries(own, order)
@@ -547,7 +549,7 @@ def _highlights(group: Group) -> list[Entry]:
         return start + [e for e in entries if e not in start]
 
     firsts = entry_first(list(group.entries))
-    queues = [entry_first(list(c.entries or c.all_entries())) for c in group.children]
+    queues = [entry_first(list(c.flat or c.all_entries())) for c in group.children]
     out: list[Entry] = firsts[:5]
     firsts = firsts[5:]
     while firsts or any(queues):
