@@ -741,3 +741,23 @@ def test_a_sentence_that_names_a_longer_concept_is_not_about_the_shorter_one() -
 
     assert " server " not in _without(" the development server is multithreaded ", [" development server "])
     assert " server " in _without(" the server and the development server ", [" development server "])
+
+
+def test_a_name_in_code_with_its_kind_is_a_name_the_document_introduces(tmp_path: Path) -> None:
+    text = "\n\n".join(["# Checking migrations", *[f"The {n} part of a migration is compared with the database."
+                                                    for n in NAMES],
+                        "To automate this, Gearbox provides the `gearbox check` command.",
+                        "Gearbox makes this easy via the `--sql` option passed to any `upgrade` command.",
+                        "We then call `foo` with two values."])
+    facts = fact_texts(analysed(tmp_path, "check.md", text))
+    assert "To automate this, Gearbox provides the `gearbox check` command." in facts
+    assert "Gearbox makes this easy via the `--sql` option passed to any `upgrade` command." in facts
+    assert "We then call `foo` with two values." not in facts
+
+
+def test_a_pages_date_cites_the_line_that_states_it(ws: Workspace, settings) -> None:
+    write(ws, "releases/2.1.txt", "Gearbox 2.1 release notes\n=========================\n\n*November 3, 2026*\n\n"
+                                  "Gearbox 2.1 fixes two crashes in the scheduler.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "releases-2-1.md").read_text()
+    assert "· [2026-11-03](../../raw/releases/2.1.txt#L4)" in page, page

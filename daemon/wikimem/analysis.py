@@ -27,13 +27,13 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from .lexicon import STOPWORDS, stem, version_key, word_key
+from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
 from .sources import Document, Section
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 46
+ANALYSIS_VERSION = 47
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -296,6 +296,7 @@ class SourceAnalysis:
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
     toc: list[list[Any]] = field(default_factory=list)  # [target, title]
     claims: list[list[Any]] = field(default_factory=list)  # facts.py's facts, as Fact.to_json()
+    date_line: int | None = None  # the line that states the document's date, when its text does
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
@@ -468,6 +469,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         title=doc.title,
         format=doc.format,
         date=doc.date,
+        date_line=_date_line(doc),
         anchor=doc.anchor,
         outline=[(b.level, b.text, b.line) for b in doc.blocks if b.kind == "heading"],
         lead=lead,
@@ -486,6 +488,19 @@ def analyze(doc: Document) -> SourceAnalysis:
         summary=lead,
         claims=[f.to_json() for f in extract_facts(statements_of(doc, sentences))],
     )
+
+
+def _date_line(doc: Document) -> int | None:
+    """The line of the block near the top that states the document's date ("*November 3,
+    2026*" under a release's title), so its page can cite it; None when the date comes from
+    front matter or no block states it."""
+    if not doc.date:
+        return None
+
+    for block in doc.blocks[:6]:
+        if block.kind != "code" and find_date(block.text) == doc.date:
+            return block.line
+    return None
 
 
 def forget_sentences() -> None:
@@ -879,6 +894,14 @@ _NUMBER_UNIT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b
 _REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
                           r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
+# a name in code with the kind of thing it is beside it: "the `alembic check` command", "the
+# `--sql` option", "the `capture_logs()` context manager", "option `--tab-width`"
+_KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:uration)?\s+(?:key|value|option)|"
+                   r"parameter|argument|keyword|function|method|class|decorator|context\s+manager|hook|variable|"
+                   r"field|attribute|property|directive|role|module|package|template|key|environment\s+variable|"
+                   r"endpoint|header|signal|exception|error|warning|marker|fixture|plugin|processor|renderer)s?")
+_NAMED_KIND = re.compile(r"`[^`\n]{2,60}`\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r"\s+`[^`\n]{2,60}`",
+                         re.IGNORECASE)
 
 
 def _answers(s: Sentence, own: str | None = None) -> bool:
@@ -900,7 +923,7 @@ def _answers(s: Sentence, own: str | None = None) -> bool:
         return True
     if _defined_term(text) and not (called and called.group(1) == "`" and not _api_name(called.group("term"))):
         return True  # not "the variable named `second`": an example's variable, not a name introduced
-    return _NAME_INTRODUCED.search(text) is not None
+    return _NAME_INTRODUCED.search(text) is not None or ("`" in text and _NAMED_KIND.search(text) is not None)
 
 
 _WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)

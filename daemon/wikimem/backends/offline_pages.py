@@ -352,6 +352,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         raw_link=raw_link,
         format=data["format"],
         date=data.get("date"),
+        date_link=cite(data["date_line"]) if data.get("date_line") else None,
         version=data.get("version"),
         outline=lines,
         facts=_by_context(on_page),
