@@ -761,3 +761,12 @@ def test_a_pages_date_cites_the_line_that_states_it(ws: Workspace, settings) -> 
     compile_workspace(ws, settings)
     page = (ws.wiki / "sources" / "releases-2-1.md").read_text()
     assert "· [2026-11-03](../../raw/releases/2.1.txt#L4)" in page, page
+
+
+def test_a_quote_over_two_lines_cites_both(ws: Workspace, settings) -> None:
+    write(ws, "setup.md", "# Setup\n\nGearbox moves widgets between the stations of a plant.\n\n"
+                          "Gearbox reads its settings from a module. Do this by using an environment\n"
+                          "variable, `GEARBOX_SETTINGS_MODULE`.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "setup.md").read_text()
+    assert "`GEARBOX_SETTINGS_MODULE`.\" ([line 5](../../raw/setup.md#L5-L6))" in page, page

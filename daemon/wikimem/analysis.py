@@ -33,7 +33,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 47
+ANALYSIS_VERSION = 48
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -271,6 +271,7 @@ class Sentence:
     section: int = -1  # index into the analysis's sections
     subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
     version: str | None = None  # the release the markup ties it to
+    end: int = 0  # the line it ends on, when it runs over several (a citation covers them all)
 
 
 @dataclass
@@ -302,7 +303,7 @@ class SourceAnalysis:
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict deep-copies
         data["outline"] = [list(o) for o in self.outline]
-        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version] for s in self.sentences]
+        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version, s.end] for s in self.sentences]
         return data
 
     @classmethod
@@ -349,8 +350,9 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             if len(clean) < 3:
                 continue
             line_index = bisect_right(line_starts, offset) - 1
+            last = bisect_right(line_starts, offset + len(piece.rstrip()) - 1) - 1 if len(line_starts) > 1 else 0
             out.append(Sentence(clean, block.line + line_index, block.kind, block.section, block.subject,
-                                block.version))
+                                block.version, block.line + last if last > line_index else 0))
         block_of.extend([index] * (len(out) - before))
     return out, block_of
 

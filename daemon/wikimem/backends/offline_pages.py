@@ -83,9 +83,11 @@ def quote_text(text: str) -> str:
     return inert(text.replace("[[", "[ [").replace("]]", "] ]"))
 
 
-def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
-    """Relative link from a page to a line (or PDF page) of a raw file."""
-    return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}"
+def citation(from_page: str, source_path: str, anchor: str, line: int, end: int = 0) -> str:
+    """Relative link from a page to a line (or PDF page) of a raw file, or to the lines a
+    sentence runs over (`#L12-L13`)."""
+    span = f"-{anchor}{end}" if end > line and anchor == "L" else ""
+    return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}{span}"
 
 
 def _where(source_path: str, anchor: str, line: int) -> str:
@@ -283,8 +285,8 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     anchor = data["anchor"]
     raw_link = relative_link(page_path, "../" + source_path)
 
-    def cite(line: int) -> str:
-        return citation(page_path, source_path, anchor, line)
+    def cite(line: int, end: int = 0) -> str:
+        return citation(page_path, source_path, anchor, line, end)
 
     sections = data.get("sections") or []
     lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
@@ -302,7 +304,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
                 and not _mentions_title(s.text, sections[s.section][0]):
             context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
         # one source per page: a citation needs only the line
-        facts.append({"text": quote_text(s.text), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
+        facts.append({"text": quote_text(s.text), "link": cite(s.line, s.end), "where": _where("", anchor, s.line).lstrip(", "),
                       "context": context,
                       "heading": sections[s.section][2] if 0 <= s.section < len(sections) else None})
     heads = data["outline"]
@@ -644,7 +646,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         return relative_link(page_path, m.page)
 
     def cite(m: Member, s: Sentence) -> dict[str, str]:
-        return {"text": quote_text(s.text), "link": citation(page_path, m.path, m.anchor, s.line),
+        return {"text": quote_text(s.text), "link": citation(page_path, m.path, m.anchor, s.line, s.end),
                 "where": _where(m.path, m.anchor, s.line)}
 
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
