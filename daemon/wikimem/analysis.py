@@ -847,8 +847,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             items = _items_after(sentences, i)
             if items and len(items) <= 6:
                 chosen.update(items)
-            else:
-                chosen.discard(i)  # "in the following order:" without its list says nothing
+            elif i not in answered:
+                chosen.discard(i)  # "in the following order:" without its list says nothing (an answer says something)
         if _WAS.search(s.text) and i + 1 < len(sentences):
             after = sentences[i + 1]
             if after.section == s.section and after.line <= s.line + 4 and _NOW.search(after.text) \
@@ -902,7 +902,10 @@ _KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:u
                    r"parameter|argument|keyword|function|method|class|decorator|context\s+manager|hook|variable|"
                    r"field|attribute|property|directive|role|module|package|template|key|environment\s+variable|"
                    r"endpoint|header|signal|exception|error|warning|marker|fixture|plugin|processor|renderer)s?")
-_NAMED_KIND = re.compile(r"`[^`\n]{2,60}`\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r"\s+`[^`\n]{2,60}`",
+# ... a name in code or emphasis ("the *field_transformer* hook"), or in capitals ("the TERM signal")
+_NAME_MARKED = r"(?:`[^`\n]{2,60}`|\*[^*\n]{2,40}\*)"
+_NAMED_KIND = re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
+                         + r"|(?<![\w.])(?-i:[A-Z][A-Z0-9_]{2,})\s+(?:signal|setting|flag|constant|option|variable)s?\b",
                          re.IGNORECASE)
 
 
@@ -925,7 +928,7 @@ def _answers(s: Sentence, own: str | None = None) -> bool:
         return True
     if _defined_term(text) and not (called and called.group(1) == "`" and not _api_name(called.group("term"))):
         return True  # not "the variable named `second`": an example's variable, not a name introduced
-    return _NAME_INTRODUCED.search(text) is not None or ("`" in text and _NAMED_KIND.search(text) is not None)
+    return _NAME_INTRODUCED.search(text) is not None or _NAMED_KIND.search(text) is not None
 
 
 _WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)
