@@ -748,7 +748,7 @@ def test_a_name_in_code_with_its_kind_is_a_name_the_document_introduces(tmp_path
                                                     for n in NAMES],
                         "To automate this, Gearbox provides the `gearbox check` command.",
                         "Gearbox makes this easy via the `--sql` option passed to any `upgrade` command.",
-                        "You do this by passing a *layout_transformer* hook to the plant.",
+                        "You do this by passing a *layout_transformer* hook to `plant()`.",
                         "Shutdown should be accomplished using the TERM signal.",
                         "The default port is 5555, but you can change this using the port argument:",
                         "    gearbox serve --port 8080",
@@ -756,7 +756,7 @@ def test_a_name_in_code_with_its_kind_is_a_name_the_document_introduces(tmp_path
     facts = fact_texts(analysed(tmp_path, "check.md", text))
     assert "To automate this, Gearbox provides the `gearbox check` command." in facts
     assert "Gearbox makes this easy via the `--sql` option passed to any `upgrade` command." in facts
-    assert "You do this by passing a *layout_transformer* hook to the plant." in facts
+    assert "You do this by passing a *layout_transformer* hook to `plant()`." in facts
     assert "Shutdown should be accomplished using the TERM signal." in facts
     # an answer that introduces code the page does not show still says its figure
     assert "The default port is 5555, but you can change this using the port argument:" in facts

@@ -813,7 +813,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if i in opening and score >= 0:
             score += 2  # what the setting or function a section is named for is
             answers.add(i)
-        elif score >= 0.5 and _answers(s, own):
+        elif score >= 0 and _answers(s, own):
             answers.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
