@@ -350,7 +350,7 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             if len(clean) < 3:
                 continue
             line_index = bisect_right(line_starts, offset) - 1
-            last = bisect_right(line_starts, offset + len(piece.rstrip()) - 1) - 1 if len(line_starts) > 1 else 0
+            last = line_index + piece.count("\n") if len(line_starts) > 1 else 0
             out.append(Sentence(clean, block.line + line_index, block.kind, block.section, block.subject,
                                 block.version, block.line + last if last > line_index else 0))
         block_of.extend([index] * (len(out) - before))
@@ -807,13 +807,13 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
         seen.add((s.text, s.subject))
-        score = _fact_score(sentences, i, runs)
+        score, answer = _weigh(sentences, i, runs, own)
         if score is None:
             continue
         if i in opening and score >= 0:
             score += 2  # what the setting or function a section is named for is
             answers.add(i)
-        elif score >= 0 and _answers(s, own):
+        elif answer:
             answers.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
@@ -895,6 +895,16 @@ _NUMBER_UNIT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b
 # also counts ("only", "supports", "compatible")
 _REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
                           r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
+_NUMBER_UNIT_LOW = re.compile(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
+_SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "fifteen",
+            "twenty", "thirty", "sixty", "hundred", "thousand")
+_REQUIREMENT_WORDS = ("requir", "must", "minimum", "maximum", "at least", "at most", "than", "deprecated", "no longer",
+                      "support")
+_KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "parameter", "argument", "keyword",
+               "function", "method", "class", "decorator", "context manager", "hook", "variable", "field",
+               "attribute", "propert", "directive", "role", "module", "package", "template", "key", "endpoint",
+               "header", "signal", "exception", "error", "warning", "marker", "fixture", "plugin", "processor",
+               "renderer", "constant")
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it: "the `alembic check` command", "the
 # `--sql` option", "the `capture_logs()` context manager", "option `--tab-width`"
@@ -912,23 +922,9 @@ _NAMED_KIND = re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _K
 def _answers(s: Sentence, own: str | None = None) -> bool:
     """A sentence that states what people ask for, whatever else it says: a version (not only
     the document's `own`: a release's notes name their release in every other sentence), a
-    number with its unit, a default, a requirement, or a name the document introduces."""
-    text = s.text
-    low = text.lower()
-    if narrates(text, low) or CHATTY.match(text) or text.endswith("?"):
-        return False
-    plain = _plain(text)
-    if _DIGIT.search(plain) and (_NUMBER_UNIT.search(plain) or any(
-            not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
-        return True
-    if _NUMBER_UNIT.search(plain) or _says_default(text, low) or _REQUIREMENT.search(plain.lower()):
-        return True
-    called = _called(text)
-    if s.subject or _introduces_name(called) or _expands_acronym(text):
-        return True
-    if _defined_term(text) and not (called and called.group(1) == "`" and not _api_name(called.group("term"))):
-        return True  # not "the variable named `second`": an example's variable, not a name introduced
-    return _NAME_INTRODUCED.search(text) is not None or _NAMED_KIND.search(text) is not None
+    number with its unit, a default, a requirement, or a name the document introduces (a
+    sentence alone: _weigh works it out with the score, for the sentences of a document)."""
+    return _weigh([s], 0, {0: (0, 0)}, own)[1]
 
 
 _WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)
@@ -988,10 +984,17 @@ def _item_runs(sentences: list[Sentence]) -> dict[int, tuple[int, int]]:
 def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] | None = None) -> float | None:
     """How much a sentence answers what a reader asks of the document; None when it cannot be a
     fact at all (too short or long, code). `runs`: _item_runs of the sentences, when known."""
+    return _weigh(sentences, i, runs)[0]
+
+
+def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] | None = None,
+           own: str | None = None) -> tuple[float | None, bool]:
+    """_fact_score, and whether the sentence is one of the answers people ask for (_answers),
+    worked out from the same reading of it."""
     s = sentences[i]
     text = s.text
     if not (20 <= len(text) <= 400) or code_like(text):
-        return None
+        return None, False
     plain = _plain(text)
     low = text.lower()  # the case-blind patterns run on it (and only where their words are)
     score = 0.0
@@ -999,15 +1002,17 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
     called = _called(text)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
-    if defined:
+    introduced = bool(defined) or _introduces_name(called) or _expands_acronym(text)
+    if introduced:
+        score += 3  # a name defined or introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
+    says_default = _says_default(text, low)
+    if says_default:
         score += 3
-    elif _introduces_name(called) or _expands_acronym(text):
-        score += 3  # a name introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
-    if _says_default(text, low):
-        score += 3
-    if _requires(plain):
+    requires = _requires(plain)
+    if requires:
         score += 1.5
-    if _has_number(plain):
+    number = _has_number(plain)
+    if number:
         score += 1
     if s.subject:
         score += 1
@@ -1026,13 +1031,29 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
             score += 0.5  # a list item that states something, not a word or a link
     if s.kind == "table":
         score += 0.5
-    if CHATTY.match(text) or text.endswith("?"):
+    chatty = CHATTY.match(text) is not None or text.endswith("?")
+    if chatty:
         score -= 2
     if REFERS_BACK.match(text):
         score -= 1  # kept only when it says much; then it comes with the sentence before
-    if narrates(text, low):
+    narrated = narrates(text, low)
+    if narrated:
         score -= 1  # a tutorial telling what we do next, rather than how things are
-    return score
+    if chatty or narrated or score < 0:
+        return score, False
+    if s.subject or says_default or introduced:
+        return score, True
+    plain_low = plain.lower()
+    if number and (_NUMBER_UNIT_LOW.search(plain_low) or any(
+            not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
+        return score, True
+    if not number and any(w in plain_low for w in _SPELLED) and _NUMBER_UNIT_LOW.search(plain_low):
+        return score, True
+    if requires and _REQUIREMENT.search(plain_low):
+        return score, True
+    if "_" in text and _NAME_INTRODUCED.search(text):
+        return score, True
+    return score, any(w in low for w in _KIND_WORDS) and _NAMED_KIND.search(text) is not None
 
 
 def _plain(text: str) -> str:
