@@ -277,10 +277,17 @@ def test_the_docutils_configuration_reference_reads_in_parts(ws: Workspace) -> N
     compile_(ws)
     page = (ws.wiki / "sources/config.md").read_text(encoding="utf-8")
     assert len(page.encode()) < 10_000  # it was 19.7 KB, 13 KB of it one outline line
-    parsers = (ws.wiki / "sources/config/parsers.md").read_text(encoding="utf-8")
-    assert re.search(r"\[raw_enabled\]\([^)]*#L\d+\) = enabled", parsers)
-    assert re.search(r"\[tab_width\]\([^)]*#L\d+\) = 8", parsers)
-    assert "[\\[parsers\\]](config/parsers.md)" in page
+    # every setting is on the page or one part, its default on its line, and what it is among the
+    # key facts of the page or part that lists it; the page links that part
+    files = [ws.wiki / "sources/config.md", *sorted((ws.wiki / "sources/config").glob("*.md"))]
+    texts = {f: f.read_text(encoding="utf-8") for f in files}
+    raw = [f for f, t in texts.items() if "[raw_enabled](" in t]
+    tab = [f for f, t in texts.items() if "[tab_width](" in t]
+    assert len(raw) == 1 and len(tab) == 1
+    assert re.search(r"\[raw_enabled\]\([^)]*#L\d+\) = enabled", texts[raw[0]])
+    assert re.search(r"\[tab_width\]\([^)]*#L\d+\) = 8", texts[tab[0]])
+    assert "Number of spaces for hard tab expansion." in texts[tab[0]].split("## Key facts", 1)[1]
+    assert tab[0].parent.name == "config" and f"(config/{tab[0].name})" in page
 
 
 # --- undo, with git -------------------------------------------------------------------------------
