@@ -778,6 +778,28 @@ def _is_toc_line(text: str, doc: Document) -> bool:
 
 FACTS_PER_SECTION = 6  # the answers one section keeps, at least (a long section keeps more)
 FACTS_MOST = 300  # the most a document keeps: a page too long for them is split into parts by section
+RECENT_RELEASES = 10  # the releases of a changelog, newest first, that keep a section's full share
+OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
+
+
+def _older_releases(sections: Sequence[Section]) -> set[int]:
+    """The sections of a changelog that head a release older than its RECENT_RELEASES newest."""
+    releases = [j for j, section in enumerate(sections) if section.version]
+    if len(releases) <= RECENT_RELEASES:
+        return set()
+    ranked = sorted(releases, key=lambda j: (version_key(sections[j].version), sections[j].date or ""), reverse=True)
+    return set(ranked[RECENT_RELEASES:])
+
+
+def _release_section(index: int, sections: Sequence[Section]) -> int:
+    """The section heading the release a section sits in (itself, or the nearest one above), or -1."""
+    seen = 0
+    while 0 <= index < len(sections) and seen < 64:
+        if sections[index].version:
+            return index
+        index = sections[index].parent
+        seen += 1
+    return -1
 
 
 def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int],
@@ -825,13 +847,21 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     weak = sorted((i for i in scores if i not in strong_set and scores[i] >= 1 and _figure(sentences[i].text)),
                   key=lambda i: (-scores[i], i))
     others = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
-    # the answers of each section, up to its share (a long section a larger one), best first
+    # the answers of each section, up to its share (a long section a larger one), best first; in
+    # a changelog, a release older than its newest RECENT_RELEASES keeps its few best (what it
+    # dropped or now requires, which a timeline also follows)
     size: Counter[int] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
+    older = _older_releases(sections)
     taken: Counter[int] = Counter()
     kept: list[int] = []
     for i in sorted(answers & scores.keys(), key=lambda i: (-scores[i], i)):
         section = sentences[i].section
-        if taken[section] < FACTS_PER_SECTION + size[section] // 8:
+        release = _release_section(section, sections) if older else -1
+        if release in older:
+            section, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
+        else:
+            share = FACTS_PER_SECTION + size[section] // 8
+        if taken[section] < share:
             taken[section] += 1
             kept.append(i)
     # the others fill what room the answers leave of the document's share, best first
