@@ -218,8 +218,12 @@ def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
     if kind in ("concept", "fact"):
         # a "Sources" section is a row of file names: the path field already has their words
         chunks = [c for c in chunks if c.heading.rsplit(" / ", 1)[-1] != "Sources"]
-    current = meta.get("current") if kind == "fact" else None
     part_of = meta.get("part_of")
+    if isinstance(part_of, str):
+        # a part page is found by its sections' names; its key facts and defaults quote lines of
+        # the raw file, which is indexed itself (they were a fifth of indexing a reference's wiki)
+        chunks = [c for c in chunks if c.heading.rsplit(" / ", 1)[-1] not in ("Key facts", "Defaults")] or chunks[:1]
+    current = meta.get("current") if kind == "fact" else None
     return Doc("wiki/" + rel, kind, title, alias_text, str(date) if date else None, "L",
                tuple(chunks), tuple(sources), str(current) if isinstance(current, str) else None,
                "wiki/" + part_of if isinstance(part_of, str) and part_of.endswith(".md") else None)

@@ -34,7 +34,7 @@ INDEX_DIR = "search"
 
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 20
+INDEX_VERSION = 21
 # a file as the manifest records it: (size, mtime_ns, ctime_ns); a racily clean one's times are
 # recorded as -1 (see _smudge_racy), so that the next check reads it again
 FileStat = tuple[int, ...]
