@@ -8,6 +8,7 @@ journal, atomic write) -> state.db, timelines, index.md, log.md (history.finish)
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
@@ -21,18 +22,21 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import adopt, history, index_page, log_page, raw_tree, timelines, wiki_tree
+from . import adopt, history, index_page, log_page, ownership, raw_tree, timelines, wiki_tree
 from .backends import Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .naming import undecodable
 from .pages import (
     FrontMatterError,
+    Page,
+    certify,
     content_hash,
     guard_page,
     inert_added,
     loads_page,
     lost_line,
+    page_owner,
     part_of,
     relative_link,
     slugify,
@@ -40,7 +44,7 @@ from .pages import (
 )
 from .raw_tree import RawFile
 from .sources import Document, load_source, outline
-from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
+from .state import SourceRow, State, WriteJournal, is_corrupt, set_aside
 from .workspace import (
     Workspace,
     atomic_write,
@@ -128,32 +132,56 @@ def assign_page(path: str, taken: set[str]) -> str:
 
 
 def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:
-    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as corrupt: trust
-    source pages whose source hash still matches, and concept pages as they are."""
+    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as damaged: read the
+    pages back. A page is recorded as wikimem's when it certifies itself (pages.page_owner);
+    a source page's source is marked compiled when the file in raw/ still has the page's
+    `source_sha256`, whoever's the page is, so nothing up to date is compiled again. A page a
+    person edited is not recorded, so the next compile keeps it (and proposes its own version
+    beside it) as it would have with state.db.
+
+    Pages written before wikimem stamped its pages carry no `wikimem:` line: in a wiki where
+    no page carries one, every page is taken as wikimem's, as it was before; in a wiki where
+    some do, one that does not is a person's."""
+    read: list[tuple[str, str, bytes, Page | None]] = []
+    for folder in ("sources", "concepts"):
+        for page_file, rel in _pages_under(ws, folder):
+            try:
+                data = page_file.read_bytes()
+            except OSError:
+                continue
+            try:
+                page: Page | None = loads_page(rel, data.decode("utf-8", "replace"))
+            except FrontMatterError:
+                page = None
+            read.append((folder, rel, data, page))
+    owners = {rel: page_owner(data) for _, rel, data, _ in read}
+    stamped = any(owner.stamped for owner in owners.values())
+
+    def wikimems(rel: str) -> bool:
+        return owners[rel].wikimems if stamped else True
+
     restored = 0
     with state.transaction():
         state.rebuilt()
-        for page_file, rel in _pages_under(ws, "sources"):
-            text = page_file.read_text(encoding="utf-8", errors="replace")
-            try:
-                page = loads_page(rel, text)
-            except FrontMatterError:
+        for folder, rel, data, page in read:
+            if page is None:
+                continue
+            if folder == "concepts":
+                if wikimems(rel):
+                    state.put_page(rel, content_hash(data), "concept", None)
                 continue
             if page.kind != "source" or not page.sources:
                 continue
-            raw = current.get(page.sources[0])
-            sha = str(page.meta.get("source_sha256") or "")
-            if raw is None or not sha or _sha_or_none(raw.file) != sha:
-                continue
-            if part_of(page.meta):
+            owner = page.sources[0]
+            if wikimems(rel):
                 # a part of a long source's page: wikimem's, its source's, never the source's page
-                state.put_page(rel, content_hash(text), "part", raw.path)
-                continue
+                state.put_page(rel, content_hash(data), "part" if part_of(page.meta) else "source", owner)
+            raw = current.get(owner)
+            sha = str(page.meta.get("source_sha256") or "")
+            if part_of(page.meta) or raw is None or not sha or _sha_or_none(raw.file) != sha:
+                continue  # its source changed since: compiled again, and the page with it
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
-            state.put_page(rel, content_hash(text), "source", raw.path)
             restored += 1
-        for page_file, rel in _pages_under(ws, "concepts"):
-            state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
 
 
@@ -183,8 +211,7 @@ def _persons_page(ws: Workspace, rel: str, recorded: Mapping[str, tuple[str, str
         data = (ws.wiki / rel).read_bytes()
     except OSError:
         return False
-    known = recorded.get(rel)
-    return known is None or known[0] != content_hash(data)
+    return ownership.persons_page(data, recorded.get(rel))
 
 
 def _sha_or_none(file: Path) -> str | None:
@@ -257,9 +284,9 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _new_page_text(content: str) -> str:
+def _new_page_text(content: str, writer: str = "wikimem") -> str:
     """What PageWriter writes for a page rendered as `content` where no file is (PageWriter.apply)."""
-    return stamp(guard_page(content), None)
+    return stamp(certify(guard_page(content), writer), None)
 
 
 class _Seeding:
@@ -272,6 +299,7 @@ class _Seeding:
         self.max_bytes = max_bytes
         self.files: dict[str, tuple[int, int]] = {}  # raw/ as the compile's scan found it
         self.seed: Any = None
+        self.writer = "wikimem"  # what the compile's pages say wrote them (PageWriter.writer)
 
     def prepare(self) -> None:
         """The backend's workers are reading the sources (Batch.reading) and this process waits:
@@ -293,7 +321,8 @@ class _Seeding:
         except ImportError:  # a build without search
             return
         try:
-            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes, _new_page_text)
+            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes,
+                                          functools.partial(_new_page_text, writer=self.writer))
         except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
             log.debug("search seed not started", exc_info=True)
 
@@ -509,11 +538,12 @@ class PageWriter:
     """
 
     def __init__(self, ws: Workspace, state: State, pages: Mapping[str, tuple[str, str, str | None]],
-                 report: CompileReport):
+                 report: CompileReport, writer: str = "wikimem"):
         self.ws, self.state, self.report = ws, state, report
         self.pages = pages  # as planned: backends propose edits, only this writer records pages
+        self.writer = writer  # the backend and version its pages say wrote them (pages.certify)
         self.planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
-        self.intents: list[tuple[str, str, str, str | None]] = []
+        self.intents: list[tuple[str, str, str, str | None, bool]] = []
 
     def _bytes(self, target: Path) -> bytes | None:
         if target in self.planned:
@@ -524,7 +554,8 @@ class PageWriter:
             return None
 
     def _propose(self, rel: str, content: str) -> None:
-        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
+        # certified like a page: a person who copies it over their page hands the page back
+        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(certify(content, self.writer), None), durable=False)
 
     def apply(self, edit: PageEdit, bucket: _Bucket) -> None:
         """Stage one edit; say in `bucket` what it does to the page."""
@@ -540,17 +571,12 @@ class PageWriter:
             return
         disk = self._bytes(target)
         exists = disk is not None
-        known = self.pages.get(rel)
-        human = exists and (known is None or known[0] != content_hash(disk or b""))
+        human = exists and ownership.persons_page(disk or b"", self.pages.get(rel))
         proposed_edit = edit
         if edit.content is not None:
             # whatever a backend rendered from a source: names and titles one line, no
             # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
             edit = replace(edit, content=guard_page(edit.content))
-        if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
-            # exactly the bytes we would write: a compile killed before state.db
-            # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
-            human = False
         if edit.content is None:
             if not exists:
                 state.delete_page(rel)
@@ -587,11 +613,11 @@ class PageWriter:
             bucket["kept"].append(rel)
             self._propose(rel, edit.content)
             return
-        text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
+        text = stamp(certify(edit.content, self.writer), disk.decode("utf-8", "replace") if disk is not None else None)
         data = text.encode("utf-8")
         if disk != data:
             self.planned[target] = data
-            self.intents.append((rel, content_hash(data), edit.kind, edit.owner))
+            self.intents.append((rel, content_hash(data), edit.kind, edit.owner, not exists))
             bucket["updated" if exists else "created"].append(rel)
         state.put_page(rel, content_hash(data), edit.kind, edit.owner)
 
@@ -620,23 +646,26 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
             written_by = log_page.last_backend(ws.wiki / "log.md")
             if written_by and ":" in written_by:
                 state.set_meta("backend.version", written_by)
-    interrupted = journal.read()
-    if interrupted:
-        # a compile stopped between writing pages and committing state.db (kill -9, a full
-        # disk, a power cut): its pages are wikimem's, not a person's edits
-        with state.transaction():
-            adopted, dropped = recover_pages(ws.wiki, state, interrupted)
-        journal.clear()
-        if adopted or dropped:
-            report.warnings.append(
-                f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
-                "taken back as wikimem's and compiled again")
+    # a writer stopped between writing pages and committing state.db (kill -9, a full disk, a
+    # power cut): its pages are wikimem's, not a person's edits
+    adopted, dropped = ownership.recover(ws, state)
+    if adopted or dropped:
+        report.warnings.append(
+            f"an interrupted write left {len(adopted) + len(dropped)} pages unrecorded; "
+            "taken back as wikimem's and compiled again")
     # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
     adopt.sync(ws, settings, state)
 
 
 def _version_of(backend: Backend) -> str:
     return str(getattr(backend, "version", backend.name))
+
+
+def written_by(backend: Backend, settings: Settings) -> str:
+    """What a page says wrote it (pages.certify): the backend's version, or for a backend
+    without one (a model's), its name and the model."""
+    version = getattr(backend, "version", None)
+    return str(version) if version else f"{backend.name}:{settings.model}"
 
 
 def _backend_changed(state: State, backend: Backend, report: CompileReport) -> bool:
@@ -668,6 +697,7 @@ def _compile_locked(
         report.ignored = scanned.ignored_summary()
         if seeding is not None:
             seeding.files = {f.path: (f.size, f.mtime_ns) for f in scanned.files}
+            seeding.writer = written_by(backend, settings)
         _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
         todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
@@ -730,7 +760,7 @@ def apply(
     report.refused.extend(result.refused)
 
     # --- guard and write
-    writer = PageWriter(ws, state, todo.pages, report)
+    writer = PageWriter(ws, state, todo.pages, report, written_by(backend, settings))
     per_source: dict[str, _Bucket] = {}
     batch_changes = _bucket()
     for edit in result.edits:
