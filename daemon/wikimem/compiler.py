@@ -22,7 +22,17 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import adopt, history, index_page, log_page, ownership, raw_tree, timelines, wiki_tree
+from . import (
+    adopt,
+    history,
+    index_page,
+    log_page,
+    merging,
+    ownership,
+    raw_tree,
+    timelines,
+    wiki_tree,
+)
 from .backends import Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
@@ -44,7 +54,7 @@ from .pages import (
 )
 from .raw_tree import RawFile
 from .sources import Document, load_source, outline
-from .state import SourceRow, State, WriteJournal, is_corrupt, set_aside
+from .state import RENDER_PENDING, SourceRow, State, WriteJournal, is_corrupt, set_aside
 from .workspace import (
     Workspace,
     atomic_write,
@@ -422,6 +432,7 @@ class Plan:
     noop: bool
     rebuild: bool = False  # every page rendered again (compile --rebuild)
     rerender: bool = False  # the same, because another version of the backend wrote them
+    merged: bool = False  # git merged pages another clone wrote: the backend runs (state.RENDER_PENDING)
     refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
     warnings: list[str] = field(default_factory=list)
 
@@ -492,9 +503,11 @@ def plan(
     wiki = ws.wiki
     missing_pages = any(p not in _files_in(wiki, posixpath.dirname(p), listed) for p in pages)
     index_missing = not (ws.wiki / "index.md").exists()
-    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
+    merged = bool(state.get_meta(RENDER_PENDING))
+    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused
+                or merged)
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
-               moved, noop, rebuild, rerender, warnings=warnings)
+               moved, noop, rebuild, rerender, merged, warnings=warnings)
     if not noop:
         _assign_pages(ws, out, gone, listed)
     return out
@@ -631,7 +644,7 @@ class PageWriter:
                 atomic_write(target, data, durable=False)
 
 
-def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJournal,
+def _prepare(ws: Workspace, settings: Settings, state: State, backend: Backend,
              current: dict[str, RawFile], report: CompileReport) -> None:
     """Bring state.db up to what wiki/ holds before planning: rebuilt after a fresh clone or a
     corrupt file, an interrupted compile's pages taken back, a teammate's pages adopted."""
@@ -643,9 +656,9 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
             report.warnings.append(f"state rebuilt from {restored} source pages")
             # the version that rendered them, from the last compile log.md records: when this
             # one renders differently, _backend_changed has every page rendered again
-            written_by = log_page.last_backend(ws.wiki / "log.md")
-            if written_by and ":" in written_by:
-                state.set_meta("backend.version", written_by)
+            rendered_by = log_page.last_backend(ws.wiki / "log.md")
+            if rendered_by and ":" in rendered_by:
+                state.set_meta("backend.version", rendered_by)
     # a writer stopped between writing pages and committing state.db (kill -9, a full disk, a
     # power cut): its pages are wikimem's, not a person's edits
     adopted, dropped = ownership.recover(ws, state)
@@ -653,8 +666,10 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
         report.warnings.append(
             f"an interrupted write left {len(adopted) + len(dropped)} pages unrecorded; "
             "taken back as wikimem's and compiled again")
-    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
+    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits; pages
+    # both clones wrote, which git's driver merged by keeping ours, are rendered (or merged) again
     adopt.sync(ws, settings, state)
+    merging.settle(ws, settings, state, backend.name, written_by(backend, settings))
 
 
 def _version_of(backend: Backend) -> str:
@@ -698,7 +713,7 @@ def _compile_locked(
         if seeding is not None:
             seeding.files = {f.path: (f.size, f.mtime_ns) for f in scanned.files}
             seeding.writer = written_by(backend, settings)
-        _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
+        _prepare(ws, settings, state, backend, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
         todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
         report.warnings.extend(todo.warnings)
@@ -717,8 +732,10 @@ def _compile_locked(
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
-        # committed: state.db now records every page the journal named
+        # committed: state.db now records every page the journal named, and the pages git's
+        # driver merged are rendered again
         journal.clear()
+        merging.clear(ws)
         return report
     finally:
         state.close()
@@ -835,9 +852,16 @@ def apply(
         # pages, and this says whether they need rendering again (see _prepare)
         summary.append(f"- backend: {_version_of(backend)}, {report.seconds:.2f} s")
         compiled_now = len(report.compiled) + report.unchanged
+        if operation == "sync":
+            return [*entries, log_page.LogEntry("sync", f"pages rendered again after a git merge ({compiled_now} sources)",
+                                                summary)]
         return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
 
-    history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
+    # a compile that only renders again what git merged is the merge's sync
+    operation = "sync" if todo.merged and not (todo.changed or todo.renamed or todo.removed) else "compile"
+    if todo.merged:
+        state.delete_meta(RENDER_PENDING)
+    history.finish(ws, settings, operation=operation, entries=log_entries, paths=written, state=state)
 
 
 def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, ...],

@@ -169,8 +169,9 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
     """File the answer as wiki/answers/<slug>.md, log it, regenerate the index and (in a git
     work tree) commit exactly those files as one operation."""
     from . import history, log_page
-    from .pages import Page, slugify, today
-    from .workspace import atomic_write, writer_lock
+    from .ownership import PageWrite, write_pages
+    from .pages import Page, certify, slugify, today
+    from .workspace import writer_lock
 
     with writer_lock(ws, wait=wait, holder="wikimem query --save"):
         folder = ws.wiki / "answers"
@@ -189,7 +190,9 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
             body += "\n## Found in\n\n" + "\n".join(
                 f"- [{c.title}]({_relink_path(rel, c.path)})" for c in result.passages) + "\n"
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(ws.wiki / rel, Page(rel, meta, body).dumps())
+        # certified and journalled as every page wikimem writes (ownership.write_pages)
+        text = certify(Page(rel, meta, body).dumps(), f"query:{result.backend}")
+        write_pages(ws, [PageWrite(rel, text.encode("utf-8"), "answer")], writer="query")
 
         def entry(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
             lines = log_page.list_lines("updated" if existed else "created", [rel])

@@ -24,6 +24,10 @@ SCHEMA_VERSION = 4
 # meta key of a database made empty (first run, a fresh clone, a corrupt file set aside) whose
 # pages have not yet been read back: `fresh` survives until a compile rebuilds it
 UNREBUILT = "state.unrebuilt"
+# meta key set when git brought in pages another clone wrote beside this one's (a merge): the
+# next compile runs its backend even with no source changed, so the merged wiki becomes what a
+# compile of the merged raw/ on one machine gives; the compile that commits clears it
+RENDER_PENDING = "render.pending"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -346,6 +350,9 @@ class State:
     def get_meta(self, key: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
+
+    def delete_meta(self, key: str) -> None:
+        self.db.execute("DELETE FROM meta WHERE key=?", (key,))
 
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True)))
