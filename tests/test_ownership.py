@@ -290,7 +290,7 @@ def _fixable(ws: Workspace) -> None:
         state.close()
 
 
-@pytest.mark.parametrize("kind", ["kill", "disk full"])
+@pytest.mark.parametrize("kind", ["kill", pytest.param("disk full", marks=pytest.mark.slow)])
 def test_a_lint_fix_stopped_at_any_write_freezes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     """`lint --fix` killed (or out of disk) at each write and sync point in turn: the next
     compile takes no page for a person's, and a second fix finishes the job."""
@@ -317,3 +317,54 @@ def test_a_lint_fix_stopped_at_any_write_freezes_nothing(tmp_path: Path, monkeyp
         assert persons_pages(ws) == []
     assert points >= 3
     assert pages  # the fault helpers of test_faults are the ones used here
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["kill", "disk full"])
+def test_an_undo_stopped_at_any_write_freezes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str,
+                                                     git_env: None) -> None:
+    """`undo` killed (or out of disk) at each write point in turn: every page it put back is
+    wikimem's, and the next compile takes none for a person's."""
+    from wikimem.history import undo
+
+    points = 0
+    for at in range(1, 100):
+        ws = seeded(tmp_path / f"{kind}-{at}")
+        git(ws.root, "init", "-q", "-b", "main")
+        git(ws.root, "add", "raw", "wiki", "wikimem.toml")
+        git(ws.root, "commit", "-q", "-m", "a wiki")
+        write(ws, "beta.md", NOTES["beta.md"] + "\nThe rollback budget became 6 minutes in 2027.\n")
+        compile_(ws)
+        error: BaseException = Killed() if kind == "kill" else OSError(errno.ENOSPC, "No space left on device")
+        with faults(monkeypatch, at, error) as plan, contextlib.suppress(Killed, Exception):
+            undo(ws, load_settings(ws.root, environ={}))
+        if not plan.fired:
+            break
+        points += 1
+        assert frozen(ws) == [], f"stopped at point {at}"
+        report = compile_(ws)
+        assert report.kept == [] and persons_pages(ws) == [], f"stopped at point {at}: {report.kept}"
+    assert points >= 3
+
+
+@pytest.mark.parametrize("kind", ["kill", "disk full"])
+def test_a_query_save_stopped_at_any_write_leaves_an_answer_that_is_wikimems(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    from wikimem.query import answer
+
+    points = 0
+    for at in range(1, 100):
+        ws = seeded(tmp_path / f"{kind}-{at}")
+        settings = load_settings(ws.root, environ={})
+        error: BaseException = Killed() if kind == "kill" else OSError(errno.ENOSPC, "No space left on device")
+        with faults(monkeypatch, at, error) as plan, contextlib.suppress(Killed, Exception):
+            answer(ws, settings, "How long does a rollback take?", save=True)
+        if not plan.fired:
+            break
+        points += 1
+        for file in (ws.wiki / "answers").glob("*.md"):
+            assert page_owner(file.read_bytes()).wikimems, f"stopped at point {at}"
+        assert compile_(ws).kept == [] and frozen(ws) == []
+        saved = answer(ws, settings, "How long does a rollback take?", save=True)
+        assert saved.saved and page_owner((ws.root / saved.saved).read_bytes()).wikimems
+    assert points >= 2

@@ -184,6 +184,47 @@ def test_a_persons_edit_on_a_page_both_clones_wrote_conflicts_as_git_does(tmp_pa
         {k: v for k, v in expected.items() if k not in (rel, "index.md")}
 
 
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_two_sources_that_want_one_page_name_get_the_names_one_machine_gives(tmp_path: Path, first: str) -> None:
+    """notes.md on one side and notes.txt on the other both want sources/notes.md: after the
+    pull the name is the first file's in path order, as a compile of both on one machine gives,
+    and the other's page is written again under its own name."""
+    md = "# Notes in Markdown\n\nThe canary release took 12 minutes in 2026. A rollback followed.\n"
+    txt = "Notes in plain text\n\nThe rollback took 3 minutes in 2027. The canary release went on.\n"
+    expected = one_machine(tmp_path / "one", {**SIDE_A, **SIDE_B, "notes.md": md, "notes.txt": txt})
+    origin, a, b = two_clones(tmp_path)
+    for ws, name, body in ((a, "notes.txt", txt), (b, "notes.md", md)):
+        write(ws, name, body)
+        compile_(ws)
+        git(ws.root, "add", "raw")
+        git(ws.root, "commit", "-q", "-m", "notes")
+    assert (a.wiki / "sources/notes.md").read_bytes() != (b.wiki / "sources/notes.md").read_bytes()
+    puller, pushed = (a, b) if first == "a" else (b, a)
+    git(pushed.root, "push", "-q", str(origin), "main")
+    assert pull(puller, origin).returncode == 0
+    report = compile_(puller)
+    assert report.kept == [] and wiki_pages(puller) == expected
+    git(puller.root, "push", "-q", str(origin), "main")
+    assert pull(pushed, origin).returncode == 0
+    assert compile_(pushed).kept == [] and wiki_pages(pushed) == expected
+
+
+def test_a_file_no_loader_reads_does_not_take_a_documents_page_name(tmp_path: Path) -> None:
+    """schema.dtd is skipped (no loader reads it); schema.txt, compiled in the same run, is named
+    as it would be alone, so a clone that only had schema.txt names it alike."""
+    alone = Workspace.at(tmp_path / "alone")
+    init_workspace(alone)
+    write(alone, "schema.txt", "The schema\n\nA rollback needs the schema of 2026.\n")
+    compile_(alone)
+    both = Workspace.at(tmp_path / "both")
+    init_workspace(both)
+    write(both, "schema.dtd", "<!ELEMENT note (to, body)>\n")
+    write(both, "schema.txt", "The schema\n\nA rollback needs the schema of 2026.\n")
+    report = compile_(both)
+    assert [p for p, _ in report.skipped] == ["raw/schema.dtd"]
+    assert (both.wiki / "sources/schema.md").read_bytes() == (alone.wiki / "sources/schema.md").read_bytes()
+
+
 def test_a_gitattributes_a_person_changed_is_left_and_wikimem_says_what_it_needs(tmp_path: Path, caplog) -> None:
     origin, a, b = two_clones(tmp_path)
     attributes = a.wiki / ".gitattributes"

@@ -176,6 +176,13 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             kind, owner, sha = tracked
             state.put_page(rel, content_hash(disk), kind, owner)
             adopted += 1
+            if kind == "source" and owner:
+                # the page now stands for another source than this clone's row says (two sources
+                # wanted one name, and the merge gave it to the other): this clone's source is
+                # compiled again, under a name of its own
+                for other, row in rows.items():
+                    if row.page == rel and other != owner:
+                        state.delete_source(other)
             if kind == "part":
                 continue  # a part of a long source's page: its source's row follows its own page
             changed_pages.add(rel)

@@ -53,7 +53,7 @@ from .pages import (
     stamp,
 )
 from .raw_tree import RawFile
-from .sources import Document, load_source, outline
+from .sources import SUPPORTED_SUFFIXES, Document, load_source, outline, source_suffix
 from .state import RENDER_PENDING, SourceRow, State, WriteJournal, is_corrupt, set_aside
 from .workspace import (
     Workspace,
@@ -521,7 +521,9 @@ def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed:
     # deleted (or kept, when a person edited it) by this very compile
     held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
     foreign: dict[str, list[str]] | None = None
-    for f in todo.candidates:
+    # in path order, as the scan lists them, but a file of a type no loader reads (it will be
+    # skipped) after the others: it never takes the page name of a document that has a page
+    for f in sorted(todo.candidates, key=lambda f: source_suffix(f.path) not in SUPPORTED_SUFFIXES):
         row = rows.get(f.path)
         page = row.page if row and row.page else None
         if page is None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .pages import page_owner
+from .pages import FrontMatterError, loads_page, page_owner
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -109,6 +109,15 @@ def merge_page(base: Path, ours: Path, theirs: Path, marker_size: str, path: str
     Otherwise git's own merge of text (`git merge-file`), conflicts and all."""
     ours_data, theirs_data = ours.read_bytes(), theirs.read_bytes()
     if page_owner(ours_data).wikimems and page_owner(theirs_data).wikimems:
+        mine, other = _source_of(ours_data), _source_of(theirs_data)
+        if mine is not None and other is not None and mine != other:
+            # two sources' pages under one name (a.pdf and a.txt both want sources/a.md): the
+            # name goes to the source a compile of the whole raw/ gives it, the first in path
+            # order; the other source's page is written again under its own name
+            # (adopt._adopt), as a compile on one machine would name it
+            if other < mine:
+                ours.write_bytes(theirs_data)
+            return 0
         found = _state_dir(top, path)
         if found is not None:
             state_dir, page = found
@@ -120,6 +129,15 @@ def merge_page(base: Path, ours: Path, theirs: Path, marker_size: str, path: str
         ["git", "merge-file", f"--marker-size={marker_size or 7}", "-L", "ours", "-L", "base", "-L", "theirs",
          str(ours), str(base), str(theirs)], capture_output=True, check=False)
     return 1 if proc.returncode != 0 else 0
+
+
+def _source_of(data: bytes) -> str | None:
+    """The raw file a source page (or a part of one) stands for, or None for any other page."""
+    try:
+        page = loads_page("x.md", data.decode("utf-8", "surrogateescape"))
+    except FrontMatterError:
+        return None
+    return page.sources[0] if page.kind == "source" and page.sources else None
 
 
 def main(argv: list[str]) -> int:
