@@ -183,8 +183,11 @@ def settle(ws: Workspace, settings: Settings, state: State, backend: str, writer
             ours = file.read_bytes()
         except OSError:
             continue  # gone since (a person's deletion, a later pull): nothing to merge
-        if merge is None or persons_page(ours, known.get(note.page)):
-            continue  # rendered again by the backend; a person's page since: theirs
+        if merge is None or not note.page.startswith(("sources/", "concepts/")) \
+                or persons_page(ours, known.get(note.page)):
+            # rendered again by the backend; timelines are written by code on every compile and
+            # an answer is asked again, not merged; a person's page since is theirs
+            continue
         ours_text = ours.decode("utf-8", "surrogateescape")
         text = merge(ws, settings, note.page, note.base, ours_text, note.theirs)
         if text is None:
