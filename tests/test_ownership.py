@@ -245,6 +245,28 @@ def test_damaged_state_without_a_persons_edit_freezes_no_page(tmp_path: Path, ho
     assert any("state.db" in w for w in report.warnings) or how == "deleted"
 
 
+@pytest.mark.parametrize("digest", ["removed", "forged", "garbled", "copied from another page"])
+def test_a_page_whose_digest_is_wrong_missing_or_forged_is_kept_after_state_is_lost(tmp_path: Path, digest: str) -> None:
+    """A person's edit that also touched the `wikimem:` line: state.db is lost, the page's
+    source changes; the page is a person's and is kept, every other page is wikimem's."""
+    ws = seeded(tmp_path / "ws")
+    page = ws.wiki / "sources/beta.md"
+    text = page.read_text() + PERSONS_LINE
+    line = next(x for x in text.split("\n") if x.startswith("wikimem: "))
+    other = next(x for x in (ws.wiki / "sources/alpha.md").read_text().split("\n") if x.startswith("wikimem: "))
+    page.write_text({
+        "removed": text.replace(line + "\n", ""),
+        "forged": text.replace(line, line[:-32] + "f" * 32),
+        "garbled": text.replace(line, "wikimem: yes, wikimem wrote this"),
+        "copied from another page": text.replace(line, other),
+    }[digest])
+    shutil.rmtree(ws.state_dir)
+    write(ws, "beta.md", NOTES["beta.md"] + "\nThe rollback budget became 6 minutes in 2027.\n")
+    report = compile_(ws)
+    assert report.kept == ["sources/beta.md"] and PERSONS_LINE.strip() in page.read_text()
+    assert persons_pages(ws) == ["sources/beta.md"]
+
+
 def test_a_wiki_written_before_pages_were_certified_is_trusted_as_before(tmp_path: Path) -> None:
     """Pages without any `wikimem:` line (an older wikimem wrote them): state rebuilt from them
     takes them as wikimem's, as it did, so an upgrade does not freeze a whole wiki."""

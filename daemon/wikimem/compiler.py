@@ -182,13 +182,14 @@ def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> i
                 continue
             if page.kind != "source" or not page.sources:
                 continue
-            owner = page.sources[0]
+            raw = current.get(page.sources[0])
+            if raw is None:
+                continue  # its source is gone from raw/: no record, as before state was lost
             if wikimems(rel):
                 # a part of a long source's page: wikimem's, its source's, never the source's page
-                state.put_page(rel, content_hash(data), "part" if part_of(page.meta) else "source", owner)
-            raw = current.get(owner)
+                state.put_page(rel, content_hash(data), "part" if part_of(page.meta) else "source", raw.path)
             sha = str(page.meta.get("source_sha256") or "")
-            if part_of(page.meta) or raw is None or not sha or _sha_or_none(raw.file) != sha:
+            if part_of(page.meta) or not sha or _sha_or_none(raw.file) != sha:
                 continue  # its source changed since: compiled again, and the page with it
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
             restored += 1
