@@ -426,7 +426,8 @@ def test_merge_bench_rows_follow_the_contract() -> None:
                   for code in ("main", "HEAD") for first in ("a", "b")],
         "damage": [{"code": code, "form": form, "git": git, "made": 2, "kept": 2 if code == "HEAD" else 0}
                    for code in ("main", "HEAD") for form in merge_bench.FORMS for git in (False, True)],
-        "noop": {"scale": 100, "median_s": {"main": 0.5, "HEAD": 0.5}, "ratio_after_before": 1.0},
+        "noop": {"scale": 100, "median_s": {"main": 0.5, "HEAD": 0.5}, "ratio_after_before": 1.0,
+                 "cpu_ratio_after_before": 1.0},
     }
     doc = valid(load("contract").document("merge_bench", merge_bench.figure_rows(results)))
     rows = {r["figure"]: r for r in doc["rows"]}
