@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from .pages import FrontMatterError, content_hash, loads_page, page_owner, part_of
 from .state import JOURNALLED_KINDS, State, WriteJournal, recover_pages
@@ -92,10 +91,10 @@ def write_pages(ws: Workspace, writes: Iterable[PageWrite], *, writer: str, stat
     try:
         recover(ws, db)
         journal = WriteJournal(ws.state_dir)
-        journal.record(
-            [(w.rel, content_hash(w.data), w.kind, w.owner, not (ws.wiki / w.rel).exists())
-             for w in todo if w.data is not None],
-            writer=writer)
+        # never `created`: what these writers write is meant to stay (an answer filed, a page an
+        # undo put back), so a stopped write is recorded, not removed as a compile's would be
+        journal.record([(w.rel, content_hash(w.data), w.kind, w.owner, False) for w in todo if w.data is not None],
+                       writer=writer)
         for w in todo:
             target = ws.wiki / w.rel
             if w.data is None:
@@ -115,12 +114,3 @@ def write_pages(ws: Workspace, writes: Iterable[PageWrite], *, writer: str, stat
     finally:
         if own:
             db.close()
-
-
-def held_by_a_person(wiki: Path, pages: Mapping[str, tuple[str, str, str | None]], rel: str) -> bool:
-    """persons_page for a page on disk (False when there is none)."""
-    try:
-        data = (wiki / rel).read_bytes()
-    except OSError:
-        return False
-    return persons_page(data, pages.get(rel))
