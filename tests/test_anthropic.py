@@ -92,6 +92,9 @@ def server() -> Iterator[FakeMessagesServer]:
 
 
 def compile_with(ws: Workspace, server: FakeMessagesServer, backend: str = "anthropic", **flags: Any):
+    # the scripts below play their turns in order, so one conversation at a time unless a test
+    # says otherwise (tests/test_anthropic_concurrency.py runs many, with a model that reads the request)
+    flags.setdefault("concurrency", 1)
     settings = load_settings(ws.root, {"backend": backend, "base_url": server.url, **flags}, environ={})
     return compile_workspace(ws, settings)
 
@@ -320,12 +323,13 @@ def test_api_errors_after_retries_fail_the_source_and_the_run_goes_on(ws: Worksp
     write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
     before = snapshot(ws.wiki)
     server.add(
-        *[Error(529, "Overloaded", "overloaded_error")] * 5,  # the SDK tried five times (4 retries)
+        # a server error, tried five times (4 retries); 429 and 529 are waited out instead
+        *[Error(500, "Internal server error", "api_error")] * 5,
         reply(memory("create", path="/memories/sources/b.md", file_text="---\ntitle: B\n---\n# B\n\nBeta.\n\nSource: [b.md](../../raw/b.md)\n")),
         reply(text("Done.")),
     )
     report = compile_with(ws, server)
-    assert report.failed == [("raw/a.md", "API error 529: Overloaded")]
+    assert report.failed == [("raw/a.md", "API error 500: Internal server error")]
     assert report.compiled == ["raw/b.md"]
     assert len(server.requests) == 7
     assert not (ws.wiki / "sources/a.md").exists() and before["AGENTS.md"] == (ws.wiki / "AGENTS.md").read_bytes()
@@ -659,7 +663,7 @@ def test_a_removed_source_is_tidied_out_of_the_pages_that_mention_it(ws: Workspa
 def test_cli_compile_with_wikimem_toml(ws: Workspace, server: FakeMessagesServer) -> None:
     from wikimem.cli import main
 
-    (ws.root / "wikimem.toml").write_text(f'backend = "anthropic"\nbase_url = "{server.url}"\nmax_turns = 5\n')
+    (ws.root / "wikimem.toml").write_text(f'backend = "anthropic"\nbase_url = "{server.url}"\nmax_turns = 5\nconcurrency = 1\n')
     write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
     write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
     server.add(
@@ -699,14 +703,14 @@ def test_a_killed_run_resumes_without_paying_twice(ws: Workspace, server: FakeMe
     write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
     write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
     before = snapshot(ws.wiki)
-    original = AnthropicBackend._compile_source
+    original = AnthropicBackend._source_steps
 
-    def killed_at_b(self: AnthropicBackend, run: Any, path: str, *args: Any) -> Any:
-        if path == "raw/b.md":
+    def killed_at_b(self: AnthropicBackend, run: Any, session: Any, *args: Any) -> Any:
+        if session.key == "raw/b.md":
             raise KeyboardInterrupt  # the user's Ctrl-C, or the machine going down
-        return original(self, run, path, *args)
+        return original(self, run, session, *args)
 
-    monkeypatch.setattr(AnthropicBackend, "_compile_source", killed_at_b)
+    monkeypatch.setattr(AnthropicBackend, "_source_steps", killed_at_b)
     server.add(
         reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nAlpha.\n\nSource: [a.md](../../raw/a.md)\n")),
         reply(text("Done.")),
@@ -714,7 +718,7 @@ def test_a_killed_run_resumes_without_paying_twice(ws: Workspace, server: FakeMe
     with pytest.raises(KeyboardInterrupt):
         compile_with(ws, server)
     assert snapshot(ws.wiki) == before  # nothing written
-    monkeypatch.setattr(AnthropicBackend, "_compile_source", original)
+    monkeypatch.setattr(AnthropicBackend, "_source_steps", original)
     server.add(
         reply(memory("create", path="/memories/sources/b.md", file_text="---\ntitle: B\n---\n# B\n\nBeta.\n\nSource: [b.md](../../raw/b.md)\n")),
         reply(text("Done.")),
@@ -732,14 +736,14 @@ def test_a_killed_run_resumes_without_paying_twice(ws: Workspace, server: FakeMe
 def test_a_journal_that_no_longer_matches_is_dropped(ws: Workspace, server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch) -> None:
     write(ws, "a.md", "# A\n\nAlpha is the first letter.\n")
     write(ws, "b.md", "# B\n\nBeta is the second letter.\n")
-    original = AnthropicBackend._compile_source
+    original = AnthropicBackend._source_steps
 
-    def killed_at_b(self: AnthropicBackend, run: Any, path: str, *args: Any) -> Any:
-        if path == "raw/b.md":
+    def killed_at_b(self: AnthropicBackend, run: Any, session: Any, *args: Any) -> Any:
+        if session.key == "raw/b.md":
             raise KeyboardInterrupt
-        return original(self, run, path, *args)
+        return original(self, run, session, *args)
 
-    monkeypatch.setattr(AnthropicBackend, "_compile_source", killed_at_b)
+    monkeypatch.setattr(AnthropicBackend, "_source_steps", killed_at_b)
     server.add(
         reply(memory("create", path="/memories/sources/a.md", file_text="---\ntitle: A\n---\n# A\n\nOld alpha.\n\nSource: [a.md](../../raw/a.md)\n")),
         reply(text("Done.")),
@@ -747,7 +751,7 @@ def test_a_journal_that_no_longer_matches_is_dropped(ws: Workspace, server: Fake
     with pytest.raises(KeyboardInterrupt):
         compile_with(ws, server)
     assert (ws.state_dir / "anthropic-journal.jsonl").exists()
-    monkeypatch.setattr(AnthropicBackend, "_compile_source", original)
+    monkeypatch.setattr(AnthropicBackend, "_source_steps", original)
     write(ws, "a.md", "# A\n\nAlpha is the first letter, changed meanwhile.\n")
     for name in ("a", "b"):
         server.add(

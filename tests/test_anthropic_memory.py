@@ -143,3 +143,117 @@ def test_long_files_are_shown_in_ranges(tool: StagedMemoryTool, wiki: Path) -> N
     assert not error and "more lines; view them with view_range" in text
     text, _ = run(tool, "view", path="/memories/log.md", view_range=[4990, -1])
     assert "line 4999" in text and "line 10\n" not in text
+
+
+# --- conversations side by side: one Store, an Overlay and a tool each
+
+
+def two_tools(wiki: Path, recorded: dict[str, str]) -> tuple[StagedMemoryTool, StagedMemoryTool]:
+    from wikimem.backends.memory import Store
+
+    store = Store(wiki)
+    tools = []
+    for name in ("a", "b"):
+        tool = StagedMemoryTool(wiki, Overlay(wiki, store, owner=f"raw/{name}.md"), recorded)
+        tool.begin(f"raw/{name}.md", f"sources/{name}.md")
+        tools.append(tool)
+    return tools[0], tools[1]
+
+
+def recorded_of(wiki: Path) -> dict[str, str]:
+    return {"concepts/cryptobiosis.md": content_hash((wiki / "concepts" / "cryptobiosis.md").read_bytes())}
+
+
+def test_an_edit_runs_on_the_page_as_another_conversation_left_it(wiki: Path) -> None:
+    a, b = two_tools(wiki, recorded_of(wiki))
+    page = "/memories/concepts/cryptobiosis.md"
+    assert not run(a, "insert", path=page, insert_line=7, insert_text="- from a")[1]
+    assert not run(b, "insert", path=page, insert_line=7, insert_text="- from b")[1]
+    a.overlay.commit()
+    viewed, _ = run(b, "view", path=page)  # b's own edit carried onto what a committed
+    assert "- from a" in viewed and "- from b" in viewed
+    b.overlay.commit()
+    final = b.overlay.store.committed["concepts/cryptobiosis.md"].content or ""
+    assert final.count("- from a") == 1 and final.count("- from b") == 1 and CONCEPT.split("\n")[5] in final
+
+
+def test_both_changing_one_line_keeps_both_versions_and_says_so(wiki: Path) -> None:
+    a, b = two_tools(wiki, recorded_of(wiki))
+    page = "/memories/concepts/cryptobiosis.md"
+    lead = "A state of life with no measurable metabolism, described at length here."
+    run(a, "str_replace", path=page, old_str=lead, new_str=lead + " See also A.")
+    run(b, "str_replace", path=page, old_str=lead, new_str=lead + " See also B.")
+    a.overlay.commit()
+    viewed, error = run(b, "view", path=page)
+    assert not error and "See also A." in viewed and "See also B." in viewed
+    assert "another source compiled at the same time changed /memories/concepts/cryptobiosis.md" in viewed
+
+
+def test_a_page_another_conversation_is_creating_makes_the_second_wait(wiki: Path) -> None:
+    from wikimem.backends.memory import Contended
+
+    a, b = two_tools(wiki, {})
+    new = "/memories/concepts/anhydrobiosis.md"
+    page = "---\ntitle: Anhydrobiosis\n---\n# Anhydrobiosis\n\nLife without water.\n"
+    assert not run(a, "create", path=new, file_text=page)[1]
+    for command, fields in (("create", {"file_text": page}), ("view", {}), ("insert", {"insert_line": 0, "insert_text": "x"})):
+        with pytest.raises(Contended) as waiting:
+            run(b, command, path=new, **fields)
+        assert waiting.value.holder == "raw/a.md"
+    a.overlay.commit()  # a is done: b runs its command again and meets the page
+    text, error = run(b, "create", path=new, file_text=page)
+    assert error and "another source compiled at the same time created it while you worked" in text
+    assert not run(b, "insert", path=new, insert_line=6, insert_text="- b adds this")[1]
+    b.overlay.commit()
+    assert "- b adds this" in (b.overlay.store.committed["concepts/anhydrobiosis.md"].content or "")
+    # a conversation that failed lets its claim go: the next one creates the page itself
+    c, d = two_tools(wiki, {})
+    run(c, "create", path="/memories/concepts/other.md", file_text=page.replace("Anhydrobiosis", "Other"))
+    c.overlay.discard()
+    assert not run(d, "create", path="/memories/concepts/other.md", file_text=page)[1]
+
+
+def test_the_half_guard_counts_what_other_conversations_built(wiki: Path) -> None:
+    a, b = two_tools(wiki, recorded_of(wiki))
+    page = "/memories/concepts/cryptobiosis.md"
+    grown = "".join(f"- point {n} that another source added to this page\n" for n in range(20))
+    run(a, "insert", path=page, insert_line=7, insert_text=grown)
+    a.overlay.commit()
+    current = a.overlay.store.committed["concepts/cryptobiosis.md"].content or ""
+    text, error = run(b, "str_replace", path=page, old_str=grown.rstrip("\n"), new_str="- one")
+    assert error and "would remove more than half" in text
+    assert current == b.overlay.read("concepts/cryptobiosis.md")
+
+
+def test_merge_page_takes_every_side_of_the_front_matter_lists() -> None:
+    from wikimem.backends.memory import merge_page
+
+    base = "---\ntitle: X\nsources: [raw/a.md]\n---\n# X\n\nLead.\n\n## Also mentioned in\n"
+    mine = base.replace("[raw/a.md]", "[raw/a.md, raw/b.md]") + "- [B](../sources/b.md)\n"
+    theirs = base.replace("[raw/a.md]", "[raw/a.md, raw/c.md]") + "- [C](../sources/c.md)\n"
+    merged, conflicts = merge_page(base, mine, theirs)
+    assert conflicts == []  # two additions at one place: both kept, theirs first
+    assert merged.endswith("## Also mentioned in\n- [C](../sources/c.md)\n- [B](../sources/b.md)\n")
+    assert loads_page_sources(merged) == ["raw/a.md", "raw/c.md", "raw/b.md"]
+    assert merge_page(base, base, theirs) == (theirs, []) and merge_page(base, mine, base) == (mine, [])
+
+
+def loads_page_sources(text: str) -> list[str]:
+    from wikimem.pages import loads_page
+
+    return loads_page("x.md", text).sources
+
+
+def test_an_insert_lands_where_the_model_chose_on_the_page_it_saw(wiki: Path) -> None:
+    """Line numbers refer to the text the conversation viewed; another conversation that grew the
+    page above that line meanwhile (its front matter, as code fills `sources`) does not move it."""
+    a, b = two_tools(wiki, recorded_of(wiki))
+    page = "/memories/concepts/cryptobiosis.md"
+    viewed, _ = run(a, "view", path=page)
+    heading = next(int(row.split("\t")[0]) for row in viewed.split("\n")[1:] if row.endswith("\t# Cryptobiosis"))
+    run(b, "str_replace", path=page, old_str="sources: [raw/a.md]", new_str="sources:\n- raw/a.md\n- raw/b.md\n- raw/c.md")
+    b.overlay.commit()
+    assert not run(a, "insert", path=page, insert_line=heading, insert_text="Right under the title, from a.")[1]
+    a.overlay.commit()
+    final = a.overlay.store.committed["concepts/cryptobiosis.md"].content or ""
+    assert "- raw/c.md\n---\n# Cryptobiosis\nRight under the title, from a.\n" in final, final

@@ -289,8 +289,9 @@ def test_cli_json_contract(three: Workspace) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert {"ok", "backend", "noop", "compiled", "unchanged", "renamed", "removed_sources", "skipped",
-            "failed", "created", "updated", "removed", "kept", "warnings", "seconds"} <= set(data)
+            "failed", "created", "updated", "removed", "kept", "warnings", "seconds", "traffic"} <= set(data)
     assert data["ok"] is True and data["backend"] == "offline"
+    assert data["traffic"] == {}  # a model backend's requests (tests/test_anthropic_concurrency.py)
     again = json.loads(runner.invoke(main, ["compile", "--root", str(three.root), "--json"]).stdout)
     assert again["noop"] is True
     missing = runner.invoke(main, ["compile", "--root", str(three.root / "nope"), "--json"])

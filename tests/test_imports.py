@@ -118,3 +118,11 @@ def test_lint_imports_only_from_its_own_layer_or_below() -> None:
              for src, full in lint.items() for dst in graph[full]
              if dst in short and layer_of[short[dst]] > layer_of[src]]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_ground_floor_imports_nothing_of_wikimems() -> None:
+    """The lexicon (words, names, versions, dates) and links.py (Markdown link syntax) are asked
+    by every layer, so they ask none."""
+    graph = import_graph()
+    for name in ("wikimem.lexicon", "wikimem.links"):
+        assert not {m for m in graph[name] if m.startswith("wikimem")}, (name, graph[name])

@@ -26,12 +26,13 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
+from .lexicon import STOPWORDS, stem, version_key, word_key
 from .sources import Document
 from .sources.sections import release_of
-from .words import CHATTY, CODE_SPAN, REFERS_BACK, STOPWORDS, code_like, lowercase_pattern, narrates
+from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 44
+ANALYSIS_VERSION = 45
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -105,8 +106,9 @@ _TITLE_LEAD = re.compile(
     r"more\s+about|all\s+about|notes\s+on|using\s+the|using|understanding)\s+)+",
     re.IGNORECASE)
 
-# a path of lowercase names (crypto/tls, net/http) is one word; so is a number with its dots
-_WORD = re.compile(r"[a-z][a-z0-9]*(?:/[a-z][a-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][a-z]+)?|[0-9]+(?:\.[0-9]+)*")
+# a path of names (crypto/tls, net/http, TCP/IP) is one word; so is a number with its dots
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?"
+                   r"|[0-9]+(?:\.[0-9]+)*")
 # the marks that close a sentence stay with it: "**Failures are retried.** A batch ..." is
 # "**Failures are retried.**" and "A batch ...", not an emphasis left open
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
@@ -138,44 +140,20 @@ _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "
 _XREF = re.compile(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
 
 
-# "-ies" words whose singular is not "-y": "cookies" is not "cooky", "series" is one
-_IES = {"series": "series", "species": "species", **{w + "s": w for w in (
-    "cookie movie zombie rookie newbie freebie calorie selfie hoodie goalie genie pixie brownie smoothie prairie "
-    "sortie bogie auntie birdie").split()}}
-
-
-@lru_cache(maxsize=65536)
-def singular(word: str) -> str:
-    """Cheap English singular, enough to merge "traits"/"trait" and "libraries"/"library"."""
-    if len(word) <= 4 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return _IES.get(word) or word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if word.endswith("utils"):
-        return word  # a name: docutils, coreutils
-    if word.endswith("os") and len(word) <= 5:
-        return word  # macos, kudos, chaos; longer ones are plurals (macros, photos, videos)
-    if word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")):
-        return word[:-1]
-    return word
-
-
 @lru_cache(maxsize=131072)
 def _fold(word: str) -> str:
+    """A word's key as the lexicon gives it (acronyms and names decided on the word as written);
+    a path of names is lowercased whole, and "and/or" says nothing."""
     if "/" in word:
-        return "or" if any(part in STOPWORDS for part in word.split("/")) else word  # "and/or" says nothing
-    word = word.replace("’", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
-    return word if word in STOPWORDS else singular(word)
+        low = word.lower()
+        return "or" if any(part in STOPWORDS for part in low.split("/")) else low
+    return word_key(word)
 
 
 @lru_cache(maxsize=65536)
 def code_token(span: str) -> str | None:
     """The name a code span stands for, as one token: `Box<T>` -> "box", `url_for()` -> "url_for",
-    `flask.Flask` -> "flask.flask"; None for code that is not a name (`let x = 5;`)."""
+    `pkg.Client` -> "pkg.client"; None for code that is not a name (`let x = 5;`)."""
     name = re.sub(r"<[^<>]*>", "", span).strip()
     name = re.sub(r"\([^()]*\)$", "", name).strip().lstrip("~!&*").rstrip(":,")
     name = name.lower()
@@ -185,43 +163,21 @@ def code_token(span: str) -> str | None:
 
 
 def tokens(text: str) -> list[str]:
-    """Lowercase word tokens with possessives dropped and plurals folded; a code span that names
-    something is one token (so `flask.json.dumps` is never split into phrases), other code none."""
+    """Word keys (lexicon.word_key: lowercase, possessives dropped, plurals folded, acronyms
+    and names decided on the words as written); a code span that names something is one token
+    (so `pkg.json.dumps` is never split into phrases), other code none."""
     if "`" not in text:
-        return _in_phrases(list(map(_fold, _WORD.findall(text.lower()))))
+        return list(map(_fold, _WORD.findall(text)))
     out: list[str] = []
     at = 0
     for match in CODE_SPAN.finditer(text):
-        out.extend(_fold(w) for w in _WORD.findall(text[at:match.start()].lower()))
+        out.extend(map(_fold, _WORD.findall(text[at:match.start()])))
         token = code_token(match.group(1))
         if token:
             out.append(token)
         at = match.end()
-    out.extend(_fold(w) for w in _WORD.findall(text[at:].lower()))
-    return _in_phrases(out)
-
-
-# four letters ending in "s" that are no plural, beside those in -ss, -us, -is, -os (a word of four
-# letters is not folded alone: "arms" is not ARM)
-_NOT_PLURAL = frozenset("news lens bias alas".split())
-
-
-def _in_phrases(toks: list[str]) -> list[str]:
-    """A four-letter plural after a word that may open a phrase is the phrase's plural: "hash maps"
-    is "hash map" (the Rust book's "Hash Maps" chapter counted apart from every "hash map"),
-    "match arms" "match arm", "API keys" "API key"; "maps" alone stays itself."""
-    for i in range(1, len(toks)):
-        word = toks[i]
-        if len(word) == 4 and word[3] == "s" and _short_plural(word) and toks[i - 1] not in STOPWORDS \
-                and toks[i - 1][:1].isalpha():
-            toks[i] = word[:3]
-    return toks
-
-
-@lru_cache(maxsize=4096)
-def _short_plural(word: str) -> bool:
-    return word.isalpha() and word not in STOPWORDS and word not in _NOT_PLURAL \
-        and not word.endswith(("ss", "us", "is", "os"))
+    out.extend(map(_fold, _WORD.findall(text[at:])))
+    return out
 
 
 def is_content(word: str) -> bool:
@@ -494,7 +450,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     for i in prose:
         for match in _ACRONYM.finditer(CODE_SPAN.sub(" ", sentences[i].text)):
             word = match.group(0)
-            token = word.lower()
+            token = word_key(word)  # the key the words of a sentence get (a heading's "OPTIONS" is "option")
             if token not in STOPWORDS:
                 code_counts[token] += 1
                 surfaces.setdefault(token, word)
@@ -670,21 +626,6 @@ def _modifiers(toks: list[str]) -> set[str]:
 _DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
-_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ers", "er", "es", "ed", "s", "e")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A crude stem, only to tell forms of one word apart from other words: "deploying" and
-    "deployment" -> "deploy"; a stem shorter than four letters is the word itself."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            base = word[: -len(suffix)]
-            # "debugging" -> "debugg" -> "debug", "logging" -> "log"
-            return base[:-1] if base[-1] == base[-2] and base[-1] not in "aeiouls" else base
-    return word
-
-
 @lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
 def _defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
@@ -728,7 +669,7 @@ def _surface(text: str, key: str) -> str:
     n = key.count(" ") + 1
     for i in range(len(words) - n + 1):
         run = words[i : i + n]
-        if " ".join(_in_phrases([_fold(w.group(0).lower()) for w in run])) == key:
+        if " ".join(_fold(w.group(0)) for w in run) == key:
             start, end = run[0].start(), run[-1].end()
             if text[end - 2 : end] in ("'s", "’s"):
                 end -= 2  # "Contributor's Guide" names contributors, not "Contributor's"
@@ -790,8 +731,6 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
 def _release_span(doc: Document) -> str | None:
     """What a changelog without a lead of its own holds: how many releases, the newest and the
     oldest, with their dates ("Release notes of 53 versions, newest first: ...")."""
-    from .facts import version_tuple
-
     dates: dict[str, str | None] = {}
     for s in doc.sections:
         if s.version and s.version not in dates:
@@ -799,8 +738,8 @@ def _release_span(doc: Document) -> str | None:
     if len(dates) < 2:
         return None
     versions = list(dates)
-    first, last = version_tuple(versions[0]), version_tuple(versions[-1])
-    newest_first = first is None or last is None or first >= last
+    first, last = version_key(versions[0]), version_key(versions[-1])
+    newest_first = first[0] == 0 or last[0] == 0 or first >= last  # a text that is no version: as written
     newest, oldest = (versions[0], versions[-1]) if newest_first else (versions[-1], versions[0])
 
     def told(v: str) -> str:
@@ -811,8 +750,8 @@ def _release_span(doc: Document) -> str | None:
 
 
 def _is_toc_line(text: str, doc: Document) -> bool:
-    """A paragraph that only names pages: link titles one a line, no sentence among them (an mdBook
-    SUMMARY.md's "[Foreword](foreword.md)" lines, or any document that is a table of contents)."""
+    """A paragraph that only names pages: link titles one a line, no sentence among them (a book's
+    SUMMARY.md with its "[Foreword](foreword.md)" lines, or any document that is a table of contents)."""
     if not doc.toc:
         return False
     lines = [line.strip() for line in text.split("\n") if line.strip()]

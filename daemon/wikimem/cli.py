@@ -155,20 +155,30 @@ def init(directory: Path | None, as_json: bool, quiet: bool) -> None:
 
 
 class _Progress:
-    """A progress line on stderr for long compiles; nothing when quiet or not a terminal."""
+    """A progress line on stderr for long compiles; nothing when quiet or not a terminal.
+
+    A model backend's compile reports more than which source it reads (`activity`): sources
+    done of all, requests in flight, tokens and cost so far, and the time left."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and sys.stderr.isatty()
         self.count = 0
+        self.shown = False
 
     def __call__(self, path: str, total: int, step: int) -> None:
-        if not self.enabled:
-            return
         self.count += step
+        if not self.enabled or self.shown:
+            return
         click.echo(f"\r\033[Kcompiling {self.count}/{total} {path[-60:]}", err=True, nl=False)
 
+    def activity(self, activity: Any) -> None:
+        if not self.enabled:
+            return
+        self.shown = True
+        click.echo(f"\r\033[Kcompiling {activity.line()}", err=True, nl=False)
+
     def close(self) -> None:
-        if self.enabled and self.count:
+        if self.enabled and (self.count or self.shown):
             click.echo("\r\033[K", err=True, nl=False)
 
 
@@ -178,11 +188,15 @@ class _Progress:
 @click.option("--rebuild", is_flag=True, help="Re-render every page, even where nothing changed.")
 @click.option("--wait", type=float, default=0.0, show_default=True, help="Seconds to wait for another writer.")
 @click.option("--estimate", is_flag=True, help="Print the tokens a compile would spend; send and write nothing.")
+@click.option("--concurrency", type=int, default=None, metavar="N",
+              help="Model conversations at once (anthropic backend; default 8, or concurrency in wikimem.toml).")
+@click.option("--batch", is_flag=True, default=None,
+              help="Send the model's requests as Message Batches: half the price, answers within 24 h.")
 @json_option
 @quiet_option
 @handle_errors
-def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, estimate: bool, as_json: bool,  # noqa: A001
-            quiet: bool) -> None:
+def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, estimate: bool,  # noqa: A001
+            concurrency: int | None, batch: bool | None, as_json: bool, quiet: bool) -> None:
     """Compile new and changed sources in raw/ into wiki/ (incremental; a no-op writes nothing).
 
     \b
@@ -190,12 +204,13 @@ def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, 
       wikimem compile --root ~/notes
       wikimem compile --root ~/notes --json | jq .created
       wikimem compile --backend anthropic --estimate
+      wikimem compile --backend anthropic --batch --concurrency 16
     """
     from .compiler import compile_workspace
     from .config import load_settings
 
     ws = open_workspace(root)
-    settings = load_settings(ws.root, {"backend": backend})
+    settings = load_settings(ws.root, {"backend": backend, "concurrency": concurrency, "batch": batch or None})
     if estimate:
         from .backends.anthropic import estimate_compile
 
@@ -207,7 +222,8 @@ def compile(root: Path | None, backend: str | None, rebuild: bool, wait: float, 
         return
     progress = _Progress(not quiet and not as_json)
     try:
-        report = compile_workspace(ws, settings, rebuild=rebuild, progress=progress, wait=wait)
+        report = compile_workspace(ws, settings, rebuild=rebuild, progress=progress, wait=wait,
+                                   activity=progress.activity)
     finally:
         progress.close()
     failed = bool(report.failed)
@@ -234,9 +250,23 @@ def print_estimate(plan: Any, *, quiet: bool) -> None:
     money = "" if cost is None else f", ~${cost:.2f} at list prices"
     click.echo(f"total: {len(plan.sources)} sources, ~{plan.input:,} input + ~{plan.output:,} output tokens"
                f" (+ ~{plan.cache_read:,} cache reads){money}")
+    if plan.backend == "anthropic" and plan.sources:
+        price = "" if cost is None else f"~${cost:.2f}, "
+        batch_price = "" if plan.batch_cost_usd is None else f"~${plan.batch_cost_usd:.2f} (half), "
+        click.echo(f"interactive: {price}about {_duration(plan.seconds)} at concurrency {plan.concurrency}")
+        click.echo(f"batch (--batch): {batch_price}about {_duration(plan.batch_seconds)} in {plan.rounds} rounds "
+                   "(each round a Message Batch: usually minutes, up to 24 hours)")
     if plan.backend == "anthropic":
         say(f"estimate only, nothing was sent: model {plan.model}, ~3.6 characters per token, 3 to 10 turns "
-            "per part; the API's own counts go to log.md when you compile", quiet=quiet)
+            "per part of ~10 s each; the API's own counts go to log.md when you compile", quiet=quiet)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def print_compile_summary(report: Any) -> None:

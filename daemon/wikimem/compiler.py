@@ -33,7 +33,7 @@ from . import (
     timelines,
     wiki_tree,
 )
-from .backends import Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
+from .backends import Activity, Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape
 from .naming import undecodable
@@ -66,6 +66,7 @@ from .workspace import (
 
 log = logging.getLogger("wikimem.compile")
 Progress = Callable[[str, int, int], None]
+Watch = Callable[[Activity], None]  # a model backend's progress: requests in flight, tokens, time left
 
 
 @dataclass
@@ -89,6 +90,9 @@ class CompileReport:
     ignored: dict[str, Any] = field(default_factory=lambda: {"count": 0, "by_rule": {}})
     seconds: float = 0.0
     index: dict[str, Any] = field(default_factory=dict)  # what bringing the search index up to date did
+    # what a model backend's requests came to: mode, requests, rejected (429/529), max in flight,
+    # rounds and batches (--batch), turns, tokens, cost; empty for the offline backend
+    traffic: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -242,18 +246,20 @@ def compile_workspace(
     progress: Progress | None = None,
     wait: float = 0.0,
     give_up_after: int | None = None,
+    activity: Watch | None = None,
 ) -> CompileReport:
     """Compile raw/ into wiki/ under the writer lock. The one entry point for CLI, daemon and MCP.
 
     give_up_after=N (the daemon): a source that failed N times with the same content is left
     alone until it changes, so a broken file does not cost a retry (or tokens) on every batch.
+    activity: called now and then by a model backend with how its compile is going.
     """
     with writer_lock(ws, wait=wait, holder="wikimem compile"), _fewer_collections():
         name = backend_name or settings.backend
         seeding = _Seeding(ws, int(settings.max_source_mb * 1_000_000))
         try:
             try:
-                report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after, seeding)
+                report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after, seeding, activity)
             except sqlite3.DatabaseError as exc:
                 if not is_corrupt(exc):
                     raise
@@ -263,7 +269,7 @@ def compile_workspace(
                 log.debug("state.db damaged mid-compile", exc_info=True)
                 seeding.discard()
                 moved = set_aside(ws.state_db)
-                report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after, seeding)
+                report = _compile_locked(ws, settings, name, rebuild, progress, give_up_after, seeding, activity)
                 report.warnings.insert(0, f"state.db was unreadable ({exc}); moved it to {moved.name} and "
                                           "rebuilt it from the pages")
             _make_searchable(ws, report, seeding.seed)
@@ -470,7 +476,7 @@ def plan(
     current = {f.path: f for f in files}
     # a source skipped (or given up on) with this content is left alone, until the content or
     # the reader changes: a new version may read what an old one could not (an extensionless
-    # README, MkDocs' admonitions), so a changed backend version tries them all again
+    # README, a Markdown dialect's admonitions), so a changed backend version tries them all again
     left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
     if rebuild or rerender:
         left_alone = set()
@@ -702,7 +708,7 @@ def _backend_changed(state: State, backend: Backend, report: CompileReport) -> b
 
 def _compile_locked(
     ws: Workspace, settings: Settings, backend_name: str, rebuild: bool, progress: Progress | None,
-    give_up_after: int | None = None, seeding: _Seeding | None = None,
+    give_up_after: int | None = None, seeding: _Seeding | None = None, activity: Watch | None = None,
 ) -> CompileReport:
     started = time.perf_counter()
     backend = create(backend_name, settings)
@@ -731,7 +737,7 @@ def _compile_locked(
             report.seconds = time.perf_counter() - started
             return report
         with state.transaction():
-            apply(ws, settings, state, journal, backend, todo, report, progress, started, seeding)
+            apply(ws, settings, state, journal, backend, todo, report, progress, started, seeding, activity)
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
@@ -747,7 +753,7 @@ def _compile_locked(
 def apply(
     ws: Workspace, settings: Settings, state: State, journal: WriteJournal, backend: Backend,
     todo: Plan, report: CompileReport, progress: Progress | None = None, started: float | None = None,
-    seeding: _Seeding | None = None,
+    seeding: _Seeding | None = None, activity: Watch | None = None,
 ) -> None:
     """Carry out a plan inside state.db's transaction: run the backend, guard and write the
     pages it proposes, record the sources, regenerate the timelines, index.md and log.md.
@@ -770,7 +776,7 @@ def apply(
         rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
         read_all=seeding.start if seeding is not None else None, rendered=seeding.offer if seeding is not None else None,
         reading=seeding.prepare if seeding is not None else None,
-        spare=seeding.spare if seeding is not None else None,
+        spare=seeding.spare if seeding is not None else None, activity=activity,
     )
     result = backend.compile(batch)
     if seeding is not None:
@@ -778,6 +784,7 @@ def apply(
     outcomes = {o.path: o for o in result.outcomes}
     report.warnings.extend(result.notes)
     report.refused.extend(result.refused)
+    report.traffic = dict(result.stats)
 
     # --- guard and write
     writer = PageWriter(ws, state, todo.pages, report, written_by(backend, settings))

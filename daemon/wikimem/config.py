@@ -30,6 +30,13 @@ class Settings:
     # the memory tool as Claude's built-in memory_20250818 (Anthropic's API) or as a plain tool
     # with a JSON schema (servers that only take custom tools); auto: by base_url's host
     memory_tool: str = "auto"
+    # conversations with the model at once (requests in flight); the backend narrows it when
+    # the API says to slow down (429/529) and caps it (backends/anthropic.MAX_CONCURRENCY)
+    concurrency: int = 8
+    # send each round of the model compile as a Message Batch: half the price, answers within 24 h
+    batch: bool = False
+    # seconds a compile waits out rejections (429/529) with no request getting through before it stops
+    rate_limit_wait: float = 300.0
     debounce_seconds: float = 0.75
     rescan_minutes: float = 10.0
     lint_schedule: str = "every 6h"
@@ -48,6 +55,7 @@ ENV_VARS: dict[str, str] = {
     "base_url": "ANTHROPIC_BASE_URL",
     "max_source_mb": "WIKIMEM_MAX_SOURCE_MB",
     "git": "WIKIMEM_GIT",
+    "concurrency": "WIKIMEM_CONCURRENCY",
 }
 
 
@@ -59,6 +67,15 @@ def _coerce(name: str, value: Any) -> Any:
             return int(value)
         if kind in ("float", float):
             return float(value)
+        if kind in ("bool", bool):
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("true", "1", "yes", "on"):
+                return True
+            if text in ("false", "0", "no", "off", ""):
+                return False
+            raise UsageError(f"setting {name!r} must be true or false, got {value!r}")
         if isinstance(value, bool) and kind == "str":
             return "true" if value else "false"
     except (TypeError, ValueError) as exc:
@@ -103,4 +120,12 @@ def load_settings(
     for name, value in (flags or {}).items():
         if value is not None:
             values[name], origin[name] = _coerce(name, value), "flag"
-    return Settings(**values, origin=origin)
+    settings = Settings(**values, origin=origin)
+    if settings.concurrency < 1:
+        raise UsageError(
+            f"concurrency must be 1 or more, not {settings.concurrency} ({settings.where('concurrency')}): "
+            "it is how many conversations with the model run at once"
+        )
+    if settings.rate_limit_wait < 0:
+        raise UsageError(f"rate_limit_wait must be 0 or more seconds, not {settings.rate_limit_wait:g}")
+    return settings

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .links import LINK_TARGET
 from .workspace import Workspace
 
 INDEX_SHARE = 0.1  # at most this share of the budget goes to the index entries
@@ -129,7 +130,7 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
             continue
         items = [line[2:]] if line.startswith("- ") else line.split(": ", 1)[-1].split(" · ")
         entries += [(n, k, item.strip(), {t.text for t in ana(item)}) for k, item in enumerate(items)]
-    # a word on most entries ("go" in a Go wiki) says little: weigh each by how rare it is here
+    # a word on most entries (the product's name in a wiki about it) says little: weigh each by how rare it is here
     df: dict[str, int] = {}
     for *_, words in entries:
         for w in words & terms:
@@ -151,14 +152,17 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
     return out
 
 
-_LINK = re.compile(r"\]\((?!https?:|/|#)([^)\s]+)\)")
-
-
 def _from_root(item: str) -> str:
     """index.md's links are relative to wiki/: make them workspace paths."""
     import posixpath
 
-    return _LINK.sub(lambda m: "](" + posixpath.normpath("wiki/" + m.group(1)) + ")", item)
+    def rooted(m: re.Match[str]) -> str:
+        target = m.group(1)
+        if not target or target.startswith(("http:", "https:", "/", "#")):
+            return m.group(0)  # a web address or an anchor: not a path in wiki/
+        return "](" + posixpath.normpath("wiki/" + target) + ")"
+
+    return LINK_TARGET.sub(rooted, item)
 
 
 def freshness(ws: Workspace, path: str, text: str) -> tuple[str | None, bool]:

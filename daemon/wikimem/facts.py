@@ -2,21 +2,21 @@
 
 A fact is a statement of a versioned or numeric value about a subject:
 
-    "Go 1.21 requires macOS 10.15 Catalina or later"        -> min macos            = 10.15
-    "Flask supports Python 3.9 and newer."                  -> min python           = 3.9
-    "Docutils 0.16.x supports Python 2.7 and Python >= 3.5" -> min python           = 2.7
+    "Acme 1.21 requires macOS 10.15 Catalina or later"      -> min macos            = 10.15
+    "The library supports Python 3.9 and newer."            -> min python           = 3.9
+    "Acme 0.16.x supports Python 2.7 and Python >= 3.5"     -> min python           = 2.7
     "Drop support for Python 3.8."  (in "Version 3.1.0")    -> min python, drops      3.8
     "0.15.x is the last version supporting Python 2.6"      -> min python, last       2.6
-    "Require Werkzeug >= 3.0.0."                            -> min werkzeug         = 3.0.0
+    "Require Toolkit >= 3.0.0."                             -> min toolkit          = 3.0.0
     "The server-side default is unchanged at TLS 1.0"       -> default tls (server) = 1.0
     "the minimum supported version of PostgreSQL is increased from 13 to 14"
                                                             -> min postgresql       = 14, replaced 13
-    "We intend for Go 1.19 to require Go 1.17 or later for bootstrap"
+    "We intend for Acme 1.19 to require Acme 1.17 or later for bootstrap"
                                                             -> min go (bootstrap)   = 1.17, a plan for 1.19
 
 Each fact carries the subject normalised (the same fact phrased differently is one key), the
 release it belongs to (its changelog section's version and date, else the document's own:
-"Go 1.21 Release Notes"), its series (the product whose releases order it: the document's
+"Acme 1.21 Release Notes"), its series (the product whose releases order it: the document's
 product, else its collection), and its role: an outcome, a plan ("will require"), a past
 statement ("previously required"), or a quoted older note; past statements and negations
 are dropped. Precision over recall: a fact needs a trigger word right before its value.
@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .lexicon import STOPWORDS, product_key, release_numbers, title_release, version_numbers
 from .sources.sections import release_of
-from .words import STOPWORDS
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -40,7 +40,7 @@ VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\
 LOWER_AFTER_TRIGGER = re.compile(
     r"\b(?:requires?|required|requiring|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
 )
-# "Werkzeug >= 3.0.0", "click>=8.1.3", "Jinja2>3.1.2": a dependency bound, in any case
+# "Toolkit >= 3.0.0", "toolkit>=8.1.3", "Lib2>3.1.2": a dependency bound, in any case
 BOUND = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
 _HEAD_TRIGGER = re.compile(r"(?:Requires?|Required|Requiring|Needs?)\s+")
 _MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+by)|at\s+least|minimum(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
@@ -60,7 +60,7 @@ _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
 _DROP = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?|end(?:ed|s)?)\s+support\s+for\s+(?P<name>[A-Z][\w+.]*)\s+"
                    rf"(?P<list>{_VERSIONS})", re.I)
-# "Drop Python 3.11 support", "Removed Docutils 0.20 support" (Sphinx's changelog says it so)
+# "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
 _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?)\s+(?P<name>[A-Z][\w+.]*)\s+"
                          rf"(?P<list>{_VERSIONS})\s+support\b", re.I)
 # "Support for Python 3.8 has been dropped"
@@ -71,7 +71,7 @@ _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|wh
 _NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
                         r"(?:is|are)\s+no\s+longer\s+supported")
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
-# "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra" (Go's notes)
+# "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra"
 _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+"
                    r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
@@ -89,10 +89,13 @@ _NEGATION = re.compile(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
 _ROLES = {"server": "server", "servers": "server", "server-side": "server", "client": "client", "clients": "client",
           "client-side": "client", "bootstrap": "bootstrap", "bootstrapping": "bootstrap"}
 _ROLE_WORD = re.compile(r"\b(?:server-side|client-side|servers?|clients?|bootstrap(?:ping)?)\b", re.I)
-# names that are sentence furniture, not products
+# names that are sentence furniture, not products: function words, the parts of a document, and
+# the labels of a reference number (an issue, a change list, a standard: "CL 1234", "RFC 9110")
 _NOT_NAMES = frozenset("""as in since before after until from with the of and or to for by on at if when this that these
 those it its version versions release releases issue issues section chapter figure table page step phase
-cl go1 part level rfc pep iso fips ecma ieee see also note changed new added fixed""".split())
+cl pr bug part level rfc pep iso fips ecma ieee see also note changed new added fixed""".split())
+# a lowercase name run into a number ("abc1", "py3") is a version tag, not a product's name
+_VERSION_TAG = re.compile(r"[a-z]+\d+")
 # words before "requires" that mean "the product itself": anything else names what requires the value
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
@@ -112,8 +115,6 @@ def has_hint(text: str) -> bool:
     return _HINT_LOW.search(text.lower()) is not None
 
 
-_ALIASES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
-            "jinja2": "jinja", "python3": "python", "py": "python", "cpython": "python"}
 _LABELS = {"min": "minimum", "default": "default", "value": "version"}
 
 
@@ -123,7 +124,7 @@ class Fact:
     value: tuple[int, ...]  # the bound or the value; for a drop, the highest version dropped
     value_text: str  # as written ("macOS 10.15 Catalina", "Python 3.9 and newer")
     plan: bool
-    subject: tuple[int, ...] | None  # the release it belongs to (a section's, the document's, "Go 1.19" in a plan)
+    subject: tuple[int, ...] | None  # the release it belongs to (a section's, the document's, "Acme 1.19" in a plan)
     source: str  # raw path
     sentence: str
     line: int
@@ -157,23 +158,14 @@ class Statements:
     sentences: list[tuple[str, int, str | None, str | None]] = field(default_factory=list)
 
 
-_TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*+)\s+v?(\d+(?:\.\d+)*)\b")
-
-
 def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
-    """("go", (1, 22)) from "Go 1.22 Release Notes"; a title's first 300 characters are read."""
-    m = _TITLE_VERSION.search(title[:300])
-    if not m:
+    """("acme", (1, 22)) from "Acme 1.22 Release Notes": the release the title names (the lexicon's
+    title_release), with its release numbers."""
+    found = title_release(title)
+    if found is None:
         return None
-    return m.group(1).lower(), tuple(int(x) for x in m.group(2).split("."))
-
-
-def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    """(3, 1, 0) from "3.1.0", "v3.1", "3.1.x"; None when it does not parse (v2-beta, a date)."""
-    if not text:
-        return None
-    m = re.match(r"v?(\d+(?:\.\d+)*)", text.strip())
-    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+    numbers = release_numbers(found[1])
+    return (found[0], numbers) if numbers else None
 
 
 def statements_of(doc: Any, sentences: Any) -> Statements:
@@ -219,15 +211,15 @@ def entity(name: str) -> str | None:
     if not words:
         return None
     key = " ".join(words).lower()
-    return _ALIASES.get(key, key)
+    return product_key(key)
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text.replace(",", "").split(".") if x)
+_version = version_numbers
 
 
 def _versions(text: str) -> list[tuple[int, ...]]:
-    return [_version(v) for v in re.findall(r"\d+(?:\.\d+)*", text)]
+    """The versions a list names: "3.7, 3.8, and 3.9" -> [(3, 7), (3, 8), (3, 9)]."""
+    return [version_numbers(v) for v in re.findall(r"\d+(?:\.\d+)*", text)]
 
 
 def compatible(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
@@ -272,7 +264,7 @@ def _trailing_name(after: str) -> str:
 
 def in_series(fact: Fact, series: str) -> Fact:
     """A fact of a source whose title names no product, in its collection's series: a role that
-    names the collection is the product itself ("Flask supports Python 3.9" in flask/)."""
+    names the collection is the product itself ("Acme supports Python 3.9" in acme/)."""
     from dataclasses import replace
 
     relation, name, role = fact.key
@@ -286,7 +278,7 @@ def extract(doc: Statements) -> list[Fact]:
     for sentence, line, release, release_date in doc.sentences:
         if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence):
             continue
-        section = version_tuple(release)
+        section = release_numbers(release)
         subject_default = section or own
         date = release_date or (doc.date if not section else None)
 
@@ -331,7 +323,7 @@ def extract(doc: Statements) -> list[Fact]:
             taken.append((m.start(), m.end()))
             add(("min", name, ""), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
                 _version(m.group("subject")), "last")
-        # --- dependency bounds: "Werkzeug >= 3.0.0", "click>=8.1.3"
+        # --- dependency bounds: "Toolkit >= 3.0.0", "toolkit>=8.1.3"
         context = bool(_SUPPORT_WORDS.search(sentence) or re.search(r"\b(?:depend\w*|bump\w*|update\w*)\b", sentence, re.I))
         if ">" in sentence or "≥" in sentence:
             for m in BOUND.finditer(sentence):
@@ -365,7 +357,7 @@ def extract(doc: Statements) -> list[Fact]:
                 relation = "value"
                 key_entity = f"{quantity.group('rel').lower()} {quantity.group('qty').lower()}"
             taken.append((m.start(), m.end()))
-            add((relation, _ALIASES.get(key_entity, key_entity), ""), _version(m.group("new")),
+            add((relation, product_key(key_entity), ""), _version(m.group("new")),
                 m.group(0).strip(), plan_here, subject_default, "from", _version(m.group("old")))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, subject_default, date, product, own, taken))
@@ -380,7 +372,8 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
     seen = {(m.start(), m.end()) for m in mentions}
     for low in LOWER_AFTER_TRIGGER.finditer(sentence):
         name = low.group("name")
-        if name not in STOPWORDS and name not in _NOT_NAMES and (low.start("name"), low.end()) not in seen:
+        if name not in STOPWORDS and name not in _NOT_NAMES and not _VERSION_TAG.fullmatch(name) \
+                and (low.start("name"), low.end()) not in seen:
             mentions.append(_Mention(low))
     mentions.sort(key=lambda m: m.start())
     mentions = [m for m in mentions if not any(a <= m.start() < b for a, b in taken)]
@@ -429,7 +422,7 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
             if scope:
                 role = f"{role}, {scope}" if role else scope
         if product and name == product and not role:
-            continue  # "requires Go 1.21" alone: which feature needs it is not a fact key
+            continue  # the product requiring itself ("requires Acme 1.21") names no fact key: which feature needs it
         plan = bool(_PLAN.search(sentence, 0, m.start()))
         subject = None
         if product:

@@ -6,7 +6,7 @@ sources (the folders of raw/, and the series the documents form inside them) wit
 that says what it holds, its most important pages listed right there (the entry page of a
 collection, the first chapters of a book, the newest releases, the most linked concepts),
 and a link to the group's own catalog, which lists every page of the group once, in its
-natural order: a book in reading order (mdBook SUMMARY.md, Sphinx toctree, numbered file
+natural order: a book in reading order (a SUMMARY.md of links, a reST toctree, numbered file
 names), releases newest first with their version and date, everything else by title. A
 catalog too large for one file splits along its own order into parts, never the alphabet.
 When the whole wiki fits in index.md, index.md lists every page and there are no catalogs.
@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import wiki_tree
+from .lexicon import version_key
+from .links import CITATION_AT_END, LINK_TEXT
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .pages import Page, escape_link_text, inert, one_line, part_of, plain_text, relative_link
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
@@ -77,9 +79,6 @@ class Entry:
 
 # --- entries: what the map says of each page ----------------------------------------------------
 
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_CITATION = re.compile(r"\s*\(\[[^\]]*\]\([^)]*\)\)\s*$")
-
 
 def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
     """One line saying what the page is about: its front matter's description, else the first
@@ -92,8 +91,8 @@ def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
         line = line.strip()
         if not line or line.startswith(("#", "-", ">", "|", "Source:", "```", "Also called:", "Main source", "* ", "[")):
             continue
-        line = _CITATION.sub("", line)
-        line = _LINK.sub(r"\1", line)
+        line = CITATION_AT_END.sub("", line)
+        line = LINK_TEXT.sub(r"\1", line)
         line = re.sub(r"[*_`]", "", line).strip().strip('"')
         if line:
             return _trim(line, limit)
@@ -196,16 +195,6 @@ class Group:
         return f"{self.folder}/index.md"
 
 
-def version_key(version: str) -> tuple[Any, ...]:
-    """Release order of a version string; strings that do not parse sort below every number."""
-    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", version.strip())
-    if not match:
-        return (-1,)
-    numbers = tuple(int(x) for x in match.group(1).split("."))
-    rest = match.group(2).strip(".-_ ").lower()
-    return (*numbers, 0 if not rest else -1)
-
-
 @lru_cache(maxsize=65536)  # every plan of the map sorts every source by it
 def _natural(path: str) -> tuple[Any, ...]:
     """File names in their numbered order: ch02 before ch10, appendix after chapters."""
@@ -228,8 +217,10 @@ def order_entries(entries: list[Entry], order: dict[str, int]) -> tuple[list[Ent
                 + sorted(rest, key=lambda e: (_natural(e.raw), e.path)), False, True)
     versioned = [e for e in entries if e.version]
     if len(versioned) >= 3 and len(versioned) >= 0.6 * len(entries):
-        return sorted(entries, key=lambda e: (_neg(version_key(e.version or "")), _neg_s(e.date), _title_key(e.title),
-                                              e.path)), True, False
+        # newest release first (the lexicon's order: 2.0 after 2.0rc1), then newest date; ties by title
+        ordered = sorted(entries, key=lambda e: (_title_key(e.title), e.path))
+        ordered.sort(key=lambda e: (version_key(e.version), e.date or ""), reverse=True)
+        return ordered, True, False
     if _numbered(entries):
         return sorted(entries, key=lambda e: (_natural(e.raw or e.path), e.path)), False, True
     return sorted(entries, key=lambda e: (_title_key(e.title), e.path)), False, False
@@ -238,14 +229,6 @@ def order_entries(entries: list[Entry], order: dict[str, int]) -> tuple[list[Ent
 def _title_key(title: str) -> str:
     """Titles in reading order: markup aside (`referencing` sorts under r), case ignored."""
     return title.strip("`*_ ").lower()
-
-
-def _neg(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(-x for x in key) if key else (1,)
-
-
-def _neg_s(text: str) -> str:
-    return "".join(chr(0x10FFFF - ord(c)) for c in text) if text else "\U0010ffff"
 
 
 def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]:
@@ -439,8 +422,6 @@ def _compact(entry: Entry) -> str:
     return f"[{escape_link_text(title)}]({entry.path}){tail}"
 
 
-
-
 def _pick_label(group: Group) -> str:
     if group.key.startswith("concepts"):
         return "Most linked"
@@ -461,8 +442,8 @@ def _about(group: Group) -> str:
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
     # the page that speaks for the folder, nearest its top: one with a lead of its own first
-    # (mdBook's guide has a SUMMARY.md that is only its table of contents, and beside it a
-    # README.md that says what mdBook is)
+    # (a book's SUMMARY.md may be only its table of contents, with a README.md beside it that
+    # says what the book is about)
     speaking = [e for e in entries if posixpath.basename(e.raw).lower().startswith(ENTRY_NAMES)]
     top = min((e.raw.count("/") for e in speaking), default=0)
     speaking = [e for e in speaking if e.raw.count("/") == top]
@@ -476,7 +457,7 @@ def _about(group: Group) -> str:
         return f"Releases from {entries[-1].version or entries[-1].date} to {newest.version or newest.date}."
     # an entry page with no lead of its own (a book's SUMMARY.md is a table of contents): the
     # book's title and the first sentence of the page that introduces it (the one whose lead
-    # names the book as its title is spelled, "Welcome to The Rust Programming Language, ...";
+    # names the book as its title is spelled, "Welcome to The Acme Programming Language, ...";
     # else the one that names it soonest), else of its first page
     described = [e for e in entries if e.description and e is not start]
     if start is not None:
@@ -506,7 +487,7 @@ def _first_sentence(text: str) -> str:
 
 def _titled(title: str, description: str) -> str:
     """A group's line: its entry page's title when the description does not name it already
-    ("Docutils Project Documentation Overview: The latest working documents may be ...")."""
+    ("Acme Project Documentation Overview: The latest working documents may be ...")."""
     words = set(_words(title))
     if not words or words <= set(_words(description)) or len(title) > 80:
         return description
@@ -651,7 +632,7 @@ def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
 
 
 def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) -> dict[str, int]:
-    """The reading order the documents give: mdBook's SUMMARY.md, Sphinx toctrees (followed from
+    """The reading order the documents give: a SUMMARY.md of links, reST toctrees (followed from
     the root document down), as {raw path: position}. Only table-of-contents files count (by
     name); their tables come from what the compile kept of them (sources.outline), else they
     are read, and are cached by content hash."""

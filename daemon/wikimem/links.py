@@ -40,6 +40,65 @@ _WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+)
 
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 
+# --- the patterns every other reader of Markdown uses ----------------------------------------
+# One home for them: the compile, lint, search, index.md and the loaders ask these, each named for
+# what it reads. Like the patterns above they never rescan a line from each bracket.
+
+_PARENS_TARGET = r"(?:[^()\s]|\([^()\s]*\))*+"  # a link target: no space, balanced parentheses
+
+URL = r"\b[a-z][a-z0-9+.-]*://\S+"
+"""A bare web address: a scheme, "://", and what follows up to a space."""
+
+LINK_TEXT_TARGET = re.compile(r"(?<!\\)\[([^\[\]\n]*+)\]\((" + _PARENS_TARGET + r")\)")
+"""[text](target) in text wikimem or a model wrote: the text is group 1, the target group 2."""
+
+LINK_TEXT = re.compile(r"(?<!\\)!?\[([^\[\]\n]*+)\]\((?:[^()\n]|\([^()\n]*\))*+\)")
+"""A link or an image, read for its text (group 1): what a line says with its links as words."""
+
+LINK_OR_URL = re.compile(LINK_TEXT.pattern + r"|<?" + URL)
+"""A link (its text is group 1) or a bare web address (no group 1)."""
+
+LINK_TARGET = re.compile(r"(?<!\\)\]\((" + _PARENS_TARGET + r")\)")
+"""The "](target)" that closes a link, the target in group 1: where a link points, or a text
+read without its targets."""
+
+RELATIVE_LINK_OPENING = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
+"""The "[text](" that opens a link to a relative target (text in group 1): what makes quoted
+text a link where it should stay text."""
+
+_CITATION = r"\(\[[^\[\]\n]*+\]\(([^()\s]++)\)\)"
+CITATION_AT_END = re.compile(r"\s*" + _CITATION + r"\s*$")
+"""A citation closing a line: " ([file.md, line 41](../../raw/file.md#L41))"."""
+
+CITED_QUOTE_END = re.compile(r"[\"”][ \t]*" + _CITATION)
+"""A quote's closing mark and the citation right after it; the citation's target is group 1."""
+
+RAW_CITATION = re.compile(r"\(\[[^\[\]\n]*+\]\((?P<target>[^()\s\[\]]*raw/[^()\s\[\]]*+)\)\)")
+"""A citation of a raw source in a page's own words: "([notes.md, line 41](../../raw/notes.md#L41))"."""
+
+# a source's link text may hold one level of brackets: [`Null[T]`](/pkg/sql/#Null)
+_SOURCE_TEXT = r"((?:[^\[\]]|\[[^\[\]]*+\])*+)"
+SOURCE_IMAGE = re.compile(r"!\[" + _SOURCE_TEXT + r"\]\((?:[^()]|\([^()]*\))*+\)")
+"""An image in a source's Markdown, its alt text in group 1."""
+
+SOURCE_LINK = re.compile(r"\[" + _SOURCE_TEXT + r"\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*+)>?(?:\s+\"[^\"\n]*+\")?\s*\)")
+"""A link in a source's Markdown: text in group 1, target in group 2 (balanced parentheses:
+wiki/Name_(disambiguation)), an optional title."""
+
+SOURCE_REF_LINK = re.compile(r"\[([^\[\]]++)\]\[[^\[\]]*+\]")
+"""A reference link in a source's Markdown, [text][label]: its text in group 1."""
+
+
+def link_targets(text: str) -> list[str]:
+    """The targets of a page's Markdown links, in order; images are not links."""
+    out = []
+    for m in md_links(text).finditer(text):
+        if m.start() > 0 and text[m.start() - 1] == "!":
+            continue
+        out.append(m.group(2) or m.group(3))
+    return out
+
+
 def md_links(text: str) -> re.Pattern[str]:
     """The Markdown link pattern for a text. Either gives _MD_LINK_ESCAPES's matches: in a text
     without "\\[" its lookbehind never fails."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .config import Settings
+from .links import LINK_TEXT_TARGET
 from .workspace import Workspace
 
 PASSAGES = 5
@@ -93,7 +94,7 @@ def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
         if hit.kind == "raw":
             sources = (hit.path,)
         else:
-            # pages quote their sources as "... (go1.23.md, line 582)": name the raw files behind
+            # pages quote their sources as "... (notes-1.23.md, line 582)": name the raw files behind
             # the quoted words, not every file the page draws on
             behind = _page_sources(ws, hit.path)
             by_name: dict[str, list[str]] = {}
@@ -162,7 +163,7 @@ def _relink(text: str, page: str) -> str:
             return m.group(0)
         return f"[{m.group(1)}]({rel}{'#' + frag if frag else ''})"
 
-    return re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", fix, text)
+    return LINK_TEXT_TARGET.sub(fix, text)
 
 
 def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: float = 5.0) -> Answer:

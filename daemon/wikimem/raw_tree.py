@@ -316,8 +316,8 @@ def collections(paths: Iterable[str]) -> dict[str, str]:
     """The collection of each raw path. A top folder of raw/ with at least MIN_COLLECTION
     sources is a collection; files directly in raw/ and smaller folders share the collection "".
 
-    Concepts are chosen per collection, so one collection of documents (the Go release notes)
-    never crowds out another's (the Rust book); a folder of two notes is too small to choose
+    Concepts are chosen per collection, so one collection of documents (years of release notes)
+    never crowds out another's (a book); a folder of two notes is too small to choose
     concepts alone, and chooses them with the other small ones."""
     paths = list(paths)
     counts: dict[str, int] = {}
@@ -335,7 +335,7 @@ def fact_series(paths: Iterable[str]) -> dict[str, str]:
     """The product line each raw path's facts belong to when its title names no product.
 
     A collection with a page that speaks for it (an index, a README, a book's SUMMARY.md) is one
-    product's documentation: flask/ holds Flask's changelog and its installation page, and what
+    product's documentation: acme/ holds Acme's changelog and its installation page, and what
     they say of the minimum Python version is one timeline. A collection without one is a folder
     of documents each on its own (the READMEs of many packages): each is its own series, so one
     package's "supports Python 3.9" is never taken to replace another's. Files directly in raw/

@@ -205,6 +205,7 @@ class Daemon:
         self.clock: Clock | None = None
         self.state = "starting"
         self.detail = ""
+        self.progress: dict[str, Any] | None = None  # a model compile's activity (backends.Activity), while it runs
         self.started_at = utc_now()
         self.last_compile: dict[str, Any] | None = None
         self.last_lint: dict[str, Any] | None = None
@@ -450,11 +451,20 @@ class Daemon:
             self.detail = f"{progress_state['done']}/{total} {path}"
             self._write_status()
 
+        def activity(now: Any) -> None:
+            # a model backend's progress (sources done, requests in flight, tokens, cost, time
+            # left), written to the status file by whichever process compiles (throttled)
+            self.progress = now.to_json()
+            self.detail = f"{now.sources_done}/{now.sources_total} sources"
+            self._write_status()
+
+        self.progress = None
         try:
             report = self._isolated(lambda: compile_workspace(
                 self.ws, self.settings, backend_name=self.backend_name, progress=progress,
-                give_up_after=self.options.retry_limit,
+                give_up_after=self.options.retry_limit, activity=activity,
             ))
+            self.progress = None
         except _Abandon as stop:
             log.info("stopping: abandoned the batch before %s (%d of it done, nothing written); "
                      "the next start redoes it", stop.args[0], stop.args[1] if len(stop.args) > 1 else 0)
@@ -782,6 +792,7 @@ class Daemon:
             "version": __version__,
             "state": self.state,
             "detail": self.detail,
+            "progress": self.progress if self.state == "compiling" else None,
             "started_at": self.started_at,
             "updated_at": utc_now(),
             "backend": self.backend_name,
@@ -973,6 +984,16 @@ def raw_summary(ws: Workspace) -> dict[str, Any]:
     return {"sources": len(found.files), "refused": len(found.refused), "ignored": found.ignored_summary()}
 
 
+def progress_line(progress: dict[str, Any]) -> str:
+    """A model compile's activity (status.json's `progress`) as `wikimem status` prints it."""
+    from .backends import Activity
+
+    try:
+        return Activity(**{**progress, "seconds": progress.get("seconds") or 0.0}).line()
+    except TypeError:  # a status file from another version
+        return json.dumps(progress)
+
+
 def format_status(data: dict[str, Any]) -> list[str]:
     """The people's version of `wikimem status`."""
     lines: list[str] = []
@@ -993,6 +1014,8 @@ def format_status(data: dict[str, Any]) -> list[str]:
         detail = f" ({data['detail']})" if data.get("detail") else ""
         lines.append(f"running: pid {data.get('pid')}, {data.get('state')}{detail}, since {data.get('started_at')}")
         lines.append(f"watching: {root}/raw ({data.get('watcher')}); queue: {data.get('queue', 0)}; backend: {data.get('backend')}")
+        if data.get("progress"):
+            lines.append(f"progress: {progress_line(data['progress'])}")
     raw = data.get("raw")
     if raw:
         ignored = raw["ignored"]

@@ -1,11 +1,11 @@
 """Timelines: a page per fact that changed, current value first, written by code.
 
 From every source's facts (facts.py) this groups the statements of one fact of one series (a
-product's releases: Go, Flask, Docutils), orders them by release (version, then date), and
+product's releases), orders them by release (version, then date), and
 writes `wiki/facts/<slug>.md` for each fact whose value changed: the current value at the top
 with the statement that gives it and what it replaced, then a table of every statement,
 newest first, each quoted and cited. A statement from another series never supersedes one
-of this series; plans ("Go 1.19 will require ...") are listed as plans, never as current.
+of this series; plans ("1.19 will require ...") are listed as plans, never as current.
 
 Why pages of their own rather than a section of concept pages: a fact's subject ("minimum
 macOS version") is rarely a concept page, search must be able to rank the timeline first for

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .base import Backend, Batch, BatchResult, PageEdit, SourceOutcome, SourceRef, resolve
+from .base import Activity, Backend, Batch, BatchResult, PageEdit, SourceOutcome, SourceRef, resolve
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-__all__ = ["Backend", "Batch", "BatchResult", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
+__all__ = ["Activity", "Backend", "Batch", "BatchResult", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
            "register", "resolve"]
 
 
@@ -45,7 +45,7 @@ class _Resolved:
     def compile(self, batch: Batch) -> BatchResult:
         result = self.inner.compile(batch)
         return BatchResult(result.edits, result.outcomes, (f"{self.reason} -> {self.name}", *result.notes),
-                           result.refused)
+                           result.refused, result.stats)
 
     def __getattr__(self, attr: str) -> object:
         return getattr(self.inner, attr)

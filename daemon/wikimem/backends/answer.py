@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import UsageError, WikimemError
+from ..links import LINK_TEXT_TARGET
 from ..workspace import Workspace
 from .claude import Usage, _api_error, hashlib_hex, make_client
 
@@ -67,6 +68,6 @@ def synthesize(
         target = match.group(2)
         return match.group(0) if target in allowed or target.split("#")[0] in allowed else match.group(1)
 
-    text = re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", keep_known, text)
+    text = LINK_TEXT_TARGET.sub(keep_known, text)
     result = usage.as_dict()
     return text, result

@@ -56,6 +56,50 @@ class Batch:
     # beside its own (backends/beside.py): the compiler's other process (the search seed) waits
     # for pages to index. Callable from a forked process. None: no other process is at work.
     spare: Callable[[], bool] | None = None
+    # Called by a model backend now and then (from the thread that called compile) with how the
+    # compile is going, for a progress line and the daemon's status. Optional for a backend.
+    activity: Callable[[Activity], None] | None = None
+
+
+@dataclass(frozen=True)
+class Activity:
+    """How a model backend's compile is going, as a person watching it wants to know."""
+
+    sources_done: int
+    sources_total: int
+    in_flight: int  # requests in flight (interactive), or in the batch out (batches)
+    requests: int  # answered so far
+    rejected: int  # answered 429/529 (rate limited, overloaded) and sent again
+    tokens: Mapping[str, int]  # input, output, cache_read, cache_write so far
+    cost_usd: float | None  # so far, at list prices (batch prices in batches)
+    seconds: float  # since the compile began
+    seconds_left: float | None  # estimated from the pace so far; None before a source is done
+    mode: str = "interactive"  # or "batch"
+    round: int | None = None  # batches: the round out now
+    batch_id: str | None = None  # batches: the batch out now
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sources_done": self.sources_done, "sources_total": self.sources_total, "in_flight": self.in_flight,
+                "requests": self.requests, "rejected": self.rejected, "tokens": dict(self.tokens),
+                "cost_usd": self.cost_usd, "seconds": round(self.seconds, 1),
+                "seconds_left": None if self.seconds_left is None else round(self.seconds_left),
+                "mode": self.mode, "round": self.round, "batch_id": self.batch_id}
+
+    def line(self) -> str:
+        """One line for a terminal or `wikimem status`."""
+        tokens = sum(self.tokens.values())
+        parts = [f"{self.sources_done}/{self.sources_total} sources"]
+        if self.mode == "batch":
+            parts.append(f"round {self.round or 0}" + (f", {self.in_flight} requests in batch {self.batch_id}" if self.batch_id else ""))
+        else:
+            parts.append(f"{self.in_flight} in flight")
+        if self.rejected:
+            parts.append(f"{self.rejected} rate-limited")
+        parts.append(f"{tokens:,} tokens" + (f" ~${self.cost_usd:.2f}" if self.cost_usd is not None else ""))
+        if self.seconds_left is not None:
+            left = self.seconds_left
+            parts.append(f"~{left / 60:.0f} min left" if left >= 90 else f"~{left:.0f} s left")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -91,6 +135,8 @@ class BatchResult:
     # (source, reason) for each command a guard refused while compiling that source (a model
     # asked to overwrite a person's text, say): counted in the compile summary
     refused: tuple[tuple[str, str], ...] = ()
+    # what a model backend's compile cost in requests: counts for the compile report's `traffic`
+    stats: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Backend(Protocol):

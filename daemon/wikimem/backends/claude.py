@@ -87,8 +87,12 @@ def prices(model: str) -> tuple[float, float, float] | None:
     return None
 
 
-def cost_usd(model: str, usage: Usage) -> float | None:
-    """List-price estimate; None for a model without a known price (a local model's own name)."""
+BATCH_DISCOUNT = 0.5  # the Message Batches API bills every token at half the list price
+
+
+def cost_usd(model: str, usage: Usage, *, batch: bool = False) -> float | None:
+    """List-price estimate (at the batch price with `batch`); None for a model without a known
+    price (a local model's own name)."""
     price = prices(model)
     if price is None:
         return None
@@ -99,7 +103,7 @@ def cost_usd(model: str, usage: Usage) -> float | None:
         + usage.cache_read * price_in * read
         + usage.output * price_out
     ) / 1_000_000
-    return round(total, 6)
+    return round(total * (BATCH_DISCOUNT if batch else 1.0), 6)
 
 
 def credentials(environ: Mapping[str, str]) -> str | None:

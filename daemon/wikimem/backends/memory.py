@@ -23,6 +23,19 @@ Guards, each answered to the model as a tool error it can read (ToolError):
   says, compiling it can only change its own page and add to the others;
 - pages going away with a removed source are view only. Tidying up after a removal (a
   session with no source text) may delete the concept pages that drew only on it.
+
+Several conversations run at once (one per source, `concurrency` in wikimem.toml). Each has
+its own overlay (its `pending` layer) over one shared `Store` (the `committed` layer), so:
+- a command runs on the page as it is when it runs: before each command the conversation's
+  own edits to that page are merged onto what other conversations committed since
+  (`Overlay.refresh`, a three-way merge), and a view shows that text;
+- a new page is claimed by the conversation creating it until that one finishes: another
+  that creates the same page waits for it, then gets the "already exists; add to it" answer a
+  serial compile would give (when waiting would close a circle of conversations waiting on
+  each other, it is told to link the page and come back to it instead);
+- a finished conversation's pages are merged into the committed layer, never copied over it,
+  so what two sources added to one page both land; lines both changed keep both versions.
+The guards measure a conversation's edits against the committed page, as for one conversation.
 """
 
 from __future__ import annotations
@@ -30,7 +43,8 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +57,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818StrReplaceCommand,
     BetaMemoryTool20250818ViewCommand,
 )
+from merge3 import Merge3
 
 from .. import wiki_tree
 from ..errors import PathEscape
@@ -50,6 +65,7 @@ from ..index_page import is_catalog
 from ..ownership import persons_page
 from ..pages import (
     FrontMatterError,
+    Page,
     content_hash,
     lost_line,
     parse_meta,
@@ -75,15 +91,37 @@ _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 class Staged:
     content: str | None  # None: deleted
     base: str | None  # hash of the file on disk when first staged; None when it did not exist
+    # the committed text this pending edit was made on (a pending layer only): when another
+    # conversation commits the page meanwhile, the edit is merged onto the new text from it
+    origin: str | None = None
 
 
-class Overlay:
-    """Staged page writes over the real wiki: pending (this source) over committed (this run)."""
+class Contended(Exception):
+    """A page this conversation would create is being created by another conversation of the
+    same compile (`holder`): the caller waits for that one to finish and runs the command again."""
+
+    def __init__(self, rel: str, holder: str):
+        super().__init__(f"{rel} is being created by the conversation for {holder}")
+        self.rel = rel
+        self.holder = holder
+
+
+class Store:
+    """What every conversation of one compile shares: the pages finished conversations
+    committed (over the real wiki), the new pages live conversations are creating (claims),
+    and the lock that serializes their access to both. The anthropic backend runs each
+    conversation's local work (tool calls, checks, commit) under `cond`, and its requests
+    to the model outside it."""
 
     def __init__(self, wiki: Path):
         self.wiki = wiki
         self.committed: dict[str, Staged] = {}
-        self.pending: dict[str, Staged] = {}
+        self.claims: dict[str, str] = {}  # new page -> the conversation creating it
+        self.overlays: dict[str, Overlay] = {}  # live conversations' overlays, by owner
+        self.waiting: dict[str, str] = {}  # conversation -> the conversation it waits for
+        self.cond = threading.Condition(threading.RLock())
+        self.merged = 0  # commits merged onto pages other conversations changed meanwhile
+        self.conflicts = 0  # regions both changed, kept in both versions
 
     def disk_text(self, rel: str) -> str | None:
         try:
@@ -99,15 +137,119 @@ class Overlay:
             return None
 
     def committed_text(self, rel: str) -> str | None:
-        """The page as it stands before this source: this run's earlier sources, else the disk."""
+        """The page as finished conversations left it: this run's commits, else the disk."""
         if rel in self.committed:
             return self.committed[rel].content
         return self.disk_text(rel)
+
+    def claimant(self, rel: str) -> str | None:
+        return self.claims.get(rel)
+
+    def claimed_text(self, rel: str) -> str | None:
+        """A page a live conversation is creating, as it has it now (for search to name it)."""
+        owner = self.claims.get(rel)
+        overlay = self.overlays.get(owner) if owner is not None else None
+        staged = overlay.pending.get(rel) if overlay is not None else None
+        return staged.content if staged is not None else None
+
+    def commit(self, overlay: Overlay) -> dict[str, Staged]:
+        """Fold a conversation's pending pages into the committed layer, each merged onto what
+        other conversations committed since it was staged; returns the pages as committed."""
+        out: dict[str, Staged] = {}
+        with self.cond:
+            for rel, staged in overlay.pending.items():
+                current = self.committed_text(rel)
+                content = staged.content
+                if current != staged.origin and content is not None and current is not None:
+                    content, conflicts = merge_page(staged.origin or "", content, current)
+                    self.merged += 1
+                    self.conflicts += len(conflicts)
+                    if conflicts:
+                        log.info("%s: kept both versions of %d region(s) two sources changed", rel, len(conflicts))
+                elif current != staged.origin and content is None and current is not None:
+                    content = current  # deleted here, changed by another meanwhile: their text stays
+                if rel in self.committed:
+                    self.committed[rel].content = content
+                else:
+                    self.committed[rel] = Staged(content, staged.base)
+                out[rel] = self.committed[rel]
+            self.release(overlay.owner)
+        return out
+
+    def release(self, owner: str) -> None:
+        """The conversation `owner` is done: its claims go, and whoever waited on them wakes."""
+        with self.cond:
+            for rel in [rel for rel, holder in self.claims.items() if holder == owner]:
+                del self.claims[rel]
+            self.overlays.pop(owner, None)
+            self.cond.notify_all()
+
+    def would_deadlock(self, me: str, holder: str) -> bool:
+        """Whether `me` waiting for `holder` closes a circle of conversations waiting on each other."""
+        seen = set()
+        current: str | None = holder
+        while current is not None and current not in seen:
+            if current == me:
+                return True
+            seen.add(current)
+            current = self.waiting.get(current)
+        return False
+
+    def wait_for(self, me: str, contended: Contended, stopped: Callable[[], bool] = lambda: False) -> None:
+        """Block (in a conversation's own thread, holding `cond`) until the claim is released."""
+        with self.cond:
+            self.waiting[me] = contended.holder
+            try:
+                while self.claims.get(contended.rel) == contended.holder and not stopped():
+                    self.cond.wait(0.5)
+            finally:
+                self.waiting.pop(me, None)
+
+
+class Overlay:
+    """One conversation's staged page writes (`pending`) over the shared Store (`committed`,
+    what this run's finished conversations did, reading through to the real wiki)."""
+
+    def __init__(self, wiki: Path, store: Store | None = None, owner: str = ""):
+        self.wiki = wiki
+        self.store = store if store is not None else Store(wiki)
+        self.owner = owner
+        self.pending: dict[str, Staged] = {}
+        if owner:
+            self.store.overlays[owner] = self
+
+    @property
+    def committed(self) -> dict[str, Staged]:
+        return self.store.committed
+
+    def disk_text(self, rel: str) -> str | None:
+        return self.store.disk_text(rel)
+
+    def committed_text(self, rel: str) -> str | None:
+        """The page as it stands before this source: this run's earlier sources, else the disk."""
+        return self.store.committed_text(rel)
 
     def read(self, rel: str) -> str | None:
         if rel in self.pending:
             return self.pending[rel].content
         return self.committed_text(rel)
+
+    def refresh(self, rel: str) -> list[str]:
+        """Bring this conversation's edit of `rel` onto the page as other conversations have
+        committed it since: a three-way merge. Returns the regions both changed (kept twice)."""
+        staged = self.pending.get(rel)
+        if staged is None:
+            return []
+        current = self.committed_text(rel)
+        if current == staged.origin:
+            return []
+        conflicts: list[str] = []
+        if staged.content is not None and current is not None:
+            staged.content, conflicts = merge_page(staged.origin or "", staged.content, current)
+        elif current is not None:
+            staged.content = current  # another conversation changed what this one deleted: theirs stays
+        staged.origin = current
+        return conflicts
 
     def exists(self, rel: str) -> bool:
         return self.read(rel) is not None
@@ -126,20 +268,21 @@ class Overlay:
     def write(self, rel: str, content: str | None) -> None:
         if rel in self.pending:
             self.pending[rel].content = content
-            return
-        base = self.committed[rel].base if rel in self.committed else hash_or_none(self.disk_text(rel))
-        self.pending[rel] = Staged(content, base)
+        else:
+            origin = self.committed_text(rel)
+            base = self.committed[rel].base if rel in self.committed else hash_or_none(self.disk_text(rel))
+            self.pending[rel] = Staged(content, base, origin)
+        if content is not None and self.pending[rel].origin is None:
+            self.store.claims.setdefault(rel, self.owner)
 
-    def commit(self) -> None:
-        for rel, staged in self.pending.items():
-            if rel in self.committed:
-                self.committed[rel].content = staged.content
-            else:
-                self.committed[rel] = staged
+    def commit(self) -> dict[str, Staged]:
+        committed = self.store.commit(self)
         self.pending = {}
+        return committed
 
     def discard(self) -> None:
         self.pending = {}
+        self.store.release(self.owner)
 
     def files(self, folder: str = "") -> Iterator[str]:
         """Every page under `folder` (wiki-relative), staged writes included, deletions excluded."""
@@ -160,6 +303,88 @@ class Overlay:
                 yield rel
 
 
+# --- merging what two conversations did to one page
+
+
+def merge_page(base: str, mine: str, theirs: str) -> tuple[str, list[str]]:
+    """`mine` (an edit of `base`) carried onto `theirs` (another edit of `base`): the three-way
+    merge of version control, by lines. Lines both sides inserted at one place are kept, theirs
+    first; a region both changed is kept in both versions (theirs, then the lines of mine it
+    lacks), so no side's addition is lost, and is returned (mine's text) for the model to tidy.
+
+    The front matter is merged by field, since two sources that extend a page both add to its
+    `sources` and `aliases` lists: a list takes the items of both, another field the value that
+    changed (theirs when both did)."""
+    if theirs == base:
+        return mine, []
+    if mine == base or mine == theirs:
+        return theirs, []
+    fms = [split_front_matter(text) for text in (base, mine, theirs)]
+    if all(fm is not None for fm, _, _ in fms) and len({fm for fm, _, _ in fms}) > 1:
+        try:
+            metas = [parse_meta(fm or "") for fm, _, _ in fms]
+        except FrontMatterError:
+            metas = []
+        if metas:
+            body, conflicts = _merge_lines(fms[0][1], fms[1][1], fms[2][1])
+            meta = _merge_meta(*metas)
+            if meta == metas[2]:
+                head = theirs[: len(theirs) - len(fms[2][1])]
+            elif meta == metas[1]:
+                head = mine[: len(mine) - len(fms[1][1])]
+            else:
+                head = Page("x.md", meta, "").dumps().rstrip("\n") + "\n"
+            return head + body, conflicts
+    return _merge_lines(base, mine, theirs)
+
+
+def _merge_meta(base: dict[str, object], mine: dict[str, object], theirs: dict[str, object]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key in [*theirs, *(k for k in mine if k not in theirs)]:
+        b, m, t = base.get(key), mine.get(key), theirs.get(key)
+        if key not in mine and key in base:
+            if t == b:
+                continue  # mine removed it
+            out[key] = t
+        elif key not in theirs:
+            if key in base and m == b:
+                continue  # theirs removed it
+            out[key] = m
+        elif m == b or m == t:
+            out[key] = t
+        elif t == b:
+            out[key] = m
+        elif isinstance(m, list) and isinstance(t, list):
+            out[key] = [*t, *(item for item in m if item not in t)]
+        else:
+            out[key] = t
+    return out
+
+
+def _merge_lines(base: str, mine: str, theirs: str) -> tuple[str, list[str]]:
+    merge = Merge3(base.splitlines(True), mine.splitlines(True), theirs.splitlines(True))
+    out: list[str] = []
+    conflicts: list[str] = []
+    for group in merge.merge_groups():
+        if group[0] != "conflict":
+            out.extend(_ended(group[1]))
+            continue
+        was, ours, other = group[1], group[2], group[3]
+        if was:  # both changed these lines: keep theirs, and what ours adds
+            conflicts.append("".join(ours).strip())
+        out.extend(_ended(other))
+        out.extend(_ended([line for line in ours if line not in other]))
+    text = "".join(out)
+    if not (mine.endswith("\n") or theirs.endswith("\n")):
+        text = text.removesuffix("\n")
+    return text, conflicts
+
+
+def _ended(lines: Sequence[str]) -> list[str]:
+    """Lines that each end a line, so two regions joined never run into one line."""
+    return [line if line.endswith("\n") else line + "\n" for line in lines]
+
+
 def hash_or_none(text: str | None) -> str | None:
     return None if text is None else content_hash(text)
 
@@ -172,18 +397,24 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
     """The memory tool the anthropic backend gives the model while it compiles: rooted at wiki/,
     staging every write in an Overlay behind wikimem's guards. (Agents get memory_tool.WikiMemoryTool.)"""
 
-    def __init__(self, wiki: Path, overlay: Overlay, recorded: Mapping[str, str], *, cache_control: None = None):
+    def __init__(self, wiki: Path, overlay: Overlay, recorded: Mapping[str, str], *, cache_control: None = None,
+                 human: dict[str, bool] | None = None, frozen: set[str] | None = None):
         super().__init__(cache_control=cache_control)
         self.wiki = wiki
         self.overlay = overlay
         self.recorded = recorded  # wiki-relative path -> hash wikimem last wrote (state.db pages)
-        self._human: dict[str, bool] = {}
+        self._human: dict[str, bool] = {} if human is None else human  # shared by a compile's conversations
         self.source_path = ""
         self.own_page = ""
         self.created: set[str] = set()  # pages this source created (may be rewritten, renamed, deleted)
         self.deletable: set[str] = set()  # existing pages this session may delete (see begin)
-        self.frozen: set[str] = set()  # pages going away with their removed sources: view only
+        # pages going away with their removed sources: view only
+        self.frozen: set[str] = set() if frozen is None else frozen
         self.refusals: list[str] = []
+        self.notes: list[str] = []  # said to the model with the result of the command that caused them
+        # each page as this conversation last saw it (a view, its own edits): line numbers it
+        # gives refer to that text, which other conversations may have changed since
+        self.seen: dict[str, str] = {}
 
     # --- per source
     def begin(self, source_path: str, own_page: str, *, deletable: set[str] | frozenset[str] = frozenset()) -> None:
@@ -194,6 +425,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         self.created = set()
         self.deletable = set(deletable)
         self.refusals = []
+        self.seen = {}
 
     def is_human(self, rel: str) -> bool:
         """A page on disk that a person wrote: the compiler's test (ownership.persons_page)."""
@@ -223,6 +455,15 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
                 confine(self.wiki, rel)
             except PathEscape as exc:
                 raise self._refuse(f"{path!r} leads outside the wiki ({exc}); refused") from None
+        # every command runs on the page as it is now: this conversation's edits of it carried
+        # onto what other conversations of the compile committed since
+        for region in self.overlay.refresh(rel):
+            shown = region if len(region) <= 80 else region[:79] + "…"
+            self.notes.append(
+                f"Note: another source compiled at the same time changed {self.show(rel)} where you had "
+                f"edited it; both versions of that part are in the page now (yours: {shown!r}). View it and "
+                "merge them into one with str_replace."
+            )
         return rel
 
     def show(self, rel: str) -> str:
@@ -268,6 +509,12 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
                 f"source pages belong to their own sources; this source's page is {self.show(self.own_page)}"
             )
 
+    def _check_unclaimed(self, rel: str) -> None:
+        """A new page another live conversation is creating: wait for it (Contended)."""
+        holder = self.overlay.store.claimant(rel)
+        if holder is not None and holder != self.overlay.owner:
+            raise Contended(rel, holder)
+
     def _check_keeps(self, rel: str, new: str, current: str | None = None) -> None:
         """Edits to a page other sources built keep most of it and leave its front matter readable;
         on a page a person edited, every line already there stays (the edit may only add)."""
@@ -309,6 +556,8 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         if text is None:
             if self.overlay.is_dir(rel):
                 raise ToolError(f"The path {shown} is a directory, not a file.")
+            # a page another conversation is creating: wait for it, then see it as that one left it
+            self._check_unclaimed(rel)
             raise ToolError(f"The path {shown} does not exist. Please provide a valid path.")
         return text
 
@@ -327,6 +576,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
             last = len(lines) if int(view_range[1]) == -1 else int(view_range[1])
             lines = lines[first - 1 : last]
             start = first
+        self.seen[rel] = text
         note = ""
         if len(lines) > MAX_VIEW_LINES:
             note = (
@@ -362,6 +612,9 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         if len(text) > MAX_PAGE_CHARS:
             raise self._refuse(f"{shown} would be {len(text)} characters; keep a page under {MAX_PAGE_CHARS}")
         exists = self.overlay.exists(rel)
+        if not exists:
+            self._check_new_name(rel)
+            self._check_unclaimed(rel)
         if exists:
             if self.is_human(rel):
                 raise self._refuse(
@@ -369,14 +622,25 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
                     "edits with str_replace or insert, but not overwrite it"
                 )
             if rel not in self.created and rel != self.own_page:
+                committed = self.overlay.committed.get(rel)
+                if rel not in self.overlay.pending and committed is not None and committed.base is None:
+                    # shown as a view shows it: the model adds to it next, without a turn to view it
+                    now = self.overlay.read(rel) or ""
+                    self.seen[rel] = now
+                    lines = now.split("\n")[:MAX_VIEW_LINES]
+                    raise ToolError(
+                        f"{shown} already exists: another source compiled at the same time created it while you "
+                        "worked. Add what this source says with str_replace or insert. Here's the content of "
+                        f"{shown} with line numbers:\n{numbered(lines, 1)}"
+                    )
                 raise self._refuse(
                     f"{shown} already exists; add to it with str_replace or insert (create makes new pages "
                     "and may rewrite only this source's own page)"
                 )
         else:
-            self._check_new_name(rel)
             self.created.add(rel)
         self.overlay.write(rel, text)
+        self.seen[rel] = text
         return f"File {'overwritten' if exists else 'created'} successfully at: {shown}"
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
@@ -404,6 +668,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         updated = content.replace(old, new, 1)
         self._check_keeps(rel, updated, content)
         self.overlay.write(rel, updated)
+        self.seen[rel] = updated  # the snippet below numbers its lines as they are now
         line = content[:pos].count("\n")
         new_lines = updated.split("\n")
         first = max(0, line - 2)
@@ -415,8 +680,12 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         shown = self.show(rel)
         self._check_writable(rel)
         content = self._text(rel, shown)
-        lines = content.split("\n")
-        if content.endswith("\n"):
+        # the line number refers to the page as this conversation last saw it; when other
+        # conversations changed it since, the insertion is carried onto the page as it is now
+        # by a three-way merge, so it lands among the same lines the model chose
+        seen = self.seen.get(rel, content)
+        lines = seen.split("\n")
+        if seen.endswith("\n"):
             lines.pop()
         at = getattr(command, "insert_line", None)
         if not isinstance(at, int) or at < 0 or at > len(lines):
@@ -425,9 +694,11 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         if not isinstance(insert_text, str):
             raise ToolError("insert needs `insert_text`")
         lines.insert(at, insert_text.rstrip("\n"))
-        updated = "\n".join(lines) + "\n"
+        inserted = "\n".join(lines) + "\n"
+        updated = inserted if seen == content else merge_page(seen, inserted, content)[0]
         self._check_keeps(rel, updated, content)
         self.overlay.write(rel, updated)
+        self.seen[rel] = inserted
         return f"The file {shown} has been edited."
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
@@ -461,6 +732,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         if self.overlay.exists(new):
             raise ToolError(f"The destination {self.show(new)} already exists")
         self._check_new_name(new)
+        self._check_unclaimed(new)
         text = self.overlay.read(old)
         self.overlay.write(new, text)
         self.overlay.write(old, None)
@@ -473,14 +745,21 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
 
     # --- for the backend
     def run(self, tool_input: object) -> tuple[str, bool]:
-        """Run one tool call; returns (text for the model, is_error). Never raises for bad input."""
+        """Run one tool call; returns (text for the model, is_error). Never raises for bad input;
+        raises Contended when the page it would create is being created by another conversation
+        (the caller waits for that one and runs the call again)."""
+        self.notes = []
         try:
             result = self.call(tool_input)
         except ToolError as exc:
-            return str(exc.content) if isinstance(exc.content, str) else str(exc), True
+            text = str(exc.content) if isinstance(exc.content, str) else str(exc)
+            return self._noted(text), True
         except (NotImplementedError, AttributeError, TypeError, ValueError, KeyError) as exc:
             # malformed input (no `command`, a missing field): the SDK's dispatch raises these
             log.debug("bad memory command %r", tool_input, exc_info=True)
             return f"Error: invalid memory command ({type(exc).__name__}: {exc})", True
-        return (result if isinstance(result, str) else str(result)), False
+        return self._noted(result if isinstance(result, str) else str(result)), False
+
+    def _noted(self, text: str) -> str:
+        return "\n\n".join([text, *self.notes]) if self.notes else text
 

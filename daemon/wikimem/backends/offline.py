@@ -44,7 +44,7 @@ from .offline_pages import (
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 27  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 28  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -137,6 +137,9 @@ class OfflineBackend:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from ..lexicon import read_word_list
+
+        read_word_list()  # once, before the fork: the workers share it rather than each reading it
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         # the largest files first, one at a time while there are few: a large file taken late

@@ -5,8 +5,8 @@ its text keeps discussing, DEFINES a term (glossary, definition list, API descri
 a ..."), has a section HEADED for it, or marks it as an API name in CODE. A candidate needs
 evidence that it names a thing, and more than one source of its collection must mention it.
 
-Selection runs per collection (a top folder of raw/), so the Go release notes cannot crowd the
-Rust book's ownership and lifetimes out; a thing two collections both choose gets one page
+Selection runs per collection (a top folder of raw/), so a large collection (years of release
+notes) cannot crowd a small one's concepts out (a book's chapters); a thing two collections both choose gets one page
 that gathers both. Spellings of one thing merge: plurals, case, `HashMap` and "hash map",
 `Box<T>` and "box", and a word that mostly occurs inside a chosen phrase.
 """
@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from ..analysis import ABOUT, CODE, DEFINED, NAMED_THINGS, stem
+from ..analysis import ABOUT, CODE, DEFINED, NAMED_THINGS
+from ..lexicon import run_together, stem
 from ..pages import slugify
 from ..raw_tree import collections as collections_of
-from .offline_store import STRONG, squash, term_weight
+from .offline_store import STRONG, term_weight
 
 
 @dataclass
@@ -95,7 +96,7 @@ class MemoryStats:
                 for _, k in rows[:limit]]
 
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-        return [(k, d) for k, d in self.df[collection].items() if d >= 2 and squash(k) in squashed]
+        return [(k, d) for k, d in self.df[collection].items() if d >= 2 and run_together(k) in squashed]
 
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         table = self.by_surface[collection]
@@ -141,8 +142,8 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
             merged = {a.lower(): a for a in [*existing.aliases, *concept.aliases, concept.title]
                       if a.lower() != existing.title.lower()}
             existing.aliases = sorted(merged.values(), key=lambda a: (a.lower(), a))[:8]
-    # an alias is no other page's title: docutils' "Configuration File" (its lone "configuration"
-    # merged in) was also called "Configuration", the title of Flask's page, two pages for one name
+    # an alias is no other page's title: a page "Configuration File" with a lone "configuration"
+    # merged in would also be called "Configuration", another page's title: two pages for one name
     titled = {c.title.lower(): c.key for c in chosen.values()}
     for concept in chosen.values():
         concept.aliases = [a for a in concept.aliases if titled.get(a.lower(), concept.key) == concept.key]
@@ -162,9 +163,9 @@ def choose_concepts(stats: TermStats) -> dict[str, Concept]:
 
 def _spelling(key: str) -> str:
     """What names one thing across collections: a key without spaces, hyphens and underscores,
-    and without a macro's "!" (the Rust book's `panic!` and Go's panic are one page, as lint
+    and without a macro's "!" (a macro `panic!` and a function panic name one thing, as lint
     would have them)."""
-    return squash(key).rstrip("!") or squash(key)
+    return run_together(key).rstrip("!") or run_together(key)
 
 
 def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
@@ -187,9 +188,9 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     strong: dict[str, int] = {r[0]: r[4] for r in rows}
     merged: dict[str, list[str]] = defaultdict(list)
     for key, *_ in rows:
-        merged[squash(key)].append(key)
+        merged[run_together(key)].append(key)
     for key, docs in sorted(stats.partners(collection, set(merged))):
-        squashed = squash(key)
+        squashed = run_together(key)
         df.setdefault(key, docs)
         if squashed in merged and key not in merged[squashed] and docs >= 2:
             merged[squashed].append(key)
@@ -229,7 +230,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         phrase = next((k for k in group if " " in k), None)
         if phrase is None:
             continue
-        spelled = squash(" ".join(ABBREVIATIONS.get(w, w) for w in phrase.split()))
+        spelled = run_together(" ".join(ABBREVIATIONS.get(w, w) for w in phrase.split()))
         if spelled != squashed and merged.get(spelled):
             merged[spelled].extend(group)
             merged[squashed] = []
@@ -241,8 +242,8 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         # back", "hashmap" over "hash map") and the text names it so, else the phrase a lone
         # word was merged into (a code name that is only mentioned, `RequestContext` beside
         # "request context", has no spelling of its own to title a page: "Requestcontext")
-        run_together = {k for k in group if " " not in k and any(" " in g and squash(g) == squash(k) for g in group)}
-        one_word = [k for k in group if k in run_together and k in surfaces]
+        as_one = {k for k in group if " " not in k and any(" " in g and run_together(g) == run_together(k) for g in group)}
+        one_word = [k for k in group if k in as_one and k in surfaces]
         # ... and a phrase spelled out over its short form ("environment variable", "env var")
         key = one_word[0] if one_word else max(sorted(group), key=lambda k: (
             " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()), df.get(k, 0)))
@@ -251,7 +252,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         for k in group:
             if k in surfaces:
                 forms.update(surfaces[k])
-            elif k == key or k not in run_together:
+            elif k == key or k not in as_one:
                 forms[k] += 1  # no spelling recorded: the key is its own ("deploying")
             # else a phrase's words run together that no text spells so ("requestcontext")
         best = max(sorted(own), key=lambda f: own[f])
@@ -292,7 +293,7 @@ def title_of(surface: str) -> str:
         return surface  # code, then words ("`typer` command"): as the source writes it
     surface = surface.strip("*_")
     if not surface[:1].islower() or any(c.isupper() for c in surface[1:].split(" ", 1)[0]):
-        return surface  # a name spelled with its capitals inside: "mdBook", "macOS", "iPhone"
+        return surface  # a name spelled with its capitals inside: "eBay", "macOS", "iPhone"
     return surface[:1].upper() + surface[1:]
 
 

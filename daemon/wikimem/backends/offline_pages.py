@@ -24,6 +24,8 @@ from typing import Any
 
 from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
 from ..analysis import forget_sentences as analysis_forget
+from ..lexicon import version_key
+from ..links import LINK_OR_URL, LINK_TARGET, RELATIVE_LINK_OPENING
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
 from ..templating import render
@@ -68,14 +70,13 @@ _SIGNAL = re.compile(r"\d|\b(?:defaults?|requires?|minimum|maximum|must|supports
 _SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
-_LINK_LIKE = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
 
 
 def quote_text(text: str) -> str:
     """A quote fit for a list item: one line, no stray link syntax that would dangle, no HTML
     and no link but relative, http(s) and mailto ones (pages.inert)."""
     text = " ".join(text.split())
-    text = _LINK_LIKE.sub(lambda m: f"\\[{m.group(1)}\\](", text)
+    text = RELATIVE_LINK_OPENING.sub(lambda m: f"\\[{m.group(1)}\\](", text)
     return inert(text.replace("[[", "[ [").replace("]]", "] ]"))
 
 
@@ -87,23 +88,6 @@ def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
 def _where(source_path: str, anchor: str, line: int) -> str:
     unit = "page" if anchor.startswith("page") else "line"
     return f"{posixpath.basename(source_path)}, {unit} {line}"
-
-
-def version_key(version: str | None) -> tuple[Any, ...]:
-    """Release order of a version string: "1.10" after "1.9", "2.0rc1" before "2.0"; strings
-    that do not parse sort below every number, never as a false "current"."""
-    if not version:
-        return ()
-    match = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", version.strip())
-    if not match:
-        return ()
-    numbers = tuple(int(x) for x in match.group(1).split("."))
-    rest = match.group(2).strip(".-_ ").lower()
-    pre = re.match(r"(a|alpha|b|beta|c|rc|pre|dev)\.?(\d*)", rest)
-    if pre:
-        rank = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "pre": 3, "c": 3, "rc": 3}[pre.group(1)]
-        return (*numbers, -1, rank, int(pre.group(2) or 0))
-    return (*numbers, 0)
 
 
 # --- source pages ------------------------------------------------------------------------------
@@ -353,9 +337,6 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, part) for part in parts)]
 
 
-_MD_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")
-
-
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
     """A part of a long source's page (split_outline): its lines, links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
@@ -366,7 +347,7 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         return relative_link(path, posixpath.normpath(posixpath.join(folder, target))) + hash_ + fragment
 
     def rebased(text: str) -> str:
-        return _MD_LINK.sub(lambda m: f"]({rebase(m.group(1))})", text)
+        return LINK_TARGET.sub(lambda m: f"]({rebase(m.group(1))})" if m.group(1) else m.group(0), text)
 
     title = f"{data['title']}: {part.name}"
     body = render(
@@ -444,7 +425,9 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> 
 
 
 def _mentions_title(text: str, title: str) -> bool:
-    words = {w for w in tokens(title) if len(w) > 3}
+    """Whether a sentence says every word of four letters or more of its section's title (as the
+    title writes them: "Maps" counts, though its key "map" is three letters)."""
+    words = {key for word in title.split() if len(word.strip("?!.,:;()*`'\"")) > 3 for key in tokens(word)}
     return bool(words) and words <= set(tokens(text))
 
 
@@ -587,7 +570,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
     by_name: set[tuple[str, int]] = set()  # (member, sentence) that name it, as a lead must
     # sentences in a section named for it are about it even when they do not name it again
-    # (the items under "Ownership Rules": "Each value in Rust has an owner.")
+    # (the items under "Ownership Rules": "Each value has an owner.")
     named_for: dict[str, set[int]] = {}
     for m in (*quoted, *newest):
         found = []
@@ -619,8 +602,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # the lead: the sentence that says what it is. In turn: the definition a main source gives
     # ("*Ownership* is a set of rules ..."), one another source gives, a term the author marks
     # where it is defined; else the first plain statement a source about it makes, the concept
-    # as its subject ("Cargo is Rust's build system ...") if one comes early. Never an aside
-    # that points elsewhere ("..., a Rust feature that we'll discuss in Chapter 10"), chatter,
+    # as its subject ("The builder is the language's build system ...") if one comes early. Never
+    # an aside that points elsewhere ("..., a feature that we'll discuss in Chapter 10"), chatter,
     # or a sentence that only refers back
     lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name, named_for)
 
@@ -683,7 +666,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # every source it gathers is linked from the page (links go both ways)
     listed = [m for m in members if m.path not in {x.path for x in main}]
     # the front matter lists the sources the page shows (those it links, quotes or cites), not
-    # every one that mentions it: at 10k sources "Go" was mentioned in 7,519, a 214 KB list an
+    # every one that mentions it: at 10k sources a product's name was mentioned in 7,519, a 214 KB list an
     # agent read before the article; search finds every mention
     shown = {m.path for m in (*main, *listed[:ALSO_LISTED])} | cited
     if lead_member is not None:
@@ -797,7 +780,6 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
     return None, None
 
 
-_LINK_OR_URL = re.compile(r"(?<!\\)\[([^\[\]]*)\]\([^()\s]*\)|\b[a-z][a-z0-9+.-]*://\S+")
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
@@ -829,13 +811,13 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
 def _thin(text: str) -> bool:
     """A sentence that is little but a link or an address ("[Learn more.](https://...)",
     "Background: https://..."): under four words of its own once links are their text; or an
-    aside in parentheses that is no sentence ("*(Optional, with `httpx[http2]`)*" after a list
+    aside in parentheses that is no sentence ("*(Optional, with `pkg[extra]`)*" after a list
     item, "(The Chicago Manual of Style, section 1.80)")."""
     bare = text.strip("*_ ")
     if bare.startswith("(") and bare.endswith(")") and not bare.endswith((".)", "!)", "?)")):
         return True
-    if "](" in text or "://" in text:  # what _LINK_OR_URL needs
-        text = _LINK_OR_URL.sub(lambda m: m.group(1) or " ", text)
+    if "](" in text or "://" in text:  # what LINK_OR_URL needs
+        text = LINK_OR_URL.sub(lambda m: m.group(1) or " ", text)
     return len(_PROSE_WORD.findall(text)) < 4
 
 
@@ -866,7 +848,7 @@ def _defines_plainly(s: Sentence) -> bool:
 def _lead_score(s: Sentence, keys: list[str]) -> float:
     """How well a sentence that mentions a concept says what it is: the concept as its subject
     ("A feature flag turns ...", the longer name first), "X is ..."."""
-    words = tokens(re.sub(r"^(?:(?:a|an|the|[\w.]+['’]s)\s+)+", "", s.text, flags=re.IGNORECASE))  # "Rust’s closures are"
+    words = tokens(re.sub(r"^(?:(?:a|an|the|[\w.]+['’]s)\s+)+", "", s.text, flags=re.IGNORECASE))  # "The language’s closures are"
     text = " " + " ".join(words) + " "
     for k in sorted(keys, key=len, reverse=True):
         if text.startswith(k):

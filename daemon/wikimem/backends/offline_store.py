@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..lexicon import run_together
+
 CHUNK = 500  # host parameters per IN (...) query; SQLite allows 999 in old builds
 POSTINGS_PER_STATEMENT = 50_000
 
@@ -66,10 +68,6 @@ SEP = "\x1f"
 STORE_FORMAT = 3
 
 
-def squash(key: str) -> str:
-    """A key spelled without spaces, hyphens and underscores: "sphinx quickstart",
-    "sphinx-quickstart" and "sphinx_quickstart" name one thing, as "roll back" and "rollback" do."""
-    return key.replace(" ", "").replace("-", "").replace("_", "")
 STRONG = 4  # a signal at this level or above: the source is about the thing or defines it
 
 
@@ -219,7 +217,7 @@ class Store:
                     updates.append((df, strength, signal_docs, strong_docs, weight, row[0]))
             else:
                 scope, _, bare = key.partition(SEP)
-                inserts.append((key, scope + SEP + squash(bare), df, strength, signal_docs, strong_docs, weight))
+                inserts.append((key, scope + SEP + run_together(bare), df, strength, signal_docs, strong_docs, weight))
         self.db.executemany(
             "UPDATE offline_terms SET df=?, strength=?, signal_docs=?, strong_docs=?, weight=? WHERE id=?", updates)
         ids = {k: r[0] for k, r in rows.items()}
@@ -276,7 +274,7 @@ class Store:
 
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
         """Keys of a collection (with their document count, at least 2) spelled as one of
-        `squashed` without spaces, hyphens and underscores (see squash)."""
+        `squashed` without spaces, hyphens and underscores (see lexicon.run_together)."""
         out: list[tuple[str, int]] = []
         items = sorted(collection + SEP + s for s in squashed)
         for part in _chunks(items):

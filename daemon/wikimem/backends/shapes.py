@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..links import LINK_TEXT, link_targets
 from ..pages import FrontMatterError
 from .memory import ROOT
 
@@ -29,22 +30,9 @@ MAX_KEY_POINTS = 8
 MAX_CONCEPT_BYTES = 20_000
 
 
-# never rescans a line from each bracket (see sources._LINK): "\[" and "![" start no link, the text
-# stops at the next bracket, and the target (balanced parentheses allowed) is never given back
-_LINK = re.compile(
-    r"(?<![!\\])\[(?:[^\[\]\\]|\\.)*+\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))++)>?(?:\s+\"[^\"\n]*+\")?\s*\)"
-)
-
-
 def page_links(text: str) -> list[str]:
     """Targets of the Markdown links in a page body (images and web links excluded)."""
-    out = []
-    for match in _LINK.finditer(text):
-        target = match.group(1)
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
-            continue
-        out.append(target)
-    return out
+    return [t for t in link_targets(text) if not re.match(r"^[a-z][a-z0-9+.-]*:", t, re.I) and not t.startswith("#")]
 
 
 def resolve_link(page: str, target: str) -> tuple[str, str, str]:
@@ -100,7 +88,7 @@ def _outside_fences(body: str) -> list[str]:
 
 def _plain(text: str) -> str:
     """Markdown reduced to its words: links to their text, emphasis and code marks dropped."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = LINK_TEXT.sub(r"\1", text)
     return " ".join(re.sub(r"[*_`]", "", text).split())
 
 
@@ -108,7 +96,7 @@ def _is_prose(paragraph: str) -> bool:
     """A paragraph that says something: not a label line (Main source:, Also called:) or bare links."""
     if _LABEL.match(paragraph.strip()):
         return False
-    words = re.sub(r"!?\[[^\]]*\]\([^)]*\)", " ", paragraph)
+    words = LINK_TEXT.sub(" ", paragraph)
     return len(re.findall(r"\w", words)) >= 10
 
 

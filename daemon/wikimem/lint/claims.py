@@ -39,7 +39,7 @@ class Order:
     def __init__(self, docs: list[SourceText]):
         self.docs = {d.path: d for d in docs}
         # a release notes page without a date borrows the date of its dated sibling for the same
-        # release (the announcement of "Go 1.22" dates "Go 1.22 Release Notes")
+        # release (the announcement of "Acme 1.22" dates "Acme 1.22 Release Notes")
         dated: dict[tuple[str, tuple[int, ...]], str] = {}
         for d in docs:
             if d.date and d.version:
@@ -252,7 +252,7 @@ def contradicted(ctx: Context) -> Iterator[Finding]:
     for (_series, key), group in sorted(by_key.items()):
         actual = [c for c in group if not c.plan]
         label = _key_label(key, group[0])
-        # 1. a plan against the outcome: "Go 1.19 will require X" but a later source says Go 1.20 did
+        # 1. a plan against the outcome: "1.19 will require X" but a later source says 1.20 did
         plans: dict[tuple[str, int, tuple[int, ...]], list[Claim]] = defaultdict(list)
         for c in group:
             if c.plan and c.subject is not None:

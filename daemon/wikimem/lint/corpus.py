@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
+from ..facts import title_version
+from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir
 from . import workers
@@ -35,11 +37,9 @@ log = logging.getLogger("wikimem.lint")
 
 
 # records are keyed by the code that makes them: the loaders' use here, the claim rules, the sketch
-CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "extract.py", "../facts.py")
+CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "extract.py", "../facts.py",
+                             "../lexicon/__init__.py", "../lexicon/english.txt", "../links.py")
 _WORDS = re.compile(r"\w+")
-# "](url)": quotes and sources are compared on their words, without link targets (the compile drops some, keeps others)
-LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*+\)")  # balanced parentheses; never rescans a line
-_TITLE_VERSION = re.compile(r"\b([A-Za-z][\w+-]*+)\s+v?(\d+(?:\.\d+)*)\b")
 
 
 def words(text: str) -> str:
@@ -82,15 +82,6 @@ class SourceText:
             "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
             "claims": [c.to_json() for c in self.claims],
         }
-
-
-def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
-    """("go", (1, 22)) from "Go 1.22 Release Notes"; a title's first 300 characters are read (a
-    longer "title" is a line of text, and the pattern tries every word of it)."""
-    m = _TITLE_VERSION.search(title[:300])
-    if not m:
-        return None
-    return m.group(1).lower(), tuple(int(x) for x in m.group(2).split("."))
 
 
 def file_sha256(path: str | Path) -> str:
@@ -303,7 +294,8 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
     sentences = [(s.text, s.line) for s in claim_sentences if s.kind != "heading"]
     text = SourceText(
         path, sha, doc.title, doc.date, title_version(doc.title), mtime,
-        words(LINK_TARGET.sub("]", "\n".join(b.text for b in doc.blocks))), sentences,
+        words(LINK_TARGET.sub("]",  # compared on their words, without link targets (the compile drops some)
+ "\n".join(b.text for b in doc.blocks))), sentences,
     )
     from ..facts import extract, statements_of
     from .extract import _sketch
@@ -352,8 +344,7 @@ _CODE_LIKE = re.compile(r"[{};][ \t]*$|:=|^[ \t]*(?:func|import|package|return|i
 def _with_prose_code(doc: Document) -> Document:
     """The document with prose that the loader read as indented code given back as paragraphs.
 
-    Definition-list continuations (`:   text` then lines indented four spaces, as in
-    the Go release notes) come out of the Markdown loader as code blocks, yet they
+    Definition-list continuations (`:   text` then lines indented four spaces) come out of the Markdown loader as code blocks, yet they
     are the sentences that state defaults and requirements. A paragraph of such a
     block counts as prose when it reads like sentences and has no code tokens.
     """

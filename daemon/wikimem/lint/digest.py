@@ -46,7 +46,8 @@ CHUNK = 200  # pages per worker task
 
 # digests are keyed by the code that computes them
 VERSION = code_version(b"page-digest-1", "digest.py", "extract.py", "model.py", "corpus.py", "../links.py",
-                       "../pages.py", "../naming.py", "../index_page.py")
+                       "../pages.py", "../naming.py", "../index_page.py",
+                       "../lexicon/__init__.py", "../lexicon/english.txt")
 
 
 def compute(data: bytes, rel: str) -> PageDigest:

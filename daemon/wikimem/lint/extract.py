@@ -8,14 +8,13 @@ import hashlib
 import math
 import posixpath
 import re
-import unicodedata
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..analysis import singular
-from ..links import resolve_target
+from ..lexicon import title_key
+from ..links import CITED_QUOTE_END, LINK_TEXT, RAW_CITATION, resolve_target
 from ..pages import PAGE_KINDS
 
 # (name, pattern): specific formats first; each is anchored on a prefix the issuer documents
@@ -101,10 +100,9 @@ def page_hits(text: str) -> list[tuple[int, str, str]]:
 
 # - "sentence" ([file, line N](../../raw/path#LN))  -- also page=N for PDFs, and curly quotes.
 # Found from the citation back (quotes(), below): the closing quote mark and the citation after it.
-_CITED = re.compile(r"[\"”][ \t]*\(\[[^\[\]\n]*+\]\(([^()\s]++)\)\)")
 
 _OPENING = ("\"", "“")
-# a key fact's section label before its quote: - *Why doesn't Go have "implements" declarations?*: "..."
+# a key fact's section label before its quote: - *Why doesn't it have "implements" declarations?*: "..."
 _LABEL = re.compile(r"[ \t]*[-*][ \t]+\*[^*\n]+\*:[ \t]")
 
 QUOTE_MIN = 8  # characters between the quote marks
@@ -118,7 +116,7 @@ def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
     opening mark against every later closing mark would cost a long line its length squared.
     """
     floor = start
-    for m in _CITED.finditer(text, start):
+    for m in CITED_QUOTE_END.finditer(text, start):
         close = m.start()
         line_start = max(text.rfind("\n", 0, close) + 1, floor)
         if label := _LABEL.match(text, line_start, close):
@@ -145,13 +143,11 @@ def page_quotes(text: str, body_start: int, rel: str, line_of: Callable[[int], i
     return tuple(out)
 
 # a citation in the page's own words: "... 30.5 years ([tardigrades.md, line 41](../../raw/tardigrades.md#L41))"
-_CITATION = re.compile(r"\(\[[^\[\]\n]*+\]\((?P<target>[^()\s\[\]]*raw/[^()\s\[\]]*+)\)\)")
 
 _FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 _CLAUSE_START = re.compile(r"(?:^|(?<=[.!?])\s+|\)\)\s*)(?=\S)")
 
-_LINK = re.compile(r"\[([^\[\]]*+)\]\([^()]*+\)")
 
 def page_figures(
     prose: str, body_start: int, rel: str, line_of: Callable[[int], int]
@@ -165,14 +161,14 @@ def page_figures(
         return ()
     out = []
     folder = posixpath.dirname(rel)
-    for m in _CITATION.finditer(prose, body_start):
+    for m in RAW_CITATION.finditer(prose, body_start):
         line_start = prose.rfind("\n", body_start, m.start()) + 1
         segment = prose[line_start : m.start()]
         if segment.rstrip().endswith(("\"", "”")):
             continue  # a quote: checked by the quote rule
         starts = [c.start() for c in _CLAUSE_START.finditer(segment.rstrip())]
         clause = segment[starts[-1] :] if starts else segment
-        clause = _LINK.sub(" ", clause)  # link text names pages, not figures
+        clause = LINK_TEXT.sub(" ", clause)  # link text names pages, not figures
         figures = tuple(f for f in _FIGURE.findall(clause) if len(f.strip(".,")) >= 2 or "." in f)
         if not figures:
             continue
@@ -200,30 +196,6 @@ def meta_problems(meta: dict[str, Any]) -> list[str]:
     if aliases is not None and not isinstance(aliases, list):
         problems.append("aliases is not a list")
     return problems
-
-_PUNCT = re.compile(r"[^\w\s+#]+|_")  # "+" and "#" stay: C, C++ and C# are three things
-
-_LEADING = frozenset({"the", "a", "an"})
-
-_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
-
-
-def title_key(text: str) -> str:
-    """Near-identical titles share a key: case, punctuation, accents, plurals and a leading
-    article. An acronym's last S is its own ("HTTPS" is not the plural of "HTTP"); "APIs" is."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
-    words = _PUNCT.sub(" ", ascii_text).split()
-    while len(words) > 1 and words[0].lower() in _LEADING:
-        words = words[1:]
-    return " ".join(_title_word(w) for w in words)
-
-
-def _title_word(word: str) -> str:
-    if len(word) > 1 and word.isupper():
-        return word.lower()
-    if _ACRONYM_PLURAL.fullmatch(word):
-        return word[:-1].lower()
-    return singular(word.lower())
 
 _BOLD = re.compile(r"(?<![\w*])\*\*([A-Za-z][\w'’/+.-]*(?: [\w'’/+.-]+){0,3})\*\*(?![\w*])")
 

@@ -9,8 +9,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+from ..links import LINK_TARGET
 from .context import Context, WikiPage
-from .corpus import LINK_TARGET, SourceCache, cache, words
+from .corpus import SourceCache, cache, words
 from .extract import QUOTE_MIN, page_figures, page_quotes, quotes  # noqa: F401 - re-exported
 from .model import Finding
 from .structure import content_pages, inbound_links

@@ -226,7 +226,7 @@ def duplicate_titles(ctx: Context) -> Iterator[Finding]:
         if members in seen:
             continue
         seen.add(members)
-        # numbered items ("Go 1.21", "Go 1.22") never meet here: digits are part of the key
+        # numbered items ("Acme 1.21", "Acme 1.22") never meet here: digits are part of the key
         titles = [ctx.pages[p].title for p in members]
         yield Finding.make(
             "duplicate", "warning",

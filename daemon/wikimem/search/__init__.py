@@ -10,8 +10,8 @@ size) so a long source ranks by its best section, not by its average; results
 are grouped back into one hit per file. Ranking uses what the wiki knows:
 title, aliases and headings weigh more than body text; compiled pages weigh a
 little more than the raw text they summarize; and within a series of documents
-that differ only by a version or date in their title ("Go 1.25 Release Notes",
-"Go 1.27 Release Notes") the newer one ranks higher, strongly so when the
+that differ only by a version or date in their title ("Acme 1.25 Release Notes",
+"Acme 1.27 Release Notes") the newer one ranks higher, strongly so when the
 question asks for the current value.
 
 The package, by job: analysis (text to terms), documents (files to passages), index (the

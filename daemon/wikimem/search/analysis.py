@@ -87,8 +87,10 @@ class Analyzer:
 
         # the default token pattern keeps versions and identifiers whole: 1.19, go1.21, f64;
         # identifiers also count as their parts (see identifier_parts)
+        from ..lexicon import INDEX_STOP
+
         self.chain = CompositeAnalyzer(RegexTokenizer(), LowercaseFilter(), IdentifierParts(),
-                                       StopFilter(minsize=1), StemFilter(cachesize=50_000))
+                                       StopFilter(stoplist=INDEX_STOP, minsize=1), StemFilter(cachesize=50_000))
 
     @property
     def items(self) -> list[Any]:

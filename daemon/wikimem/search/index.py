@@ -274,9 +274,12 @@ def series_key(path: str, title: str) -> str | None:
     return folder + "|" + _NUMBER.sub("#", title.lower()).strip()
 
 
-def version_of(title: str) -> tuple[int, ...]:
-    m = _NUMBER.search(title)
-    return tuple(int(x) for x in m.group(0).split(".")[:4]) if m else ()
+def version_of(title: str) -> tuple[Any, ...]:
+    """The order of a series member by the version its title names (the lexicon's order)."""
+    # imported here, not at the top: only an index update orders series; a cold search does not
+    from ..lexicon import first_number, version_key
+
+    return version_key(first_number(title))
 
 
 def _series_of(path: str, info: dict[str, Any]) -> str | None:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..lexicon import QUERY_STOP
 from .analysis import analyzer
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
@@ -49,17 +50,6 @@ CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "st
 
 # how questions ask for a bound that pages call a minimum: the word the pages use is searched too
 INTENT_SYNONYMS = {"oldest": "minimum", "earliest": "minimum", "lowest": "minimum"}
-
-
-# dropped from questions (on top of whoosh's own index stop list): question words and
-# fillers that would otherwise match almost every passage
-QUERY_STOP = frozenset(
-    """a an and are as at be been but by can could did do does doing for from had has have how
-    i if in into is it its me my of on or our should so than that the their them then there these
-    they this those to was we were what when where which who whom whose why will with would you your
-    about also any each just more most only other some such very via vs used use using tell
-    explain describe show give find me please""".split()
-)
 
 
 _PHRASE = re.compile(r'"([^"]+)"')
@@ -180,7 +170,7 @@ def holds_phrase(ana: Any, text: str, phrase: tuple[str, ...]) -> bool:
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
     """Every content word may match (OR), in any field, with the field's weight.
 
-    Words found in a large share of passages ("go" in Go release notes) only add to the
+    Words found in a large share of passages (a product's name in its own release notes) only add to the
     score of passages that match a rarer word too (whoosh's AndMaybe): they rarely decide
     anything, and scoring their long posting lists is most of the cost of a query. On a
     large wiki the candidates are bounded too: the rarest words pick them, up to a budget of

@@ -16,12 +16,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..lexicon import find_date, meta_date, title_release
+from ..links import LINK_OR_URL, LINK_TARGET
 from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from ..pages import FrontMatterError, parse_meta, split_front_matter
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
-from .sections import comment_meta, find_date, meta_date, section_tree, title_version
+from .sections import comment_meta, section_tree
 
 __all__ = [
     "Block", "Document", "Section", "SkipSource", "TocEntry", "clean_inline", "drop_comments", "find_date",
@@ -84,7 +86,6 @@ _ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}[ \t]*$")
 _ADORNMENT_LINE = re.compile(_ADORNMENT.pattern, re.MULTILINE)
 _MD_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
 _MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
-_MD_LINK = re.compile(r"\]\([^()\s]+\)")
 _MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
 
 
@@ -131,7 +132,7 @@ def sniff_format(text: str, suffix: str) -> str:
         + _count(_RST_ROLE, sample, 5, ":`") + _count(_RST_FIELD, sample, 5, ":") \
         + _count(_RST_REFERENCE, sample, 5, "`_") + _count(_RST_LITERAL, sample, 3, "::\n\n")
     markdown = _count(_MD_HEADING, sample, 10, "# ") + _count(_MD_FENCE, sample, 5, "```", "~~~") * 2 \
-        + _count(_MD_LINK, sample, 5, "](") + _count(_MD_TABLE, sample, 3, "---") * 2
+        + _count(LINK_TARGET, sample, 5, "](") + _count(_MD_TABLE, sample, 3, "---") * 2
     # "=" and "-" underline headings in Markdown too; the others only in reST
     underlines, rst_only = _underlines(sample)
     rst += 2 * rst_only + min(underlines, 5)
@@ -188,7 +189,7 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
             doc.title = title_from_name(doc.path)
     if doc.version is None:
         declared = re.search(r"\d+(?:\.\d+)+", str(doc.meta.get("version") or ""))
-        doc.version = declared.group(0) if declared else title_version(doc.title)
+        doc.version = declared.group(0) if declared else (found[1] if (found := title_release(doc.title)) else None)
     return doc
 
 
@@ -209,9 +210,6 @@ def load_markdown(path: str, text: str) -> Document:
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
 
 
-_BANNER_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<?\b[a-z][a-z0-9+.-]*://\S+")
-
-
 def _heading_title(blocks: list[Block]) -> str | None:
     """A Markdown document's own title: its one H1 wherever it is, else its first heading when
     nothing but a banner comes before it (a logo, badges, links, a rule). Otherwise the
@@ -224,7 +222,7 @@ def _heading_title(blocks: list[Block]) -> str | None:
     for block in blocks:
         if block.kind == "heading":
             return block.text
-        if len(re.findall(r"[^\W\d_]{2,}", _BANNER_LINK.sub(" ", block.text))) >= 3:
+        if len(re.findall(r"[^\W\d_]{2,}", LINK_OR_URL.sub(" ", block.text))) >= 3:
             return None  # text: the document has begun
     return None
 

@@ -54,7 +54,7 @@ class Section:
 
 @dataclass(frozen=True)
 class TocEntry:
-    """A document the source lists in its reading order (Sphinx toctree, mdBook SUMMARY.md)."""
+    """A document the source lists in its reading order (a reST toctree, a SUMMARY.md of links)."""
 
     target: str  # workspace-relative raw path when it resolves, else the text as written
     title: str | None = None
@@ -71,7 +71,7 @@ class Document:
     anchor: str = "L"  # "L" for line anchors (#L12), "page=" for PDF pages
     warnings: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
-    version: str | None = None  # the release the whole document is about ("Go 1.21 Release Notes")
+    version: str | None = None  # the release the whole document is about ("Acme 1.21 Release Notes")
     description: str | None = None  # the document's own one-line summary (front matter, abstract)
     toc: list[TocEntry] = field(default_factory=list)
     keywords: list[tuple[str, int]] = field(default_factory=list)  # index entries, tags: (term, line)

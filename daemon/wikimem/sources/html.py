@@ -8,16 +8,17 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from ..lexicon import find_date, meta_date
 from ..pages import FrontMatterError, parse_meta, split_front_matter
 from .document import Block, Document, SkipSource, title_from_name
 from .inline import TAG, clean_inline
 from .markdown import parse_markdown
-from .sections import comment_meta, find_date, meta_date, section_tree
+from .sections import comment_meta, section_tree
 
 # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
 # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
 _LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
-# a page template (Jinja, Django, Liquid: a theme's partial such as MkDocs' overrides/): it opens
+# a page template ("{% ... %}" tags: a site theme's partial, not a page of text): it opens
 # with its tags (after any comment), or its lines are its block tags ("{% if ... %}") where no
 # <pre> or <code> shows them as text
 _TEMPLATE = re.compile(r"\A\s*+(?:<!--(?:(?!-->).)*+-->\s*+)*+(?:\{%|\{#|\{\{)", re.DOTALL)  # possessive: linear

@@ -11,12 +11,8 @@ from __future__ import annotations
 import html
 import re
 
-# link text may hold one level of brackets: [`Null[T]`](/pkg/database/sql/#Null)
-_TEXT = r"((?:[^\[\]]|\[[^\[\]]*+\])*+)"
-_IMAGE = re.compile(r"!\[" + _TEXT + r"\]\((?:[^()]|\([^()]*\))*+\)")
-# a target may hold balanced parentheses (wiki/Rust_(language))
-_LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*+)>?(?:\s+\"[^\"\n]*+\")?\s*\)")
-_REF_LINK = re.compile(r"\[([^\[\]]++)\]\[[^\[\]]*+\]")
+from ..links import SOURCE_IMAGE, SOURCE_LINK, SOURCE_REF_LINK
+
 _FOOTNOTE = re.compile(r"\[\^[^\[\]]++\]")
 TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 MDBOOK = re.compile(r"\{\{#[^}]*\}\}")
@@ -51,7 +47,7 @@ _CODE = re.compile(r"(`[^`\n]*+`)")
 
 def clean_inline(text: str) -> str:
     """Markdown-ish text without the source's relative links (they would break in the wiki),
-    HTML tags, comments, images and mdBook includes; absolute links are kept, and code spans
+    HTML tags, comments, images and include directives ("{{#include file}}"); absolute links are kept, and code spans
     keep their text (`Box<T>` is not a tag)."""
     if "`" in text:
         parts = _CODE.split(text)
@@ -62,9 +58,9 @@ def clean_inline(text: str) -> str:
 def _clean(text: str) -> str:
     text = drop_comments(text)
     text = MDBOOK.sub("", text)
-    text = _IMAGE.sub(lambda m: m.group(1), text)
-    text = _LINK.sub(_keep_absolute, text)
-    text = _REF_LINK.sub(lambda m: m.group(1), text)
+    text = SOURCE_IMAGE.sub(lambda m: m.group(1), text)
+    text = SOURCE_LINK.sub(_keep_absolute, text)
+    text = SOURCE_REF_LINK.sub(lambda m: m.group(1), text)
     text = _FOOTNOTE.sub("", text)
     if "<" in text:
         text = TAG.sub("", _BR.sub(" ", text))

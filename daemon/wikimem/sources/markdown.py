@@ -2,7 +2,7 @@
 which keeps a source line map for every block.
 
 What comes out is a list of Blocks whose text is light Markdown: code spans in backquotes,
-emphasis, absolute links; relative links, images, HTML tags and mdBook includes are gone.
+emphasis, absolute links; relative links, images, HTML tags and include directives are gone.
 MyST directives (```{note}, ```{code-block}, ```{toctree}) are read for what they hold.
 """
 
@@ -59,7 +59,7 @@ def _parser() -> MarkdownIt:
 def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None) -> list[Block]:
     """Blocks of a Markdown text; `line_offset` lines come before it in the file (front matter).
 
-    Links of a list of links (mdBook's SUMMARY.md) go to `toc` when it is given.
+    Links of a list of links (a SUMMARY.md that is a book's table of contents) go to `toc` when it is given.
     """
     md = _parser()
     env: dict[str, Any] = {}
@@ -216,7 +216,7 @@ class _Walker:
                     line = self.line(para or token)
                     self.add("item" if first_in_item else "para", text.strip("\n"), line, subject=_subject(subjects))
                     if self.toc is not None and (first_in_item or (not items and _only_links(token))):
-                        # a list of links, or a paragraph of nothing but links: mdBook's
+                        # a list of links, or a paragraph of nothing but links: a book's
                         # prefix chapters ("[Foreword](foreword.md)") come before the list
                         self.toc_links(token)
             elif kind in ("fence", "code_block"):

@@ -6,8 +6,9 @@ import logging
 import re
 from pathlib import Path
 
+from ..lexicon import find_date
 from .document import Block, Document, SkipSource
-from .sections import find_date, section_tree
+from .sections import section_tree
 
 log = logging.getLogger("wikimem.sources")
 _PDF_NOISE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -642,7 +642,7 @@ def _directive_table() -> dict[str, type]:
 
 
 def _api_name(signature: str) -> str | None:
-    """The name an API description defines: `Flask(import_name, ...)` -> "Flask"."""
+    """The name an API description defines: `Client(base_url, ...)` -> "Client"."""
     signature = signature.strip()
     if not signature:
         return None

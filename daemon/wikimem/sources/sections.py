@@ -9,64 +9,19 @@ version and date, so lint, timelines and search know which statement is newer.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import re
 from typing import Any
 
+from ..lexicon import ISO_DATE, VERSION, find_date
 from .document import Block, Section
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
-_ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
-_TEXT_DATE = re.compile(
-    r"\b(\d{1,2})\.?\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b"
-    r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b"
-)
-
-
-def find_date(text: str) -> str | None:
-    """The first calendar date in a short text, as YYYY-MM-DD."""
-    iso = _ISO_DATE.search(text)
-    m = _TEXT_DATE.search(text)
-    candidates: list[tuple[int, str]] = []
-    if iso:
-        candidates.append((iso.start(), f"{iso.group(1)}-{iso.group(2)}-{iso.group(3)}"))
-    if m:
-        if m.group(1):
-            day, month, year = m.group(1), m.group(2), m.group(3)
-        else:
-            month, day, year = m.group(4), m.group(5), m.group(6)
-        candidates.append((m.start(), f"{year}-{_MONTHS[month[:3].lower()]:02d}-{int(day):02d}"))
-    for _, value in sorted(candidates):
-        try:
-            dt.date.fromisoformat(value)
-            return value
-        except ValueError:
-            continue
-    return None
-
-
-def meta_date(meta: dict[str, Any]) -> str | None:
-    for key in ("date", "published", "released", "created", "updated"):
-        value = meta.get(key)
-        if isinstance(value, dt.datetime):
-            return value.date().isoformat()
-        if isinstance(value, dt.date):
-            return value.isoformat()
-        if isinstance(value, str) and (found := find_date(value)):
-            return found
-    return None
-
-
-# a version as release notes write it: 3.1.0, 0.16, 1.2.0rc1, 2.0.0-beta.2, 3.2.x, v2
-VERSION = r"v?(\d+(?:\.\d+)+(?:\.x)?(?:[-.]?(?:a|b|c|rc|alpha|beta|dev|post|pre|final)\.?\d*)*|\d+(?=\s*$|\s*[(\[:\u2013\u2014]|\s+-))"
 # "Version 3.1.0", "Release 0.16 (2020-01-12)", "[1.2.0] - 2024-01-01", "Changes in 0.17",
 # "What's new in 2.0", "v2.0.0", "1.4.2 (unreleased)"
 _MARKED = re.compile(
     r"^(?:(?:version|release|changes\s+(?:in|for)|what['’]?s\s+new\s+in|new\s+in)\s+)?\[?" + VERSION
     + r"\]?(?P<rest>.*)$", re.IGNORECASE)
-# "Go 1.21", "Flask 2.0.1 Release Notes", "Docutils 0.17": a product name before the number
+# "Name 1.21", "Name 2.0.1 Release Notes": a product name before the number
 _PRODUCT = re.compile(r"^(?P<product>[A-Za-z][\w+.-]*(?:\s[A-Za-z][\w+.-]*)?)\s+" + VERSION + r"(?P<rest>.*)$")
 _LEAD_WORD = re.compile(r"^(?:version|release|changes|what|new|\[|v\d)", re.IGNORECASE)
 _RELEASED = re.compile(r"^\s*(?:\(?\s*(?:released|release date|date)\b|\(?unreleased\b)", re.IGNORECASE)
@@ -97,7 +52,7 @@ def heading_version(title: str) -> HeadingVersion | None:
     date = find_date(rest)
     # what follows the number may be a date, "(unreleased)", a codename, or "Release Notes";
     # a longer phrase means the heading is about something else ("2.0 API changes")
-    tail = re.sub(r"[()\[\]\u2013\u2014:,-]", " ", _ISO_DATE.sub("", rest)).split()
+    tail = re.sub(r"[()\[\]\u2013\u2014:,-]", " ", ISO_DATE.sub("", rest)).split()
     if date is None and len(tail) > 4:
         return None
     marked = bool(_LEAD_WORD.match(title)) or title.startswith("[")
@@ -164,18 +119,11 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
     return out
 
 
-def title_version(title: str) -> str | None:
-    """The release a document's own title names ("Go 1.21 Release Notes", "Go 1.21 is released!")."""
-    match = re.search(r"\b[A-Za-z][\w+.-]*\s+v?(\d+(?:\.\d+)+)\b", title) or re.search(
-        r"\b[A-Za-z][\w+.-]*\s+(?:version\s+)?v?(\d+)\s+(?:release|is released)", title, re.IGNORECASE)
-    return match.group(1) if match else None
-
-
 _COMMENT_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
 
 
 def comment_meta(body: str, warnings: list[str]) -> dict[str, Any]:
-    """The metadata go.dev's documents open with, `<!--{"Title": "Data Race Detector"}-->`
+    """The metadata a document may open with in an HTML comment, `<!--{"Title": "Data Race Detector"}-->`
     (HTML and Markdown alike), keys lowercased; {} when there is none."""
     found = _COMMENT_META.match(body)
     if not found:
