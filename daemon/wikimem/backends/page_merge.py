@@ -11,14 +11,11 @@ line by line, both sides' additions kept (`union`). Either way the page's `sourc
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import shutil
-import subprocess
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from merge3 import Merge3
 
 from ..pages import FrontMatterError, Page, loads_page, strip_stamps
 from .claude import hashlib_hex, make_client
@@ -116,9 +113,8 @@ def _listed(value: object) -> list[str]:
 
 
 def union(base: str, ours: str, theirs: str) -> str:
-    """The two versions merged line by line, keeping both sides' lines where they differ (git's
-    `merge-file --union`, no markers), with both versions' sources; ours, then the lines only
-    theirs has, where git is not there to merge."""
+    """The two versions merged line by line, keeping both sides' lines where they differ (no
+    markers), with both versions' sources."""
     try:
         mine, other, common = (loads_page("x.md", strip_stamps(t)) for t in (ours, theirs, base or "---\n---\n"))
     except FrontMatterError:
@@ -128,19 +124,19 @@ def union(base: str, ours: str, theirs: str) -> str:
 
 
 def _union_bodies(base: str, ours: str, theirs: str) -> str:
-    git = shutil.which("git")
-    if git is not None:
-        with tempfile.TemporaryDirectory(prefix="wikimem-merge-") as tmp:
-            files = []
-            for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
-                path = os.path.join(tmp, name)
-                with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
-                    handle.write(text)
-                files.append(path)
-            with contextlib.suppress(OSError):
-                proc = subprocess.run([git, "merge-file", "--union", "-p", *files], capture_output=True, check=False)
-                if proc.returncode >= 0 and proc.stdout:
-                    return proc.stdout.decode("utf-8", "surrogateescape")
-    seen = set(ours.split("\n"))
-    extra = [line for line in theirs.split("\n") if line.strip() and line not in seen]
-    return ours.rstrip("\n") + ("\n\n" + "\n".join(extra) if extra else "") + "\n"
+    """Three-way merge of the bodies by lines (merge3, as concurrent conversations' edits are
+    merged), where both changed the same lines keeping ours, then the lines only theirs has."""
+    out: list[str] = []
+    for group in Merge3(base.splitlines(True), ours.splitlines(True), theirs.splitlines(True)).merge_groups():
+        if group[0] != "conflict":
+            out.extend(_ended(group[1]))
+            continue
+        mine, other = group[2], group[3]
+        out.extend(_ended(mine))
+        out.extend(_ended([line for line in other if line not in mine]))
+    return "".join(out)
+
+
+def _ended(lines: Sequence[str]) -> list[str]:
+    """Lines that each end a line, so two regions joined never run into one line."""
+    return [line if line.endswith("\n") else line + "\n" for line in lines]
