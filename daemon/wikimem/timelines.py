@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import __version__
 from .facts import Fact, compatible, label
-from .pages import Page, escape_link_text, inert, relative_link, slugify
+from .pages import Page, certify, escape_link_text, inert, relative_link, slugify
 
 if TYPE_CHECKING:
     from .state import State
@@ -175,7 +176,9 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
             "description": f"currently {_value_text(t.current)} ({_when(t.current, inside=True)})",
             # where the current value is stated: search puts that passage next to this page
             "current": f"{t.current.source}#L{t.current.line}" if t.current.line else t.current.source}
-    return Page(page, meta, "\n".join(lines) + "\n").dumps()
+    # written by code, not a backend: certified as wikimem's all the same (pages.certify), so a
+    # copy pulled from a teammate merges as wikimem's own pages do
+    return certify(Page(page, meta, "\n".join(lines) + "\n").dumps(), f"wikimem:{__version__}")
 
 
 # --- the facts of every source, and the pages -------------------------------------------------------
