@@ -74,7 +74,7 @@ def test_what_is_not_a_current_fact() -> None:
     assert [f.value for f in facts_of("This library supports Python 3.9 and higher.")] == [(3, 9)]
     # the release a changelog section names is the fact's own release
     (fact,) = facts_of("Drop support for Python 3.8.", release="3.1.0")
-    assert fact.subject == (3, 1, 0)
+    assert fact.release == "3.1.0"
 
 
 def _workspace(tmp_path: Path, folders: dict[str, str]) -> Workspace:

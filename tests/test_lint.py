@@ -811,3 +811,39 @@ def test_fix_adds_missing_back_links_up_to_the_concepts_lines_cap(ws, settings):
     text = source.read_text(encoding="utf-8")
     assert _concept_links(text) == MAX_CONCEPT_LINKS
     assert "[Extra 0](../concepts/extra-00.md)" in text
+
+
+# --- stale notes: the wiki's own timelines as the yardstick ---------------------------------------
+
+QUILL = {
+    "quill/index.md": "# Quill documentation\n\nQuill is a toolkit for static sites. Start with the install page.\n",
+    "quill/install.md": "# Installing Quill\n\nQuill supports Python 3.10 and newer.\n\nQuill supports PostgreSQL 14 and higher.\n",
+    "quill/changes.md": ("# Changelog\n\n## Version 4.1 (2025-03-01)\n\n- Drop support for Python 3.9.\n\n"
+                         "## Version 4.0 (2024-03-01)\n\n- Quill supports Python 3.9 and newer.\n"
+                         "- The minimum supported version of PostgreSQL is increased from 13 to 14.\n\n"
+                         "## Version 3.0 (2023-03-01)\n\n- Requires PostgreSQL 13 or later.\n"),
+    "quill/guide.md": "# Writing pages\n\nA page is a Markdown file with a title.\n",
+    "quill/themes.md": "# Themes\n\nA theme is a folder of templates.\n",
+}
+RUNBOOK = ("# Our runbook (Quill)\n\n"
+           "- Quill supports Python 3.8 and newer, so the old build workers stay.\n"  # line 3: stale
+           "- We need Python 3.10 at least on new hosts.\n"  # line 4: current
+           "- PostgreSQL 12 is the oldest version the toolkit accepts.\n"  # line 5: stale, subject from the sentence
+           "- Quill needs PostgreSQL 14 or later, which ops gave us.\n"  # line 6: current
+           "- Redis 7.2 is what we run; do not go below 7.\n")  # line 7: no timeline tracks it
+
+
+def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "notes/runbook.md", RUNBOOK)
+    page(ws, "people/ana.md", "# Ana\n\nAna keeps the deploy images; Quill supports Python 3.9 and newer there.\n")
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    where = sorted((f.paths[0], f.lines[0]) for f in found)
+    assert where == [("raw/notes/runbook.md", 3), ("raw/notes/runbook.md", 5), ("wiki/people/ana.md", 3)]
+    python = next(f for f in found if f.lines[0] == 3 and f.paths[0] == "raw/notes/runbook.md")
+    assert python.evidence["note"]["sentence"] == "Quill supports Python 3.8 and newer, so the old build workers stay."
+    assert python.evidence["current"]["path"] == "raw/quill/install.md"
+    assert python.evidence["current"]["sentence"] == "Quill supports Python 3.10 and newer."
+    assert "update the note" in python.message and "raw/quill/install.md" in python.message
