@@ -242,3 +242,140 @@ def test_a_fact_is_named_as_its_sentence_spells_the_thing() -> None:
     assert label(fact.key, fact) == "jQuery"
     (fact,) = [f for f in facts_of("Go 1.21 requires macOS 10.15 Catalina or later.") if f.key[1] == "macos"]
     assert label(fact.key, fact) == "minimum macOS version (go)"  # the role: whose requirement
+
+
+# --- facts you can trust: whose fact, which product, how strong the evidence --------------------
+# The fixtures are written here, for the rule each test holds; none is copied from a project.
+
+QUILL_DOCS = {
+    "index.md": "# Welcome to Quill's documentation!\n\nQuill builds static sites. Read the install page first.\n",
+    "ref/index.md": "# API reference\n\nEvery setting and command of the toolkit.\n",
+    "ref/settings.md": "# Settings\n\nThe `output` setting names the folder pages go to.\n",
+    "ref/commands.md": "# Commands\n\nThe `build` command writes the site.\n",
+    "ref/plugins.md": ("# Plugins\n\n| name | summary | requires |\n|---|---|---|\n"
+                       "| quill-feeds | Atom feeds | quill>=4.0 |\n| quill-maps | Site maps | Python>=3.12 |\n"),
+    "ref/search.md": ("# Search\n\nThis option requires Python>=3.13 or an extra package.\n\n"
+                      "Full-text search requires SQLite 3.44 or later.\n\n"
+                      "Fixed warnings when using attrs>=19.2 with the search index.\n"),
+    "faq/index.md": "# FAQ\n\nQuestions people ask about the toolkit.\n",
+    "faq/install.md": "# Installing\n\nQuill supports Python 3.10 and newer.\n",
+    "faq/themes.md": "# Themes\n\nA theme is a folder of templates.\n",
+    "faq/speed.md": "# Speed\n\nA site of 1000 pages builds in about 4 seconds.\n",
+    "faq/hosting.md": "# Hosting\n\nAny static host serves the output folder.\n",
+    "releases/index.md": "# Release notes\n\nOne page per release.\n",
+    "releases/4.1.md": ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\nSupport for Python 3.9 is dropped.\n\n"
+                        "Also means we depend on py>=1.4.19 now.\n"),
+    "releases/4.0.md": "# Quill 4.0 release notes\n\n*March 1, 2024*\n\nQuill 4.0 supports Python 3.9 and newer.\n",
+    "releases/3.0.md": ("# Quill 3.0 release notes\n\n*March 1, 2023*\n\nQuill 3.0 requires Python 3.8 or later.\n\n"
+                        "Also means we depend on py>=1.3 now.\n"),
+    "releases/2.0.md": "# Quill 2.0 release notes\n\n*March 1, 2022*\n\nQuill 2.0 requires SQLite 3.30 or later.\n",
+}
+
+
+def _quill(ws: Workspace, extra: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    for rel, text in {**QUILL_DOCS, **(extra or {})}.items():
+        if rel not in drop:
+            write(ws, rel, text)
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    return _claims(ws)
+
+
+def _claims(ws: Workspace) -> dict[str, str]:
+    """{timeline title: its claim line} for every timeline page (Current or Latest statement)."""
+    out = {}
+    for page in sorted((ws.wiki / "facts").glob("*.md")) if (ws.wiki / "facts").is_dir() else []:
+        if page.name.startswith("index"):
+            continue
+        text = page.read_text(encoding="utf-8")
+        claim = re.search(r"^(?:Current|Latest statement).*$", text, re.MULTILINE)
+        assert claim, page.name
+        out[loads_page("x", text).title] = claim.group(0)
+    return out
+
+
+def test_a_documentation_sets_timelines_are_its_products_not_its_folders(ws: Workspace) -> None:
+    """The front page names the product; ref/, faq/ and releases/ are its parts: one timeline
+    "(quill)", none named "(ref)" or "(faq)" or "(all sources)"."""
+    claims = _quill(ws)
+    assert "Minimum Python version (quill)" in claims, sorted(claims)
+    assert not [t for t in claims if re.search(r"\((?:ref|faq|releases|all sources)\)$", t)], sorted(claims)
+
+
+def test_only_the_products_own_statements_make_its_timeline(ws: Workspace) -> None:
+    """A plugin's requirement of the product (a table row), a feature's requirement ("this
+    option requires", "full-text search requires"), a condition ("when using attrs>=19.2") and
+    another library ("py" is not Python) make no timeline of the product's."""
+    claims = _quill(ws)
+    assert not [t for t in claims if re.search(r"quill version|attrs|sqlite", t, re.I)], sorted(claims)
+    python = claims["Minimum Python version (quill)"]
+    assert "3.13" not in python and "3.12" not in python and "1.4" not in python
+    py = [t for t in claims if t.startswith("Minimum py version")]
+    # the release pin of the `py` library is its own fact, never Python's
+    assert all("py>=" in claims[t] for t in py)
+
+
+def test_a_drop_reads_as_the_oldest_version_still_stated(ws: Workspace) -> None:
+    """"Support for Python 3.9 is dropped" in 4.1 and the install page's "3.10 and newer":
+    current 3.10, from the reference page; without that page, "above Python 3.9"."""
+    claims = _quill(ws)
+    assert claims["Minimum Python version (quill)"].startswith("Current: **Python 3.10 and newer**")
+
+
+def test_a_drop_with_nothing_stated_after_it_is_above_the_dropped_version(ws: Workspace) -> None:
+    claims = _quill(ws, drop=("faq/install.md",))
+    line = claims["Minimum Python version (quill)"]
+    assert line.startswith("Current: **above Python 3.9**"), line
+    assert "drops" not in line.split(":", 2)[1]
+
+
+def test_a_support_table_states_the_oldest_version_it_lists(ws: Workspace) -> None:
+    table = ("# Geo libraries\n\n| Program | Description | Required | Supported Versions |\n|---|---|---|---|\n"
+             "| GEOS | Geometry engine | Yes | 3.13, 3.12, 3.11, 3.10, 3.9, 3.8 |\n"
+             "| PROJ | Projections | Yes | 9.x, 8.x, 7.x |\n")
+    notes = "# Quill 4.1 release notes\n\n*March 1, 2025*\n\nSupport for GEOS 3.7 is removed.\n"
+    claims = _quill(ws, {"ref/geo.md": table, "releases/4.1.md": notes})
+    assert claims["Minimum GEOS version (quill)"].startswith("Current: **GEOS 3.8**"), claims
+    text = (ws.wiki / "facts" / "quill-minimum-geos-version.md").read_text(encoding="utf-8")
+    assert "up to 3.13" in text and "It replaced GEOS 3.7, dropped in 4.1" in text
+
+
+def test_a_list_of_supported_versions_states_its_oldest(ws: Workspace) -> None:
+    notes = ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\n"
+             "Quill 4.1 supports Python 3.10, 3.11, 3.12, 3.13, and 3.14.\n")
+    claims = _quill(ws, {"releases/4.1.md": notes}, drop=("faq/install.md",))
+    line = claims["Minimum Python version (quill)"]
+    assert line.startswith("Current: **Python 3.10**"), line
+    assert "3.14" in line  # the newest it lists, said after the value
+
+
+def test_an_old_or_undated_statement_is_only_the_latest_statement(ws: Workspace) -> None:
+    """Quill 4.1 is the newest release; SQLite's minimum was last stated in 2.0 (two majors
+    back): the page says "Latest statement (2.0, 2022-03-01)", and so do search and query."""
+    from wikimem.query import answer
+    from wikimem.search import search_passages
+
+    old = "# Quill 1.0 release notes\n\n*March 1, 2021*\n\nQuill 1.0 requires SQLite 3.20 or later.\n"
+    claims = _quill(ws, {"releases/1.0.md": old}, drop=("ref/search.md",))
+    assert claims["Minimum SQLite version (quill)"].startswith("Latest statement (2.0, 2022-03-01): **SQLite 3.30**")
+    found = search_passages(ws, "what is the current minimum SQLite version", limit=3)
+    assert found[0].hit.kind == "fact" and found[0].hit.snippet.startswith("Latest statement (2.0, 2022-03-01)")
+    said = answer(ws, load_settings(ws.root, environ={}), "what is the current minimum SQLite version").text
+    assert "Latest statement (2.0, 2022-03-01)" in said and "Current: **SQLite" not in said
+
+
+def test_the_reference_page_and_the_newest_release_disagree(ws: Workspace) -> None:
+    """The newest release (4.1, dated) raises the minimum the install page still gives: 4.1's
+    value is current, the page names the other statement, and lint reports both sentences."""
+    from wikimem.lint import run_lint
+
+    notes = ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\n"
+             "The minimum supported version of PostgreSQL is increased from 13 to 14.\n")
+    install = "# Installing\n\nQuill supports Python 3.10 and newer.\n\nQuill supports PostgreSQL 13 and higher.\n"
+    claims = _quill(ws, {"releases/4.1.md": notes, "faq/install.md": install})
+    assert claims["Minimum PostgreSQL version (quill)"].startswith("Current: **14 (was 13)**"), claims
+    page = (ws.wiki / "facts" / "quill-minimum-postgresql-version.md").read_text(encoding="utf-8")
+    assert "Stated otherwise" in page and "PostgreSQL 13 and higher" in page
+    report = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note"], write=False)
+    (found,) = [f for f in report.findings if "PostgreSQL" in f.message]
+    assert found.evidence["note"]["sentence"] == "Quill supports PostgreSQL 13 and higher."
+    assert found.evidence["current"]["path"] == "raw/releases/4.1.md"

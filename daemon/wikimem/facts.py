@@ -70,8 +70,9 @@ LOWER_AFTER_TRIGGER = re.compile(
     r"(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
 )
 # ... or before an "or newer" that a requirement word follows: "pluggy 1.5 or newer is all it needs"
-LOWER_OR_LATER = re.compile(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\s+(?:or|and)\s+"
+LOWER_OR_LATER = re.compile(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\+|\s+(?:or|and)\s+"
                             r"(?:newer|later|higher|greater|above)\b)")
+_CLAUSE_END = re.compile(r"[.;:,(]\s")
 # "Toolkit >= 3.0.0", "toolkit>=8.1.3", "Lib2>3.1.2": a dependency bound, in any case
 BOUND = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
 # what makes a bound a requirement: a verb of needing said of it ("Require X>=2", "X>=2 is now
@@ -95,7 +96,7 @@ _OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|highe
 _SUPPORT_WORDS = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
                             re.I)
 # ... or follow, in the same clause: "SQLAlchemy 1.4 or greater is required", "1.5 or newer is all it needs"
-_SUPPORT_AFTER = re.compile(r"^[^.;:]{0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
+_SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
                             r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = re.compile(
@@ -117,6 +118,9 @@ _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<
 # "Support for Python 3.8 has been dropped"
 _DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
+# "Python 3.7 has been dropped", "Python 3.6 is dropped": a versioned name dropped is its support
+_NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+(?:support\s+)?"
+                           r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
 # an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
 _INTENT = re.compile(r"\bto\s+$", re.I)
 # words that open a clause: what a from-to statement is about comes after the last of them
@@ -136,9 +140,15 @@ _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?
                    r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
-_FROM_TO = re.compile(r"\b(?P<what>(?:[\w-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
+_FROM_TO = re.compile(r"\b(?P<what>(?:[\w`'*-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
                       r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
+# the version of what a release bundles or uses: "Upgrade to CLDR 45", "Babel now uses CLDR 46",
+# "Core: Use CLDR 49", "This release brings Unicode 16" (a release's notes only)
+_USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
+                   r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
+                   r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
+_NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14"
 _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.]*)\s+version|"
                      r"version\s+of\s+(?P<name2>[A-Z][\w+.]*))\s+"
@@ -168,7 +178,7 @@ _NOT_NAMES = frozenset("""as in since before after until from with the of and or
 those it its version versions release releases issue issues section chapter figure table page step phase
 cl pr bug part level rfc pep iso fips ecma ieee see also note changed new added fixed""".split())
 # a lowercase name run into a number ("abc1", "py3") is a version tag, not a product's name
-_VERSION_TAG = re.compile(r"[a-z]+\d+")
+_VERSION_TAG = re.compile(r"[a-z]{1,3}\d+")  # "py3", "go1"; "psycopg2" and "boto3" are names
 # words before "requires" that mean "the product itself": anything else names what requires the value
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
@@ -180,12 +190,12 @@ make makes made""".split())
 _THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
 software product""".split())
 # a list item that is only a versioned name, open-ended: "Python 3.10+ or PyPy 3", "cPython 3.11 and higher"
-_BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater)))"
+_BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
                         r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|targets?\b",
+                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|\buse[sd]?\b|\buses\b|brings|bundles|ships with",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
@@ -342,7 +352,10 @@ def profile_of(doc: Any) -> Profile:
         if not section.version:
             continue
         release_sections += 1
-        releases.append((_section_version(section) or section.version, section.date))
+        # an undated numbered section may be a plan ("Features removed in 6.1"): only a dated
+        # one says a release came out
+        if section.date:
+            releases.append((_section_version(section) or section.version, section.date))
         named = title_release(section.title)
         # a dated release heading names its product ("acme 6.1.0 (2020-09-26)"); an undated
         # numbered heading ("Node 1.0: Quick reference") may be anything's
@@ -539,7 +552,9 @@ def product_role(role: str, product: str) -> str | None:
     kinds = set(ROLES.values())
     parts = [p.strip() for p in role.split(", ")]
     kind = parts[0] if parts[0] in kinds else ""
-    scope = [p for p in parts if p not in kinds]
+    # "on <title>": "it requires ..." said of what the document is about, which in a product's
+    # own documentation is the product
+    scope = [p for p in parts if p not in kinds and not p.startswith("on ")]
     if not scope or (product and scope == [product]):
         return kind
     return None
@@ -644,7 +659,7 @@ def extract(doc: Statements) -> list[Fact]:
             # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
             # (the product itself, "it" and "this release" leave the role empty)
             add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
-        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER):
+        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NAME_DROPPED):
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))
                 versions = _versions(m.group("list"))
@@ -671,6 +686,23 @@ def extract(doc: Statements) -> list[Fact]:
                 scope, at = whose(sentence[: m.start()])
                 taken.append((m.start(), m.end()))
                 add(("min", name, scope), _version(m.group("ver")), m.group(0), plan_here, at)
+        # --- the version a release uses of something it bundles ("Upgrade to CLDR 45"): said in
+        # a release's notes, or of a release the sentence names ("Acme 2.19 ships with CLDR 47")
+        if (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
+            for m in _USES.finditer(sentence):
+                if any(a <= m.start("name") < b for a, b in taken):
+                    continue
+                clause = sentence[m.start() : m.start("name")].lower()
+                if not re.search(r"upgrade|update|bump|brings|bundles|ships|\buse", clause):
+                    continue  # a name after a colon alone says nothing of using it
+                name = entity(m.group("name"))
+                if not name or name in STOPWORDS or (product and name == product):
+                    continue
+                taken.append((m.start("name"), m.end()))
+                scope, at = whose(sentence[: m.start()])
+                if name in scope.split():
+                    scope = ""  # "The jQuery library is upgraded to jQuery 3.7": the bundled thing itself
+                add(("value", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", False, at)
         # --- "increased from A to B"
         for m in _FROM_TO.finditer(sentence):
             # the words nearest the verb name what changed: "... is dropped because jQuery version
@@ -684,7 +716,8 @@ def extract(doc: Statements) -> list[Fact]:
             if not subject_words:
                 continue
             # "upgraded from Unicode 15 to Unicode 17" names the thing; "version of PostgreSQL" too
-            named = re.search(r"\bfrom\s+([A-Z][\w+.]*)\s+v?\d", m.group(0)) or re.search(r"\bof\s+([A-Z][\w+.]*)", m.group(0))
+            named = re.search(r"\bfrom\s+([A-Z][\w+.]*)\s+v?\d", m.group(0)) or re.search(r"\bof\s+([A-Z][\w+.]*)", m.group(0)) \
+                or re.search(r"\bof\s+[`'*]+([A-Za-z][\w+.-]*)[`'*]+", m.group(0))  # "version of `acme2`"
             # "The maximum stack depth for ... goroutine profiles has been raised from 32 to 128":
             # what changed is the maximum stack depth, however far from the verb it is said
             quantity = _QUANTITY.search(sentence[: m.end("what")])
@@ -765,7 +798,9 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
         elif _OR_LATER.match(after) and (support := _last(_SUPPORT_WORDS, sentence, m.start())) is not None:
             relation, trigger_at = "min", support.start()
         elif (later := _OR_LATER.match(after)) and (needed := _SUPPORT_AFTER.match(sentence[m.end() + later.end():])):
-            relation, trigger_at, who_after = "min", m.start(), needed.group("who")
+            # "A 3.1+ or B 2.8+ is required": what needs them is said before the first of them
+            clause = _last(_CLAUSE_END, sentence, m.start())
+            relation, trigger_at, who_after = "min", clause.end() if clause else 0, needed.group("who")
         if has_default:
             d = None
             for t in _DEFAULT_TRIGGER.finditer(before):
@@ -893,5 +928,7 @@ def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
         shown = spelled.group(0) if spelled else name
     if sample is not None and sample.change == "from" and relation == "value":
         return f"{shown}" + (f" ({role})" if role else "")
+    if relation == "value":
+        return f"{shown} version" + (f" ({role})" if role else "")
     what = _LABELS.get(relation, relation)
     return f"{what} {shown} version" + (f" ({role})" if role else "")

@@ -196,7 +196,7 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         claim = _Claim(n, _strong(n, newest, kinds), _value_text(n), n.value)
     if key[0] != "min":
         if reference is not None and not compatible(reference.value, claim.bound):
-            if _recent(claim.cite, newest):
+            if _recent(claim.cite, newest) and not (reference.date and claim.cite.date and reference.date > claim.cite.date):
                 claim.disagrees = reference
                 return claim
             return _Claim(reference, True, _value_text(reference), reference.value)
@@ -205,9 +205,11 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         return claim
     if _agree(claim.bound, claim.above, reference) or compatible(reference.value, claim.bound):
         return _Claim(reference, True, _value_text(reference), reference.value)
-    # they disagree: the newest release's line is as new as the reference pages, and its record
-    # wins; an older release's statement is history the reference pages have moved past
-    if _recent(claim.cite, newest) and claim.cite.release is not None:
+    # they disagree: the newest release's line is as new as the reference pages, and its dated
+    # record wins (unless the page is dated later); an older release's statement is history the
+    # reference pages have moved past
+    page_later = bool(reference.date and claim.cite.date and reference.date > claim.cite.date)
+    if _recent(claim.cite, newest) and claim.cite.release is not None and not page_later:
         claim.disagrees = reference
         return claim
     return _Claim(reference, True, _value_text(reference), reference.value)
