@@ -379,3 +379,39 @@ def test_the_reference_page_and_the_newest_release_disagree(ws: Workspace) -> No
     (found,) = [f for f in report.findings if "PostgreSQL" in f.message]
     assert found.evidence["note"]["sentence"] == "Quill supports PostgreSQL 13 and higher."
     assert found.evidence["current"]["path"] == "raw/releases/4.1.md"
+
+
+def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Workspace) -> None:
+    """No dates, a date in the future, one version twice, versions that do not parse, a table of
+    a thousand plugin rows, a note about a product the wiki has no timeline of."""
+    from wikimem.lint import run_lint
+
+    write(ws, "nodates/CHANGES.md", "# Changes\n\n## 2.0\n\n- Requires Python 3.9 or later.\n\n"
+                                    "## 1.0\n\n- Requires Python 3.7 or later.\n")
+    write(ws, "odd/CHANGES.md", (
+        "# Changelog\n\n"
+        "## 2024.1rc1 (2024-01-05)\n\n- Requires Python 3.9 or later.\n\n"
+        "## 2024.1 (2024-02-01)\n\n- Requires Python 3.10 or later.\n\n"
+        "## 3.2.x (2023-06-01)\n\n- Requires Python 3.8 or later.\n\n"
+        "## v1 (2020-01-01)\n\n- Requires Python 3.6 or later.\n\n"
+        "## 2099.1 (2099-01-01)\n\n- Requires Python 3.14 or later.\n\n"
+        "## 2024.1 (2024-02-01)\n\n- Requires Python 3.11 or later.\n"))
+    rows = "".join(f"| quill-plugin-{n} | does thing {n} | Jan 0{n % 9 + 1}, 2026 | quill>=4.{n % 7}; Python>=3.{n % 5 + 8} |\n"
+                   for n in range(1000))
+    write(ws, "quill/plugins.md", "# Plugin list\n\n| name | summary | last release | requires |\n|---|---|---|---|\n" + rows)
+    for rel in ("index.md", "install.md", "themes.md", "hosting.md"):
+        write(ws, f"quill/{rel}", f"# Quill {rel[:-3]}\n\nQuill builds static sites.\n")
+    write(ws, "notes.md", "# Our notes\n\n- Redis 7.2 is what we run; Redis requires 6.2 or later for streams.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    claims = _claims(ws)
+    # no dates: the newest release's statement, but only as the latest statement
+    nodates = [line for title, line in claims.items() if title.endswith("(nodates/changes)")]
+    assert nodates == [] or all(line.startswith(("Latest statement (2.0", "Current: **Python 3.9")) for line in nodates)
+    # the release dated in the future is no evidence of the current value; 2024.1 is newer than its rc
+    (odd,) = [line for title, line in claims.items() if "(odd" in title]
+    assert "3.14" not in odd.split(":", 2)[1] and ("Python 3.1" in odd and "2024.1" in odd), odd
+    # a thousand plugin rows: each is the plugin's requirement, no fact of Quill's
+    assert not [t for t in claims if t.endswith("(quill)")], sorted(claims)
+    findings = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note", "contradicted"], write=False).findings
+    assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]

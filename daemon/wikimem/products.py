@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .facts import Profile
 from .lexicon import product_key, title_release, version_key
@@ -117,10 +117,18 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
             else:
                 out[p] = by_folder[p]
     products = {product[f] for f in groups if product[f]} | {out[p] for p in paths if any(n == out[p] for n, _ in profiles[p].names)}
+    from .pages import today
+
+    now = today()
     newest: dict[str, tuple[str, str | None]] = {}
     dates: dict[str, dict[str, str]] = defaultdict(dict)
     for p in paths:
         profile = profiles[p]
+        if profile.newest_date and profile.newest_date > now:
+            # a release dated in the future is not out yet: the newest of the others counts
+            out_dated = [(v, d) for v, d in profile.dated if d <= now]
+            profile = replace(profile, newest=max(out_dated, key=lambda r: (version_key(r[0]), r[1]))[0] if out_dated else None,
+                              newest_date=max(out_dated, key=lambda r: (version_key(r[0]), r[1]))[1] if out_dated else None)
         for release, date in profile.dated:
             known = dates[out[p]].setdefault(str(version_key(release)[1:2]), date)
             if date < known:

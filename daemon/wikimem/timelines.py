@@ -247,14 +247,20 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
     """The timelines of these facts. `series` (products.series_of) says whose each source's facts
     are, `kinds` which sources are reference pages (Profile.kind); without them every fact
     keeps the series it carries and every source counts as a reference page."""
+    from .pages import today
+
     facts = list(facts)
     if series is None:
         series = {f.source: Series(f.series, "") for f in facts}
     kinds = kinds or {}
+    now = today()
     groups: dict[tuple[str, tuple[str, str, str]], list[Fact]] = defaultdict(list)
     for f in whose(facts, series):
-        if f.key[0] != "supported":  # a version said to be supported, no bound: lint's, not a timeline's
-            groups[(f.series, f.key)].append(f)
+        if f.key[0] == "supported":
+            continue  # a version said to be supported, no bound: lint's, not a timeline's
+        if f.date and f.date > now and not f.plan:
+            f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
+        groups[(f.series, f.key)].append(f)
     newest_of = {s.name: s.newest for s in series.values()}
     product_of = {s.name: s.product for s in series.values()}
     out: list[Timeline] = []
