@@ -415,3 +415,48 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     assert not [t for t in claims if t.endswith("(quill)")], sorted(claims)
     findings = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note", "contradicted"], write=False).findings
     assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]
+
+
+@pytest.mark.parametrize(("sentence", "facts"), [
+    # a versioned name dropped is its support dropped; "anymore" says it too
+    ("Python 3.7 has been dropped.", [(("min", "python", ""), (3, 7), "drop")]),
+    ("Python 3.6 is not supported anymore.", [(("min", "python", ""), (3, 6), "drop")]),
+    ("Python 3.3 and 2.6 aren't supported anymore.", [(("min", "python", ""), (3, 3), "drop")]),
+    # "to drop" is an intention, not an outcome
+    ("We are taking longer than others to drop Python 2.7 support.", []),
+    # the minimum said as "the minimum ... is now", or after the value; the EOL version is no minimum
+    ("The minimum Python version is now 3.10, as Python 3.9 is EOL.", [(("min", "python", ""), (3, 10), "")]),
+    ("Toolkit 2.0.0 is now the minimum required version.", [(("min", "toolkit", ""), (2, 0, 0), "")]),
+    ("The oldest PostgreSQL version the framework supports is 13.", [(("min", "postgresql", ""), (13,), "")]),
+    # who needs it is the product said before the verb, or after the value
+    ("Acme 9 works on Python 3.10 and newer.", [(("min", "python", "acme"), (3, 10), "")]),
+    ("pluggy 1.5 or newer is all acme needs.", [(("min", "pluggy", "acme"), (1, 5), "")]),
+    ("toolkit 3.1.8+ or toolkit2 2.8.4+ is required.",
+     [(("min", "toolkit", "on notes"), (3, 1, 8), ""), (("min", "toolkit2", "on notes"), (2, 8, 4), "")]),
+    ("Toolkit version 1.4 or greater is required for use with Acme 1.15.0.", [(("min", "toolkit", "on notes"), (1, 4), "")]),
+    # a bound is a requirement only where the sentence requires it; a condition is none
+    ("Fixed warnings when using attrs>=19.2.", []),
+    ("Added post-mortem debugging on Python>=3.12.", []),
+    ("Note that when targeting acme >= 9.0, it's nicer to use strict mode.", []),
+    ("Also means we depend on py>=1.4.19 now.", [(("min", "py", ""), (1, 4, 19), "")]),
+    # a feature's requirement, and a requirement set apart in parentheses, are theirs
+    ("This option requires Python>=3.9 or an extra package.", [(("min", "python", "option"), (3, 9), "")]),
+    ("Make the page wait for the header (requires Selenium > 2.13).", [(("min", "selenium", "wait header"), (2, 13), "")]),
+])
+def test_more_ways_a_statement_is_read_and_whose_it_is(sentence: str, facts: list) -> None:
+    assert [(f.key, f.value, f.change) for f in facts_of(sentence)] == facts
+
+
+def test_a_release_states_the_version_it_bundles() -> None:
+    """ "Upgrade to CLDR 45" in a release's notes: the version of what the release bundles, a
+    timeline of its own ("CLDR version"); a reference page's "uses" says nothing of a release."""
+    from wikimem.facts import Profile, label
+
+    def read(text: str, kind: str) -> list:
+        return extract(Statements("raw/x.md", "Changes", None, "", None, [(text, 1, "2.0", None)], [], Profile(kind=kind)))
+
+    (fact,) = read("Core: Upgrade to CLDR 45 by a contributor.", "release")
+    assert (fact.key, fact.value) == (("value", "cldr", ""), (45,)) and label(fact.key, fact) == "CLDR version"
+    (fact,) = read("The jQuery library is upgraded to jQuery 3.7.1.", "release")
+    assert fact.key == ("value", "jquery", "")
+    assert read("The examples use Django 4.2 throughout.", "reference") == []

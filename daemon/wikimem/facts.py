@@ -163,8 +163,9 @@ _IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\
 # "The default OpenLayers library version", "Select2 library" (a capital inside, or a digit)
 _NAME_IN = re.compile(r"(?<![\w.-])([A-Za-z]+[A-Z][\w.+-]*|[A-Z][A-Za-z]*\d[\w.+-]*|[a-z]+[A-Z]\w*)(?![\w.-])")
 # a measure a release note says changed: "the maximum stack depth for ...", "the default timeout of ..."
-_QUANTITY = re.compile(r"\b(?P<rel>maximum|minimum|default)\s+(?P<qty>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:for|of|in|on)\b",
-                       re.I)
+_QUANTITY = re.compile(r"\b(?P<rel>maximum|minimum|default)\s+[`'\"*]*(?P<qty>(?:[a-z][\w-]*[`'\"*]*\s+){0,2}?[a-z][\w-]*)[`'\"*]*"
+                       r"\s+(?:for|of|in|on)\b", re.I)
+_UNMARKED = re.compile(r"[`'\"*]")
 _NO_QUANTITY = frozenset("value values version versions number setting settings".split())  # says not what
 _PLAN = re.compile(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
 _PAST = re.compile(r"\b(?:previous(?:ly)?|prior\s+(?:to|versions?)|formerly|used\s+to|earlier\s+versions?|older\s+versions?)\b", re.I)
@@ -496,7 +497,13 @@ def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
 
 
 def _scope(lead: str, product: str | None) -> str:
-    """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2"."""
+    """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2".
+    A requirement in parentheses is an aside on what comes before them ("make it wait for the
+    page (requires Toolkit > 2.13)"): that is what requires it."""
+    opened, closed = lead.rfind("("), lead.rfind(")")
+    if opened > closed:
+        lead = lead[:opened]
+    lead = re.sub(r"\([^()]*\)", " ", lead)  # "Acme 2.0 (released today) requires": the aside is no subject
     clause = re.split(r"[,;:()]|[.!?]\s", lead)[-1].lower()
     words = [w for w in re.findall(r"[\w./+-]+", clause) if re.search(r"\w", w)][-4:]
     # "this" is the product where it stands alone or for the release ("this release requires"),
@@ -723,7 +730,7 @@ def extract(doc: Statements) -> list[Fact]:
             quantity = _QUANTITY.search(sentence[: m.end("what")])
             if not named and quantity is not None and quantity.group("qty").lower().split()[-1] not in _NO_QUANTITY:
                 relation = "value"
-                key_entity = f"{quantity.group('rel').lower()} {quantity.group('qty').lower()}"
+                key_entity = f"{quantity.group('rel').lower()} {_UNMARKED.sub('', quantity.group('qty').lower())}"
             else:
                 named = named or _NAME_IN.search(_CLAUSE.split(m.group("what"))[-1])
                 key_entity = named.group(1).lower() if named else " ".join(subject_words[-3:])
