@@ -422,6 +422,9 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     ("Python 3.7 has been dropped.", [(("min", "python", ""), (3, 7), "drop")]),
     ("Python 3.6 is not supported anymore.", [(("min", "python", ""), (3, 6), "drop")]),
     ("Python 3.3 and 2.6 aren't supported anymore.", [(("min", "python", ""), (3, 3), "drop")]),
+    # two names dropped in one breath: each its own
+    ("Support for Toolkit 3.1 and Geolib 1.6 has been dropped.",
+     [(("min", "toolkit", ""), (3, 1), "drop"), (("min", "geolib", ""), (1, 6), "drop")]),
     # "to drop" is an intention, not an outcome
     ("We are taking longer than others to drop Python 2.7 support.", []),
     # the minimum said as "the minimum ... is now", or after the value; the EOL version is no minimum
@@ -460,3 +463,14 @@ def test_a_release_states_the_version_it_bundles() -> None:
     (fact,) = read("The jQuery library is upgraded to jQuery 3.7.1.", "release")
     assert fact.key == ("value", "jquery", "")
     assert read("The examples use Django 4.2 throughout.", "reference") == []
+
+
+def test_a_requirement_in_an_api_members_description_is_the_members() -> None:
+    """ "Requires Toolkit 3.12." under `.. method:: Shape.make_valid()` is that method's need; in a
+    package's section of release notes ("crypto/tls") it still speaks for the product."""
+    def read(subject: str) -> list:
+        return [f.key for f in extract(Statements("raw/x.md", "Shapes API", None, "", None,
+                                                  [("Requires Toolkit 3.12.", 1, None, None, "", "para", subject)]))]
+
+    assert read("Shape.make_valid()") == [("min", "toolkit", "shape.make_valid")]
+    assert read("crypto/tls") == [("min", "toolkit", "on shapes api")]

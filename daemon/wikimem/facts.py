@@ -118,6 +118,10 @@ _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<
 # "Support for Python 3.8 has been dropped"
 _DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
+# "Support for GEOS 3.1 and GDAL 1.6 has been dropped": several names, each with its versions
+_DROPPED_MANY = re.compile(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
+                           rf"{_VERSIONS})+)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b")
+_PAIR = re.compile(rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "Python 3.7 has been dropped", "Python 3.6 is dropped": a versioned name dropped is its support
 _NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+(?:support\s+)?"
                            r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
@@ -349,13 +353,14 @@ def profile_of(doc: Any) -> Profile:
     if doc.version:
         releases.append((doc.version, doc.date))
     release_sections = 0
+    changelog = bool(_RELEASE_TITLE.search(title))
     for section in doc.sections:
         if not section.version:
             continue
         release_sections += 1
         # an undated numbered section may be a plan ("Features removed in 6.1"): only a dated
-        # one says a release came out
-        if section.date:
+        # one says a release came out, or one of a document that calls itself a changelog
+        if section.date or changelog:
             releases.append((_section_version(section) or section.version, section.date))
         named = title_release(section.title)
         # a dated release heading names its product ("acme 6.1.0 (2020-09-26)"); an undated
@@ -401,7 +406,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
             continue
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
-        out.append((s.text, s.line, version, date, heading, s.kind))
+        out.append((s.text, s.line, version, date, heading, s.kind, getattr(s, "subject", None) or ""))
     found = title_release(doc.title)
     product = (found[0], found[1]) if found else None
     return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out,
@@ -567,6 +572,16 @@ def product_role(role: str, product: str) -> str | None:
     return None
 
 
+def _described(subject: str) -> str:
+    """The key of the API member a description describes ("GEOSGeometry.make_valid()" ->
+    "geosgeometry.make_valid"): a callable or a member of a class or module. A package's or a
+    glossary term's section ("crypto/tls", "Ownership") speaks for the product: ""."""
+    name = subject.strip("`* ")
+    if not re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?|[A-Za-z_]\w*\(.*\)", name):
+        return ""
+    return re.sub(r"\(.*$", "", name).lower()
+
+
 def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
     """Three versions or more, none of them open-ended: every release supported, listed."""
     return len(versions) >= 3 and not re.search(r"newer|later|higher|above|\+|>=|\bfrom\b|\bto\b|-|–", listed)
@@ -582,6 +597,9 @@ def extract(doc: Statements) -> list[Fact]:
         sentence, line, release, release_date = entry[:4]
         heading = entry[4] if len(entry) > 4 else ""
         kind = entry[5] if len(entry) > 5 else "para"
+        # a sentence of the description of an API or option (`.. method:: Geometry.make_valid()`)
+        # is about that: "Requires Toolkit 3.8." there is the method's need, not the product's
+        described = _described(entry[6]) if len(entry) > 6 and entry[6] else ""
         if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence):
             continue
         section_release = release
@@ -600,6 +618,7 @@ def extract(doc: Statements) -> list[Fact]:
             return scope, _named_release(lead, scope or product or "") or default_release
 
         taken: list[tuple[int, int]] = []  # spans already read as a fact's value
+        first = len(out)  # this sentence's facts start here
         past = _PAST.search(sentence)
         plan_here = bool(_PLAN.search(sentence))
         # --- a changelog's "Removed" section: its items name what went
@@ -666,6 +685,15 @@ def extract(doc: Statements) -> list[Fact]:
             # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
             # (the product itself, "it" and "this release" leave the role empty)
             add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
+        for many in _DROPPED_MANY.finditer(sentence):
+            scope, at = whose(sentence[: many.start()])
+            for pair in _PAIR.finditer(many.group("pairs")):
+                name = entity(pair.group("name"))
+                versions = _versions(pair.group("list"))
+                if name and versions and name != product:
+                    add(("min", name, scope), max(versions), f"{pair.group('name')} {pair.group('list').strip()}",
+                        plan_here, at, "drop")
+            taken.append((many.start(), many.end()))
         for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NAME_DROPPED):
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))
@@ -739,6 +767,12 @@ def extract(doc: Statements) -> list[Fact]:
                 m.group(0).strip(), plan_here, default_release, "from", _version(m.group("old")))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, default_release, date, product, taken))
+        if described:
+            for i in range(first, len(out)):
+                f = out[i]
+                if product_role(f.key[2], "") is not None and f.key[1] != described:
+                    kind_role = f.key[2].split(", ")[0] if f.key[2].split(", ")[0] in ROLES.values() else ""
+                    out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {described}" if kind_role else described))
     for table in doc.tables:
         supported = _support_table(doc, table, own)
         out.extend(supported if supported is not None else _row_facts(doc, table))

@@ -125,14 +125,25 @@ def _recent(f: Fact, newest: str | None) -> bool:
     return bool(a and b) and a[:2] >= b[:2]  # type: ignore[index]
 
 
-def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str]) -> bool:
+def _old(f: Fact, newest: str | None, newest_date: str | None) -> bool:
+    """A release OLD_MAJORS major versions behind the newest; where the major version is the
+    year (calendar versions: "24.3.0" of 2024), OLD_MAJORS years behind by date."""
+    mine, top = _major(f.release), _major(newest)
+    if mine is None or top is None:
+        return False
+    if f.date and newest_date and (top == int(newest_date[:4]) or top == int(newest_date[2:4])):
+        return int(newest_date[:4]) - int(f.date[:4]) > OLD_MAJORS or \
+            (int(newest_date[:4]) - int(f.date[:4]) == OLD_MAJORS and newest_date[5:] >= f.date[5:])
+    return mine <= top - OLD_MAJORS
+
+
+def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str], newest_date: str | None = None) -> bool:
     """A release's statement is evidence of the current value when it is not old, and dated, or
     of the newest release itself, or on a reference page ("Acme 9.0+ needs Python 3.10+" in a
     support table). An undated statement of an older release (an announcement) is weaker."""
     if f.release is None:
         return False
-    mine, top = _major(f.release), _major(newest)
-    old = mine is not None and top is not None and mine <= top - OLD_MAJORS
+    old = _old(f, newest, newest_date)
     newest_itself = newest is not None and version_key(f.release)[:2] == version_key(newest)[:2]
     return bool(f.date or newest_itself or kinds.get(f.source) == "reference") and not old
 
@@ -153,7 +164,8 @@ def _agree(claim_value: tuple[int, ...], above: bool, f: Fact) -> bool:
     return compatible(f.value, claim_value)
 
 
-def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str, str], newest: str | None) -> _Claim | None:
+def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str, str], newest: str | None,
+            newest_date: str | None = None) -> _Claim | None:
     """The claim a timeline makes, or None when its evidence makes none (see the module's docstring)."""
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
@@ -188,12 +200,12 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         if stated is not None and stated.release is None:
             return _Claim(stated, True, _value_text(stated), stated.value)
         if stated is not None:
-            claim = _Claim(stated, _strong(stated, newest, kinds), _value_text(stated), stated.value)
+            claim = _Claim(stated, _strong(stated, newest, kinds, newest_date), _value_text(stated), stated.value)
         else:
             name = _name(n)
-            claim = _Claim(n, _strong(n, newest, kinds), f"above {name} {_numbers(n.value)}".replace("  ", " "), n.value, True)
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"above {name} {_numbers(n.value)}".replace("  ", " "), n.value, True)
     else:
-        claim = _Claim(n, _strong(n, newest, kinds), _value_text(n), n.value)
+        claim = _Claim(n, _strong(n, newest, kinds, newest_date), _value_text(n), n.value)
     if key[0] != "min":
         if reference is not None and not compatible(reference.value, claim.bound):
             if _recent(claim.cite, newest) and not (reference.date and claim.cite.date and reference.date > claim.cite.date):
@@ -204,6 +216,8 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
     if reference is None:
         return claim
     if _agree(claim.bound, claim.above, reference) or compatible(reference.value, claim.bound):
+        if claim.strong and not claim.above and claim.cite.change in states:
+            return claim  # the newest release states the value the reference pages state: its words
         return _Claim(reference, True, _value_text(reference), reference.value)
     # they disagree: the newest release's line is as new as the reference pages, and its dated
     # record wins (unless the page is dated later); an older release's statement is history the
@@ -262,6 +276,7 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
             f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
         groups[(f.series, f.key)].append(f)
     newest_of = {s.name: s.newest for s in series.values()}
+    newest_date_of = {s.name: s.newest_date for s in series.values()}
     product_of = {s.name: s.product for s in series.values()}
     out: list[Timeline] = []
     used: set[str] = set()
@@ -276,7 +291,7 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         values = {f.value for f in outcomes}
         if len(values) < 2 and not any(f.change for f in outcomes):
             continue
-        claim = _decide(key, outcomes, kinds, newest_of.get(name))
+        claim = _decide(key, outcomes, kinds, newest_of.get(name), newest_date_of.get(name))
         if claim is None:
             continue
         current = claim.cite
