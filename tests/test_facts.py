@@ -468,9 +468,14 @@ def test_a_release_states_the_version_it_bundles() -> None:
 def test_a_requirement_in_an_api_members_description_is_the_members() -> None:
     """ "Requires Toolkit 3.12." under `.. method:: Shape.make_valid()` is that method's need; in a
     package's section of release notes ("crypto/tls") it still speaks for the product."""
-    def read(subject: str) -> list:
+    from wikimem.facts import Profile
+
+    def read(subject: str, kind: str = "reference") -> list:
         return [f.key for f in extract(Statements("raw/x.md", "Shapes API", None, "", None,
-                                                  [("Requires Toolkit 3.12.", 1, None, None, "", "para", subject)]))]
+                                                  [("Requires Toolkit 3.12.", 1, None, None, "", "para", subject)],
+                                                  [], Profile(kind=kind)))]
 
     assert read("Shape.make_valid()") == [("min", "toolkit", "shape.make_valid")]
-    assert read("crypto/tls") == [("min", "toolkit", "on shapes api")]
+    assert read("crypto/tls", "release") == [("min", "toolkit", "")]
+    # alone in a reference page, "Requires Toolkit 3.12." is the need of what the text describes
+    assert read("") == [("min", "toolkit", "aside")]

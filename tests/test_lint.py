@@ -865,3 +865,18 @@ def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_wa
     assert [len(f.evidence["sources"]) for f in same_text] == [6]
     assert by_rule(cold, "stale-note") and by_rule(cold, "superseded") == by_rule(warm, "superseded")
     assert [f.to_json() for f in cold.findings] == [f.to_json() for f in warm.findings]
+
+
+def test_a_releases_statement_beside_the_products_pages_is_history_not_a_contradiction(ws, settings):
+    """A support table row of an old release (3.0: Python 3.8) and the install page (3.10) are
+    not "neither is newer": the row is about its release; two pages that disagree still are."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/support.md", "# Support\n\n| Quill version | Python versions |\n|---|---|\n"
+                                  "| 4.1 | 3.10, 3.11, 3.12 |\n| 3.0 | 3.8, 3.9 |\n")
+    compile_workspace(ws, settings)
+    assert not by_rule(run_lint(ws, settings, ["contradicted"], write=False), "contradicted")
+    write(ws, "quill/faq.md", "# FAQ\n\nQuill supports Python 3.11 and newer.\n")
+    compile_workspace(ws, settings)
+    (con,) = by_rule(run_lint(ws, settings, ["contradicted"], write=False), "contradicted")
+    assert set(con.paths) == {"raw/quill/install.md", "raw/quill/faq.md"}

@@ -770,7 +770,7 @@ def extract(doc: Statements) -> list[Fact]:
         if described:
             for i in range(first, len(out)):
                 f = out[i]
-                if product_role(f.key[2], "") is not None and f.key[1] != described:
+                if (product_role(f.key[2], "") is not None or f.key[2] == "aside") and f.key[1] != described:
                     kind_role = f.key[2].split(", ")[0] if f.key[2].split(", ")[0] in ROLES.values() else ""
                     out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {described}" if kind_role else described))
     for table in doc.tables:
@@ -860,7 +860,11 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
         at = default_release
         if relation == "min":
             scope = _scope(lead + (" " + who_after if who_after else ""), product)
-            if not scope and not product and doc.profile.kind != "release":
+            if head and not lead.strip() and doc.profile.kind == "reference":
+                # "Requires Python 3.12+." alone, in a reference page: the need of what the text
+                # around it describes (an option, a method), not the product's
+                scope = "aside"
+            elif not scope and not product and doc.profile.kind != "release":
                 # "It requires Python 3.8" in a note with no release in its title: "it" is whatever
                 # the note is about, so the note's title stands in (two projects' notes never meet);
                 # in a changelog, "Requires X 2.0" is the changelog's product's

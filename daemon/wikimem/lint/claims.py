@@ -110,6 +110,7 @@ class _Read:
     every: list[Claim]
     series: dict[str, Series]
     timelines: list[Timeline]
+    kinds: dict[str, str]
 
 
 def _read(ctx: Context) -> _Read:
@@ -123,8 +124,9 @@ def _read(ctx: Context) -> _Read:
     every = [c for d in docs for c in d.claims]
     # the same series and the same product's facts as the timelines (timelines.whose)
     claims = [c for c in whose(every, series) if c.key[0] != "supported"]
-    lines = build(every, series, {p: pr.kind for p, pr in profiles.items()})
-    result = _Read(claims, Order(docs), every, series, lines)
+    kinds = {p: pr.kind for p, pr in profiles.items()}
+    lines = build(every, series, kinds)
+    result = _Read(claims, Order(docs), every, series, lines, kinds)
     ctx.run.claims = result
     return result
 
@@ -277,15 +279,23 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
             )
 
 
+def _page(read: _Read, c: Claim) -> bool:
+    """A statement of a product's reference pages, about no release in particular."""
+    return c.release is None and read.kinds.get(c.source, "reference") == "reference"
+
+
 def contradicted(ctx: Context) -> Iterator[Finding]:
-    claims, order = _claims(ctx)
+    read = _read(ctx)
+    claims, order = read.claims, read.order
+    products = {s.name for s in read.series.values() if s.product}
     by_key: dict[tuple[str, tuple[str, str, str]], list[Claim]] = defaultdict(list)
     for c in claims:
         if not c.change:
             by_key[(c.series, c.key)].append(c)
-    for (_series, key), group in sorted(by_key.items()):
+    for (series_name, key), group in sorted(by_key.items()):
         actual = [c for c in group if not c.plan]
         label = _key_label(key, group[0])
+        product_series = series_name in products
         # 1. a plan against the outcome: "1.19 will require X" but a later source says 1.20 did
         plans: dict[tuple[str, int, str], list[Claim]] = defaultdict(list)
         for c in group:
@@ -343,6 +353,8 @@ def contradicted(ctx: Context) -> Iterator[Finding]:
                         continue
                     if a.release is not None and b.release is not None and _rkey(a) != _rkey(b):
                         continue  # about different releases: both can be true
+                    if product_series and not (_page(read, a) and _page(read, b)):
+                        continue  # a release's statement is history beside the product's pages (the timeline decides)
                     seen.add(pair)  # type: ignore[arg-type]
                     yield Finding.make(
                         "contradicted", "warning",
