@@ -743,6 +743,13 @@ def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):
     doc = load_source(path, "raw/plugin.md", max_bytes=10**7)
     assert fast.claims == extract(statements_of(doc, split_sentences(doc)))
     assert {c.key[1] for c in fast.claims} == {"macos", "python", "node.js"}
+    # a release's notes say what it bundles with "use": lint reads the same there too
+    path = write(ws, "CHANGES.md", "# Changes\n\n## 2.0 (2024-01-01)\n\n- Core: Use CLDR 49 by a contributor.\n\n"
+                                   "## 1.0 (2023-01-01)\n\n- Core: Use CLDR 45.\n")
+    fast = lint_corpus.compute("raw/CHANGES.md", str(path), "y", 0, 10**7)
+    doc = load_source(path, "raw/CHANGES.md", max_bytes=10**7)
+    assert fast.claims == extract(statements_of(doc, split_sentences(doc)))
+    assert [c.value for c in fast.claims if c.key[1] == "cldr"] == [(49,), (45,)]
 
 
 def test_code_spans_and_fences_pair_like_markdown():

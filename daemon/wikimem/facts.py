@@ -200,7 +200,7 @@ _BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|\buse[sd]?\b|\buses\b|brings|bundles|ships with",
+                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
@@ -214,14 +214,17 @@ _CELL_VERSIONS = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\.[xX*])?(?![\w.]*[A-Z
 # a document whose words are mostly package specifiers is a requirements list (a docs build's
 # requirements.txt), whose pins are its build's, not the product's
 _SPEC = re.compile(r"[A-Za-z][\w.\-\[\],]*\s*(?:===|==|>=|<=|~=|!=|>|<)\s*[\w.*+!-]+|-[a-zA-Z]|--[\w-]+|[\w./-]+\.(?:txt|in|cfg|toml)|#.*")
+_SPEC_OPERATOR = re.compile(r"[\w\]](?:===|==|>=|<=|~=|!=)\s*\d")
 # a title that says the document is a release's notes, a changelog or a migration guide
 _RELEASE_TITLE = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
                             r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
 
 
-def has_hint(text: str) -> bool:
-    """HINT.search(text), asked of the text lowercased."""
-    return _HINT_LOW.search(text.lower()) is not None
+def has_hint(text: str, release: bool = False) -> bool:
+    """HINT.search(text), asked of the text lowercased; in a release's notes "use" is one too
+    ("Core: Use CLDR 49": the version a release bundles)."""
+    low = text.lower()
+    return _HINT_LOW.search(low) is not None or (release and "use" in low)
 
 
 _LABELS = {"min": "minimum", "default": "default", "value": "version", "supported": "supported"}
@@ -334,7 +337,10 @@ def title_words(title: str) -> tuple[str, ...]:
 
 
 def _is_requirements(doc: Any) -> bool:
-    tokens = [t for b in doc.blocks if b.kind != "heading" for t in b.text.split()][:2000]
+    text = "\n".join(b.text for b in doc.blocks[:20] if b.kind != "heading")[:3000]
+    if not _SPEC_OPERATOR.search(text):
+        return False  # most documents have no specifier at all: nothing to count
+    tokens = text.split()
     if len(tokens) < 2:
         return False
     specs = sum(1 for t in tokens if _SPEC.fullmatch(t))
@@ -402,8 +408,8 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
                 table.rows.append((cells, s.text, s.line, version, date))
             continue
         table = None
-        if s.kind == "heading" or not DIGIT.search(s.text) or not has_hint(s.text):
-            continue
+        if s.kind == "heading" or not DIGIT.search(s.text):
+            continue  # extract() asks has_hint
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
         out.append((s.text, s.line, version, date, heading, s.kind, getattr(s, "subject", None) or ""))
@@ -592,6 +598,7 @@ def extract(doc: Statements) -> list[Fact]:
         return []  # a build's pins, not the product's facts
     product = doc.product[0] if doc.product else None
     own = doc.product[1] if doc.product else None
+    release_doc = doc.profile.kind == "release"
     out: list[Fact] = []
     for entry in doc.sentences:
         sentence, line, release, release_date = entry[:4]
@@ -600,7 +607,7 @@ def extract(doc: Statements) -> list[Fact]:
         # a sentence of the description of an API or option (`.. method:: Geometry.make_valid()`)
         # is about that: "Requires Toolkit 3.8." there is the method's need, not the product's
         described = _described(entry[6]) if len(entry) > 6 and entry[6] else ""
-        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence):
+        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
             continue
         section_release = release
         default_release = section_release or own
@@ -636,7 +643,9 @@ def extract(doc: Statements) -> list[Fact]:
                 add(("min", name, ""), _version(bare.group("ver")), bare.group("value").strip(), False, default_release)
                 continue
         # --- "The minimum Python version is now 3.10", "Toolkit 3.0 is the oldest version it accepts"
-        for m in _MIN_IS.finditer(sentence):
+        low = sentence.lower()
+        minimum = "minimum" in low or "oldest" in low or "lowest" in low or "earliest" in low
+        for m in _MIN_IS.finditer(sentence) if minimum else ():
             name = entity(m.group("name") or m.group("name2"))
             if not name or past or (product and name == product):
                 continue
@@ -644,7 +653,7 @@ def extract(doc: Statements) -> list[Fact]:
             taken.append((m.start(), m.end()))
             add(("min", name, scope), _version(m.group("ver")), f"{m.group('name') or m.group('name2')} {m.group('ver')}",
                 plan_here, at)
-        for m in _IS_MIN.finditer(sentence):
+        for m in _IS_MIN.finditer(sentence) if minimum else ():
             name = entity(m.group("name"))
             if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
@@ -654,7 +663,7 @@ def extract(doc: Statements) -> list[Fact]:
             add(("min", name, scope if scope != product else ""), _version(m.group("ver")),
                 f"{m.group('name')} {m.group('ver')}", plan_here, default_release)
         # --- support statements: last versions, ranges, lists, drops
-        for m in _LAST.finditer(sentence):
+        for m in _LAST.finditer(sentence) if "last" in low else ():
             name = entity(m.group("name"))
             versions = _versions(m.group("list"))
             if not name or not versions:
@@ -662,7 +671,9 @@ def extract(doc: Statements) -> list[Fact]:
             taken.append((m.start(), m.end()))
             add(("min", name, ""), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
                 m.group("subject"), "last")
-        for m in _SUPPORTS.finditer(sentence):
+        supports = "support" in low or "compatible" in low or "works" in low or "runs" in low or "accept" in low \
+            or "target" in low
+        for m in _SUPPORTS.finditer(sentence) if supports else ():
             name = entity(m.group("name"))
             versions = _versions(m.group("list"))
             if not name or not versions or past or (product and name == product):
@@ -685,7 +696,8 @@ def extract(doc: Statements) -> list[Fact]:
             # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
             # (the product itself, "it" and "this release" leave the role empty)
             add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
-        for many in _DROPPED_MANY.finditer(sentence):
+        drops = "support" in low or "dropped" in low
+        for many in _DROPPED_MANY.finditer(sentence) if drops else ():
             scope, at = whose(sentence[: many.start()])
             for pair in _PAIR.finditer(many.group("pairs")):
                 name = entity(pair.group("name"))
@@ -694,7 +706,7 @@ def extract(doc: Statements) -> list[Fact]:
                     add(("min", name, scope), max(versions), f"{pair.group('name')} {pair.group('list').strip()}",
                         plan_here, at, "drop")
             taken.append((many.start(), many.end()))
-        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NAME_DROPPED):
+        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NAME_DROPPED) if drops else ():
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))
                 versions = _versions(m.group("list"))
@@ -723,7 +735,9 @@ def extract(doc: Statements) -> list[Fact]:
                 add(("min", name, scope), _version(m.group("ver")), m.group(0), plan_here, at)
         # --- the version a release uses of something it bundles ("Upgrade to CLDR 45"): said in
         # a release's notes, or of a release the sentence names ("Acme 2.19 ships with CLDR 47")
-        if (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
+        uses = "use" in low or "upgrade" in low or "update" in low or "bump" in low or "brings" in low or "bundles" in low \
+            or "ships" in low
+        if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
             for m in _USES.finditer(sentence):
                 if any(a <= m.start("name") < b for a, b in taken):
                     continue
@@ -739,7 +753,7 @@ def extract(doc: Statements) -> list[Fact]:
                     scope = ""  # "The jQuery library is upgraded to jQuery 3.7": the bundled thing itself
                 add(("value", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", False, at)
         # --- "increased from A to B"
-        for m in _FROM_TO.finditer(sentence):
+        for m in _FROM_TO.finditer(sentence) if " from " in low else ():
             # the words nearest the verb name what changed: "... is dropped because jQuery version
             # is updated from 1.11.0 to 3.1.0" is about jQuery
             what = _CLAUSE.split(m.group("what").lower())[-1]

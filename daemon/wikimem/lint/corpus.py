@@ -332,11 +332,12 @@ def _claim_blocks(doc: Document) -> Document:
     a hint word; a block without them has no such sentence (a sentence is a piece of one
     block, with its whitespace collapsed, hence \\s+ between the hint's words here). A table
     is read whole (its header says what its rows list), with the blocks either side of it,
-    which end it as they do in the compile's reading.
+    which end it as they do in the compile's reading. "use" is a hint in a release's notes
+    (facts.has_hint): it is kept wherever it is, the extractor decides.
     """
     from ..facts import DIGIT, HINT
 
-    hint = _block_hint(HINT.pattern)
+    hint = _block_hint(HINT.pattern + "|use")
     blocks = doc.blocks
     near_table = {i + d for i, b in enumerate(blocks) if b.kind == "table" for d in (-1, 0, 1)}
     kept = [b for i, b in enumerate(blocks)
