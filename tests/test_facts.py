@@ -479,3 +479,36 @@ def test_a_requirement_in_an_api_members_description_is_the_members() -> None:
     assert read("crypto/tls", "release") == [("min", "toolkit", "")]
     # alone in a reference page, "Requires Toolkit 3.12." is the need of what the text describes
     assert read("") == [("min", "toolkit", "aside")]
+
+
+def test_the_product_a_documentation_set_documents() -> None:
+    """The names its releases carry, else its front page's; raw/'s front page speaks for the
+    folders below it; a changelog at the top joins the one large set beside it; a small folder
+    of notes is its own, never the product's evidence."""
+    from wikimem.facts import Profile, title_words
+    from wikimem.products import series_of
+
+    def page(title: str, kind: str = "reference", names: tuple = ()) -> Profile:
+        return Profile(title, kind, names, title_words(title))
+
+    one = {
+        "raw/index.md": page("Welcome to Quill's documentation!"),
+        **{f"raw/ref/{n}.md": page(t) for n, t in (("index", "API reference"), ("a", "Settings"), ("b", "Commands"),
+                                                    ("c", "Themes"), ("d", "Hosting"))},
+        "raw/releases/4.1.md": page("Quill 4.1 release notes", "release", (("quill", 1),)),
+        "raw/notes/runbook.md": page("Our runbook (Quill)"),
+    }
+    series = series_of(one)
+    assert {series[p].name for p in one if not p.startswith("raw/notes/")} == {"quill"}
+    assert series["raw/ref/a.md"].product == "quill"
+    assert series["raw/notes/runbook.md"].name == "notes" and not series["raw/notes/runbook.md"].product
+    beside = {
+        **{f"raw/html/{n}.md": page(t) for n, t in (("index", "Quill"), ("a", "Quill install"), ("b", "Quill build"),
+                                                     ("c", "Quill serve"), ("d", "Quill themes"), ("e", "Hosting"))},
+        **{f"raw/man/{n}.rst": page(t) for n, t in (("index", "Man"), ("a", "quill-build"), ("b", "quill-serve"))},
+        "raw/NEWS.rst": page("26.3 (2026-11-02)", "release"),
+        "raw/todo.md": page("Things to do"),
+    }
+    series = series_of(beside)
+    assert series["raw/html/a.md"].name == "quill" and series["raw/NEWS.rst"].name == "quill"
+    assert series["raw/todo.md"].name == ""  # a loose note at the top is no changelog: no one's

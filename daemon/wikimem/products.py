@@ -16,7 +16,7 @@ each raw path gets its series, the key its facts are grouped under:
   below it that name no product of their own (ref/ and howto/ of the set at the top), and
   folders that name the same product share its series;
 - a changelog directly in raw/ that names no product is the changelog of the documentation
-  set beside it (the largest, when raw/ holds several);
+  set beside it (the only one, or one at least twice as large as any other);
 - a document whose title names a release of a product is that product's ("Gizmo 1.0 release
   notes" in a folder of Acme's);
 - anything else keeps the series raw_tree.fact_series gives by folder alone: a folder with a
@@ -98,9 +98,15 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
         for folder in groups:
             if folder and has_entry[folder] and not found[folder][1]:
                 product[folder] = product[""]
-    # a changelog directly in raw/ that names no product belongs to the largest documentation set
-    sizes = Counter({product[f]: len(m) for f, m in groups.items() if f and product[f]})
-    beside = min(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[0] if sizes else ""
+    # a changelog directly in raw/ that names no product belongs to the documentation set beside
+    # it: the only one, or one at least twice the size of any other (raw/ of one product's docs,
+    # with a folder of man pages); with two of a size it is no one's
+    sizes: Counter[str] = Counter()
+    for f, members in groups.items():
+        if f and product[f]:
+            sizes[product[f]] += len(members)
+    ranked = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))
+    beside = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] >= 2 * ranked[1][1]) else ""
     out: dict[str, str] = {}
     for folder, members in groups.items():
         for p in members:
