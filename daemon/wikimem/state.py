@@ -152,7 +152,7 @@ class EncodedAnalysis:
 def encode_analysis(data: Mapping[str, Any], outline: Mapping[str, Any]) -> EncodedAnalysis:
     """`data` (an analysis, SourceAnalysis.to_json) and `outline` as put_analysis, put_facts
     and put_outline store them."""
-    return EncodedAnalysis(*_analysis_texts(data), json.dumps(data.get("claims") or []), json.dumps(outline))
+    return EncodedAnalysis(*_analysis_texts(data), json.dumps(data.get("claims") or {}), json.dumps(outline))
 
 
 def _analysis_texts(data: Mapping[str, Any]) -> tuple[str, str]:
@@ -447,18 +447,18 @@ class State:
         return got if isinstance(got, dict) else None
 
     # --- facts (facts.py), by content hash
-    def get_facts(self, sha256: str) -> list[Any] | None:
+    def get_facts(self, sha256: str) -> Any:
         row = self.db.execute("SELECT data FROM facts WHERE sha256=?", (sha256,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def facts_with(self, shas: Iterable[str]) -> dict[str, list[Any]]:
+    def facts_with(self, shas: Iterable[str]) -> dict[str, Any]:
         """The cached facts of many sources at once, by content hash (those cached): one scan of
         the table rather than a query per source (10k sources: 10k queries)."""
         wanted = set(shas)
         return {sha: ([] if data == "[]" else json.loads(data))
                 for sha, data in self.db.execute("SELECT sha256, data FROM facts") if sha in wanted}
 
-    def put_facts(self, sha256: str, facts: list[Any]) -> None:
+    def put_facts(self, sha256: str, facts: Any) -> None:
         self._put_facts(sha256, json.dumps(facts))
 
     def _put_facts(self, sha256: str, text: str) -> None:

@@ -118,7 +118,7 @@ class OfflineBackend:
             return cached
         analysis = analyze(batch.load(path)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
-        batch.state.put_facts(sha, analysis.get("claims") or [])  # read by timelines.py, whatever the backend
+        batch.state.put_facts(sha, analysis.get("claims") or {})  # read by timelines.py, whatever the backend
         return {k: v for k, v in analysis.items() if k != "sentences"}
 
     def _analyse_in_parallel(self, batch: Batch, todo: list[str], stack: ExitStack) -> Iterator[tuple[str, Any]] | None:
