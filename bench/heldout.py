@@ -58,7 +58,7 @@ import concepts  # noqa: E402 - bench/concepts.py, next to this file
 import contract  # noqa: E402
 import navigation  # noqa: E402
 
-VERSION = re.compile(r"\d+(?:\.\d+)*")
+VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)*")  # not the digit of a name ("psycopg2 2.8.4" is 2.8.4)
 ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`")
 SCOPE_PREFIX = re.compile(r"(?<![\w/.-])_[a-z][a-z0-9]*\.[A-Za-z_]")
 LABEL_DEF = re.compile(r"^\.\. _([^:`\n]+):\s*$", re.M)

@@ -604,3 +604,30 @@ def test_a_file_deleted_mid_compile_is_not_an_error(
     assert page_for(ws, "racy.md") is None
     # the compile itself leaves the file for the next run, with one line (issue 17, item 6)
     assert "raw/racy.md went away while this compile read it" in (ws.state_dir / "daemon.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_requirement_added_to_a_page_while_the_daemon_runs_changes_the_timeline(ws: Workspace, running) -> None:
+    """Quill's changelog drops Python 3.9; nothing says what is needed now ("above Python 3.9").
+    A person adds "Quill requires Python 3.10 or newer." to the install page while the daemon
+    runs: the watcher's compile makes it the current value."""
+    pages = {
+        "quill/index.md": "# Quill documentation\n\nQuill builds static sites.\n",
+        "quill/install.md": "# Installing Quill\n\nRun the installer, then `quill build`.\n",
+        "quill/changes.md": ("# Changelog\n\n## Version 4.1 (2025-03-01)\n\n- Drop support for Python 3.9.\n\n"
+                             "## Version 4.0 (2024-03-01)\n\n- Quill supports Python 3.9 and newer.\n"),
+        "quill/themes.md": "# Themes\n\nA theme is a folder of templates.\n",
+        "quill/hosting.md": "# Hosting\n\nAny static host serves the output folder.\n",
+    }
+    for rel, text in pages.items():
+        write(ws, rel, text)
+    d = running()
+    timeline = ws.wiki / "facts" / "quill-minimum-python-version.md"
+    d.until(lambda: timeline.is_file() and "Current: **above Python 3.9**" in timeline.read_text(encoding="utf-8"),
+            what="the timeline of the changelog alone")
+    with open(ws.raw / "quill" / "install.md", "a", encoding="utf-8") as handle:
+        handle.write("\nQuill requires Python 3.10 or newer.\n")
+    d.until(lambda: "Current: **Python 3.10**" in timeline.read_text(encoding="utf-8"),
+            what="the timeline to take the sentence added to the install page")
+    assert "install.md" in timeline.read_text(encoding="utf-8")
+    assert d.stop() == 0

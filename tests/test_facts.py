@@ -74,7 +74,7 @@ def test_what_is_not_a_current_fact() -> None:
     assert [f.value for f in facts_of("This library supports Python 3.9 and higher.")] == [(3, 9)]
     # the release a changelog section names is the fact's own release
     (fact,) = facts_of("Drop support for Python 3.8.", release="3.1.0")
-    assert fact.subject == (3, 1, 0)
+    assert fact.release == "3.1.0"
 
 
 def _workspace(tmp_path: Path, folders: dict[str, str]) -> Workspace:
@@ -242,3 +242,273 @@ def test_a_fact_is_named_as_its_sentence_spells_the_thing() -> None:
     assert label(fact.key, fact) == "jQuery"
     (fact,) = [f for f in facts_of("Go 1.21 requires macOS 10.15 Catalina or later.") if f.key[1] == "macos"]
     assert label(fact.key, fact) == "minimum macOS version (go)"  # the role: whose requirement
+
+
+# --- facts you can trust: whose fact, which product, how strong the evidence --------------------
+# The fixtures are written here, for the rule each test holds; none is copied from a project.
+
+QUILL_DOCS = {
+    "index.md": "# Welcome to Quill's documentation!\n\nQuill builds static sites. Read the install page first.\n",
+    "ref/index.md": "# API reference\n\nEvery setting and command of the toolkit.\n",
+    "ref/settings.md": "# Settings\n\nThe `output` setting names the folder pages go to.\n",
+    "ref/commands.md": "# Commands\n\nThe `build` command writes the site.\n",
+    "ref/plugins.md": ("# Plugins\n\n| name | summary | requires |\n|---|---|---|\n"
+                       "| quill-feeds | Atom feeds | quill>=4.0 |\n| quill-maps | Site maps | Python>=3.12 |\n"),
+    "ref/search.md": ("# Search\n\nThis option requires Python>=3.13 or an extra package.\n\n"
+                      "Full-text search requires SQLite 3.44 or later.\n\n"
+                      "Fixed warnings when using attrs>=19.2 with the search index.\n"),
+    "faq/index.md": "# FAQ\n\nQuestions people ask about the toolkit.\n",
+    "faq/install.md": "# Installing\n\nQuill supports Python 3.10 and newer.\n",
+    "faq/themes.md": "# Themes\n\nA theme is a folder of templates.\n",
+    "faq/speed.md": "# Speed\n\nA site of 1000 pages builds in about 4 seconds.\n",
+    "faq/hosting.md": "# Hosting\n\nAny static host serves the output folder.\n",
+    "releases/index.md": "# Release notes\n\nOne page per release.\n",
+    "releases/4.1.md": ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\nSupport for Python 3.9 is dropped.\n\n"
+                        "Also means we depend on py>=1.4.19 now.\n"),
+    "releases/4.0.md": "# Quill 4.0 release notes\n\n*March 1, 2024*\n\nQuill 4.0 supports Python 3.9 and newer.\n",
+    "releases/3.0.md": ("# Quill 3.0 release notes\n\n*March 1, 2023*\n\nQuill 3.0 requires Python 3.8 or later.\n\n"
+                        "Also means we depend on py>=1.3 now.\n"),
+    "releases/2.0.md": "# Quill 2.0 release notes\n\n*March 1, 2022*\n\nQuill 2.0 requires SQLite 3.30 or later.\n",
+}
+
+
+def _quill(ws: Workspace, extra: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    for rel, text in {**QUILL_DOCS, **(extra or {})}.items():
+        if rel not in drop:
+            write(ws, rel, text)
+    compile_workspace(ws, load_settings(ws.root, environ={}))
+    return _claims(ws)
+
+
+def _claims(ws: Workspace) -> dict[str, str]:
+    """{timeline title: its claim line} for every timeline page (Current or Latest statement)."""
+    out = {}
+    for page in sorted((ws.wiki / "facts").glob("*.md")) if (ws.wiki / "facts").is_dir() else []:
+        if page.name.startswith("index"):
+            continue
+        text = page.read_text(encoding="utf-8")
+        claim = re.search(r"^(?:Current|Latest statement).*$", text, re.MULTILINE)
+        assert claim, page.name
+        out[loads_page("x", text).title] = claim.group(0)
+    return out
+
+
+def test_a_documentation_sets_timelines_are_its_products_not_its_folders(ws: Workspace) -> None:
+    """The front page names the product; ref/, faq/ and releases/ are its parts: one timeline
+    "(quill)", none named "(ref)" or "(faq)" or "(all sources)"."""
+    claims = _quill(ws)
+    assert "Minimum Python version (quill)" in claims, sorted(claims)
+    assert not [t for t in claims if re.search(r"\((?:ref|faq|releases|all sources)\)$", t)], sorted(claims)
+
+
+def test_only_the_products_own_statements_make_its_timeline(ws: Workspace) -> None:
+    """A plugin's requirement of the product (a table row), a feature's requirement ("this
+    option requires", "full-text search requires"), a condition ("when using attrs>=19.2") and
+    another library ("py" is not Python) make no timeline of the product's."""
+    claims = _quill(ws)
+    assert not [t for t in claims if re.search(r"quill version|attrs|sqlite", t, re.I)], sorted(claims)
+    python = claims["Minimum Python version (quill)"]
+    assert "3.13" not in python and "3.12" not in python and "1.4" not in python
+    py = [t for t in claims if t.startswith("Minimum py version")]
+    # the release pin of the `py` library is its own fact, never Python's
+    assert all("py>=" in claims[t] for t in py)
+
+
+def test_a_drop_reads_as_the_oldest_version_still_stated(ws: Workspace) -> None:
+    """"Support for Python 3.9 is dropped" in 4.1 and the install page's "3.10 and newer":
+    current 3.10, from the reference page; without that page, "above Python 3.9"."""
+    claims = _quill(ws)
+    assert claims["Minimum Python version (quill)"].startswith("Current: **Python 3.10 and newer**")
+
+
+def test_a_drop_with_nothing_stated_after_it_is_above_the_dropped_version(ws: Workspace) -> None:
+    claims = _quill(ws, drop=("faq/install.md",))
+    line = claims["Minimum Python version (quill)"]
+    assert line.startswith("Current: **above Python 3.9**"), line
+    assert "drops" not in line.split(":", 2)[1]
+
+
+def test_a_support_table_states_the_oldest_version_it_lists(ws: Workspace) -> None:
+    table = ("# Geo libraries\n\n| Program | Description | Required | Supported Versions |\n|---|---|---|---|\n"
+             "| GEOS | Geometry engine | Yes | 3.13, 3.12, 3.11, 3.10, 3.9, 3.8 |\n"
+             "| PROJ | Projections | Yes | 9.x, 8.x, 7.x |\n")
+    notes = "# Quill 4.1 release notes\n\n*March 1, 2025*\n\nSupport for GEOS 3.7 is removed.\n"
+    claims = _quill(ws, {"ref/geo.md": table, "releases/4.1.md": notes})
+    assert claims["Minimum GEOS version (quill)"].startswith("Current: **GEOS 3.8**"), claims
+    text = (ws.wiki / "facts" / "quill-minimum-geos-version.md").read_text(encoding="utf-8")
+    assert "up to 3.13" in text and "It replaced GEOS 3.7, dropped in 4.1" in text
+
+
+def test_a_list_of_supported_versions_states_its_oldest(ws: Workspace) -> None:
+    notes = ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\n"
+             "Quill 4.1 supports Python 3.10, 3.11, 3.12, 3.13, and 3.14.\n")
+    claims = _quill(ws, {"releases/4.1.md": notes}, drop=("faq/install.md",))
+    line = claims["Minimum Python version (quill)"]
+    assert line.startswith("Current: **Python 3.10**"), line
+    assert "3.14" in line  # the newest it lists, said after the value
+
+
+def test_an_old_or_undated_statement_is_only_the_latest_statement(ws: Workspace) -> None:
+    """Quill 4.1 is the newest release; SQLite's minimum was last stated in 2.0 (two majors
+    back): the page says "Latest statement (2.0, 2022-03-01)", and so do search and query."""
+    from wikimem.query import answer
+    from wikimem.search import search_passages
+
+    old = "# Quill 1.0 release notes\n\n*March 1, 2021*\n\nQuill 1.0 requires SQLite 3.20 or later.\n"
+    claims = _quill(ws, {"releases/1.0.md": old}, drop=("ref/search.md",))
+    assert claims["Minimum SQLite version (quill)"].startswith("Latest statement (2.0, 2022-03-01): **SQLite 3.30**")
+    found = search_passages(ws, "what is the current minimum SQLite version", limit=3)
+    assert found[0].hit.kind == "fact" and found[0].hit.snippet.startswith("Latest statement (2.0, 2022-03-01)")
+    said = answer(ws, load_settings(ws.root, environ={}), "what is the current minimum SQLite version").text
+    assert "Latest statement (2.0, 2022-03-01)" in said and "Current: **SQLite" not in said
+
+
+def test_the_reference_page_and_the_newest_release_disagree(ws: Workspace) -> None:
+    """The newest release (4.1, dated) raises the minimum the install page still gives: 4.1's
+    value is current, the page names the other statement, and lint reports both sentences."""
+    from wikimem.lint import run_lint
+
+    notes = ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\n"
+             "The minimum supported version of PostgreSQL is increased from 13 to 14.\n")
+    install = "# Installing\n\nQuill supports Python 3.10 and newer.\n\nQuill supports PostgreSQL 13 and higher.\n"
+    claims = _quill(ws, {"releases/4.1.md": notes, "faq/install.md": install})
+    assert claims["Minimum PostgreSQL version (quill)"].startswith("Current: **14 (was 13)**"), claims
+    page = (ws.wiki / "facts" / "quill-minimum-postgresql-version.md").read_text(encoding="utf-8")
+    assert "Stated otherwise" in page and "PostgreSQL 13 and higher" in page
+    report = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note"], write=False)
+    (found,) = [f for f in report.findings if "PostgreSQL" in f.message]
+    assert found.evidence["note"]["sentence"] == "Quill supports PostgreSQL 13 and higher."
+    assert found.evidence["current"]["path"] == "raw/releases/4.1.md"
+
+
+def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Workspace) -> None:
+    """No dates, a date in the future, one version twice, versions that do not parse, a table of
+    a thousand plugin rows, a note about a product the wiki has no timeline of."""
+    from wikimem.lint import run_lint
+
+    write(ws, "nodates/CHANGES.md", "# Changes\n\n## 2.0\n\n- Requires Python 3.9 or later.\n\n"
+                                    "## 1.0\n\n- Requires Python 3.7 or later.\n")
+    write(ws, "odd/CHANGES.md", (
+        "# Changelog\n\n"
+        "## 2024.1rc1 (2024-01-05)\n\n- Requires Python 3.9 or later.\n\n"
+        "## 2024.1 (2024-02-01)\n\n- Requires Python 3.10 or later.\n\n"
+        "## 3.2.x (2023-06-01)\n\n- Requires Python 3.8 or later.\n\n"
+        "## v1 (2020-01-01)\n\n- Requires Python 3.6 or later.\n\n"
+        "## 2099.1 (2099-01-01)\n\n- Requires Python 3.14 or later.\n\n"
+        "## 2024.1 (2024-02-01)\n\n- Requires Python 3.11 or later.\n"))
+    rows = "".join(f"| quill-plugin-{n} | does thing {n} | Jan 0{n % 9 + 1}, 2026 | quill>=4.{n % 7}; Python>=3.{n % 5 + 8} |\n"
+                   for n in range(1000))
+    write(ws, "quill/plugins.md", "# Plugin list\n\n| name | summary | last release | requires |\n|---|---|---|---|\n" + rows)
+    for rel in ("index.md", "install.md", "themes.md", "hosting.md"):
+        write(ws, f"quill/{rel}", f"# Quill {rel[:-3]}\n\nQuill builds static sites.\n")
+    write(ws, "notes.md", "# Our notes\n\n- Redis 7.2 is what we run; Redis requires 6.2 or later for streams.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    claims = _claims(ws)
+    # no dates: the newest release's statement, but only as the latest statement
+    nodates = [line for title, line in claims.items() if title.endswith("(nodates/changes)")]
+    assert nodates == [] or all(line.startswith(("Latest statement (2.0", "Current: **Python 3.9")) for line in nodates)
+    # the release dated in the future is no evidence of the current value; 2024.1 is newer than its rc
+    (odd,) = [line for title, line in claims.items() if "(odd" in title]
+    assert "3.14" not in odd.split(":", 2)[1] and ("Python 3.1" in odd and "2024.1" in odd), odd
+    # a thousand plugin rows: each is the plugin's requirement, no fact of Quill's
+    assert not [t for t in claims if t.endswith("(quill)")], sorted(claims)
+    findings = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note", "contradicted"], write=False).findings
+    assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]
+
+
+@pytest.mark.parametrize(("sentence", "facts"), [
+    # a versioned name dropped is its support dropped; "anymore" says it too
+    ("Python 3.7 has been dropped.", [(("min", "python", ""), (3, 7), "drop")]),
+    ("Python 3.6 is not supported anymore.", [(("min", "python", ""), (3, 6), "drop")]),
+    ("Python 3.3 and 2.6 aren't supported anymore.", [(("min", "python", ""), (3, 3), "drop")]),
+    # two names dropped in one breath: each its own
+    ("Support for Toolkit 3.1 and Geolib 1.6 has been dropped.",
+     [(("min", "toolkit", ""), (3, 1), "drop"), (("min", "geolib", ""), (1, 6), "drop")]),
+    # "to drop" is an intention, not an outcome
+    ("We are taking longer than others to drop Python 2.7 support.", []),
+    # the minimum said as "the minimum ... is now", or after the value; the EOL version is no minimum
+    ("The minimum Python version is now 3.10, as Python 3.9 is EOL.", [(("min", "python", ""), (3, 10), "")]),
+    ("Toolkit 2.0.0 is now the minimum required version.", [(("min", "toolkit", ""), (2, 0, 0), "")]),
+    ("The oldest PostgreSQL version the framework supports is 13.", [(("min", "postgresql", ""), (13,), "")]),
+    # who needs it is the product said before the verb, or after the value
+    ("Acme 9 works on Python 3.10 and newer.", [(("min", "python", "acme"), (3, 10), "")]),
+    ("pluggy 1.5 or newer is all acme needs.", [(("min", "pluggy", "acme"), (1, 5), "")]),
+    ("toolkit 3.1.8+ or toolkit2 2.8.4+ is required.",
+     [(("min", "toolkit", "on notes"), (3, 1, 8), ""), (("min", "toolkit2", "on notes"), (2, 8, 4), "")]),
+    ("Toolkit version 1.4 or greater is required for use with Acme 1.15.0.", [(("min", "toolkit", "on notes"), (1, 4), "")]),
+    # a bound is a requirement only where the sentence requires it; a condition is none
+    ("Fixed warnings when using attrs>=19.2.", []),
+    ("Added post-mortem debugging on Python>=3.12.", []),
+    ("Note that when targeting acme >= 9.0, it's nicer to use strict mode.", []),
+    ("Also means we depend on py>=1.4.19 now.", [(("min", "py", ""), (1, 4, 19), "")]),
+    # a feature's requirement, and a requirement set apart in parentheses, are theirs
+    ("This option requires Python>=3.9 or an extra package.", [(("min", "python", "option"), (3, 9), "")]),
+    ("Make the page wait for the header (requires Selenium > 2.13).", [(("min", "selenium", "wait header"), (2, 13), "")]),
+])
+def test_more_ways_a_statement_is_read_and_whose_it_is(sentence: str, facts: list) -> None:
+    assert [(f.key, f.value, f.change) for f in facts_of(sentence)] == facts
+
+
+def test_a_release_states_the_version_it_bundles() -> None:
+    """ "Upgrade to CLDR 45" in a release's notes: the version of what the release bundles, a
+    timeline of its own ("CLDR version"); a reference page's "uses" says nothing of a release."""
+    from wikimem.facts import Profile, label
+
+    def read(text: str, kind: str) -> list:
+        return extract(Statements("raw/x.md", "Changes", None, "", None, [(text, 1, "2.0", None)], [], Profile(kind=kind)))
+
+    (fact,) = read("Core: Upgrade to CLDR 45 by a contributor.", "release")
+    assert (fact.key, fact.value) == (("value", "cldr", ""), (45,)) and label(fact.key, fact) == "CLDR version"
+    (fact,) = read("The jQuery library is upgraded to jQuery 3.7.1.", "release")
+    assert fact.key == ("value", "jquery", "")
+    assert read("The examples use Django 4.2 throughout.", "reference") == []
+
+
+def test_a_requirement_in_an_api_members_description_is_the_members() -> None:
+    """ "Requires Toolkit 3.12." under `.. method:: Shape.make_valid()` is that method's need; in a
+    package's section of release notes ("crypto/tls") it still speaks for the product."""
+    from wikimem.facts import Profile
+
+    def read(subject: str, kind: str = "reference") -> list:
+        return [f.key for f in extract(Statements("raw/x.md", "Shapes API", None, "", None,
+                                                  [("Requires Toolkit 3.12.", 1, None, None, "", "para", subject)],
+                                                  [], Profile(kind=kind)))]
+
+    assert read("Shape.make_valid()") == [("min", "toolkit", "shape.make_valid")]
+    assert read("crypto/tls", "release") == [("min", "toolkit", "")]
+    # alone in a reference page, "Requires Toolkit 3.12." is the need of what the text describes
+    assert read("") == [("min", "toolkit", "aside")]
+
+
+def test_the_product_a_documentation_set_documents() -> None:
+    """The names its releases carry, else its front page's; raw/'s front page speaks for the
+    folders below it; a changelog at the top joins the one large set beside it; a small folder
+    of notes is its own, never the product's evidence."""
+    from wikimem.facts import Profile, title_words
+    from wikimem.products import series_of
+
+    def page(title: str, kind: str = "reference", names: tuple = ()) -> Profile:
+        return Profile(title, kind, names, title_words(title))
+
+    one = {
+        "raw/index.md": page("Welcome to Quill's documentation!"),
+        **{f"raw/ref/{n}.md": page(t) for n, t in (("index", "API reference"), ("a", "Settings"), ("b", "Commands"),
+                                                    ("c", "Themes"), ("d", "Hosting"))},
+        "raw/releases/4.1.md": page("Quill 4.1 release notes", "release", (("quill", 1),)),
+        "raw/notes/runbook.md": page("Our runbook (Quill)"),
+    }
+    series = series_of(one)
+    assert {series[p].name for p in one if not p.startswith("raw/notes/")} == {"quill"}
+    assert series["raw/ref/a.md"].product == "quill"
+    assert series["raw/notes/runbook.md"].name == "notes" and not series["raw/notes/runbook.md"].product
+    beside = {
+        **{f"raw/html/{n}.md": page(t) for n, t in (("index", "Quill"), ("a", "Quill install"), ("b", "Quill build"),
+                                                     ("c", "Quill serve"), ("d", "Quill themes"), ("e", "Hosting"))},
+        **{f"raw/man/{n}.rst": page(t) for n, t in (("index", "Man"), ("a", "quill-build"), ("b", "quill-serve"))},
+        "raw/NEWS.rst": page("26.3 (2026-11-02)", "release"),
+        "raw/todo.md": page("Things to do"),
+    }
+    series = series_of(beside)
+    assert series["raw/html/a.md"].name == "quill" and series["raw/NEWS.rst"].name == "quill"
+    assert series["raw/todo.md"].name == ""  # a loose note at the top is no changelog: no one's

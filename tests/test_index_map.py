@@ -11,7 +11,16 @@ from conftest import write
 from linkcheck import broken_links
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
-from wikimem.index_page import CATALOG_BYTES, MAX_BYTES, MAX_LINES, SOFT_BYTES, Entry, build, describe, is_catalog
+from wikimem.index_page import (
+    CATALOG_BYTES,
+    MAX_BYTES,
+    MAX_LINES,
+    SOFT_BYTES,
+    Entry,
+    build,
+    describe,
+    is_catalog,
+)
 from wikimem.pages import Page
 from wikimem.workspace import Workspace
 

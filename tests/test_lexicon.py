@@ -218,9 +218,22 @@ def test_the_compile_and_lint_key_a_name_alike(surface: str) -> None:
     ("Windows", "windows"),  # a product's name is never folded to a singular
     ("macOS", "macos"), ("OS X", "macos"), ("Mac OS X", "macos"), ("Python3", "python"), ("CPython", "python"),
     ("PostgreSQL", "postgresql"),
+    # `py` is a library of its own (pytest's old dependency), not a short name of Python: a pin
+    # "py>=1.4.19" is no Python version
+    ("py", "py"),
 ])
 def test_the_key_of_a_products_name(name: str, key: str) -> None:
     assert lexicon.product_key(name) == key
+
+
+@pytest.mark.parametrize(("word", "is_doc_word"), [
+    ("documentation", True), ("reference", True), ("welcome", True), ("unreleased", True),  # a set's parts
+    ("django", False), ("alembic", False), ("pip", False),  # what a set documents may be an English word too
+])
+def test_the_words_a_documentation_set_names_its_parts_with(word: str, is_doc_word: bool) -> None:
+    """A front page "Welcome to Acme's documentation!" names the product Acme: its other words
+    are DOC_WORDS (products.py)."""
+    assert (word in lexicon.DOC_WORDS) is is_doc_word
 
 
 def test_spellings_run_together_are_one_key() -> None:
@@ -286,6 +299,10 @@ def test_versions_that_parse_alike(a: str, b: str) -> None:
     ("Chapter 3: Ownership", None),  # a number that is no version names no release
     ("Step 2", None),
     ("Release Notes", None),
+    # a name joined to its release by a hyphen, as a package's files are named (pytest's announcements)
+    ("pytest-2.5.0: now down to ZERO open bugs!", ("pytest", "2.5.0")),
+    ("utf-8 everywhere", None),  # no dotted number: no release
+    ("x86-64 builds", None),
 ])
 def test_the_release_a_title_names(title: str, release: tuple[str, str] | None) -> None:
     assert title_release(title) == release

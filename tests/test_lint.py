@@ -492,9 +492,8 @@ def test_duplicate_sources_same_text_or_same_name_in_two_formats(ws, settings):
     same_name = [f for f in found if f.evidence.get("same_name")]
     same_text = [f for f in found if f.evidence.get("same_text")]
     assert [f.evidence["sources"] for f in same_name] == [["raw/talk.md", "raw/talk.txt"]]
-    assert sorted(tuple(f.evidence["sources"]) for f in same_text) == [
-        ("raw/copies/old-talk.md", "raw/talk.md"), ("raw/copies/old-talk.md", "raw/talk.txt"),
-    ]
+    # three copies of one text are one finding (the same-named pair is also the one above)
+    assert [f.evidence["sources"] for f in same_text] == [["raw/copies/old-talk.md", "raw/talk.md", "raw/talk.txt"]]
     assert not any("raw/other.md" in f.paths for f in found)
 
 
@@ -744,6 +743,13 @@ def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):
     doc = load_source(path, "raw/plugin.md", max_bytes=10**7)
     assert fast.claims == extract(statements_of(doc, split_sentences(doc)))
     assert {c.key[1] for c in fast.claims} == {"macos", "python", "node.js"}
+    # a release's notes say what it bundles with "use": lint reads the same there too
+    path = write(ws, "CHANGES.md", "# Changes\n\n## 2.0 (2024-01-01)\n\n- Core: Use CLDR 49 by a contributor.\n\n"
+                                   "## 1.0 (2023-01-01)\n\n- Core: Use CLDR 45.\n")
+    fast = lint_corpus.compute("raw/CHANGES.md", str(path), "y", 0, 10**7)
+    doc = load_source(path, "raw/CHANGES.md", max_bytes=10**7)
+    assert fast.claims == extract(statements_of(doc, split_sentences(doc)))
+    assert [c.value for c in fast.claims if c.key[1] == "cldr"] == [(49,), (45,)]
 
 
 def test_code_spans_and_fences_pair_like_markdown():
@@ -824,3 +830,73 @@ def test_a_quote_of_code_that_looks_like_a_link_is_grounded(ws, settings):
          f'- "The package now declares a generic method with signature `(*Rand) M\\[Int intType\\](Int) Int`." {cite}\n')
     found = by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded")
     assert len(found) == 1 and "M\\[Int" in found[0].message, found  # only the misquote
+
+
+# --- stale notes: the wiki's own timelines as the yardstick ---------------------------------------
+
+QUILL = {
+    "quill/index.md": "# Quill documentation\n\nQuill is a toolkit for static sites. Start with the install page.\n",
+    "quill/install.md": "# Installing Quill\n\nQuill supports Python 3.10 and newer.\n\nQuill supports PostgreSQL 14 and higher.\n",
+    "quill/changes.md": ("# Changelog\n\n## Version 4.1 (2025-03-01)\n\n- Drop support for Python 3.9.\n\n"
+                         "## Version 4.0 (2024-03-01)\n\n- Quill supports Python 3.9 and newer.\n"
+                         "- The minimum supported version of PostgreSQL is increased from 13 to 14.\n\n"
+                         "## Version 3.0 (2023-03-01)\n\n- Requires PostgreSQL 13 or later.\n"),
+    "quill/guide.md": "# Writing pages\n\nA page is a Markdown file with a title.\n",
+    "quill/themes.md": "# Themes\n\nA theme is a folder of templates.\n",
+}
+RUNBOOK = ("# Our runbook (Quill)\n\n"
+           "- Quill supports Python 3.8 and newer, so the old build workers stay.\n"  # line 3: stale
+           "- We need Python 3.10 at least on new hosts.\n"  # line 4: current
+           "- PostgreSQL 12 is the oldest version the toolkit accepts.\n"  # line 5: stale, subject from the sentence
+           "- Quill needs PostgreSQL 14 or later, which ops gave us.\n"  # line 6: current
+           "- Redis 7.2 is what we run; do not go below 7.\n")  # line 7: no timeline tracks it
+
+
+def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "notes/runbook.md", RUNBOOK)
+    page(ws, "people/ana.md", "# Ana\n\nAna keeps the deploy images; Quill supports Python 3.9 and newer there.\n")
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    where = sorted((f.paths[0], f.lines[0]) for f in found)
+    assert where == [("raw/notes/runbook.md", 3), ("raw/notes/runbook.md", 5), ("wiki/people/ana.md", 3)]
+    python = next(f for f in found if f.lines[0] == 3 and f.paths[0] == "raw/notes/runbook.md")
+    assert python.evidence["note"]["sentence"] == "Quill supports Python 3.8 and newer, so the old build workers stay."
+    assert python.evidence["current"]["path"] == "raw/quill/install.md"
+    assert python.evidence["current"]["sentence"] == "Quill supports Python 3.10 and newer."
+    assert "update the note" in python.message and "raw/quill/install.md" in python.message
+
+
+def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_warm(ws, settings):
+    """Six copies of a note are one finding, not fifteen; and a lint with no cache and the next
+    one with a warm cache report the same findings, facts and stale notes included."""
+    text = " ".join(f"Step {i} of the rollout flushes the render queue after frame {i * 7}." for i in range(25))
+    for n in range(6):
+        write(ws, f"copies/note-{n}.md", f"# Rollout copy {n}\n\n{text}\n")
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "notes/runbook.md", RUNBOOK)
+    compile_workspace(ws, settings)
+    (ws.state_dir / "lint-cache.db").unlink(missing_ok=True)
+    cold = run_lint(ws, settings, write=False)
+    warm = run_lint(ws, settings, write=False)
+    same_text = [f for f in by_rule(cold, "duplicate") if f.evidence.get("same_text")]
+    assert [len(f.evidence["sources"]) for f in same_text] == [6]
+    assert by_rule(cold, "stale-note") and by_rule(cold, "superseded") == by_rule(warm, "superseded")
+    assert [f.to_json() for f in cold.findings] == [f.to_json() for f in warm.findings]
+
+
+def test_a_releases_statement_beside_the_products_pages_is_history_not_a_contradiction(ws, settings):
+    """A support table row of an old release (3.0: Python 3.8) and the install page (3.10) are
+    not "neither is newer": the row is about its release; two pages that disagree still are."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/support.md", "# Support\n\n| Quill version | Python versions |\n|---|---|\n"
+                                  "| 4.1 | 3.10, 3.11, 3.12 |\n| 3.0 | 3.8, 3.9 |\n")
+    compile_workspace(ws, settings)
+    assert not by_rule(run_lint(ws, settings, ["contradicted"], write=False), "contradicted")
+    write(ws, "quill/faq.md", "# FAQ\n\nQuill supports Python 3.11 and newer.\n")
+    compile_workspace(ws, settings)
+    (con,) = by_rule(run_lint(ws, settings, ["contradicted"], write=False), "contradicted")
+    assert set(con.paths) == {"raw/quill/install.md", "raw/quill/faq.md"}

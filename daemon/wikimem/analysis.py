@@ -33,7 +33,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 48
+ANALYSIS_VERSION = 49
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -296,7 +296,7 @@ class SourceAnalysis:
     definitions: dict[str, int] = field(default_factory=dict)  # key -> the sentence that defines it here
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
     toc: list[list[Any]] = field(default_factory=list)  # [target, title]
-    claims: list[list[Any]] = field(default_factory=list)  # facts.py's facts, as Fact.to_json()
+    claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
     date_line: int | None = None  # the line that states the document's date, when its text does
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
@@ -361,8 +361,7 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
 
 
 def analyze(doc: Document) -> SourceAnalysis:
-    from .facts import extract as extract_facts
-    from .facts import statements_of
+    from .facts import record as fact_record
 
     sentences, block_of = _split(doc)
     toks = [tokens(s.text) for s in sentences]
@@ -488,7 +487,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
         toc=[[e.target, e.title] for e in doc.toc],
         summary=lead,
-        claims=[f.to_json() for f in extract_facts(statements_of(doc, sentences))],
+        claims=fact_record(doc, sentences),
     )
 
 

@@ -439,7 +439,7 @@ def status(root: Path | None, as_json: bool) -> None:
 @root_option
 @click.option("--rule", "rules", multiple=True, metavar="NAME",
               help="Run only this rule (repeatable): broken-link, orphan, missing-from-index, frontmatter, duplicate, "
-                   "missing-concept, size, stale, superseded, contradicted, ungrounded, secret, log-integrity.")
+                   "missing-concept, size, stale, superseded, contradicted, stale-note, ungrounded, secret, log-integrity.")
 @click.option("--fix", is_flag=True, help="Make safe mechanical repairs (index, dead links, back-links) on pages nobody edited.")
 @click.option("--dry-run", is_flag=True, help="List the repairs --fix would make; write nothing.")
 @click.option("--accept", "accept_id", metavar="ID", default=None, help="Record a finding as accepted (needs --why).")

@@ -8,6 +8,7 @@ journal, atomic write) -> state.db, timelines, index.md, log.md (history.finish)
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
@@ -21,26 +22,39 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import adopt, history, index_page, log_page, raw_tree, timelines, wiki_tree
+from . import (
+    adopt,
+    history,
+    index_page,
+    log_page,
+    merging,
+    ownership,
+    raw_tree,
+    timelines,
+    wiki_tree,
+)
 from .backends import Activity, Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape, UnsafePath
 from .naming import undecodable
 from .pages import (
     FrontMatterError,
+    Page,
+    certify,
     content_hash,
     guard_page,
     inert_added,
     loads_page,
     lost_line,
+    page_owner,
     part_of,
     relative_link,
     slugify,
     stamp,
 )
 from .raw_tree import RawFile
-from .sources import Document, load_source, outline
-from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
+from .sources import SUPPORTED_SUFFIXES, Document, load_source, outline, source_suffix
+from .state import RENDER_PENDING, SourceRow, State, WriteJournal, is_corrupt, set_aside
 from .workspace import (
     Workspace,
     atomic_write,
@@ -135,33 +149,58 @@ def assign_page(path: str, taken: set[str]) -> str:
 
 
 def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:
-    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as corrupt: trust
-    source pages whose source hash still matches, and concept pages as they are."""
+    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as damaged: read the
+    pages back. A page is recorded as wikimem's when it certifies itself (pages.page_owner);
+    a source page's source is marked compiled when the file in raw/ still has the page's
+    `source_sha256`, whoever's the page is, so nothing up to date is compiled again. A page a
+    person edited is not recorded, so the next compile keeps it (and proposes its own version
+    beside it) as it would have with state.db.
+
+    Pages written before wikimem stamped its pages carry no `wikimem:` line: in a wiki where
+    no page carries one, every page is taken as wikimem's, as it was before; in a wiki where
+    some do, one that does not is a person's."""
+    read: list[tuple[str, str, bytes, Page | None]] = []
+    for folder in ("sources", "concepts"):
+        for page_file, rel in _pages_under(ws, folder):
+            try:
+                data = page_file.read_bytes()
+            except OSError:
+                continue
+            try:
+                page: Page | None = loads_page(rel, data.decode("utf-8", "replace"))
+            except FrontMatterError:
+                page = None
+            read.append((folder, rel, data, page))
+    owners = {rel: page_owner(data) for _, rel, data, _ in read}
+    stamped = any(owner.stamped for owner in owners.values())
+
+    def wikimems(rel: str) -> bool:
+        return owners[rel].wikimems if stamped else True
+
     restored = 0
     with state.transaction():
         state.rebuilt()
-        for page_file, rel in _pages_under(ws, "sources"):
-            text = page_file.read_text(encoding="utf-8", errors="replace")
-            try:
-                page = loads_page(rel, text)
-            except FrontMatterError:
+        for folder, rel, data, page in read:
+            if page is None:
+                continue
+            if folder == "concepts":
+                if wikimems(rel):
+                    state.put_page(rel, content_hash(data), "concept", None)
                 continue
             if page.kind != "source" or not page.sources:
                 continue
             raw = current.get(page.sources[0])
-            sha = str(page.meta.get("source_sha256") or "")
-            if raw is None or not sha or _sha_or_none(raw.file) != sha:
-                continue
-            if part_of(page.meta):
+            if raw is None:
+                continue  # its source is gone from raw/: no record, as before state was lost
+            if wikimems(rel):
                 # a part of a long source's page: wikimem's, its source's, never the source's page
-                state.put_page(rel, content_hash(text), "part", raw.path)
-                continue
+                state.put_page(rel, content_hash(data), "part" if part_of(page.meta) else "source", raw.path)
+            sha = str(page.meta.get("source_sha256") or "")
+            if part_of(page.meta) or not sha or _sha_or_none(raw.file) != sha:
+                continue  # its source changed since: compiled again, and the page with it
             # hashed now, but its times not read at a known moment: judged by content once more
             state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, (), raw.ctime_ns))
-            state.put_page(rel, content_hash(text), "source", raw.path)
             restored += 1
-        for page_file, rel in _pages_under(ws, "concepts"):
-            state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
 
 
@@ -193,8 +232,7 @@ def _persons_page(ws: Workspace, rel: str, recorded: Mapping[str, tuple[str, str
         data = (ws.wiki / rel).read_bytes()
     except OSError:
         return False
-    known = recorded.get(rel)
-    return known is None or known[0] != content_hash(data)
+    return ownership.persons_page(data, recorded.get(rel))
 
 
 def _sha_or_none(file: Path) -> str | None:
@@ -269,9 +307,9 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _new_page_text(content: str) -> str:
+def _new_page_text(content: str, writer: str = "wikimem") -> str:
     """What PageWriter writes for a page rendered as `content` where no file is (PageWriter.apply)."""
-    return stamp(guard_page(content), None)
+    return stamp(certify(guard_page(content), writer), None)
 
 
 class _Seeding:
@@ -284,6 +322,7 @@ class _Seeding:
         self.max_bytes = max_bytes
         self.files: dict[str, tuple[int, ...]] = {}  # raw/ as the compile's scan found it (size, mtime, ctime)
         self.seed: Any = None
+        self.writer = "wikimem"  # what the compile's pages say wrote them (PageWriter.writer)
 
     def prepare(self) -> None:
         """The backend's workers are reading the sources (Batch.reading) and this process waits:
@@ -305,7 +344,8 @@ class _Seeding:
         except ImportError:  # a build without search
             return
         try:
-            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes, _new_page_text)
+            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes,
+                                          functools.partial(_new_page_text, writer=self.writer))
         except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
             log.debug("search seed not started", exc_info=True)
 
@@ -417,6 +457,7 @@ class Plan:
     noop: bool
     rebuild: bool = False  # every page rendered again (compile --rebuild)
     rerender: bool = False  # the same, because another version of the backend wrote them
+    merged: bool = False  # git merged pages another clone wrote: the backend runs (state.RENDER_PENDING)
     refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
     warnings: list[str] = field(default_factory=list)
     scanned_ns: int = 0  # when the scan that read the sources' times began (SourceRow.seen_ns)
@@ -498,9 +539,11 @@ def plan(
     wiki = ws.wiki
     missing_pages = any(p not in _files_in(wiki, posixpath.dirname(p), listed) for p in pages)
     index_missing = not (ws.wiki / "index.md").exists()
-    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
+    merged = bool(state.get_meta(RENDER_PENDING))
+    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused
+                or merged)
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
-               moved, noop, rebuild, rerender, warnings=warnings, scanned_ns=scanned.started_ns)
+               moved, noop, rebuild, rerender, merged, warnings=warnings, scanned_ns=scanned.started_ns)
     if not noop:
         _assign_pages(ws, out, gone, listed, state.get_meta(KEPT_PAGES_META))
     return out
@@ -518,7 +561,9 @@ def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed:
     # deleted (or kept, when a person edited it) by this very compile
     held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
     foreign: dict[str, tuple[list[str], str]] | None = None
-    for f in todo.candidates:
+    # in path order, as the scan lists them, but a file of a type no loader reads (it will be
+    # skipped) after the others: it never takes the page name of a document that has a page
+    for f in sorted(todo.candidates, key=lambda f: source_suffix(f.path) not in SUPPORTED_SUFFIXES):
         row = rows.get(f.path)
         page = row.page if row and row.page else None
         if page is None:
@@ -552,11 +597,12 @@ class PageWriter:
     """
 
     def __init__(self, ws: Workspace, state: State, pages: Mapping[str, tuple[str, str, str | None]],
-                 report: CompileReport):
+                 report: CompileReport, writer: str = "wikimem"):
         self.ws, self.state, self.report = ws, state, report
         self.pages = pages  # as planned: backends propose edits, only this writer records pages
+        self.writer = writer  # the backend and version its pages say wrote them (pages.certify)
         self.planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
-        self.intents: list[tuple[str, str, str, str | None]] = []
+        self.intents: list[tuple[str, str, str, str | None, bool]] = []
 
     def _bytes(self, target: Path) -> bytes | None:
         if target in self.planned:
@@ -567,7 +613,9 @@ class PageWriter:
             return None
 
     def _propose(self, rel: str, content: str) -> None:
-        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(content, None), durable=False, base=self.ws.state_dir)
+        # certified like a page: a person who copies it over their page hands the page back
+        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(certify(content, self.writer), None), durable=False,
+                     base=self.ws.state_dir)
 
     def _refuse(self, exc: PathEscape) -> None:
         # one line per cause: a linked folder refuses every page in it for the same reason
@@ -592,17 +640,12 @@ class PageWriter:
             return
         disk = self._bytes(target)
         exists = disk is not None
-        known = self.pages.get(rel)
-        human = exists and (known is None or known[0] != content_hash(disk or b""))
+        human = exists and ownership.persons_page(disk or b"", self.pages.get(rel))
         proposed_edit = edit
         if edit.content is not None:
             # whatever a backend rendered from a source: names and titles one line, no
             # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
             edit = replace(edit, content=guard_page(edit.content))
-        if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
-            # exactly the bytes we would write: a compile killed before state.db
-            # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
-            human = False
         if edit.content is None:
             if not exists:
                 state.delete_page(rel)
@@ -642,11 +685,11 @@ class PageWriter:
             bucket["kept"].append(rel)
             self._propose(rel, edit.content)
             return
-        text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
+        text = stamp(certify(edit.content, self.writer), disk.decode("utf-8", "replace") if disk is not None else None)
         data = text.encode("utf-8")
         if disk != data:
             self.planned[target] = data
-            self.intents.append((rel, content_hash(data), edit.kind, edit.owner))
+            self.intents.append((rel, content_hash(data), edit.kind, edit.owner, not exists))
             bucket["updated" if exists else "created"].append(rel)
         state.put_page(rel, content_hash(data), edit.kind, edit.owner)
 
@@ -660,7 +703,7 @@ class PageWriter:
                 atomic_write(target, data, durable=False, base=self.ws.wiki)
 
 
-def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJournal,
+def _prepare(ws: Workspace, settings: Settings, state: State, backend: Backend,
              current: dict[str, RawFile], report: CompileReport) -> None:
     """Bring state.db up to what wiki/ holds before planning: rebuilt after a fresh clone or a
     corrupt file, an interrupted compile's pages taken back, a teammate's pages adopted."""
@@ -672,26 +715,31 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
             report.warnings.append(f"state rebuilt from {restored} source pages")
             # the version that rendered them, from the last compile log.md records: when this
             # one renders differently, _backend_changed has every page rendered again
-            written_by = log_page.last_backend(ws.wiki / "log.md")
-            if written_by and ":" in written_by:
-                state.set_meta("backend.version", written_by)
-    interrupted = journal.read()
-    if interrupted:
-        # a compile stopped between writing pages and committing state.db (kill -9, a full
-        # disk, a power cut): its pages are wikimem's, not a person's edits
-        with state.transaction():
-            adopted, dropped = recover_pages(ws.wiki, state, interrupted)
-        journal.clear()
-        if adopted or dropped:
-            report.warnings.append(
-                f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
-                "taken back as wikimem's and compiled again")
-    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
+            rendered_by = log_page.last_backend(ws.wiki / "log.md")
+            if rendered_by and ":" in rendered_by:
+                state.set_meta("backend.version", rendered_by)
+    # a writer stopped between writing pages and committing state.db (kill -9, a full disk, a
+    # power cut): its pages are wikimem's, not a person's edits
+    adopted, dropped = ownership.recover(ws, state)
+    if adopted or dropped:
+        report.warnings.append(
+            f"an interrupted write left {len(adopted) + len(dropped)} pages unrecorded; "
+            "taken back as wikimem's and compiled again")
+    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits; pages
+    # both clones wrote, which git's driver merged by keeping ours, are rendered (or merged) again
     adopt.sync(ws, settings, state)
+    merging.settle(ws, settings, state, backend.name, written_by(backend, settings))
 
 
 def _version_of(backend: Backend) -> str:
     return str(getattr(backend, "version", backend.name))
+
+
+def written_by(backend: Backend, settings: Settings) -> str:
+    """What a page says wrote it (pages.certify): the backend's version, or for a backend
+    without one (a model's), its name and the model."""
+    version = getattr(backend, "version", None)
+    return str(version) if version else f"{backend.name}:{settings.model}"
 
 
 def _backend_changed(state: State, backend: Backend, report: CompileReport) -> bool:
@@ -725,7 +773,8 @@ def _compile_locked(
         report.ignored = scanned.ignored_summary()
         if seeding is not None:
             seeding.files = {f.path: (f.size, f.mtime_ns, f.ctime_ns) for f in scanned.files}
-        _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
+            seeding.writer = written_by(backend, settings)
+        _prepare(ws, settings, state, backend, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
         size_cap_changed = state.get_meta(SIZE_CAP_META) != settings.max_source_mb
         if size_cap_changed:
@@ -748,8 +797,10 @@ def _compile_locked(
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
-        # committed: state.db now records every page the journal named
+        # committed: state.db now records every page the journal named, and the pages git's
+        # driver merged are rendered again
         journal.clear()
+        merging.clear(ws)
         return report
     finally:
         state.close()
@@ -792,7 +843,7 @@ def apply(
     report.traffic = dict(result.stats)
 
     # --- guard and write
-    writer = PageWriter(ws, state, todo.pages, report)
+    writer = PageWriter(ws, state, todo.pages, report, written_by(backend, settings))
     per_source: dict[str, _Bucket] = {}
     batch_changes = _bucket()
     for edit in result.edits:
@@ -871,9 +922,16 @@ def apply(
         # pages, and this says whether they need rendering again (see _prepare)
         summary.append(f"- backend: {_version_of(backend)}, {report.seconds:.2f} s")
         compiled_now = len(report.compiled) + report.unchanged
+        if operation == "sync":
+            return [*entries, log_page.LogEntry("sync", f"pages rendered again after a git merge ({compiled_now} sources)",
+                                                summary)]
         return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
 
-    history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state,
+    # a compile that only renders again what git merged is the merge's sync
+    operation = "sync" if todo.merged and not (todo.changed or todo.renamed or todo.removed) else "compile"
+    if todo.merged:
+        state.delete_meta(RENDER_PENDING)
+    history.finish(ws, settings, operation=operation, entries=log_entries, paths=written, state=state,
                    warn=report.warnings.append)
 
 

@@ -4,6 +4,7 @@ A fact is a statement of a versioned or numeric value about a subject:
 
     "Acme 1.21 requires macOS 10.15 Catalina or later"      -> min macos            = 10.15
     "The library supports Python 3.9 and newer."            -> min python           = 3.9
+    "Acme supports Python 3.10, 3.11, 3.12, and 3.13."      -> min python           = 3.10 (3.13 the newest listed)
     "Acme 0.16.x supports Python 2.7 and Python >= 3.5"     -> min python           = 2.7
     "Drop support for Python 3.8."  (in "Version 3.1.0")    -> min python, drops      3.8
     "0.15.x is the last version supporting Python 2.6"      -> min python, last       2.6
@@ -11,25 +12,52 @@ A fact is a statement of a versioned or numeric value about a subject:
     "The server-side default is unchanged at TLS 1.0"       -> default tls (server) = 1.0
     "the minimum supported version of PostgreSQL is increased from 13 to 14"
                                                             -> min postgresql       = 14, replaced 13
+    "The minimum Python version is now 3.10."               -> min python           = 3.10
     "We intend for Acme 1.19 to require Acme 1.17 or later for bootstrap"
                                                             -> min go (bootstrap)   = 1.17, a plan for 1.19
+    a support table ("Program | ... | Supported Versions", "Toolkit | ... | 3.4, 3.3, 3.2")
+                                                            -> min toolkit          = 3.2 (3.4 the newest listed)
 
 Each fact carries the subject normalised (the same fact phrased differently is one key), the
-release it belongs to (its changelog section's version and date, else the document's own:
-"Acme 1.21 Release Notes"), its series (the product whose releases order it: the document's
-product, else its collection), and its role: an outcome, a plan ("will require"), a past
-statement ("previously required"), or a quoted older note; past statements and negations
-are dropped. Precision over recall: a fact needs a trigger word right before its value.
+release it belongs to as written ("2.0rc1": its changelog section's, a `versionadded`, the
+release its sentence names for its own subject, else the document's own), ordered by the
+lexicon's version keys, its series (filled in by products.py: the product whose documentation
+it is), and its role: an outcome, a plan ("will require"), a past statement ("previously
+required"), or a quoted older note; past statements and negations are dropped. Whose fact it is
+rides in the key's role: what the sentence says requires the value ("the naming feature",
+"Six", "you"), empty for the document's own product or "it", so a feature's need, a plugin's
+requirement or another package's support is never taken for the product's minimum.
+
+Precision over recall: a fact needs a trigger word right before its value, a bound (`X>=1.2`)
+counts only as the object of a requirement (never a condition: "on Python>=3.12", "when using
+X>=2"), and a table row counts only in a support table (a column of supported versions).
+
+Beside its facts each source gets a Profile: what kind of document it is (reference page, a
+release's notes or a changelog, a requirements list), the names it gives its releases and the
+newest one, and the words of its title, from which products.py names the product of a
+documentation set.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .lexicon import STOPWORDS, product_key, release_numbers, title_release, version_numbers
+from .lexicon import (
+    DOC_WORDS,
+    STOPWORDS,
+    parse_version,
+    product_key,
+    release_numbers,
+    title_release,
+    version_key,
+    version_numbers,
+)
 from .sources.sections import release_of
+
+FORMAT = 2  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -38,56 +66,116 @@ _NAME = rf"{_WORD_NAME}(?:[ ](?:{_WORD_NAME}|kernel)){{0,2}}"
 VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
 # lowercase names ("glibc 2.17", "npm 9.1") count only right after a requirement word, with a dotted version
 LOWER_AFTER_TRIGGER = re.compile(
-    r"\b(?:requires?|required|requiring|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
+    r"\b(?:requires?|required|requiring|needs?|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?"
+    r"(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
 )
+# ... or before an "or newer" that a requirement word follows: "pluggy 1.5 or newer is all it needs"
+LOWER_OR_LATER = re.compile(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\+|\s+(?:or|and)\s+"
+                            r"(?:newer|later|higher|greater|above)\b)")
+_CLAUSE_END = re.compile(r"[.;:,(]\s")
 # "Toolkit >= 3.0.0", "toolkit>=8.1.3", "Lib2>3.1.2": a dependency bound, in any case
 BOUND = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+# what makes a bound a requirement: a verb of needing said of it ("Require X>=2", "X>=2 is now
+# required", "we depend on X>=2"); "requirements" alone (a list's heading) is not one
+_BOUND_CONTEXT = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|depends?\s+on|depending\s+on|relies\s+on|"
+                            r"minimum|at\s+least|bump\w*|upgrade\w*)\b", re.I)
+# a bound right after one of these words is a condition on something else ("on Python>=3.12",
+# "when using attrs>=25", "compatible with X>=2"), not a requirement
+# a sentence that is nothing but bounds is a list of dependencies ("Werkzeug >= 3.1, Blinker >= 1.9.")
+_BOUNDS_ONLY = re.compile(r"\s*(?:[`*]*[A-Za-z][\w.+-]*[`*]*\s*(?:>=|≥)\s*v?\d+(?:\.\d+)*[`*]*\s*(?:,|;|and)?\s*)+\.?\s*")
+_CONDITION = re.compile(r"\b(?:on|with|for|using|targeting|when|if|under|in|against|of)\s+[`'\"*]*$", re.I)
+_DEPENDS_ON = re.compile(r"\b(?:depends?|depending|relies|rely|relying)\s+on\s+[`'\"*]*$", re.I)
 _HEAD_TRIGGER = re.compile(r"(?:Requires?|Required|Requiring|Needs?)\s+")
-_MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+by)|at\s+least|minimum(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
+# "required for use with Acme 1.15": what follows "for" or "by" is what needs it, not what is needed
+_MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|"
+                          r"needed(?!\s+(?:by|for|with))|at\s+least|"
+                          r"(?:minimum|oldest|lowest)(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
 _DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
-_OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above)\b|^[\w-]*\+", re.I)
+_OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above|greater|up)\b|^[\w-]*\+", re.I)
 # "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
-_SUPPORT_WORDS = re.compile(r"\b(?:requir\w*|minimum|at\s+least|only\s+(?:supports?|runs?))\b", re.I)
+_SUPPORT_WORDS = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
+                            re.I)
+# ... or follow, in the same clause: "SQLAlchemy 1.4 or greater is required", "1.5 or newer is all it needs"
+_SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
+                            r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = re.compile(
-    r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s+(?:(?:the\s+)?versions?\s+of\s+)?"
+    r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|accepts?|targets?)\s+"
+    r"(?:(?:the\s+)?versions?\s+of\s+)?"
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
-    r"and\s+newer|and\s+later|or\s+newer|or\s+later|up\s+to|,\s*and|,|and|to|or|-|–|\+)\s*(?:\d+(?:\.\d+)*)?)*)")
+    r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|,\s*and|,|and|to|or|-|–|\+)"
+    r"\s*(?:\d+(?:\.\d+)*)?)*)")
 # what makes one version a lower bound: "3.9 and newer", "3.10+", ">= 3.5", "from 2.4 to 3.2"
 _OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
 _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*"
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
-_DROP = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?|end(?:ed|s)?)\s+support\s+for\s+(?P<name>[A-Z][\w+.]*)\s+"
-                   rf"(?P<list>{_VERSIONS})", re.I)
+_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\s+"
+                   rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
-_DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s)?|remove[sd]?)\s+(?P<name>[A-Z][\w+.]*)\s+"
+_DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
                          rf"(?P<list>{_VERSIONS})\s+support\b", re.I)
 # "Support for Python 3.8 has been dropped"
 _DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
-                      r"(?:has\s+been|have\s+been|was|were|is)\s+(?:dropped|removed)\b", re.I)
+                      r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
+# "Support for GEOS 3.1 and GDAL 1.6 has been dropped": several names, each with its versions
+_DROPPED_MANY = re.compile(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
+                           rf"{_VERSIONS})+)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b")
+_PAIR = re.compile(rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
+# "Python 3.7 has been dropped", "Python 3.6 is dropped": a versioned name dropped is its support
+_NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+(?:support\s+)?"
+                           r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
+# an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
+_INTENT = re.compile(r"\bto\s+$", re.I)
 # words that open a clause: what a from-to statement is about comes after the last of them
 _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
+# "Python 2.6 and 3.3 are no longer supported", "Python 3.6 is not supported anymore"
 _NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
-                        r"(?:is|are)\s+no\s+longer\s+supported")
+                        r"(?:(?:is|are)\s+no\s+longer\s+supported|(?:is|are)\s+not\s+supported\s+any\s*more|"
+                        r"(?:isn't|aren't)\s+supported\s+any\s*more)")
+# an item of a changelog's "Removed" section that names what went: "Python 3.8 and 3.9 support.",
+# "Support for Python 3.7."
+_REMOVED_SECTION = re.compile(r"^\W*(?:removed|removals?|dropped|removed\s+features?)\W*$", re.I)
+_REMOVED_ITEM = re.compile(rf"^(?:(?:official\s+)?support\s+for\s+)?(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
+                           r"(?:\s+support)?\s*\.?$", re.I)
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
 # "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra"
 _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+"
                    r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
-_FROM_TO = re.compile(r"\b(?P<what>(?:[\w-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
+_FROM_TO = re.compile(r"\b(?P<what>(?:[\w`'*.-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
                       r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
+# the version of what a release bundles or uses: "Upgrade to CLDR 45", "Babel now uses CLDR 46",
+# "Core: Use CLDR 49", "This release brings Unicode 16" (a release's notes only)
+_USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
+                   r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
+                   r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
+_NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
+# "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14"
+_MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.]*)\s+version|"
+                     r"version\s+of\s+(?P<name2>[A-Z][\w+.]*))\s+"
+                     r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
+                     r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
+                     r"(?:(?:raised|increased|bumped)\s+to\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+# "SQLAlchemy 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts"
+_IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)\s+is\s+(?:now\s+)?the\s+"
+                     r"(?:minimum|oldest|lowest|earliest)\b(?:\s+(?:supported|required))?(?:\s+\w+)?\s+version\b"
+                     r"(?:\s+(?:that\s+)?(?P<who>[A-Za-z][\w+.-]*)\s+(?:accepts|supports|requires|allows|runs\s+on|works\s+with))?")
+# a name among the words that say what changed: "The jQuery library embedded in the admin",
+# "The default OpenLayers library version", "Select2 library" (a capital inside, or a digit)
+_NAME_IN = re.compile(r"(?<![\w.-])([A-Za-z]+[A-Z][\w.+-]*|[A-Z][A-Za-z]*\d[\w.+-]*|[a-z]+[A-Z]\w*)(?![\w.-])")
 # a measure a release note says changed: "the maximum stack depth for ...", "the default timeout of ..."
-_QUANTITY = re.compile(r"\b(?P<rel>maximum|minimum|default)\s+(?P<qty>(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:for|of|in|on)\b",
-                       re.I)
+_QUANTITY = re.compile(r"\b(?P<rel>maximum|minimum|default)\s+[`'\"*]*(?P<qty>(?:[a-z][\w-]*[`'\"*]*\s+){0,2}?[a-z][\w-]*)[`'\"*]*"
+                       r"\s+(?:for|of|in|on)\b", re.I)
+_UNMARKED = re.compile(r"[`'\"*]")
 _NO_QUANTITY = frozenset("value values version versions number setting settings".split())  # says not what
 _PLAN = re.compile(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
 _PAST = re.compile(r"\b(?:previous(?:ly)?|prior\s+(?:to|versions?)|formerly|used\s+to|earlier\s+versions?|older\s+versions?)\b", re.I)
 _NEGATION = re.compile(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
-_ROLES = {"server": "server", "servers": "server", "server-side": "server", "client": "client", "clients": "client",
-          "client-side": "client", "bootstrap": "bootstrap", "bootstrapping": "bootstrap"}
+ROLES = {"server": "server", "servers": "server", "server-side": "server", "client": "client", "clients": "client",
+         "client-side": "client", "bootstrap": "bootstrap", "bootstrapping": "bootstrap"}
 _ROLE_WORD = re.compile(r"\b(?:server-side|client-side|servers?|clients?|bootstrap(?:ping)?)\b", re.I)
 # names that are sentence furniture, not products: function words, the parts of a document, and
 # the labels of a reference number (an issue, a change list, a standard: "CL 1234", "RFC 9110")
@@ -95,54 +183,114 @@ _NOT_NAMES = frozenset("""as in since before after until from with the of and or
 those it its version versions release releases issue issues section chapter figure table page step phase
 cl pr bug part level rfc pep iso fips ecma ieee see also note changed new added fixed""".split())
 # a lowercase name run into a number ("abc1", "py3") is a version tag, not a product's name
-_VERSION_TAG = re.compile(r"[a-z]+\d+")
+_VERSION_TAG = re.compile(r"[a-z]{1,3}\d+")  # "py3", "go1"; "psycopg2" and "boto3" are names
 # words before "requires" that mean "the product itself": anything else names what requires the value
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect require requires required requiring update updates updated bump bumps bumped
-itself are officially fully formally explicitly actively generally primarily mainly""".split())
+itself are officially fully formally explicitly actively generally primarily mainly has have had add adds added
+make makes made""".split())
+# what "this" or "the" may name and still be the product ("this release requires Python 3.9",
+# "the oldest version the framework supports")
+_THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
+software product""".split())
+# a list item that is only a versioned name, open-ended: "Python 3.10+ or PyPy 3", "cPython 3.11 and higher"
+_BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
+                        r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
 # a fact needs one of these words; most sentences have none, and skip the patterns
-HINT = re.compile(r"requir|least|minimum|default|later|newer|higher|above|\+|only support|only run|support|compatible|"
-                  r">=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered", re.IGNORECASE)
+HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
+                  r"compatible|>=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
+                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with",
+                  re.IGNORECASE)
 DIGIT = re.compile(r"\d")
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
 # start with (a sixth of the time); `has_hint` is what to ask
 _HINT_LOW = re.compile(HINT.pattern.lower())
 
+# a column of a support table: "Supported Versions", "Python versions", "Version"
+_VERSION_COLUMN = re.compile(r"\bversions?\b", re.I)
+_CELL_NOTE = re.compile(r"\([^)]*\)|\[[^\]]*\]")  # "3.12 (added in 4.2.8)": the note is no version listed
+_CELL_VERSIONS = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\.[xX*])?(?![\w.]*[A-Za-wyz])")
+# a document whose words are mostly package specifiers is a requirements list (a docs build's
+# requirements.txt), whose pins are its build's, not the product's
+_SPEC = re.compile(r"[A-Za-z][\w.\-\[\],]*\s*(?:===|==|>=|<=|~=|!=|>|<)\s*[\w.*+!-]+|-[a-zA-Z]|--[\w-]+|[\w./-]+\.(?:txt|in|cfg|toml)|#.*")
+_SPEC_OPERATOR = re.compile(r"[\w\]](?:===|==|>=|<=|~=|!=)\s*\d")
+# a title that says the document is a release's notes, a changelog or a migration guide
+_RELEASE_TITLE = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
+                            r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
 
-def has_hint(text: str) -> bool:
-    """HINT.search(text), asked of the text lowercased."""
-    return _HINT_LOW.search(text.lower()) is not None
+
+def has_hint(text: str, release: bool = False) -> bool:
+    """HINT.search(text), asked of the text lowercased; in a release's notes "use" is one too
+    ("Core: Use CLDR 49": the version a release bundles)."""
+    low = text.lower()
+    return _HINT_LOW.search(low) is not None or (release and "use" in low)
 
 
-_LABELS = {"min": "minimum", "default": "default", "value": "version"}
+_LABELS = {"min": "minimum", "default": "default", "value": "version", "supported": "supported"}
 
 
 @dataclass(frozen=True)
 class Fact:
     key: tuple[str, str, str]  # (relation, entity, role): ("min", "macos", ""), ("default", "tls", "server")
-    value: tuple[int, ...]  # the bound or the value; for a drop, the highest version dropped
+    value: tuple[int, ...]  # the bound or the value; for a drop, the highest version dropped; for a list, its oldest
     value_text: str  # as written ("macOS 10.15 Catalina", "Python 3.9 and newer")
     plan: bool
-    subject: tuple[int, ...] | None  # the release it belongs to (a section's, the document's, "Acme 1.19" in a plan)
+    release: str | None  # the release it belongs to, as written ("3.1.0", "2.0rc1"); ordered by release_key
     source: str  # raw path
     sentence: str
     line: int
     date: str | None = None  # its section's (or document's) date
-    series: str = ""  # the product line whose releases order it
+    series: str = ""  # the product line whose releases order it (products.py)
     change: str = ""  # "" states the value; "drop" and "last" end support; "from" replaces `old`
     old: tuple[int, ...] = ()  # what a "from A to B" replaced
+    newest: tuple[int, ...] = ()  # a list of versions ("3.10, 3.11, 3.12"): the newest it lists
+
+    @property
+    def release_key(self) -> tuple[Any, ...] | None:
+        """The lexicon's order of its release ("2.0rc1" before "2.0"); None when it names none."""
+        return version_key(self.release) if self.release else None
 
     def to_json(self) -> list[Any]:
-        return [list(self.key), list(self.value), self.value_text, self.plan, list(self.subject) if self.subject else None,
-                self.sentence, self.line, self.date, self.series, self.change, list(self.old)]
+        return [list(self.key), list(self.value), self.value_text, self.plan, self.release,
+                self.sentence, self.line, self.date, self.series, self.change, list(self.old), list(self.newest)]
 
     @classmethod
     def from_json(cls, source: str, data: list[Any]) -> Fact:
-        key, value, text, plan, subject, sentence, line, *rest = data
-        date, series, change, old = (rest + [None, "", "", []])[:4]
-        return cls(tuple(key), tuple(value), text, plan, tuple(subject) if subject else None, source,  # type: ignore[arg-type]
-                   sentence, line, date, series or "", change or "", tuple(old or ()))
+        key, value, text, plan, release, sentence, line, date, series, change, old, newest = data
+        return cls(tuple(key), tuple(value), text, plan, release, source,  # type: ignore[arg-type]
+                   sentence, line, date, series or "", change or "", tuple(old or ()), tuple(newest or ()))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What products.py and the timelines need to know of a whole document."""
+
+    title: str = ""
+    kind: str = "reference"  # "reference" (the product as it is), "release" (notes, changelog, guide), "requirements"
+    names: tuple[tuple[str, int], ...] = ()  # the names it gives its releases ("Acme 1.2" -> "acme"), how often
+    words: tuple[str, ...] = ()  # its title's words that may name a product, keyed
+    newest: str | None = None  # the newest release it names (its title's, its release sections')
+    newest_date: str | None = None
+    dated: tuple[tuple[str, str], ...] = ()  # (release, date) of every release it dates (an announcement dates its notes)
+
+    def to_json(self) -> list[Any]:
+        return [self.title, self.kind, [list(n) for n in self.names], list(self.words), self.newest, self.newest_date,
+                [list(d) for d in self.dated]]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> Profile:
+        title, kind, names, words, newest, newest_date, dated = data
+        return cls(title, kind, tuple((str(n), int(c)) for n, c in names), tuple(words), newest, newest_date,
+                   tuple((str(v), str(d)) for v, d in dated))
+
+
+@dataclass
+class Table:
+    """A table's rows, the first one its header when it holds no figure."""
+
+    header: list[str] | None
+    rows: list[tuple[list[str], str, int, str | None, str | None]]  # (cells, row text, line, release, date)
 
 
 @dataclass
@@ -151,11 +299,13 @@ class Statements:
 
     path: str
     title: str = ""
-    product: tuple[str, tuple[int, ...]] | None = None  # ("go", (1, 22)) from the document's title
+    product: tuple[str, str] | None = None  # ("go", "1.22") from the document's title
     series: str = ""
     date: str | None = None
-    # (sentence, line, its release's version, its release's date): a changelog holds many releases
-    sentences: list[tuple[str, int, str | None, str | None]] = field(default_factory=list)
+    # (sentence, line, its release's version, its release's date[, its section's title]): a changelog holds many releases
+    sentences: list[tuple[Any, ...]] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    profile: Profile = field(default_factory=Profile)
 
 
 def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
@@ -168,21 +318,134 @@ def title_version(title: str) -> tuple[str, tuple[int, ...]] | None:
     return (found[0], numbers) if numbers else None
 
 
+def _name_key(name: str) -> str | None:
+    """A release's name as a product key, when it can be one ("Acme" -> "acme"; not "the", "version")."""
+    key = product_key(name.strip().lower())
+    if " " in key or key in STOPWORDS or key in DOC_WORDS or key in _NOT_NAMES or not re.match(r"[a-z]", key):
+        return None
+    return key
+
+
+def title_words(title: str) -> tuple[str, ...]:
+    """The words of a title that may name a product: "Welcome to Acme's documentation!" -> ("acme",)."""
+    out: list[str] = []
+    for word in re.findall(r"[A-Za-z][\w+.#-]*[\w+#]|[A-Za-z]", title.replace("’", "'")):
+        key = _name_key(re.sub(r"'s$", "", word))
+        if key and len(key) > 1 and key not in out:
+            out.append(key)
+    return tuple(out)
+
+
+def _is_requirements(doc: Any) -> bool:
+    text = "\n".join(b.text for b in doc.blocks[:20] if b.kind != "heading")[:3000]
+    if not _SPEC_OPERATOR.search(text):
+        return False  # most documents have no specifier at all: nothing to count
+    tokens = text.split()
+    if len(tokens) < 2:
+        return False
+    specs = sum(1 for t in tokens if _SPEC.fullmatch(t))
+    return specs >= 2 and specs >= 0.6 * len(tokens)
+
+
+def profile_of(doc: Any) -> Profile:
+    names: Counter[str] = Counter()
+    releases: list[tuple[str, str | None]] = []
+    title = doc.title or ""
+    own = title_release(title)
+    if own is not None:
+        if (key := _name_key(own[0])) is not None:
+            names[key] += 1
+        releases.append((own[1], doc.date))
+    if doc.version:
+        releases.append((doc.version, doc.date))
+    release_sections = 0
+    changelog = bool(_RELEASE_TITLE.search(title))
+    for section in doc.sections:
+        if not section.version:
+            continue
+        release_sections += 1
+        # an undated numbered section may be a plan ("Features removed in 6.1"): only a dated
+        # one says a release came out, or one of a document that calls itself a changelog
+        if section.date or changelog:
+            releases.append((_section_version(section) or section.version, section.date))
+        named = title_release(section.title)
+        # a dated release heading names its product ("acme 6.1.0 (2020-09-26)"); an undated
+        # numbered heading ("Node 1.0: Quick reference") may be anything's
+        if section.date and named is not None and (key := _name_key(named[0])) is not None:
+            names[key] += 1
+    if _is_requirements(doc):
+        kind = "requirements"
+    elif own is not None or doc.version or release_sections >= 2 or _RELEASE_TITLE.search(title):
+        kind = "release"
+    else:
+        kind = "reference"
+    newest = max(releases, key=lambda r: (version_key(r[0]), r[1] or "")) if releases else None
+    dated = tuple(dict.fromkeys((v, d) for v, d in releases if d))
+    return Profile(title, kind, tuple(sorted(names.items())), title_words(title),
+                   newest[0] if newest else None, newest[1] if newest else None, dated)
+
+
 def statements_of(doc: Any, sentences: Any) -> Statements:
     """Statements from a loaded Document and its analysis sentences (each knows its section).
-    The series is the product the title names; the caller gives a source without one the
-    collection it sits in (timelines.facts_of), which depends on the rest of raw/."""
+    The series is the product the title names; products.py names the others' from the
+    documentation set they sit in, which depends on the rest of raw/."""
     sections = doc.sections
-    out: list[tuple[str, int, str | None, str | None]] = []
+    out: list[tuple[Any, ...]] = []
+    tables: list[Table] = []
+    table: Table | None = None  # the table the last rows were in: rows in a run, in one section, are one table
+    table_section = -2
     for s in sentences:
-        if s.kind == "heading" or not DIGIT.search(s.text) or not has_hint(s.text):
+        if s.kind == "table":
+            cells = [c.strip() for c in s.text.split(" | ")]
+            if table is None or s.section != table_section:
+                table, table_section = Table(None, []), s.section
+                tables.append(table)
+                if not DIGIT.search(s.text):
+                    table.header = cells
+                    continue
+            if DIGIT.search(s.text):
+                version, date = _release_here(s, sections)
+                table.rows.append((cells, s.text, s.line, version, date))
             continue
-        version, date = s.version, None
-        if version is None and (release := release_of(sections, s.section)) is not None:
-            version, date = release.version, release.date
-        out.append((s.text, s.line, version, date))
-    product = title_version(doc.title)
-    return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out)
+        table = None
+        if s.kind == "heading" or not DIGIT.search(s.text):
+            continue  # extract() asks has_hint
+        version, date = _release_here(s, sections)
+        heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
+        out.append((s.text, s.line, version, date, heading, s.kind, getattr(s, "subject", None) or ""))
+    found = title_release(doc.title)
+    product = (found[0], found[1]) if found else None
+    return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out,
+                      [t for t in tables if t.rows], profile_of(doc))
+
+
+def _release_here(s: Any, sections: Any) -> tuple[str | None, str | None]:
+    version, date = s.version, None
+    if version is None and (release := release_of(sections, s.section)) is not None:
+        version, date = _section_version(release), release.date
+    return version, date
+
+
+def _section_version(section: Any) -> str | None:
+    """A release section's version; where the one it carries is no version, the one its title
+    names ("acme 6.1.0 (2020-09-26)")."""
+    if section.version and parse_version(section.version) is not None:
+        return str(section.version)
+    named = title_release(section.title)
+    return named[1] if named else section.version
+
+
+def record(doc: Any, sentences: Any) -> dict[str, Any]:
+    """The cached record of one source: its profile and its facts (timelines.facts_of reads it)."""
+    statements = statements_of(doc, sentences)
+    return {"v": FORMAT, "profile": statements.profile.to_json(), "facts": [f.to_json() for f in extract(statements)]}
+
+
+def read_record(source: str, data: Any) -> tuple[Profile, list[Fact]] | None:
+    """A cached record back, or None when it is of another format (read the source again)."""
+    if not isinstance(data, dict) or data.get("v") != FORMAT:
+        return None
+    return Profile.from_json(data["profile"]), [Fact.from_json(source, f) for f in data["facts"]]
 
 
 class _Mention:
@@ -228,6 +491,11 @@ def compatible(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return a[:n] == b[:n]
 
 
+def at_least(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """a >= b as versions, where one refining the other counts as equal (3.10 and 3.10.0)."""
+    return compatible(a, b) or a > b
+
+
 def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
     best: tuple[int, str] | None = None
     for m in _ROLE_WORD.finditer(sentence):
@@ -235,18 +503,41 @@ def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
             continue  # "Windows Server 2016" names a product; it is no server-side role
         distance = abs(m.start() - at)
         if best is None or distance < best[0]:
-            best = (distance, _ROLES[m.group(0).lower()])
+            best = (distance, ROLES[m.group(0).lower()])
     return best[1] if best else ""
 
 
 def _scope(lead: str, product: str | None) -> str:
-    """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2"."""
-    clause = re.split(r"[,;:()]", lead)[-1].lower()
-    words = re.findall(r"[\w./+-]+", clause)[-4:]
-    if product and product in words or any(w in ("it", "we", "this") for w in words):
+    """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2".
+    A requirement in parentheses is an aside on what comes before them ("make it wait for the
+    page (requires Toolkit > 2.13)"): that is what requires it."""
+    opened, closed = lead.rfind("("), lead.rfind(")")
+    if opened > closed:
+        lead = lead[:opened]
+    lead = re.sub(r"\([^()]*\)", " ", lead)  # "Acme 2.0 (released today) requires": the aside is no subject
+    clause = re.split(r"[,;:()]|[.!?]\s", lead)[-1].lower()
+    words = [w for w in re.findall(r"[\w./+-]+", clause) if re.search(r"\w", w)][-4:]
+    # "this" is the product where it stands alone or for the release ("this release requires"),
+    # not where it points at a part ("this option requires")
+    this = words.index("this") if "this" in words else -1
+    alone = this >= 0 and (this == len(words) - 1 or words[this + 1] in _THIS_WHOLE)
+    if product and product in words or any(w in ("it", "we") for w in words) or alone:
         return ""
     kept = [w for w in words if w not in _SCOPE_SKIP and not re.fullmatch(r"v?\d[\w.]*", w)][-2:]
+    if kept and all(w in _THIS_WHOLE for w in kept):
+        return ""  # "the framework requires ...": the product, by what it is
     return " ".join(kept)
+
+
+def _named_release(lead: str, scope: str) -> str | None:
+    """The release a sentence names for its own subject: "Acme 1.4 supports ..." -> "1.4" (scope "acme")."""
+    if not scope or " " in scope:
+        return None
+    found = None
+    for m in VERSIONED.finditer(re.split(r"[;:()]", lead)[-1]):
+        if entity(m.group("name")) == scope:
+            found = m.group("ver")
+    return found
 
 
 def _last(pattern: re.Pattern[str], text: str, end: int) -> re.Match[str] | None:
@@ -263,80 +554,206 @@ def _trailing_name(after: str) -> str:
 
 
 def in_series(fact: Fact, series: str) -> Fact:
-    """A fact of a source whose title names no product, in its collection's series: a role that
-    names the collection is the product itself ("Acme supports Python 3.9" in acme/)."""
-    from dataclasses import replace
-
+    """A fact of a source whose title names no product, in its documentation set's series: a role
+    that names the product is the product itself ("Acme supports Python 3.9" in Acme's docs)."""
     relation, name, role = fact.key
-    return replace(fact, series=series, key=(relation, name, "" if series and role == series.lower() else role))
+    return replace(fact, series=series, key=(relation, name, product_role(role, series) or role if series else role))
+
+
+def product_role(role: str, product: str) -> str | None:
+    """The role a fact has for `product` when it is the product's own ("", "server", "bootstrap"),
+    or None when the role says something else requires the value (a feature, a plugin, "you").
+    A role is a kind of use (server, client, bootstrap), a scope (the words that require it), or
+    both ("server, web app")."""
+    if not role:
+        return ""
+    kinds = set(ROLES.values())
+    parts = [p.strip() for p in role.split(", ")]
+    kind = parts[0] if parts[0] in kinds else ""
+    # "on <title>": "it requires ..." said of what the document is about, which in a product's
+    # own documentation is the product
+    scope = [p for p in parts if p not in kinds and not p.startswith("on ")]
+    if not scope or (product and scope == [product]):
+        return kind
+    return None
+
+
+def _described(subject: str) -> str:
+    """The key of the API member a description describes ("GEOSGeometry.make_valid()" ->
+    "geosgeometry.make_valid"): a callable or a member of a class or module. A package's or a
+    glossary term's section ("crypto/tls", "Ownership") speaks for the product: ""."""
+    name = subject.strip("`* ")
+    if not re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?|[A-Za-z_]\w*\(.*\)", name):
+        return ""
+    return re.sub(r"\(.*$", "", name).lower()
+
+
+def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
+    """Three versions or more, none of them open-ended: every release supported, listed."""
+    return len(versions) >= 3 and not re.search(r"newer|later|higher|above|\+|>=|\bfrom\b|\bto\b|-|–", listed)
 
 
 def extract(doc: Statements) -> list[Fact]:
+    if doc.profile.kind == "requirements":
+        return []  # a build's pins, not the product's facts
     product = doc.product[0] if doc.product else None
     own = doc.product[1] if doc.product else None
+    release_doc = doc.profile.kind == "release"
     out: list[Fact] = []
-    for sentence, line, release, release_date in doc.sentences:
-        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence):
+    for entry in doc.sentences:
+        sentence, line, release, release_date = entry[:4]
+        heading = entry[4] if len(entry) > 4 else ""
+        kind = entry[5] if len(entry) > 5 else "para"
+        # a sentence of the description of an API or option (`.. method:: Geometry.make_valid()`)
+        # is about that: "Requires Toolkit 3.8." there is the method's need, not the product's
+        described = _described(entry[6]) if len(entry) > 6 and entry[6] else ""
+        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
             continue
-        section = release_numbers(release)
-        subject_default = section or own
-        date = release_date or (doc.date if not section else None)
+        section_release = release
+        default_release = section_release or own
+        date = release_date or (doc.date if not section_release else None)
 
         def add(key: tuple[str, str, str], value: tuple[int, ...], text: str, plan: bool,
-                subject: tuple[int, ...] | None, change: str = "", old: tuple[int, ...] = (),
+                at_release: str | None, change: str = "", old: tuple[int, ...] = (), newest: tuple[int, ...] = (),
                 sentence: str = sentence, line: int = line, date: str | None = date) -> None:
-            out.append(Fact(key, value, text, plan, subject, doc.path, sentence, line, date, doc.series, change, old))
+            out.append(Fact(key, value, text, plan, at_release, doc.path, sentence, line, date, doc.series, change, old,
+                            newest))
+
+        def whose(lead: str, default_release: str | None = default_release) -> tuple[str, str | None]:
+            """(scope, release) of the subject the words before a statement name."""
+            scope = _scope(lead, product)
+            return scope, _named_release(lead, scope or product or "") or default_release
 
         taken: list[tuple[int, int]] = []  # spans already read as a fact's value
+        first = len(out)  # this sentence's facts start here
         past = _PAST.search(sentence)
         plan_here = bool(_PLAN.search(sentence))
-        # --- support statements: ranges, lists, drops, last versions
-        for m in _SUPPORTS.finditer(sentence):
+        # --- a changelog's "Removed" section: its items name what went
+        if heading and _REMOVED_SECTION.match(heading) and (item := _REMOVED_ITEM.match(sentence.strip())):
+            name = entity(item.group("name"))
+            versions = _versions(item.group("list"))
+            if name and versions and name != product:
+                add(("min", name, ""), max(versions), f"{item.group('name')} {item.group('list').strip()}", False,
+                    default_release, "drop")
+                continue
+        # --- a list item that is only a versioned name, open-ended ("Requirements: - Python 3.10+")
+        if kind == "item" and (bare := _BARE_ITEM.match(sentence.strip())) and not _HEAD_TRIGGER.match(bare.group("name")):
+            name = entity(bare.group("name"))
+            if name and name != product and name not in STOPWORDS:
+                add(("min", name, ""), _version(bare.group("ver")), bare.group("value").strip(), False, default_release)
+                continue
+        # --- "The minimum Python version is now 3.10", "Toolkit 3.0 is the oldest version it accepts"
+        low = sentence.lower()
+        minimum = "minimum" in low or "oldest" in low or "lowest" in low or "earliest" in low
+        for m in _MIN_IS.finditer(sentence) if minimum else ():
+            name = entity(m.group("name") or m.group("name2"))
+            if not name or past or (product and name == product):
+                continue
+            scope, at = whose(sentence[: m.start()] + (" " + m.group("who") if m.group("who") else ""))
+            taken.append((m.start(), m.end()))
+            add(("min", name, scope), _version(m.group("ver")), f"{m.group('name') or m.group('name2')} {m.group('ver')}",
+                plan_here, at)
+        for m in _IS_MIN.finditer(sentence) if minimum else ():
             name = entity(m.group("name"))
-            versions = _versions(m.group("list"))
-            if not name or not versions or past or (product and name == product):
+            if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
-            if _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
-                continue
-            if len(versions) == 1 and not _OPEN_ENDED.search(m.group("list") + sentence[m.end() : m.end() + 20]):
-                continue  # "Officially support Python 3.12": a version added, not the oldest one supported
-            taken.append((m.start("name"), m.end()))
-            listed = re.sub(r"[\s,]*(?:and|or|to|up\s+to|,)$", "", m.group("list").strip())
-            # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
-            # (the product itself, "it" and "this release" leave the role empty)
-            add(("min", name, _scope(sentence[:m.start()], product)), min(versions), f"{m.group('name')} {listed}",
-                plan_here, subject_default)
-        for pattern, change in ((_DROP, "drop"), (_DROP_AFTER, "drop"), (_DROPPED, "drop"), (_NO_LONGER, "drop")):
-            for m in pattern.finditer(sentence):
-                name = entity(m.group("name"))
-                versions = _versions(m.group("list"))
-                if not name or not versions or (product and name == product):
-                    continue
-                taken.append((m.start(), m.end()))
-                add(("min", name, ""), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
-                    subject_default, change)
-        for m in _LAST.finditer(sentence):
+            who = m.group("who")
+            scope = "" if not who or who.lower() in ("it", "we", "this") or who.lower() in _THIS_WHOLE else (entity(who) or "")
+            taken.append((m.start(), m.end()))
+            add(("min", name, scope if scope != product else ""), _version(m.group("ver")),
+                f"{m.group('name')} {m.group('ver')}", plan_here, default_release)
+        # --- support statements: last versions, ranges, lists, drops
+        for m in _LAST.finditer(sentence) if "last" in low else ():
             name = entity(m.group("name"))
             versions = _versions(m.group("list"))
             if not name or not versions:
                 continue
             taken.append((m.start(), m.end()))
             add(("min", name, ""), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
-                _version(m.group("subject")), "last")
-        # --- dependency bounds: "Toolkit >= 3.0.0", "toolkit>=8.1.3"
-        context = bool(_SUPPORT_WORDS.search(sentence) or re.search(r"\b(?:depend\w*|bump\w*|update\w*)\b", sentence, re.I))
-        if ">" in sentence or "≥" in sentence:
+                m.group("subject"), "last")
+        supports = "support" in low or "compatible" in low or "works" in low or "runs" in low or "accept" in low \
+            or "target" in low
+        for m in _SUPPORTS.finditer(sentence) if supports else ():
+            name = entity(m.group("name"))
+            versions = _versions(m.group("list"))
+            if not name or not versions or past or (product and name == product):
+                continue
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            if _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
+                continue
+            listed = re.sub(r"[\s,]*(?:and|or|to|up\s+to|,)$", "", m.group("list").strip())
+            scope, at = whose(sentence[: m.start()])
+            taken.append((m.start("name"), m.end()))
+            if len(versions) == 1 and not _OPEN_ENDED.search(m.group("list") + sentence[m.end() : m.end() + 20]):
+                # "Officially support Python 3.12": a version added, not the oldest one supported;
+                # where the sentence names who supports it ("Acme still supports Python 3.8"),
+                # lint compares it with the oldest the product supports now
+                if scope and not plan_here:
+                    add(("supported", name, scope), versions[0], f"{m.group('name')} {listed}", False, at)
+                continue
+            newest = max(versions) if _is_list(listed, versions) else ()
+            # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
+            # (the product itself, "it" and "this release" leave the role empty)
+            add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
+        drops = "support" in low or "dropped" in low
+        for many in _DROPPED_MANY.finditer(sentence) if drops else ():
+            scope, at = whose(sentence[: many.start()])
+            for pair in _PAIR.finditer(many.group("pairs")):
+                name = entity(pair.group("name"))
+                versions = _versions(pair.group("list"))
+                if name and versions and name != product:
+                    add(("min", name, scope), max(versions), f"{pair.group('name')} {pair.group('list').strip()}",
+                        plan_here, at, "drop")
+            taken.append((many.start(), many.end()))
+        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NAME_DROPPED) if drops else ():
+            for m in pattern.finditer(sentence):
+                name = entity(m.group("name"))
+                versions = _versions(m.group("list"))
+                if not name or not versions or (product and name == product):
+                    continue
+                if any(a <= m.start() < b for a, b in taken) or _INTENT.search(sentence[: m.start()]):
+                    continue
+                scope, at = whose(sentence[: m.start()])
+                taken.append((m.start(), m.end()))
+                add(("min", name, scope), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
+                    at, "drop")
+        # --- dependency bounds: "Require Toolkit >= 3.0.0", "toolkit>=8.1.3 is now required"
+        if (">" in sentence or "≥" in sentence) and (_BOUND_CONTEXT.search(sentence) or _BOUNDS_ONLY.fullmatch(sentence)):
             for m in BOUND.finditer(sentence):
                 # ">= 3.1" is a lower bound as written; "> 3.1" only where the sentence says it is required
-                if any(a <= m.start() < b for a, b in taken) or (m.group("op") == ">" and not context):
+                if any(a <= m.start() < b for a, b in taken) or (m.group("op") == ">" and not _SUPPORT_WORDS.search(sentence)):
                     continue
+                before = sentence[max(0, m.start() - 30) : m.start()]
+                if _CONDITION.search(before) and not _DEPENDS_ON.search(before):
+                    continue  # "on Python>=3.12", "when using X>=2": a condition, not a requirement
                 name = entity(re.sub(r"\d+$", "", m.group("name")) or m.group("name"))
                 if not name or name in STOPWORDS or (product and name == product):
                     continue
+                scope, at = whose(sentence[: m.start()])
                 taken.append((m.start(), m.end()))
-                add(("min", name, ""), _version(m.group("ver")), m.group(0), plan_here, subject_default)
+                add(("min", name, scope), _version(m.group("ver")), m.group(0), plan_here, at)
+        # --- the version a release uses of something it bundles ("Upgrade to CLDR 45"): said in
+        # a release's notes, or of a release the sentence names ("Acme 2.19 ships with CLDR 47")
+        uses = "use" in low or "upgrade" in low or "update" in low or "bump" in low or "brings" in low or "bundles" in low \
+            or "ships" in low
+        if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
+            for m in _USES.finditer(sentence):
+                if any(a <= m.start("name") < b for a, b in taken):
+                    continue
+                clause = sentence[m.start() : m.start("name")].lower()
+                if not re.search(r"upgrade|update|bump|brings|bundles|ships|\buse", clause):
+                    continue  # a name after a colon alone says nothing of using it
+                name = entity(m.group("name"))
+                if not name or name in STOPWORDS or (product and name == product):
+                    continue
+                taken.append((m.start("name"), m.end()))
+                scope, at = whose(sentence[: m.start()])
+                if name in scope.split():
+                    scope = ""  # "The jQuery library is upgraded to jQuery 3.7": the bundled thing itself
+                add(("value", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", False, at)
         # --- "increased from A to B"
-        for m in _FROM_TO.finditer(sentence):
+        for m in _FROM_TO.finditer(sentence) if " from " in low else ():
             # the words nearest the verb name what changed: "... is dropped because jQuery version
             # is updated from 1.11.0 to 3.1.0" is about jQuery
             what = _CLAUSE.split(m.group("what").lower())[-1]
@@ -348,29 +765,60 @@ def extract(doc: Statements) -> list[Fact]:
             if not subject_words:
                 continue
             # "upgraded from Unicode 15 to Unicode 17" names the thing; "version of PostgreSQL" too
-            named = re.search(r"\bfrom\s+([A-Z][\w+.]*)\s+v?\d", m.group(0)) or re.search(r"\bof\s+([A-Z][\w+.]*)", m.group(0))
-            key_entity = named.group(1).lower() if named else " ".join(subject_words[-3:])
+            named = re.search(r"\bfrom\s+([A-Z][\w+.]*)\s+v?\d", m.group(0)) or re.search(r"\bof\s+([A-Z][\w+.]*)", m.group(0)) \
+                or re.search(r"\bof\s+[`'*]+([A-Za-z][\w+.-]*)[`'*]+", m.group(0))  # "version of `acme2`"
             # "The maximum stack depth for ... goroutine profiles has been raised from 32 to 128":
             # what changed is the maximum stack depth, however far from the verb it is said
             quantity = _QUANTITY.search(sentence[: m.end("what")])
             if not named and quantity is not None and quantity.group("qty").lower().split()[-1] not in _NO_QUANTITY:
                 relation = "value"
-                key_entity = f"{quantity.group('rel').lower()} {quantity.group('qty').lower()}"
+                key_entity = f"{quantity.group('rel').lower()} {_UNMARKED.sub('', quantity.group('qty').lower())}"
+            else:
+                named = named or _NAME_IN.search(_CLAUSE.split(m.group("what"))[-1])
+                key_entity = named.group(1).lower() if named else " ".join(subject_words[-3:])
             taken.append((m.start(), m.end()))
             add((relation, product_key(key_entity), ""), _version(m.group("new")),
-                m.group(0).strip(), plan_here, subject_default, "from", _version(m.group("old")))
+                m.group(0).strip(), plan_here, default_release, "from", _version(m.group("old")))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
-        out.extend(_requirements(doc, sentence, line, subject_default, date, product, own, taken))
+        out.extend(_requirements(doc, sentence, line, default_release, date, product, taken))
+        if described:
+            for i in range(first, len(out)):
+                f = out[i]
+                if (product_role(f.key[2], "") is not None or f.key[2] == "aside") and f.key[1] != described:
+                    kind_role = f.key[2].split(", ")[0] if f.key[2].split(", ")[0] in ROLES.values() else ""
+                    out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {described}" if kind_role else described))
+    for table in doc.tables:
+        supported = _support_table(doc, table, own)
+        out.extend(supported if supported is not None else _row_facts(doc, table))
     return out
 
 
-def _requirements(doc: Statements, sentence: str, line: int, subject_default: tuple[int, ...] | None,
-                  date: str | None, product: str | None, own: tuple[int, ...] | None,
-                  taken: list[tuple[int, int]]) -> list[Fact]:
+def _row_facts(doc: Statements, table: Table) -> list[Fact]:
+    """The facts of a table that is no support table: each row's are its own subject's (the
+    thing its first cell names), never the document's product's: "| cli | at least Node.js 18 |"
+    is the cli's need, "| acme-plugin | ... | requires acme>=8.3 |" the plugin's."""
+    out: list[Fact] = []
+    rows = Statements(doc.path, doc.title, doc.product, doc.series, doc.date,
+                      [(text, line, release, date, "", "table") for _cells, text, line, release, date in table.rows[:5000]],
+                      [], doc.profile)
+    first = {line: _cell(cells[0]) for cells, _text, line, _release, _date in table.rows[:5000]}
+    for f in extract(rows):
+        subject = entity(first.get(f.line, "")) or ""
+        if not subject or subject == f.key[1]:
+            continue
+        out.append(replace(f, key=(f.key[0], f.key[1], subject)))
+    return out
+
+
+def _requirements(doc: Statements, sentence: str, line: int, default_release: str | None,
+                  date: str | None, product: str | None, taken: list[tuple[int, int]]) -> list[Fact]:
     out: list[Fact] = []
     mentions: list[re.Match[str] | _Mention] = list(VERSIONED.finditer(sentence))
     seen = {(m.start(), m.end()) for m in mentions}
-    for low in LOWER_AFTER_TRIGGER.finditer(sentence):
+    lows = list(LOWER_AFTER_TRIGGER.finditer(sentence))
+    lows += [m for m in LOWER_OR_LATER.finditer(sentence)
+             if (later := _OR_LATER.match(sentence[m.end():])) and _SUPPORT_AFTER.match(sentence[m.end() + later.end():])]
+    for low in lows:
         name = low.group("name")
         if name not in STOPWORDS and name not in _NOT_NAMES and not _VERSION_TAG.fullmatch(name) \
                 and (low.start("name"), low.end()) not in seen:
@@ -394,18 +842,28 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
         after = sentence[m.end() : m.end() + 40]
         relation = None
         trigger_at = None
+        who_after = None  # "1.5 or newer is all Acme needs": who needs it, said after the value
         last = _last(_MIN_TRIGGER, sentence, m.start())
+        if last is not None and any(a <= last.start() < b for a, b in taken):
+            last = None  # a trigger another statement already read ("The minimum X version is now 3.10, as ...")
         if head:
             relation, trigger_at = "min", m.start()
         elif last and m.start() - last.end() <= 35 and not VERSIONED.search(sentence, last.end(), m.start()):
             relation, trigger_at = "min", last.start()
         elif _OR_LATER.match(after) and (support := _last(_SUPPORT_WORDS, sentence, m.start())) is not None:
             relation, trigger_at = "min", support.start()
+        elif (later := _OR_LATER.match(after)) and (needed := _SUPPORT_AFTER.match(sentence[m.end() + later.end():])):
+            # "A 3.1+ or B 2.8+ is required": what needs them is said before the first of them
+            clause = _last(_CLAUSE_END, sentence, m.start())
+            relation, trigger_at, who_after = "min", clause.end() if clause else 0, needed.group("who")
         if has_default:
             d = None
             for t in _DEFAULT_TRIGGER.finditer(before):
                 d = t
-            if d and not VERSIONED.search(before[d.end():]) and len(before) - d.end() <= 25:
+            # the value the default is: right after the words that say so ("defaults to TLS 1.2"),
+            # not a version a later phrase names ("defaults to the new resolver in Python 3")
+            if d and not VERSIONED.search(before[d.end():]) and len(before) - d.end() <= 12 \
+                    and not re.search(r"\b(?:in|on|for|with|under|of)\b", before[d.end():]):
                 relation, trigger_at = "default", window + d.start()
         if relation is None or trigger_at is None:
             continue
@@ -413,29 +871,100 @@ def _requirements(doc: Statements, sentence: str, line: int, subject_default: tu
         if _PAST.search(lead) or _NEGATION.search(sentence[max(0, trigger_at - 25) : m.start()]):
             continue
         role = _role(sentence, m.start(), spans)
+        at = default_release
         if relation == "min":
-            scope = _scope(lead, product)
-            if not scope and not product:
+            scope = _scope(lead + (" " + who_after if who_after else ""), product)
+            if head and not lead.strip() and doc.profile.kind == "reference":
+                # "Requires Python 3.12+." alone, in a reference page: the need of what the text
+                # around it describes (an option, a method), not the product's
+                scope = "aside"
+            elif not scope and not product and doc.profile.kind != "release":
                 # "It requires Python 3.8" in a note with no release in its title: "it" is whatever
-                # the note is about, so the note's title stands in (two projects' notes never meet)
+                # the note is about, so the note's title stands in (two projects' notes never meet);
+                # in a changelog, "Requires X 2.0" is the changelog's product's
                 scope = "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
             if scope:
                 role = f"{role}, {scope}" if role else scope
+                at = _named_release(lead, scope) or at
         if product and name == product and not role:
             continue  # the product requiring itself ("requires Acme 1.21") names no fact key: which feature needs it
         plan = bool(_PLAN.search(sentence, 0, m.start()))
-        subject = None
+        subject: str | None = None
         if product:
             for s in VERSIONED.finditer(lead):
                 if entity(s.group("name")) == product and (s.start(), s.end()) not in values:
-                    subject = _version(s.group("ver"))
+                    subject = s.group("ver")
         if subject is None and not plan:
-            subject = subject_default
+            subject = at
         values.append((m.start(), m.end()))
         start = m.start() + (head.end() if head else 0)
         value_text = sentence[start : m.end() + len(_trailing_name(after))].strip()
         out.append(Fact((relation, name, role), _version(m.group("ver")), value_text, plan, subject, doc.path,
                         sentence, line, date, doc.series))
+    return out
+
+
+def _cell(text: str) -> str:
+    """A table cell's words: markup and links dropped ("`GEOS <../geos>`" -> "GEOS")."""
+    text = re.sub(r":\w+:`([^`<]*?)\s*(?:<[^>]*>)?`", r"\1", text)
+    text = re.sub(r"`([^`<]*?)\s*(?:<[^>]*>)?`_*", r"\1", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return " ".join(text.replace("*", "").split())
+
+
+def _support_table(doc: Statements, table: Table, own: str | None) -> list[Fact] | None:
+    """The facts of a support table: a column of versions ("Supported Versions", "Python versions").
+
+    Rows name what is supported ("Toolkit | ... | 3.4, 3.3, 3.2": the oldest listed is the
+    minimum, the newest listed the newest), or, where the first column holds the product's own
+    versions ("Acme version | Python versions"), each row is one release's support. Any other
+    table (a list of plugins and what each requires, a changelog of numbers) states nothing of
+    the product: its rows are each their own subject's."""
+    header = [_cell(c) for c in table.header or []]
+    columns = [i for i, c in enumerate(header) if _VERSION_COLUMN.search(c)]
+    if not columns or len(header) < 2:
+        return None
+    per_release = bool(_VERSION_COLUMN.search(header[0]))
+    column = next((i for i in columns if i > 0), None)
+    if column is None:
+        return None
+    # what the column lists the versions of ("Python versions") where it names it
+    column_name = entity(_VERSION_COLUMN.sub("", re.sub(r"(?i)\b(?:supported|required|minimum|min|max|maximum)\b\.?", "",
+                                                          header[column])).strip(" .:"))
+    if per_release and not column_name:
+        return None
+    who = entity(_VERSION_COLUMN.sub("", header[0])) if per_release else ""
+    out: list[Fact] = []
+    for cells, text, line, release, date in table.rows[:2000]:
+        if len(cells) != len(header):
+            continue
+        listed = _CELL_NOTE.sub(" ", _cell(cells[column]))
+        versions = [version_numbers(v.lstrip("v")) for v in _CELL_VERSIONS.findall(listed)]
+        versions = [v for v in versions if v]
+        if not versions:
+            continue
+        name: str | None
+        at: str | None
+        if per_release:
+            at = _cell(cells[0])
+            if release_numbers(at) is None:
+                continue
+            # "8.0 - 8.3": the row's releases, ordered by the newest it covers
+            at = re.split(r"\s+[-–]\s+|\s+to\s+", at)[-1]
+            shown_name = re.sub(r"[^\w.+ -]", "", (column_name or "")).strip()
+            spelled = re.search(rf"(?i)\b{re.escape(shown_name)}\b", header[column]) if shown_name else None
+            name, role, shown = column_name, who or "", f"{spelled.group(0) if spelled else shown_name} {listed.strip()}"
+        else:
+            name = entity(_cell(cells[0]))
+            if not name or name in STOPWORDS or not re.match(r"[a-z]", name):
+                continue
+            role, shown = "", f"{_cell(cells[0])} {listed.strip()}"
+            at = release or own
+        newest = max(versions) if len(versions) > 1 else ()
+        if not name:
+            continue
+        out.append(Fact(("min", name, role), min(versions), " ".join(shown.split()), False, at, doc.path, text, line,
+                        date or doc.date, doc.series, "", (), newest))
     return out
 
 
@@ -446,15 +975,19 @@ def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
     shown = name
     if sample is not None and sample.value_text:
         words = re.sub(r"[><=≥]+.*$", "", sample.value_text).split()
-        if words and relation != "value" and sample.change != "from":
-            shown = " ".join(words[:size]) or name
+        if words and relation != "value" and sample.change != "from" and not re.match(r"\d", words[0]):
+            written = " ".join(words[:size])
+            # another spelling of the name ("CPython" for Python) is shown as the name it stands for
+            shown = written if product_key(written.lower()) == written.lower() else name[:1].upper() + name[1:]
     if name == "macos":
         shown = "macOS"
     elif shown == name and sample is not None:
         # the sentence's own spelling of the name ("jQuery", "MathJax"), not the key's
         spelled = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", sample.sentence, re.IGNORECASE)
         shown = spelled.group(0) if spelled else name
-    if sample is not None and sample.change == "from":
+    if sample is not None and sample.change == "from" and relation == "value":
         return f"{shown}" + (f" ({role})" if role else "")
+    if relation == "value":
+        return f"{shown} version" + (f" ({role})" if role else "")
     what = _LABELS.get(relation, relation)
     return f"{what} {shown} version" + (f" ({role})" if role else "")

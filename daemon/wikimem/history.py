@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import index_page, log_page
 from .errors import UnsafePath, UsageError, WikimemError
-from .pages import FrontMatterError, content_hash, loads_page, part_of
-from .workspace import Workspace, atomic_write, file_sha256, remove_owned, writer_lock
+from .ownership import PageWrite, tracked, write_pages
+from .pages import FrontMatterError, content_hash, loads_page
+from .workspace import Workspace, file_sha256, writer_lock
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -372,13 +373,15 @@ def undo(
         result.held = sorted(r for r, keep in held.items() if keep is not None)
         if dry_run:
             return result
+        # through the write journal (ownership.write_pages): an undo stopped halfway leaves the
+        # pages it put back known as wikimem's, whichever version of wikimem wrote them first
+        restores = []
         for p in full:
-            target_file = ws.wiki / (repo.rel(p) or p)
+            rel = repo.rel(p) or p
             content = before[p]
-            if content is None:
-                remove_owned(ws.wiki, target_file)
-            else:
-                atomic_write(target_file, content, base=ws.wiki)
+            kind, owner = (_tracked(rel, content) or ("", None))[:2] if content is not None else ("", None)
+            restores.append(PageWrite(rel, content, kind or "page", owner))
+        write_pages(ws, restores, writer="undo")
         _restore_state(ws, pages, {repo.rel(p) or p: v for p, v in before.items()}, held)
         index_changes = index_page.write_index(ws)
         result.index = [p for p, _ in index_changes]
@@ -407,19 +410,7 @@ def _page_meta(rel: str, data: bytes | None) -> tuple[str, list[str], str]:
     return page.kind, page.sources, str(page.meta.get("source_sha256") or "")
 
 
-def _tracked(rel: str, data: bytes) -> tuple[str, str | None, str] | None:
-    """How state.db records a page version the compiler tracks: (kind, the source it belongs
-    to, its source_sha256), kind `part` for a part of a long source's page (pages.part_of);
-    None for the pages it does not track (answers, lint.md) or unreadable ones."""
-    try:
-        page = loads_page(rel, data.decode("utf-8", "replace"))
-    except FrontMatterError:
-        return None
-    if page.kind not in ("source", "concept"):
-        return None
-    owner = page.sources[0] if page.kind == "source" and page.sources else None
-    kind = "part" if page.kind == "source" and part_of(page.meta) is not None else page.kind
-    return kind, owner, str(page.meta.get("source_sha256") or "")
+_tracked = tracked  # how state.db records a page version (ownership.tracked)
 
 
 def _held_sources(

@@ -177,8 +177,8 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
     while it is as wikimem wrote it. Once a person edited it, it is kept, and wikimem's new
     answer goes to .wikimem/proposed/answers/ (as a compile's proposals do)."""
     from . import history, log_page
-    from .pages import Page, content_hash, guard_page, slugify, stamp
-    from .state import State
+    from .ownership import PageWrite, persons_page, write_pages
+    from .pages import Page, certify, guard_page, slugify, stamp
     from .workspace import atomic_write, read_owned, writer_lock
 
     with writer_lock(ws, wait=wait, holder="wikimem query --save"):
@@ -197,22 +197,18 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
         if result.passages:
             body += "\n## Found in\n\n" + "\n".join(
                 f"- [{c.title}]({_relink_path(rel, c.path)})" for c in result.passages) + "\n"
-        text = guard_page(Page(rel, meta, body).dumps())
-        state = State(ws.state_db)
-        try:
-            key = f"answer.written:{rel}"
-            disk = read_owned(ws.wiki, target) if existed else None
-            kept = disk is not None and state.get_meta(key) != content_hash(disk)
-            if kept:
-                # a person's page (or one wikimem has no record of writing): theirs to keep
-                proposal = ws.state_dir / "proposed" / rel
-                atomic_write(proposal, stamp(text, None), base=ws.state_dir)
-            else:
-                data = stamp(text, disk.decode("utf-8", "replace") if disk is not None else None).encode("utf-8")
-                atomic_write(target, data, base=ws.wiki)
-                state.set_meta(key, content_hash(data))
-        finally:
-            state.close()
+        writer = f"query:{result.backend}"
+        # certified as every page wikimem writes, so any copy says whether a person edited it
+        text = certify(guard_page(Page(rel, meta, body).dumps()), writer)
+        disk = read_owned(ws.wiki, target) if existed else None
+        kept = disk is not None and persons_page(disk, None)
+        if kept:
+            # a person's page (or one that does not certify itself): theirs to keep
+            atomic_write(ws.state_dir / "proposed" / rel, stamp(text, None), base=ws.state_dir)
+        else:
+            data = stamp(text, disk.decode("utf-8", "replace") if disk is not None else None).encode("utf-8")
+            # journalled as every writer's pages are (ownership.write_pages)
+            write_pages(ws, [PageWrite(rel, data, "answer")], writer="query")
 
         def entry(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
             if kept:

@@ -24,6 +24,10 @@ SCHEMA_VERSION = 4
 # meta key of a database made empty (first run, a fresh clone, a corrupt file set aside) whose
 # pages have not yet been read back: `fresh` survives until a compile rebuilds it
 UNREBUILT = "state.unrebuilt"
+# meta key set when git brought in pages another clone wrote beside this one's (a merge): the
+# next compile runs its backend even with no source changed, so the merged wiki becomes what a
+# compile of the merged raw/ on one machine gives; the compile that commits clears it
+RENDER_PENDING = "render.pending"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -148,7 +152,7 @@ class EncodedAnalysis:
 def encode_analysis(data: Mapping[str, Any], outline: Mapping[str, Any]) -> EncodedAnalysis:
     """`data` (an analysis, SourceAnalysis.to_json) and `outline` as put_analysis, put_facts
     and put_outline store them."""
-    return EncodedAnalysis(*_analysis_texts(data), json.dumps(data.get("claims") or []), json.dumps(outline))
+    return EncodedAnalysis(*_analysis_texts(data), json.dumps(data.get("claims") or {}), json.dumps(outline))
 
 
 def _analysis_texts(data: Mapping[str, Any]) -> tuple[str, str]:
@@ -166,6 +170,13 @@ def is_corrupt(exc: BaseException) -> bool:
         return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
     text = str(exc)
     return "malformed" in text or "not a database" in text
+
+
+def _plain_error(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code & 0xFF == sqlite3.SQLITE_ERROR)
+    return "no such" in str(exc) or "has no column" in str(exc)
 
 
 def _truncated(path: Path) -> bool:
@@ -207,6 +218,36 @@ def _checks_out(path: Path) -> bool:
         db.close()
 
 
+_EXPECTED: dict[str, tuple[str, ...]] = {}
+
+
+def _schema_damage(db: sqlite3.Connection) -> str | None:
+    """Why a database that opened is still not a state.db wikimem can use (a table missing, or
+    with other columns: a file written by something else, or damaged by hand), or None. Its
+    tables and columns are read in one query and compared with SCHEMA's."""
+    if not _EXPECTED:
+        memory = sqlite3.connect(":memory:")
+        memory.executescript(SCHEMA)
+        _EXPECTED.update(_columns(memory))
+        memory.close()
+    found = _columns(db)
+    for table, columns in _EXPECTED.items():
+        if table not in found:
+            return f"it has no {table} table"
+        if found[table] != columns:
+            return f"its {table} table has other columns"
+    return None
+
+
+def _columns(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for table, column in db.execute(
+            "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p "
+            "WHERE m.type = 'table' ORDER BY m.name, p.cid"):
+        out.setdefault(table, []).append(column)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def set_aside(path: Path) -> Path:
     """Move a damaged state.db (and its -wal/-shm) out of the way; returns where it went."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
@@ -231,16 +272,23 @@ class State:
         self.recovered: str | None = None
         # what one compile works out once and reads twice (timelines.current), gone with it
         self.memo: dict[str, Any] = {}
-        if path.exists() and _truncated(path) and not _checks_out(path):
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            self._set_aside("it is not a file")  # a folder, a dangling link: nothing SQLite can open
+        elif path.exists() and _truncated(path) and not _checks_out(path):
             self._set_aside("it is shorter than its header says")
         try:
             self._open()
+            damage = _schema_damage(self.db)
         except sqlite3.DatabaseError as exc:
-            if not is_corrupt(exc):
+            # damaged, or SQLite's plain error while the schema was read or made (a table of
+            # that name with other columns): never a lock, a full disk or an I/O error
+            if not (is_corrupt(exc) or _plain_error(exc)):
                 raise
+            damage = str(exc)
+        if damage is not None:
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
-            self._set_aside(str(exc))
+            self._set_aside(damage)
             self._open()
 
     def _set_aside(self, why: str) -> None:
@@ -316,6 +364,9 @@ class State:
     def get_meta(self, key: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
+
+    def delete_meta(self, key: str) -> None:
+        self.db.execute("DELETE FROM meta WHERE key=?", (key,))
 
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True)))
@@ -396,18 +447,18 @@ class State:
         return got if isinstance(got, dict) else None
 
     # --- facts (facts.py), by content hash
-    def get_facts(self, sha256: str) -> list[Any] | None:
+    def get_facts(self, sha256: str) -> Any:
         row = self.db.execute("SELECT data FROM facts WHERE sha256=?", (sha256,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def facts_with(self, shas: Iterable[str]) -> dict[str, list[Any]]:
+    def facts_with(self, shas: Iterable[str]) -> dict[str, Any]:
         """The cached facts of many sources at once, by content hash (those cached): one scan of
         the table rather than a query per source (10k sources: 10k queries)."""
         wanted = set(shas)
         return {sha: ([] if data == "[]" else json.loads(data))
                 for sha, data in self.db.execute("SELECT sha256, data FROM facts") if sha in wanted}
 
-    def put_facts(self, sha256: str, facts: list[Any]) -> None:
+    def put_facts(self, sha256: str, facts: Any) -> None:
         self._put_facts(sha256, json.dumps(facts))
 
     def _put_facts(self, sha256: str, text: str) -> None:
@@ -453,31 +504,46 @@ class State:
 
 
 JOURNAL_NAME = "pages.journal"
+# the kinds of page state.db's pages table records
+JOURNALLED_KINDS = ("source", "part", "concept")
+
+
+@dataclass(frozen=True)
+class Journalled:
+    """What the journal holds for one page: every hash written for it, its kind and owner,
+    and whether a writer created it (no file was there before)."""
+
+    hashes: frozenset[str]
+    kind: str
+    owner: str | None
+    created: bool
 
 
 class WriteJournal:
-    """`.wikimem/pages.journal`: the hash of every page a compile is about to write, made
+    """`.wikimem/pages.journal`: the hash of every page a writer is about to write, made
     durable before the first page is written, emptied once state.db has committed them.
 
     A compile writes its pages and then commits state.db; a kill, a full disk or a power
-    cut in between leaves pages whose bytes state.db has never seen, and a page whose bytes
-    wikimem did not record is, by the rule that protects people's edits, a person's. The
-    redone compile (more files may have arrived) renders other bytes, so the page would stay
-    frozen. The journal is the record that those bytes are wikimem's. It lives beside
-    state.db, not in it: the compile's changes to state.db are one transaction that must
-    commit after the pages, so nothing in that database can be durable before them; and a
-    corrupt state.db set aside does not take the journal with it. Lines accumulate over
-    interrupted runs until one commits: every hash written for a page is kept till then.
+    cut in between leaves pages whose bytes state.db has never seen. A page wikimem wrote
+    whole says so itself (its digest, pages.page_owner); the journal is the record of the
+    set: which pages that writer had written, so that those it created are removed when
+    the redone compile would not create them again, and state.db records the others. It
+    lives beside state.db, not in it: the compile's changes to state.db are one transaction
+    that must commit after the pages, so nothing in that database can be durable before
+    them; and a corrupt state.db set aside does not take the journal with it. Lines
+    accumulate over interrupted runs until one commits: every hash written for a page is
+    kept till then. Every writer uses it (ownership.write_pages), each line naming which.
     """
 
     def __init__(self, state_dir: Path):
         self.path = state_dir / JOURNAL_NAME
 
-    def record(self, writes: Iterable[tuple[str, str, str, str | None]]) -> None:
-        """(page, sha256, kind, owner) for pages about to be written; fsynced before returning."""
+    def record(self, writes: Iterable[tuple[Any, ...]], *, writer: str = "compile") -> None:
+        """(page, sha256, kind, owner[, created]) for pages about to be written; fsynced before returning."""
         lines = "".join(
-            json.dumps({"page": page, "sha256": sha, "kind": kind, "owner": owner}, ensure_ascii=False) + "\n"
-            for page, sha, kind, owner in writes
+            json.dumps({"page": w[0], "sha256": w[1], "kind": w[2], "owner": w[3],
+                        "created": bool(w[4]) if len(w) > 4 else True, "writer": writer}, ensure_ascii=False) + "\n"
+            for w in writes
         )
         if not lines:
             return
@@ -489,21 +555,26 @@ class WriteJournal:
         finally:
             os.close(fd)
 
-    def read(self) -> dict[str, tuple[set[str], str, str | None]]:
-        """page -> (every hash journalled for it, kind, owner); a line cut short by a kill is skipped."""
+    def read(self) -> dict[str, Journalled]:
+        """page -> what the journal holds for it; a line cut short by a kill is skipped. A line
+        from before the journal said whether a page was created counts as a compile's creation."""
         try:
             text = self.path.read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return {}
-        out: dict[str, tuple[set[str], str, str | None]] = {}
+        out: dict[str, Journalled] = {}
         for line in text.splitlines():
             try:
                 item = json.loads(line)
-                page, sha, kind, owner = item["page"], item["sha256"], item["kind"], item["owner"]
-            except (ValueError, KeyError, TypeError):
+                page, sha, kind, owner = str(item["page"]), str(item["sha256"]), str(item["kind"]), item["owner"]
+                created = bool(item.get("created", True))
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue
-            hashes = out.setdefault(str(page), (set(), str(kind), owner))[0]
-            hashes.add(str(sha))
+            before = out.get(page)
+            if before is None:
+                out[page] = Journalled(frozenset({sha}), kind, owner if isinstance(owner, str) else None, created)
+            else:
+                out[page] = Journalled(before.hashes | {sha}, before.kind, before.owner, before.created or created)
         return out
 
     def clear(self) -> None:
@@ -511,21 +582,23 @@ class WriteJournal:
             os.unlink(self.path)
 
 
-def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str], str, str | None]]) -> tuple[list[str], list[str]]:
-    """Pages an interrupted compile wrote, made wikimem's again; returns (adopted, removed).
+def recover_pages(wiki: Path, state: State, journal: Mapping[str, Journalled]) -> tuple[list[str], list[str]]:
+    """Pages an interrupted writer wrote, made wikimem's again; returns (adopted, removed).
 
     A page whose bytes are one of the journalled hashes is wikimem's: if state.db knew the
     page, it now records those bytes (and whatever rendered it renders it again, since the
     backend's own records rolled back with the rest of that compile); if state.db did not
-    know it (the interrupted compile created it), it is removed, and the compile that follows
-    creates it again if it is still wanted, so no page outlives the sources that made it. A
-    page whose bytes are not journalled (a person edited it since) is left as it is.
+    know it and the writer created it (an interrupted compile), it is removed, and the compile
+    that follows creates it again if it is still wanted, so no page outlives the sources that
+    made it; if the writer wrote over a page state.db did not know (one that certified itself),
+    state.db records it. A page whose bytes are not journalled (a person edited it since) is
+    left as it is.
     """
     known = state.pages()
     adopted: list[str] = []
     removed: list[str] = []
     base = os.path.realpath(wiki)
-    for rel, (hashes, _kind, _owner) in sorted(journal.items()):
+    for rel, entry in sorted(journal.items()):
         file = os.path.realpath(os.path.join(base, rel))
         if not file.startswith(base + os.sep):
             continue  # never ours to touch: the journal names pages inside wiki/ only
@@ -535,15 +608,19 @@ def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str]
         except OSError:
             continue  # gone (the compile that follows sees it missing) or unreadable
         sha = _sha256(data)
-        if sha not in hashes:
+        if sha not in entry.hashes:
             continue
         row = known.get(rel)
         if row is not None and row[0] == sha:
             continue
-        if row is None:
+        if row is None and entry.created:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(file)
             removed.append(rel)
+        elif row is None:
+            if entry.kind in JOURNALLED_KINDS:
+                state.put_page(rel, sha, entry.kind, entry.owner)
+                adopted.append(rel)
         else:
             state.put_page(rel, sha, row[1], row[2])
             adopted.append(rel)

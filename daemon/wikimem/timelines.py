@@ -1,11 +1,28 @@
-"""Timelines: a page per fact that changed, current value first, written by code.
+"""Timelines: a page per fact that changed, the current value first with its evidence, by code.
 
-From every source's facts (facts.py) this groups the statements of one fact of one series (a
-product's releases), orders them by release (version, then date), and
-writes `wiki/facts/<slug>.md` for each fact whose value changed: the current value at the top
-with the statement that gives it and what it replaced, then a table of every statement,
-newest first, each quoted and cited. A statement from another series never supersedes one
-of this series; plans ("1.19 will require ...") are listed as plans, never as current.
+From every source's facts (facts.py) this groups the statements of one fact of one product
+(products.py names the product of each documentation set; a statement counts for a product only
+when it is the product's: its own documents say it, and no feature, plugin or other package is
+what requires the value), orders them by release (the lexicon's version keys, then date), and
+writes `wiki/facts/<slug>.md` for each fact whose value changed.
+
+The claim at the top says how strong its evidence is:
+
+- `Current: **VALUE**` when the product's current reference documentation (a page that is no
+  release note, changelog, announcement or migration guide) states the value, or a dated
+  release of the product's series states it and that release is less than two major versions
+  behind the newest release the documentation names;
+- `Latest statement (RELEASE, DATE): **VALUE**` when the evidence is weaker: the newest
+  statement is an old release's, or undated (an announcement, a changelog whose releases carry
+  no date).
+
+Where the reference pages and the newest release disagree, the newer wins (the reference pages
+ship with the newest release; a release of that same line is as new, and its explicit record
+wins the tie) and the page, like lint, names the statement that disagrees. "Drops X 3.0" is no
+value: the current value is then the oldest version the documentation still states or lists
+("3.1"), else "above X 3.0". A list of every version supported ("3.10, 3.11, 3.12") states its
+oldest as the minimum. Statements that disagree with nothing to order them make no claim, and
+no page.
 
 Why pages of their own rather than a section of concept pages: a fact's subject ("minimum
 macOS version") is rarely a concept page, search must be able to rank the timeline first for
@@ -18,16 +35,17 @@ changes anything, deterministic, and only written when their bytes change.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .facts import Fact, compatible, label
-from .pages import Page, escape_link_text, inert, relative_link, slugify
+from . import __version__
+from .facts import Fact, Profile, at_least, compatible, label, product_role
+from .lexicon import release_numbers, version_key
+from .pages import Page, certify, escape_link_text, inert, relative_link, slugify
+from .products import Series, series_of
 
 if TYPE_CHECKING:
     from .state import State
@@ -35,6 +53,7 @@ if TYPE_CHECKING:
 
 FOLDER = "facts"
 MAX_ROWS = 40
+OLD_MAJORS = 2  # a release this many major versions behind the newest is an old one: its statement is weak evidence
 
 
 @dataclass
@@ -45,18 +64,42 @@ class Timeline:
     slug: str
     rows: list[Fact]  # outcomes, newest first
     plans: list[Fact]
-    current: Fact
+    current: Fact  # the statement the claim cites
     replaced: Fact | None
+    strong: bool = True  # "Current" (True) or "Latest statement" (False)
+    value: str = ""  # the claim's value as shown ("Python 3.10", "above Python 3.9")
+    bound: tuple[int, ...] = ()  # the claim's value as numbers (for "above X": X)
+    above: bool = False  # the claim is "above `bound`" (a drop, and nothing the docs still state)
+    product: str = ""  # the product whose fact it is ("" for a series of notes)
+    disagrees: Fact | None = None  # a reference page (or release) that states another value
 
     @property
     def page(self) -> str:
         return f"{FOLDER}/{self.slug}.md"
 
+    def accepts(self, value: tuple[int, ...]) -> bool:
+        """Whether a minimum stated elsewhere agrees with this claim (lint's stale notes): the
+        same value, or for "above X" any value above X."""
+        if self.above:
+            return value > self.bound and not compatible(value, self.bound)
+        return compatible(value, self.bound)
 
-def _release(f: Fact) -> tuple[Any, ...]:
+
+def _order(f: Fact) -> tuple[Any, ...]:
     """Newest first: by the release the statement belongs to, then its date; a statement that
-    names no release (a documentation page) sorts as the oldest here (see current())."""
-    return (1 if f.subject else 0, f.subject or (), f.date or "", -f.line)
+    names no release (a documentation page) sorts as the oldest here (see _decide)."""
+    return (1 if f.release else 0, f.release_key or (0,), f.date or "", -f.line)
+
+
+def _name(f: Fact) -> str:
+    """The name a value is written with ("Python 3.8 and 3.9" -> "Python")."""
+    words = re.sub(r"[><=≥~].*$", "", f.value_text).split()
+    names = [w for w in words if not re.match(r"v?\d", w)]
+    return " ".join(names[: max(1, len(f.key[1].split()))]) if names else ""
+
+
+def _numbers(v: tuple[int, ...]) -> str:
+    return ".".join(map(str, v))
 
 
 def _value_text(f: Fact) -> str:
@@ -66,62 +109,212 @@ def _value_text(f: Fact) -> str:
     if f.change == "last":
         return f"last release supporting {text}"
     if f.change == "from":
-        return ".".join(map(str, f.value)) + " (was " + ".".join(map(str, f.old)) + ")"
+        return _numbers(f.value) + " (was " + _numbers(f.old) + ")"
+    if f.newest:
+        return f"{_name(f)} {_numbers(f.value)}".strip()
     return text
 
 
-def build(facts: Iterable[Fact]) -> list[Timeline]:
-    groups: dict[tuple[str, tuple[str, str, str]], list[Fact]] = defaultdict(list)
+def _major(release: str | None) -> int | None:
+    numbers = release_numbers(release)
+    return numbers[0] if numbers else None
+
+
+def _recent(f: Fact, newest: str | None) -> bool:
+    """Of the newest release's line (the same major and minor): as new as the reference pages."""
+    a, b = release_numbers(f.release), release_numbers(newest)
+    return bool(a and b) and a[:2] >= b[:2]  # type: ignore[index]
+
+
+def _old(f: Fact, newest: str | None, newest_date: str | None) -> bool:
+    """A release OLD_MAJORS major versions behind the newest; where the major version is the
+    year (calendar versions: "24.3.0" of 2024), OLD_MAJORS years behind by date."""
+    mine, top = _major(f.release), _major(newest)
+    if mine is None or top is None:
+        return False
+    if f.date and newest_date and (top == int(newest_date[:4]) or top == int(newest_date[2:4])):
+        return int(newest_date[:4]) - int(f.date[:4]) > OLD_MAJORS or \
+            (int(newest_date[:4]) - int(f.date[:4]) == OLD_MAJORS and newest_date[5:] >= f.date[5:])
+    return mine <= top - OLD_MAJORS
+
+
+def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str], newest_date: str | None = None) -> bool:
+    """A release's statement is evidence of the current value when it is not old, and dated, or
+    of the newest release itself, or on a reference page ("Acme 9.0+ needs Python 3.10+" in a
+    support table). An undated statement of an older release (an announcement) is weaker."""
+    if f.release is None:
+        return False
+    old = _old(f, newest, newest_date)
+    newest_itself = newest is not None and version_key(f.release)[:2] == version_key(newest)[:2]
+    return bool(f.date or newest_itself or kinds.get(f.source) == "reference") and not old
+
+
+@dataclass
+class _Claim:
+    cite: Fact
+    strong: bool
+    value: str
+    bound: tuple[int, ...]
+    above: bool = False
+    disagrees: Fact | None = None
+
+
+def _agree(claim_value: tuple[int, ...], above: bool, f: Fact) -> bool:
+    if above:
+        return f.value > claim_value and not compatible(f.value, claim_value)
+    return compatible(f.value, claim_value)
+
+
+def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str, str], newest: str | None,
+            newest_date: str | None = None) -> _Claim | None:
+    """The claim a timeline makes, or None when its evidence makes none (see the module's docstring)."""
+    states = ("", "from")
+    refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
+                   and f.change in states), key=lambda f: (f.source, f.line))
+    releases = [f for f in outcomes if f.release is not None]
+    # a "last release supporting X" ends support only once a newer release exists
+    releases = [f for f in releases if f.change != "last" or (newest is not None and _later(newest, f))]
+    loose = [f for f in outcomes if f.release is None and f not in refs and f.change in states]
+    reference = refs[0] if refs and all(compatible(r.value, refs[0].value) for r in refs) else None
+    if refs and reference is None and not releases:
+        return None  # reference pages that disagree, and no release to say which is current
+    newest_statement = None
+    if releases:
+        top = releases[0]
+        # of the newest release's statements, its own notes' first (a page naming that release
+        # says it in passing), and a value stated before a drop noted
+        same = sorted((f for f in releases if f.release_key == top.release_key),
+                      key=lambda f: kinds.get(f.source, "reference") != "release")
+        newest_statement = next((f for f in same if f.change in states), same[0])
+    if newest_statement is None:
+        if reference is not None:
+            return _Claim(reference, True, _value_text(reference), reference.value)
+        if loose and all(compatible(f.value, loose[0].value) for f in loose):
+            return _Claim(loose[0], False, _value_text(loose[0]), loose[0].value)
+        return None
+    n = newest_statement
+    if n.change in ("drop", "last"):
+        # "drops X 3.0": the oldest version the documentation still states, else "above 3.0"
+        still = [f for f in [*refs, *releases] if f.change in states and f.value > n.value
+                 and not compatible(f.value, n.value) and (f.release is None or not _later(n.release or "", f))]
+        stated = min(still, key=lambda f: f.value) if still else None
+        if stated is not None and stated.release is None:
+            return _Claim(stated, True, _value_text(stated), stated.value)
+        if stated is not None:
+            claim = _Claim(stated, _strong(stated, newest, kinds, newest_date), _value_text(stated), stated.value)
+        else:
+            name = _name(n)
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"above {name} {_numbers(n.value)}".replace("  ", " "), n.value, True)
+    else:
+        claim = _Claim(n, _strong(n, newest, kinds, newest_date), _value_text(n), n.value)
+    if key[0] != "min":
+        if reference is not None and not compatible(reference.value, claim.bound):
+            if _recent(claim.cite, newest) and not (reference.date and claim.cite.date and reference.date > claim.cite.date):
+                claim.disagrees = reference
+                return claim
+            return _Claim(reference, True, _value_text(reference), reference.value)
+        return _Claim(reference, True, _value_text(reference), reference.value) if reference is not None else claim
+    if reference is None:
+        return claim
+    if _agree(claim.bound, claim.above, reference) or compatible(reference.value, claim.bound):
+        if claim.strong and not claim.above and claim.cite.change in states:
+            return claim  # the newest release states the value the reference pages state: its words
+        return _Claim(reference, True, _value_text(reference), reference.value)
+    # they disagree: the newest release's line is as new as the reference pages, and its dated
+    # record wins (unless the page is dated later); an older release's statement is history the
+    # reference pages have moved past
+    page_later = bool(reference.date and claim.cite.date and reference.date > claim.cite.date)
+    if _recent(claim.cite, newest) and claim.cite.release is not None and not page_later:
+        claim.disagrees = reference
+        return claim
+    return _Claim(reference, True, _value_text(reference), reference.value)
+
+
+def _later(release: str, f: Fact) -> bool:
+    """Whether `release` is newer than the release `f` belongs to."""
+    return f.release is not None and version_key(release) > version_key(f.release)
+
+
+def whose(facts: Iterable[Fact], series: Mapping[str, Series]) -> Iterable[Fact]:
+    """The facts in their series, each keyed for its product: a fact that is not the product's
+    (a feature's need, a plugin's requirement of the product, another package's support) is left
+    out of a documentation set's timelines."""
     for f in facts:
+        s = series.get(f.source)
+        if s is None:
+            continue
+        relation, name, role = f.key
+        if f.release and not f.date and (dated := s.date_of(f.release)):
+            f = replace(f, date=dated)  # release notes an announcement of the same release dates
+        if s.product:
+            kept = product_role(role, s.product)
+            if kept is None or (name == s.product and not kept):
+                continue  # a feature's or another's requirement; the product's own version is a plugin's need
+                # (its own use of itself, "Acme 2 needs Acme 1.20 for bootstrap", is a fact of its own)
+            role = kept
+        elif s.name and role == s.name:
+            role = ""
+        yield replace(f, series=s.name, key=(relation, name, role))
+
+
+def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
+          kinds: Mapping[str, str] | None = None) -> list[Timeline]:
+    """The timelines of these facts. `series` (products.series_of) says whose each source's facts
+    are, `kinds` which sources are reference pages (Profile.kind); without them every fact
+    keeps the series it carries and every source counts as a reference page."""
+    from .pages import today
+
+    facts = list(facts)
+    if series is None:
+        series = {f.source: Series(f.series, "") for f in facts}
+    kinds = kinds or {}
+    now = today()
+    groups: dict[tuple[str, tuple[str, str, str]], list[Fact]] = defaultdict(list)
+    for f in whose(facts, series):
+        if f.key[0] == "supported":
+            continue  # a version said to be supported, no bound: lint's, not a timeline's
+        if f.date and f.date > now and not f.plan:
+            f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
         groups[(f.series, f.key)].append(f)
+    newest_of = {s.name: s.newest for s in series.values()}
+    newest_date_of = {s.name: s.newest_date for s in series.values()}
+    product_of = {s.name: s.product for s in series.values()}
     out: list[Timeline] = []
     used: set[str] = set()
-    for (series, key), group in sorted(groups.items()):
+    for (name, key), group in sorted(groups.items()):
         unique = list({(f.source, f.line, f.value, f.change): f for f in group}.values())  # one statement once
-        outcomes = sorted((f for f in unique if not f.plan), key=_release, reverse=True)
-        plans = sorted((f for f in unique if f.plan), key=_release, reverse=True)
+        outcomes = sorted((f for f in unique if not f.plan), key=_order, reverse=True)
+        plans = sorted((f for f in unique if f.plan), key=_order, reverse=True)
         # a plan is shown as its sentence: one sentence once, even when it states two values
         plans = list({(f.source, f.line): f for f in plans}.values())
         if not outcomes:
             continue
         values = {f.value for f in outcomes}
-        changed = len(values) > 1 or any(f.change for f in outcomes)
-        if not changed or len({f.source for f in group}) < 1:
+        if len(values) < 2 and not any(f.change for f in outcomes):
             continue
-        current = _current(key, outcomes)
+        claim = _decide(key, outcomes, kinds, newest_of.get(name), newest_date_of.get(name))
+        if claim is None:
+            continue
+        current = claim.cite
         # what the current value replaced: the newest value of an earlier release (or, for a
         # documentation page, of any release) that differs from it
         replaced = next((f for f in outcomes if f is not current and f.change != "last"
-                         and not compatible(f.value, current.value)
-                         and (current.subject is None or (f.subject is not None and f.subject < current.subject))),
+                         and not compatible(f.value, claim.bound)
+                         and not (claim.above and f.change == "drop" and compatible(f.value, claim.bound))
+                         and (current.release is None or (f.release is not None and f.release_key < current.release_key))),  # type: ignore[operator]
                         None)
         said = label(key, current)
         # a capital for a phrase ("Minimum macOS version"), not inside a name spelled with one ("jQuery")
         shown = said[:1].upper() + said[1:] if said[:1].islower() and not any(
             c.isupper() for c in said.split(" ", 1)[0]) else said
-        title = f"{shown} ({series or 'all sources'})"
-        slug = slugify(f"{series} {said}")
+        title = f"{shown} ({name or 'all sources'})"
+        slug = slugify(f"{name} {said}")
         while slug in used:
             slug += "-2"
         used.add(slug)
-        out.append(Timeline(series, key, title, slug, outcomes[:MAX_ROWS], plans[:10], current, replaced))
+        out.append(Timeline(name, key, title, slug, outcomes[:MAX_ROWS], plans[:10], current, replaced, claim.strong,
+                            claim.value, claim.bound, claim.above, product_of.get(name, ""), claim.disagrees))
     return out
-
-
-def _current(key: tuple[str, str, str], outcomes: list[Fact]) -> Fact:
-    """The current value: what the newest release states (its own statement of the value
-    rather than a note that it dropped one). A page that names no release (the documentation
-    of the product as it is) is current when it agrees with, or moves past, what the newest
-    release said; it never brings back an older value."""
-    newest = outcomes[0]
-    same_release = [f for f in outcomes if f.subject == newest.subject and f.subject is not None]
-    stated = next((f for f in same_release if not f.change), None)
-    pick = stated or next((f for f in outcomes if f.change != "last"), newest)
-    for f in outcomes:
-        if f.subject is None and f.date is None and not f.change and pick.subject is not None and key[0] == "min":
-            if f.value > pick.value or (f.value == pick.value and not pick.change):
-                return f
-    return pick
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -138,12 +331,26 @@ def _cite(page: str, f: Fact) -> str:
 def _when(f: Fact, inside: bool = False) -> str:
     """The release a fact belongs to: "3.1.0 (2024-11-13)"; `inside` parentheses already,
     "3.1.0, 2024-11-13"."""
-    if f.subject:
-        version = ".".join(map(str, f.subject))
+    if f.release:
         if not f.date:
-            return version
-        return f"{version}, {f.date}" if inside else f"{version} ({f.date})"
+            return f.release
+        return f"{f.release}, {f.date}" if inside else f"{f.release} ({f.date})"
     return f.date or "current documentation"
+
+
+def claim_line(t: Timeline) -> str:
+    """The claim as the page's first line says it, without its quote: "Current: **3.10**" or
+    "Latest statement (2.5.0, 2013-12-12): **py>=1.4.19**"."""
+    if t.strong:
+        return f"Current: **{inert(t.value)}**"
+    return f"Latest statement ({t.current.release or 'no release'}, {t.current.date or 'undated'}): **{inert(t.value)}**"
+
+
+def summary(t: Timeline) -> str:
+    """One line for index.md and search: "currently 3.10 (5.2, 2025-04-02)" or "latest statement ..."."""
+    if t.strong:
+        return f"currently {t.value} ({_when(t.current, inside=True)})"
+    return f"latest statement {t.value} ({t.current.release or 'no release'}, {t.current.date or 'undated'})"
 
 
 def render(t: Timeline, pages_of: dict[str, str]) -> str:
@@ -154,13 +361,23 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
         return f'"{inert(" ".join(f.sentence.split()))}" ([{escape_link_text(_where(f))}]({_cite(page, f)}))'
 
     lines = [f"# {escape_link_text(t.title)}", ""]
-    now = f"Current: **{inert(_value_text(t.current))}**, {_when(t.current)}: {quote(t.current)}."
+    if t.strong:
+        now = f"{claim_line(t)}, {_when(t.current)}"
+    else:
+        now = claim_line(t)
+    if t.current.newest:
+        now += f" (the oldest listed, up to {_numbers(t.current.newest)})"
+    now += f": {quote(t.current)}."
     if t.replaced is not None:
         if t.replaced.change == "drop":
             now += f" It replaced {inert(' '.join(t.replaced.value_text.split()))}, dropped in {_when(t.replaced)}."
         else:
             now += f" It replaced {inert(_value_text(t.replaced))} ({_when(t.replaced, inside=True)})."
-    lines += [now, "", "## Every statement, newest first", "", "| value | release | statement |", "|---|---|---|"]
+    lines.append(now)
+    if t.disagrees is not None:
+        lines += ["", f"Stated otherwise ({_when(t.disagrees, inside=True)}): **{inert(_value_text(t.disagrees))}**, "
+                      f"{quote(t.disagrees)}."]
+    lines += ["", "## Every statement, newest first", "", "| value | release | statement |", "|---|---|---|"]
     for f in t.rows:
         lines.append(f"| {inert(_value_text(f)).replace('|', '/')} | {_when(f)} | {quote(f).replace('|', '/')} |")
     if t.plans:
@@ -172,42 +389,46 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
     if linked:
         lines += ["", "## Sources", "", " · ".join(linked)]
     meta = {"title": t.title, "kind": "fact", "sources": sources, "aliases": [],
-            "description": f"currently {_value_text(t.current)} ({_when(t.current, inside=True)})",
+            "description": summary(t),
             # where the current value is stated: search puts that passage next to this page
             "current": f"{t.current.source}#L{t.current.line}" if t.current.line else t.current.source}
-    return Page(page, meta, "\n".join(lines) + "\n").dumps()
+    # written by code, not a backend: certified as wikimem's all the same (pages.certify), so a
+    # copy pulled from a teammate merges as wikimem's own pages do
+    return certify(Page(page, meta, "\n".join(lines) + "\n").dumps(), f"wikimem:{__version__}")
 
 
 # --- the facts of every source, and the pages -------------------------------------------------------
 
 
-def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -> list[Fact]:
-    """Every current source's facts ({raw path: (sha256, collection)}), from state.db's cache;
-    a source never seen is read once (the offline backend fills the cache as it analyses)."""
+def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -> tuple[list[Fact], dict[str, Profile]]:
+    """Every current source's facts and profile ({raw path: (sha256, collection)}), from state.db's
+    cache; a source never seen, or cached in another format, is read once (the offline backend
+    fills the cache as it analyses)."""
     from .analysis import split_sentences
-    from .facts import extract, in_series, statements_of
-    from .raw_tree import fact_series
+    from .facts import read_record, record
     from .sources import SkipSource, load_source
 
-    series_of = fact_series(sources)
-    out: list[Fact] = []
+    facts: list[Fact] = []
+    profiles: dict[str, Profile] = {}
     known = state.facts_with(sha for sha, _ in sources.values())
     for path, (sha, _collection) in sorted(sources.items()):
-        cached = known.get(sha)
+        cached = read_record(path, known.get(sha))
         if cached is None:
             try:
                 doc = load_source(ws.root / path, path, max_bytes=50_000_000)
-                found = extract(statements_of(doc, split_sentences(doc)))
+                data = record(doc, split_sentences(doc))
             except (SkipSource, OSError, RecursionError, ValueError):
-                found = []
-            cached = [f.to_json() for f in found]
-            state.put_facts(sha, cached)
-        for data in cached:
-            fact = Fact.from_json(path, data)
-            # a source whose title names no product belongs to its folder's product line, or
-            # stands alone (raw_tree.fact_series)
-            out.append(fact if fact.series else in_series(fact, series_of[path]))
-    return out
+                data = {"v": -1}
+            state.put_facts(sha, data)
+            cached = read_record(path, data) or (Profile(), [])
+        profiles[path] = cached[0]
+        facts.extend(cached[1])
+    return facts, profiles
+
+
+def of_sources(facts: list[Fact], profiles: Mapping[str, Profile]) -> list[Timeline]:
+    """The timelines of sources whose facts and profiles are known (the compile's, lint's)."""
+    return build(facts, series_of(profiles), {p: pr.kind for p, pr in profiles.items()})
 
 
 def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -> list[Timeline]:
@@ -217,7 +438,8 @@ def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) ->
     memo = state.memo.get("timelines")
     if memo is not None and memo[0] == key:
         return memo[1]
-    lines = build(facts_of(ws, state, sources))
+    facts, profiles = facts_of(ws, state, sources)
+    lines = of_sources(facts, profiles)
     state.memo["timelines"] = (key, lines)
     return lines
 
@@ -270,4 +492,5 @@ def subject_words(t: Timeline) -> set[str]:
     return set(re.findall(r"[a-z0-9][\w.+-]*", t.key[1].lower()))
 
 
-__all__ = ["FOLDER", "Timeline", "build", "facts_of", "links_by_source", "render", "write", "json", "Path"]
+__all__ = ["FOLDER", "Timeline", "at_least", "build", "claim_line", "facts_of", "links_by_source", "of_sources",
+           "render", "summary", "whose", "write"]

@@ -62,6 +62,7 @@ from merge3 import Merge3
 from .. import wiki_tree
 from ..errors import PathEscape
 from ..index_page import is_catalog
+from ..ownership import persons_page
 from ..pages import (
     FrontMatterError,
     Page,
@@ -423,13 +424,14 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         self.seen = {}
 
     def is_human(self, rel: str) -> bool:
-        """A page on disk that differs from what wikimem last wrote (or that wikimem never wrote)."""
+        """A page on disk that a person wrote: the compiler's test (ownership.persons_page)."""
         if rel not in self._human:
             path = self.wiki / rel
             if not path.is_file():
                 self._human[rel] = False
             else:
-                self._human[rel] = self.recorded.get(rel) != content_hash(path.read_bytes())
+                recorded = self.recorded.get(rel)
+                self._human[rel] = persons_page(path.read_bytes(), (recorded, "", None) if recorded else None)
         return self._human[rel]
 
     # --- paths

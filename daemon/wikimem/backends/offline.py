@@ -44,7 +44,7 @@ from .offline_pages import (
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 
-RENDER_VERSION = 27  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 28  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -118,7 +118,7 @@ class OfflineBackend:
             return cached
         analysis = analyze(batch.load(path)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
-        batch.state.put_facts(sha, analysis.get("claims") or [])  # read by timelines.py, whatever the backend
+        batch.state.put_facts(sha, analysis.get("claims") or {})  # read by timelines.py, whatever the backend
         return {k: v for k, v in analysis.items() if k != "sentences"}
 
     def _analyse_in_parallel(self, batch: Batch, todo: list[str], stack: ExitStack) -> Iterator[tuple[str, Any]] | None:

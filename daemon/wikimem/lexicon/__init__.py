@@ -79,6 +79,15 @@ INDEX_STOP = frozenset(
 """Not indexed as terms in the search index: its words are too common to tell passages apart
 (whoosh's own default list, kept as the index format has it; "tbd" stands for a missing value)."""
 
+DOC_WORDS = frozenset(
+    """about api apis appendix changelog changes contents doc docs documentation faq getting glossary guide
+    guides handbook history home how-to howto index install installation intro introduction manual news note
+    notes overview page pages project quickstart readme reference release releases started table tutorial
+    tutorials unreleased user users welcome""".split()
+)
+"""The words a documentation set's titles use for its own parts ("Django documentation", "API
+Reference", "Welcome to Alembic's documentation!"): never the name of what the set documents."""
+
 
 # --- the key of a name ---------------------------------------------------------------------------
 
@@ -222,9 +231,10 @@ def title_key(text: str) -> str:
     return " ".join(k for w in words if (k := word_key(w.strip("'’")) if w.strip("'’") else ""))
 
 
-# the other spellings of a product's name, and its name with the major version run in
+# the other spellings of a product's name, and its name with the major version run in ("py" is
+# not one of Python's: it is a library of its own, and a pin of it is no Python version)
 _PRODUCT_NAMES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
-                  "jinja2": "jinja", "python3": "python", "py": "python", "cpython": "python"}
+                  "jinja2": "jinja", "python3": "python", "cpython": "python"}
 
 
 def product_key(name: str) -> str:
@@ -324,6 +334,8 @@ def version_numbers(text: str) -> tuple[int, ...]:
 # a release a title names: a name, then a dotted version ("Acme 1.21 Release Notes", "Acme 2.0.1"),
 # or a whole number the title calls a release ("Python 3 release")
 _TITLE_RELEASE = r"\b([A-Za-z][\w+.-]*?)\s+v?(\d+(?:\.\d+)+)\b"
+# a name joined to its release by a hyphen, as a package's files are named ("acme-2.5.0: fixes")
+_TITLE_RELEASE_JOINED = r"^\W*([A-Za-z][\w+.]*[A-Za-z])-v?(\d+(?:\.\d+)+)\b"
 _TITLE_RELEASE_WORD = r"(?i)\b([A-Za-z][\w+.-]*)\s+(?:version\s+)?v?(\d+)\s+(?:release|is\s+released)"
 
 
@@ -333,7 +345,8 @@ def title_release(title: str) -> tuple[str, str] | None:
     Release Notes"; a title's first 300 characters are read (a longer "title" is a line of
     text). A number that is no version ("Chapter 3", "Step 2") names no release."""
     head = title[:300]
-    match = _re(_TITLE_RELEASE).search(head) or _re(_TITLE_RELEASE_WORD).search(head)
+    match = _re(_TITLE_RELEASE).search(head) or _re(_TITLE_RELEASE_WORD).search(head) \
+        or _re(_TITLE_RELEASE_JOINED).search(head)
     if not match:
         return None
     return match.group(1).lower().rstrip(".-"), match.group(2)
@@ -403,7 +416,7 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 
 __all__ = [
-    "ARTICLES", "CLASSICAL_PLURAL", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
+    "ARTICLES", "CLASSICAL_PLURAL", "DOC_WORDS", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
     "by_ending", "find_date", "read_word_list", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
     "release_series", "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]

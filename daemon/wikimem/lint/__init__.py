@@ -52,13 +52,14 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("stale", sourcing.stale, "error", "source deleted (error) or changed (warning) since its page was compiled"),
     Rule("superseded", claims.superseded, "warning", "a newer source gives another value for the same fact"),
     Rule("contradicted", claims.contradicted, "warning", "a plan against its outcome, or same-time sources that disagree"),
+    Rule("stale-note", claims.stale_notes, "warning", "a note, README or page states an older value of a fact a product's timeline tracks, or a reference page the newest release contradicts"),
     Rule("ungrounded", sourcing.ungrounded_all, "error", "quoted words, or figures before a citation, not in the cited source"),
     Rule("secret", secrets.secrets, "error", "API key, token or private key on a page"),
     Rule("log-integrity", logcheck.log_integrity, "error", "an earlier log.md entry changed or removed"),
 )}
 LINT_PAGE = "lint.md"
 # rules that read the raw sources (corpus.cache); the others read pages only and run first
-SOURCE_RULES = frozenset({"duplicate", "stale", "superseded", "contradicted", "ungrounded"})
+SOURCE_RULES = frozenset({"duplicate", "stale", "superseded", "contradicted", "stale-note", "ungrounded"})
 
 
 def _select(rules: list[str] | None) -> list[Rule]:

@@ -8,6 +8,13 @@ supersedes an older one; a plan that another release fulfilled, or two statement
 release or file time orders, that disagree, contradict. Each fact yields at most one
 superseded finding (current value against the last different one), so a value that changed in
 ten releases is one finding, not forty-five.
+
+The wiki's own timelines (timelines.py, built here from the same claims) are the yardstick for
+everything else: a note, a README or a person's page that states an older value of a fact a
+product's timeline tracks is a stale note, and so is a reference page that the newest release
+contradicts (stale_notes). Whose fact a sentence states comes from the sentence ("Acme supports
+Python 3.8 and newer"), else from the note's title when it names the product, else from the
+only product the wiki tracks that fact for.
 """
 
 from __future__ import annotations
@@ -15,16 +22,21 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from ..facts import DIGIT as _DIGIT
 from ..facts import Fact as Claim
-from ..facts import Statements, compatible, extract, has_hint, in_series
+from ..facts import Statements, compatible, extract, has_hint, product_role, title_words
 from ..facts import label as fact_label
+from ..lexicon import release_numbers, version_key
+from ..products import Series, series_of
+from ..timelines import Timeline, build, whose
 from .context import Context
 from .corpus import SourceText, cache
 from .model import Finding
 
-__all__ = ["Claim", "compatible", "contradicted", "extract", "superseded"]
+__all__ = ["Claim", "compatible", "contradicted", "extract", "stale_notes", "superseded"]
 
 
 # --- ordering ---------------------------------------------------------------------------------
@@ -87,22 +99,41 @@ class Order:
 # --- rules -------------------------------------------------------------------------------------
 
 
-def _claims(ctx: Context) -> tuple[list[Claim], Order]:
+@dataclass
+class _Read:
+    """What every claim rule reads, built once a run: the claims in their series (only the
+    product's own in a documentation set's), the order of the sources, every claim as
+    extracted, each source's series, and the timelines the compile writes from them."""
+
+    claims: list[Claim]
+    order: Order
+    every: list[Claim]
+    series: dict[str, Series]
+    timelines: list[Timeline]
+    kinds: dict[str, str]
+
+
+def _read(ctx: Context) -> _Read:
     found = ctx.run.claims
-    if found is not None:
-        return found  # type: ignore[no-any-return]
-
-    from ..raw_tree import fact_series
-
+    if isinstance(found, _Read):
+        return found
     sources = cache(ctx)
     docs = [d for p in sorted(ctx.raw_files) if (d := sources.get(p)) is not None and not d.skipped]
-    series_of = fact_series(ctx.raw_files)
-    # a source whose title names no product belongs to its folder's product line, or stands
-    # alone (raw_tree.fact_series): the same series as the timelines
-    claims = [c if c.series else in_series(c, series_of.get(c.source, "")) for d in docs for c in d.claims]
-    result = (claims, Order(docs))
+    profiles = {d.path: d.profile for d in docs}
+    series = series_of(profiles)
+    every = [c for d in docs for c in d.claims]
+    # the same series and the same product's facts as the timelines (timelines.whose)
+    claims = [c for c in whose(every, series) if c.key[0] != "supported"]
+    kinds = {p: pr.kind for p, pr in profiles.items()}
+    lines = build(every, series, kinds)
+    result = _Read(claims, Order(docs), every, series, lines, kinds)
     ctx.run.claims = result
     return result
+
+
+def _claims(ctx: Context) -> tuple[list[Claim], Order]:
+    read = _read(ctx)
+    return read.claims, read.order
 
 
 def _pages_for(ctx: Context, raw: str) -> list[str]:
@@ -121,6 +152,10 @@ def _fmt(v: tuple[int, ...]) -> str:
     return ".".join(map(str, v))
 
 
+def _rkey(c: Claim) -> tuple[object, ...] | None:
+    return c.release_key
+
+
 def _key_label(key: tuple[str, str, str], sample: Claim) -> str:
     return fact_label(key, sample)
 
@@ -129,8 +164,9 @@ def _compare(order: Order, a: Claim, b: Claim) -> tuple[int, str]:
     """(-1 | 0 | 1, basis): a older, same, newer than b. Statements of one series that each
     name their release (a changelog's sections, a release's notes) are ordered by release;
     anything else by its source (order.compare)."""
-    if a.series and a.series == b.series and a.subject and b.subject and a.subject != b.subject:
-        return (-1 if a.subject < b.subject else 1), "release order"
+    ka, kb = _rkey(a), _rkey(b)
+    if a.series and a.series == b.series and ka and kb and ka != kb:
+        return (-1 if ka < kb else 1), "release order"  # type: ignore[operator]
     return order.compare(a.source, b.source)
 
 
@@ -138,7 +174,7 @@ def _newest(group: list[Claim], order: Order) -> Claim:
     newest = group[0]
     for c in group[1:]:
         cmp, _ = _compare(order, c, newest)
-        if cmp > 0 or (cmp == 0 and c.source == newest.source and c.subject == newest.subject and c.value > newest.value):
+        if cmp > 0 or (cmp == 0 and c.source == newest.source and _rkey(c) == _rkey(newest) and c.value > newest.value):
             newest = c
     return newest
 
@@ -154,7 +190,7 @@ def superseded(ctx: Context) -> Iterator[Finding]:
             by_series[(c.series, c.key)].append(c)
     yield from _stale_answers(ctx, by_key, order)
     for (_series, key), group in sorted(by_series.items()):
-        if len({(c.source, c.subject) for c in group}) < 2:
+        if len({(c.source, _rkey(c)) for c in group}) < 2:
             continue
         newest = _newest(group, order)
         # the most recent older claim that gives another value
@@ -162,7 +198,7 @@ def superseded(ctx: Context) -> Iterator[Finding]:
         others: set[tuple[int, ...]] = set()
         basis = ""
         for c in group:
-            if (c.source == newest.source and c.subject == newest.subject) or compatible(c.value, newest.value):
+            if (c.source == newest.source and _rkey(c) == _rkey(newest)) or compatible(c.value, newest.value):
                 continue
             cmp, how = _compare(order, c, newest)
             if cmp >= 0:
@@ -214,7 +250,7 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
         from ..analysis import split_sentences
 
         # an answer is about the sources' product ("Widget requires ...") without naming a release
-        text = Statements(page.wpath, doc.title, (product, ()) if product else None, product or "", None,
+        text = Statements(page.wpath, doc.title, (product, "") if product else None, product or "", None,
                           [(s.text, s.line, None, None) for s in split_sentences(doc) if s.kind != "heading"])
         written = str(page.meta.get("updated") or page.meta.get("date") or "")[:10]
         for claim in extract(text):
@@ -243,40 +279,49 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
             )
 
 
+def _page(read: _Read, c: Claim) -> bool:
+    """A statement of a product's reference pages, about no release in particular."""
+    return c.release is None and read.kinds.get(c.source, "reference") == "reference"
+
+
 def contradicted(ctx: Context) -> Iterator[Finding]:
-    claims, order = _claims(ctx)
+    read = _read(ctx)
+    claims, order = read.claims, read.order
+    products = {s.name for s in read.series.values() if s.product}
     by_key: dict[tuple[str, tuple[str, str, str]], list[Claim]] = defaultdict(list)
     for c in claims:
         if not c.change:
             by_key[(c.series, c.key)].append(c)
-    for (_series, key), group in sorted(by_key.items()):
+    for (series_name, key), group in sorted(by_key.items()):
         actual = [c for c in group if not c.plan]
         label = _key_label(key, group[0])
+        product_series = series_name in products
         # 1. a plan against the outcome: "1.19 will require X" but a later source says 1.20 did
-        plans: dict[tuple[str, int, tuple[int, ...]], list[Claim]] = defaultdict(list)
+        plans: dict[tuple[str, int, str], list[Claim]] = defaultdict(list)
         for c in group:
-            if c.plan and c.subject is not None:
-                plans[(c.source, c.line, c.subject)].append(c)
-        reported: set[tuple[str, tuple[int, ...]]] = set()
-        for (source, _line, subject_v), alternatives in sorted(plans.items()):
+            if c.plan and c.release is not None:
+                plans[(c.source, c.line, c.release)].append(c)
+        reported: set[tuple[str, object]] = set()
+        for (source, _line, planned), alternatives in sorted(plans.items()):
+            subject_v = version_key(planned)
             # "will require FreeBSD 11.2+ or FreeBSD 12.0+": the plan holds if any alternative came true
             plan = alternatives[0]
             if (source, subject_v) in reported:
                 continue
-            if any(c.subject == subject_v and compatible(c.value, p.value) for c in actual for p in alternatives):
+            if any(_rkey(c) == subject_v and compatible(c.value, p.value) for c in actual for p in alternatives):
                 continue
             later = [c for c in actual if c.source != source and order.compare(c.source, source)[0] > 0]
             # the outcome: the same value arriving with another release, or the planned release with another value
-            moved = [c for c in later if c.subject is not None and c.subject != subject_v
+            moved = [c for c in later if c.release is not None and _rkey(c) != subject_v
                      and any(compatible(c.value, p.value) for p in alternatives)]
-            changed = [c for c in later if c.subject == subject_v]
+            changed = [c for c in later if _rkey(c) == subject_v]
             outcome = _earliest(order, moved or changed)
             if outcome is None:
                 continue
             reported.add((source, subject_v))
-            subject = _fmt(subject_v)
+            subject = planned
             if moved:
-                what = f"planned for release {subject}, but {outcome.source} says it came with {_fmt(outcome.subject or ())}"
+                what = f"planned for release {subject}, but {outcome.source} says it came with {outcome.release}"
             else:
                 what = f"planned {plan.value_text} for release {subject}, but {outcome.source} says {outcome.value_text}"
             yield Finding.make(
@@ -306,8 +351,10 @@ def contradicted(ctx: Context) -> Iterator[Finding]:
                     cmp, how = order.compare(a.source, b.source)
                     if cmp != 0:
                         continue
-                    if a.subject is not None and b.subject is not None and a.subject != b.subject:
+                    if a.release is not None and b.release is not None and _rkey(a) != _rkey(b):
                         continue  # about different releases: both can be true
+                    if product_series and not (_page(read, a) and _page(read, b)):
+                        continue  # a release's statement is history beside the product's pages (the timeline decides)
                     seen.add(pair)  # type: ignore[arg-type]
                     yield Finding.make(
                         "contradicted", "warning",
@@ -327,3 +374,138 @@ def _earliest(order: Order, claims: list[Claim]) -> Claim | None:
         if best is None or order.compare(c.source, best.source)[0] < 0:
             best = c
     return best
+
+
+# --- stale notes: a value the wiki's own timelines have moved past ------------------------------
+
+
+def stale_notes(ctx: Context) -> Iterator[Finding]:
+    """A source outside a product's documentation (a team's notes, a README, a person's page in
+    wiki/) that states an older value of a fact the product's timeline tracks; and a reference
+    page of the product that the newest release contradicts. A note stating the current value,
+    a value about an old release ("Acme 1.4 supports Python 3.6"), or a value of a product the
+    wiki has no timeline for is not one."""
+    read = _read(ctx)
+    tracked: dict[tuple[str, str, str], list[Timeline]] = defaultdict(list)
+    for t in read.timelines:
+        if t.product:
+            tracked[(t.key[0], t.key[1], t.key[2])].append(t)
+    yield from _disagreements(ctx, read)
+    if not tracked:
+        return
+    titles = {d.path: d.profile.title for p in ctx.raw_files if (d := cache(ctx).get(p)) is not None}
+    products = {t.product for ts in tracked.values() for t in ts}
+    seen: set[tuple[str, int, str]] = set()
+    for c in read.every:
+        s = read.series.get(c.source)
+        if s is None or (s.product and s.product in products):
+            continue  # a product's own documentation is its evidence, not a note about it
+        yield from _stale(ctx, read, tracked, c, title_words(titles.get(c.source, "")), c.source, c.line, seen)
+    for page, claims in _person_pages(ctx):
+        words = title_words(page.title)
+        for c in claims:
+            yield from _stale(ctx, read, tracked, c, words, page.wpath, page.body_offset + c.line, seen)
+
+
+def _whose_note(c: Claim, tracked: dict[tuple[str, str, str], list[Timeline]], title: tuple[str, ...],
+                relation: str) -> Timeline | None:
+    """The product timeline a note's statement is about: the product its sentence names, else
+    the one its title names, else the only product tracking that fact."""
+    _, name, role = c.key
+    scope = role.split(", ")[-1] if role else ""
+    named = "" if not scope or scope.startswith("on ") else scope
+    candidates = [t for t in tracked.get((relation, name, ""), [])]
+    if named:
+        return next((t for t in candidates if t.product == named and product_role(role, t.product) is not None), None)
+    if role and product_role(role, "") is None and not scope.startswith("on "):
+        return None
+    by_title = [t for t in candidates if t.product in title]
+    if len(by_title) == 1:
+        return by_title[0]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _stale(ctx: Context, read: _Read, tracked: dict[tuple[str, str, str], list[Timeline]], c: Claim,
+           title: tuple[str, ...], where: str, line: int, seen: set[tuple[str, int, str]]) -> Iterator[Finding]:
+    relation = c.key[0]
+    if c.plan or c.change not in ("", "from"):
+        return
+    wanted = "min" if relation == "supported" else relation
+    t = _whose_note(c, tracked, title, wanted)
+    if t is None or (where, line, t.slug) in seen:
+        return
+    newest = read.series.get(t.current.source)
+    top = release_numbers(newest.newest if newest else None)
+    mine = release_numbers(c.release)
+    if mine and top and mine[:2] < top[:2]:
+        return  # about an older release ("Acme 1.4 supported Python 3.6"): history, not a stale note
+    if wanted == "min":
+        # an older minimum is stale; a higher one is the note's own choice, not the product's
+        stale = (c.value <= t.bound or compatible(c.value, t.bound)) if t.above else \
+            (c.value < t.bound and not compatible(c.value, t.bound))
+    else:
+        stale = not compatible(c.value, t.bound)
+    if not stale:
+        return
+    seen.add((where, line, t.slug))
+    label = t.title.rsplit(" (", 1)[0]
+    current = t.current
+    said = " ".join(c.value_text.split())
+    when = f"{current.release}, {current.date}" if current.release and current.date else current.release or current.date or "current documentation"
+    yield Finding.make(
+        "stale-note", "warning",
+        f"{label}: {where} says {said}; the wiki's timeline says {t.value} ({when}), from {current.source}: "
+        f"update the note to {t.value}, or accept this if it means something else",
+        paths=[where, current.source, f"wiki/{t.page}"], lines=[line, current.line, 0],
+        evidence={
+            "fact": label, "timeline": f"wiki/{t.page}",
+            "note": {"path": where, "sentence": c.sentence, "value": _fmt(c.value)},
+            "current": {"path": current.source, "sentence": current.sentence, "value": t.value},
+        },
+    )
+
+
+def _disagreements(ctx: Context, read: _Read) -> Iterator[Finding]:
+    """A reference page and the newest release of one product that state different values: the
+    newer one is the timeline's current value, and the other is named to be fixed."""
+    for t in read.timelines:
+        other = t.disagrees
+        if other is None:
+            continue
+        current = t.current
+        label = t.title.rsplit(" (", 1)[0]
+        yield Finding.make(
+            "stale-note", "warning",
+            f"{label}: {other.source} says {' '.join(other.value_text.split())}; {current.source} "
+            f"({current.release or 'current documentation'}) says {t.value}, which is current: "
+            f"update {other.source}, or the timeline is wrong",
+            paths=[other.source, current.source, f"wiki/{t.page}"], lines=[other.line, current.line, 0],
+            evidence={
+                "fact": label, "timeline": f"wiki/{t.page}",
+                "note": {"path": other.source, "sentence": other.sentence, "value": _fmt(other.value)},
+                "current": {"path": current.source, "sentence": current.sentence, "value": t.value},
+            },
+        )
+
+
+_SKIP_KINDS = frozenset({"source", "concept", "fact", "answer"})
+
+
+def _person_pages(ctx: Context) -> Iterator[tuple[Any, list[Claim]]]:
+    """Pages in wiki/ a person wrote (no source, concept, timeline or answer page), with the
+    claims their own sentences make (quotes are the sources' words, and are left out)."""
+    from ..analysis import split_sentences
+    from ..sources import load_markdown
+
+    for page in ctx.pages.values():
+        if page.is_generated or page.kind in _SKIP_KINDS or page.path in ("lint.md", "log.md", "index.md", "AGENTS.md"):
+            continue
+        if page.path.startswith(("facts/", "sources/", "concepts/")):
+            continue
+        body = _QUOTE_LINE.sub("", page.body)
+        if not _DIGIT.search(body) or not has_hint(body):
+            continue
+        doc = load_markdown(page.wpath, body)
+        text = Statements(page.wpath, doc.title, None, "", None,
+                          [(s.text, s.line, None, None, "", s.kind) for s in split_sentences(doc) if s.kind != "heading"])
+        yield page, extract(text)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
-from ..facts import title_version
+from ..facts import Profile, title_version
 from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir
@@ -64,6 +64,7 @@ class SourceText:
     sentences: list[tuple[str, int]] = field(default_factory=list)  # (text, line); not cached
     skipped: str | None = None
     claims: list[Any] = field(default_factory=list)  # claims.Claim, extracted once and cached
+    profile: Profile = field(default_factory=Profile)  # facts.Profile: what kind of document, whose releases
     sketch: tuple[int, ...] | None = None  # passage hashes for the duplicate rule, cached
     fetch_words: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
 
@@ -80,7 +81,7 @@ class SourceText:
             "title": self.title, "date": self.date,
             "version": [self.version[0], list(self.version[1])] if self.version else None,
             "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
-            "claims": [c.to_json() for c in self.claims],
+            "claims": [c.to_json() for c in self.claims], "profile": self.profile.to_json(),
         }
 
 
@@ -248,22 +249,29 @@ class SourceCache:
                     "SELECT data FROM sources WHERE sha256=? AND version=?", (sha, CACHE_VERSION)
                 ).fetchone()
                 if row:
-                    from ..facts import Fact
-
-                    data = json.loads(row[0])
-                    version = data.get("version")
-                    # claims are cached without their path: a copied or renamed file shares the hash
-                    claims = [Fact.from_json(path, c) for c in data.get("claims", [])]
-                    sketch = data.get("sketch")
-                    return SourceText(
-                        path, sha, data["title"], data["date"],
-                        (version[0], tuple(version[1])) if version else None, mtime, None,
-                        [], data.get("skipped"), claims, tuple(sketch) if sketch is not None else None, self._fetch_words,
-                    )
+                    return self._record(path, sha, mtime, str(row[0]))
         max_bytes = int(self.ctx.settings.max_source_mb * 1_000_000)
         text = compute(path, file, sha, mtime, max_bytes)
-        self.pending.append((sha, CACHE_VERSION, json.dumps(text.to_json()), text.words))
-        return text
+        data = json.dumps(text.to_json())
+        self.pending.append((sha, CACHE_VERSION, data, text.words))
+        self._words[sha] = text.words
+        # read back as a cached record is: a first run and the next one see the very same claims
+        return self._record(path, sha, mtime, data)
+
+    def _record(self, path: str, sha: str, mtime: int, data_text: str) -> SourceText:
+        from ..facts import Fact
+
+        data = json.loads(data_text)
+        version = data.get("version")
+        # claims are cached without their path: a copied or renamed file shares the hash
+        claims = [Fact.from_json(path, c) for c in data.get("claims", [])]
+        sketch = data.get("sketch")
+        profile = Profile.from_json(data["profile"]) if data.get("profile") else Profile(data["title"])
+        return SourceText(
+            path, sha, data["title"], data["date"],
+            (version[0], tuple(version[1])) if version else None, mtime, None,
+            [], data.get("skipped"), claims, profile, tuple(sketch) if sketch is not None else None, self._fetch_words,
+        )
 
     def _fetch_words(self, sha: str) -> str:
         fresh = self._words.get(sha)
@@ -300,7 +308,9 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
     from ..facts import extract, statements_of
     from .extract import _sketch
 
-    text.claims = extract(statements_of(doc, claim_sentences))
+    statements = statements_of(doc, claim_sentences)
+    text.claims = extract(statements)
+    text.profile = statements.profile
     text.sketch = _sketch(text.words)
     return text
 
@@ -320,13 +330,19 @@ def _claim_blocks(doc: Document) -> Document:
 
     Sentences feed claims.extract alone, which skips every sentence without a digit and
     a hint word; a block without them has no such sentence (a sentence is a piece of one
-    block, with its whitespace collapsed, hence \\s+ between the hint's words here).
+    block, with its whitespace collapsed, hence \\s+ between the hint's words here). A table
+    is read whole (its header says what its rows list), with the blocks either side of it,
+    which end it as they do in the compile's reading. "use" is a hint in a release's notes
+    (facts.has_hint): it is kept wherever it is, the extractor decides.
     """
     from ..facts import DIGIT, HINT
 
-    hint = _block_hint(HINT.pattern)
-    blocks = [b for b in doc.blocks if b.kind != "heading" and DIGIT.search(b.text) and hint.search(b.text)]
-    return replace(doc, blocks=blocks)
+    hint = _block_hint(HINT.pattern + "|use")
+    blocks = doc.blocks
+    near_table = {i + d for i, b in enumerate(blocks) if b.kind == "table" for d in (-1, 0, 1)}
+    kept = [b for i, b in enumerate(blocks)
+            if i in near_table or (b.kind != "heading" and DIGIT.search(b.text) and hint.search(b.text))]
+    return replace(doc, blocks=kept)
 
 
 @functools.lru_cache(maxsize=4)

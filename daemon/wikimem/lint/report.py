@@ -10,14 +10,14 @@ from .model import Finding, LintReport
 BUDGET_LINES = 180
 BUDGET_BYTES = 22_000
 # the rules whose findings say most about what an agent may read wrong, first
-USEFUL = ("superseded", "contradicted", "stale", "ungrounded", "secret", "broken-link", "frontmatter",
+USEFUL = ("superseded", "contradicted", "stale-note", "stale", "ungrounded", "secret", "broken-link", "frontmatter",
           "log-integrity", "size", "missing-from-index", "duplicate", "missing-concept", "orphan")
 
 
 def quotes(f: Finding) -> list[tuple[str, str, int, str]]:
-    """(label, path, line, sentence) for findings that quote sources (superseded, contradicted)."""
+    """(label, path, line, sentence) for findings that quote sources (superseded, contradicted, stale-note)."""
     out: list[tuple[str, str, int, str]] = []
-    pairs = {"superseded": ("old", "current"), "contradicted": ("plan", "outcome")}
+    pairs = {"superseded": ("old", "current"), "contradicted": ("plan", "outcome"), "stale-note": ("note", "current")}
     labels = pairs.get(f.rule)
     if f.rule == "contradicted" and "a" in f.evidence:
         labels = ("a", "b")

@@ -337,6 +337,7 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
                 paths=[p for path in paths for p in pages.get(path, [])] + paths,
                 evidence={"sources": paths, "same_name": True},
             )
+    same: dict[str, list[tuple[str, float]]] = defaultdict(list)
     for a, b in sorted(pair for pair, count in shared.items() if count >= SKETCH // 8):
         if (a, b) in same_stem or _releases_of_one_series(sources.get(a), sources.get(b)):
             continue
@@ -350,12 +351,30 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
         similarity = sum(1 for h in union if h in both) / len(union)
         if similarity < SAME_TEXT:
             continue
+        same[a].append((b, similarity))
+        same[b].append((a, similarity))
+    # copies of one text are one finding, however many there are: N copies make N*(N-1)/2 pairs
+    # and one group (the files any chain of same-text pairs joins)
+    grouped: set[str] = set()
+    for start in sorted(same):
+        if start in grouped:
+            continue
+        group, todo, lowest = {start}, [start], 1.0
+        while todo:
+            for other, similarity in same[todo.pop()]:
+                lowest = min(lowest, similarity)
+                if other not in group:
+                    group.add(other)
+                    todo.append(other)
+        grouped |= group
+        members = sorted(group)
+        named = " and ".join(members) if len(members) == 2 else f"{len(members)} files ({', '.join(members)})"
         yield Finding.make(
             "duplicate", "warning",
-            f"{a} and {b} hold the same text (about {similarity:.0%} of passages shared): "
+            f"{named} hold the same text (about {lowest:.0%} of passages shared or more): "
             "keep one, or give one page the other's title as an alias",
-            paths=[*pages.get(a, []), *pages.get(b, []), a, b],
-            evidence={"sources": [a, b], "same_text": True},
+            paths=[*(p for m in members for p in pages.get(m, [])), *members],
+            evidence={"sources": members, "same_text": True},
         )
 
 
