@@ -197,6 +197,14 @@ def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
     sources = meta.get("sources") or []
     sources = [str(s) for s in sources] if isinstance(sources, list) else [str(sources)]
     date = meta.get("date")
+    part_of = meta.get("part_of")
+    if isinstance(part_of, str):
+        # a part page is found by its sections' names; its key facts and defaults quote lines of
+        # the raw file, which is indexed itself (they were a fifth of indexing a reference's
+        # wiki): the page is read up to them
+        cut = min((at for at in (body.find("\n## Key facts"), body.find("\n## Defaults")) if at >= 0), default=-1)
+        if cut >= 0:
+            body = body[:cut]
     blocks = page_blocks(body, offset)
     # the page's own H1 repeats the title; leave it out of the heading trail
     if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
@@ -218,11 +226,6 @@ def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
     if kind in ("concept", "fact"):
         # a "Sources" section is a row of file names: the path field already has their words
         chunks = [c for c in chunks if c.heading.rsplit(" / ", 1)[-1] != "Sources"]
-    part_of = meta.get("part_of")
-    if isinstance(part_of, str):
-        # a part page is found by its sections' names; its key facts and defaults quote lines of
-        # the raw file, which is indexed itself (they were a fifth of indexing a reference's wiki)
-        chunks = [c for c in chunks if c.heading.rsplit(" / ", 1)[-1] not in ("Key facts", "Defaults")] or chunks[:1]
     current = meta.get("current") if kind == "fact" else None
     return Doc("wiki/" + rel, kind, title, alias_text, str(date) if date else None, "L",
                tuple(chunks), tuple(sources), str(current) if isinstance(current, str) else None,
