@@ -33,7 +33,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 49
+ANALYSIS_VERSION = 50
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -295,7 +295,8 @@ class SourceAnalysis:
     defaults: list[list[Any]] = field(default_factory=list)  # [subject, default value, sentence index]
     definitions: dict[str, int] = field(default_factory=dict)  # key -> the sentence that defines it here
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
-    toc: list[list[Any]] = field(default_factory=list)  # [target, title]
+    toc: list[list[Any]] = field(default_factory=list)  # [target, title, line, group]: the documents it lists
+    gist: str = ""  # the document's lead in a line, as another document's page lists it (offline_hubs)
     claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
     date_line: int | None = None  # the line that states the document's date, when its text does
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
@@ -485,10 +486,20 @@ def analyze(doc: Document) -> SourceAnalysis:
         defaults=defaults,
         definitions={k: v for k, v in sorted(definitions.items()) if k in kept_terms},
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
-        toc=[[e.target, e.title] for e in doc.toc],
+        toc=[[e.target, e.title, e.line, e.group] for e in doc.toc],
+        gist=_gist(description, [sentences[i] for i in lead]),
         summary=lead,
         claims=fact_record(doc, sentences),
     )
+
+
+GIST_CHARS = 200
+
+
+def _gist(description: str | None, lead: list[Sentence]) -> str:
+    """What the document is, in a line: its own description, else the first sentences of its lead."""
+    text = " ".join((description or " ".join(s.text for s in lead)).split())
+    return text if len(text) <= GIST_CHARS else text[:GIST_CHARS].rsplit(" ", 1)[0] + "…"
 
 
 def _date_line(doc: Document) -> int | None:
@@ -838,7 +849,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             answers.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
-    limit = min(25, max(10, 5 + len(sentences) // 20))
+    limit = min(25, 5 + len(sentences) // 20)
     # a short note's figures are its facts; a long document keeps what says most, and fills
     # what room is left with its next best (a figure, a requirement), never with chatter
     strong = sorted((i for i in scores if scores[i] >= 2.5 or len(sentences) < 30), key=lambda i: (-scores[i], i))
@@ -924,23 +935,23 @@ _NUMBER_UNIT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b
 # also counts ("only", "supports", "compatible")
 _REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
                           r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
+# a list item that is a field and its value: a short name (with a number or a name in code), a
+# colon, what it is
+_FIELD_ITEM = re.compile(r"(?=[^:]{0,40}(?:\d|`))[^:\n]{1,40}:\s+\S")
 _NUMBER_UNIT_LOW = re.compile(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
 _SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "fifteen",
             "twenty", "thirty", "sixty", "hundred", "thousand")
 _REQUIREMENT_WORDS = ("requir", "must", "minimum", "maximum", "at least", "at most", "than", "deprecated", "no longer",
                       "support")
-_KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "parameter", "argument", "keyword",
-               "function", "method", "class", "decorator", "context manager", "hook", "variable", "field",
-               "attribute", "propert", "directive", "role", "module", "package", "template", "key", "endpoint",
-               "header", "signal", "exception", "error", "warning", "marker", "fixture", "plugin", "processor",
-               "renderer", "constant")
+_KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "context manager", "hook", "variable",
+               "directive", "signal", "fixture", "marker", "constant", "decorator")
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
-# a name in code with the kind of thing it is beside it: "the `alembic check` command", "the
-# `--sql` option", "the `capture_logs()` context manager", "option `--tab-width`"
+# a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
+# `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
+# `--tab-width`" (not every function or class a tutorial mentions on its way)
 _KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:uration)?\s+(?:key|value|option)|"
-                   r"parameter|argument|keyword|function|method|class|decorator|context\s+manager|hook|variable|"
-                   r"field|attribute|property|directive|role|module|package|template|key|environment\s+variable|"
-                   r"endpoint|header|signal|exception|error|warning|marker|fixture|plugin|processor|renderer)s?")
+                   r"context\s+manager|hook|environment\s+variable|directive|signal|fixture|marker|constant|"
+                   r"decorator)s?")
 # ... a name in code or emphasis ("the *field_transformer* hook"), or in capitals ("the TERM signal")
 _NAME_MARKED = r"(?:`[^`\n]{2,60}`|\*[^*\n]{2,40}\*)"
 _NAMED_KIND = re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
@@ -1072,6 +1083,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         return score, False
     if s.subject or says_default or introduced:
         return score, True
+    if s.kind == "item" and _FIELD_ITEM.match(text):
+        return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
     plain_low = plain.lower()
     if number and (_NUMBER_UNIT_LOW.search(plain_low) or any(
             not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):

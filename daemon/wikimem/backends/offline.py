@@ -28,6 +28,7 @@ from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import SkipSource
 from ..state import encode_analysis
+from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .beside import shared
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, relevance, title_of
@@ -177,6 +178,7 @@ class OfflineBackend:
         outcomes: list[SourceOutcome] = []
         touched = set(batch.changed) | set(batch.renamed)
         full = batch.rebuild or batch.rerender  # render every page
+        cleared = False  # every source is counted again (and read again for what it holds)
         meta = state.get_meta("offline.store") or {}
         if batch.rebuild:
             state.clear_analyses(self.cache_key)  # --rebuild means: read every source again
@@ -193,6 +195,7 @@ class OfflineBackend:
             store.clear()
             counted = {}
             full = True
+            cleared = True
 
         # --- which sources stay counted as they are, which leave, which come
         ok: dict[str, Doc] = {}  # every source compiled, after this compile
@@ -253,8 +256,10 @@ class OfflineBackend:
                         continue
                 doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
                 ok[path] = doc
+                tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
                 yield doc, data
 
+        tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
         moved = store.update(removals(), additions(), collection)
         moved_keys = {key.split("\x1f", 1)[1] for key in moved}
         added = {p for p in coming if p in ok}
@@ -329,6 +334,21 @@ class OfflineBackend:
                 if owner in ok and not (batch.workspace.wiki / rel).is_file()}
         rank.update(lost)
 
+        # --- hubs (offline_hubs): a source whose table of contents names a document that came,
+        # went or changed lists it again
+        known_hubs: dict[str, list[str]] = {} if cleared else dict(state.get_meta("offline.hubs") or {})
+        for path in leaving:
+            known_hubs.pop(path, None)
+        for path, targets in tocs.items():
+            if targets:
+                known_hubs[path] = targets
+            else:
+                known_hubs.pop(path, None)
+        hub_moved = {h for h in offline_hubs.moved(known_hubs, set(leaving) | added) if h in ok}
+        rank.update(hub_moved)
+        if known_hubs != (state.get_meta("offline.hubs") or {}):
+            state.set_meta("offline.hubs", known_hubs)
+
         # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
         # links those it states, a concept page those of its subject
         lines = timelines.current(batch.workspace, state, {p: (d.sha256, collection(p)) for p, d in ok.items()})
@@ -369,13 +389,15 @@ class OfflineBackend:
             if links[path] != doc.concepts:
                 new_links.append((doc.id, links[path]))
             if (full or path in added or links[path] != doc.concepts or doc.page not in existing or path in lost
-                    or any(k in redefined for k in links[path])):
+                    or path in hub_moved or any(k in redefined for k in links[path])):
                 sentences = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
                 # the page, then its part pages when its outline is too long for it (the compiler
                 # removes the parts a page no longer has)
+                hub = offline_hubs.entries(path, data.get("toc") or (), ok,
+                                           lambda target: str(analysis_of(ok[target]).get("gist") or ""))
                 for page in source_pages(doc.page, path, doc.sha256, data, sentences,
                                          [concepts[k] for k in links[path] if k in concepts],
-                                         [(by_page[x].title, x) for x in stated.get(path, ())]):
+                                         [(by_page[x].title, x) for x in stated.get(path, ())], hub):
                     edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part", path))
                 offer(every=OFFER_EVERY)
         offer()

@@ -39,6 +39,7 @@ from ..words import (
     points_forward,
 )
 from .offline_concepts import Concept, relevance
+from .offline_hubs import HubEntry
 
 KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
@@ -57,7 +58,7 @@ def recent(items: Sequence[Any]) -> list[Any]:
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 # A source page's outline larger than this is split into part pages (docs/compile.md, "Long
-# documents"): an agent reads index.md (~4 KB) and a catalog (~2-3 KB) to reach a source page,
+# documents"): an agent reads index.md (~3.5 KB) and a catalog (~2-3 KB) to reach a source page,
 # and the whole path should stay well within 20 KB, the unit of the agents' load caps; with an
 # outline of at most 4 KB the source page stays near 8 KB, and a part (a section's outline, split
 # again while it is larger than this and has subsections of its own) adds a few KB more.
@@ -280,8 +281,11 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
 
 
 def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
-                 concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = ()) -> list[Page]:
-    """The source page, then its part pages when its outline is too large for it (split_outline)."""
+                 concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = (),
+                 hub: Sequence[HubEntry] = ()) -> list[Page]:
+    """The source page, then its part pages when its outline is too large for it (split_outline).
+    `hub`: the documents its table of contents names (offline_hubs), listed as links to their
+    pages under the section that lists them."""
     anchor = data["anchor"]
     raw_link = relative_link(page_path, "../" + source_path)
 
@@ -340,12 +344,18 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         heading = row["heading"]
         if isinstance(heading, int) and heading in heading_lines:
             weights[heading] = weights.get(heading, 0) + _default_size(row)
+    contents = _contents(page_path, hub, sections, data["title"])
+    for row in contents:  # ... and the documents it lists
+        heading = row["heading"]
+        if isinstance(heading, int) and heading in heading_lines:
+            weights[heading] = weights.get(heading, 0) + _entry_size(row)
     if lines and not _fits(_size(lines), sum(weights.values())):
         lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
     homes = {line: part for part in parts for line in part.homes}
     on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
                       [f for f in facts if f["heading"] not in homes])
     page_defaults = [d for d in defaults if d["heading"] not in homes]
+    page_contents = [c for c in contents if c["heading"] not in homes]
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -358,6 +368,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         version=data.get("version"),
         outline=lines,
         facts=_by_context(on_page),
+        contents=_by_context(page_contents),
         tables=tables,
         defaults=page_defaults,
         unit="page" if anchor.startswith("page") else "line",
@@ -380,8 +391,30 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         meta["version"] = data["version"]
     return [Page(page_path, meta, body),
             *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part],
-                         [d for d in defaults if homes.get(d["heading"]) is part])
+                         [d for d in defaults if homes.get(d["heading"]) is part],
+                         [c for c in contents if homes.get(c["heading"]) is part])
               for part in parts)]
+
+
+def _contents(page_path: str, hub: Sequence[HubEntry], sections: list[list[Any]], title: str) -> list[dict[str, Any]]:
+    """The documents a hub lists, as its page shows them: a link to each one's page with its
+    lead, grouped under the toctree's caption or the section that lists them."""
+    lines = sorted((s[2], j) for j, s in enumerate(sections))
+    out: list[dict[str, Any]] = []
+    for entry in hub:
+        at = bisect_right(lines, (entry.line, len(sections))) - 1 if entry.line else -1
+        section = sections[lines[at][1]] if at >= 0 else None
+        heading = section[2] if section is not None else None
+        context = entry.group or (str(section[0]) if section is not None and section[0] != title else "")
+        out.append({"title": escape_link_text(entry.title), "link": relative_link(page_path, entry.page),
+                    "lead": inert(entry.lead), "heading": heading,
+                    "context": "*" + escape_link_text(context.replace("*", "")) + "*" if context else ""})
+    return out
+
+
+def _entry_size(row: dict[str, Any]) -> int:
+    """The bytes a listed document takes on a page."""
+    return len(row["title"]) + len(row["link"]) + len(row["lead"]) + 12
 
 
 def _default_size(row: dict[str, Any]) -> int:
@@ -407,7 +440,7 @@ def _fact_size(fact: dict[str, Any]) -> int:
 
 
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
-               facts: list[dict[str, Any]], defaults: list[dict[str, Any]]) -> Page:
+               facts: list[dict[str, Any]], defaults: list[dict[str, Any]], contents: list[dict[str, Any]]) -> Page:
     """A part of a long source's page (split_outline): its lines and its sections' key facts,
     links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
@@ -433,6 +466,7 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         outline=[{**item, "link": rebase(item["link"]), "tail": rebased(item["tail"])} for item in part.lines],
         facts=_by_context([{**f, "link": rebase(f["link"])} for f in facts]),
         defaults=[{**d, "link": rebase(d["link"])} for d in defaults],
+        contents=_by_context([{**c, "link": rebase(c["link"])} for c in contents]),
         unit="page" if data["anchor"].startswith("page") else "line",
     )
     meta: dict[str, Any] = {

@@ -199,7 +199,9 @@ def load_markdown(path: str, text: str) -> Document:
     meta = {**comment_meta(body, warnings), **meta}
     toc: list[TocEntry] = []
     is_summary = posixpath.basename(path).lower() == "summary.md"
-    blocks = parse_markdown(body, offset, toc=toc if is_summary else None)
+    # a SUMMARY.md's lists are a book's chapters; another document's links that open a list item
+    # (or make up a paragraph) and lead to another file of the set are its map (a MyST toctree too)
+    blocks = parse_markdown(body, offset, toc=toc, summary=is_summary)
     title = _meta_text(meta, "title") or _heading_title(blocks)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
@@ -264,7 +266,7 @@ def _resolve(path: str, entry: TocEntry) -> TocEntry:
     resolved = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
     if not resolved.startswith("raw/"):
         return entry
-    return TocEntry(resolved, entry.title)
+    return TocEntry(resolved, entry.title, entry.line, entry.group)
 
 
 def load_plain(path: str, text: str) -> Document:

@@ -16,6 +16,7 @@ from .document import Block, TocEntry
 from .inline import (
     ABSOLUTE_URL,
     ADMONITION_LABELS,
+    EXPLICIT,
     MDBOOK,
     TAG,
     code_span,
@@ -56,7 +57,8 @@ def _parser() -> MarkdownIt:
     return md
 
 
-def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None) -> list[Block]:
+def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None,
+                   summary: bool = True) -> list[Block]:
     """Blocks of a Markdown text; `line_offset` lines come before it in the file (front matter).
 
     Links of a list of links (a SUMMARY.md that is a book's table of contents) go to `toc` when it is given.
@@ -71,7 +73,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
                 md.inline.parse(token.content, md, env, token.children)
             else:
                 token.children = []
-    return _Walker(line_offset, toc).walk(tokens)
+    return _Walker(line_offset, toc, summary).walk(tokens)
 
 
 _MKDOCS_MARKS = ("!!!", "???", "===", "///")
@@ -151,9 +153,10 @@ def unfold_mkdocs(text: str) -> str:
 
 
 class _Walker:
-    def __init__(self, line_offset: int, toc: list[TocEntry] | None):
+    def __init__(self, line_offset: int, toc: list[TocEntry] | None, summary: bool = True):
         self.offset = line_offset
         self.toc = toc
+        self.summary = summary  # a book's table of contents: every link of its lists is a chapter
         self.blocks: list[Block] = []
 
     def line(self, token: Token) -> int:
@@ -215,10 +218,12 @@ class _Walker:
                         items[-1] = False
                     line = self.line(para or token)
                     self.add("item" if first_in_item else "para", text.strip("\n"), line, subject=_subject(subjects))
-                    if self.toc is not None and (first_in_item or (not items and _only_links(token))):
+                    if self.toc is not None and (first_in_item or (not items and _only_links(token))) \
+                            and (self.summary or _opens_with_link(token) or _only_links(token)):
                         # a list of links, or a paragraph of nothing but links: a book's
-                        # prefix chapters ("[Foreword](foreword.md)") come before the list
-                        self.toc_links(token)
+                        # prefix chapters ("[Foreword](foreword.md)") come before the list; in
+                        # another document, the items that open with a link to another file
+                        self.toc_links(token, line)
             elif kind in ("fence", "code_block"):
                 self.code(token)
             elif kind == "html_block":
@@ -243,10 +248,14 @@ class _Walker:
                 skip += 1
             content = "\n".join(lines[skip:])
             if name == "toctree" and self.toc is not None:
-                for entry in lines[skip:]:
+                caption = next((line.split(":", 2)[2].strip() for line in lines[:skip]
+                                if line.startswith(":caption:")), None) or None
+                for at, entry in enumerate(lines[skip:]):
                     entry = entry.strip()
-                    if entry:
-                        self.toc.append(TocEntry(entry))
+                    explicit = EXPLICIT.match(entry)
+                    title, target = (explicit.group(1).strip(), explicit.group(2).strip()) if explicit else (None, entry)
+                    if target and target != "self" and not ABSOLUTE_URL.match(target):
+                        self.toc.append(TocEntry(target, title, body_start + 1 + skip + at, caption))
                 return
             if name == "eval-rst":
                 from .rst import NestedTooDeep, parse_rst
@@ -259,7 +268,7 @@ class _Walker:
             if name in ADMONITIONS or (name not in CODE_DIRECTIVES and _looks_like_prose(content)):
                 if myst.group(2):
                     self.add("para", myst.group(2), body_start)
-                self.blocks.extend(parse_markdown(content, body_start + skip, toc=self.toc))
+                self.blocks.extend(parse_markdown(content, body_start + skip, toc=self.toc, summary=self.summary))
                 return
         text = token.content.rstrip("\n")
         if text.strip():
@@ -286,13 +295,24 @@ class _Walker:
         if len(text.split()) >= 4:
             self.add("para", text, self.line(token), subject=subject)
 
-    def toc_links(self, token: Token) -> None:
+    def toc_links(self, token: Token, line: int = 0) -> None:
         assert self.toc is not None
         for child in token.children or []:
             if child.type == "link_open":
                 href = str(child.attrs.get("href") or "")
-                if href and not ABSOLUTE_URL.match(href) and not href.startswith("#"):
-                    self.toc.append(TocEntry(href.split("#")[0]))
+                if href and not ABSOLUTE_URL.match(href) and not href.startswith("#") \
+                        and (self.summary or _LOCAL_DOCUMENT.search(href.split("#")[0])):
+                    self.toc.append(TocEntry(href.split("#")[0], None, line))
+
+
+# a link to another document of the set (a Markdown, reST or text file), not to an image or a download
+_LOCAL_DOCUMENT = re.compile(r"\.(?:md|markdown|mdx|rst|rest|txt)$|/$", re.IGNORECASE)
+
+
+def _opens_with_link(token: Token) -> bool:
+    """An inline run that starts with a link ("[Settings](settings.md) lists every setting")."""
+    children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+    return bool(children) and children[0].type == "link_open"
 
 
 def _only_links(token: Token) -> bool:
