@@ -76,13 +76,18 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
     return _Walker(line_offset, toc, summary).walk(tokens)
 
 
-_MKDOCS_MARKS = ("!!!", "???", "===", "///")
+_MKDOCS_MARKS = ("!!!", "???", "===", "///", ":::")
 _UNFOLD_STARTS = (*_MKDOCS_MARKS, "```", "~~~")  # a line unfold_mkdocs looks at outside every block
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
 _TAB = re.compile(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
 # pymdownx blocks: `/// tip | Title` ... `///`, `//// tab | Linux` ... `////`, content not indented
 _SLASH_OPEN = re.compile(r"^/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*(?:\|[ \t]*(?P<title>.*?))?[ \t]*$")
 _SLASH_CLOSE = re.compile(r"^/{3,}[ \t]*$")
+# MyST's colon fences: `:::{warning}` ... `:::`, `:::{versionchanged} 21.3`, content not indented
+_COLON_OPEN = re.compile(r"^:{3,}[ \t]*\{(?P<kind>[\w:-]+)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_COLON_CLOSE = re.compile(r"^:{3,}[ \t]*$")
+_VERSIONED = {"versionadded": "Added in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version",
+              "versionremoved": "Removed in version"}
 _FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
 _BLOCK_START = re.compile(r"^(?:[-*+][ \t]|\d+[.)][ \t]|#|>|\||`{3}|~{3}|<)")
 _CALLOUTS = frozenset("note tip warning danger caution important hint attention error seealso todo info example "
@@ -98,8 +103,9 @@ def _label(kind: str | None, title: str) -> str | None:
 
 
 def unfold_mkdocs(text: str) -> str:
-    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`, `/// tip | Title`) and content tabs
-    (`=== "Python 3.10+"`, `//// tab | Linux`) as what they hold: Python-Markdown indents the
+    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`, `/// tip | Title`), MyST's colon fences
+    (`:::{warning}`, `:::{versionchanged} 21.3`) and content tabs (`=== "Python 3.10+"`,
+    `//// tab | Linux`) as what they hold: Python-Markdown indents the
     content of the first kinds four spaces, which CommonMark reads as a code block, and the
     block markers of the others read as text. Lines are dedented and markers blanked in place
     (no line added or removed: citations keep their lines), an admonition's label leading its
@@ -140,6 +146,14 @@ def unfold_mkdocs(text: str) -> str:
         slashes = _SLASH_OPEN.match(body)
         if slashes or _SLASH_CLOSE.match(body):
             label = _label(slashes.group("kind"), (slashes.group("title") or "").strip()) if slashes else None
+            lines[i] = ""
+            continue
+        colons = _COLON_OPEN.match(body)
+        if colons or _COLON_CLOSE.match(body):
+            kind = colons.group("kind").rsplit(":", 1)[-1].lower() if colons else ""
+            title = (colons.group("title") or "").strip() if colons else ""
+            # a version note says which version ("Changed in version 21.3:"), as reST's directive reads
+            label = f"{_VERSIONED[kind]} {title}" if kind in _VERSIONED and title else _label(kind, title) if colons else None
             lines[i] = ""
             continue
         if label is not None and body:
@@ -266,9 +280,17 @@ class _Walker:
                 except NestedTooDeep:
                     pass  # read as the Markdown's own text below
             if name in ADMONITIONS or (name not in CODE_DIRECTIVES and _looks_like_prose(content)):
-                if myst.group(2):
-                    self.add("para", myst.group(2), body_start)
-                self.blocks.extend(parse_markdown(content, body_start + skip, toc=self.toc, summary=self.summary))
+                argument = (myst.group(2) or "").strip()
+                start = body_start + skip
+                if name in _VERSIONED and argument and not skip and content.strip() and not content.startswith("\n"):
+                    # a version note leads its text with its version, as reST's directive reads
+                    # ("Changed in version 21.3: ..."), on the fence's line that gives it; not a
+                    # paragraph of "21.3" alone
+                    content = f"{_VERSIONED[name]} {argument}:\n{content}"
+                    start = body_start - 1
+                elif argument:
+                    self.add("para", argument, body_start)
+                self.blocks.extend(parse_markdown(content, start, toc=self.toc, summary=self.summary))
                 return
         text = token.content.rstrip("\n")
         if text.strip():
