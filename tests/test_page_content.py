@@ -778,3 +778,18 @@ def test_a_quote_over_two_lines_cites_both(ws: Workspace, settings) -> None:
     compile_workspace(ws, settings)
     page = (ws.wiki / "sources" / "setup.md").read_text()
     assert "`GEARBOX_SETTINGS_MODULE`.\" ([line 5](../../raw/setup.md#L5-L6))" in page, page
+
+
+def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -> None:
+    """"These can be listed using the `list_templates` command::" says how only with its command:
+    a console session's commands (not its output), or code as short, come with the fact, cited."""
+    write(ws, "tutorial.rst", "Tutorial\n========\n\nThe gearbox keeps its migrations in one folder.\n\n"
+                              "Gearbox includes other environment templates. These can be listed out using the "
+                              "``list_templates`` command::\n\n    $ gearbox list_templates\n    Available templates:\n\n"
+                              "    generic - Generic configuration.\n    async - With an async driver.\n\n"
+                              "Looking inside the file::\n\n    def upgrade():\n        pass\n        pass\n\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "tutorial.md").read_text()
+    assert '"These can be listed out using the `list_templates` command:" `$ gearbox list_templates` ' \
+           '([line 6](../../raw/tutorial.rst#L6-L8))' in page, page
+    assert "Available templates" not in page and "def upgrade" not in page

@@ -33,7 +33,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 50
+ANALYSIS_VERSION = 51
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -297,6 +297,7 @@ class SourceAnalysis:
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
     toc: list[list[Any]] = field(default_factory=list)  # [target, title, line, group]: the documents it lists
     gist: str = ""  # the document's lead in a line, as another document's page lists it (offline_hubs)
+    code: dict[str, list[Any]] = field(default_factory=dict)  # fact -> [lines, end line] of the short code it introduces
     claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
     date_line: int | None = None  # the line that states the document's date, when its text does
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
@@ -463,9 +464,10 @@ def analyze(doc: Document) -> SourceAnalysis:
             signal(token, CODE, surfaces[token])
 
     lead = _lead(doc, sentences, block_of)
+    shown_code = _code_after(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
     defaults = _defaults(sentences, doc)
-    facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version)
+    facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version, set(shown_code))
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
     return SourceAnalysis(
         title=doc.title,
@@ -488,6 +490,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
         toc=[[e.target, e.title, e.line, e.group] for e in doc.toc],
         gist=_gist(description, [sentences[i] for i in lead]),
+        code={str(i): code for i, code in shown_code.items() if i in facts},
         summary=lead,
         claims=fact_record(doc, sentences),
     )
@@ -500,6 +503,37 @@ def _gist(description: str | None, lead: list[Sentence]) -> str:
     """What the document is, in a line: its own description, else the first sentences of its lead."""
     text = " ".join((description or " ".join(s.text for s in lead)).split())
     return text if len(text) <= GIST_CHARS else text[:GIST_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+SHORT_CODE_LINES = 2  # the code a sentence introduces ("... use the `list_templates` command:") that its fact shows
+SHORT_CODE_CHARS = 120
+_PROMPT = ("$ ", "> ", ">>> ", "% ", "# ", "C:\\>")
+
+
+def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -> dict[int, list[Any]]:
+    """The short code each sentence that introduces it is followed by: "These can be listed out
+    using the `list_templates` command:" then `$ alembic list_templates`. A console session
+    counts by its commands (the lines after a prompt), not its output; any other code only when
+    it is short itself (SHORT_CODE_LINES, SHORT_CODE_CHARS). {sentence: [lines, the last line shown]}."""
+    last_of: dict[int, int] = {}
+    for i, block in enumerate(block_of):
+        last_of[block] = i
+    out: dict[int, list[Any]] = {}
+    for index, i in last_of.items():
+        s = sentences[i]
+        if not s.text.endswith(":") or s.kind not in ("para", "item") or index + 1 >= len(doc.blocks):
+            continue
+        code = doc.blocks[index + 1]
+        if code.kind != "code" or code.line > max(s.line, s.end) + 3:
+            continue
+        lines = code.text.split("\n")
+        filled = [(n, line.strip()) for n, line in enumerate(lines) if line.strip()]
+        if filled and filled[0][1].startswith(_PROMPT):
+            filled = [(n, line) for n, line in filled if line.startswith(_PROMPT)]
+        if not filled or len(filled) > SHORT_CODE_LINES or sum(len(line) for _, line in filled) > SHORT_CODE_CHARS:
+            continue
+        out[i] = [[line for _, line in filled], code.line + filled[-1][0]]
+    return out
 
 
 def _date_line(doc: Document) -> int | None:
@@ -813,7 +847,7 @@ def _release_section(index: int, sections: Sequence[Section]) -> int:
 
 
 def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int],
-           sections: Sequence[Section] = (), own: str | None = None) -> list[int]:
+           sections: Sequence[Section] = (), own: str | None = None, introducing: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """The sentences a reader asks for: definitions, defaults, requirements and limits, numbers
     with their subject, the rules a list states. Ranked, then shown in document order.
 
@@ -845,8 +879,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if i in opening and score >= 0:
             score += 2  # what the setting or function a section is named for is
             answers.add(i)
-        elif answer:
-            answers.add(i)
+        elif answer or (i in introducing and score >= -1):
+            answers.add(i)  # ... or how to do it: a sentence and the short command it introduces
         if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)

@@ -307,8 +307,12 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
                 and not _mentions_title(s.text, sections[s.section][0]):
             context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
-        # one source per page: a citation needs only the line
-        facts.append({"text": quote_text(s.text), "link": cite(s.line, s.end), "where": _where("", anchor, s.line).lstrip(", "),
+        # one source per page: a citation needs only the line; the short code a fact introduces
+        # is shown after it, and cited with it
+        code = (data.get("code") or {}).get(str(i))
+        code_text = " ".join(_code_span(line) for line in code[0]) if code else ""
+        facts.append({"text": quote_text(s.text), "code": code_text,
+                      "link": cite(s.line, max(s.end, code[1] if code else 0)), "where": _where("", anchor, s.line).lstrip(", "),
                       "context": context,
                       "heading": sections[s.section][2] if 0 <= s.section < len(sections) else None})
     heads = data["outline"]
@@ -436,7 +440,15 @@ def _within(budget: int, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _fact_size(fact: dict[str, Any]) -> int:
     """The bytes a key fact takes on a page (as source_page.md.j2 writes it)."""
-    return len(fact["text"]) + len(fact["link"]) + len(fact["where"]) + len(fact["context"]) + 12
+    return len(fact["text"]) + len(fact["code"]) + len(fact["link"]) + len(fact["where"]) + len(fact["context"]) + 12
+
+
+def _code_span(line: str) -> str:
+    """A line of code as an inline code span (fenced with more backquotes than it holds)."""
+    line = inert(" ".join(line.split()))
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{ticks}{pad}{line}{pad}{ticks}"
 
 
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
