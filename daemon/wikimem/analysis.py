@@ -32,7 +32,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 45
+ANALYSIS_VERSION = 46
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -266,7 +266,7 @@ def name_key(surface: str) -> str | None:
 class Sentence:
     text: str
     line: int
-    kind: str  # para | item | table | heading | term
+    kind: str  # para | item | table | heading | term | data (a row of a long table)
     section: int = -1  # index into the analysis's sections
     subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
     version: str | None = None  # the release the markup ties it to
@@ -324,10 +324,13 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             continue
         before = len(out)
         if block.kind in ("heading", "table", "term"):
+            # a row of a long table is data, not prose (Block.data): a sentence of its own kind,
+            # which no concept, fact or key point is taken from
+            kind = "data" if block.data else block.kind
             for offset, row in enumerate(block.text.split("\n")):
                 row = row.strip().strip("|").strip() if block.kind == "table" else " ".join(row.split())
                 if row:
-                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), block.kind,
+                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), kind,
                                         block.section, block.subject, block.version))
             block_of.extend([index] * (len(out) - before))
             continue
@@ -361,7 +364,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     from .facts import statements_of
 
     sentences, block_of = _split(doc)
-    toks = [tokens(s.text) for s in sentences]
+    toks = [tokens(s.text) if s.kind != "data" else [] for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]
     # each counter counted in one go, not by an update() a sentence (a fifth of analyze's own time)
     terms: Counter[str] = Counter(chain.from_iterable(keys_of))
@@ -972,7 +975,7 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
     says nothing without it."""
     out: list[list[Any]] = []
     for i, s in enumerate(sentences):
-        if s.kind not in ("para", "item", "table"):
+        if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
             continue
         match = _DEFAULT_VALUE.search(s.text) if "default" in s.text.lower() else None
         if not match:

@@ -17,6 +17,8 @@ import frontmatter
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from .links import code_spans
+
 PAGE_KINDS = ("source", "concept", "answer", "fact")
 # front matter keys in the order they are written; others follow in their own order
 KEY_ORDER = ("title", "kind", "part_of", "sources", "mentioned_in", "source_sha256", "aliases", "format", "date", "version", "updated")
@@ -235,6 +237,73 @@ def one_line(text: str) -> str:
     runs of spaces one. A title `a\\n---\\nkind: x` would otherwise end the front matter, add a
     heading to the body or break the line of index.md it is listed on."""
     return " ".join(_BREAKS.sub(" ", text).split())
+
+
+# emphasis: a run of one or two "*" or "_" that opens at a word's start and closes at a word's
+# end; inside a word ("tmp_path", "INSTALLED_APPS", "a*b") they are text
+_EMPHASIS = re.compile(r"(?<![\w*\\])(\*\*|\*|__|_)(?![\s*_])(.+?)(?<![\s\\*_])\1(?![\w*])")
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")
+
+
+def unemphasized(text: str) -> str:
+    """A line of Markdown with its emphasis marks dropped and everything else as written: code
+    spans whole, identifiers whole (`tmp_path`, `__init__.py`, `INSTALLED_APPS`, a dunder
+    name), an underscore or asterisk inside a word kept (an agent greps for the name as the
+    document writes it)."""
+    if "*" not in text and "_" not in text:
+        return text
+    out: list[str] = []
+    at = 0
+    for start, end in code_spans(text) if "`" in text else ():
+        out += [_drop_emphasis(text[at:start]), text[start:end]]
+        at = end
+    out.append(_drop_emphasis(text[at:]))
+    return "".join(out)
+
+
+def _drop_emphasis(text: str) -> str:
+    def keep_names(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if _DUNDER.fullmatch(whole) or (match.group(1).startswith("_") and text[match.end():match.end() + 1] == "."):
+            return whole  # `__init__`, `_build_.py`: a name, not emphasis
+        return _drop_emphasis(match.group(2))
+
+    return _EMPHASIS.sub(keep_names, text) if ("*" in text or "_" in text) else text
+
+
+def shorten(text: str, limit: int, *, sentences: bool = False) -> str:
+    """At most about `limit` characters of a line, cut at a word and marked with "…"; never
+    inside a code span (a span the cut would open is left out whole, or kept whole when
+    little else would be left). `sentences`: end at a sentence's end when the first sentences
+    fill a third of the room or more."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if sentences:
+        end = max(cut.rfind(". "), cut.rfind("; "))
+        if end >= limit // 3 and not _inside_code(text, end):
+            return cut[: end + 1].strip()
+    at = cut.rfind(" ")
+    at = at if at > 0 else len(cut)
+    at = outside_code(text, at, limit // 3)
+    return text[:at].rstrip() + "…"
+
+
+def outside_code(text: str, at: int, least: int = 0) -> int:
+    """A place to cut `text` at, moved out of the code span it falls in: before the span, or
+    after it when that would leave less than `least` characters."""
+    if "`" not in text:
+        return at
+    for start, end in code_spans(text):
+        if start < at < end:
+            return start if start >= least else end
+        if start >= at:
+            break
+    return at
+
+
+def _inside_code(text: str, at: int) -> bool:
+    return outside_code(text, at) != at
 
 
 ALLOWED_SCHEMES = ("http", "https", "mailto")

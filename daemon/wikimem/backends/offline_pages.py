@@ -391,7 +391,7 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> 
     the tables and the sentences shown in them (not repeated as key facts)."""
     runs: list[list[int]] = []
     for i, s in enumerate(sentences):
-        if s.kind != "table":
+        if s.kind not in ("table", "data"):
             continue
         before = sentences[runs[-1][-1]] if runs else None
         if before is not None and runs[-1][-1] == i - 1 and before.section == s.section and s.line <= before.line + 2:
@@ -647,6 +647,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     changes: list[tuple[tuple[Any, ...], str, dict[str, Any], Member]] = []
     for m in (*quoted, *newest):
         for _, s in mentioning.get(m.path, []):
+            if s.kind == "table":
+                continue  # a table's row is data (a release index, code side by side), not a statement
             version, date = _release_of(m, s)
             if not version or s.text in seen_text:
                 continue

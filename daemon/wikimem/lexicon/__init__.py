@@ -15,7 +15,8 @@ and concept choice, lint, search, the facts extractor, the timelines and index.m
 - **Versions** (`parse_version`, `version_key`, `release_numbers`, `title_release`):
   `packaging.version` (PEP 440) with a fallback for the forms release notes also use ("3.2.x",
   "go1.21", "2.0.0-beta.2"); one order everywhere.
-- **Dates** (`find_date`, `meta_date`, `unreleased`): a calendar date as YYYY-MM-DD.
+- **Dates** (`find_date`, `meta_date`, `release_date`, `unreleased`): a calendar date as
+  YYYY-MM-DD; a release's date is never one to come.
 
 This module is the ground floor: it imports nothing of wikimem's, and nothing heavy at import
 time (`packaging` and the word list load on first use), so a cold `wikimem search` does not pay
@@ -375,6 +376,16 @@ def find_date(text: str) -> str | None:
     return None
 
 
+def release_date(text: str, today: dt.date | None = None) -> str | None:
+    """The date a release heading or its first line gives (find_date), or None when that date
+    is after `today` (default: the clock's): a release is dated when it happened, and a date
+    to come is a plan, not a release date."""
+    found = find_date(text)
+    if found is None:
+        return None
+    return found if found <= (today or dt.date.today()).isoformat() else None
+
+
 def unreleased(text: str) -> bool:
     """Whether a text says a release has no date yet ("1.4.2 (unreleased)", "Release TBD")."""
     return _re(_UNRELEASED).search(text) is not None
@@ -395,6 +406,6 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 __all__ = [
     "ARTICLES", "CLASSICAL_PLURAL", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
-    "by_ending", "find_date", "read_word_list", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
+    "by_ending", "find_date", "read_word_list", "release_date", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
     "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]

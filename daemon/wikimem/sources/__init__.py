@@ -99,21 +99,31 @@ def _count(pattern: re.Pattern[str], text: str, most: int, *needs: str) -> int:
     return sum(1 for _ in itertools.islice(pattern.finditer(text), most))
 
 
-def _underlines(text: str) -> tuple[int, int]:
+def _underlines(text: str) -> tuple[int, int, int]:
     """Section underlines: lines of one punctuation mark under a line of text at least as long,
-    as ("=" or "-" underlines, which Markdown has too; the others, reST's alone)."""
-    either = only_rst = 0
+    as ("=" or "-" underlines, which Markdown has too; the others, reST's alone; titles with an
+    overline of the same mark too, which only reST has, whatever the mark)."""
+    either = only_rst = overlined = 0
     for match in _ADORNMENT_LINE.finditer(text):
         end = match.start() - 1  # the newline before the adornment; none on the first line
         if end < 0:
             continue
-        previous = text[text.rfind("\n", 0, end) + 1 : end]
+        start = text.rfind("\n", 0, end) + 1
+        previous = text[start:end]
         if previous.strip() and not _ADORNMENT.match(previous) and len(match.group(0).rstrip()) >= len(previous.rstrip()):
-            if match.group(1) in "=-":
+            over = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start > 0 else ""
+            if over.rstrip() == match.group(0).rstrip():
+                overlined += 1
+            elif match.group(1) in "=-":
                 either += 1
             else:
                 only_rst += 1
-    return either, only_rst
+    return either, only_rst, overlined
+
+
+# a document that opens with reST's explicit markup (a target, a comment, a directive) or a
+# field list (`:orphan:`, `:tocdepth: 2`): neither Markdown nor plain text starts so
+_RST_OPENING = re.compile(r"\A\s*(?:\.\. (?:_[^:\n]+:|[A-Za-z][\w:-]*::|\S)|:[A-Za-z][\w -]*:(?:[ \t]|$))", re.MULTILINE)
 
 
 def sniff_format(text: str, suffix: str) -> str:
@@ -134,8 +144,10 @@ def sniff_format(text: str, suffix: str) -> str:
     markdown = _count(_MD_HEADING, sample, 10, "# ") + _count(_MD_FENCE, sample, 5, "```", "~~~") * 2 \
         + _count(LINK_TARGET, sample, 5, "](") + _count(_MD_TABLE, sample, 3, "---") * 2
     # "=" and "-" underline headings in Markdown too; the others only in reST
-    underlines, rst_only = _underlines(sample)
-    rst += 2 * rst_only + min(underlines, 5)
+    underlines, rst_only, overlined = _underlines(sample)
+    rst += 2 * rst_only + min(underlines, 5) + 3 * min(overlined, 3)
+    if _RST_OPENING.match(sample):
+        rst += 2
     if rst >= 3 and rst > markdown:
         return "rst"
     if markdown >= 2:
@@ -193,6 +205,33 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
     return doc
 
 
+# a towncrier news fragment: `1234.bugfix.rst`, `1234.feature.1.md`, an orphan `+abc.misc.rst`
+_FRAGMENT = re.compile(r"^(?P<id>\d+|\+[\w-]+)\.(?P<type>[A-Za-z]+)(?:\.\d+)?\.(?:rst|rest|md|markdown|txt)$")
+_FRAGMENT_TYPES = {"bugfix": "bug fix", "bugfixes": "bug fix", "bug": "bug fix", "fix": "bug fix", "doc": "documentation",
+                   "docs": "documentation", "misc": "change", "trivial": "change", "removal": "removal",
+                   "deprecation": "deprecation", "feature": "feature", "breaking": "breaking change",
+                   "improvement": "improvement", "vendor": "vendored change", "packaging": "packaging change",
+                   "contrib": "contributor change", "performance": "performance change", "security": "security fix"}
+
+
+def _change_entry(doc: Document, changes: int) -> Document:
+    """A document that is one unreleased change (a towncrier news fragment, `1234.bugfix.rst`;
+    a file of `.. change::` entries alone, which the changelog extension pulls into the next
+    release) and names no title: titled for what it is ("Unreleased bug fix 1234"), under one
+    heading whose section is unreleased (Section.unreleased), so its statements are never
+    taken for a release's."""
+    name = posixpath.basename(doc.path)
+    fragment = _FRAGMENT.match(name)
+    if fragment is None and not changes:
+        return doc
+    ident = fragment.group("id").lstrip("+") if fragment else posixpath.splitext(name)[0]
+    kind = _FRAGMENT_TYPES.get(fragment.group("type").lower(), fragment.group("type").lower()) if fragment else "change"
+    doc.title = f"Unreleased {kind} {ident}"
+    first = min((b.line for b in doc.blocks), default=1)
+    doc.blocks.insert(0, Block("heading", doc.title, first, 1))
+    return doc
+
+
 def load_markdown(path: str, text: str) -> Document:
     warnings: list[str] = []
     meta, body, offset = _front_matter(text, warnings)
@@ -207,6 +246,8 @@ def load_markdown(path: str, text: str) -> Document:
     doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta))
+    if not title:
+        doc = _change_entry(doc, 0)
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
 
 
@@ -248,7 +289,9 @@ def load_rst(path: str, text: str) -> Document:
     doc = Document(path, "rst", title or title_from_name(path), result.blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "abstract", "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords])
-    return _finish(doc)
+    if not title:
+        doc = _change_entry(doc, result.changes)
+    return _finish(doc, titled_by_heading=result.first_of_several and title == result.title)
 
 
 def _resolve(path: str, entry: TocEntry) -> TocEntry:
@@ -279,6 +322,9 @@ def load_plain(path: str, text: str) -> Document:
             start = None
     title = ""
     for index, block in enumerate(blocks[:5]):
+        if _ADORNMENT.match(block.text.split("\n", 1)[0]) and "\n" in block.text:
+            # an overline ("=====" over the title and under it): markup, not text
+            block = blocks[index] = Block(block.kind, block.text.split("\n", 1)[1], block.line + 1)
         first = block.text.split("\n")[0].strip()
         if re.match(r"(?i)(copyright|\(c\)|all rights reserved|license)", first) or "://" in first:
             continue

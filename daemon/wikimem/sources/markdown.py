@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .document import Block, TocEntry
+from .document import Block, TocEntry, counted
 from .inline import (
     ABSOLUTE_URL,
     ADMONITION_LABELS,
@@ -168,6 +168,7 @@ class _Walker:
         cells: list[str] = []
         row: Token | None = None
         para: Token | None = None
+        table_start = 0
         for token in tokens:
             kind = token.type
             if kind == "heading_open":
@@ -190,6 +191,10 @@ class _Walker:
                 subjects.append(last_term)
             elif kind == "dd_close":
                 subjects.pop()
+            elif kind == "table_open":
+                table_start = len(self.blocks)
+            elif kind == "table_close":
+                counted(self.blocks, table_start)
             elif kind == "tr_open":
                 row, cells = token, []
             elif kind == "tr_close":
@@ -317,8 +322,17 @@ def render_inline(token: Token, *, keep_links: bool = True) -> str:
         return token.content if len(token.content) > MAX_INLINE else ""
     out: list[str] = []
     links: list[str | None] = []
-    for child in children:
+    skip = 0
+    for at, child in enumerate(children):
+        if skip:
+            skip -= 1
+            continue
         kind = child.type
+        if kind in ("strong_open", "em_open") and child.markup.startswith("_") and _dunder(children, at):
+            # `__init__`, `__init__.py`: a dunder name is a name, not an emphasized word
+            out.append(f"{child.markup}{children[at + 1].content}{child.markup}")
+            skip = 2
+            continue
         if kind == "text":
             out.append(child.content)
         elif kind == "code_inline":
@@ -358,6 +372,17 @@ def render_inline(token: Token, *, keep_links: bool = True) -> str:
     if "*" in text:
         text = text.replace("****", "")  # emphasis around nothing (an image, a tag) leaves no marks
     return text
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z]\w*")
+
+
+def _dunder(children: list[Token], at: int) -> bool:
+    """Whether the emphasis opening at children[at] (written with underscores) holds one
+    identifier alone: a dunder name (`__init__`, `__all__`) as Markdown reads it."""
+    return (at + 2 < len(children) and children[at + 1].type == "text"
+            and _IDENTIFIER.fullmatch(children[at + 1].content) is not None
+            and children[at + 2].type in ("strong_close", "em_close") and children[at].markup == "__")
 
 
 _CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ )", re.MULTILINE)

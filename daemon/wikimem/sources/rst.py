@@ -22,7 +22,7 @@ from functools import lru_cache
 from types import FunctionType, MethodType
 from typing import Any
 
-from .document import Block, TocEntry
+from .document import Block, TocEntry, counted
 from .inline import (
     ABSOLUTE_URL,
     ADMONITION_LABELS,
@@ -56,7 +56,7 @@ API_DIRECTIVES = frozenset(
     "autoclass autofunction automodule autodata autoattribute automethod autoexception "
     "autodecorator autoproperty autonewtypedata".split())
 CONTAINER_DIRECTIVES = frozenset(
-    "only ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
+    "ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
     "centered hlist cssclass glossary versionchanges".split())
 
 
@@ -68,6 +68,8 @@ class RstResult:
     toc: list[TocEntry] = field(default_factory=list)
     keywords: list[tuple[str, int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    first_of_several: bool = False  # the title is the first of the document's sections, not its own
+    changes: int = 0  # `.. change::` entries (a changelog extension's), for a fragment that holds only them
 
 
 def parse_rst(text: str, line_offset: int = 0) -> RstResult:
@@ -95,7 +97,8 @@ def parse_rst(text: str, line_offset: int = 0) -> RstResult:
         reader.read(document)
     result = RstResult(reader.blocks, reader.title, {**meta, **reader.meta},
                        [TocEntry(t, title) for t, title in document["wikimem_toc"]],
-                       [(k, line + offset) for k, line in document["wikimem_keywords"]], errors)
+                       [(k, line + offset) for k, line in document["wikimem_keywords"]], errors,
+                       reader.first_of_several, document.get("wikimem_changes", 0))
     return result
 
 
@@ -612,6 +615,40 @@ def _directive_table() -> dict[str, type]:
                 node += self.inline_para(self.arguments[0])
             return [self.body(node)]
 
+    class Changelog(Base):
+        """`.. changelog::` (the changelog extension): one release, `:version:` and `:released:`,
+        its changes inside. Read as a section headed "2.0.58 (November 16, 2026)", or "2.0.59
+        (unreleased)" without a release date, that knows its version."""
+
+        def run(self) -> list[Any]:
+            version = " ".join(str(self.options.get("version") or "").split())
+            if not version:
+                return [self.body(self.container())]
+            released = " ".join(str(self.options.get("released") or "").split())
+            heading = f"{version} ({released})" if released else f"{version} (unreleased)"
+            return [self.body(self.container(wikimem_release=heading, wikimem_release_version=version))]
+
+    class Change(Base):
+        """`.. change::`: one change of a release, its `:tags:` before its text ("[bug] [orm]
+        Fixed issue where ..."), as the extension shows it."""
+
+        def run(self) -> list[Any]:
+            tags = [t.strip() for t in re.split(r"[,\s]+", str(self.options.get("tags") or "")) if t.strip()]
+            node = self.container(wikimem_change=" ".join(f"[{t}]" for t in tags))
+            self.state.document["wikimem_changes"] = self.state.document.get("wikimem_changes", 0) + 1
+            return [self.body(node)]
+
+    class Only(Base):
+        """`.. only:: <expression>`: its content is in the documentation people read (Sphinx's HTML
+        output) when the expression holds for HTML's tags; `.. only:: latex` is the PDF's alone."""
+
+        required_arguments = 1
+
+        def run(self) -> list[Any]:
+            if not shown_in_html(" ".join(self.arguments)):
+                return []
+            return [self.body(self.container())]
+
     class Unknown(Base):
         """A directive nobody registered: its text survives, its markup does not."""
 
@@ -625,7 +662,7 @@ def _directive_table() -> dict[str, type]:
             return [self.body(node)]
 
     table: dict[str, type] = {"*": Unknown, "include": Include, "toctree": Toctree, "index": Index,
-                              "class": ClassDirective}
+                              "class": ClassDirective, "only": Only, "changelog": Changelog, "change": Change}
     for name in CODE_DIRECTIVES:
         table[name] = Code
     for name in SILENT_DIRECTIVES:
@@ -639,6 +676,59 @@ def _directive_table() -> dict[str, type]:
     for name in CONTAINER_DIRECTIVES:
         table[name] = Container
     return table
+
+
+# the tags Sphinx's HTML builder sets: its format, its name, and both with their prefixes
+HTML_TAGS = frozenset({"html", "format_html", "builder_html"})
+_TAG_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def shown_in_html(expression: str) -> bool:
+    """Whether `.. only:: expression` shows its content in HTML: tags joined by `and`, `or`,
+    `not` and parentheses, true for the HTML builder's tags and false for any other (Sphinx's
+    rule); an expression that does not parse shows it (nothing is lost)."""
+    tokens = _TAG_TOKEN.findall(expression)
+    at = 0
+
+    def either() -> bool:
+        nonlocal at
+        value = both()
+        while at < len(tokens) and tokens[at] == "or":
+            at += 1
+            value = both() or value
+        return value
+
+    def both() -> bool:
+        nonlocal at
+        value = negated()
+        while at < len(tokens) and tokens[at] == "and":
+            at += 1
+            value = negated() and value
+        return value
+
+    def negated() -> bool:
+        nonlocal at
+        if at >= len(tokens):
+            raise ValueError("an operand is missing")
+        token = tokens[at]
+        at += 1
+        if token == "not":
+            return not negated()
+        if token == "(":
+            value = either()
+            if at >= len(tokens) or tokens[at] != ")":
+                raise ValueError("a parenthesis is not closed")
+            at += 1
+            return value
+        if token in (")", "and", "or"):
+            raise ValueError(f"unexpected {token!r}")
+        return token in HTML_TAGS
+
+    try:
+        value = either()
+    except ValueError:
+        return True
+    return value if at == len(tokens) else True
 
 
 def _api_name(signature: str) -> str | None:
@@ -672,6 +762,7 @@ class _Reader:
         self.blocks: list[Block] = []
         self.meta: dict[str, str] = {}
         self.title: str | None = None
+        self.first_of_several = False  # the title is the first of the document's sections, not its own
         self.seen_body = False
         self.expanding: set[int] = set()  # the substitutions being read into the text
 
@@ -707,14 +798,37 @@ class _Reader:
                                      nodes.raw, nodes.Invisible))
                and c.tagname != "meta" and not c.get("wikimem_include")
                and not (isinstance(c, nodes.container) and not c.children)]
+        # a field list first in the document is the file's metadata, as Sphinx reads it
+        # (`:orphan:`, `:tocdepth: 3`, `:nosearch:`, an author and a date): neither text nor the
+        # end of what may come before the title
+        if top and isinstance(top[0], nodes.field_list):
+            self.file_fields(top[0])
+            top = top[1:]
         sections = [c for c in top if isinstance(c, nodes.section)]
-        # a lone top-level section is the document's title (docutils' doctitle rule)
+        # a lone top-level section that opens the document is its title (docutils' doctitle
+        # rule); otherwise the first section's title is, wherever it is (Sphinx's title
+        # collector): after a sidebar, a banner, an introduction, or first of several
         lone = len(sections) == 1 and top and top[0] is sections[0]
-        if lone:
-            self.title = self.inline(sections[0][0])
+        first = sections[0] if lone else next(document.findall(nodes.section), None)
+        if first is not None and first.children and isinstance(first[0], nodes.title):
+            self.title = self.inline(first[0])
+            self.first_of_several = not lone
         if document.get("title"):
             self.title = str(document["title"])  # `.. title::`: the author named the document
+            self.first_of_several = False
         self.children(document, 1, None, None, None)
+
+    def file_fields(self, node: Any) -> None:
+        """The file-wide metadata of a field list that opens a document: every field, its name
+        lowercased; the list is not read as text."""
+        node["wikimem_meta"] = True
+        for item in node.children:
+            if not item.children:
+                continue
+            name = " ".join(item[0].astext().split()).lower()
+            value = " ".join(item[1].astext().split()) if len(item.children) > 1 else ""
+            if name:
+                self.meta[name] = value
 
     def children(self, node: Any, depth: int, subject: str | None, version: str | None, label: str | None) -> None:
         for child in node.children:
@@ -737,8 +851,8 @@ class _Reader:
             for child in node.children[1:]:
                 self.node(child, depth + 1, None, version, None)
             return
-        if isinstance(node, nodes.docinfo) or (isinstance(node, nodes.field_list) and not self.seen_body
-                                               and self.docinfo(node)):
+        if isinstance(node, nodes.docinfo) or node.get("wikimem_meta") or (
+                isinstance(node, nodes.field_list) and not self.seen_body and self.docinfo(node)):
             return
         if isinstance(node, nodes.paragraph):
             text = self.inline(node)
@@ -810,6 +924,24 @@ class _Reader:
                 if not isinstance(child, nodes.title):
                     self.node(child, depth, subject, version, label)
                     label = None
+            return
+        if isinstance(node, nodes.container) and node.get("wikimem_release"):
+            # a release the markup declares: a section of its own, one level in
+            self.add("heading", node["wikimem_release"], self.line_of(node), level=depth,
+                     version=node["wikimem_release_version"])
+            self.children(node, depth + 1, subject, version, None)
+            return
+        if isinstance(node, nodes.container) and node.get("wikimem_change") is not None:
+            tags = node["wikimem_change"]
+            first = True
+            for child in node.children:
+                if first and isinstance(child, nodes.paragraph):
+                    text = self.inline(child)
+                    self.add("item", f"{tags} {text}" if tags else text, self.line_of(child), subject=subject,
+                             version=version)
+                    first = False
+                else:
+                    self.node(child, depth, subject, version, None)
             return
         if isinstance(node, nodes.container):
             terms = node.get("wikimem_terms")
@@ -886,12 +1018,14 @@ class _Reader:
     def table(self, node: Any, subject: str | None, version: str | None) -> None:
         from docutils import nodes
 
+        start = len(self.blocks)
         for row in node.findall(nodes.row):
             cells = [" ".join(self.inline_blocks(entry).split()) for entry in row.children]
             if any(cells):
                 first = row.next_node(nodes.paragraph)
                 line = self.line_of(first) if first is not None else self.line_of(node)
                 self.add("table", " | ".join(cells), line, subject=subject, version=version)
+        counted(self.blocks, start)
 
     def add(self, kind: str, text: str, line: int, *, level: int = 0, subject: str | None = None,
             version: str | None = None) -> None:
