@@ -27,7 +27,7 @@ from itertools import chain
 from typing import Any
 
 from .lexicon import STOPWORDS, stem, version_key, word_key
-from .sources import Document
+from .sources import Document, title_from_name
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
@@ -295,6 +295,7 @@ class SourceAnalysis:
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
     toc: list[list[Any]] = field(default_factory=list)  # [target, title]
     claims: list[list[Any]] = field(default_factory=list)  # facts.py's facts, as Fact.to_json()
+    named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
@@ -487,6 +488,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         toc=[[e.target, e.title] for e in doc.toc],
         summary=lead,
         claims=[f.to_json() for f in extract_facts(statements_of(doc, sentences))],
+        named=doc.title == title_from_name(doc.path),
     )
 
 

@@ -539,3 +539,22 @@ def _sha256(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(data).hexdigest()
+
+
+def skipped_sources(path: Path) -> set[str]:
+    """The raw files the last compile skipped (read as no source: empty, binary, no prose, a
+    template), read from state.db opened read-only; empty when there is no readable state.
+    `wikimem status` and lint count the sources compile compiles: the files raw/'s walk finds,
+    less these."""
+    if not path.exists():
+        return set()
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {r[0] for r in db.execute("SELECT path FROM sources WHERE status = 'skipped'")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        db.close()

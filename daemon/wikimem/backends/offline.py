@@ -26,7 +26,7 @@ from ..analysis import ABOUT, ANALYSIS_VERSION, CODE, DEFINED, NAMED_THINGS, Sen
 from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
-from ..sources import SkipSource
+from ..sources import SkipSource, title_from_name
 from ..state import encode_analysis
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .beside import shared
@@ -115,11 +115,11 @@ class OfflineBackend:
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:
         cached = batch.state.get_analysis(sha, self.cache_key)
         if cached is not None:
-            return cached
+            return own_title(path, cached)
         analysis = analyze(batch.load(path)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
         batch.state.put_facts(sha, analysis.get("claims") or [])  # read by timelines.py, whatever the backend
-        return {k: v for k, v in analysis.items() if k != "sentences"}
+        return own_title(path, {k: v for k, v in analysis.items() if k != "sentences"})
 
     def _analyse_in_parallel(self, batch: Batch, todo: list[str], stack: ExitStack) -> Iterator[tuple[str, Any]] | None:
         """Load and analyse uncached sources on every core when there are many of them.
@@ -489,6 +489,15 @@ class OfflineBackend:
         if meta != stamp:
             state.set_meta("offline.store", stamp)
         return BatchResult(tuple(edits), tuple(outcomes))
+
+
+def own_title(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    """An analysis as the source at `path` reads: a document that names no title is named for
+    its own file (or folder), never for the file whose analysis it shares (identical READMEs in
+    several folders are cached once, by content)."""
+    if data.get("named"):
+        data["title"] = title_from_name(path)
+    return data
 
 
 def _size(file: Path) -> int:
