@@ -27,7 +27,7 @@ from itertools import chain
 from typing import Any
 
 from .lexicon import STOPWORDS, stem, version_key, word_key
-from .sources import Document, title_from_name
+from .sources import Document, title_from_name, xref
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
@@ -296,6 +296,8 @@ class SourceAnalysis:
     toc: list[list[Any]] = field(default_factory=list)  # [target, title]
     claims: list[list[Any]] = field(default_factory=list)  # facts.py's facts, as Fact.to_json()
     named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
+    labels: list[list[Any]] = field(default_factory=list)  # `.. _label:`: [name, line, title or None]
+    xrefs: list[list[str]] = field(default_factory=list)  # the references its sentences make: [kind, target]
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
@@ -487,9 +489,17 @@ def analyze(doc: Document) -> SourceAnalysis:
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
         toc=[[e.target, e.title] for e in doc.toc],
         summary=lead,
-        claims=[f.to_json() for f in extract_facts(statements_of(doc, sentences))],
+        claims=[f.to_json() for f in extract_facts(statements_of(doc, _plain_sentences(sentences)))],
         named=doc.title == title_from_name(doc.path),
+        labels=[[name, line, title] for name, line, title in doc.labels],
+        xrefs=[list(k) for k in dict.fromkeys(k for s in sentences if xref.OPEN in s.text for k in xref.references(s.text))],
     )
+
+
+def _plain_sentences(sentences: list[Sentence]) -> list[Sentence]:
+    """The sentences as they read without the rest of the set (facts are quoted as they stand)."""
+    return [s if xref.OPEN not in s.text else Sentence(xref.plain(s.text), s.line, s.kind, s.section, s.subject,
+                                                          s.version) for s in sentences]
 
 
 def forget_sentences() -> None:
@@ -970,7 +980,9 @@ def _full_sentence(text: str) -> bool:
 
 
 def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
-    """Every default the document states with what it is the default of: [subject, value, index].
+    """Every default the document states with what it is the default of: [subject, value, index,
+    its sentence's section, its line] (the section and line let a page's outline be laid out
+    from the analysis alone).
 
     The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the section it
     sits in when that section is named for one setting ("tab_width"); "Default: 8." alone
@@ -994,5 +1006,5 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
                 # ("Values from Environment Variables") nor a release ("Version 3.1.0")
                 subject = title
         if subject:
-            out.append([subject, value, i])
+            out.append([subject, value, i, s.section, s.line])
     return out[:300]

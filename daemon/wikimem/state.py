@@ -109,6 +109,27 @@ CREATE TABLE IF NOT EXISTS pages (
 """
 
 
+# added after schema 4 without a new version: every database gains them when opened (a
+# statement that writes nothing when they are there already)
+XREF_SCHEMA = """
+-- cross-references across the set (backends/offline_xrefs.py): what each counted source names
+-- (`.. _label:`), what it refers to (`:ref:`, `:doc:`), and the digest of how its references
+-- resolved when its pages were last rendered
+CREATE TABLE IF NOT EXISTS xref_labels (
+    path TEXT NOT NULL, name TEXT NOT NULL, line INTEGER NOT NULL, title TEXT
+);
+CREATE INDEX IF NOT EXISTS xref_labels_name ON xref_labels(name);
+CREATE INDEX IF NOT EXISTS xref_labels_path ON xref_labels(path);
+CREATE TABLE IF NOT EXISTS xref_uses (
+    path TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+    key TEXT NOT NULL               -- a label, or a document's name (the last part of its path)
+);
+CREATE INDEX IF NOT EXISTS xref_uses_key ON xref_uses(key);
+CREATE INDEX IF NOT EXISTS xref_uses_path ON xref_uses(path);
+CREATE TABLE IF NOT EXISTS xref_seen (path TEXT PRIMARY KEY, digest TEXT NOT NULL);
+"""
+
+
 @dataclass(frozen=True)
 class SourceRow:
     path: str
@@ -279,6 +300,8 @@ class State:
         # (a statement that writes nothing when it is there already)
         self.db.execute("CREATE TABLE IF NOT EXISTS facts (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
         self.db.execute("CREATE TABLE IF NOT EXISTS outlines (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'xref_seen'").fetchone() is None:
+            self.db.executescript(XREF_SCHEMA)
 
     def rebuilt(self) -> None:
         """The pages were read back into this database (compiler.rebuild_state)."""

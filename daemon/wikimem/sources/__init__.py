@@ -23,6 +23,7 @@ from ..pages import FrontMatterError, parse_meta, split_front_matter
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
+from . import xref
 from .sections import comment_meta, section_tree
 
 __all__ = [
@@ -288,7 +289,8 @@ def load_rst(path: str, text: str) -> Document:
     date = meta_date(meta) or find_date("\n".join(b.text for b in result.blocks[:6]))
     doc = Document(path, "rst", title or title_from_name(path), result.blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "abstract", "description", "summary", "subtitle"),
-                   toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords])
+                   toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords],
+                   labels=result.labels)
     if not title:
         doc = _change_entry(doc, result.changes)
     return _finish(doc, titled_by_heading=result.first_of_several and title == result.title)
@@ -385,8 +387,12 @@ def load_present(path: str, text: str) -> Document:
     return _finish(doc)
 
 
-def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
-    """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use."""
+def load_source(file: Path, rel_path: str, *, max_bytes: int, xrefs: bool = False) -> Document:
+    """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use.
+
+    `xrefs`: leave the marks of cross-references (`:ref:`, `:doc:`) in the text, for the offline
+    backend to resolve against the whole set (sources/xref.py); without it, each shows the text
+    it shows alone (its author's, else its target made readable)."""
     suffix = source_suffix(file)
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipSource(f"unsupported file type {suffix or '(no extension)'}")
@@ -417,6 +423,9 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
     doc.warnings[:0] = warnings
     if not any(b.kind != "code" for b in doc.blocks):
         raise SkipSource("no prose found to compile")
+    if not xrefs and doc.format == "rst":
+        doc.blocks = [b if xref.OPEN not in b.text else dataclasses.replace(b, text=xref.plain(b.text))
+                      for b in doc.blocks]
     return doc
 
 

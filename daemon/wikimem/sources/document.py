@@ -100,6 +100,9 @@ class Document:
     description: str | None = None  # the document's own one-line summary (front matter, abstract)
     toc: list[TocEntry] = field(default_factory=list)
     keywords: list[tuple[str, int]] = field(default_factory=list)  # index entries, tags: (term, line)
+    # what `:ref:` may name here (`.. _label:`): (label, line, the title it shows: a section's, a
+    # caption; None for what has none)
+    labels: list[tuple[str, int, str | None]] = field(default_factory=list)
 
     @property
     def text(self) -> str:

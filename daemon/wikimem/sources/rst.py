@@ -22,6 +22,7 @@ from functools import lru_cache
 from types import FunctionType, MethodType
 from typing import Any
 
+from . import xref
 from .document import Block, TocEntry, counted
 from .inline import (
     ABSOLUTE_URL,
@@ -70,6 +71,7 @@ class RstResult:
     errors: list[str] = field(default_factory=list)
     first_of_several: bool = False  # the title is the first of the document's sections, not its own
     changes: int = 0  # `.. change::` entries (a changelog extension's), for a fragment that holds only them
+    labels: list[tuple[str, int, str | None]] = field(default_factory=list)  # `.. _label:` (name, line, title)
 
 
 def parse_rst(text: str, line_offset: int = 0) -> RstResult:
@@ -98,7 +100,8 @@ def parse_rst(text: str, line_offset: int = 0) -> RstResult:
     result = RstResult(reader.blocks, reader.title, {**meta, **reader.meta},
                        [TocEntry(t, title) for t, title in document["wikimem_toc"]],
                        [(k, line + offset) for k, line in document["wikimem_keywords"]], errors,
-                       reader.first_of_several, document.get("wikimem_changes", 0))
+                       reader.first_of_several, document.get("wikimem_changes", 0),
+                       [(name, line, title) for name, line, title in reader.labels])
     return result
 
 
@@ -239,6 +242,15 @@ def _role_node(role: str, text: str, rawsource: str) -> Any:
     """What Sphinx shows for a role, as a docutils node."""
     from docutils import nodes, utils
 
+    if role in ("ref", "doc"):
+        # a reference to another place of the set: a mark the offline backend resolves (xref.py)
+        written = utils.unescape(text)
+        explicit = EXPLICIT.match(written)
+        target, given = (explicit.group(2), explicit.group(1)) if explicit else (written, "")
+        target = target.strip().lstrip("~!")
+        if target:
+            key = nodes.fully_normalize_name(target) if role == "ref" else target
+            return nodes.Text(xref.mark(role, key, given.strip()))
     shown, how = role_text(role, utils.unescape(text))
     if how == "code":
         return nodes.literal(rawsource, shown)
@@ -764,6 +776,8 @@ class _Reader:
         self.title: str | None = None
         self.first_of_several = False  # the title is the first of the document's sections, not its own
         self.seen_body = False
+        self.labels: list[tuple[str, int, str | None]] = []  # `.. _label:`: (name, line, title it shows)
+        self.pending_labels: list[tuple[str, int]] = []  # labels waiting for what they name
         self.expanding: set[int] = set()  # the substitutions being read into the text
 
     # lines --------------------------------------------------------------------------------
@@ -811,12 +825,15 @@ class _Reader:
         lone = len(sections) == 1 and top and top[0] is sections[0]
         first = sections[0] if lone else next(document.findall(nodes.section), None)
         if first is not None and first.children and isinstance(first[0], nodes.title):
-            self.title = self.inline(first[0])
+            self.title = xref.plain(self.inline(first[0]))
             self.first_of_several = not lone
         if document.get("title"):
             self.title = str(document["title"])  # `.. title::`: the author named the document
             self.first_of_several = False
         self.children(document, 1, None, None, None)
+        for name, line in self.pending_labels:  # labels nothing follows: they name their own place
+            self.labels.append((name, line, None))
+        self.pending_labels.clear()
 
     def file_fields(self, node: Any) -> None:
         """The file-wide metadata of a field list that opens a document: every field, its name
@@ -826,7 +843,7 @@ class _Reader:
             if not item.children:
                 continue
             name = " ".join(item[0].astext().split()).lower()
-            value = " ".join(item[1].astext().split()) if len(item.children) > 1 else ""
+            value = " ".join(xref.plain(item[1].astext()).split()) if len(item.children) > 1 else ""
             if name:
                 self.meta[name] = value
 
@@ -838,7 +855,15 @@ class _Reader:
     def node(self, node: Any, depth: int, subject: str | None, version: str | None, label: str | None) -> None:
         from docutils import nodes
 
-        if isinstance(node, (nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message,
+        if isinstance(node, nodes.target):
+            # `.. _label:`: a name for what follows it (a section, a figure, a paragraph), which
+            # `:ref:` may show and link from anywhere in the set
+            if node.get("names") and not node.children and not (node.get("refuri") or node.get("refname")
+                                                                 or node.get("refid")):
+                line = self.line_of(node)
+                self.pending_labels.extend((name, line) for name in node["names"])
+            return
+        if isinstance(node, (nodes.comment, nodes.substitution_definition, nodes.system_message,
                              nodes.pending, nodes.raw, nodes.meta if hasattr(nodes, "meta") else nodes.pending,
                              nodes.transition, nodes.image, nodes.decoration, nodes.label)):
             return
@@ -847,10 +872,17 @@ class _Reader:
         if isinstance(node, nodes.section):
             title = self.inline(node[0]) if node.children and isinstance(node[0], nodes.title) else ""
             if title:
-                self.add("heading", title, self.line_of(node[0]), level=depth)
+                at = self.line_of(node[0])
+                self.labelled(xref.plain(title), at)
+                self.add("heading", title, at, level=depth)
             for child in node.children[1:]:
                 self.node(child, depth + 1, None, version, None)
             return
+        if self.pending_labels and isinstance(node, (nodes.figure, nodes.table)):
+            # a figure's caption, a table's title: what `:ref:` shows for their labels
+            named = node.next_node(nodes.caption if isinstance(node, nodes.figure) else nodes.title)
+            if named is not None:
+                self.labelled(xref.plain(self.inline(named)), self.line_of(named))
         if isinstance(node, nodes.docinfo) or node.get("wikimem_meta") or (
                 isinstance(node, nodes.field_list) and not self.seen_body and self.docinfo(node)):
             return
@@ -1007,7 +1039,7 @@ class _Reader:
         for item in node.children:
             if len(item.children) < 2:
                 return False
-            fields[item[0].astext().strip().lower()] = item[1].astext().strip()
+            fields[item[0].astext().strip().lower()] = xref.plain(item[1].astext()).strip()
         if not fields or not all(name in _DOCINFO for name in fields):
             return False
         self.meta.update(fields)
@@ -1027,11 +1059,22 @@ class _Reader:
                 self.add("table", " | ".join(cells), line, subject=subject, version=version)
         counted(self.blocks, start)
 
+    def labelled(self, title: str | None, line: int) -> None:
+        """The labels waiting for what follows them name what is at `line`, titled `title` (a
+        section's, a caption; None for a paragraph, which `:ref:` cannot show without a text)."""
+        for name, _at in self.pending_labels:
+            self.labels.append((name, line, title))
+        self.pending_labels.clear()
+
     def add(self, kind: str, text: str, line: int, *, level: int = 0, subject: str | None = None,
             version: str | None = None) -> None:
         text = text.strip()
         if not text:
             return
+        if kind in ("heading", "term"):
+            text = xref.plain(text)  # a heading or a term is a name: the text it shows alone
+        if self.pending_labels:
+            self.labelled(None, line)
         if kind != "heading":
             self.seen_body = True
         self.blocks.append(Block(kind, text, line, level, subject=subject, version=version))
