@@ -30,7 +30,17 @@ from . import wiki_tree
 from .lexicon import version_key
 from .links import CITATION_AT_END, LINK_TEXT
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
-from .pages import Page, escape_link_text, inert, one_line, part_of, plain_text, relative_link, shorten, unemphasized
+from .pages import (
+    Page,
+    escape_link_text,
+    inert,
+    one_line,
+    part_of,
+    plain_text,
+    relative_link,
+    shorten,
+    unemphasized,
+)
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
 from .templating import render
 

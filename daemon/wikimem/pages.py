@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import html
-import os
 import posixpath
 import re
 import unicodedata
@@ -511,10 +510,9 @@ def guard_page(text: str) -> str:
 
 def today() -> str:
     """The date stamped into `updated`; SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
-    return dt.datetime.now(dt.UTC).date().isoformat()
+    from .lexicon import today as lexicon_today
+
+    return lexicon_today()
 
 
 # --- the front matter fast path: what wikimem itself writes, read without YAML

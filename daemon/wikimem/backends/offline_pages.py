@@ -298,7 +298,6 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         # one source per page: a citation needs only the line
         facts.append({"text": quote_text(s.text, xrefs), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
                       "context": context})
-    heads = data["outline"]
     show_outline, in_outline = _outline_defaults(data, sentences)
     shown = {line for _, line in in_outline.values()}
     defaults = []

@@ -376,14 +376,24 @@ def find_date(text: str) -> str | None:
     return None
 
 
-def release_date(text: str, today: dt.date | None = None) -> str | None:
+def today() -> str:
+    """Today's date, YYYY-MM-DD (UTC); SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    import os
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def release_date(text: str, now: str | None = None) -> str | None:
     """The date a release heading or its first line gives (find_date), or None when that date
-    is after `today` (default: the clock's): a release is dated when it happened, and a date
-    to come is a plan, not a release date."""
+    is after `now` (YYYY-MM-DD, default today()): a release is dated when it happened, and a
+    date to come is a plan, not a release date."""
     found = find_date(text)
     if found is None:
         return None
-    return found if found <= (today or dt.date.today()).isoformat() else None
+    return found if found <= (now or today()) else None
 
 
 def unreleased(text: str) -> bool:
@@ -406,6 +416,6 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 __all__ = [
     "ARTICLES", "CLASSICAL_PLURAL", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
-    "by_ending", "find_date", "read_word_list", "release_date", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
+    "by_ending", "find_date", "read_word_list", "release_date", "today", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
     "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]

@@ -20,10 +20,10 @@ from ..lexicon import find_date, meta_date, title_release
 from ..links import LINK_OR_URL, LINK_TARGET
 from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from ..pages import FrontMatterError, parse_meta, split_front_matter
+from . import xref
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
-from . import xref
 from .sections import comment_meta, section_tree
 
 __all__ = [
@@ -100,11 +100,12 @@ def _count(pattern: re.Pattern[str], text: str, most: int, *needs: str) -> int:
     return sum(1 for _ in itertools.islice(pattern.finditer(text), most))
 
 
-def _underlines(text: str) -> tuple[int, int, int]:
+def _underlines(text: str) -> tuple[int, int, int, int]:
     """Section underlines: lines of one punctuation mark under a line of text at least as long,
     as ("=" or "-" underlines, which Markdown has too; the others, reST's alone; titles with an
-    overline of the same mark too, which only reST has, whatever the mark)."""
-    either = only_rst = overlined = 0
+    overline of the same mark too, which only reST has, whatever the mark; the adornment lines
+    of those that look like Markdown's code fences, "~~~" and "```")."""
+    either = only_rst = overlined = fenced = 0
     for match in _ADORNMENT_LINE.finditer(text):
         end = match.start() - 1  # the newline before the adornment; none on the first line
         if end < 0:
@@ -115,11 +116,12 @@ def _underlines(text: str) -> tuple[int, int, int]:
             over = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start > 0 else ""
             if over.rstrip() == match.group(0).rstrip():
                 overlined += 1
+                fenced += 2 if match.group(1) in "~`" else 0
             elif match.group(1) in "=-":
                 either += 1
             else:
                 only_rst += 1
-    return either, only_rst, overlined
+    return either, only_rst, overlined, fenced
 
 
 # a document that opens with reST's explicit markup (a target, a comment, a directive) or a
@@ -145,8 +147,9 @@ def sniff_format(text: str, suffix: str) -> str:
     markdown = _count(_MD_HEADING, sample, 10, "# ") + _count(_MD_FENCE, sample, 5, "```", "~~~") * 2 \
         + _count(LINK_TARGET, sample, 5, "](") + _count(_MD_TABLE, sample, 3, "---") * 2
     # "=" and "-" underline headings in Markdown too; the others only in reST
-    underlines, rst_only, overlined = _underlines(sample)
+    underlines, rst_only, overlined, fenced = _underlines(sample)
     rst += 2 * rst_only + min(underlines, 5) + 3 * min(overlined, 3)
+    markdown -= 2 * min(fenced, 5)  # an overlined title's "~~~~" lines are no code fences
     if _RST_OPENING.match(sample):
         rst += 2
     if rst >= 3 and rst > markdown:

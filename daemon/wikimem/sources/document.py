@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 # a table of more rows than this is data (a generated list of plugins, an index of releases):
 # its rows give no concept, fact or key point, though the source page still shows the table
 LONG_TABLE = 50

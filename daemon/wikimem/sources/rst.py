@@ -800,6 +800,16 @@ class _Reader:
                     return candidate + self.offset
         return min(line, max(1, len(self.lines))) + self.offset
 
+    def written_at(self, text: str, near: int | None) -> int:
+        """The 1-based line where `text` (lines docutils quotes from the source) starts, at or
+        before line `near`: a table starts above the line its error names."""
+        want = [line.strip() for line in text.split("\n")]
+        near = min(near or 1, len(self.lines))
+        for start in range(near, max(0, near - 400), -1):
+            if [line.strip() for line in self.lines[start - 1: start - 1 + len(want)]] == want:
+                return start + self.offset
+        return near + self.offset
+
     # reading --------------------------------------------------------------------------------
     def read(self, document: Any) -> None:
         from docutils import nodes
@@ -863,7 +873,14 @@ class _Reader:
                 line = self.line_of(node)
                 self.pending_labels.extend((name, line) for name in node["names"])
             return
-        if isinstance(node, (nodes.comment, nodes.substitution_definition, nodes.system_message,
+        if isinstance(node, nodes.system_message):
+            # what docutils could not read (a table with ragged columns): its text as written,
+            # never lost (the page's note says what was wrong)
+            for block in node.findall(nodes.literal_block):
+                if block.astext().strip():
+                    self.blocks.append(Block("code", block.astext(), self.written_at(block.astext(), node.get("line"))))
+            return
+        if isinstance(node, (nodes.comment, nodes.substitution_definition,
                              nodes.pending, nodes.raw, nodes.meta if hasattr(nodes, "meta") else nodes.pending,
                              nodes.transition, nodes.image, nodes.decoration, nodes.label)):
             return
