@@ -874,8 +874,11 @@ class _Reader:
                 self.pending_labels.extend((name, line) for name in node["names"])
             return
         if isinstance(node, nodes.system_message):
-            # what docutils could not read (a table with ragged columns): its text as written,
-            # never lost (the page's note says what was wrong)
+            # a table docutils could not read (ragged columns): its text as written, never lost
+            # (the page's note says what was wrong); what other errors quote (a directive
+            # refused, raw output) stays out
+            if not node.children or not node[0].astext().startswith("Malformed table"):
+                return
             for block in node.findall(nodes.literal_block):
                 if block.astext().strip():
                     self.blocks.append(Block("code", block.astext(), self.written_at(block.astext(), node.get("line"))))
