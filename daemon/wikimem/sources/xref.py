@@ -9,10 +9,14 @@ a page (backends/offline_xrefs.py), and everything else reads the text the refer
 without them (`plain`: the author's text, else the label or document name made readable).
 
 A mark is made of private-use characters around the target (spelled in private-use characters
-too) and the author's text (its spaces in a private-use character), so no word pattern, sentence
-split or phrase key sees a target, nor splits a mark:
+too) and the text it shows alone (its spaces in a private-use character): no word pattern,
+sentence split or phrase key sees a target, nor splits a mark, and the analysis reads the words
+it read before references were resolved (the author's text, else the target made readable):
 
     OPEN kind target SEP shown CLOSE
+
+The kind says whether the author gave the text ("ref", "doc") or not (then the text is the
+target made readable, and a page shows the title of what it names instead).
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ import re
 from collections.abc import Callable, Iterator
 
 OPEN, SEP, CLOSE, SPACE = "\uf8f0", "\uf8f1", "\uf8f2", "\uf8f5"
-KINDS = {"ref": "\uf8f3", "doc": "\uf8f4"}
-_KIND_OF = {v: k for k, v in KINDS.items()}
+KINDS = {"ref": "\uf8f3", "doc": "\uf8f4"}  # with the author's text
+_BARE = {"ref": "\uf8f6", "doc": "\uf8f7"}  # without: the text is the target made readable
+_KIND_OF = {**{v: (k, True) for k, v in KINDS.items()}, **{v: (k, False) for k, v in _BARE.items()}}
 _LOW, _HIGH = 0xE800, 0xF0000  # where a target's characters are spelled: below 0x1000, and the rest
-_MARK = re.compile(OPEN + "([\uf8f3\uf8f4])([^\uf8f0-\uf8f2]*)" + SEP + "([^\uf8f0-\uf8f2]*)" + CLOSE)
-_STRAY = re.compile("[\uf8f0-\uf8f5]")
+_MARK = re.compile(OPEN + "([\uf8f3\uf8f4\uf8f6\uf8f7])([^\uf8f0-\uf8f2]*)" + SEP + "([^\uf8f0-\uf8f2]*)" + CLOSE)
+_STRAY = re.compile("[\uf8f0-\uf8f7]")
 
 
 def _spell(text: str) -> str:
@@ -39,15 +44,19 @@ def _read(spelled: str) -> str:
 def mark(kind: str, target: str, shown: str = "") -> str:
     """The mark of a reference: `kind` "ref" (a label) or "doc" (a document's path as written),
     `shown` the text the author gave it ("" for none: Sphinx shows the target's title)."""
-    return OPEN + KINDS[kind] + _spell(target) + SEP + " ".join(shown.split()).replace(" ", SPACE) + CLOSE
+    shown = " ".join(shown.split())
+    flag = KINDS[kind] if shown else _BARE[kind]
+    return OPEN + flag + _spell(target) + SEP + (shown or readable(kind, target)).replace(" ", SPACE) + CLOSE
 
 
 def marks(text: str) -> Iterator[tuple[int, int, str, str, str]]:
-    """(start, end, kind, target, shown) of each mark in a text."""
+    """(start, end, kind, target, shown) of each mark in a text; `shown` is the author's text,
+    "" when the author gave none."""
     if OPEN not in text:
         return
     for m in _MARK.finditer(text):
-        yield m.start(), m.end(), _KIND_OF[m.group(1)], _read(m.group(2)), m.group(3).replace(SPACE, " ")
+        kind, given = _KIND_OF[m.group(1)]
+        yield m.start(), m.end(), kind, _read(m.group(2)), m.group(3).replace(SPACE, " ") if given else ""
 
 
 def references(text: str) -> list[tuple[str, str]]:
