@@ -478,3 +478,14 @@ def test_the_analysis_keeps_labels_and_references(tmp_path: Path) -> None:
     assert analysis.xrefs == [["ref", "sec"], ["doc", "other"]]
     # facts are quoted as the text reads alone
     assert all("\uf8f0" not in json.dumps(c) for c in analysis.claims)
+
+
+def test_myst_targets_and_roles_resolve_as_rest_ones_do(ws: Workspace) -> None:
+    write(ws, "docs/how.md", "# How it works\n\n(how-frozen)=\n## Immutability\n\nFrozen classes cannot be changed.\n")
+    write(ws, "docs/index.md", "# Widgets\n\nEvery widget is frozen by default, as {ref}`how-frozen` explains, and "
+                               "{doc}`the overview <how>` says why; {ref}`nowhere` is no label.\n")
+    compile_(ws)
+    _, index = page(ws, "docs/index.md")
+    how_file, _ = page(ws, "docs/how.md")
+    assert f"as [Immutability]({how_file.name}) explains, and [the overview]({how_file.name}) says why" in index.body
+    assert "(how-frozen)=" not in page(ws, "docs/how.md")[1].body

@@ -242,14 +242,15 @@ def load_markdown(path: str, text: str) -> Document:
     meta = {**comment_meta(body, warnings), **meta}
     toc: list[TocEntry] = []
     is_summary = posixpath.basename(path).lower() == "summary.md"
-    blocks = parse_markdown(body, offset, toc=toc if is_summary else None)
+    labels: list[tuple[str, int, str | None]] = []
+    blocks = parse_markdown(body, offset, toc=toc if is_summary else None, labels=labels)
     title = _meta_text(meta, "title") or _heading_title(blocks)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
     title = clean_inline(title) if title and title == _meta_text(meta, "title") else title
     doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
-                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta))
+                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta), labels=labels)
     if not title:
         doc = _change_entry(doc, 0)
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
@@ -426,7 +427,7 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int, xrefs: bool = Fals
     doc.warnings[:0] = warnings
     if not any(b.kind != "code" for b in doc.blocks):
         raise SkipSource("no prose found to compile")
-    if not xrefs and doc.format == "rst":
+    if not xrefs and doc.format in ("rst", "markdown"):
         doc.blocks = [b if xref.OPEN not in b.text else dataclasses.replace(b, text=xref.plain(b.text))
                       for b in doc.blocks]
     return doc
