@@ -489,3 +489,15 @@ def test_myst_targets_and_roles_resolve_as_rest_ones_do(ws: Workspace) -> None:
     how_file, _ = page(ws, "docs/how.md")
     assert f"as [Immutability]({how_file.name}) explains, and [the overview]({how_file.name}) says why" in index.body
     assert "(how-frozen)=" not in page(ws, "docs/how.md")[1].body
+
+
+def test_interpreted_text_without_a_role(ws: Workspace) -> None:
+    # Sphinx sets find what `text` names with their default role (`any`: a label or a page);
+    # a name in code is code; anything else is docutils' title reference, read as its text
+    write(ws, "names.rst", "On the names\n============\n\nThe package has two top-level names.\n")
+    write(ws, "api.rst", "API\n===\n\nDecorate a class with `attrs.define`; if the many names confuse you, read "
+                         "`names` first, then `The Zen of Python` and `nowhere`.\n")
+    compile_(ws)
+    _, api = page(ws, "api.rst")
+    assert ("Decorate a class with `attrs.define`; if the many names confuse you, read [On the names](names.md) "
+            "first, then The Zen of Python and nowhere.") in api.body

@@ -46,6 +46,11 @@ def doc_key(target: str) -> str:
     return stem if dot and "." + suffix in _SUFFIXES else name
 
 
+def _keys(kind: str, target: str) -> set[str]:
+    """What a reference's resolution depends on: a label, a document's name, or either."""
+    return {target} if kind == "ref" else {doc_key(target)} if kind == "doc" else {target, doc_key(target)}
+
+
 class XrefIndex:
     """The labels and references of the counted sources (tables in state.db, state.XREF_SCHEMA)."""
 
@@ -70,7 +75,7 @@ class XrefIndex:
         self.db.executemany("INSERT INTO xref_labels (path, name, line, title) VALUES (?, ?, ?, ?)", rows)
         self.db.executemany(
             "INSERT INTO xref_uses (path, kind, target, key) VALUES (?, ?, ?, ?)",
-            [(path, kind, target, target if kind == "ref" else doc_key(target)) for kind, target in refs])
+            [(path, kind, target, key) for kind, target in refs for key in _keys(kind, target)])
         return {r[1] for r in rows} | {doc_key(path)}
 
     def labels(self, names: Iterable[str]) -> dict[str, list[tuple[str, int, str | None]]]:
@@ -156,14 +161,19 @@ class Resolver:
         if source in self._done:
             return self._done[source]
         refs = [(str(kind), str(target)) for kind, target in refs]
-        self._definitions(target for kind, target in refs if kind == "ref")
+        self._definitions(target for kind, target in refs if kind in ("ref", "any"))
         out: dict[tuple[str, str], Resolved] = {}
         missing: list[str] = []
         twice: list[str] = []
         for kind, target in refs:
             if (kind, target) in out:
                 continue
-            if kind == "ref":
+            if kind == "any" and not self._labels.get(target):
+                # Sphinx's `any`: a label, else a document; what answers neither is a name as written
+                named = self._document(source, target)
+                out[(kind, target)] = (self.docs[named].title, self.docs[named].page) if named else (None, None)
+                continue
+            if kind in ("ref", "any"):
                 found = self._labels.get(target, [])
                 if not found:
                     out[(kind, target)] = (None, None)

@@ -194,6 +194,8 @@ def _inliner_class() -> type:
             return super().implicit_inline(text, lineno)
 
         def interpreted(self, rawsource: str, text: str, role: str, lineno: int) -> Any:
+            if not role:
+                return [_default_role_node(text, rawsource)], []
             name = role.lower()
             short = name.rsplit(":", 1)[-1]
             if name in _DOCUTILS_ROLES:
@@ -236,6 +238,30 @@ _INLINE_MARKS = ("*", "`", "_", "|", "\\")
 _DOCUTILS_ROLES = frozenset(
     "emphasis strong literal code math subscript sub superscript sup title-reference title t "
     "pep-reference rfc-reference abbreviation ab acronym ac raw".split())
+
+
+# interpreted text without a role that names something in code: a dotted or underscored name,
+# a call, a name with capitals or digits inside (`attrs.define`, `url_for()`, `HashMap`, `utf8`)
+_CODE_NAME = re.compile(r"[~!.]*[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
+_REFERENCE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-/][a-z0-9]+)*")
+
+
+def _default_role_node(text: str, rawsource: str) -> Any:
+    """Interpreted text without a role (`like this`), as documentation sets use it: Sphinx
+    projects set a default role that finds an object or a page (`any`, `py:obj`), docutils'
+    own is a title reference (shown in italics). A name in code is a code span; a lowercase
+    word that may name a page or a label (`names`, `how-to`) is a reference the offline
+    backend resolves (sources/xref.py), shown as written when nothing answers it; anything
+    else (a book's title) is docutils' title reference, read as its text."""
+    from docutils import nodes, utils
+
+    written = " ".join(utils.unescape(text).split())
+    if _REFERENCE_NAME.fullmatch(written):
+        return nodes.Text(xref.mark("any", written))
+    if _CODE_NAME.fullmatch(written) and (re.search(r"[._:(]|\d|[a-z][A-Z]", written) or written.isupper()):
+        shown, _ = role_text("obj", written)
+        return nodes.literal(rawsource, shown)
+    return nodes.title_reference(rawsource, written)
 
 
 def _role_node(role: str, text: str, rawsource: str) -> Any:

@@ -25,12 +25,14 @@ import re
 from collections.abc import Callable, Iterator
 
 OPEN, SEP, CLOSE, SPACE = "\uf8f0", "\uf8f1", "\uf8f2", "\uf8f5"
-KINDS = {"ref": "\uf8f3", "doc": "\uf8f4"}  # with the author's text
-_BARE = {"ref": "\uf8f6", "doc": "\uf8f7"}  # without: the text is the target made readable
+# "ref": a label; "doc": a document's path; "any": either (interpreted text without a role,
+# which Sphinx sets find with their default role)
+KINDS = {"ref": "\uf8f3", "doc": "\uf8f4", "any": "\uf8f8"}  # with the author's text
+_BARE = {"ref": "\uf8f6", "doc": "\uf8f7", "any": "\uf8f9"}  # without: the text is the target made readable
 _KIND_OF = {**{v: (k, True) for k, v in KINDS.items()}, **{v: (k, False) for k, v in _BARE.items()}}
 _LOW, _HIGH = 0xE800, 0xF0000  # where a target's characters are spelled: below 0x1000, and the rest
-_MARK = re.compile(OPEN + "([\uf8f3\uf8f4\uf8f6\uf8f7])([^\uf8f0-\uf8f2]*)" + SEP + "([^\uf8f0-\uf8f2]*)" + CLOSE)
-_STRAY = re.compile("[\uf8f0-\uf8f7]")
+_MARK = re.compile(OPEN + "([\uf8f3\uf8f4\uf8f6-\uf8f9])([^\uf8f0-\uf8f2]*)" + SEP + "([^\uf8f0-\uf8f2]*)" + CLOSE)
+_STRAY = re.compile("[\uf8f0-\uf8f9]")
 
 
 def _spell(text: str) -> str:
@@ -68,6 +70,8 @@ def readable(kind: str, target: str) -> str:
     """What a reference shows when nothing in the set answers it: a label or a document's name
     made readable ("session_forcing_null" is "session forcing null", "/ref/models/index" is
     "models")."""
+    if kind == "any":
+        return target  # a name as written: nothing says what kind of name it is
     if kind == "doc":
         path = target.strip().strip("/").removesuffix("/index")
         name = path.rsplit("/", 1)[-1] or path
