@@ -33,6 +33,9 @@ from typing import Any
 from .offline_pages import Resolved, part_holding
 from .offline_store import CHUNK, Doc
 
+# the labels Sphinx itself defines, with the titles it shows for them (pages it generates)
+BUILT_IN = {"genindex": "Index", "modindex": "Module Index", "py-modindex": "Python Module Index",
+            "search": "Search Page"}
 # how a document's path may be written in `:doc:` (Sphinx's source suffixes)
 _SUFFIXES = ("", ".rst", ".txt", ".md", ".rest", ".markdown")
 NOTES = 3  # at most this many names a page's note lists
@@ -176,8 +179,9 @@ class Resolver:
             if kind in ("ref", "any"):
                 found = self._labels.get(target, [])
                 if not found:
-                    out[(kind, target)] = (None, None)
-                    missing.append(target)
+                    out[(kind, target)] = (BUILT_IN.get(target), None)
+                    if target not in BUILT_IN:
+                        missing.append(target)
                     continue
                 own = [d for d in found if d[0] == source]
                 path, line, title = (own or found)[0]

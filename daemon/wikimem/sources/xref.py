@@ -70,6 +70,8 @@ def readable(kind: str, target: str) -> str:
     """What a reference shows when nothing in the set answers it: a label or a document's name
     made readable ("session_forcing_null" is "session forcing null", "/ref/models/index" is
     "models")."""
+    if ":" in target and re.fullmatch(r"[\w.-]+:[^:].*", target) and kind != "doc":
+        target = target.split(":", 1)[1]  # another project's label (intersphinx): its own name
     if kind == "any":
         return target  # a name as written: nothing says what kind of name it is
     if kind == "doc":
