@@ -385,23 +385,26 @@ def _layout(page_path: str, data: dict[str, Any], cite: Callable[[int], str], in
     return lines, []
 
 
-def part_holding(page_path: str, source_path: str, data: dict[str, Any], line: int) -> str:
-    """The page that lists the section holding `line` of a source: the part page that lists its
-    heading (the innermost), else the source page itself (wiki-relative paths)."""
-    heads = data["outline"]
-    before = [h[2] for h in heads if h[2] <= line]
-    if not before:
-        return page_path
-    heading = max(before)
+def part_spans(page_path: str, source_path: str, data: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The part pages of a source's page (split_outline) with the lines of the first and last
+    heading each lists: (first, last, wiki-relative path), innermost parts first; [] when the
+    page has none."""
     show_outline, in_outline = _outline_defaults(data)
     _lines, parts = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
                             in_outline, show_outline)
-    holding = [p for p in parts if p.first <= heading <= p.last]
-    if not holding:
+    folder = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0])
+    return sorted(((p.first, p.last, posixpath.join(folder, p.slug + ".md")) for p in parts),
+                  key=lambda span: span[1] - span[0])
+
+
+def part_holding(page_path: str, data: dict[str, Any], spans: list[tuple[int, int, str]], line: int) -> str:
+    """The page that lists the section holding `line` of a source: the innermost part page that
+    lists its heading (`spans`: part_spans), else the source page itself."""
+    before = [h[2] for h in data["outline"] if h[2] <= line]
+    if not before or not spans:
         return page_path
-    part = min(holding, key=lambda p: p.last - p.first)
-    folder = posixpath.dirname(page_path)
-    return posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
+    heading = max(before)
+    return next((path for first, last, path in spans if first <= heading <= last), page_path)
 
 
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
@@ -1022,7 +1025,8 @@ def _section_note(m: Member, page_path: str) -> str:
     return f"section [{escape_link_text(title.replace('`', ''))}]({citation(page_path, m.path, m.anchor, line)})"
 
 
-__all__ = ["ABOUT", "Member", "Part", "Resolved", "Sentences", "concept_page", "part_holding", "shows", "source_page",
+__all__ = ["ABOUT", "Member", "Part", "Resolved", "Sentences", "concept_page", "part_holding", "part_spans", "shows",
+           "source_page",
            "source_pages", "outline",
            "split_outline", "quote_text", "citation",
            "version_key"]

@@ -30,7 +30,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .offline_pages import Resolved, part_holding
+from .offline_pages import Resolved, part_holding, part_spans
 from .offline_store import CHUNK, Doc
 
 # the labels Sphinx itself defines, with the titles it shows for them (pages it generates)
@@ -120,7 +120,7 @@ class Resolver:
         self.analysis_of = analysis_of
         self._labels: dict[str, list[tuple[str, int, str | None]]] = {}
         self._asked: set[str] = set()
-        self._pages: dict[tuple[str, int], str] = {}
+        self._spans: dict[str, list[tuple[int, int, str]]] = {}
         self._done: dict[str, tuple[dict[tuple[str, str], Resolved], list[str], str]] = {}
 
     def _definitions(self, names: Iterable[str]) -> None:
@@ -131,11 +131,11 @@ class Resolver:
 
     def _page(self, path: str, line: int) -> str:
         """The page (or part page) that lists the section holding `line` of source `path`."""
-        key = (path, line)
-        if key not in self._pages:
-            doc = self.docs[path]
-            self._pages[key] = part_holding(doc.page, path, self.analysis_of(doc), line)
-        return self._pages[key]
+        doc = self.docs[path]
+        data = self.analysis_of(doc)
+        if path not in self._spans:
+            self._spans[path] = part_spans(doc.page, path, data)
+        return part_holding(doc.page, data, self._spans[path], line)
 
     def _document(self, source: str, target: str) -> str | None:
         """The source a `:doc:` target names, seen from `source`: relative to its folder, or with a

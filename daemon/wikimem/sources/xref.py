@@ -35,11 +35,20 @@ _MARK = re.compile(OPEN + "([\uf8f3\uf8f4\uf8f6-\uf8f9])([^\uf8f0-\uf8f2]*)" + S
 _STRAY = re.compile("[\uf8f0-\uf8f9]")
 
 
+_SPELL = {o: _LOW + o for o in range(0x1000)}
+_READ = {_LOW + o: o for o in range(0x1000)}
+
+
 def _spell(text: str) -> str:
+    if text.isascii():
+        return text.translate(_SPELL)
     return "".join(chr(_LOW + o) if (o := ord(c)) < 0x1000 else chr(_HIGH + o) if o <= 0xFFFD else "" for c in text)
 
 
 def _read(spelled: str) -> str:
+    read = spelled.translate(_READ)
+    if read.isascii():
+        return read
     return "".join(chr(o - _LOW) if _LOW <= (o := ord(c)) < _LOW + 0x1000 else chr(o - _HIGH) for c in spelled)
 
 
