@@ -22,11 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import timelines
-from ..analysis import ABOUT, ANALYSIS_VERSION, CODE, DEFINED, NAMED_THINGS, Sentence, analyze
+from ..analysis import (
+    ABOUT,
+    ANALYSIS_VERSION,
+    CODE,
+    DEFINED,
+    NAMED_THINGS,
+    Sentence,
+    analyze,
+    phrase_keys,
+    tokens,
+)
 from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
-from ..sources import SkipSource, title_from_name
+from ..sources import SkipSource, title_from_name, xref
 from ..state import encode_analysis
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .beside import shared
@@ -450,9 +460,17 @@ class OfflineBackend:
                 members[k] = members_of(concepts[k])
                 df[k] = len(members[k])
 
-        # a source whose cross-references resolve otherwise: the concept pages that may quote it
-        # are checked again (their fingerprints hold the digests of what their members show)
-        quoting = {key for p in xref_moved for key in analysis_of(ok[p])["terms"]}
+        # a source whose cross-references resolve otherwise: the concept pages that may quote a
+        # sentence of it that holds one (those named in the sentence, or in its section's title)
+        # are checked again (their fingerprints hold the digests of what the members they read show)
+        quoting: set[str] = set()
+        for path in sorted(xref_moved):
+            sections = analysis_of(ok[path]).get("sections") or []
+            for row in state.get_sentences(ok[path].sha256, self.cache_key) or []:
+                if xref.OPEN in row[0]:
+                    quoting |= phrase_keys(tokens(row[0]))
+                    if 0 <= row[3] < len(sections):
+                        quoting |= phrase_keys(tokens(str(sections[row[3]][0])))
         for k, c in concepts.items():
             if k not in check and any(key in quoting for key in c.keys):
                 check.add(k)
@@ -485,10 +503,12 @@ class OfflineBackend:
             # what the page is made of: the members it can show, in their order, with their
             # content, and how many there are in all; a member it cannot show changing (the one
             # edited note among thousands) leaves the page as it is, unrendered
+            # (with how the cross-references of the members it reads sentences from resolve)
+            read = {m.path for m in read_by_concept_page(ranked)}
             fingerprint = hashlib.sha1("\n".join([
                 head, str(len(docs)),
                 *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{ok[m.path].sha256}\0{m.level}\0{m.mentions}"
-                  f"\0{shown_as.get(m.path, '')}" for m in ranked),
+                  f"\0{shown_as.get(m.path, '') if m.path in read else ''}" for m in ranked),
             ]).encode()).hexdigest()
             before = old.get(k)
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
