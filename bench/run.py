@@ -723,7 +723,7 @@ class Bench:
 # every module with a figure worth a full run; a quick run takes those offering --quick
 MODULES: tuple[str, ...] = (
     "retrieval", "navigation", "reading", "concepts", "search_speed", "lint_bench", "daemon_bench",
-    "anthropic_bench", "history_bench",
+    "anthropic_bench", "history_bench", "merge_bench",
 )
 
 

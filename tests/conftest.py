@@ -96,3 +96,18 @@ def single_threaded(wait: float = 5.0) -> None:
             thread.join(max(0.0, deadline - time.monotonic()))
     if threading.active_count() > 1:
         pytest.skip(f"threads of other tests still run ({threading.active_count() - 1}): wikimem does not fork then")
+
+
+def past_racy_window(ws: Workspace) -> None:
+    """Wait until no file of raw/ was changed within a timestamp's granularity (workspace.racy):
+    a test that compares two indexes or two compiles wants none of raw/ read again as racily
+    clean by one of them only."""
+    import time
+
+    from waiting import wait_for
+    from wikimem.workspace import racy
+
+    newest = max((p.lstat() for p in ws.raw.rglob("*") if p.is_file()), key=lambda st: st.st_ctime_ns, default=None)
+    if newest is not None:
+        wait_for(lambda: not racy(newest.st_mtime_ns, newest.st_ctime_ns, time.time_ns()),
+                 what="raw/'s newest change to be older than a timestamp's granularity")

@@ -145,3 +145,39 @@ def test_html_that_opens_with_comments_is_told_from_a_template_in_one_pass(ws: W
     write(ws, "partial.html", "<!-- a -->" * 20_000 + "\n{% block body %}{% endblock %}\n")
     report = compile_workspace(ws, load_settings(ws.root, environ={}))
     assert [p for p, _ in report.skipped] == ["raw/partial.html"]
+
+
+@pytest.mark.slow
+def test_rest_nested_thousands_of_levels_deep_is_read_as_text_in_bounded_memory(ws: Workspace) -> None:
+    """A 9 MB reST file of 3,000 nested lists: before, docutils held a copy of the lines below
+    each level (2.7 GB). Now a text nested past MAX_NESTING levels is read as plain text, said
+    in one line, in memory a few times the file's size."""
+    import tracemalloc
+
+    from wikimem.sources import load_source
+    from wikimem.sources.rst import MAX_NESTING
+
+    body = "".join(f"{'  ' * i}- item {i} of the list\n\n" for i in range(3_000))
+    path = write(ws, "deep.rst", "Deep lists\n==========\n\n" + body)
+    assert path.stat().st_size > 9_000_000
+    tracemalloc.start()
+    try:
+        doc = load_source(path, "raw/deep.rst", max_bytes=50_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * path.stat().st_size
+    said = [w for w in doc.warnings if "nested" in w]
+    assert len(said) == 1 and f"more than {MAX_NESTING}" in said[0] and "plain text" in said[0]
+    assert "item 2999 of the list" in " ".join(b.text for b in doc.blocks)
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.compiled == ["raw/deep.rst"] and report.failed == []
+
+
+def test_rest_nesting_is_measured_by_its_indents() -> None:
+    from wikimem.sources.rst import nesting, parse_rst
+
+    assert nesting("a\n  b\n    c\n  d\ne\n") == 2
+    assert nesting("- a\n\n  - b\n\n    - c\n\n      text\n") == 3
+    normal = "Title\n=====\n\n- one\n\n  - two\n\n    - three\n\n.. note::\n\n   A note.\n"
+    assert [b.text for b in parse_rst(normal).blocks if "three" in b.text]

@@ -415,3 +415,24 @@ def test_alternate_compiles_two_commits_in_turn_beside_whoosh(tmp_path: Path) ->
     assert re.search(r": CPU after/before \d+\.\d\d \(.*\); 1 rounds, run together", proc.stdout), proc.stdout
     after = subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "list"], capture_output=True, text=True)
     assert after.stdout == before.stdout
+
+
+def test_merge_bench_rows_follow_the_contract() -> None:
+    merge_bench = load("merge_bench")
+    case = {"conflicts": 0, "kept": 0, "differ": 0, "pull_s": 1.0}
+    results = {
+        "codes": ["main", "HEAD"], "commits": ["aaa", "bbb"],
+        "merge": [{**case, "corpus": "topics", "code": code, "first": first, "conflicts": 3 if code == "main" else 0}
+                  for code in ("main", "HEAD") for first in ("a", "b")],
+        "damage": [{"code": code, "form": form, "git": git, "made": 2, "kept": 2 if code == "HEAD" else 0}
+                   for code in ("main", "HEAD") for form in merge_bench.FORMS for git in (False, True)],
+        "noop": {"scale": 100, "median_s": {"main": 0.5, "HEAD": 0.5}, "ratio_after_before": 1.0,
+                 "cpu_ratio_after_before": 1.0},
+    }
+    doc = valid(load("contract").document("merge_bench", merge_bench.figure_rows(results)))
+    rows = {r["figure"]: r for r in doc["rows"]}
+    conflicts = rows["two clones pulling each other, topics: conflicts (both orders)"]
+    assert conflicts["value"] == 0 and conflicts["baseline_value"] == 6 and conflicts["goal_abs"] == 0
+    kept = next(r for f, r in rows.items() if f.startswith("a person's lines kept"))
+    assert kept["value"] == 36 and kept["status"] == "ok"
+    assert rows["no-op compile, 100 sources"]["goal_ratio"] == 1.1

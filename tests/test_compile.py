@@ -19,7 +19,7 @@ from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.errors import WorkspaceBusy
 from wikimem.init import init_workspace
-from wikimem.pages import loads_page
+from wikimem.pages import certify, loads_page
 from wikimem.workspace import Workspace, writer_lock
 
 ALPHA = """---
@@ -225,7 +225,8 @@ def test_a_fresh_clone_of_pages_an_older_version_rendered_renders_them_again(thr
     backend rendered them: an upgrade then re-renders them as it would with its state.db."""
     compile_(three)
     page = three.wiki / "sources/alpha.md"
-    page.write_text(page.read_text().replace("# Alpha notes", "# Alpha notes (old rendering)"))
+    # what an older version wrote: another text, certified by that version
+    page.write_text(certify(page.read_text().replace("# Alpha notes", "# Alpha notes (old rendering)"), "offline:0.1"))
     log = three.wiki / "log.md"
     log.write_text(re.sub(r"^- backend: offline:[\w.]+,", "- backend: offline:0.1,", log.read_text(), flags=re.M))
     shutil.rmtree(three.state_dir)  # a fresh clone: wiki/ and raw/ only

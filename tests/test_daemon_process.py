@@ -250,3 +250,46 @@ def test_sigterm_mid_batch_abandons_safely_and_the_next_start_redoes_it(ws: Work
     st = d2.wait_idle()
     assert sorted(source_pages(ws)) == sorted(f"raw/{n}" for n in names)
     assert st["last_compile"]["kept"] == []
+
+
+def _kill_while_workers_run(ws: Workspace, pid: int, workers_of: Callable[[], list[int]]) -> list[int]:
+    """Wait for the pool's workers, kill `pid` with -9, return the workers seen."""
+    workers = wait_for(lambda: (w if len(w := workers_of()) >= 2 else None), what="the pool's workers")
+    os.kill(pid, signal.SIGKILL)
+    return workers
+
+
+def test_a_compile_killed_with_its_pool_running_leaves_no_worker_and_no_lock(ws: Workspace) -> None:
+    """issue 38: `kill -9` of a one-shot compile of 60 new sources (analysed by a pool of worker
+    processes). Before, the workers lived on with parent pid 1, holding .wikimem/lock, and every
+    compile after exited 4 naming the dead pid. Now they die with it, and the next compile runs."""
+    for i in range(60):
+        write(ws, f"notes/note-{i:03d}.md", note(i, "tardigrades and rotifers " * (i % 5)))
+    compile_ = subprocess.Popen([*CLI, "compile", "--root", str(ws.root)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=os.environ.copy())
+    workers = _kill_while_workers_run(ws, compile_.pid, lambda: children(compile_.pid))
+    compile_.wait(30)
+    wait_for(lambda: not any(alive(pid) for pid in workers), timeout=20, what="the workers to die with the compile")
+    again = cli("compile", "--root", str(ws.root), "--json")
+    assert again.returncode == 0, again.stderr
+    assert len(source_pages(ws)) == 60
+
+
+def test_a_daemon_killed_mid_batch_leaves_no_worker_of_its_batch(ws: Workspace, proc) -> None:
+    """The daemon's batch runs in a child process, which forks the pool that analyses 60 new
+    sources: `kill -9` of the daemon takes the batch and its workers with it, and the next
+    daemon starts and catches up."""
+    d = proc()
+    d.wait_idle()
+    for i in range(60):
+        write(ws, f"notes/note-{i:03d}.md", note(i))
+
+    def workers() -> list[int]:
+        return [w for batch in children(d.p.pid) for w in children(batch)]
+
+    seen = _kill_while_workers_run(ws, d.p.pid, workers)
+    d.p.wait(30)
+    wait_for(lambda: not any(alive(pid) for pid in seen), timeout=20, what="the batch's workers to die")
+    d2 = proc()
+    d2.wait_idle()
+    assert len(source_pages(ws)) == 60

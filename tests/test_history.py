@@ -536,15 +536,18 @@ def test_teammates_compiling_in_parallel_merge_cleanly(tmp_path: Path) -> None:
     assert any("raw/tea.txt" in e[2] for e in entries) and any("raw/coffee.txt" in e[2] for e in entries)
 
     after_merge = compile_(bob)
-    assert after_merge.noop and not after_merge.kept and not after_merge.compiled
-    # index.md is regenerated from the merged pages and committed as its own operation
+    assert not after_merge.kept and not after_merge.compiled
+    # the merged pages are rendered again (and index.md regenerated) as the merge's sync
     index = (bob.wiki / "index.md").read_text()
     assert index.count("sources/tea.md") == 1 and index.count("sources/coffee.md") == 1
     assert git(bob.root, "log", "-1", "--format=%(trailers:key=Wikimem-Operation,valueonly)") == "sync"
     assert git(bob.root, "status", "--porcelain", "--", "wiki") == ""
+    assert compile_(bob).noop
     # alice takes bob's merge: both clones hold the same wiki, and neither recompiles anything
     git(bob.root, "push", "-q", str(origin), "main")
     git(alice.root, "pull", "-q", "--ff-only", str(origin), "main")
+    taken = compile_(alice)
+    assert not taken.compiled and not taken.created and not taken.updated and not taken.kept
     assert compile_(alice).noop
     assert snapshot(alice.wiki) == snapshot(bob.wiki)
 

@@ -7,14 +7,17 @@ target is anything but relative, http(s) or mailto.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from wikimem.pages import (
     escape_link_text,
+    guard_page,
     inert,
     inert_markdown,
     one_line,
@@ -164,3 +167,30 @@ def test_a_title_in_code_stays_code_in_its_link() -> None:
     assert [t.type for t in children][:3] == ["text", "link_open", "code_inline"]
     assert escape_link_text("a`b") == "a\\`b"
     assert active(line) == []
+
+
+# every way a renderer may end a line: a fence told by \n alone took live HTML for code (issue 38)
+LINE_ENDS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85"]
+FENCED = st.lists(st.sampled_from([*PIECES, *LINE_ENDS, "~~~", "```", "<script>", "    "]), max_size=40).map("".join)
+
+
+def active_anywhere(markdown: str) -> list[str]:
+    """active() as a CommonMark renderer reads the text (\r and \r\n end lines, \u2028 does
+    not) and as one that also ends lines at the Unicode separators."""
+    return active(markdown) + active(re.sub("[\u2028\u2029\x85]", "\n", markdown))
+
+
+@pytest.mark.parametrize("end", LINE_ENDS, ids=repr)
+def test_a_fence_split_by_any_line_end_hides_no_html(end: str) -> None:
+    """Before: `~~~\\r~~~\\r<script>` came through the guard live (lines were split on \\n only,
+    so the whole was one fence line)."""
+    body = f"# Page\n\n~~~{end}~~~{end}<script>alert(1)</script>{end}[x](javascript:alert(1))\n"
+    assert active_anywhere(body)
+    assert active_anywhere(inert_markdown(body)) == []
+    assert active_anywhere(guard_page(f"---\ntitle: T\nkind: source\nsources: []\n---\n{body}")) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(FENCED)
+def test_any_body_made_inert_renders_no_html_with_any_line_end(text: str) -> None:
+    assert active_anywhere(inert_markdown(text)) == []

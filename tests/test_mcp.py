@@ -429,3 +429,108 @@ def test_stray_output_while_the_sdk_loads_goes_to_stderr(compiled):
     replies, stderr = converse(compiled.root, lines, 2, [sys.executable, "-c", STRAY, str(compiled.root)])
     assert [r["id"] for r in replies] == [1, 2]
     assert "stray print" in stderr and "stray write" in stderr
+
+
+# params the SDK refuses (or that the early answer cannot vouch for): before, the early answer
+# told the client its handshake succeeded while the SDK, handed the same line, refused it
+HOSTILE_PARAMS = {
+    "roots not an object": {"capabilities": {"roots": 5}},
+    "roots.listChanged a string": {"capabilities": {"roots": {"listChanged": "yes"}}},
+    "sampling a list": {"capabilities": {"sampling": []}},
+    "sampling.context a number": {"capabilities": {"sampling": {"context": 3}}},
+    "experimental of numbers": {"capabilities": {"experimental": {"x": 1}}},
+    "icons not a list": {"clientInfo": {"name": "t", "version": "1", "icons": 5}},
+    "title a number": {"clientInfo": {"name": "t", "version": "1", "title": 5}},
+    "name a number": {"clientInfo": {"name": 5, "version": "1"}},
+    "_meta a number": {"_meta": 5},
+    "capabilities a list": {"capabilities": []},
+    "protocolVersion a number": {"protocolVersion": 20250618},
+}
+ACCEPTED_PARAMS = {
+    "every capability": {"capabilities": {"roots": {"listChanged": True}, "sampling": {"context": {}, "tools": {}},
+                                          "elicitation": {"form": {}, "url": {}},
+                                          "experimental": {"x": {"y": [1, 2]}}}},
+    "a full clientInfo": {"clientInfo": {"name": "t", "version": "1", "title": "T", "description": "d",
+                                         "websiteUrl": "https://example.org"}},
+}
+
+
+def _with(params: dict) -> str:
+    base = initialize()["params"]
+    merged = {**base, **params}
+    for key in ("capabilities", "clientInfo"):
+        if isinstance(base.get(key), dict) and isinstance(params.get(key), dict):
+            merged[key] = {**base[key], **params[key]}
+    return json.dumps({**initialize(), "params": merged})
+
+
+@pytest.mark.parametrize("params", [*HOSTILE_PARAMS.values(), *ACCEPTED_PARAMS.values()],
+                         ids=[*HOSTILE_PARAMS.keys(), *ACCEPTED_PARAMS.keys()])
+def test_an_early_answer_is_given_only_where_the_sdk_gives_the_same(ws, params):
+    from wikimem.mcp_server import early_answer
+
+    line = _with(params)
+    early = early_answer(line.encode())
+    sdk = anyio.run(lambda: sdk_answer(ws, line))
+    if early is not None:
+        assert early.message == sdk
+    if "error" in sdk:
+        assert early is None
+    if params in ACCEPTED_PARAMS.values():
+        assert early is not None
+
+
+def test_a_first_line_of_any_length_is_read_in_bounded_memory():
+    """Before: the early handshake read a first line of any length whole (400 MB held at once).
+    Now at most MAX_MESSAGE_BYTES of it are held; what follows it is read as before."""
+    import io
+    import tracemalloc
+
+    from wikimem import mcp_server
+
+    huge = b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": "' + b"a" * 40_000_000 + b'"}}\n'
+    wire = io.BufferedReader(io.BytesIO(huge + json.dumps(initialize(2)).encode() + b"\n"), buffer_size=1 << 16)
+    out = io.BytesIO()
+    old = mcp_server.MAX_MESSAGE_BYTES
+    mcp_server.MAX_MESSAGE_BYTES = 1_000_000
+    tracemalloc.start()
+    try:
+        first, early = mcp_server._answer_first_line(wire, out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        mcp_server.MAX_MESSAGE_BYTES = old
+    assert early is None and out.getvalue() == b"" and peak < 5_000_000
+    assert first == mcp_server.TOO_LONG.encode()
+    replayed = mcp_server._Replayed(wire, first)
+    assert replayed.readline() == mcp_server.TOO_LONG  # the SDK answers it as a line that is not JSON
+    assert json.loads(replayed.readline())["id"] == 2  # and reads on from the next line
+
+
+def test_mcp_read_of_a_pdf_the_compile_skipped_says_why_without_parsing_it(ws, monkeypatch):
+    """Before: each MCP read of a PDF the compile had skipped (no text layer, too large) parsed
+    the whole PDF again (8-9 s a call on a large one) to fail the same way. Now the compile's
+    reason is given, and nothing is parsed."""
+    import io
+
+    from pypdf import PdfWriter
+
+    from wikimem import mcp_server, sources
+    from wikimem.compiler import compile_workspace
+    from wikimem.config import load_settings
+    from wikimem.errors import WikimemError
+
+    writer = PdfWriter()
+    writer.add_blank_page(200, 200)
+    data = io.BytesIO()
+    writer.write(data)
+    (ws.raw / "scan.pdf").write_bytes(data.getvalue())
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert [p for p, _ in report.skipped] == ["raw/scan.pdf"]
+    parsed = []
+    real = sources.load_source
+    monkeypatch.setattr(sources, "load_source", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    for _ in range(2):
+        with pytest.raises(WikimemError, match="the compile skipped it .*no extractable text"):
+            mcp_server.read_file(ws, "raw/scan.pdf")
+    assert parsed == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -118,3 +119,52 @@ def test_context_prints_passages_first_and_nothing_off_the_question(ws, settings
     # passages come before whole pages
     kinds = [i.whole for i in pack.items]
     assert kinds == sorted(kinds)
+
+
+HOSTILE_ANSWER = ("The port is 7878 <script>alert(1)</script>.\r~~~\r~~~\r<img src=x onerror=alert(2)>\n\n"
+                  "[click](javascript:alert(3)) [file](file:///etc/passwd) ![d](data:text/html,<b>x</b>)\u2028"
+                  "<iframe src=//evil>")
+
+
+def test_a_saved_answer_passes_the_guard_every_page_does(compiled, settings):
+    """issue 38: before, `query --save` wrote a model answer's HTML and a source's javascript:,
+    file: and data: links into wiki/answers/ as they came (answers never passed the guard)."""
+    from test_inert import active_anywhere
+    from wikimem.query import save_answer
+
+    write(compiled, "evil.md", "# Evil\n\nThe port is 7878 <script>alert(4)</script> and "
+                                "[docs](javascript:alert(5)) say so.\n")
+    compile_workspace(compiled, settings)
+    offline = answer(compiled, settings, "Which TCP port does the server listen on?", save=True)
+    prose = replace(offline, question="What does the model say about the port?", text=HOSTILE_ANSWER,
+                    backend="anthropic", saved=None)
+    model = save_answer(compiled, settings, prose)
+    for saved in (offline.saved, model.saved):
+        text = (compiled.root / saved).read_text(encoding="utf-8")
+        assert active_anywhere(text) == [], saved
+        assert "\r" not in text and "\u2028" not in text
+    assert "7878" in (compiled.root / model.saved).read_text(encoding="utf-8")
+
+
+def test_the_same_question_saved_again_keeps_what_a_person_added(compiled, settings):
+    """issue 38: before, the second save replaced the page, and a person's addition was gone
+    (nothing in .wikimem/proposed/). Now the person's page is kept and wikimem's new answer is
+    proposed beside it; a page nobody edited is still replaced."""
+    question = "Which TCP port does the server listen on?"
+    first = answer(compiled, settings, question, save=True)
+    page = compiled.root / first.saved
+    again = answer(compiled, settings, question, save=True)
+    assert again.saved == first.saved and again.kept is None  # wikimem's own page: replaced
+    page.write_text(page.read_text(encoding="utf-8") + "\nMy note: the firewall opens 7878 too.\n", encoding="utf-8")
+    write(compiled, "port.md", "# Web server\n\nThe server listens on TCP port 8080 now.\n\nIt serves one file.\n")
+    compile_workspace(compiled, settings)
+    third = answer(compiled, settings, question, save=True)
+    assert third.kept == first.saved
+    assert "My note: the firewall" in page.read_text(encoding="utf-8")
+    proposed = compiled.root / third.saved
+    assert third.saved == ".wikimem/proposed/answers/which-tcp-port-does-the-server-listen-on.md"
+    assert "8080" in proposed.read_text(encoding="utf-8")
+    last = read_entries(compiled.wiki / "log.md")[-1]
+    assert last[1] == "query" and any("kept" in line for line in last[3])
+    res = CliRunner().invoke(main, ["query", question, "--save", "--root", str(compiled.root)])
+    assert res.exit_code == 0 and "kept wiki/answers/" in res.stderr

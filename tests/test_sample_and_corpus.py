@@ -16,13 +16,17 @@ from wikimem.workspace import Workspace
 
 
 def normalized(pages: dict[str, bytes]) -> dict[str, str]:
-    """Pages without the two things that legitimately differ between runs: log.md and dates."""
+    """Pages without what legitimately differs between runs: log.md, dates, and which version
+    wrote a page whose text a later version renders alike (it is left as it was: the digest on
+    its `wikimem:` line is compared, the writer is not)."""
     out = {}
     for rel, data in pages.items():
         if rel == "log.md":
             continue
         text = data.decode("utf-8")
-        out[rel] = "\n".join(line for line in text.split("\n") if not line.startswith("updated: "))
+        lines = [line for line in text.split("\n") if not line.startswith("updated: ")]
+        out[rel] = "\n".join("wikimem: " + line.rsplit(" ", 1)[-1] if line.startswith("wikimem: ") else line
+                             for line in lines)
     return out
 
 

@@ -492,9 +492,8 @@ def test_a_readmes_badges_are_no_text(tmp_path: Path) -> None:
 
 def test_the_union_of_a_layers_patterns_matches_where_one_of_them_does() -> None:
     # _Rules tests one regex per layer before its patterns: it must match wherever one does
-    import pathspec
-
-    from wikimem.raw_tree import DEFAULT_RULES, _any_pattern
+    from wikimem import ignore
+    from wikimem.raw_tree import DEFAULT_RULES
 
     user = ["/docs/drafts/", "!keep.md", "build/*.html", "**/tmp/**", "*.bak", "notes/[0-9]*.txt", "a?c"]
     paths = ["gen/009/note-00123.md", "a/b/c.png", "x/_build/y.md", "_build/", "Makefile", "sub/Makefile/",
@@ -502,11 +501,11 @@ def test_the_union_of_a_layers_patterns_matches_where_one_of_them_does() -> None
              "keep.md", "build/a.html", "build/x/a.html", "q/tmp/r/s.md", "old.bak", "notes/1.txt", "abc",
              "node_modules/", "deep/er/node_modules/", "README.rst", "x.md", "docs/_static/logo.svg"]
     for lines in (DEFAULT_RULES.split("\n"), user):
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        union = _any_pattern(spec)
+        spec = ignore.parse(lines)
+        union = spec.any_of()
         assert union is not None
         for path in paths:
-            each = any(p.regex.match(path) for p in spec.patterns if getattr(p, "regex", None) is not None)
+            each = any(r.match(path) for p in spec.patterns for r in (p.as_file, p.as_folder) if r is not None)
             assert bool(union.match(path)) == each, (lines[:2], path)
 
 

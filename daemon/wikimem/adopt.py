@@ -1,15 +1,17 @@
 """A wiki pulled from a teammate, reconciled with state.db at the start of the next compile:
-pages whose latest commit is a wikimem operation are adopted as wikimem's own (not mistaken
-for a person's edits) and their sources are marked up to date, so nothing already compiled
-is compiled again; after a merge, index.md is regenerated and committed on its own."""
+pages that certify themselves as wikimem's (pages.page_owner) are adopted as wikimem's own
+(not mistaken for a person's edits) and their sources are marked up to date, so nothing
+already compiled is compiled again; after a merge (or a rebase) the next compile runs its
+backend, so the merged wiki becomes what one machine compiling the merged raw/ would write."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
 
-from . import index_page, log_page
-from .pages import content_hash
+from . import index_page
+from .pages import content_hash, page_owner
+from .state import RENDER_PENDING
 from .workspace import Workspace, file_sha256
 
 if TYPE_CHECKING:
@@ -30,20 +32,23 @@ from .gitrepo import (
     ignore_state,
     repository,
 )
-from .history import HELD_REASON, _raw_file, _tracked, finish
+from .history import HELD_REASON, _raw_file
+from .ownership import tracked as _tracked
 
 log = logging.getLogger("wikimem.history")
 
 def sync(ws: Workspace, settings: Settings, state: State) -> int:
     """Bring state.db in line with pages git changed underneath (a pull, merge, reset, revert).
 
-    Called by the compiler before it plans. Without this, a pulled concept page would look
-    like a human edit (its hash differs from what this machine last wrote) and a pulled
-    source page would be compiled again. A page is adopted as wikimem's when its file matches
-    HEAD and either the latest commit that touched it is a wikimem operation or its content
-    is exactly what some wikimem operation wrote (a `git revert` or `git reset` back to it).
-    Anything a person wrote, committed or not, stays a person's edit. Returns how many pages
-    were adopted. Never raises.
+    Called by the compiler before it plans. Without this, a pulled source page would be
+    compiled again. A page is adopted as wikimem's when it certifies itself (its `wikimem:`
+    line's digest is that of its text); a page written before wikimem certified its pages
+    (no such line) when its file matches HEAD and either the latest commit that touched it is
+    a wikimem operation or its content is exactly what some wikimem operation wrote (a `git
+    revert` or `git reset` back to it). Anything a person wrote, committed or not, stays a
+    person's edit. When the history came together from two lines (a merge, a rebase), the
+    next compile renders what moved (state.RENDER_PENDING). Returns how many pages were
+    adopted. Never raises.
     """
     try:
         repo = repository(ws, settings)
@@ -63,12 +68,19 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
             names = repo.git("ls-tree", "-r", "-z", "--name-only", head, "--", repo.pathspec).stdout
         candidates = [rel for rel in (repo.rel(n) for n in _nul_list(names)) if rel and _is_page(rel)]
         adopted = _adopt(ws, repo, state, head, candidates)
+        # a merge (or a rebase: where this clone was and where it is now have parted) combined
+        # pages two clones wrote from different sources: the next compile runs the backend over
+        # the merged raw/ (and regenerates index.md). A fast-forward brings pages one clone
+        # compiled from that very raw/, which are what a compile here would write.
+        if known_last and last is not None:
+            merges = repo.out("rev-list", "--merges", "--count", f"{last}..{head}")
+            # neither where it was nor where it is comes first: rebased (a reset back is not)
+            apart = (repo.git("merge-base", "--is-ancestor", last, head, check=False).returncode != 0
+                     and repo.git("merge-base", "--is-ancestor", head, last, check=False).returncode != 0)
+            if merges != "0" or apart:
+                with state.transaction():
+                    state.set_meta(RENDER_PENDING, True)
         _mark_synced(ws, None, head)
-        # a merge may have combined two versions of index.md; a fast-forward (or our own
-        # commits) cannot, and regenerating reads every page, so only after merges
-        merges = repo.out("rev-list", "--merges", "--count", f"{last}..{head}" if known_last else head)
-        if merges != "0":
-            _reindex(ws, settings)
         return adopted
     except Exception as exc:  # noqa: BLE001 - reconciling is an optimisation; compile goes on without it
         log.warning("could not reconcile state with git history: %s", exc)
@@ -78,17 +90,6 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
 
 def _is_page(rel: str) -> bool:
     return rel.endswith(".md") and rel not in (*GENERATED, "AGENTS.md") and not index_page.is_catalog(rel)
-
-
-def _reindex(ws: Workspace, settings: Settings) -> None:
-    """After a merge, regenerate index.md (the merge kept one side's) and commit that on its
-    own, since the compile that follows may have nothing to do."""
-    changes = index_page.write_index(ws)
-    if not changes:
-        return
-    paths = [p for p, _ in changes]
-    entry = log_page.LogEntry("sync", "index.md regenerated after a git merge", log_page.list_lines("index", paths))
-    finish(ws, settings, operation="sync", entries=[entry], paths=paths, index=False)
 
 
 def _path_history(repo: Repo, head: str, paths: list[str]) -> dict[str, tuple[bool, set[str]]]:
@@ -138,8 +139,12 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
     with state.transaction():
         for rel in candidates:
             disk = on_disk[rel]
+            says = page_owner(disk) if disk is not None else None
+            if says is not None and says.stamped and not says.wikimems:
+                continue  # its text is not what its digest says: a person's, committed or not
             disk_id = _blob_id(disk, len(head)) if disk is not None else None
-            if disk_id != at_head.get(repo.path(rel)):
+            certified = says is not None and says.wikimems
+            if disk_id != at_head.get(repo.path(rel)) and not certified:
                 continue  # not what HEAD holds: an uncommitted change, whoever made it owns it
             touched = repo.path(rel) in written
             latest_is_op, op_blobs = written.get(repo.path(rel), (False, set()))
@@ -163,7 +168,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
                     else:
                         state.delete_source(owner)
                 continue
-            if not latest_is_op and disk_id not in op_blobs:
+            if not certified and not latest_is_op and disk_id not in op_blobs:
                 continue  # a person's words: the compiler keeps them and proposes its own beside them
             tracked = _tracked(rel, disk)
             if tracked is None:
@@ -171,6 +176,13 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             kind, owner, sha = tracked
             state.put_page(rel, content_hash(disk), kind, owner)
             adopted += 1
+            if kind == "source" and owner:
+                # the page now stands for another source than this clone's row says (two sources
+                # wanted one name, and the merge gave it to the other): this clone's source is
+                # compiled again, under a name of its own
+                for other, row in rows.items():
+                    if row.page == rel and other != owner:
+                        state.delete_source(other)
             if kind == "part":
                 continue  # a part of a long source's page: its source's row follows its own page
             changed_pages.add(rel)

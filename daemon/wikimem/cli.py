@@ -600,7 +600,9 @@ def query(question: tuple[str, ...], root: Path | None, backend: str | None, sav
         emit_json({"ok": True, **result.to_json()})
         return
     click.echo(result.text)
-    if result.saved:
+    if result.kept:
+        say(f"kept {result.kept}: edited by a person; wikimem's answer is in {result.saved}", quiet=quiet)
+    elif result.saved:
         say(f"saved {result.saved}", quiet=quiet)
 
 

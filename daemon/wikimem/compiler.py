@@ -8,6 +8,7 @@ journal, atomic write) -> state.db, timelines, index.md, log.md (history.finish)
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
@@ -21,31 +22,47 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import adopt, history, index_page, log_page, raw_tree, timelines, wiki_tree
+from . import (
+    adopt,
+    history,
+    index_page,
+    log_page,
+    merging,
+    ownership,
+    raw_tree,
+    timelines,
+    wiki_tree,
+)
 from .backends import Activity, Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
-from .errors import PathEscape
+from .errors import PathEscape, UnsafePath
 from .naming import undecodable
 from .pages import (
     FrontMatterError,
+    Page,
+    certify,
     content_hash,
     guard_page,
     inert_added,
     loads_page,
     lost_line,
+    page_owner,
     part_of,
     relative_link,
     slugify,
     stamp,
 )
 from .raw_tree import RawFile
-from .sources import Document, load_source, outline
-from .state import SourceRow, State, WriteJournal, is_corrupt, recover_pages, set_aside
+from .sources import SUPPORTED_SUFFIXES, Document, load_source, outline, source_suffix
+from .state import RENDER_PENDING, SourceRow, State, WriteJournal, is_corrupt, set_aside
 from .workspace import (
     Workspace,
     atomic_write,
     confine,
     file_sha256,
+    owned,
+    read_owned,
+    remove_owned,
     remove_stale_temp_files,
     writer_lock,
 )
@@ -132,32 +149,58 @@ def assign_page(path: str, taken: set[str]) -> str:
 
 
 def rebuild_state(ws: Workspace, state: State, current: dict[str, RawFile]) -> int:
-    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as corrupt: trust
-    source pages whose source hash still matches, and concept pages as they are."""
+    """After .wikimem/ was deleted (a fresh clone) or state.db set aside as damaged: read the
+    pages back. A page is recorded as wikimem's when it certifies itself (pages.page_owner);
+    a source page's source is marked compiled when the file in raw/ still has the page's
+    `source_sha256`, whoever's the page is, so nothing up to date is compiled again. A page a
+    person edited is not recorded, so the next compile keeps it (and proposes its own version
+    beside it) as it would have with state.db.
+
+    Pages written before wikimem stamped its pages carry no `wikimem:` line: in a wiki where
+    no page carries one, every page is taken as wikimem's, as it was before; in a wiki where
+    some do, one that does not is a person's."""
+    read: list[tuple[str, str, bytes, Page | None]] = []
+    for folder in ("sources", "concepts"):
+        for page_file, rel in _pages_under(ws, folder):
+            try:
+                data = page_file.read_bytes()
+            except OSError:
+                continue
+            try:
+                page: Page | None = loads_page(rel, data.decode("utf-8", "replace"))
+            except FrontMatterError:
+                page = None
+            read.append((folder, rel, data, page))
+    owners = {rel: page_owner(data) for _, rel, data, _ in read}
+    stamped = any(owner.stamped for owner in owners.values())
+
+    def wikimems(rel: str) -> bool:
+        return owners[rel].wikimems if stamped else True
+
     restored = 0
     with state.transaction():
         state.rebuilt()
-        for page_file, rel in _pages_under(ws, "sources"):
-            text = page_file.read_text(encoding="utf-8", errors="replace")
-            try:
-                page = loads_page(rel, text)
-            except FrontMatterError:
+        for folder, rel, data, page in read:
+            if page is None:
+                continue
+            if folder == "concepts":
+                if wikimems(rel):
+                    state.put_page(rel, content_hash(data), "concept", None)
                 continue
             if page.kind != "source" or not page.sources:
                 continue
             raw = current.get(page.sources[0])
-            sha = str(page.meta.get("source_sha256") or "")
-            if raw is None or not sha or _sha_or_none(raw.file) != sha:
-                continue
-            if part_of(page.meta):
+            if raw is None:
+                continue  # its source is gone from raw/: no record, as before state was lost
+            if wikimems(rel):
                 # a part of a long source's page: wikimem's, its source's, never the source's page
-                state.put_page(rel, content_hash(text), "part", raw.path)
-                continue
-            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, ()))
-            state.put_page(rel, content_hash(text), "source", raw.path)
+                state.put_page(rel, content_hash(data), "part" if part_of(page.meta) else "source", raw.path)
+            sha = str(page.meta.get("source_sha256") or "")
+            if part_of(page.meta) or not sha or _sha_or_none(raw.file) != sha:
+                continue  # its source changed since: compiled again, and the page with it
+            # hashed now, but its times not read at a known moment: judged by content once more
+            state.put_source(SourceRow(raw.path, sha, raw.size, raw.mtime_ns, rel, "compiled", None, 0, (), raw.ctime_ns))
             restored += 1
-        for page_file, rel in _pages_under(ws, "concepts"):
-            state.put_page(rel, content_hash(page_file.read_bytes()), "concept", None)
     return restored
 
 
@@ -168,17 +211,19 @@ def _pages_under(ws: Workspace, folder: str) -> list[tuple[Path, str]]:
     return sorted(found, key=lambda item: item[1].split("/"))
 
 
-def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any], listed: dict[str, set[str]]) -> dict[str, list[str]]:
-    """Source pages on disk that state.db has no record of, with the sources they name."""
-    out: dict[str, list[str]] = {}
+def _foreign_pages(ws: Workspace, recorded: Mapping[str, Any],
+                   listed: dict[str, set[str]]) -> dict[str, tuple[list[str], str]]:
+    """Source pages on disk that state.db has no record of, with the sources they name and the
+    source hash they record."""
+    out: dict[str, tuple[list[str], str]] = {}
     for rel in _files_in(ws.wiki, "sources", listed):
         if rel in recorded or not rel.endswith(".md") or index_page.is_catalog(rel) or undecodable(rel):
             continue
         try:
-            text = (ws.wiki / rel).read_text(encoding="utf-8", errors="replace")
-            out[rel] = loads_page(rel, text).sources
-        except (OSError, FrontMatterError):
-            out[rel] = []
+            page = loads_page(rel, read_owned(ws.wiki, ws.wiki / rel).decode("utf-8", "replace"))
+            out[rel] = (page.sources, str(page.meta.get("source_sha256") or ""))
+        except (OSError, FrontMatterError, PathEscape):
+            out[rel] = ([], "")
     return out
 
 
@@ -187,8 +232,7 @@ def _persons_page(ws: Workspace, rel: str, recorded: Mapping[str, tuple[str, str
         data = (ws.wiki / rel).read_bytes()
     except OSError:
         return False
-    known = recorded.get(rel)
-    return known is None or known[0] != content_hash(data)
+    return ownership.persons_page(data, recorded.get(rel))
 
 
 def _sha_or_none(file: Path) -> str | None:
@@ -263,9 +307,9 @@ def _fewer_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _new_page_text(content: str) -> str:
+def _new_page_text(content: str, writer: str = "wikimem") -> str:
     """What PageWriter writes for a page rendered as `content` where no file is (PageWriter.apply)."""
-    return stamp(guard_page(content), None)
+    return stamp(certify(guard_page(content), writer), None)
 
 
 class _Seeding:
@@ -276,8 +320,9 @@ class _Seeding:
     def __init__(self, ws: Workspace, max_bytes: int):
         self.ws = ws
         self.max_bytes = max_bytes
-        self.files: dict[str, tuple[int, int]] = {}  # raw/ as the compile's scan found it
+        self.files: dict[str, tuple[int, ...]] = {}  # raw/ as the compile's scan found it (size, mtime, ctime)
         self.seed: Any = None
+        self.writer = "wikimem"  # what the compile's pages say wrote them (PageWriter.writer)
 
     def prepare(self) -> None:
         """The backend's workers are reading the sources (Batch.reading) and this process waits:
@@ -299,7 +344,8 @@ class _Seeding:
         except ImportError:  # a build without search
             return
         try:
-            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes, _new_page_text)
+            self.seed = search.start_seed(self.ws, self.files, outlines, self.max_bytes,
+                                          functools.partial(_new_page_text, writer=self.writer))
         except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
             log.debug("search seed not started", exc_info=True)
 
@@ -363,11 +409,23 @@ def _make_searchable(ws: Workspace, report: CompileReport, seed: Any = None) -> 
         from . import search
     except ImportError:  # a build without search: nothing to keep up to date
         return
+    failed: Exception | None = None
     try:
         done = search.update_index(ws, only=touched if exists else None, wait=30.0, seed=seed)
     except Exception as exc:  # noqa: BLE001 - derived data: search rebuilds it on its own
         log.debug("search index not updated", exc_info=True)
-        report.warnings.append(f"search index not updated ({exc}); the next search brings it up to date")
+        failed, done = exc, search.IndexReport()
+    try:
+        # a segment a kill or a full disk tore makes every search (and an update that merges it)
+        # fail: opened as a search opens it, and built again when it cannot be read
+        repaired = search.repair(ws)
+    except Exception as exc:  # noqa: BLE001 - derived data: the next search tries again
+        repaired = f"search index damaged and not rebuilt ({exc}); run: wikimem reindex"
+    if repaired:
+        report.warnings.append(repaired)
+        done.rebuilt = True
+    elif failed is not None:
+        report.warnings.append(f"search index not updated ({failed}); the next search brings it up to date")
         return
     report.index = {"files": done.files, "passages": done.passages, "rebuilt": done.rebuilt,
                     "seconds": round(time.perf_counter() - started, 3)}
@@ -399,23 +457,30 @@ class Plan:
     noop: bool
     rebuild: bool = False  # every page rendered again (compile --rebuild)
     rerender: bool = False  # the same, because another version of the backend wrote them
+    merged: bool = False  # git merged pages another clone wrote: the backend runs (state.RENDER_PENDING)
     refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
     warnings: list[str] = field(default_factory=list)
+    scanned_ns: int = 0  # when the scan that read the sources' times began (SourceRow.seen_ns)
+
+
+SIZE_CAP_META = "settings.max_source_mb"  # the cap the sources skipped as too large were measured against
+SKIPPED_FOR_SIZE = "max_source_mb"  # what the reason of a source skipped as too large says (sources.load_source)
 
 
 def plan(
     ws: Workspace, state: State, scanned: raw_tree.RawScan, *, rebuild: bool = False,
-    rerender: bool = False, give_up_after: int | None = None,
+    rerender: bool = False, give_up_after: int | None = None, size_cap_changed: bool = False,
 ) -> Plan:
-    """Decide what to compile: hash only what size and mtime say may have changed, find
-    renames (same content under a new path) and removals, and give every source its page."""
+    """Decide what to compile: hash only what size, mtime and ctime say may have changed (and
+    what was racily clean when last looked at: SourceRow.same_file), find renames (same content
+    under a new path) and removals, and give every source its page."""
     rows = state.sources()
     files, warnings = scanned.files, []
     shas: dict[str, str] = {}
     vanished: set[str] = set()
     for f in files:
         row = rows.get(f.path)
-        if row and row.size == f.size and row.mtime_ns == f.mtime_ns:
+        if row and row.same_file(f.size, f.mtime_ns, f.ctime_ns):
             shas[f.path] = row.sha256
             continue
         sha = _sha_or_none(f.file)
@@ -437,6 +502,9 @@ def plan(
     # the reader changes: a new version may read what an old one could not (an extensionless
     # README, a Markdown dialect's admonitions), so a changed backend version tries them all again
     left_alone = {p for p, row in rows.items() if row.status == "skipped" and shas.get(p) == row.sha256}
+    if size_cap_changed:
+        # max_source_mb changed: what was too large may not be now (nor what fitted, still fit)
+        left_alone = {p for p in left_alone if SKIPPED_FOR_SIZE not in (rows[p].reason or "")}
     if rebuild or rerender:
         left_alone = set()
     elif give_up_after:
@@ -459,33 +527,43 @@ def plan(
             del by_sha_gone[shas[path]]
     removed = {p: (row.page or "") for p, row in gone.items() if p not in renamed.values()}
     refused = [(p, r) for p, r in scanned.refused if (rows.get(p) is None or rows[p].status != "skipped")]
+    # the same content with other times (a touch, a copy, a checkout), or times that could not
+    # be trusted when recorded: the row takes the times as this scan read them
     moved = [
-        replace(row, size=f.size, mtime_ns=f.mtime_ns) for f in files
+        replace(row, size=f.size, mtime_ns=f.mtime_ns, ctime_ns=f.ctime_ns, seen_ns=scanned.started_ns) for f in files
         if (row := rows.get(f.path)) and f.path not in vanished and row.sha256 == shas[f.path]
-        and (row.size, row.mtime_ns) != (f.size, f.mtime_ns)
+        and not row.same_file(f.size, f.mtime_ns, f.ctime_ns)
     ]
     pages = state.pages()
     listed: dict[str, set[str]] = {}
     wiki = ws.wiki
     missing_pages = any(p not in _files_in(wiki, posixpath.dirname(p), listed) for p in pages)
     index_missing = not (ws.wiki / "index.md").exists()
-    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused)
+    merged = bool(state.get_meta(RENDER_PENDING))
+    noop = not (changed or renamed or removed or missing_pages or rebuild or rerender or index_missing or refused
+                or merged)
     out = Plan(rows, pages, current, shas, vanished, candidates, changed, renamed, removed, refused,
-               moved, noop, rebuild, rerender, warnings=warnings)
+               moved, noop, rebuild, rerender, merged, warnings=warnings, scanned_ns=scanned.started_ns)
     if not noop:
-        _assign_pages(ws, out, gone, listed)
+        _assign_pages(ws, out, gone, listed, state.get_meta(KEPT_PAGES_META))
     return out
 
 
-def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]]) -> None:
+KEPT_PAGES_META = "pages.kept"  # source pages kept as a person's when their source went (PageWriter)
+
+
+def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]],
+                  state_kept: list[str] | None = None) -> None:
     """todo.refs: every candidate with its page; a new source gets a free name."""
     rows, current, changed = todo.rows, todo.current, todo.changed
     taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
     # a removed source's page is not handed to a new source in the same run: it is being
     # deleted (or kept, when a person edited it) by this very compile
     held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
-    foreign: dict[str, list[str]] | None = None
-    for f in todo.candidates:
+    foreign: dict[str, tuple[list[str], str]] | None = None
+    # in path order, as the scan lists them, but a file of a type no loader reads (it will be
+    # skipped) after the others: it never takes the page name of a document that has a page
+    for f in sorted(todo.candidates, key=lambda f: source_suffix(f.path) not in SUPPORTED_SUFFIXES):
         row = rows.get(f.path)
         page = row.page if row and row.page else None
         if page is None:
@@ -493,13 +571,17 @@ def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed:
                 foreign = _foreign_pages(ws, todo.pages, listed)
             # a page file wikimem has no record of (a person's, or one whose source went
             # away while a person's edit kept it) is never taken over, unless it names this
-            # very source (its own page, when state.db was rebuilt after a fresh clone)
-            blocked = taken | held | {rel for rel, owners in foreign.items() if owners != [f.path]}
+            # very source (its own page, when state.db was rebuilt after a fresh clone) and was
+            # not kept as a person's when that source went: a new document at the path of a
+            # source whose page a person kept gets a page of its own
+            kept = set(state_kept) if state_kept is not None else set()
+            blocked = taken | held | {rel for rel, (owners, _sha) in foreign.items()
+                                      if owners != [f.path] or rel in kept}
             page = assign_page(f.path, blocked)
             first = assign_page(f.path, taken)
             if first != page and _persons_page(ws, first, todo.pages):
                 todo.warnings.append(
-                    f"{f.path}: {first} is a page a person edited (its source is gone), so this "
+                    f"{f.path}: {first} is a page a person edited (kept when its source went), so this "
                     f"source's page is {page}")
             taken.add(page)
         todo.refs[f.path] = SourceRef(f.path, todo.shas[f.path], page)
@@ -515,48 +597,55 @@ class PageWriter:
     """
 
     def __init__(self, ws: Workspace, state: State, pages: Mapping[str, tuple[str, str, str | None]],
-                 report: CompileReport):
+                 report: CompileReport, writer: str = "wikimem"):
         self.ws, self.state, self.report = ws, state, report
         self.pages = pages  # as planned: backends propose edits, only this writer records pages
+        self.writer = writer  # the backend and version its pages say wrote them (pages.certify)
         self.planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
-        self.intents: list[tuple[str, str, str, str | None]] = []
+        self.intents: list[tuple[str, str, str, str | None, bool]] = []
 
     def _bytes(self, target: Path) -> bytes | None:
         if target in self.planned:
             return self.planned[target]
         try:
-            return target.read_bytes()
+            return read_owned(self.ws.wiki, target)
         except FileNotFoundError:
             return None
 
     def _propose(self, rel: str, content: str) -> None:
-        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(content, None), durable=False)
+        # certified like a page: a person who copies it over their page hands the page back
+        atomic_write(self.ws.state_dir / "proposed" / rel, stamp(certify(content, self.writer), None), durable=False,
+                     base=self.ws.state_dir)
+
+    def _refuse(self, exc: PathEscape) -> None:
+        # one line per cause: a linked folder refuses every page in it for the same reason
+        line = f"refused edit: {exc}"
+        if line not in self.report.warnings:
+            self.report.warnings.append(line)
 
     def apply(self, edit: PageEdit, bucket: _Bucket) -> None:
         """Stage one edit; say in `bucket` what it does to the page."""
         ws, state, report = self.ws, self.state, self.report
         try:
-            target = confine(ws.wiki, edit.path)
+            confine(ws.wiki, edit.path)
+            # the page by its own name, every folder on the way a real one (a linked wiki/facts
+            # or sources/ would take writes and deletes out of the workspace)
+            target = owned(ws.wiki, ws.wiki / edit.path)
         except PathEscape as exc:
-            report.warnings.append(f"refused edit: {exc}")
+            self._refuse(exc)
             return
-        rel = target.relative_to(ws.wiki.resolve()).as_posix()
+        rel = target.relative_to(ws.wiki).as_posix()
         if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
             report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
             return
         disk = self._bytes(target)
         exists = disk is not None
-        known = self.pages.get(rel)
-        human = exists and (known is None or known[0] != content_hash(disk or b""))
+        human = exists and ownership.persons_page(disk or b"", self.pages.get(rel))
         proposed_edit = edit
         if edit.content is not None:
             # whatever a backend rendered from a source: names and titles one line, no
             # active HTML, no link but relative and http(s)/mailto (pages.guard_page)
             edit = replace(edit, content=guard_page(edit.content))
-        if human and disk is not None and edit.content is not None and disk == stamp(edit.content, disk.decode("utf-8", "replace")).encode("utf-8"):
-            # exactly the bytes we would write: a compile killed before state.db
-            # committed (kill -9, power loss) wrote it; adopt it, it is not a person's edit
-            human = False
         if edit.content is None:
             if not exists:
                 state.delete_page(rel)
@@ -564,6 +653,9 @@ class PageWriter:
             if human:
                 bucket["kept"].append(rel)
                 state.delete_page(rel)
+                if edit.kind == "source":  # no later source takes it for its own (_assign_pages)
+                    kept = set(state.get_meta(KEPT_PAGES_META) or [])
+                    state.set_meta(KEPT_PAGES_META, sorted(kept | {rel}))
                 return
             self.planned[target] = None
             state.delete_page(rel)
@@ -593,11 +685,11 @@ class PageWriter:
             bucket["kept"].append(rel)
             self._propose(rel, edit.content)
             return
-        text = stamp(edit.content, disk.decode("utf-8", "replace") if disk is not None else None)
+        text = stamp(certify(edit.content, self.writer), disk.decode("utf-8", "replace") if disk is not None else None)
         data = text.encode("utf-8")
         if disk != data:
             self.planned[target] = data
-            self.intents.append((rel, content_hash(data), edit.kind, edit.owner))
+            self.intents.append((rel, content_hash(data), edit.kind, edit.owner, not exists))
             bucket["updated" if exists else "created"].append(rel)
         state.put_page(rel, content_hash(data), edit.kind, edit.owner)
 
@@ -606,12 +698,12 @@ class PageWriter:
         journal.record(self.intents)
         for target, data in self.planned.items():
             if data is None:
-                target.unlink(missing_ok=True)
+                remove_owned(self.ws.wiki, target)
             else:
-                atomic_write(target, data, durable=False)
+                atomic_write(target, data, durable=False, base=self.ws.wiki)
 
 
-def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJournal,
+def _prepare(ws: Workspace, settings: Settings, state: State, backend: Backend,
              current: dict[str, RawFile], report: CompileReport) -> None:
     """Bring state.db up to what wiki/ holds before planning: rebuilt after a fresh clone or a
     corrupt file, an interrupted compile's pages taken back, a teammate's pages adopted."""
@@ -623,26 +715,31 @@ def _prepare(ws: Workspace, settings: Settings, state: State, journal: WriteJour
             report.warnings.append(f"state rebuilt from {restored} source pages")
             # the version that rendered them, from the last compile log.md records: when this
             # one renders differently, _backend_changed has every page rendered again
-            written_by = log_page.last_backend(ws.wiki / "log.md")
-            if written_by and ":" in written_by:
-                state.set_meta("backend.version", written_by)
-    interrupted = journal.read()
-    if interrupted:
-        # a compile stopped between writing pages and committing state.db (kill -9, a full
-        # disk, a power cut): its pages are wikimem's, not a person's edits
-        with state.transaction():
-            adopted, dropped = recover_pages(ws.wiki, state, interrupted)
-        journal.clear()
-        if adopted or dropped:
-            report.warnings.append(
-                f"an interrupted compile left {len(adopted) + len(dropped)} pages unrecorded; "
-                "taken back as wikimem's and compiled again")
-    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits
+            rendered_by = log_page.last_backend(ws.wiki / "log.md")
+            if rendered_by and ":" in rendered_by:
+                state.set_meta("backend.version", rendered_by)
+    # a writer stopped between writing pages and committing state.db (kill -9, a full disk, a
+    # power cut): its pages are wikimem's, not a person's edits
+    adopted, dropped = ownership.recover(ws, state)
+    if adopted or dropped:
+        report.warnings.append(
+            f"an interrupted write left {len(adopted) + len(dropped)} pages unrecorded; "
+            "taken back as wikimem's and compiled again")
+    # pages a teammate's wikimem wrote (git pull) are adopted, not taken for human edits; pages
+    # both clones wrote, which git's driver merged by keeping ours, are rendered (or merged) again
     adopt.sync(ws, settings, state)
+    merging.settle(ws, settings, state, backend.name, written_by(backend, settings))
 
 
 def _version_of(backend: Backend) -> str:
     return str(getattr(backend, "version", backend.name))
+
+
+def written_by(backend: Backend, settings: Settings) -> str:
+    """What a page says wrote it (pages.certify): the backend's version, or for a backend
+    without one (a model's), its name and the model."""
+    version = getattr(backend, "version", None)
+    return str(version) if version else f"{backend.name}:{settings.model}"
 
 
 def _backend_changed(state: State, backend: Backend, report: CompileReport) -> bool:
@@ -666,17 +763,24 @@ def _compile_locked(
     started = time.perf_counter()
     backend = create(backend_name, settings)
     report = CompileReport(backend=backend.name)
+    # what a writer killed mid-write left (the lock is this compile's: none is being written)
     remove_stale_temp_files(ws.wiki)
+    remove_stale_temp_files(ws.state_dir / "proposed")
     state = State(ws.state_db)
     journal = WriteJournal(ws.state_dir)
     try:
         scanned = raw_tree.scan(ws)
         report.ignored = scanned.ignored_summary()
         if seeding is not None:
-            seeding.files = {f.path: (f.size, f.mtime_ns) for f in scanned.files}
-        _prepare(ws, settings, state, journal, {f.path: f for f in scanned.files}, report)
+            seeding.files = {f.path: (f.size, f.mtime_ns, f.ctime_ns) for f in scanned.files}
+            seeding.writer = written_by(backend, settings)
+        _prepare(ws, settings, state, backend, {f.path: f for f in scanned.files}, report)
         rerender = _backend_changed(state, backend, report)
-        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after)
+        size_cap_changed = state.get_meta(SIZE_CAP_META) != settings.max_source_mb
+        if size_cap_changed:
+            state.set_meta(SIZE_CAP_META, settings.max_source_mb)
+        todo = plan(ws, state, scanned, rebuild=rebuild, rerender=rerender, give_up_after=give_up_after,
+                    size_cap_changed=size_cap_changed)
         report.warnings.extend(todo.warnings)
         for p, r in todo.refused:
             state.put_source(SourceRow(p, "", 0, 0, None, "skipped", r, 0, ()))
@@ -693,8 +797,10 @@ def _compile_locked(
             # pages were written without a per-file fsync; make them durable before state.db
             # records them as written (the transaction commits when this block ends)
             os.sync()
-        # committed: state.db now records every page the journal named
+        # committed: state.db now records every page the journal named, and the pages git's
+        # driver merged are rendered again
         journal.clear()
+        merging.clear(ws)
         return report
     finally:
         state.close()
@@ -737,7 +843,7 @@ def apply(
     report.traffic = dict(result.stats)
 
     # --- guard and write
-    writer = PageWriter(ws, state, todo.pages, report)
+    writer = PageWriter(ws, state, todo.pages, report, written_by(backend, settings))
     per_source: dict[str, _Bucket] = {}
     batch_changes = _bucket()
     for edit in result.edits:
@@ -777,9 +883,13 @@ def apply(
     # --- timelines (wiki/facts/) and index.md, regenerated by code
     compiled_rows = {p: r for p, r in state.sources().items() if r.status == "compiled" and r.page}
     in_collection = raw_tree.collections(compiled_rows)
-    fact_changes = timelines.write(
-        ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
-        {p: r.page for p, r in compiled_rows.items() if r.page})
+    try:
+        fact_changes = timelines.write(
+            ws, state, {p: (r.sha256, in_collection[p]) for p, r in compiled_rows.items()},
+            {p: r.page for p, r in compiled_rows.items() if r.page})
+    except UnsafePath as exc:
+        fact_changes = []
+        report.warnings.append(f"fact timelines not written: {exc}")
     state.prune_analyses(r.sha256 for r in todo.refs.values())
     written = [*report.created, *report.updated, *report.removed, *(p for p, _ in fact_changes)]
 
@@ -812,9 +922,17 @@ def apply(
         # pages, and this says whether they need rendering again (see _prepare)
         summary.append(f"- backend: {_version_of(backend)}, {report.seconds:.2f} s")
         compiled_now = len(report.compiled) + report.unchanged
+        if operation == "sync":
+            return [*entries, log_page.LogEntry("sync", f"pages rendered again after a git merge ({compiled_now} sources)",
+                                                summary)]
         return [*entries, log_page.LogEntry("compile", f"{compiled_now} sources", summary)]
 
-    history.finish(ws, settings, operation="compile", entries=log_entries, paths=written, state=state)
+    # a compile that only renders again what git merged is the merge's sync
+    operation = "sync" if todo.merged and not (todo.changed or todo.renamed or todo.removed) else "compile"
+    if todo.merged:
+        state.delete_meta(RENDER_PENDING)
+    history.finish(ws, settings, operation=operation, entries=log_entries, paths=written, state=state,
+                   warn=report.warnings.append)
 
 
 def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, ...],
@@ -847,8 +965,8 @@ def _remove_stale_parts(writer: PageWriter, todo: Plan, edits: tuple[PageEdit, .
             if rel not in linked and f"]({relative_link(at, rel)})" in text:
                 linked.add(rel)
                 try:
-                    reading.append((rel, (writer.ws.wiki / rel).read_text(encoding="utf-8", errors="replace")))
-                except OSError:
+                    reading.append((rel, read_owned(writer.ws.wiki, writer.ws.wiki / rel).decode("utf-8", "replace")))
+                except (OSError, PathEscape):
                     pass
     for rel, owner in sorted(stale.items()):
         if rel not in linked:
@@ -871,10 +989,12 @@ def _record_sources(state: State, todo: Plan, outcomes: Mapping[str, SourceOutco
                 continue  # read again next run; its row stays as it was
             row = todo.rows.get(path)
             attempts = (row.attempts + 1) if row and row.sha256 == ref.sha256 else 1
-            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason, attempts, ()))
+            state.put_source(SourceRow(path, ref.sha256, f.size, f.mtime_ns, None, outcome.status, outcome.reason,
+                                       attempts, (), f.ctime_ns, todo.scanned_ns))
             (report.skipped if outcome.status == "skipped" else report.failed).append((path, outcome.reason or ""))
             continue
-        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts)
+        row = SourceRow(path, ref.sha256, f.size, f.mtime_ns, ref.page, "compiled", None, 0, outcome.concepts,
+                        f.ctime_ns, todo.scanned_ns)
         if todo.rows.get(path) != row:  # 10k unchanged rows are not written again
             state.put_source(row)
         if path in todo.changed or path in todo.renamed:

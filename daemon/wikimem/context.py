@@ -25,6 +25,7 @@ INDEX_SHARE = 0.1  # at most this share of the budget goes to the index entries
 RELEVANT_SHARE = 0.3  # a result scoring below this share of the best one is not printed
 PAGES = 2  # whole wiki pages added after the passages, when the budget allows
 PASSAGE_CHARS = 900  # a passage longer than this is given as its best sentences
+READ_LIMIT = 8_000_000  # bytes of one file read for a pack (a pack is a few thousand tokens)
 
 _PIECES = re.compile(r"\w+|[^\w\s]")
 
@@ -112,11 +113,13 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
     """The entries of index.md (a page's line, or one link of a group's line of pages) that
     mention the query's words, most matching first: where the map points for this question.
     Links are given relative to the workspace root, like every other path in the pack."""
+    from .errors import UnsafePath
     from .search import analyzer
+    from .workspace import read_owned
 
     try:
-        text = (ws.wiki / "index.md").read_text(encoding="utf-8")
-    except OSError:
+        text = read_owned(ws.wiki, ws.wiki / "index.md", limit=READ_LIMIT, single_link=True).decode("utf-8", "replace")
+    except (OSError, UnsafePath):
         return ""
     from .pages import split_front_matter
 
@@ -211,11 +214,17 @@ def build_context(ws: Workspace, query: str, budget: int = 8000, *, candidates: 
     fresh: dict[str, tuple[str | None, bool]] = {}
 
     def page_text(path: str, fallback: str) -> str:
+        from .errors import UnsafePath
+        from .workspace import open_checked
+
         if path not in texts:
             try:
-                texts[path] = (ws.root / path).read_text(encoding="utf-8", errors="replace") \
-                    if not path.endswith(".pdf") else fallback
-            except OSError:
+                if path.endswith(".pdf"):
+                    texts[path] = fallback
+                else:  # a regular file with one link, as every read served to an agent
+                    with open_checked(ws.root / path, path, single_link=True) as handle:
+                        texts[path] = handle.read(READ_LIMIT).decode("utf-8", "replace")
+            except (OSError, UnsafePath):
                 texts[path] = fallback
             fresh[path] = freshness(ws, path, texts[path])
         return texts[path]

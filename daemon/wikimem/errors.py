@@ -25,3 +25,10 @@ class PathEscape(WikimemError):
     """A path argument points outside the folder it must stay in."""
 
     exit_code = 2
+
+
+class UnsafePath(PathEscape):
+    """A file or folder wikimem owns (in wiki/ or .wikimem/) is a symbolic link or a special
+    file (a FIFO, a device): writing, deleting or serving it could reach outside the workspace."""
+
+    exit_code = 1

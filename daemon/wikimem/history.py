@@ -20,7 +20,6 @@ up to date, so nothing already compiled is compiled again.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
@@ -31,9 +30,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import index_page, log_page
-from .errors import UsageError, WikimemError
-from .pages import FrontMatterError, content_hash, loads_page, part_of
-from .workspace import Workspace, atomic_write, file_sha256, writer_lock
+from .errors import UnsafePath, UsageError, WikimemError
+from .ownership import PageWrite, tracked, write_pages
+from .pages import FrontMatterError, content_hash, loads_page
+from .workspace import Workspace, file_sha256, writer_lock
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -104,19 +104,32 @@ def finish(
     paths: Iterable[str | os.PathLike[str]],
     index: bool = True,
     state: Any = None,
+    warn: Callable[[str], object] | None = None,
 ) -> list[tuple[str, str]]:
     """The end of every operation that writes wiki/, in one place: regenerate index.md (by
     code, never a model), append the operation's entries to log.md, and commit what it wrote
     (in a git work tree), in that order. `entries` may be a function of the index files
     written ([(path, "created" | "updated")]: an entry that lists them); `index=False` when the
     caller regenerated it already. Nothing is logged or committed when there is nothing to say.
-    Returns the index files written, as write_index gives them."""
-    changes = index_page.write_index(ws, state) if index else []
+    Returns the index files written, as write_index gives them.
+
+    index.md or log.md that is a symbolic link or a special file is neither written through nor
+    replaced: the operation goes on without it and says so once (`warn`, else the log)."""
+    say = warn if warn is not None else log.warning
+    changes: list[tuple[str, str]] = []
+    if index:
+        try:
+            changes = index_page.write_index(ws, state)
+        except UnsafePath as exc:
+            say(f"index.md not written: {exc}")
     logged = list(entries(changes) if callable(entries) else entries)
     written = [*paths, *(p for p, _ in changes)]
     if logged:
-        log_page.append(ws.wiki / "log.md", logged)
-        written.append("log.md")
+        try:
+            log_page.append(ws.wiki / "log.md", logged)
+            written.append("log.md")
+        except UnsafePath as exc:
+            say(f"log.md not appended to: {exc}")
     if logged or written:
         record(ws, settings, operation=operation, entries=logged, paths=written)
     return changes
@@ -360,14 +373,15 @@ def undo(
         result.held = sorted(r for r, keep in held.items() if keep is not None)
         if dry_run:
             return result
+        # through the write journal (ownership.write_pages): an undo stopped halfway leaves the
+        # pages it put back known as wikimem's, whichever version of wikimem wrote them first
+        restores = []
         for p in full:
-            target_file = ws.wiki / (repo.rel(p) or p)
+            rel = repo.rel(p) or p
             content = before[p]
-            if content is None:
-                with contextlib.suppress(FileNotFoundError):
-                    target_file.unlink()
-            else:
-                atomic_write(target_file, content)
+            kind, owner = (_tracked(rel, content) or ("", None))[:2] if content is not None else ("", None)
+            restores.append(PageWrite(rel, content, kind or "page", owner))
+        write_pages(ws, restores, writer="undo")
         _restore_state(ws, pages, {repo.rel(p) or p: v for p, v in before.items()}, held)
         index_changes = index_page.write_index(ws)
         result.index = [p for p, _ in index_changes]
@@ -396,19 +410,7 @@ def _page_meta(rel: str, data: bytes | None) -> tuple[str, list[str], str]:
     return page.kind, page.sources, str(page.meta.get("source_sha256") or "")
 
 
-def _tracked(rel: str, data: bytes) -> tuple[str, str | None, str] | None:
-    """How state.db records a page version the compiler tracks: (kind, the source it belongs
-    to, its source_sha256), kind `part` for a part of a long source's page (pages.part_of);
-    None for the pages it does not track (answers, lint.md) or unreadable ones."""
-    try:
-        page = loads_page(rel, data.decode("utf-8", "replace"))
-    except FrontMatterError:
-        return None
-    if page.kind not in ("source", "concept"):
-        return None
-    owner = page.sources[0] if page.kind == "source" and page.sources else None
-    kind = "part" if page.kind == "source" and part_of(page.meta) is not None else page.kind
-    return kind, owner, str(page.meta.get("source_sha256") or "")
+_tracked = tracked  # how state.db records a page version (ownership.tracked)
 
 
 def _held_sources(

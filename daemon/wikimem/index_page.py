@@ -748,7 +748,7 @@ def _group_of(rel: str, groups: list[Group]) -> str | None:
 def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:
     """Regenerate index.md and the catalogs; remove catalogs no longer needed. Returns changes."""
     from .state import State as StateDB
-    from .workspace import write_changed
+    from .workspace import remove_owned, write_changed
 
     if state is None and ws.state_db.exists():
         # callers outside a compile (lint, query --save, undo) still use the catalog cache
@@ -789,7 +789,7 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
     changes = write_changed(ws.wiki, pages)
     for rel in sorted(catalogs):
         if rel not in pages and _group_of(rel, groups) not in left_out:
-            (ws.wiki / rel).unlink(missing_ok=True)
+            remove_owned(ws.wiki, ws.wiki / rel)
             changes.append((rel, "removed"))
             _prune_empty(ws.wiki, ws.wiki / rel)
     if state is not None:

@@ -27,11 +27,11 @@ import secrets
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
-from .errors import PathEscape, WikimemError
+from .errors import PathEscape, UnsafePath, WikimemError
 from .naming import undecodable
-from .workspace import Workspace, confine, read_window
+from .workspace import Workspace, confine, open_checked, owned, read_owned, read_window
 
 if TYPE_CHECKING:
     import mcp_types
@@ -49,6 +49,8 @@ READ_MAX_CHARS = 60_000
 # files up to this size are read whole (their line count is known); larger ones a window at a time
 READ_WHOLE_BYTES = 8_000_000
 READ_PDF_MAX_BYTES = 200_000_000
+RESOURCE_MAX_BYTES = 1_000_000  # index.md stays near 25 KB; a larger file is served cut, with a note
+LOG_TAIL_BYTES = 4_000_000  # recent_log reads the end of log.md, never all of a years-long file
 DEFAULT_LINES = 400
 MAX_LINES = 2_000
 ANCHOR_CONTEXT = 20  # lines shown either side of a cited line (raw/a.md#L147)
@@ -76,7 +78,11 @@ CAPABILITIES = {"prompts": {"listChanged": False}, "resources": {"listChanged": 
 
 
 def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
-    """A workspace path (wiki/... or raw/...) -> (normalized path, file); refuses anything else."""
+    """A workspace path (wiki/... or raw/...) -> (normalized path, file); refuses anything else.
+
+    A path in wiki/ is served by its own name only (no symbolic link on the way: wikimem's
+    folders hold no links); a path in raw/ may be a link that stays inside the workspace, as
+    compile reads it."""
     path = (path or "").strip()
     if path.startswith("./"):
         path = path[2:]
@@ -88,7 +94,18 @@ def resolve(ws: Workspace, path: str) -> tuple[str, Any]:
     rel = file.relative_to(ws.root).as_posix()
     if not (rel.startswith("wiki/") or rel.startswith("raw/")):
         raise PathEscape(f"{path!r} is outside wiki/ and raw/; only those can be read")
+    lexical = os.path.normpath(path)
+    if lexical == "wiki" or lexical.startswith("wiki/"):
+        owned(ws.wiki, ws.root / lexical, folder=file.is_dir())
     return rel, file
+
+
+def _served(ws: Workspace, rel: str, file: Any) -> BinaryIO:
+    """The file opened for an agent: a regular file with one link (workspace.open_checked)."""
+    try:
+        return open_checked(file, rel, single_link=True)
+    except UnsafePath as exc:
+        raise WikimemError(str(exc)) from None
 
 
 _ANCHOR = re.compile(r"#L(\d+)(?:-L?(\d+))?$")
@@ -127,35 +144,27 @@ def read_file(ws: Workspace, path: str, start_line: int | None = None, max_lines
     else:
         start, count = max(1, start_line or 1), max(1, max_lines or DEFAULT_LINES)
     count = min(count, MAX_LINES)
-    size = file.stat().st_size
     total: int | None
-    if file.suffix.lower() == ".pdf":
-        from .sources import SkipSource, load_source
+    with _served(ws, rel, file) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if file.suffix.lower() == ".pdf":
+            lines = _pdf_lines(ws, rel, file, size)
+            chunk, total = lines[start - 1 : start - 1 + count], len(lines)
+            more = start - 1 + len(chunk) < total
+        else:
+            from .sources import SkipSource, read_text
 
-        if size > READ_PDF_MAX_BYTES:
-            raise WikimemError(f"{rel} is a {size // 1_000_000} MB PDF, more than MCP read opens "
-                               f"({READ_PDF_MAX_BYTES // 1_000_000} MB); search finds its passages")
-        try:
-            doc = load_source(file, rel, max_bytes=READ_PDF_MAX_BYTES)
-        except SkipSource as exc:
-            raise WikimemError(f"cannot read {rel}: {exc}") from None
-        lines = [f"[page {b.line}] {b.text}" for b in doc.blocks]
-        chunk, total = lines[start - 1 : start - 1 + count], len(lines)
-        more = start - 1 + len(chunk) < total
-    else:
-        from .sources import SkipSource, read_text
-
-        try:
-            if size <= READ_WHOLE_BYTES:
-                lines = read_text(file)[0].split("\n")
-                chunk, total = lines[start - 1 : start - 1 + count], len(lines)
-                more = start - 1 + len(chunk) < total
-            else:
-                window = read_window(file, start, count, READ_MAX_CHARS * 4)
-                chunk = read_text(file, window.data)[0].split("\n") if window.count else []
-                total, more = None, window.more or window.clipped
-        except SkipSource as exc:
-            raise WikimemError(f"cannot read {rel}: {exc}") from None
+            try:
+                if size <= READ_WHOLE_BYTES:
+                    lines = read_text(file, handle.read(READ_WHOLE_BYTES))[0].split("\n")
+                    chunk, total = lines[start - 1 : start - 1 + count], len(lines)
+                    more = start - 1 + len(chunk) < total
+                else:
+                    window = read_window(handle, start, count, READ_MAX_CHARS * 4)
+                    chunk = read_text(file, window.data)[0].split("\n") if window.count else []
+                    total, more = None, window.more or window.clipped
+            except SkipSource as exc:
+                raise WikimemError(f"cannot read {rel}: {exc}") from None
     if anchor is not None:
         chunk = [f"{n}\t{line}" for n, line in enumerate(chunk, start)]
     body = "\n".join(chunk)
@@ -173,6 +182,41 @@ def read_file(ws: Workspace, path: str, start_line: int | None = None, max_lines
     if more:
         result["next_start_line"] = end if cut else end + 1
     return result
+
+
+PDF_CACHE = 2  # PDFs kept parsed by a server: an agent reads one a slice at a time
+_pdfs: dict[tuple[str, int, int, int], list[str]] = {}
+_pdfs_lock = threading.Lock()
+
+
+def _pdf_lines(ws: Workspace, rel: str, file: Any, size: int) -> list[str]:
+    """A PDF's text as lines ([page N] ...), parsed once for as long as the file is unchanged
+    (an agent reads it a slice at a time: each slice parsed it whole again, seconds a call);
+    one the compile skipped is refused with the compile's reason, never parsed again here."""
+    from .sources import SkipSource, load_source
+    from .state import skipped_reason
+
+    st = os.stat(file)
+    key = (rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _pdfs_lock:
+        if key in _pdfs:
+            return _pdfs[key]
+    reason = skipped_reason(ws.state_db, rel, st.st_size, st.st_mtime_ns)
+    if reason:
+        raise WikimemError(f"cannot read {rel}: the compile skipped it ({reason})")
+    if size > READ_PDF_MAX_BYTES:
+        raise WikimemError(f"{rel} is a {size // 1_000_000} MB PDF, more than MCP read opens "
+                           f"({READ_PDF_MAX_BYTES // 1_000_000} MB); search finds its passages")
+    try:
+        doc = load_source(file, rel, max_bytes=READ_PDF_MAX_BYTES)
+    except SkipSource as exc:
+        raise WikimemError(f"cannot read {rel}: {exc}") from None
+    lines = [f"[page {b.line}] {b.text}" for b in doc.blocks]
+    with _pdfs_lock:
+        while len(_pdfs) >= PDF_CACHE:
+            _pdfs.pop(next(iter(_pdfs)))
+        _pdfs[key] = lines
+    return lines
 
 
 def list_pages(ws: Workspace, kind: str | None = None) -> list[dict[str, Any]]:
@@ -194,7 +238,10 @@ def list_pages(ws: Workspace, kind: str | None = None) -> list[dict[str, Any]]:
 def recent_log(ws: Workspace, limit: int = 10) -> list[dict[str, Any]]:
     from .log_page import read_entries
 
-    entries = read_entries(ws.wiki / "log.md")[-max(1, limit):]
+    try:
+        entries = read_entries(ws.wiki / "log.md", tail_bytes=LOG_TAIL_BYTES)[-max(1, limit):]
+    except UnsafePath as exc:
+        raise WikimemError(str(exc)) from None
     return [{"time": t, "operation": op, "subject": subject, "lines": lines} for t, op, subject, lines in reversed(entries)]
 
 
@@ -211,7 +258,11 @@ def lint_findings(ws: Workspace) -> dict[str, Any]:
         return report.to_json()
     lint_md = ws.wiki / "lint.md"
     if lint_md.is_file():
-        return {"source": "wiki/lint.md", "text": lint_md.read_text(encoding="utf-8", errors="replace")}
+        try:
+            text = read_owned(ws.wiki, lint_md, limit=RESOURCE_MAX_BYTES, single_link=True)
+        except UnsafePath as exc:
+            raise WikimemError(str(exc)) from None
+        return {"source": "wiki/lint.md", "text": text.decode("utf-8", "replace")}
     return {"source": None, "text": "No lint report yet: run `wikimem lint`."}
 
 
@@ -387,6 +438,16 @@ RESOURCES = {
 }
 
 
+def resource_text(ws: Workspace, file: str) -> str:
+    """A resource's text: the file in wiki/ by its own name (never a link, a special file or
+    a file with other hard links), at most RESOURCE_MAX_BYTES of it."""
+    data = read_owned(ws.wiki, ws.wiki / file, limit=RESOURCE_MAX_BYTES + 1, single_link=True)
+    if len(data) > RESOURCE_MAX_BYTES:
+        cut = data[:RESOURCE_MAX_BYTES].decode("utf-8", "ignore")
+        return cut + f"\n\n[{file} continues; read it in slices with the read tool]\n"
+    return data.decode("utf-8", "replace")
+
+
 def build_server(ws: Workspace, *, allow_write: bool = False, searching: Searching | None = None) -> Server[Any]:
     """The MCP server: the SDK's low-level `Server`, which answers `initialize` with nothing
     of the tools built. The tools are the SDK's own (`Tool` in a `ToolManager`: the schemas,
@@ -464,7 +525,10 @@ def build_server(ws: Workspace, *, allow_write: bool = False, searching: Searchi
         if file is None:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri})
         try:
-            text = await anyio.to_thread.run_sync((ws.wiki / file).read_text, "utf-8")
+            text = await anyio.to_thread.run_sync(resource_text, ws, file)
+        except UnsafePath as exc:  # a link or a special file in wiki/ is never served
+            raise MCPError(code=mcp_types.INTERNAL_ERROR, message=f"Error reading resource {uri}: {exc}",
+                           data={"uri": uri}) from None
         except Exception:  # noqa: BLE001 - reported to the client as an error
             log.exception("resource %r raised an unexpected exception", uri)
             raise MCPError(code=mcp_types.INTERNAL_ERROR, message=f"Error reading resource {uri}",
@@ -516,8 +580,9 @@ class EarlyAnswer(NamedTuple):
 
 
 def initialize_request(line: bytes) -> tuple[int | str, dict[str, Any]] | None:
-    """(id, params) of a well-formed JSON-RPC `initialize` request. None for anything else: the
-    SDK answers that, errors included, as if nothing had been read before it."""
+    """(id, params) of a well-formed JSON-RPC `initialize` request whose params the SDK accepts.
+    None for anything else: the SDK answers that, errors included, as if nothing had been read
+    before it."""
     try:
         message = json.loads(line)
     except ValueError:  # not JSON, or not UTF-8
@@ -527,12 +592,44 @@ def initialize_request(line: bytes) -> tuple[int | str, dict[str, Any]] | None:
     request_id, params = message.get("id"), message.get("params")
     if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
         return None
-    client = params.get("clientInfo")
-    if not (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
-            and isinstance(client, dict) and isinstance(client.get("name"), str)
-            and isinstance(client.get("version"), str)):
-        return None  # the SDK refuses these params: let it
+    if not _sdk_accepts(params):
+        return None  # the SDK refuses these params, or might: let it decide
     return request_id, params
+
+
+# What of `initialize`'s params the early answer knows the SDK accepts (its InitializeRequestParams
+# with ClientCapabilities and Implementation): anything else, however harmless it may be, is
+# left to the SDK, which answers it as it would have (an answer given early for params the SDK
+# refuses would tell the client a handshake succeeded that did not).
+_CLIENT_INFO = {"name", "version", "title", "description", "websiteUrl"}
+_EMPTY_CAPABILITIES = {"sampling": {"context", "tools"}, "elicitation": {"form", "url"}}
+_FREE_CAPABILITIES = ("experimental", "extensions")  # dict[str, dict[str, Any]]
+
+
+def _sdk_accepts(params: dict[str, Any]) -> bool:
+    if set(params) - {"protocolVersion", "capabilities", "clientInfo"}:
+        return False
+    client, capabilities = params.get("clientInfo"), params.get("capabilities")
+    if not (isinstance(params.get("protocolVersion"), str) and isinstance(capabilities, dict)
+            and isinstance(client, dict) and not set(client) - _CLIENT_INFO
+            and all(isinstance(client.get(k), str) for k in ("name", "version"))
+            and all(isinstance(v, str) for v in client.values())):
+        return False
+    for key, value in capabilities.items():
+        if not isinstance(value, dict):
+            return False
+        if key == "roots":
+            if set(value) - {"listChanged"} or not all(isinstance(v, bool) for v in value.values()):
+                return False
+        elif key in _EMPTY_CAPABILITIES:
+            if set(value) - _EMPTY_CAPABILITIES[key] or any(v != {} for v in value.values()):
+                return False
+        elif key in _FREE_CAPABILITIES:
+            if not all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items()):
+                return False
+        else:
+            return False
+    return True
 
 
 def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
@@ -558,18 +655,34 @@ def early_answer(line: bytes) -> EarlyAnswer | None:
     return EarlyAnswer(request_id, {"jsonrpc": "2.0", "id": request_id, "result": initialize_result(params)})
 
 
-class _Replayed(io.TextIOWrapper):
-    """The wire as the SDK's stdin (UTF-8 text, as its stdio transport reads it): the first
-    line again, which was read here to answer it early, then the rest from the same reader, so
-    that what it had read ahead is not lost."""
+MAX_MESSAGE_BYTES = 16_000_000  # one line of the protocol; a longer one is read through and dropped
+TOO_LONG = "message longer than the server reads\n"  # not JSON: the SDK answers it as it answers any such line
+
+
+def _bounded_line(wire: IO[bytes]) -> bytes:
+    """The next line of the wire, at most MAX_MESSAGE_BYTES: a longer one is read through in
+    pieces, never held whole, and TOO_LONG stands for it (a 400 MB first line was read whole)."""
+    line = wire.readline(MAX_MESSAGE_BYTES + 1)
+    if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+        return line
+    while line and not line.endswith(b"\n"):
+        line = wire.readline(1 << 20)
+    return TOO_LONG.encode()
+
+
+class _Replayed:
+    """The wire as the SDK's stdin (lines of UTF-8 text, as its stdio transport reads them with
+    readline): the first line again, which was read here to answer it early, then the rest from
+    the same reader, so that what it had read ahead is not lost; every line bounded
+    (_bounded_line)."""
 
     def __init__(self, wire: IO[bytes], first: bytes) -> None:
-        super().__init__(wire, encoding="utf-8", errors="replace")
+        self._wire = wire
         self._first: str | None = first.decode("utf-8", "replace")
 
-    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]  # as TextIOWrapper in typeshed
+    def readline(self, size: int = -1, /) -> str:
         if self._first is None:
-            return super().readline(size)
+            return _bounded_line(self._wire).decode("utf-8", "replace")
         line, self._first = self._first, None
         return line
 
@@ -662,8 +775,8 @@ def _load_server(ws: Workspace, *, allow_write: bool = False) -> Server[Any]:
 
 
 def _answer_first_line(wire_in: IO[bytes], wire_out: IO[bytes]) -> tuple[bytes, EarlyAnswer | None]:
-    """The client's first line, answered at once if it is `initialize`."""
-    first = wire_in.readline()
+    """The client's first line (bounded: _bounded_line), answered at once if it is `initialize`."""
+    first = _bounded_line(wire_in)
     early = early_answer(first)
     if early is not None:
         wire_out.write(early.line())
@@ -693,7 +806,9 @@ def serve(ws: Workspace, *, allow_write: bool = False) -> None:
         from mcp.server.stdio import stdio_server
 
         async def run() -> None:
-            stdin, stdout = anyio.wrap_file(_Replayed(wire_in, first)), anyio.wrap_file(_Answered(wire_out, early))
+            # anyio reads the file with readline alone (AsyncFile.__aiter__), which _Replayed has
+            replayed: Any = _Replayed(wire_in, first)
+            stdin, stdout = anyio.wrap_file(replayed), anyio.wrap_file(_Answered(wire_out, early))
             async with stdio_server(stdin, stdout) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
@@ -31,18 +31,17 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from .errors import PathEscape
+from .errors import PathEscape, UnsafePath
 from .naming import undecodable
 from .pages import one_line
-from .workspace import Workspace, atomic_write, confine, read_window
+from .workspace import Workspace, atomic_write, confine, open_checked, open_owned, read_window
 
 ROOT = "/memories"
 INBOX = "inbox"
 RAW = "raw"
 MAX_FILE_BYTES = 1_000_000
-VIEW_WHOLE_BYTES = 8_000_000  # larger files are viewed a window at a time
-VIEW_MAX_LINES = 2_000
-VIEW_MAX_BYTES = 200_000
+VIEW_MAX_LINES = 2_000  # a view shows at most this many lines ...
+VIEW_MAX_BYTES = 200_000  # ... and this many bytes, numbers included; it says how to go on
 LINE_WIDTH = 6
 
 
@@ -74,6 +73,11 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
                 f"{path} is read-only: the wiki is compiled by wikimem. Write new notes under {ROOT}/{INBOX}/ "
                 "and they become sources for the wiki."
             )
+        if write and any(part.startswith(".") for part in rest.split("/") if part):
+            # a dotfile is never a note, and some configure wikimem (.wikimemignore decides
+            # which files are sources): an agent told so by a document must not write one
+            raise ToolError(f"{path}: names starting with '.' are not notes (dotfiles such as .wikimemignore "
+                            f"configure wikimem); name the note without the dot")
         if area == INBOX:
             if write:
                 base.mkdir(parents=True, exist_ok=True)
@@ -90,30 +94,46 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         target, area = self._resolve(command.path)
         if target.is_dir() or (area == INBOX and not target.exists() and command.path.rstrip("/").endswith(INBOX)):
             return self._listing(command.path.rstrip("/") or ROOT, target)
-        if not target.is_file():
+        if not os.path.lexists(target):
             raise ToolError(f"The path {command.path} does not exist. Please provide a valid path.")
         start, last = 1, -1
         if command.view_range and len(command.view_range) == 2:
             start, last = max(1, command.view_range[0]), command.view_range[1]
+        count = VIEW_MAX_LINES if last == -1 else min(VIEW_MAX_LINES, max(1, last - start + 1))
         try:
-            if target.stat().st_size <= VIEW_WHOLE_BYTES:
-                lines = target.read_text(encoding="utf-8", errors="replace").split("\n")
-                lines = lines[start - 1 : (None if last == -1 else last)]
-                more = False
-            else:
-                # a raw file may be gigabytes: serve a window of it, never the whole file
-                count = VIEW_MAX_LINES if last == -1 else min(VIEW_MAX_LINES, max(1, last - start + 1))
-                window = read_window(target, start, count, VIEW_MAX_BYTES)
-                lines = window.data.decode("utf-8", "replace").split("\n") if window.count else []
-                more = window.more and (last == -1 or start + window.count <= last)
+            with self._open(command.path, target, area) as handle:
+                # every view is a window of at most VIEW_MAX_LINES lines and VIEW_MAX_BYTES bytes
+                # (a file of blank lines once came back ten times its size, numbered)
+                window = read_window(handle, start, count, VIEW_MAX_BYTES)
         except OSError as exc:
             raise ToolError(f"Cannot read {command.path}: {exc.strerror}") from None
-        numbered = "\n".join(f"{str(i).rjust(LINE_WIDTH)}\t{line}" for i, line in enumerate(lines, start))
+        lines = window.data.decode("utf-8", "replace").split("\n") if window.count else []
+        shown: list[str] = []
+        size = 0
+        for i, line in enumerate(lines, start):
+            row = f"{str(i).rjust(LINE_WIDTH)}\t{line}"
+            size += len(row.encode("utf-8")) + 1
+            if shown and size > VIEW_MAX_BYTES:
+                break
+            shown.append(row)
+        more = (len(shown) < len(lines) or window.more or window.clipped) and (last == -1 or start + len(shown) <= last)
         note = ""
         if more:
-            after = start + len(lines)
+            after = start + len(shown)
             note = f"\n[the file goes on; view it with view_range [{after}, {after + VIEW_MAX_LINES - 1}]]"
-        return f"Here's the content of {command.path} with line numbers:\n{numbered}{note}"
+        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(shown) + note
+
+    def _open(self, path: str, target: Path, area: str) -> BinaryIO:
+        """The file opened for viewing: in the wiki by its own name only (no link on the way),
+        anywhere a regular file with one link (one with others may be a name of a file outside
+        the workspace), never a FIFO or a device."""
+        try:
+            if area == "wiki":
+                rel = path[len(ROOT):].strip("/")
+                return open_owned(self.ws.wiki, self.ws.wiki / rel, single_link=True)
+            return open_checked(target, path, single_link=True)
+        except UnsafePath as exc:
+            raise ToolError(str(exc)) from None
 
     def _listing(self, shown: str, folder: Path) -> str:
         rows: list[str] = [shown + "/"]

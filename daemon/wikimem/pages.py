@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import html
+import json
 import posixpath
 import re
 import unicodedata
@@ -391,12 +392,22 @@ def inert(text: str) -> str:
     return "".join(out)
 
 
+# where a renderer may end a line: CommonMark's \r\n and \r besides \n, and the Unicode line
+# and paragraph separators (and NEL) that other renderers and JavaScript's line splitting do
+_LINE_ENDS = re.compile("\r\n?|[\u2028\u2029\x85]")
+
+
 def inert_markdown(body: str) -> str:
     """inert() for a whole page body, leaving fenced code blocks as they are (nothing renders
     inside them, and a backslash there would show). Only fences at the start of a line open
-    one, so text never passes for code; a fence may close indented by up to three spaces."""
+    one, so text never passes for code; a fence may close indented by up to three spaces.
+
+    Every line end is made \n first: a fence told by \n alone (`~~~\r~~~\r<script>` is one
+    line here, three to a renderer) would take live HTML for code. The body is then the lines
+    any renderer sees."""
     if not _ACTIVE.search(body):
         return body
+    body = _LINE_ENDS.sub("\n", body)
     if "```" not in body and "~~~" not in body:
         return inert(body)
     lines = body.split("\n")
@@ -567,6 +578,8 @@ def simple_meta(fm: str) -> dict[str, Any] | None:
         current = None
         if value == "[]":
             meta[m.group(1)] = []
+        elif m.group(1) == OWNER_KEY and _OWNER_VALUE.fullmatch(value):  # `wikimem: <writer> <digest>`
+            meta[m.group(1)] = value
         elif _ISO_DAY.match(value) or (_PLAIN.match(value) and value.lower() not in _YAML_WORDS and not value.endswith(" ")):
             meta[m.group(1)] = value
         elif re.fullmatch(r"[0-9a-f]{64}", value):  # a hash that happens to start with a digit
@@ -580,6 +593,126 @@ def simple_meta(fm: str) -> dict[str, Any] | None:
         if value == [] and not re.search(rf"^{re.escape(key)}:[ \t]*\[\]", fm, re.MULTILINE):
             meta[key] = None
     return meta
+
+
+# --- whose a page is: the digest wikimem writes into every page it writes -------------------
+
+OWNER_KEY = "wikimem"
+DIGEST_HEX = 32  # 128 bits of sha256: a person's edit never matches by chance
+# `wikimem: offline:19.15.27.4 3f2a...`: who wrote the page, and the digest of what it wrote. The
+# writer starts with a letter, so YAML reads the value as the same plain string (never a number)
+_OWNER_VALUE = re.compile(rf"([A-Za-z][\w.:+/-]*) ([0-9a-f]{{{DIGEST_HEX}}})")
+_OWNER_LINE = re.compile(rf"^{OWNER_KEY}:.*\n?", re.MULTILINE)
+_WRITER_UNSAFE = re.compile(r"[^\w.:+/-]+")
+
+
+def page_digest(meta: dict[str, Any], body: str) -> str:
+    """The digest of a page's text as wikimem wrote it: every front matter field but the digest's
+    own (`wikimem:`) and the `updated:` stamp (when it was written is not what it says), and the
+    body. Canonical, so that a page loaded and dumped again by another tool (keys reordered,
+    quoting changed, line endings made CRLF, trailing spaces trimmed) keeps its digest, and a
+    page two machines rendered alike has one digest whatever day each rendered it."""
+    owned = {k: v for k, v in _plain(meta).items() if k not in (OWNER_KEY, "updated")}
+    head = json.dumps(owned, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    lines = [line.rstrip(" \t\r") for line in body.split("\n")]
+    text = head + "\n" + "\n".join(lines).strip("\n")
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_HEX]
+
+
+def _meta_of(fm: str) -> dict[str, Any]:
+    fast = simple_meta(fm)
+    return fast if fast is not None else parse_meta(fm)
+
+
+def certify(text: str, writer: str) -> str:
+    """A page as wikimem writes it: its front matter ends with `wikimem: <writer> <digest>`, the
+    digest of the rest (page_digest). Any copy of the page then says by itself whether it is
+    still what wikimem wrote (page_owner). A page without front matter, or with front matter
+    that cannot be read, comes back as it was (wikimem writes neither)."""
+    text = text.replace("\r\n", "\n")
+    fm, body, _ = split_front_matter(text)
+    if fm is None:
+        return text
+    try:
+        meta = _meta_of(fm)
+    except FrontMatterError:
+        return text
+    who = _WRITER_UNSAFE.sub("-", writer).strip("-") or "wikimem"
+    if not who[0].isalpha():
+        who = "wikimem-" + who
+    line = f"{OWNER_KEY}: {who} {page_digest(meta, body)}\n"
+    kept = _OWNER_LINE.sub("", fm)
+    if kept and not kept.endswith("\n"):
+        kept += "\n"
+    opening = _FM_OPEN.match(text)
+    assert opening is not None  # split_front_matter found front matter
+    return text[: opening.end()] + kept + line + text[opening.end() + len(fm):]
+
+
+@dataclass(frozen=True)
+class Owner:
+    """What a page says of who wrote it (page_owner)."""
+
+    writer: str | None  # the backend and version that wrote it, as its `wikimem:` line says
+    stamped: bool  # it carries a `wikimem:` line
+    matches: bool  # ... and its text is what that line's digest was made from
+
+    @property
+    def wikimems(self) -> bool:
+        return self.stamped and self.matches
+
+
+NOT_STAMPED = Owner(None, False, False)
+
+
+def page_owner(text: str | bytes) -> Owner:
+    """Who wrote a page, from the page alone: wikimem when its `wikimem:` line's digest is the
+    digest of its text; a person when the digest does not match (they changed the page, or wrote
+    the line by hand) or the line is missing. A person who copies a whole page wikimem wrote
+    (or wikimem's proposed version from .wikimem/proposed/) over theirs hands it back to wikimem,
+    which is what copying it means."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
+    if OWNER_KEY not in text:
+        return NOT_STAMPED  # most of a person's pages: no YAML read
+    fm, body, _ = split_front_matter(text.replace("\r\n", "\n"))
+    if fm is None:
+        return NOT_STAMPED
+    try:
+        meta = _meta_of(fm)
+    except FrontMatterError:
+        return NOT_STAMPED
+    value = meta.get(OWNER_KEY)
+    stamp_ = _OWNER_VALUE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if stamp_ is None:
+        return Owner(None, OWNER_KEY in meta, False)
+    return Owner(stamp_.group(1), True, stamp_.group(2) == page_digest(meta, body))
+
+
+def owner_digest(text: str) -> str | None:
+    """The digest a page's `wikimem:` line states (not checked), or None."""
+    fm, _, _ = split_front_matter(text)
+    if fm is None:
+        return None
+    for line in fm.split("\n"):
+        if line.startswith(OWNER_KEY + ":"):
+            found = _OWNER_VALUE.fullmatch(line[len(OWNER_KEY) + 1:].strip())
+            return found.group(2) if found else None
+    return None
+
+
+def strip_stamps(text: str) -> str:
+    """The page without its `updated:` and `wikimem:` lines: two renderings of the same text by
+    different days or versions compare equal."""
+    lines = text.split("\n")
+    if lines and lines[0].strip() == "---":
+        try:
+            close = lines.index("---", 1)
+        except ValueError:
+            return text
+        lines = [line for i, line in enumerate(lines)
+                 if not (0 < i < close and line.startswith(("updated:", OWNER_KEY + ":")))]
+    return "\n".join(lines)
 
 
 def strip_updated(text: str) -> str:
@@ -596,8 +729,13 @@ def strip_updated(text: str) -> str:
 
 
 def stamp(content: str, existing: str | None) -> str:
-    """Set `updated:` in front matter: kept from the existing page when nothing else changed."""
-    if existing is not None and strip_updated(existing) == strip_updated(content):
+    """Set `updated:` in front matter: kept from the existing page when nothing else changed.
+
+    The existing page is kept whole (its `updated:` and its `wikimem:` line) when it has the
+    same text and the same digest: a new version of a backend that renders a page as before
+    leaves the page, and the version that wrote it, as they were."""
+    if existing is not None and strip_stamps(existing) == strip_stamps(content) \
+            and owner_digest(existing) == owner_digest(content):
         return existing
     lines = content.split("\n")
     # insert after `date:`/`aliases:` i.e. before the closing '---' of the front matter

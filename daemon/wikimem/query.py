@@ -54,13 +54,14 @@ class Answer:
     passages: tuple[Cited, ...]
     sources: tuple[str, ...]  # raw files the answer draws on
     backend: str = "offline"
-    saved: str | None = None  # wiki/answers/<slug>.md once filed
+    saved: str | None = None  # wiki/answers/<slug>.md once filed (.wikimem/proposed/... when `kept`)
     usage: dict[str, int] = field(default_factory=dict)
+    kept: str | None = None  # wiki/answers/<slug>.md, kept as a person edited it
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.text, "backend": self.backend,
                 "passages": [p.to_json() for p in self.passages], "sources": list(self.sources),
-                "saved": self.saved, "usage": self.usage}
+                "saved": self.saved, "kept": self.kept, "usage": self.usage}
 
 
 def _page_sources(ws: Workspace, path: str) -> tuple[str, ...]:
@@ -168,38 +169,61 @@ def _relink(text: str, page: str) -> str:
 
 def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: float = 5.0) -> Answer:
     """File the answer as wiki/answers/<slug>.md, log it, regenerate the index and (in a git
-    work tree) commit exactly those files as one operation."""
+    work tree) commit exactly those files as one operation.
+
+    An answer page is a page like the others: what is written passes the guard every page
+    does (pages.guard_page: no live HTML, no link but relative and http(s)/mailto, whatever
+    the sources or a model said), and the same question asked again replaces the page only
+    while it is as wikimem wrote it. Once a person edited it, it is kept, and wikimem's new
+    answer goes to .wikimem/proposed/answers/ (as a compile's proposals do)."""
     from . import history, log_page
-    from .pages import Page, slugify, today
-    from .workspace import atomic_write, writer_lock
+    from .ownership import PageWrite, persons_page, write_pages
+    from .pages import Page, certify, guard_page, slugify, stamp
+    from .workspace import atomic_write, read_owned, writer_lock
 
     with writer_lock(ws, wait=wait, holder="wikimem query --save"):
-        folder = ws.wiki / "answers"
         base = slugify(result.question, max_length=60)
         rel = f"answers/{base}.md"
         n = 2
         # the same question again updates its page; another question never overwrites one
-        while (ws.wiki / rel).exists() and not _same_question(ws.wiki / rel, result.question):
+        while (ws.wiki / rel).exists() and not _same_question(ws, rel, result.question):
             rel = f"answers/{base}-{n}.md"
             n += 1
-        existed = (ws.wiki / rel).exists()
+        target = ws.wiki / rel
+        existed = target.exists()
         meta: dict[str, Any] = {"title": result.question, "kind": "answer", "sources": list(result.sources),
-                                "question": result.question, "backend": result.backend, "updated": today()}
+                                "question": result.question, "backend": result.backend}
         body = f"# {result.question}\n\n{_relink(result.text, rel)}\n"
         if result.passages:
             body += "\n## Found in\n\n" + "\n".join(
                 f"- [{c.title}]({_relink_path(rel, c.path)})" for c in result.passages) + "\n"
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(ws.wiki / rel, Page(rel, meta, body).dumps())
+        writer = f"query:{result.backend}"
+        # certified as every page wikimem writes, so any copy says whether a person edited it
+        text = certify(guard_page(Page(rel, meta, body).dumps()), writer)
+        disk = read_owned(ws.wiki, target) if existed else None
+        kept = disk is not None and persons_page(disk, None)
+        if kept:
+            # a person's page (or one that does not certify itself): theirs to keep
+            atomic_write(ws.state_dir / "proposed" / rel, stamp(text, None), base=ws.state_dir)
+        else:
+            data = stamp(text, disk.decode("utf-8", "replace") if disk is not None else None).encode("utf-8")
+            # journalled as every writer's pages are (ownership.write_pages)
+            write_pages(ws, [PageWrite(rel, data, "answer")], writer="query")
 
         def entry(index: list[tuple[str, str]]) -> list[log_page.LogEntry]:
-            lines = log_page.list_lines("updated" if existed else "created", [rel])
+            if kept:
+                lines = log_page.list_lines("kept (edited by a person)", [rel])
+                lines += log_page.list_lines("proposed", [f".wikimem/proposed/{rel}"])
+            else:
+                lines = log_page.list_lines("updated" if existed else "created", [rel])
             lines += log_page.list_lines("sources", list(result.sources))
             lines += log_page.list_lines("index", [p for p, _ in index])
             lines.append(f"- backend: {result.backend}")
             return [log_page.LogEntry("query", result.question, lines)]
 
-        history.finish(ws, settings, operation="query", entries=entry, paths=[rel])
+        history.finish(ws, settings, operation="query", entries=entry, paths=[] if kept else [rel])
+    if kept:
+        return replace(result, saved=f".wikimem/proposed/{rel}", kept="wiki/" + rel)
     return replace(result, saved="wiki/" + rel)
 
 
@@ -209,11 +233,13 @@ def _relink_path(page: str, path: str) -> str:
     return relative_link(page, path.removeprefix("wiki/") if path.startswith("wiki/") else "../" + path)
 
 
-def _same_question(file: Any, question: str) -> bool:
+def _same_question(ws: Workspace, rel: str, question: str) -> bool:
+    from .errors import UnsafePath
     from .pages import FrontMatterError, loads_page
+    from .workspace import read_owned
 
     try:
-        page = loads_page("answers/x.md", file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, FrontMatterError):
+        page = loads_page(rel, read_owned(ws.wiki, ws.wiki / rel).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, FrontMatterError, UnsafePath):
         return False
     return str(page.meta.get("question") or page.meta.get("title") or "") == question

@@ -17,10 +17,11 @@ which files exist. Rules, in order:
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
-import re
 import stat
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,12 +29,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import ignore
+from .ignore import Spec
 from .naming import is_ignored_name, printable, undecodable
 
 if TYPE_CHECKING:
     from .workspace import Workspace
 
 IGNORE_FILE = ".wikimemignore"
+MAX_IGNORE_BYTES = 1_000_000  # an ignore file larger than this (or not a regular file) is not read
 # wikimem's defaults, in gitignore syntax: what documentation trees hold that is not a document
 DEFAULT_RULES = """
 _build/
@@ -79,6 +83,7 @@ class RawFile:
     location: str  # the file, as a string (a Path per file costs time at 10k files)
     size: int
     mtime_ns: int
+    ctime_ns: int = 0  # changes with every write, and cannot be set back (`touch -r` sets mtime only)
 
     @property
     def file(self) -> Path:
@@ -90,6 +95,7 @@ class RawScan:
     files: list[RawFile] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path, one-line reason)
     ignored: Counter[str] = field(default_factory=Counter)  # rule -> files it kept out
+    started_ns: int = 0  # the wall clock when the walk began: every file's times were read after it
 
     def ignored_summary(self) -> dict[str, Any]:
         return {"count": sum(self.ignored.values()), "by_rule": dict(sorted(self.ignored.items()))}
@@ -128,19 +134,23 @@ def signature(path: str) -> Signature | None:
 class _Rules:
     """The ignore rules in force in one folder: the defaults, then each .wikimemignore from
     raw/ down to it (a deeper file's patterns apply to paths below its own folder, and the
-    last rule that matches decides, as in git)."""
+    last rule that matches decides, as in git). Patterns are matched in linear time (ignore.py)."""
 
-    def __init__(self, layers: tuple[tuple[str, str, Any], ...]):
+    def __init__(self, layers: tuple[tuple[str, str, Spec], ...]):
         self.layers = layers  # (folder relative to raw/ with trailing "/" or "", label, spec)
         # one regex per layer that any of its patterns would match: most files match none, and
         # then one search decides instead of one per pattern (a third of a 10k-file scan)
-        self.any_of = tuple(_any_pattern(spec) for _, _, spec in layers)
+        self.any_of = tuple(spec.any_of() for _, _, spec in layers)
 
-    def below(self, folder_abs: str, folder_rel: str) -> _Rules:
-        spec = _spec_of(os.path.join(folder_abs, IGNORE_FILE))
-        if spec is None:
-            return self
+    def below(self, folder_abs: str, folder_rel: str, problems: list[tuple[str, str]] | None = None) -> _Rules:
+        """The rules in force in a subfolder, with its own ignore file's; what is wrong with
+        that file (it cannot be used, or some pattern of it is left out) goes to `problems`."""
         label = f"raw/{folder_rel}{IGNORE_FILE}"
+        spec, said = _spec_of(os.path.join(folder_abs, IGNORE_FILE), label)
+        if problems is not None:
+            problems.extend((label, line) for line in said)
+        if spec is None or not spec.patterns:
+            return self
         return _Rules((*self.layers, (folder_rel, label, spec)))
 
     def match(self, rel: str, is_dir: bool) -> str | None:
@@ -150,62 +160,47 @@ class _Rules:
             if not rel.startswith(base):
                 continue
             inner = rel[len(base):] + ("/" if is_dir else "")
-            if any_of is not None and not any_of.match(inner):
+            if any_of is None or not any_of.match(inner):
                 continue  # no pattern of this layer matches: it neither ignores nor includes
-            result = spec.check_file(inner)
-            if result.include is True:
-                pattern = spec.patterns[result.index].pattern if result.index is not None else "?"
-                verdict = f"{label}: {pattern}"
-            elif result.include is False:
+            include, index = spec.check(inner)
+            if include is True and index is not None:
+                verdict = f"{label}: {spec.patterns[index].pattern}"
+            elif include is False:
                 verdict = None
         return verdict
 
 
-_GROUP_NAME = re.compile(r"\(\?P<[A-Za-z_]\w*>")
-
-
-# how pathspec starts a pattern that may match in any folder (`*.png`, `node_modules/`)
-_ANY_FOLDER = "^(?:.+/)?"
-
-
-def _any_pattern(spec: Any) -> re.Pattern[str] | None:
-    """A regex matching wherever one of the spec's patterns does (None: test each pattern)."""
-    try:
-        parts = [p.regex.pattern for p in spec.patterns if getattr(p, "regex", None) is not None]
-        if not parts or any(not isinstance(x, str) for x in parts):
-            return None
-        # the patterns name their groups alike; the union needs none of them
-        parts = [_GROUP_NAME.sub("(?:", x) for x in parts]
-        # the patterns that may match in any folder share their start: written once, the regex
-        # finds each folder boundary once instead of once per pattern (a third of the time); the
-        # same strings match, as P(A|B) matches what PA|PB does
-        tails = [x.removeprefix(_ANY_FOLDER) for x in parts if x.startswith(_ANY_FOLDER)]
-        rest = [f"(?:{x})" for x in parts if not x.startswith(_ANY_FOLDER)]
-        shared = [_ANY_FOLDER + "(?:" + "|".join(f"(?:{x})" for x in tails) + ")"] if tails else []
-        return re.compile("|".join(shared + rest))
-    except (re.error, AttributeError):
-        return None
-
-
 @lru_cache(maxsize=1)
-def _default_spec() -> Any:
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines(DEFAULT_RULES.split("\n"))
+def _default_spec() -> Spec:
+    return ignore.parse(DEFAULT_RULES.split("\n"), where="default rules")
 
 
-def _spec_of(path: str) -> Any:
+def _spec_of(path: str, label: str) -> tuple[Spec | None, list[str]]:
+    """The patterns of one ignore file, and what is wrong with it (lines to show). It is read
+    only when it is a regular file (not a link, a FIFO, a device) of at most
+    MAX_IGNORE_BYTES: the walk goes on with the rules above it otherwise."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().split("\n")
-    except OSError:
-        return None
-    import pathspec
-
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None, []
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, ["a symbolic link; its rules are not used (make it a file of its own)"]
+        return None, [f"cannot be read ({exc.strerror}); its rules are not used"]
     try:
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except Exception:  # noqa: BLE001 - a broken pattern file: its patterns are left out, the walk goes on
-        return None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, ["not a regular file (a FIFO, a device or a socket); its rules are not used"]
+        if st.st_size > MAX_IGNORE_BYTES:
+            return None, [f"{st.st_size // 1000} KB, more than an ignore file may be "
+                          f"({MAX_IGNORE_BYTES // 1000} KB); its rules are not used"]
+        data = os.read(fd, MAX_IGNORE_BYTES + 1)
+    except OSError as exc:
+        return None, [f"cannot be read ({exc.strerror}); its rules are not used"]
+    finally:
+        os.close(fd)
+    spec = ignore.parse(data.decode("utf-8", "replace").split("\n"), where=label)
+    return spec, [line.removeprefix(label).lstrip(": ") for line in spec.problems]
 
 
 def default_rules() -> _Rules:
@@ -215,7 +210,7 @@ def default_rules() -> _Rules:
 def scan(ws: Workspace, trace: Trace | None = None) -> RawScan:
     """Every source under raw/, the files refused (with a reason) and the ignored ones (counted).
     With `trace`, also what decided them (see Trace)."""
-    result = RawScan()
+    result = RawScan(started_ns=time.time_ns())
     if trace is not None:
         trace.sign(str(ws.raw))
     if not ws.raw.is_dir():
@@ -223,7 +218,8 @@ def scan(ws: Workspace, trace: Trace | None = None) -> RawScan:
     raw_root = os.path.realpath(ws.raw)
     if trace is not None:
         trace.sign(os.path.join(ws.raw, IGNORE_FILE))
-    rules = default_rules().below(str(ws.raw), "")
+    problems: list[tuple[str, str]] = []
+    rules = default_rules().below(str(ws.raw), "", problems)
     stack: list[tuple[str, str, _Rules]] = [(str(ws.raw), "", rules)]
     linked: dict[tuple[int, int], list[tuple[RawFile, int]]] = {}  # (dev, ino) -> names, st_nlink
     while stack:
@@ -279,7 +275,7 @@ def scan(ws: Workspace, trace: Trace | None = None) -> RawScan:
                 continue
             if not stat.S_ISREG(st.st_mode):
                 continue
-            found = RawFile(shown, entry.path, st.st_size, st.st_mtime_ns)
+            found = RawFile(shown, entry.path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             if st.st_nlink > 1 and not is_link:
                 linked.setdefault((st.st_dev, st.st_ino), []).append((found, st.st_nlink))
                 continue
@@ -287,9 +283,12 @@ def scan(ws: Workspace, trace: Trace | None = None) -> RawScan:
         for path, rel in reversed(subfolders):
             if trace is not None:
                 trace.sign(os.path.join(path, IGNORE_FILE))  # before below() reads it
-            stack.append((path, rel, rules.below(path, rel)))
+            stack.append((path, rel, rules.below(path, rel, problems)))
     if trace is not None and (linked or result.refused):
         trace.unsure = True  # hard links and refusals depend on more than names
+    # an ignore file that cannot be used, or a pattern of it left out: said as that file's
+    # refusal (one line each), and the walk went on with the rules above it
+    result.refused += problems
     for names in linked.values():
         inside, nlink = len(names), names[0][1]
         for found, _ in names:

@@ -49,7 +49,7 @@ from .watcher import (
     stop_observer,
     watch_is_healthy,
 )
-from .workspace import Workspace, atomic_write, remove_stale_temp_files, writer_lock
+from .workspace import Workspace, atomic_write, lock_holder, remove_stale_temp_files, writer_lock
 
 log = logging.getLogger("wikimem.daemon")
 
@@ -67,7 +67,7 @@ PRELOAD = (
     "wikimem.compiler", "wikimem.backends.offline", "wikimem.history", "wikimem.index_page", "wikimem.timelines",
     "wikimem.sources", "wikimem.search.index", "wikimem.search.documents", "wikimem.search.terms",
     "whoosh.index", "whoosh.writing", "whoosh.searching", "whoosh.codec.whoosh3",
-    "markdown_it", "mdit_py_plugins.deflist", "mdit_py_plugins.footnote", "pathspec", "encodings.utf_8_sig",
+    "markdown_it", "mdit_py_plugins.deflist", "mdit_py_plugins.footnote", "wikimem.ignore", "encodings.utf_8_sig",
 )
 
 
@@ -832,11 +832,7 @@ class Daemon:
             log.debug("cannot write status: %s", exc)
 
     def _lock_holder(self) -> str:
-        try:
-            text = (self.ws.state_dir / "lock").read_text(encoding="utf-8").strip()
-        except OSError:
-            text = ""
-        return text or "another wikimem process"
+        return lock_holder(self.ws.state_dir / "lock") or "another wikimem process"
 
     # ------------------------------------------------------------------ process plumbing
     def _install_signals(self) -> None:
@@ -953,10 +949,7 @@ def daemon_status(ws: Workspace) -> dict[str, Any]:
     the pid to be alive and the lock file to name it.
     """
     data = read_status_file(ws)
-    try:
-        holder = (ws.state_dir / "lock").read_text(encoding="utf-8").strip()
-    except OSError:
-        holder = ""
+    holder = lock_holder(ws.state_dir / "lock")
     if data is None:
         return {"running": False, "state": "never-run" if not holder else "unknown", "root": str(ws.root),
                 "lock_holder": holder or None, "raw": raw_summary(ws)}

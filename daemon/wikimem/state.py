@@ -24,6 +24,10 @@ SCHEMA_VERSION = 4
 # meta key of a database made empty (first run, a fresh clone, a corrupt file set aside) whose
 # pages have not yet been read back: `fresh` survives until a compile rebuilds it
 UNREBUILT = "state.unrebuilt"
+# meta key set when git brought in pages another clone wrote beside this one's (a merge): the
+# next compile runs its backend even with no source changed, so the merged wiki becomes what a
+# compile of the merged raw/ on one machine gives; the compile that commits clears it
+RENDER_PENDING = "render.pending"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -141,6 +145,17 @@ class SourceRow:
     reason: str | None
     attempts: int
     concepts: tuple[str, ...]
+    ctime_ns: int = 0  # the file's ctime when recorded (0: not known, so not trusted)
+    seen_ns: int = 0  # the wall clock of the scan that read the file's times (see workspace.racy)
+
+    def same_file(self, size: int, mtime_ns: int, ctime_ns: int) -> bool:
+        """Whether a file with these times is, without reading it, the one this row recorded:
+        the same size, mtime and ctime (ctime cannot be set back, so restoring an mtime does
+        not hide an edit), and not racily clean when recorded (then its content decides)."""
+        from .workspace import racy
+
+        return (self.size == size and self.mtime_ns == mtime_ns and self.ctime_ns == ctime_ns and ctime_ns != 0
+                and not racy(mtime_ns, ctime_ns, self.seen_ns))
 
 
 @dataclass(frozen=True)
@@ -176,6 +191,13 @@ def is_corrupt(exc: BaseException) -> bool:
         return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
     text = str(exc)
     return "malformed" in text or "not a database" in text
+
+
+def _plain_error(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code & 0xFF == sqlite3.SQLITE_ERROR)
+    return "no such" in str(exc) or "has no column" in str(exc)
 
 
 def _truncated(path: Path) -> bool:
@@ -217,6 +239,36 @@ def _checks_out(path: Path) -> bool:
         db.close()
 
 
+_EXPECTED: dict[str, tuple[str, ...]] = {}
+
+
+def _schema_damage(db: sqlite3.Connection) -> str | None:
+    """Why a database that opened is still not a state.db wikimem can use (a table missing, or
+    with other columns: a file written by something else, or damaged by hand), or None. Its
+    tables and columns are read in one query and compared with SCHEMA's."""
+    if not _EXPECTED:
+        memory = sqlite3.connect(":memory:")
+        memory.executescript(SCHEMA)
+        _EXPECTED.update(_columns(memory))
+        memory.close()
+    found = _columns(db)
+    for table, columns in _EXPECTED.items():
+        if table not in found:
+            return f"it has no {table} table"
+        if found[table] != columns:
+            return f"its {table} table has other columns"
+    return None
+
+
+def _columns(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for table, column in db.execute(
+            "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p "
+            "WHERE m.type = 'table' ORDER BY m.name, p.cid"):
+        out.setdefault(table, []).append(column)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def set_aside(path: Path) -> Path:
     """Move a damaged state.db (and its -wal/-shm) out of the way; returns where it went."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
@@ -241,16 +293,23 @@ class State:
         self.recovered: str | None = None
         # what one compile works out once and reads twice (timelines.current), gone with it
         self.memo: dict[str, Any] = {}
-        if path.exists() and _truncated(path) and not _checks_out(path):
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            self._set_aside("it is not a file")  # a folder, a dangling link: nothing SQLite can open
+        elif path.exists() and _truncated(path) and not _checks_out(path):
             self._set_aside("it is shorter than its header says")
         try:
             self._open()
+            damage = _schema_damage(self.db)
         except sqlite3.DatabaseError as exc:
-            if not is_corrupt(exc):
+            # damaged, or SQLite's plain error while the schema was read or made (a table of
+            # that name with other columns): never a lock, a full disk or an I/O error
+            if not (is_corrupt(exc) or _plain_error(exc)):
                 raise
+            damage = str(exc)
+        if damage is not None:
             with contextlib.suppress(sqlite3.Error):
                 self.db.close()
-            self._set_aside(str(exc))
+            self._set_aside(damage)
             self._open()
 
     def _set_aside(self, why: str) -> None:
@@ -300,6 +359,9 @@ class State:
         # (a statement that writes nothing when it is there already)
         self.db.execute("CREATE TABLE IF NOT EXISTS facts (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
         self.db.execute("CREATE TABLE IF NOT EXISTS outlines (sha256 TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        # a source's ctime and when its times were read (SourceRow.same_file), beside its row
+        self.db.execute("CREATE TABLE IF NOT EXISTS source_stats (path TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL,"
+                        " seen_ns INTEGER NOT NULL)")
         if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'xref_seen'").fetchone() is None:
             self.db.executescript(XREF_SCHEMA)
 
@@ -326,16 +388,20 @@ class State:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
 
+    def delete_meta(self, key: str) -> None:
+        self.db.execute("DELETE FROM meta WHERE key=?", (key,))
+
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True)))
 
     # --- sources
     def sources(self) -> dict[str, SourceRow]:
         rows = self.db.execute(
-            "SELECT path, sha256, size, mtime_ns, page, status, reason, attempts, concepts FROM sources"
+            "SELECT s.path, sha256, size, mtime_ns, page, status, reason, attempts, concepts, t.ctime_ns, t.seen_ns"
+            " FROM sources s LEFT JOIN source_stats t ON t.path = s.path"
         )
         return {
-            r[0]: SourceRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])))
+            r[0]: SourceRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], tuple(json.loads(r[8])), r[9] or 0, r[10] or 0)
             for r in rows
         }
 
@@ -345,9 +411,11 @@ class State:
             (row.path, row.sha256, row.size, row.mtime_ns, row.page, row.status, row.reason,
              row.attempts, json.dumps(list(row.concepts))),
         )
+        self.db.execute("INSERT OR REPLACE INTO source_stats VALUES (?, ?, ?)", (row.path, row.ctime_ns, row.seen_ns))
 
     def delete_source(self, path: str) -> None:
         self.db.execute("DELETE FROM sources WHERE path=?", (path,))
+        self.db.execute("DELETE FROM source_stats WHERE path=?", (path,))
 
     # --- analyses (cache keyed by content hash, so a renamed file is not re-analysed)
     def get_analysis(self, sha256: str, backend: str) -> dict[str, Any] | None:
@@ -459,31 +527,46 @@ class State:
 
 
 JOURNAL_NAME = "pages.journal"
+# the kinds of page state.db's pages table records
+JOURNALLED_KINDS = ("source", "part", "concept")
+
+
+@dataclass(frozen=True)
+class Journalled:
+    """What the journal holds for one page: every hash written for it, its kind and owner,
+    and whether a writer created it (no file was there before)."""
+
+    hashes: frozenset[str]
+    kind: str
+    owner: str | None
+    created: bool
 
 
 class WriteJournal:
-    """`.wikimem/pages.journal`: the hash of every page a compile is about to write, made
+    """`.wikimem/pages.journal`: the hash of every page a writer is about to write, made
     durable before the first page is written, emptied once state.db has committed them.
 
     A compile writes its pages and then commits state.db; a kill, a full disk or a power
-    cut in between leaves pages whose bytes state.db has never seen, and a page whose bytes
-    wikimem did not record is, by the rule that protects people's edits, a person's. The
-    redone compile (more files may have arrived) renders other bytes, so the page would stay
-    frozen. The journal is the record that those bytes are wikimem's. It lives beside
-    state.db, not in it: the compile's changes to state.db are one transaction that must
-    commit after the pages, so nothing in that database can be durable before them; and a
-    corrupt state.db set aside does not take the journal with it. Lines accumulate over
-    interrupted runs until one commits: every hash written for a page is kept till then.
+    cut in between leaves pages whose bytes state.db has never seen. A page wikimem wrote
+    whole says so itself (its digest, pages.page_owner); the journal is the record of the
+    set: which pages that writer had written, so that those it created are removed when
+    the redone compile would not create them again, and state.db records the others. It
+    lives beside state.db, not in it: the compile's changes to state.db are one transaction
+    that must commit after the pages, so nothing in that database can be durable before
+    them; and a corrupt state.db set aside does not take the journal with it. Lines
+    accumulate over interrupted runs until one commits: every hash written for a page is
+    kept till then. Every writer uses it (ownership.write_pages), each line naming which.
     """
 
     def __init__(self, state_dir: Path):
         self.path = state_dir / JOURNAL_NAME
 
-    def record(self, writes: Iterable[tuple[str, str, str, str | None]]) -> None:
-        """(page, sha256, kind, owner) for pages about to be written; fsynced before returning."""
+    def record(self, writes: Iterable[tuple[Any, ...]], *, writer: str = "compile") -> None:
+        """(page, sha256, kind, owner[, created]) for pages about to be written; fsynced before returning."""
         lines = "".join(
-            json.dumps({"page": page, "sha256": sha, "kind": kind, "owner": owner}, ensure_ascii=False) + "\n"
-            for page, sha, kind, owner in writes
+            json.dumps({"page": w[0], "sha256": w[1], "kind": w[2], "owner": w[3],
+                        "created": bool(w[4]) if len(w) > 4 else True, "writer": writer}, ensure_ascii=False) + "\n"
+            for w in writes
         )
         if not lines:
             return
@@ -495,21 +578,26 @@ class WriteJournal:
         finally:
             os.close(fd)
 
-    def read(self) -> dict[str, tuple[set[str], str, str | None]]:
-        """page -> (every hash journalled for it, kind, owner); a line cut short by a kill is skipped."""
+    def read(self) -> dict[str, Journalled]:
+        """page -> what the journal holds for it; a line cut short by a kill is skipped. A line
+        from before the journal said whether a page was created counts as a compile's creation."""
         try:
             text = self.path.read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return {}
-        out: dict[str, tuple[set[str], str, str | None]] = {}
+        out: dict[str, Journalled] = {}
         for line in text.splitlines():
             try:
                 item = json.loads(line)
-                page, sha, kind, owner = item["page"], item["sha256"], item["kind"], item["owner"]
-            except (ValueError, KeyError, TypeError):
+                page, sha, kind, owner = str(item["page"]), str(item["sha256"]), str(item["kind"]), item["owner"]
+                created = bool(item.get("created", True))
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue
-            hashes = out.setdefault(str(page), (set(), str(kind), owner))[0]
-            hashes.add(str(sha))
+            before = out.get(page)
+            if before is None:
+                out[page] = Journalled(frozenset({sha}), kind, owner if isinstance(owner, str) else None, created)
+            else:
+                out[page] = Journalled(before.hashes | {sha}, before.kind, before.owner, before.created or created)
         return out
 
     def clear(self) -> None:
@@ -517,21 +605,23 @@ class WriteJournal:
             os.unlink(self.path)
 
 
-def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str], str, str | None]]) -> tuple[list[str], list[str]]:
-    """Pages an interrupted compile wrote, made wikimem's again; returns (adopted, removed).
+def recover_pages(wiki: Path, state: State, journal: Mapping[str, Journalled]) -> tuple[list[str], list[str]]:
+    """Pages an interrupted writer wrote, made wikimem's again; returns (adopted, removed).
 
     A page whose bytes are one of the journalled hashes is wikimem's: if state.db knew the
     page, it now records those bytes (and whatever rendered it renders it again, since the
     backend's own records rolled back with the rest of that compile); if state.db did not
-    know it (the interrupted compile created it), it is removed, and the compile that follows
-    creates it again if it is still wanted, so no page outlives the sources that made it. A
-    page whose bytes are not journalled (a person edited it since) is left as it is.
+    know it and the writer created it (an interrupted compile), it is removed, and the compile
+    that follows creates it again if it is still wanted, so no page outlives the sources that
+    made it; if the writer wrote over a page state.db did not know (one that certified itself),
+    state.db records it. A page whose bytes are not journalled (a person edited it since) is
+    left as it is.
     """
     known = state.pages()
     adopted: list[str] = []
     removed: list[str] = []
     base = os.path.realpath(wiki)
-    for rel, (hashes, _kind, _owner) in sorted(journal.items()):
+    for rel, entry in sorted(journal.items()):
         file = os.path.realpath(os.path.join(base, rel))
         if not file.startswith(base + os.sep):
             continue  # never ours to touch: the journal names pages inside wiki/ only
@@ -541,21 +631,44 @@ def recover_pages(wiki: Path, state: State, journal: Mapping[str, tuple[set[str]
         except OSError:
             continue  # gone (the compile that follows sees it missing) or unreadable
         sha = _sha256(data)
-        if sha not in hashes:
+        if sha not in entry.hashes:
             continue
         row = known.get(rel)
         if row is not None and row[0] == sha:
             continue
-        if row is None:
+        if row is None and entry.created:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(file)
             removed.append(rel)
+        elif row is None:
+            if entry.kind in JOURNALLED_KINDS:
+                state.put_page(rel, sha, entry.kind, entry.owner)
+                adopted.append(rel)
         else:
             state.put_page(rel, sha, row[1], row[2])
             adopted.append(rel)
     if adopted:
         state.forget_renders(adopted)
     return adopted, removed
+
+
+def skipped_reason(db_path: Path, path: str, size: int, mtime_ns: int) -> str | None:
+    """Why the compile skipped the raw file `path` as it is now (the same size and mtime), read
+    from state.db without writing it (an agent's read in another process); None when it did not,
+    or state.db cannot say."""
+    if not db_path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1)
+        try:
+            row = db.execute("SELECT size, mtime_ns, status, reason FROM sources WHERE path=?", (path,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    if row is None or row[2] != "skipped" or (row[0], row[1]) != (size, mtime_ns):
+        return None
+    return str(row[3] or "skipped")
 
 
 def _sha256(data: bytes) -> str:

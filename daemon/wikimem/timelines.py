@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import __version__
 from .facts import Fact, compatible, label
-from .pages import Page, escape_link_text, inert, relative_link, slugify
+from .pages import Page, certify, escape_link_text, inert, relative_link, slugify
 
 if TYPE_CHECKING:
     from .state import State
@@ -175,7 +176,9 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
             "description": f"currently {_value_text(t.current)} ({_when(t.current, inside=True)})",
             # where the current value is stated: search puts that passage next to this page
             "current": f"{t.current.source}#L{t.current.line}" if t.current.line else t.current.source}
-    return Page(page, meta, "\n".join(lines) + "\n").dumps()
+    # written by code, not a backend: certified as wikimem's all the same (pages.certify), so a
+    # copy pulled from a teammate merges as wikimem's own pages do
+    return certify(Page(page, meta, "\n".join(lines) + "\n").dumps(), f"wikimem:{__version__}")
 
 
 # --- the facts of every source, and the pages -------------------------------------------------------
@@ -226,19 +229,35 @@ def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], page
     """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes.
     Written without a fsync each (22 waits on the disk in a first compile of the Sphinx trees):
     the compile's one sync makes them durable with its pages, before state.db records them."""
-    from .workspace import write_changed
+    from .workspace import owned, read_owned, remove_owned, write_changed
 
     timelines = current(ws, state, sources)
     folder = ws.wiki / FOLDER
+    owned(ws.wiki, folder, folder=True)  # a link there would take these writes and deletes elsewhere
     wanted: dict[str, str] = {t.page: render(t, pages_of) for t in timelines}
     changes = write_changed(ws.wiki, wanted, durable=False)
     if folder.is_dir():
         for file in sorted(folder.glob("*.md")):
             rel = f"{FOLDER}/{file.name}"
-            if rel not in wanted and not file.name.startswith("index"):
-                file.unlink()
+            if rel in wanted or file.name.startswith("index") or file.is_symlink():
+                continue
+            # only a timeline goes: a person's own note in facts/ is theirs
+            try:
+                head = read_owned(ws.wiki, file, limit=4096)
+            except OSError:
+                continue
+            if _is_timeline(head) and remove_owned(ws.wiki, file):
                 changes.append((rel, "removed"))
     return changes
+
+
+def _is_timeline(head: bytes) -> bool:
+    """Whether a file in facts/ opens as the timelines wikimem writes do (front matter with
+    `kind: fact`), by its first bytes."""
+    if not head.startswith(b"---\n"):
+        return False
+    end = head.find(b"\n---\n")
+    return b"\nkind: fact\n" in head[: end + 1 if end >= 0 else len(head)]
 
 
 def links_by_source(timelines: list[Timeline]) -> dict[str, list[Timeline]]:

@@ -29,7 +29,11 @@ def walk(top: str, prefix: str = "", bad_names: list[str] | None = None,
     into a page, the index or JSON) is skipped, its printable path added to bad_names.
 
     With `trace` (search's freshness check, see raw_tree.Trace), each folder is signed before
-    it is listed, and an entry that cannot be read makes the walk unsure."""
+    it is listed, and an entry that cannot be read makes the walk unsure. `top` itself is not
+    followed either when it is a link (a teammate's `wiki/facts -> ~/Documents` would list a
+    person's files as pages, in index.md and in search)."""
+    if os.path.islink(top):
+        return
     stack = [(top, prefix)]
     while stack:
         folder, at = stack.pop()

@@ -1434,9 +1434,14 @@ def _wiki_targets(rel: str, text: str) -> set[str]:
 
 
 def _read(path: Path) -> str:
+    """A file of wiki/ (AGENTS.md, index.md) for the prompt: by its own name only, never a
+    link's target nor a special file (what is sent to the API is the wiki's, nothing else)."""
+    from ..errors import UnsafePath
+    from ..workspace import read_owned
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_owned(path.parent, path, limit=4 * INDEX_CHARS, single_link=True).decode("utf-8", "replace")
+    except (OSError, UnsafePath):
         return ""
 
 
@@ -1598,7 +1603,7 @@ def estimate_compile(
         if rebuild:  # --rebuild sends every source again
             changed.append(f)
             continue
-        if row is not None and row.size == f.size and row.mtime_ns == f.mtime_ns and row.status != "failed":
+        if row is not None and row.same_file(f.size, f.mtime_ns, f.ctime_ns) and row.status != "failed":
             continue
         if row is not None and row.status in ("compiled", "skipped") and row.sha256 == file_sha256(f.file):
             continue

@@ -32,7 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import WikimemError
+from ..errors import UnsafePath, WikimemError
+from ..workspace import append_owned, read_owned, remove_owned
 from .claude import _api_error
 from .conversations import Ask, Job
 
@@ -88,6 +89,7 @@ class BatchLog:
 
     def __init__(self, path: Path, header: dict[str, Any]):
         self.path = path
+        self.base = path.parent  # .wikimem/: the log is read, appended and removed only as a file it owns
         self.header = json.loads(json.dumps(header))  # as it reads back (tuples are lists)
         self.rounds: dict[int, dict[str, Any]] = {}
         self.resumed = False
@@ -98,10 +100,11 @@ class BatchLog:
         book = cls(ws.state_dir / LOG_FILE, header)
         lines: list[dict[str, Any]] = []
         try:
-            lines = [json.loads(line) for line in book.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            text = read_owned(book.base, book.path).decode("utf-8")
+            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         except FileNotFoundError:
             pass
-        except (OSError, ValueError):
+        except (OSError, ValueError, UnsafePath):
             log.warning("the saved batch run is unreadable; starting over", exc_info=True)
         if lines and lines[0].get("kind") == "start" and lines[0].get("header") == book.header:
             for line in lines[1:]:
@@ -120,7 +123,7 @@ class BatchLog:
             if line.get("kind") == "results":
                 done = set(line.get("batches") or [])
                 book.stale = [b for b in book.stale if b not in done]
-        book.path.unlink(missing_ok=True)
+        book.discard()
         book._append({"kind": "start", "header": book.header})
         return book
 
@@ -134,16 +137,15 @@ class BatchLog:
         self._append({"kind": "results", "round": round_no, "batches": entry["batches"], "results": dict(results)})
 
     def discard(self) -> None:
-        self.path.unlink(missing_ok=True)
+        try:
+            remove_owned(self.base, self.path)
+        except UnsafePath:
+            log.warning("the saved batch run is not a regular file; left as it is", exc_info=True)
 
     def _append(self, line: dict[str, Any]) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-        except OSError:
+            append_owned(self.base, self.path, (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
+        except (OSError, UnsafePath):
             log.warning("could not save the batch run; a stopped compile would send it again", exc_info=True)
 
 

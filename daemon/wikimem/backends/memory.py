@@ -62,6 +62,7 @@ from merge3 import Merge3
 from .. import wiki_tree
 from ..errors import PathEscape
 from ..index_page import is_catalog
+from ..ownership import persons_page
 from ..pages import (
     FrontMatterError,
     Page,
@@ -71,7 +72,7 @@ from ..pages import (
     slugify,
     split_front_matter,
 )
-from ..workspace import confine
+from ..workspace import confine, read_owned
 
 log = logging.getLogger("wikimem.anthropic")
 
@@ -124,15 +125,11 @@ class Store:
 
     def disk_text(self, rel: str) -> str | None:
         try:
-            # a symlink in wiki/ that leads out of it is never read (search and listings go through here)
-            path = confine(self.wiki, rel)
-        except PathEscape:
-            return None
-        if not path.is_file():
-            return None
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            # a symlink in wiki/ is never read, nor a special file, nor a file with other hard
+            # links (what the model is shown is sent to the API; search and listings go through here)
+            confine(self.wiki, rel)
+            return read_owned(self.wiki, self.wiki / rel, single_link=True).decode("utf-8", "replace")
+        except (PathEscape, OSError):
             return None
 
     def committed_text(self, rel: str) -> str | None:
@@ -427,13 +424,14 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         self.seen = {}
 
     def is_human(self, rel: str) -> bool:
-        """A page on disk that differs from what wikimem last wrote (or that wikimem never wrote)."""
+        """A page on disk that a person wrote: the compiler's test (ownership.persons_page)."""
         if rel not in self._human:
             path = self.wiki / rel
             if not path.is_file():
                 self._human[rel] = False
             else:
-                self._human[rel] = self.recorded.get(rel) != content_hash(path.read_bytes())
+                recorded = self.recorded.get(rel)
+                self._human[rel] = persons_page(path.read_bytes(), (recorded, "", None) if recorded else None)
         return self._human[rel]
 
     # --- paths

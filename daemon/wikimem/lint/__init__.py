@@ -23,8 +23,8 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ..config import Settings
-from ..errors import UsageError, WikimemError, WorkspaceBusy
-from ..workspace import Workspace, atomic_write, writer_lock
+from ..errors import UnsafePath, UsageError, WikimemError, WorkspaceBusy
+from ..workspace import Workspace, atomic_write, read_owned, writer_lock
 from . import claims, dispositions, logcheck, secrets, sourcing, structure, workers
 from .context import Context, load_context
 from .digest import DigestStore
@@ -259,12 +259,16 @@ def _finish(
     ws = ctx.ws
     wrote = list(written)
     target = ws.wiki / LINT_PAGE
-    old = target.read_text(encoding="utf-8") if target.exists() else None
-    content = lint_md(report) if report_page else old
+    try:
+        old = read_owned(ws.wiki, target).decode("utf-8", "replace") if target.exists() else None
+        content = lint_md(report) if report_page else old
+    except UnsafePath as exc:  # a link or a special file in its place: neither read nor written
+        log.warning("%s not written: %s", LINT_PAGE, exc)
+        old = content = None
     applied = [f for f in report.fixes if f.applied]
     changed_page = content is not None and old != content
     if content is not None and changed_page:
-        atomic_write(target, content)
+        atomic_write(target, content, base=ws.wiki)
         wrote.append(f"wiki/{LINT_PAGE}")
     entries = []
     if report_page or applied or extra:

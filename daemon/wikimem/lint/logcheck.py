@@ -2,47 +2,31 @@
 
 Each run records a digest chain of the entries in `.wikimem/log-chain.json`:
 for every entry its heading, its own SHA-256 and a chained hash over all
-entries up to it. The next run checks that every recorded entry is still in
-log.md, unchanged and in order; entries appended since are simply added.
+entries up to it; every append after (log_page.append) adds its entries to it.
+The next run checks that every recorded entry is still in log.md, unchanged and
+in order, the entries appended since the last run included; entries it has no
+record of (a teammate's, merged by git) are simply added.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..log_page import CHAIN_FILE
+from ..log_page import chain as log_chain
+from ..log_page import chunks as log_chunks
 from ..workspace import atomic_write
 from .context import Context
 from .model import Finding
 
-CHAIN_FILE = "log-chain.json"
 _HEADING = re.compile(r"^## \[", re.MULTILINE)
-
-
-def entries(text: str) -> list[tuple[str, str]]:
-    """(heading line, entry text) for each entry; the header before the first entry is not one."""
-    starts = [m.start() for m in _HEADING.finditer(text)]
-    out = []
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else len(text)
-        chunk = text[start:end].rstrip("\n") + "\n"
-        out.append((chunk.split("\n", 1)[0], chunk))
-    return out
-
-
-def chain(items: list[tuple[str, str]]) -> list[dict[str, str]]:
-    out = []
-    running = ""
-    for heading, chunk in items:
-        digest = hashlib.sha256(chunk.encode("utf-8")).hexdigest()
-        running = hashlib.sha256((running + digest).encode("ascii")).hexdigest()
-        out.append({"heading": heading, "sha256": digest, "chain": running})
-    return out
+# the record is kept by the writer too (log_page.append adds what it appends): one format
+entries, chain = log_chunks, log_chain
 
 
 def chain_path(ctx: Context) -> Path:

@@ -170,7 +170,19 @@ class Engine:
         if (not force and self._searcher is not None and self.fresh_within > 0
                 and now - self._checked < self.fresh_within and sig == self._log_stat):
             return
-        report = update_index(self.ws)
+        try:
+            report = update_index(self.ws)
+        except Exception as exc:
+            # an update that had to read a torn segment (a merge): built again, if that is why
+            from ..errors import WikimemError
+            from .index import repair
+
+            if isinstance(exc, WikimemError) or repair(self.ws) is None:
+                raise
+            log.warning("search index damaged (%s: %s); rebuilt it", type(exc).__name__, exc)
+            self._checked, self._log_stat = now, sig
+            self._reopen()
+            return
         self._checked, self._log_stat = now, sig
         # another process (or another Engine) may have updated the index since we opened it
         if self._searcher is None or report.changed or not self._searcher.up_to_date():
@@ -223,7 +235,15 @@ class Engine:
                 raise
             update_index(self.ws)
             ix = windex.open_dir(str(folder))
-        searcher = ix.searcher(weighting=weighting())
+        try:
+            searcher = ix.searcher(weighting=weighting())
+        except Exception as exc:  # noqa: BLE001 - a segment torn or damaged: derived data, built again once
+            if not build:
+                raise
+            log.warning("search index damaged (%s: %s); rebuilding it", type(exc).__name__, exc)
+            update_index(self.ws, rebuild=True, wait=30.0)
+            ix = windex.open_dir(str(folder))
+            searcher = ix.searcher(weighting=weighting())
         fast = FastScorer(searcher)
         if warm:
             fast.warm()

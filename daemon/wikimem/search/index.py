@@ -34,7 +34,10 @@ INDEX_DIR = "search"
 
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 18
+INDEX_VERSION = 19
+# a file as the manifest records it: (size, mtime_ns, ctime_ns); a racily clean one's times are
+# recorded as -1 (see _smudge_racy), so that the next check reads it again
+FileStat = tuple[int, ...]
 
 
 WIKI_FOLDERS = ("sources", "concepts", "facts", "answers")
@@ -68,8 +71,8 @@ def index_dir(ws: Workspace) -> Path:
     return ws.state_dir / INDEX_DIR
 
 
-def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, tuple[int, int]]:
-    """Every file search covers, with (size, mtime_ns): raw/ as compile sees it (raw_tree's one
+def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, FileStat]:
+    """Every file search covers, with (size, mtime_ns, ctime_ns): raw/ as compile sees it (raw_tree's one
     walk: its ignore rules, symlink and hard-link policy) and the wiki's pages. No reads.
     With `trace`, also what decided which files those are (see raw_tree.Trace).
 
@@ -77,7 +80,7 @@ def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, tuple[int
     """
     from ..raw_tree import scan
 
-    found: dict[str, tuple[int, int]] = {f.path: (f.size, f.mtime_ns) for f in scan(ws, trace).files}
+    found: dict[str, FileStat] = {f.path: (f.size, f.mtime_ns, f.ctime_ns) for f in scan(ws, trace).files}
 
     from ..wiki_tree import pages
 
@@ -92,7 +95,7 @@ def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, tuple[int
                 if trace is not None:
                     trace.unsure = True
                 continue
-            found[rel] = (st.st_size, st.st_mtime_ns)
+            found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return found
 
 
@@ -750,7 +753,7 @@ def _field_writer_class() -> type:
     return FieldWriter
 
 
-def _index_one(writer: Any, ws: Workspace, path: str, stat: tuple[int, int], max_bytes: int,
+def _index_one(writer: Any, ws: Workspace, path: str, stat: FileStat, max_bytes: int,
                outline: dict[str, Any] | None, manifest: dict[str, Any], report: IndexReport, *,
                added: bool, text: str | None = None) -> str | None:
     """Index one file and record it in the manifest (its stat, its doc, or why it was skipped);
@@ -826,7 +829,7 @@ class Seed:
         self.waiting = waiting  # set while the seed has nothing to index (waits) or has ended
         self.offered: set[str] = set()  # the pages offered
         self.batches: list[list[str]] = []  # the pages of each batch offered
-        self.pages: list[tuple[str, tuple[int, int]]] = []
+        self.pages: list[tuple[str, FileStat]] = []
         self.done = False
 
     @staticmethod
@@ -885,7 +888,7 @@ class Seed:
             if held:
                 lock.release()
 
-    def share(self, pages: list[tuple[str, tuple[int, int]]]) -> None:
+    def share(self, pages: list[tuple[str, FileStat]]) -> None:
         """Offer the seed these (path, stat) to index once it has indexed raw/: each is then
         indexed by whichever of it and the caller takes it first (take); a page of a batch
         offered before (offer) that the seed took is the seed's (it keeps what it indexed of
@@ -910,20 +913,20 @@ class Seed:
         compile's update of the index."""
         if self.ready.is_set() or not self.offered:
             return
-        pages = []
+        pages: list[tuple[str, FileStat]] = []
         for path in sorted(self.offered):
             try:
                 st = os.lstat(self.root / path)
             except OSError:
                 continue
-            pages.append((path, (st.st_size, st.st_mtime_ns)))
+            pages.append((path, (st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
         self.share(pages)
 
     def waits(self) -> bool:
         """Whether the seed has nothing to index now (its core is spare). Read in any process."""
         return bool(self.waiting.value)
 
-    def take(self) -> tuple[str, tuple[int, int]] | None:
+    def take(self) -> tuple[str, FileStat] | None:
         return _take(self.pages, self.taken, lambda: not self.process.is_alive())
 
     def finish(self) -> Grown | None:
@@ -985,8 +988,8 @@ def _holds(ws: Workspace, path: str, digest: bytes) -> bool:
         return False
 
 
-def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
-          alone: Callable[[], bool] | None = None) -> tuple[str, tuple[int, int]] | None:
+def _take(pages: list[tuple[str, FileStat]], taken: Any,
+          alone: Callable[[], bool] | None = None) -> tuple[str, FileStat] | None:
     """The next page no process has taken, or None. `alone`: whether the other taker is gone,
     asked while the shared counter's lock is not free (a process killed holding it)."""
     lock = taken.get_lock()
@@ -1004,7 +1007,7 @@ def _take(pages: list[tuple[str, tuple[int, int]]], taken: Any,
         if held:
             lock.release()
     path, stat = pages[at]
-    return path, (stat[0], stat[1])
+    return path, tuple(stat)
 
 
 SEED_NAME = INDEX_DIR + ".seed"
@@ -1026,12 +1029,12 @@ def ready_seed() -> None:
     schema()
 
 
-def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[str, dict[str, Any]],
+def start_seed(ws: Workspace, files: dict[str, FileStat], outlines: dict[str, dict[str, Any]],
                max_bytes: int, written_as: Callable[[str], str] | None = None) -> Seed | None:
     """Index raw/ in a forked process, for a compile that will build the search index from
     nothing: the compile's pages take one core for seconds after its workers have read the
     sources, and raw/'s passages (most of the index) need nothing of those pages. `files`: raw/'s
-    files with (size, mtime_ns) as the compile found them; `outlines`: what the compile kept of
+    files with (size, mtime_ns, ctime_ns) as the compile found them; `outlines`: what the compile kept of
     the sources it read (sources.outline), so they are not parsed again. None when there is an
     index to update instead, too few files to be worth a process, or forking is unsafe here."""
     import threading
@@ -1066,7 +1069,7 @@ def start_seed(ws: Workspace, files: dict[str, tuple[int, int]], outlines: dict[
     return Seed(folder, process, receive, ready, taken, ws.root, offers, claimed, signal, closed, waiting)
 
 
-def _grow_seed(ws: Workspace, folder: Path, files: dict[str, tuple[int, int]],
+def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
                ppid: int, offers: Any, claimed: Any, signal: Any, closed: Any, waiting: Any,
                written_as: Callable[[str], str] | None) -> None:
@@ -1170,7 +1173,7 @@ class _Beside:
     passages: int
 
 
-def _index_pages_beside(ws: Workspace, seed: Seed, current: dict[str, tuple[int, int]], max_bytes: int) -> _Beside:
+def _index_pages_beside(ws: Workspace, seed: Seed, current: dict[str, FileStat], max_bytes: int) -> _Beside:
     """Share the wiki's pages with the seed, and index those this process takes into an index of
     its own beside the seed's (one segment, adopted into the seed's by _adopt)."""
     from whoosh import index as windex
@@ -1191,9 +1194,9 @@ def _index_pages_beside(ws: Workspace, seed: Seed, current: dict[str, tuple[int,
     return _Beside(folder, manifest, report.passages)
 
 
-def _index_taken(writer: Any, ws: Workspace, take: Callable[[], tuple[str, tuple[int, int]] | None],
+def _index_taken(writer: Any, ws: Workspace, take: Callable[[], tuple[str, FileStat] | None],
                  max_bytes: int, manifest: dict[str, Any], report: IndexReport,
-                 first: tuple[str, tuple[int, int]] | None = None) -> None:
+                 first: tuple[str, FileStat] | None = None) -> None:
     """Index the shared pages `take` hands this process (after `first`, taken already) into
     `writer`'s segment and commit it; cancelled on any failure. The compile's and the seed's."""
     try:
@@ -1235,7 +1238,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
     alone, without walking the folders; without an index yet, it builds the whole one, on
     `seed` (raw/ indexed meanwhile: start_seed) if the compile started one.
     """
-    started = time.perf_counter()
+    started, started_ns = time.perf_counter(), time.time_ns()  # the latter before any file is looked at
     folder = index_dir(ws)
     manifest = None if rebuild else _read_parts(folder, ("files",))
     if only is not None and manifest is not None:
@@ -1243,7 +1246,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
         with _index_lock(ws, wait) as acquired:
             if not acquired:
                 return IndexReport(seconds=time.perf_counter() - started)
-            return _update_locked(ws, False, wait, started, only=only)
+            return _update_locked(ws, False, wait, started, only=only, started_ns=started_ns)
     if manifest is not None and _unchanged(ws, manifest):
         return IndexReport(files=len(manifest["files"]), seconds=time.perf_counter() - started)
     try:
@@ -1252,7 +1255,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
                 log.info("another process is updating the search index; searching it as it is")
                 return IndexReport(seconds=time.perf_counter() - started)
             # under the lock, look again: the process we waited for may have done the work
-            return _update_locked(ws, rebuild, wait, started, seed=seed)
+            return _update_locked(ws, rebuild, wait, started, seed=seed, started_ns=started_ns)
     except OSError as exc:
         if manifest is not None and not rebuild:
             # e.g. a read-only copy of a workspace: search the index as it is
@@ -1265,7 +1268,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
         ) from exc
 
 
-def _matches(manifest: dict[str, Any], current: dict[str, tuple[int, int]]) -> bool:
+def _matches(manifest: dict[str, Any], current: dict[str, FileStat]) -> bool:
     """The manifest (its "files" part) lists exactly the files walked, each with the same size
     and mtime."""
     files = manifest["files"]
@@ -1320,26 +1323,12 @@ def _write_beside(folder: Path, write: Callable[[], object]) -> None:
 
 @contextlib.contextmanager
 def _lock_in(state_dir: Path, wait: float) -> Iterator[bool]:
-    import errno
-    import fcntl
+    """The index lock: workspace.file_lock on search.lock (freed if the holder dies, let go of in
+    forked children, taken over from a dead holder)."""
+    from ..workspace import file_lock
 
-    with open(state_dir / "search.lock", "a+") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(0.05)
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    with file_lock(state_dir / "search.lock", wait=wait, holder="wikimem search index", poll=0.05) as acquired:
+        yield acquired
 
 
 def _covered(rel: str) -> bool:
@@ -1354,8 +1343,8 @@ def _covered(rel: str) -> bool:
                                  and not _CATALOG.search(rel))
 
 
-def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
-    """(size, mtime_ns) of one file search covers, None if it is gone or not one it covers
+def _stat_for_index(ws: Workspace, rel: str) -> FileStat | None:
+    """(size, mtime_ns, ctime_ns) of one file search covers, None if it is gone or not one it covers
     (the rules of walk_files, for a path named rather than walked)."""
     if not _covered(rel):
         return None
@@ -1367,13 +1356,30 @@ def _stat_for_index(ws: Workspace, rel: str) -> tuple[int, int] | None:
 
     if not stat_.S_ISREG(st.st_mode):
         return None
-    return st.st_size, st.st_mtime_ns
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _smudge_racy(files: dict[str, list[int]], started_ns: int) -> None:
+    """Record as -1 the times of each raw file changed so shortly before this update looked at
+    it that an edit after could keep its size and times (workspace.racy: a second-granular file
+    system, or the same clock tick): the next check then finds it changed and reads it again,
+    instead of trusting times that cannot tell. The wiki's pages are left as they are: wikimem
+    has just written most of them, and a person's edit in the same tick is not to be had."""
+    from ..workspace import racy
+
+    for path, stat in files.items():
+        if path.startswith("raw/") and len(stat) == 3 and stat[1] >= 0 and racy(stat[1], stat[2], started_ns):
+            files[path] = [stat[0], -1, -1]
 
 
 def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
-                   only: list[str] | None = None, seed: Seed | None = None) -> IndexReport:
+                   only: list[str] | None = None, seed: Seed | None = None, started_ns: int = 0) -> IndexReport:
     report = IndexReport(rebuilt=rebuild)
     folder = index_dir(ws)
+    from ..workspace import remove_stale_temp_files
+
+    # what an updater killed mid-write left (under this lock, no other updater is writing one)
+    remove_stale_temp_files(folder)
     manifest = None if rebuild else _read_manifest(folder)
     if manifest is None:
         rebuild = report.rebuilt = True
@@ -1383,7 +1389,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     if only is None:
         current = walk_files(ws)
     else:
-        current = {p: (st[0], st[1]) for p, st in files.items()}
+        current = {p: tuple(st) for p, st in files.items()}
         for path in only:
             got = _stat_for_index(ws, path)
             if got is None:
@@ -1393,6 +1399,12 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
     report.files = len(current)
     changed = [p for p, stat in current.items() if files.get(p) != list(stat)]
     gone = [p for p in files if p not in current]
+    max_bytes = _settings_max_bytes(ws)
+    if manifest.get("max_bytes", max_bytes) != max_bytes:
+        # max_source_mb changed: the files skipped (as too large, or for another reason) are
+        # read again, as the compile reads again those it skipped as too large
+        changed += [p for p in manifest.get("skipped", {}) if p in current and p not in changed]
+    manifest["max_bytes"] = max_bytes
     if not (changed or gone or rebuild):
         report.seconds = time.perf_counter() - started
         return report
@@ -1409,7 +1421,6 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         except Exception as exc:  # noqa: BLE001 - a damaged index is derived data: rebuild it
             log.warning("search index unreadable (%s); rebuilding", exc)
             rebuild = report.rebuilt = True
-    max_bytes = _settings_max_bytes(ws)
     beside: _Beside | None = None
     if rebuild and seed is not None and not seed.done:
         # the pages, indexed here and by the seed (once it has indexed raw/), each by whichever
@@ -1433,6 +1444,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         build_in = seed.folder  # type: ignore[union-attr]
         ix = windex.open_dir(str(build_in))
         stale = [p for p in files if current.get(p) is None or files[p] != list(current[p])]
+
         changed, gone = [p for p in current if p not in files or p in stale], []
         report.passages, report.added, report.skipped = grown.passages, [p for p in files if p not in stale], \
             [(p, r) for p, r in manifest["skipped"].items() if p not in stale]
@@ -1515,6 +1527,8 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         moved = {*changed, *gone}
         if new_priors is not old_priors:
             moved.update(p for p in old_priors.keys() | new_priors.keys() if old_priors.get(p) != new_priors.get(p))
+    manifest["max_bytes"] = max_bytes  # the cap its skipped files were skipped under
+    _smudge_racy(manifest["files"], started_ns or time.time_ns())
     _write_manifest(build_in, manifest, moved)
     if build_in != folder:
         old = folder.with_name(INDEX_DIR + ".old")
@@ -1532,7 +1546,7 @@ class _Outlines:
     """The outlines the compile kept in state.db (sources.outline), for raw files whose size and
     mtime still match the compiled version; read-only, and empty when there is no state.db."""
 
-    def __init__(self, ws: Workspace, current: dict[str, tuple[int, int]]):
+    def __init__(self, ws: Workspace, current: dict[str, FileStat]):
         import sqlite3
 
         self.db: Any = None
@@ -1542,7 +1556,7 @@ class _Outlines:
         try:
             self.db = sqlite3.connect(f"file:{ws.state_db}?mode=ro", uri=True, timeout=1.0)
             for path, sha, size, mtime in self.db.execute("SELECT path, sha256, size, mtime_ns FROM sources"):
-                if current.get(path) == (size, mtime):
+                if current.get(path, ())[:2] == (size, mtime):
                     self.shas[path] = sha
         except sqlite3.Error:
             self.close()
@@ -1563,6 +1577,28 @@ class _Outlines:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+def repair(ws: Workspace) -> str | None:
+    """Open every segment of the index, as a search does first; when one cannot be read (a write
+    torn by a kill or a full disk, a damaged disk) build the index again. Returns the line to
+    report, or None when it read fine (or there is no index yet)."""
+    from whoosh import index as windex
+
+    from . import mapped
+    from .ranking import weighting
+
+    folder = index_dir(ws)
+    if not (folder / "manifest.json").exists():
+        return None
+    try:
+        mapped.install()  # as Engine._open reads them
+        ix = windex.open_dir(str(folder))
+        ix.searcher(weighting=weighting()).close()
+    except Exception as exc:  # noqa: BLE001 - whatever whoosh raises on a damaged file: derived data, rebuilt
+        reindex(ws)
+        return f"search index was damaged ({type(exc).__name__}: {exc}); rebuilt it"
+    return None
 
 
 def reindex(ws: Workspace) -> IndexReport:

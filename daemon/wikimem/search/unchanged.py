@@ -11,8 +11,9 @@ rules to load), when all of these hold:
   added, removed or renamed, so the same names are there, each still what it was (a file
   cannot become a folder or a link without its name being replaced);
 - every ignore file has the same signature, and so the same rules;
-- every file of the manifest is a regular file with one link, of the same size and mtime, as
-  the walk would compare it;
+- every file of the manifest is a regular file with one link, of the same size, mtime and
+  ctime, as the walk would compare it (a racily clean file is recorded with times of -1 and
+  never matches: index._smudge_racy);
 - the walk itself found nothing decided by more than its name and the rules (a symbolic link,
   a hard link, an unreadable entry: see raw_tree.Trace); and the trace was made by this
   version of the rules, for this manifest.
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 SIGNS_NAME = "walk.signs"  # in the index folder
-_FORMAT = 1
+_FORMAT = 2
 RECENT_NS = 2_000_000_000
 
 
@@ -85,9 +86,10 @@ def since_signed(ws: Workspace, folder: Any, manifest: Any, files: dict[str, Any
             if signature(root + path) != (tuple(sig) if sig is not None else None):
                 return False
         lstat, is_file = os.lstat, stat.S_ISREG
-        for path, (size, mtime) in files.items():
+        for path, (size, mtime, ctime) in files.items():
             st = lstat(root + path)
-            if st.st_mtime_ns != mtime or st.st_size != size or st.st_nlink != 1 or not is_file(st.st_mode):
+            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime or st.st_size != size or st.st_nlink != 1 \
+                    or not is_file(st.st_mode):
                 return False
     except (OSError, EOFError, ValueError, TypeError):
         return False

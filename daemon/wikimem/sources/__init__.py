@@ -274,12 +274,16 @@ def _heading_title(blocks: list[Block]) -> str | None:
 
 
 def load_rst(path: str, text: str) -> Document:
-    from .rst import parse_rst
+    from .rst import NestedTooDeep, parse_rst
 
     warnings: list[str] = []
     meta, body, offset = _front_matter(text, warnings)
     try:
         result = parse_rst(body, offset)
+    except NestedTooDeep as exc:  # memory for docutils grows with depth: the text read as text
+        doc = load_plain(path, text)
+        doc.warnings.append(f"{exc}; read as plain text")
+        return doc
     except Exception as exc:  # noqa: BLE001 - docutils on input it never expected: read it as text
         doc = load_plain(path, text)
         doc.warnings.append(f"reStructuredText could not be parsed ({type(exc).__name__}); read as plain text")

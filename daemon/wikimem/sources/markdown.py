@@ -272,10 +272,13 @@ class _Walker:
                         self.toc.append(TocEntry(entry))
                 return
             if name == "eval-rst":
-                from .rst import parse_rst
+                from .rst import NestedTooDeep, parse_rst
 
-                self.blocks.extend(parse_rst(content, body_start + skip).blocks)
-                return
+                try:
+                    self.blocks.extend(parse_rst(content, body_start + skip).blocks)
+                    return
+                except NestedTooDeep:
+                    pass  # read as the Markdown's own text below
             if name in ADMONITIONS or (name not in CODE_DIRECTIVES and _looks_like_prose(content)):
                 if myst.group(2):
                     self.add("para", myst.group(2), body_start)

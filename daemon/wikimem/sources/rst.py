@@ -74,10 +74,41 @@ class RstResult:
     labels: list[tuple[str, int, str | None]] = field(default_factory=list)  # `.. _label:` (name, line, title)
 
 
+MAX_NESTING = 100  # levels of indented structure (lists in lists, quotes, directive bodies) docutils is given
+
+
+class NestedTooDeep(ValueError):
+    """A reST text nested deeper than MAX_NESTING levels: docutils parses each level as a copy of
+    the lines below it, so memory grows with depth times size (3,000 nested lists in 9 MB took
+    2.7 GB). No document nests so deep; such a text is read as plain text."""
+
+
+def nesting(text: str) -> int:
+    """How many levels of indentation the text's lines step into (each deeper indent opens one,
+    a shallower one closes those deeper than it), in one pass."""
+    stack = [0]
+    deepest = 0
+    for line in text.split("\n"):
+        stripped = line.lstrip(" \t")
+        if not stripped:
+            continue
+        indent = len(line) - len(stripped)
+        while indent < stack[-1]:
+            stack.pop()
+        if indent > stack[-1]:
+            stack.append(indent)
+            deepest = max(deepest, len(stack) - 1)
+    return deepest
+
+
 def parse_rst(text: str, line_offset: int = 0) -> RstResult:
-    """Blocks of a reST text; `line_offset` lines come before it in the file."""
+    """Blocks of a reST text; `line_offset` lines come before it in the file. NestedTooDeep for
+    a text nested deeper than MAX_NESTING levels (never handed to docutils)."""
     from docutils import utils
 
+    depth = nesting(text)
+    if depth > MAX_NESTING:
+        raise NestedTooDeep(f"reStructuredText nested {depth} levels deep (more than {MAX_NESTING})")
     text, meta, header_lines = _pep_header(text)
     offset = line_offset + header_lines
     settings = _settings()
