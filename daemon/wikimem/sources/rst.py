@@ -698,12 +698,12 @@ def _directive_table() -> dict[str, type]:
             return [self.body(self.container(wikimem_release=heading, wikimem_release_version=version))]
 
     class Change(Base):
-        """`.. change::`: one change of a release, its `:tags:` before its text ("[bug] [orm]
-        Fixed issue where ..."), as the extension shows it."""
+        """`.. change::`: one change of a release, an item of its section. Its `:tags:` (the
+        extension shows "[bug] [orm]" before the text) are left out of the text: they are no
+        part of the sentence, whose subject comes first ("Alembic now supports Python 3.8")."""
 
         def run(self) -> list[Any]:
-            tags = [t.strip() for t in re.split(r"[,\s]+", str(self.options.get("tags") or "")) if t.strip()]
-            node = self.container(wikimem_change=" ".join(f"[{t}]" for t in tags))
+            node = self.container(wikimem_change="")
             self.state.document["wikimem_changes"] = self.state.document.get("wikimem_changes", 0) + 1
             return [self.body(node)]
 
@@ -1041,13 +1041,10 @@ class _Reader:
             self.children(node, depth + 1, subject, version, None)
             return
         if isinstance(node, nodes.container) and node.get("wikimem_change") is not None:
-            tags = node["wikimem_change"]
             first = True
             for child in node.children:
                 if first and isinstance(child, nodes.paragraph):
-                    text = self.inline(child)
-                    self.add("item", f"{tags} {text}" if tags else text, self.line_of(child), subject=subject,
-                             version=version)
+                    self.add("item", self.inline(child), self.line_of(child), subject=subject, version=version)
                     first = False
                 else:
                     self.node(child, depth, subject, version, None)

@@ -25,11 +25,6 @@ _MARKED = re.compile(
 _PRODUCT = re.compile(r"^(?P<product>[A-Za-z][\w+.-]*(?:\s[A-Za-z][\w+.-]*)?)\s+" + VERSION + r"(?P<rest>.*)$")
 _LEAD_WORD = re.compile(r"^(?:version|release|changes|what|new|\[|v\d)", re.IGNORECASE)
 _RELEASED = re.compile(r"^\s*(?:\(?\s*(?:released|release date|date|published)\b|\(?unreleased\b)", re.IGNORECASE)
-# a section of changes not released yet, named so alone: Keep a Changelog's "[Unreleased]",
-# "Unreleased changes", "Upcoming release"
-_UNRELEASED_HEADING = re.compile(
-    r"^\[?(?:unreleased|upcoming\s+(?:release|version|changes)|not\s+yet\s+released|in\s+development)\b",
-    re.IGNORECASE)
 # a heading's link, as a Markdown loader keeps it ("[v1.2.0](https://.../releases/tag/v1.2.0)"): its text
 _HEADING_LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
 
@@ -128,7 +123,11 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
             # its heading gives it
             out.append(dataclasses.replace(s, date=hv.date if hv else None, unreleased=bool(hv and hv.unreleased)))
             continue
-        if _UNRELEASED_HEADING.match(" ".join(_HEADING_LINK.sub(r"\1", s.title).split())):
+        words = " ".join(_HEADING_LINK.sub(r"\1", s.title).split()).strip("[]").split()
+        if words and not words[0][:1].isdigit() and unreleased(" ".join(words[:2])):
+            # a section of changes not released yet, named so from its first words: Keep a
+            # Changelog's "[Unreleased]", "Unreleased changes", "Release TBD" (a version that
+            # says it is unreleased, "1.4.2 (unreleased)", is a release without a date below)
             out.append(dataclasses.replace(s, unreleased=True))
             continue
         if hv is None or not (hv.marked or siblings.get(s.parent, 0) >= 2):
