@@ -115,7 +115,7 @@ def test_a_role_targets_scope_marker_is_not_shown(tmp_path: Path) -> None:
     text = ("API\n===\n\nUse :class:`_orm.Session` with :paramref:`_orm.mapped_column.default`, "
             ":meth:`~_orm.Session.execute`, :class:`.NullType` and :meth:`__init__`.\n")
     para = load(tmp_path, "api.rst", text).blocks[1].text
-    assert para == ("Use `orm.Session` with `orm.mapped_column.default`, `execute()`, `NullType` and "
+    assert para == ("Use `Session` with `mapped_column.default`, `execute()`, `NullType` and "
                     "`__init__()`.")
 
 

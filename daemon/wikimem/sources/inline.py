@@ -139,16 +139,19 @@ def role_text(role: str, text: str) -> tuple[str, str]:
     return text, "text"
 
 
-# a dotted name's scope marker: a leading "." ("search the current module first") or a leading
-# "_" on its first part ("_orm.Session": a short name for a module, "orm", used as a prefix)
-_SCOPED = re.compile(r"_(?=[A-Za-z]\w*\.\w)")
+# a dotted name's scope marker: a leading "." ("search the current module first"), or a first
+# part with a leading "_" ("_orm.Session"): a short name standing for a module, which the
+# project's pages do not show (they show `Session`)
+_SCOPED = re.compile(r"_[A-Za-z]\w*\.(?=\w)")
 
 
 def _unscoped(target: str) -> str:
     """A role's target without its scope marker, as the rendered page shows it: `.Model.save`
-    is `Model.save`, `_orm.Session` is `orm.Session` (a dunder name, `__init__`, is a name)."""
+    is `Model.save`, `_orm.Session` is `Session`, `_orm.mapped_column.default` is
+    `mapped_column.default` (a dunder name, `__init__`, is a name)."""
     target = target.lstrip(".")
-    return target[1:] if _SCOPED.match(target) else target
+    scope = _SCOPED.match(target)
+    return target[scope.end():] if scope else target
 
 
 def code_span(text: str) -> str:
