@@ -27,12 +27,12 @@ from itertools import chain
 from typing import Any
 
 from .lexicon import STOPWORDS, stem, version_key, word_key
-from .sources import Document
+from .sources import Document, title_from_name, xref
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 46
+ANALYSIS_VERSION = 47
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -266,7 +266,7 @@ def name_key(surface: str) -> str | None:
 class Sentence:
     text: str
     line: int
-    kind: str  # para | item | table | heading | term
+    kind: str  # para | item | table | heading | term | data (a row of a long table)
     section: int = -1  # index into the analysis's sections
     subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
     version: str | None = None  # the release the markup ties it to
@@ -295,6 +295,9 @@ class SourceAnalysis:
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
     toc: list[list[Any]] = field(default_factory=list)  # [target, title]
     claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
+    named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
+    labels: list[list[Any]] = field(default_factory=list)  # `.. _label:`: [name, line, title or None]
+    xrefs: list[list[str]] = field(default_factory=list)  # the references its sentences make: [kind, target]
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
@@ -324,10 +327,13 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             continue
         before = len(out)
         if block.kind in ("heading", "table", "term"):
+            # a row of a long table is data, not prose (Block.data): a sentence of its own kind,
+            # which no concept, fact or key point is taken from
+            kind = "data" if block.data else block.kind
             for offset, row in enumerate(block.text.split("\n")):
                 row = row.strip().strip("|").strip() if block.kind == "table" else " ".join(row.split())
                 if row:
-                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), block.kind,
+                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), kind,
                                         block.section, block.subject, block.version))
             block_of.extend([index] * (len(out) - before))
             continue
@@ -360,7 +366,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     from .facts import record as fact_record
 
     sentences, block_of = _split(doc)
-    toks = [tokens(s.text) for s in sentences]
+    toks = [tokens(s.text) if s.kind != "data" else [] for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]
     # each counter counted in one go, not by an update() a sentence (a fifth of analyze's own time)
     terms: Counter[str] = Counter(chain.from_iterable(keys_of))
@@ -482,8 +488,17 @@ def analyze(doc: Document) -> SourceAnalysis:
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
         toc=[[e.target, e.title] for e in doc.toc],
         summary=lead,
-        claims=fact_record(doc, sentences),
+        claims=fact_record(doc, _plain_sentences(sentences)),
+        named=doc.title == title_from_name(doc.path),
+        labels=[[name, line, title] for name, line, title in doc.labels],
+        xrefs=[list(k) for k in dict.fromkeys(k for s in sentences if xref.OPEN in s.text for k in xref.references(s.text))],
     )
+
+
+def _plain_sentences(sentences: list[Sentence]) -> list[Sentence]:
+    """The sentences as they read without the rest of the set (facts are quoted as they stand)."""
+    return [s if xref.OPEN not in s.text else Sentence(xref.plain(s.text), s.line, s.kind, s.section, s.subject,
+                                                          s.version) for s in sentences]
 
 
 def forget_sentences() -> None:
@@ -964,14 +979,16 @@ def _full_sentence(text: str) -> bool:
 
 
 def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
-    """Every default the document states with what it is the default of: [subject, value, index].
+    """Every default the document states with what it is the default of: [subject, value, index,
+    its sentence's section, its line] (the section and line let a page's outline be laid out
+    from the analysis alone).
 
     The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the section it
     sits in when that section is named for one setting ("tab_width"); "Default: 8." alone
     says nothing without it."""
     out: list[list[Any]] = []
     for i, s in enumerate(sentences):
-        if s.kind not in ("para", "item", "table"):
+        if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
             continue
         match = _DEFAULT_VALUE.search(s.text) if "default" in s.text.lower() else None
         if not match:
@@ -988,5 +1005,5 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
                 # ("Values from Environment Variables") nor a release ("Version 3.1.0")
                 subject = title
         if subject:
-            out.append([subject, value, i])
+            out.append([subject, value, i, s.section, s.line])
     return out[:300]
