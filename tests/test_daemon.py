@@ -267,10 +267,10 @@ class _PlantedFailure:
         self.inner = create("offline", settings)
 
     def compile(self, batch: Batch) -> BatchResult:
-        def load(path: str) -> Any:
+        def load(path: str, **options: Any) -> Any:
             if "FAIL-ME" in (batch.workspace.root / path).read_text(encoding="utf-8", errors="replace"):
                 raise RuntimeError("planted failure")
-            return batch.load(path)
+            return batch.load(path, **options)
 
         return self.inner.compile(dataclasses.replace(batch, load=load))
 

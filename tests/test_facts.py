@@ -417,6 +417,20 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]
 
 
+def test_changes_not_released_yet_state_plans_not_the_current_value(ws: Workspace) -> None:
+    """Keep a Changelog's "[Unreleased]" and a release dated in the future are not out: what
+    they say is a plan, and the newest release that is out states the current value."""
+    write(ws, "kite/CHANGELOG.md", (
+        "# Changelog\n\n"
+        "## [Unreleased]\n\n### Changed\n\n- Requires Python 3.13 or later.\n\n"
+        "## [2.0.0] - 2024-05-01\n\n### Changed\n\n- Requires Python 3.10 or later.\n\n"
+        "## [1.0.0] - 2022-03-01\n\n### Added\n\n- Requires Python 3.8 or later.\n"))
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    (line,) = [line for title, line in _claims(ws).items() if "python" in title.lower()]
+    assert "3.10" in line.split("**")[1] and "3.13" not in line.split("**")[1], line
+
+
 @pytest.mark.parametrize(("sentence", "facts"), [
     # a versioned name dropped is its support dropped; "anymore" says it too
     ("Python 3.7 has been dropped.", [(("min", "python", ""), (3, 7), "drop")]),

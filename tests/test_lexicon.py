@@ -368,6 +368,26 @@ def test_unreleased(text: str, expected: bool) -> None:
     assert unreleased(text) is expected
 
 
+@pytest.mark.parametrize(("text", "now", "date"), [
+    ("(2020-09-26)", "2026-12-03", "2020-09-26"),
+    ("(2018-10-15 - not published due to a release automation bug)", "2026-12-03", "2018-10-15"),
+    ("November 16, 2026", "2026-12-03", "2026-11-16"),
+    ("2026-12-03", "2026-12-03", "2026-12-03"),  # released today
+    ("2026-12-04", "2026-12-03", None),  # a date to come is a plan, not a release date
+    ("January 1, 2099", "2026-12-03", None),
+    ("(unreleased)", "2026-12-03", None),
+    ("(YANKED)", "2026-12-03", None),
+])
+def test_a_release_date_is_never_one_to_come(text: str, now: str, date: str | None) -> None:
+    assert lexicon.release_date(text, now) == date
+
+
+def test_today_is_pinned_by_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1798761600")
+    assert lexicon.today() == "2027-01-01"
+    assert lexicon.release_date("Released 2027-01-02") is None and lexicon.release_date("2026-12-31") == "2026-12-31"
+
+
 def test_meta_date() -> None:
     import datetime as dt
 

@@ -724,7 +724,12 @@ def test_quotes_compare_on_normalized_words():
     assert words("Caf\u00e9 \ufb01ne") == words("Cafe\u0301 fine")
     assert words("you’re") == words("you're")
     # link targets go, the word cut by an ellipsis goes
-    assert fragments("see [the guide](../x.md#L3) for details … and the rest") == ["see [the guide] for", "the rest"]
+    assert fragments("see [the guide](https://x.org/g#L3) for details … and the rest") == \
+        ["see [the guide] for", "the rest"]
+    # a link to a page of the wiki is a cross-reference the compile resolved (the title of the
+    # section a `:ref:` names): its text is not the quoted file's words
+    assert fragments("as described at [Forcing NULL](../sources/orm.md) in the guide, which is long") == \
+        ["as described at", "in the guide, which is long"]
 
 
 def test_claims_from_claim_blocks_match_claims_from_every_sentence(ws):

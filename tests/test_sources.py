@@ -63,8 +63,9 @@ def test_web_addresses_are_no_evidence_of_markdown() -> None:
 
 def test_underlines_are_counted_as_reading_them_line_by_line_would() -> None:
     # an adornment on the first line has nothing above it; one under a longer line or under
-    # another adornment underlines nothing; "=" and "-" underline Markdown too
-    assert sniff_format("=====\nTitle\n=====\n", ".txt") == "text"
+    # another adornment underlines nothing; "=" and "-" underline Markdown too; a title with an
+    # overline of the same mark is reST's alone (docutils' section structure)
+    assert sniff_format("=====\nTitle\n=====\n", ".txt") == "rst"
     assert sniff_format("A long title\n+++\n\nAnother one\n^^^\n", ".txt") == "text"
     assert sniff_format("Title\n~~~~~\n\nPart\n^^^^\n", ".txt") == "rst"
     assert sniff_format("Title\n=====\n\nPart\n----\n", ".txt") == "rst"

@@ -28,12 +28,12 @@ from itertools import chain
 from typing import Any
 
 from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
-from .sources import Document, Section
+from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 51
+ANALYSIS_VERSION = 53
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -267,7 +267,7 @@ def name_key(surface: str) -> str | None:
 class Sentence:
     text: str
     line: int
-    kind: str  # para | item | table | heading | term
+    kind: str  # para | item | table | heading | term | data (a row of a long table)
     section: int = -1  # index into the analysis's sections
     subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
     version: str | None = None  # the release the markup ties it to
@@ -298,8 +298,12 @@ class SourceAnalysis:
     toc: list[list[Any]] = field(default_factory=list)  # [target, title, line, group]: the documents it lists
     gist: str = ""  # the document's lead in a line, as another document's page lists it (offline_hubs)
     code: dict[str, list[Any]] = field(default_factory=dict)  # fact -> [lines, end line] of the short code it introduces
+    fact_bytes: dict[str, int] = field(default_factory=dict)  # heading line -> bytes of its key facts
     claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
     date_line: int | None = None  # the line that states the document's date, when its text does
+    named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
+    labels: list[list[Any]] = field(default_factory=list)  # `.. _label:`: [name, line, title or None]
+    xrefs: list[list[str]] = field(default_factory=list)  # the references its sentences make: [kind, target]
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
 
     def to_json(self) -> dict[str, Any]:
@@ -329,10 +333,13 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             continue
         before = len(out)
         if block.kind in ("heading", "table", "term"):
+            # a row of a long table is data, not prose (Block.data): a sentence of its own kind,
+            # which no concept, fact or key point is taken from
+            kind = "data" if block.data else block.kind
             for offset, row in enumerate(block.text.split("\n")):
                 row = row.strip().strip("|").strip() if block.kind == "table" else " ".join(row.split())
                 if row:
-                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), block.kind,
+                    out.append(Sentence(row, block.line + (offset if block.kind != "table" else 0), kind,
                                         block.section, block.subject, block.version))
             block_of.extend([index] * (len(out) - before))
             continue
@@ -366,7 +373,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     from .facts import record as fact_record
 
     sentences, block_of = _split(doc)
-    toks = [tokens(s.text) for s in sentences]
+    toks = [tokens(s.text) if s.kind != "data" else [] for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]
     # each counter counted in one go, not by an update() a sentence (a fifth of analyze's own time)
     terms: Counter[str] = Counter(chain.from_iterable(keys_of))
@@ -469,6 +476,16 @@ def analyze(doc: Document) -> SourceAnalysis:
     defaults = _defaults(sentences, doc)
     facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version, set(shown_code))
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
+    # the bytes of key facts under each heading line, with the code each shows: what a page's
+    # layout weighs where it splits into parts (offline_pages._weights), with no sentence read
+    fact_bytes: dict[str, int] = {}
+    for i in facts:
+        s = sentences[i]
+        if 0 <= s.section < len(doc.sections):
+            key = str(doc.sections[s.section].line)
+            shown = shown_code.get(i)
+            fact_bytes[key] = fact_bytes.get(key, 0) + len(s.text) + 60 + (
+                sum(len(line) + 3 for line in shown[0]) if shown else 0)
     return SourceAnalysis(
         title=doc.title,
         format=doc.format,
@@ -491,8 +508,12 @@ def analyze(doc: Document) -> SourceAnalysis:
         toc=[[e.target, e.title, e.line, e.group] for e in doc.toc],
         gist=_gist(description, [sentences[i] for i in lead]),
         code={str(i): code for i, code in shown_code.items() if i in facts},
+        fact_bytes=fact_bytes,
         summary=lead,
-        claims=fact_record(doc, sentences),
+        claims=fact_record(doc, _plain_sentences(sentences)),
+        named=doc.title == title_from_name(doc.path),
+        labels=[[name, line, title] for name, line, title in doc.labels],
+        xrefs=[list(k) for k in dict.fromkeys(k for s in sentences if xref.OPEN in s.text for k in xref.references(s.text))],
     )
 
 
@@ -500,8 +521,9 @@ GIST_CHARS = 200
 
 
 def _gist(description: str | None, lead: list[Sentence]) -> str:
-    """What the document is, in a line: its own description, else the first sentences of its lead."""
-    text = " ".join((description or " ".join(s.text for s in lead)).split())
+    """What the document is, in a line: its own description, else the first sentences of its lead,
+    its cross-references as plain text (another document's page lists it, where they resolve to nothing)."""
+    text = " ".join(xref.plain(description or " ".join(s.text for s in lead)).split())
     return text if len(text) <= GIST_CHARS else text[:GIST_CHARS].rsplit(" ", 1)[0] + "…"
 
 
@@ -547,6 +569,12 @@ def _date_line(doc: Document) -> int | None:
         if block.kind != "code" and find_date(block.text) == doc.date:
             return block.line
     return None
+
+
+def _plain_sentences(sentences: list[Sentence]) -> list[Sentence]:
+    """The sentences as they read without the rest of the set (facts are quoted as they stand)."""
+    return [s if xref.OPEN not in s.text else Sentence(xref.plain(s.text), s.line, s.kind, s.section, s.subject,
+                                                          s.version, s.end) for s in sentences]
 
 
 def forget_sentences() -> None:
@@ -1189,14 +1217,16 @@ def _full_sentence(text: str) -> bool:
 
 
 def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
-    """Every default the document states with what it is the default of: [subject, value, index].
+    """Every default the document states with what it is the default of: [subject, value, index,
+    its sentence's section, its line] (the section and line let a page's outline be laid out
+    from the analysis alone).
 
     The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the section it
     sits in when that section is named for one setting ("tab_width"); "Default: 8." alone
     says nothing without it."""
     out: list[list[Any]] = []
     for i, s in enumerate(sentences):
-        if s.kind not in ("para", "item", "table"):
+        if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
             continue
         match = _DEFAULT_VALUE.search(s.text) if "default" in s.text.lower() else None
         if not match:
@@ -1213,5 +1243,5 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
                 # ("Values from Environment Variables") nor a release ("Version 3.1.0")
                 subject = title
         if subject:
-            out.append([subject, value, i])
+            out.append([subject, value, i, s.section, s.line])
     return out[:300]

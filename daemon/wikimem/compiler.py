@@ -818,10 +818,10 @@ def apply(
     started = time.perf_counter() if started is None else started
     max_bytes = int(settings.max_source_mb * 1_000_000)
 
-    def load(path: str) -> Document:
+    def load(path: str, *, xrefs: bool = False) -> Document:
         if progress:
             progress(path, len(todo.changed), 1)
-        doc = load_source(todo.current[path].file, path, max_bytes=max_bytes)
+        doc = load_source(todo.current[path].file, path, max_bytes=max_bytes, xrefs=xrefs)
         if path in todo.shas:
             state.put_outline(todo.shas[path], outline(doc))  # search indexes it without parsing again
         return doc

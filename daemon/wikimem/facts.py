@@ -57,7 +57,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 2  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 3  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -395,6 +395,8 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     table: Table | None = None  # the table the last rows were in: rows in a run, in one section, are one table
     table_section = -2
     for s in sentences:
+        if s.kind == "data":
+            continue  # a row of a long table (a list of plugins, an index) is data: it states no fact
         if s.kind == "table":
             cells = [c.strip() for c in s.text.split(" | ")]
             if table is None or s.section != table_section:
@@ -412,7 +414,8 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
             continue  # extract() asks has_hint
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
-        out.append((s.text, s.line, version, date, heading, s.kind, getattr(s, "subject", None) or ""))
+        out.append((s.text, s.line, version, date, heading, s.kind, getattr(s, "subject", None) or "",
+                    _upcoming(s, sections)))
     found = title_release(doc.title)
     product = (found[0], found[1]) if found else None
     return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out,
@@ -424,6 +427,13 @@ def _release_here(s: Any, sections: Any) -> tuple[str | None, str | None]:
     if version is None and (release := release_of(sections, s.section)) is not None:
         version, date = _section_version(release), release.date
     return version, date
+
+
+def _upcoming(s: Any, sections: Any) -> bool:
+    """Whether a sentence is among changes not released yet ("[Unreleased]", a release dated
+    in the future): what it states is a plan, not a value that holds."""
+    release = release_of(sections, s.section)
+    return bool(release is not None and getattr(release, "unreleased", False))
 
 
 def _section_version(section: Any) -> str | None:
@@ -787,6 +797,10 @@ def extract(doc: Statements) -> list[Fact]:
                 if (product_role(f.key[2], "") is not None or f.key[2] == "aside") and f.key[1] != described:
                     kind_role = f.key[2].split(", ")[0] if f.key[2].split(", ")[0] in ROLES.values() else ""
                     out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {described}" if kind_role else described))
+    # what changes not released yet state is a plan (statements_of: an upcoming release)
+    upcoming = {entry[1] for entry in doc.sentences if len(entry) > 7 and entry[7]}
+    if upcoming:
+        out = [replace(f, plan=True) if f.line in upcoming and not f.plan else f for f in out]
     for table in doc.tables:
         supported = _support_table(doc, table, own)
         out.extend(supported if supported is not None else _row_facts(doc, table))

@@ -30,7 +30,17 @@ from . import wiki_tree
 from .lexicon import release_series, version_key
 from .links import CITATION_AT_END, LINK_TEXT
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
-from .pages import Page, escape_link_text, inert, one_line, part_of, plain_text, relative_link
+from .pages import (
+    Page,
+    escape_link_text,
+    inert,
+    one_line,
+    part_of,
+    plain_text,
+    relative_link,
+    shorten,
+    unemphasized,
+)
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
 from .templating import render
 
@@ -71,7 +81,7 @@ class Entry:
     collections: tuple[str, ...] = ()  # the top folders of raw/ its sources sit in
 
     def line(self, from_page: str) -> str:
-        title = self.title if len(self.title) <= TITLE_CHARS else self.title[: TITLE_CHARS - 1].rstrip() + "…"
+        title = shorten(self.title, TITLE_CHARS)
         shown_version = self.version and not re.search(rf"(?<![\w.]){re.escape(self.version)}(?![\w.])", title)
         when = ", ".join(x for x in (f"version {self.version}" if shown_version else "", self.date) if x)
         meta = f" ({when})" if when else ""
@@ -96,7 +106,7 @@ def describe(page: Page, limit: int = DESCRIPTION_CHARS) -> str:
             continue
         line = CITATION_AT_END.sub("", line)
         line = LINK_TEXT.sub(r"\1", line)
-        line = re.sub(r"[*_`]", "", line).strip().strip('"')
+        line = unemphasized(line).strip().strip('"')
         if line:
             return _trim(line, limit)
     return ""
@@ -107,11 +117,7 @@ def _trim(line: str, limit: int) -> str:
     (a third of the room or more), since the half of a second sentence cut off at a word ("Make
     sure to not call your application flask.py because…") is bytes on every catalog read that
     tell nothing; else the words that fit, marked as cut."""
-    if len(line) <= limit:
-        return line
-    cut = line[: limit - 1]
-    end = max(cut.rfind(". "), cut.rfind("; "))
-    return (cut[: end + 1] if end >= limit // 3 else cut.rsplit(" ", 1)[0] + "…").strip()
+    return shorten(line, limit, sentences=True)
 
 
 def entry_from_text(rel: str, text: str) -> Entry:
@@ -456,7 +462,7 @@ def _map(groups: list[Group], budget: int = SOFT_BYTES) -> list[str]:
 
 def _compact(entry: Entry) -> str:
     """A page in a line of links: its title, with its version or date for a release."""
-    title = entry.title if len(entry.title) <= 60 else entry.title[:59].rstrip() + "…"
+    title = shorten(entry.title, 60)
     when = entry.version if entry.version and entry.version not in title else ""
     when = when or (entry.date[:7] if entry.date and entry.kind == "source" and entry.version else "")
     tail = f" ({when})" if when else f" ({entry.sources})" if entry.kind == "concept" and entry.sources > 1 else ""
@@ -669,7 +675,7 @@ def _pack(blocks: list[list[tuple[str, str, str]]], room: int) -> list[list[tupl
 
 def _short(entry: Entry) -> str:
     text = entry.version or entry.title
-    return text if len(text) <= 40 else text[:39] + "…"
+    return shorten(text, 40)
 
 
 def _catalog_page(title: str, how: str, lines: list[str], folder: str, back: bool = False) -> str:

@@ -6,7 +6,6 @@ import datetime as dt
 import hashlib
 import html
 import json
-import os
 import posixpath
 import re
 import unicodedata
@@ -17,6 +16,8 @@ from typing import Any
 import frontmatter
 import yaml
 from frontmatter.default_handlers import YAMLHandler
+
+from .links import code_spans
 
 PAGE_KINDS = ("source", "concept", "answer", "fact")
 # front matter keys in the order they are written; others follow in their own order
@@ -238,6 +239,73 @@ def one_line(text: str) -> str:
     return " ".join(_BREAKS.sub(" ", text).split())
 
 
+# emphasis: a run of one or two "*" or "_" that opens at a word's start and closes at a word's
+# end; inside a word ("tmp_path", "INSTALLED_APPS", "a*b") they are text
+_EMPHASIS = re.compile(r"(?<![\w*\\])(\*\*|\*|__|_)(?![\s*_])(.+?)(?<![\s\\*_])\1(?![\w*])")
+_DUNDER = re.compile(r"__[A-Za-z]\w*__")
+
+
+def unemphasized(text: str) -> str:
+    """A line of Markdown with its emphasis marks dropped and everything else as written: code
+    spans whole, identifiers whole (`tmp_path`, `__init__.py`, `INSTALLED_APPS`, a dunder
+    name), an underscore or asterisk inside a word kept (an agent greps for the name as the
+    document writes it)."""
+    if "*" not in text and "_" not in text:
+        return text
+    out: list[str] = []
+    at = 0
+    for start, end in code_spans(text) if "`" in text else ():
+        out += [_drop_emphasis(text[at:start]), text[start:end]]
+        at = end
+    out.append(_drop_emphasis(text[at:]))
+    return "".join(out)
+
+
+def _drop_emphasis(text: str) -> str:
+    def keep_names(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if _DUNDER.fullmatch(whole) or (match.group(1).startswith("_") and text[match.end():match.end() + 1] == "."):
+            return whole  # `__init__`, `_build_.py`: a name, not emphasis
+        return _drop_emphasis(match.group(2))
+
+    return _EMPHASIS.sub(keep_names, text) if ("*" in text or "_" in text) else text
+
+
+def shorten(text: str, limit: int, *, sentences: bool = False) -> str:
+    """At most about `limit` characters of a line, cut at a word and marked with "…"; never
+    inside a code span (a span the cut would open is left out whole, or kept whole when
+    little else would be left). `sentences`: end at a sentence's end when the first sentences
+    fill a third of the room or more."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if sentences:
+        end = max(cut.rfind(". "), cut.rfind("; "))
+        if end >= limit // 3 and not _inside_code(text, end):
+            return cut[: end + 1].strip()
+    at = cut.rfind(" ")
+    at = at if at > 0 else len(cut)
+    at = outside_code(text, at, limit // 3)
+    return text[:at].rstrip() + "…"
+
+
+def outside_code(text: str, at: int, least: int = 0) -> int:
+    """A place to cut `text` at, moved out of the code span it falls in: before the span, or
+    after it when that would leave less than `least` characters."""
+    if "`" not in text:
+        return at
+    for start, end in code_spans(text):
+        if start < at < end:
+            return start if start >= least else end
+        if start >= at:
+            break
+    return at
+
+
+def _inside_code(text: str, at: int) -> bool:
+    return outside_code(text, at) != at
+
+
 ALLOWED_SCHEMES = ("http", "https", "mailto")
 _SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 # an autolink that may stay one: <https://...>, <mailto:...>
@@ -453,10 +521,9 @@ def guard_page(text: str) -> str:
 
 def today() -> str:
     """The date stamped into `updated`; SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
-    return dt.datetime.now(dt.UTC).date().isoformat()
+    from .lexicon import today as lexicon_today
+
+    return lexicon_today()
 
 
 # --- the front matter fast path: what wikimem itself writes, read without YAML

@@ -970,11 +970,15 @@ def daemon_status(ws: Workspace) -> dict[str, Any]:
 
 
 def raw_summary(ws: Workspace) -> dict[str, Any]:
-    """What raw/ holds as compile sees it: sources, files refused, files the ignore rules keep out."""
+    """What raw/ holds as compile sees it: sources (the files it compiles), files it skipped
+    last time (state.db), files refused, files the ignore rules keep out."""
     from .raw_tree import scan
+    from .state import skipped_sources
 
     found = scan(ws)
-    return {"sources": len(found.files), "refused": len(found.refused), "ignored": found.ignored_summary()}
+    skipped = skipped_sources(ws.state_db) & {f.path for f in found.files}
+    return {"sources": len(found.files) - len(skipped), "skipped": len(skipped), "refused": len(found.refused),
+            "ignored": found.ignored_summary()}
 
 
 def progress_line(progress: dict[str, Any]) -> str:
@@ -1013,7 +1017,7 @@ def format_status(data: dict[str, Any]) -> list[str]:
     if raw:
         ignored = raw["ignored"]
         rules = ", ".join(f"{rule} {n}" for rule, n in sorted(ignored["by_rule"].items(), key=lambda kv: -kv[1])[:4])
-        lines.append(f"raw/: {raw['sources']} files to compile, {raw['refused']} refused, "
+        lines.append(f"raw/: {raw['sources']} sources, {raw.get('skipped', 0)} skipped, {raw['refused']} refused, "
                      f"{ignored['count']} ignored" + (f" ({rules})" if rules else ""))
     lc = data.get("last_compile")
     if lc:

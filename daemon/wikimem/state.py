@@ -113,6 +113,27 @@ CREATE TABLE IF NOT EXISTS pages (
 """
 
 
+# added after schema 4 without a new version: every database gains them when opened (a
+# statement that writes nothing when they are there already)
+XREF_SCHEMA = """
+-- cross-references across the set (backends/offline_xrefs.py): what each counted source names
+-- (`.. _label:`), what it refers to (`:ref:`, `:doc:`), and the digest of how its references
+-- resolved when its pages were last rendered
+CREATE TABLE IF NOT EXISTS xref_labels (
+    path TEXT NOT NULL, name TEXT NOT NULL, line INTEGER NOT NULL, title TEXT
+);
+CREATE INDEX IF NOT EXISTS xref_labels_name ON xref_labels(name);
+CREATE INDEX IF NOT EXISTS xref_labels_path ON xref_labels(path);
+CREATE TABLE IF NOT EXISTS xref_uses (
+    path TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+    key TEXT NOT NULL               -- a label, or a document's name (the last part of its path)
+);
+CREATE INDEX IF NOT EXISTS xref_uses_key ON xref_uses(key);
+CREATE INDEX IF NOT EXISTS xref_uses_path ON xref_uses(path);
+CREATE TABLE IF NOT EXISTS xref_seen (path TEXT PRIMARY KEY, digest TEXT NOT NULL);
+"""
+
+
 @dataclass(frozen=True)
 class SourceRow:
     path: str
@@ -341,6 +362,8 @@ class State:
         # a source's ctime and when its times were read (SourceRow.same_file), beside its row
         self.db.execute("CREATE TABLE IF NOT EXISTS source_stats (path TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL,"
                         " seen_ns INTEGER NOT NULL)")
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'xref_seen'").fetchone() is None:
+            self.db.executescript(XREF_SCHEMA)
 
     def rebuilt(self) -> None:
         """The pages were read back into this database (compiler.rebuild_state)."""
@@ -652,3 +675,22 @@ def _sha256(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(data).hexdigest()
+
+
+def skipped_sources(path: Path) -> set[str]:
+    """The raw files the last compile skipped (read as no source: empty, binary, no prose, a
+    template), read from state.db opened read-only; empty when there is no readable state.
+    `wikimem status` and lint count the sources compile compiles: the files raw/'s walk finds,
+    less these."""
+    if not path.exists():
+        return set()
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {r[0] for r in db.execute("SELECT path FROM sources WHERE status = 'skipped'")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        db.close()

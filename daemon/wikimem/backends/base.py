@@ -36,7 +36,9 @@ class Batch:
     changed: tuple[str, ...]  # new or modified sources, by path
     renamed: Mapping[str, str]  # new path -> old path, content unchanged
     removed: Mapping[str, str]  # removed source path -> its page
-    load: Callable[[str], Document]  # loads a changed source (raises SkipSource)
+    # loads a changed source (raises SkipSource); xrefs=True keeps the marks of its
+    # cross-references for the offline backend to resolve (sources/xref.py)
+    load: Callable[..., Document]
     rebuild: bool = False  # --rebuild: read every source again and re-render every page
     rerender: bool = False  # the backend's own version changed: re-render (no re-reading needed)
     files: Mapping[str, Path] = field(default_factory=dict)  # source path -> file, for worker processes

@@ -22,11 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import timelines
-from ..analysis import ABOUT, ANALYSIS_VERSION, CODE, DEFINED, NAMED_THINGS, Sentence, analyze
+from ..analysis import (
+    ABOUT,
+    ANALYSIS_VERSION,
+    CODE,
+    DEFINED,
+    NAMED_THINGS,
+    Sentence,
+    analyze,
+    phrase_keys,
+    tokens,
+)
 from ..config import Settings
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
-from ..sources import SkipSource
+from ..sources import SkipSource, title_from_name, xref
 from ..state import encode_analysis
 from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
@@ -41,11 +51,13 @@ from .offline_pages import (
     concept_page,
     read_by_concept_page,
     recent,
+    shows,
     source_pages,
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
+from .offline_xrefs import Resolver, XrefIndex
 
-RENDER_VERSION = 28  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 30  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -89,11 +101,12 @@ def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
 
     file, path, max_bytes = job
     try:
-        doc = load_source(Path(file), path, max_bytes=max_bytes)
+        doc = load_source(Path(file), path, max_bytes=max_bytes, xrefs=True)
         data = analyze(doc).to_json()
         toc = outline(doc)
         counted = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
-                   "terms": data["terms"], "signals": data["signals"]}
+                   "terms": data["terms"], "signals": data["signals"], "labels": data["labels"],
+                   "xrefs": data["xrefs"], "named": data["named"]}
         return "ok", (counted, toc, encode_analysis(data, toc))
     except SkipSource as exc:
         return "skipped", str(exc)
@@ -116,11 +129,11 @@ class OfflineBackend:
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:
         cached = batch.state.get_analysis(sha, self.cache_key)
         if cached is not None:
-            return cached
-        analysis = analyze(batch.load(path)).to_json()
+            return own_title(path, cached)
+        analysis = analyze(batch.load(path, xrefs=True)).to_json()
         batch.state.put_analysis(sha, self.cache_key, analysis)
         batch.state.put_facts(sha, analysis.get("claims") or {})  # read by timelines.py, whatever the backend
-        return {k: v for k, v in analysis.items() if k != "sentences"}
+        return own_title(path, {k: v for k, v in analysis.items() if k != "sentences"})
 
     def _analyse_in_parallel(self, batch: Batch, todo: list[str], stack: ExitStack) -> Iterator[tuple[str, Any]] | None:
         """Load and analyse uncached sources on every core when there are many of them.
@@ -175,6 +188,7 @@ class OfflineBackend:
         edits, additions, deletions and renames)."""
         state = batch.state
         store = Store(state.db)
+        index = XrefIndex(state.db)
         outcomes: list[SourceOutcome] = []
         touched = set(batch.changed) | set(batch.renamed)
         full = batch.rebuild or batch.rerender  # render every page
@@ -193,6 +207,7 @@ class OfflineBackend:
             # be counted out), or a folder that became (or stopped being) a collection: count
             # everything again
             store.clear()
+            index.clear()
             counted = {}
             full = True
             cleared = True
@@ -209,8 +224,13 @@ class OfflineBackend:
                 coming.append(path)
         leaving = {path: doc for path, doc in sorted(counted.items()) if ok.get(path) is not doc}
 
+        # the labels and documents whose resolution may move: those of every source leaving or
+        # coming (offline_xrefs); the sources that refer to them are worked out again below
+        dirty: set[str] = set()
+
         def removals() -> Iterator[tuple[Doc, dict[str, Any]]]:
             for doc in leaving.values():
+                dirty.update(index.forget(doc.path))
                 data = state.get_analysis(doc.sha256, self.cache_key)
                 assert data is not None  # checked above: every counted source's analysis is cached
                 yield doc, data
@@ -257,6 +277,7 @@ class OfflineBackend:
                 doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
                 ok[path] = doc
                 tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
+                dirty.update(index.record(path, data.get("labels") or [], data.get("xrefs") or []))
                 yield doc, data
 
         tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
@@ -349,6 +370,19 @@ class OfflineBackend:
         if known_hubs != (state.get_meta("offline.hubs") or {}):
             state.set_meta("offline.hubs", known_hubs)
 
+        # --- cross-references: the sources whose references resolve otherwise than their pages
+        # show (a label they name moved, a document they name came or went): render them again
+        resolver = Resolver(index, ok, analysis_of)
+        seen = index.seen()
+        asking = set(ok) if full else (index.users(dirty) | added) & set(ok)
+        digests: dict[str, str] = {}
+        for path in sorted(asking):
+            refs = analysis_of(ok[path]).get("xrefs") or []
+            if refs:
+                digests[path] = resolver.resolved(path, refs)[2]
+        xref_moved = {p for p, d in digests.items() if seen.get(p) != d}
+        rank.update(xref_moved)
+
         # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
         # links those it states, a concept page those of its subject
         lines = timelines.current(batch.workspace, state, {p: (d.sha256, collection(p)) for p, d in ok.items()})
@@ -389,15 +423,19 @@ class OfflineBackend:
             if links[path] != doc.concepts:
                 new_links.append((doc.id, links[path]))
             if (full or path in added or links[path] != doc.concepts or doc.page not in existing or path in lost
-                    or path in hub_moved or any(k in redefined for k in links[path])):
+                    or path in hub_moved or path in xref_moved or any(k in redefined for k in links[path])):
                 sentences = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
+                resolved, notes, digest = resolver.resolved(path, data.get("xrefs") or [])
+                if data.get("xrefs"):
+                    digests[path] = digest
                 # the page, then its part pages when its outline is too long for it (the compiler
                 # removes the parts a page no longer has)
                 hub = offline_hubs.entries(path, data.get("toc") or (), ok,
                                            lambda target: str(analysis_of(ok[target]).get("gist") or ""))
                 for page in source_pages(doc.page, path, doc.sha256, data, sentences,
                                          [concepts[k] for k in links[path] if k in concepts],
-                                         [(by_page[x].title, x) for x in stated.get(path, ())], hub):
+                                         [(by_page[x].title, x) for x in stated.get(path, ())],
+                                         shows(doc.page, resolved), notes, hub):
                     edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part", path))
                 offer(every=OFFER_EVERY)
         offer()
@@ -444,6 +482,24 @@ class OfflineBackend:
                 members[k] = members_of(concepts[k])
                 df[k] = len(members[k])
 
+        # a source whose cross-references resolve otherwise: the concept pages that may quote a
+        # sentence of it that holds one (those named in the sentence, or in its section's title)
+        # are checked again (their fingerprints hold the digests of what the members they read show)
+        quoting: set[str] = set()
+        for path in sorted(xref_moved):
+            sections = analysis_of(ok[path]).get("sections") or []
+            for row in state.get_sentences(ok[path].sha256, self.cache_key) or []:
+                if xref.OPEN in row[0]:
+                    quoting |= phrase_keys(tokens(row[0]))
+                    if 0 <= row[3] < len(sections):
+                        quoting |= phrase_keys(tokens(str(sections[row[3]][0])))
+        for k, c in concepts.items():
+            if k not in check and any(key in quoting for key in c.keys):
+                check.add(k)
+                members[k] = members_of(c)
+                df[k] = len(members[k])
+        shown_as = {**seen, **digests}
+
         # --- concept pages whose content moved
         sentences_cache: dict[str, Sentences] = {}
 
@@ -471,9 +527,12 @@ class OfflineBackend:
             # what the page is made of: the members it can show, in their order, with their
             # content, and how many there are in all; a member it cannot show changing (the one
             # edited note among thousands) leaves the page as it is, unrendered
+            # (with how the cross-references of the members it reads sentences from resolve)
+            read = {m.path for m in read_by_concept_page(ranked)}
             fingerprint = hashlib.sha1("\n".join([
                 head, str(len(docs)),
-                *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{ok[m.path].sha256}\0{m.level}\0{m.mentions}" for m in ranked),
+                *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{ok[m.path].sha256}\0{m.level}\0{m.mentions}"
+                  f"\0{shown_as.get(m.path, '') if m.path in read else ''}" for m in ranked),
             ]).encode()).hexdigest()
             before = old.get(k)
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
@@ -487,14 +546,18 @@ class OfflineBackend:
                                             df[k], fingerprint, tuple(main), concept.collections))
         # the pages, rendered here and in a process beside this one (beside.shared) from the
         # sentences they read, loaded here first: the other process cannot read state.db
+        member_xrefs: dict[str, dict[tuple[str, str], Any]] = {}
         for _, _, ranked, _, _, _, _ in to_render:
             for member in read_by_concept_page(ranked):
                 sentences_of(member)
+                refs = analysis_of(ok[member.path]).get("xrefs")
+                if refs and member.path not in member_xrefs:
+                    member_xrefs[member.path] = resolver.resolved(member.path, refs)[0]
 
         def render_concept(job: _ConceptJob) -> str:
             _, concept, ranked, related, fact_pages, total, names = job
             return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
-                                total=total, longer=names).dumps()
+                                total=total, longer=names, xrefs=member_xrefs).dumps()
 
         first = len(edits)
         for i, text in shared(to_render, render_concept, spare=batch.spare):
@@ -510,6 +573,7 @@ class OfflineBackend:
         for page_path, owner in store.concept_pages():
             if page_path not in live_pages and page_path.startswith("concepts/"):
                 edits.append(PageEdit(page_path, None, "concept", owner))
+        index.set_seen({p: d for p, d in digests.items() if seen.get(p) != d})
         stamp = {"key": self.cache_key, "n_class": n_class, "collections": folders, "store": STORE_FORMAT}
         if meta != stamp:
             state.set_meta("offline.store", stamp)
@@ -538,6 +602,15 @@ def _longer_names(concepts: dict[str, Concept], wanted: Iterable[str]) -> dict[s
         if found:
             out[k] = tuple(sorted(found))
     return out
+
+
+def own_title(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    """An analysis as the source at `path` reads: a document that names no title is named for
+    its own file (or folder), never for the file whose analysis it shares (identical READMEs in
+    several folders are cached once, by content)."""
+    if data.get("named"):
+        data["title"] = title_from_name(path)
+    return data
 
 
 def _size(file: Path) -> int:

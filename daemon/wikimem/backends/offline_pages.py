@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -28,6 +28,7 @@ from ..lexicon import version_key
 from ..links import LINK_OR_URL, LINK_TARGET, RELATIVE_LINK_OPENING
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
+from ..sources import xref
 from ..templating import render
 from ..words import (
     CHATTY,
@@ -66,6 +67,8 @@ OUTLINE_BYTES = 4_000
 # a page whose outline and key facts pass this is split into parts too: each part carries its
 # sections' key facts (docs/compile.md, "Long documents")
 PAGE_BYTES = 6_000
+_LINK_BYTES = 40  # a link's target and a citation's "L12", as a layout counts them (_weights)
+LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist runs to analysis.GIST_CHARS)
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
 
 # one word boundary before the words, not one per word (a fourth of the time per sentence)
@@ -76,12 +79,24 @@ _SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
 
 
-def quote_text(text: str) -> str:
+Shows = Callable[[str, str, str], str]  # a cross-reference's mark (kind, target, its text) as a page shows it
+
+
+def quote_text(text: str, xrefs: Shows | None = None) -> str:
     """A quote fit for a list item: one line, no stray link syntax that would dangle, no HTML
-    and no link but relative, http(s) and mailto ones (pages.inert)."""
+    and no link but relative, http(s) and mailto ones (pages.inert). Its cross-references
+    (sources/xref.py) are shown by `xrefs` (offline_xrefs: the title of what they name,
+    linked to its page), else as the text they show alone."""
     text = " ".join(text.split())
     text = RELATIVE_LINK_OPENING.sub(lambda m: f"\\[{m.group(1)}\\](", text)
-    return inert(text.replace("[[", "[ [").replace("]]", "] ]"))
+    text = inert(text.replace("[[", "[ [").replace("]]", "] ]"))
+    if xref.OPEN in text:
+        text = xref.replace(text, xrefs or _unlinked)
+    return text
+
+
+def _unlinked(kind: str, target: str, shown: str) -> str:
+    return inert(shown or xref.readable(kind, target))
 
 
 def citation(from_page: str, source_path: str, anchor: str, line: int, end: int = 0) -> str:
@@ -143,6 +158,8 @@ class Part:
     trail: list[str]  # the sections it sits in, outermost first (the document's title left out)
     span: str  # "its section [X](line)", or "the sections [A](line) to [B](line)", linked from the page
     lines: list[dict[str, Any]]  # its outline, its links relative to the source page
+    first: int = 0  # the lines of the first and last heading it lists (a reference to a section
+    last: int = 0  # in between leads to the innermost part holding it: part_holding)
     homes: set[int] = field(default_factory=set)  # the heading lines whose key facts it carries
 
 
@@ -220,7 +237,7 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
                     slug = slug_for(title)
                     item = entry(i, depth)
                     parts.append(home(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})",
-                                           inside), i, j))
+                                           inside, headings[i + 1][2], headings[j - 1][2]), i, j))
                     count = len(sub)
                     item["link"] = f"{stem}/{slug}.md"
                     item["tail"] += (f": {count} {'section' if count == 1 else 'sections'}, "
@@ -255,8 +272,8 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             slug = slug_for(headings[first][1] if first == last else f"{headings[first][1]} {headings[last][1]}")
             span = (f"its section [{names[0]}]({cite(headings[first][2])})" if first == last else
                     f"the sections [{names[0]}]({cite(headings[first][2])}) to [{names[1]}]({cite(headings[last][2])})")
-            parts.append(home(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth)),
-                              run[0][0], run[-1][1]))
+            parts.append(home(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth),
+                                   headings[first][2], headings[run[-1][1] - 1][2]), run[0][0], run[-1][1]))
             count = sum(j - i for i, j, _ in run)
             out.append({"text": name, "link": f"{stem}/{slug}.md", "indent": "  " * depth,
                         "tail": f": {count} {'section' if count == 1 else 'sections'}"})
@@ -275,15 +292,16 @@ def _heading_text(text: str) -> str:
 
 
 def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
-                concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = ()) -> Page:
+                concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = (), xrefs: Shows | None = None) -> Page:
     """The source's page alone (source_pages gives its part pages too)."""
-    return source_pages(page_path, source_path, sha, data, sentences, concepts, fact_pages)[0]
+    return source_pages(page_path, source_path, sha, data, sentences, concepts, fact_pages, xrefs)[0]
 
 
 def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
-                 concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = (),
-                 hub: Sequence[HubEntry] = ()) -> list[Page]:
+                 concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = (), xrefs: Shows | None = None,
+                 notes: Sequence[str] = (), hub: Sequence[HubEntry] = ()) -> list[Page]:
     """The source page, then its part pages when its outline is too large for it (split_outline).
+    `xrefs` shows its cross-references (offline_xrefs), `notes` says what about them went wrong;
     `hub`: the documents its table of contents names (offline_hubs), listed as links to their
     pages under the section that lists them."""
     anchor = data["anchor"]
@@ -294,8 +312,8 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
 
     sections = data.get("sections") or []
     lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
-    lead = data.get("description") or " ".join(quote_text(sentences[i].text) for i in lead_ids)
-    tables, tabled = _tables(sentences, sections, cite)
+    lead = data.get("description") or " ".join(quote_text(sentences[i].text, xrefs) for i in lead_ids)
+    tables, tabled = _tables(sentences, sections, cite, xrefs)
     facts: list[dict[str, Any]] = []
     for i in data["facts"]:
         if i >= len(sentences) or i in tabled:
@@ -311,50 +329,21 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         # is shown after it, and cited with it
         code = (data.get("code") or {}).get(str(i))
         code_text = " ".join(_code_span(line) for line in code[0]) if code else ""
-        facts.append({"text": quote_text(s.text), "code": code_text,
-                      "link": cite(s.line, max(s.end, code[1] if code else 0)), "where": _where("", anchor, s.line).lstrip(", "),
-                      "context": context,
+        facts.append({"text": quote_text(s.text, xrefs), "code": code_text,
+                      "link": cite(s.line, max(s.end, code[1] if code else 0)),
+                      "where": _where("", anchor, s.line).lstrip(", "), "context": context,
                       "heading": sections[s.section][2] if 0 <= s.section < len(sections) else None})
-    heads = data["outline"]
-    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
-    # a default whose subject is the section it sits in is shown on that section's outline line
-    in_outline: dict[int, tuple[str, int]] = {}
-    heading_lines = {h[2] for h in heads}
-    for subject, value, i in data.get("defaults") or []:
-        if not show_outline or i >= len(sentences):
-            continue
-        section = sentences[i].section
-        if 0 <= section < len(sections) and sections[section][0] == subject and sections[section][2] in heading_lines \
-                and sections[section][2] not in in_outline:
-            in_outline[sections[section][2]] = (quote_text(str(value)), sentences[i].line)
+    show_outline, in_outline = _outline_defaults(data, sentences)
     shown = {line for _, line in in_outline.values()}
-    defaults = [
-        {"subject": escape_link_text(str(subject)).replace("|", "\\|"),
-         "value": quote_text(str(value)).replace("|", "\\|"), "link": cite(sentences[i].line),
-         "line": sentences[i].line,
-         "heading": sections[sentences[i].section][2] if 0 <= sentences[i].section < len(sections) else None}
-        for subject, value, i in data.get("defaults") or [] if i < len(sentences) and sentences[i].line not in shown
-    ]
-    lines = outline(heads, cite, in_outline) if show_outline else []
-    parts: list[Part] = []
-    stem = posixpath.splitext(posixpath.basename(page_path))[0]
-    # the key facts of each section weigh on the page or part that holds its line
-    weights: dict[int, int] = {}
-    for fact in facts:
-        heading = fact["heading"]
-        if isinstance(heading, int) and heading in heading_lines:
-            weights[heading] = weights.get(heading, 0) + _fact_size(fact)
-    for row in defaults:  # ... and so do the defaults its outline lines do not show
-        heading = row["heading"]
-        if isinstance(heading, int) and heading in heading_lines:
-            weights[heading] = weights.get(heading, 0) + _default_size(row)
+    defaults: list[dict[str, Any]] = []
+    for row in data.get("defaults") or []:
+        at = _default_at(row, sentences)
+        if at is not None and at[1] not in shown:
+            defaults.append({"subject": escape_link_text(str(row[0])).replace("|", "\\|"),
+                             "value": quote_text(str(row[1]), xrefs).replace("|", "\\|"), "link": cite(at[1]),
+                             "line": at[1], "heading": sections[at[0]][2] if 0 <= at[0] < len(sections) else None})
     contents = _contents(page_path, hub, sections, data["title"])
-    for row in contents:  # ... and the documents it lists
-        heading = row["heading"]
-        if isinstance(heading, int) and heading in heading_lines:
-            weights[heading] = weights.get(heading, 0) + _entry_size(row)
-    if lines and not _fits(_size(lines), sum(weights.values())):
-        lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
+    lines, parts = _layout(page_path, data, cite, in_outline, show_outline)
     homes = {line: part for part in parts for line in part.homes}
     on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
                       [f for f in facts if f["heading"] not in homes])
@@ -379,7 +368,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
         timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
                    for title, page in fact_pages],
-        warnings=data.get("warnings", []),
+        warnings=[*data.get("warnings", []), *notes],
     )
     meta: dict[str, Any] = {
         "title": data["title"],
@@ -451,6 +440,100 @@ def _code_span(line: str) -> str:
     return f"{ticks}{pad}{line}{pad}{ticks}"
 
 
+def _default_at(row: Sequence[Any], sentences: Sequence[Sentence]) -> tuple[int, int] | None:
+    """(section, line) of the sentence that states a default (analysis._defaults' row)."""
+    if len(row) >= 5:
+        return int(row[3]), int(row[4])
+    i = row[2]
+    return (sentences[i].section, sentences[i].line) if 0 <= i < len(sentences) else None
+
+
+def _outline_defaults(data: dict[str, Any], sentences: Sequence[Sentence] = ()) -> tuple[bool, dict[int, tuple[str, int]]]:
+    """Whether a source page shows an outline, and the defaults its outline lines show: a
+    default whose subject is the section it sits in is shown on that section's line (heading
+    line -> (value, line of the sentence that states it)). From the analysis alone, so a
+    reference elsewhere finds the page or part holding a section without the sentences."""
+    heads = data["outline"]
+    sections = data.get("sections") or []
+    show_outline = not (len(heads) <= 1 and (not heads or heads[0][1] == data["title"]))
+    in_outline: dict[int, tuple[str, int]] = {}
+    if not show_outline:
+        return show_outline, in_outline
+    heading_lines = {h[2] for h in heads}
+    for row in data.get("defaults") or []:
+        at = _default_at(row, sentences)
+        if at is None:
+            continue
+        section, line = at
+        if 0 <= section < len(sections) and sections[section][0] == row[0] and sections[section][2] in heading_lines \
+                and sections[section][2] not in in_outline:
+            # the value as it reads alone: the layout must not depend on other sources' titles
+            in_outline[sections[section][2]] = (quote_text(str(row[1])), line)
+    return show_outline, in_outline
+
+
+def _layout(page_path: str, data: dict[str, Any], cite: Callable[[int], str], in_outline: dict[int, tuple[str, int]],
+            show_outline: bool) -> tuple[list[dict[str, Any]], list[Part]]:
+    """A source page's outline lines and its part pages (split_outline when it is too long)."""
+    heads = data["outline"]
+    lines = outline(heads, cite, in_outline) if show_outline else []
+    weights = _weights(data, in_outline)
+    if lines and not _fits(_size(lines), sum(weights.values())):
+        stem = posixpath.splitext(posixpath.basename(page_path))[0]
+        return split_outline(heads, cite, in_outline, stem, data["title"], weights)
+    return lines, []
+
+
+def _weights(data: dict[str, Any], in_outline: dict[int, tuple[str, int]]) -> dict[int, int]:
+    """The bytes of what a page shows under each heading line besides its outline: its key
+    facts, the defaults its outline lines do not show, the documents it lists. From the
+    analysis alone, as the layout must be (part_spans): the facts as analysis.fact_bytes
+    counts them, a listed document's lead at its usual length."""
+    heading_lines = {h[2] for h in data["outline"]}
+    sections = data.get("sections") or []
+    out: dict[int, int] = {}
+
+    def add(heading: int, size: int) -> None:
+        if heading in heading_lines:
+            out[heading] = out.get(heading, 0) + size
+
+    for line, size in (data.get("fact_bytes") or {}).items():
+        add(int(line), int(size))
+    shown = {line for _, line in in_outline.values()}
+    for row in data.get("defaults") or []:
+        if len(row) >= 5 and row[4] not in shown and 0 <= row[3] < len(sections):
+            add(sections[row[3]][2], len(str(row[0])) + len(str(row[1])) + _LINK_BYTES + 16)
+    starts = sorted((s[2], j) for j, s in enumerate(sections))
+    for row in data.get("toc") or []:
+        line = row[2] if len(row) > 2 and isinstance(row[2], int) else 0
+        at = bisect_right(starts, (line, len(sections))) - 1 if line else -1
+        if at >= 0:
+            add(sections[starts[at][1]][2], len(str(row[1] or row[0])) + _LINK_BYTES + LEAD_BYTES + 12)
+    return out
+
+
+def part_spans(page_path: str, source_path: str, data: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The part pages of a source's page (split_outline) with the lines of the first and last
+    heading each lists: (first, last, wiki-relative path), innermost parts first; [] when the
+    page has none."""
+    show_outline, in_outline = _outline_defaults(data)
+    _lines, parts = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
+                            in_outline, show_outline)
+    folder = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0])
+    return sorted(((p.first, p.last, posixpath.join(folder, p.slug + ".md")) for p in parts),
+                  key=lambda span: span[1] - span[0])
+
+
+def part_holding(page_path: str, data: dict[str, Any], spans: list[tuple[int, int, str]], line: int) -> str:
+    """The page that lists the section holding `line` of a source: the innermost part page that
+    lists its heading (`spans`: part_spans), else the source page itself."""
+    before = [h[2] for h in data["outline"] if h[2] <= line]
+    if not before or not spans:
+        return page_path
+    heading = max(before)
+    return next((path for first, last, path in spans if first <= heading <= last), page_path)
+
+
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
                facts: list[dict[str, Any]], defaults: list[dict[str, Any]], contents: list[dict[str, Any]]) -> Page:
     """A part of a long source's page (split_outline): its lines and its sections' key facts,
@@ -504,14 +587,15 @@ def _by_context(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return groups
 
 
-def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> tuple[list[dict[str, Any]], set[int]]:
+def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any,
+            xrefs: Shows | None = None) -> tuple[list[dict[str, Any]], set[int]]:
     """The document's tables as compact Markdown tables, each cited at its first line: a table
     of operators, limits or versions is the document's facts in their densest form. At most
     TABLE_BYTES of rows in all; a table cut short says how many rows it leaves out. Returns
     the tables and the sentences shown in them (not repeated as key facts)."""
     runs: list[list[int]] = []
     for i, s in enumerate(sentences):
-        if s.kind != "table":
+        if s.kind not in ("table", "data"):
             continue
         before = sentences[runs[-1][-1]] if runs else None
         if before is not None and runs[-1][-1] == i - 1 and before.section == s.section and s.line <= before.line + 2:
@@ -525,7 +609,8 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any) -> 
         if len(run) < 2 or budget <= 0:
             continue
         # a "|" in code (`||`) would split a cell: escaped, as GitHub's tables read it
-        rows = [re.sub(r"`[^`]*`", lambda m: m.group(0).replace("|", "\\|"), quote_text(sentences[i].text)) for i in run]
+        rows = [re.sub(r"`[^`]*`", lambda m: m.group(0).replace("|", "\\|"), quote_text(sentences[i].text, xrefs))
+                for i in run]
         columns = max(row.count(" | ") + 1 for row in rows[:1])
         kept: list[str] = []
         for i, row in zip(run, rows, strict=True):
@@ -669,14 +754,31 @@ def read_by_concept_page(members: list[Member]) -> list[Member]:
     return [*main, *quoted, *newest]
 
 
+Resolved = tuple[str | None, str | None]  # what a cross-reference names: (its title, its page); None: nothing
+
+
+def shows(from_page: str, resolved: dict[tuple[str, str], Resolved]) -> Shows:
+    """How a page at `from_page` shows cross-references resolved as `resolved` ((kind, target) ->
+    (title, page)): the text its author gave it, else the title of what it names, linked to the
+    page (or part page) holding that; what names nothing is its text, or its target made readable."""
+    def show(kind: str, target: str, given: str) -> str:
+        title, page = resolved.get((kind, target), (None, None))
+        text = given or title or xref.readable(kind, target)
+        if page is None:
+            return inert(text)
+        return f"[{escape_link_text(text)}]({relative_link(from_page, page)})"
+
+    return show
+
+
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
                  fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None,
-                 longer: Sequence[str] = ()) -> Page:
+                 longer: Sequence[str] = (), xrefs: dict[str, dict[tuple[str, str], Resolved]] | None = None) -> Page:
     """The article. `members` are ranked, the first SHOWN_MEMBERS of them and the first that
     define it at least, of `total` (all of them when not given); `sentences_of(member)` gives a
     member's sentences. `longer`: the keys of other concepts whose name holds this one's
     ("development server" for "server"): a sentence that names it only inside one of them is
-    about that other thing.
+    about that other thing; `xrefs` how the cross-references of each member (by path) resolve.
 
     One sense per page: its lead, key points and changes come from the sources that use the
     name as its main sources do; a source in another collection whose sentences share no
@@ -691,8 +793,11 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     def link(m: Member) -> str:
         return relative_link(page_path, m.page)
 
+    def quote(m: Member, text: str) -> str:
+        return quote_text(text, shows(page_path, xrefs[m.path]) if xrefs and m.path in xrefs else None)
+
     def cite(m: Member, s: Sentence) -> dict[str, str]:
-        return {"text": quote_text(s.text), "link": citation(page_path, m.path, m.anchor, s.line, s.end),
+        return {"text": quote(m, s.text), "link": citation(page_path, m.path, m.anchor, s.line, s.end),
                 "where": _where(m.path, m.anchor, s.line)}
 
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
@@ -780,6 +885,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     changes: list[tuple[tuple[Any, ...], str, dict[str, Any], Member]] = []
     for m in (*quoted, *newest):
         for _, s in mentioning.get(m.path, []):
+            if s.kind == "table":
+                continue  # a table's row is data (a release index, code side by side), not a statement
             version, date = _release_of(m, s)
             if not version or s.text in seen_text:
                 continue
@@ -808,7 +915,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "concept_page.md.j2",
         title=concept.title,
         aliases=concept.aliases,
-        lead={**cite(lead_member, lead), "text": quote_text(_lead_text(lead.text))}
+        lead={**cite(lead_member, lead), "text": quote(lead_member, _lead_text(lead.text))}
         if lead is not None and lead_member is not None else None,
         lead_source={"title": escape_link_text(lead_member.title), "link": link(lead_member)} if lead_member else None,
         main=[{"title": escape_link_text(m.title), "link": link(m), "section": _section_note(m, page_path)} for m in main],
@@ -1121,6 +1228,8 @@ def _section_note(m: Member, page_path: str) -> str:
     return f"section [{escape_link_text(title.replace('`', ''))}]({citation(page_path, m.path, m.anchor, line)})"
 
 
-__all__ = ["ABOUT", "Member", "Part", "Sentences", "concept_page", "source_page", "source_pages", "outline",
+__all__ = ["ABOUT", "Member", "Part", "Resolved", "Sentences", "concept_page", "part_holding", "part_spans", "shows",
+           "source_page",
+           "source_pages", "outline",
            "split_outline", "quote_text", "citation",
            "version_key"]

@@ -15,7 +15,8 @@ and concept choice, lint, search, the facts extractor, the timelines and index.m
 - **Versions** (`parse_version`, `version_key`, `release_numbers`, `title_release`):
   `packaging.version` (PEP 440) with a fallback for the forms release notes also use ("3.2.x",
   "go1.21", "2.0.0-beta.2"); one order everywhere.
-- **Dates** (`find_date`, `meta_date`, `unreleased`): a calendar date as YYYY-MM-DD.
+- **Dates** (`find_date`, `meta_date`, `release_date`, `unreleased`): a calendar date as
+  YYYY-MM-DD; a release's date is never one to come.
 
 This module is the ground floor: it imports nothing of wikimem's, and nothing heavy at import
 time (`packaging` and the word list load on first use), so a cold `wikimem search` does not pay
@@ -397,6 +398,26 @@ def find_date(text: str) -> str | None:
     return None
 
 
+def today() -> str:
+    """Today's date, YYYY-MM-DD (UTC); SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    import os
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).date().isoformat()
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def release_date(text: str, now: str | None = None) -> str | None:
+    """The date a release heading or its first line gives (find_date), or None when that date
+    is after `now` (YYYY-MM-DD, default today()): a release is dated when it happened, and a
+    date to come is a plan, not a release date."""
+    found = find_date(text)
+    if found is None:
+        return None
+    return found if found <= (now or today()) else None
+
+
 def unreleased(text: str) -> bool:
     """Whether a text says a release has no date yet ("1.4.2 (unreleased)", "Release TBD")."""
     return _re(_UNRELEASED).search(text) is not None
@@ -417,6 +438,7 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 
 __all__ = [
     "ARTICLES", "CLASSICAL_PLURAL", "DOC_WORDS", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
-    "by_ending", "find_date", "read_word_list", "first_number", "meta_date", "parse_version", "product_key", "release_numbers", "run_together",
-    "release_series", "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
+    "by_ending", "find_date", "read_word_list", "release_date", "today", "first_number", "meta_date", "parse_version", "product_key",
+    "release_numbers", "release_series", "run_together",
+    "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]

@@ -71,6 +71,12 @@ def _select(rules: list[str] | None) -> list[Rule]:
     return [RULES[r] for r in dict.fromkeys(rules)]
 
 
+def source_count(ctx: Context) -> int:
+    """The sources compile compiles: raw/'s files less those state.db says it skipped (one count
+    in compile, status and lint)."""
+    return sum(1 for path in ctx.raw_files if getattr(ctx.state_sources.get(path), "status", None) != "skipped")
+
+
 def today() -> str:
     from ..pages import today as page_today
 
@@ -201,7 +207,7 @@ def run_lint(
         notes += more
     report = LintReport(
         findings=_sorted(open_findings), accepted=_sorted(accepted), rules=tuple(r.name for r in selected),
-        pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=len(ctx.raw_files),
+        pages=sum(1 for p in ctx.pages.values() if not p.is_generated), sources=source_count(ctx),
         fixes=fixes, notes=notes, timings={k: round(v, 3) for k, v in ctx.run.timings.items()},
         failed_rules=list(ctx.run.failed_rules),
     )
@@ -311,7 +317,7 @@ def accept(ws: Workspace, settings: Settings, finding_id: str, why: str, *, wait
         findings=_sorted([f for f in findings if f.id not in accepted_map]),
         accepted=_sorted([f for f in findings if f.id in accepted_map]),
         rules=tuple(RULES), pages=sum(1 for p in ctx.pages.values() if not p.is_generated),
-        sources=len(ctx.raw_files), notes=notes + ([problem] if problem else []),
+        sources=source_count(ctx), notes=notes + ([problem] if problem else []),
     )
     with writer_lock(ws, wait=wait, holder="wikimem lint --accept"):
         written = _finish(ctx, settings, report, [f"wiki/{dispositions.FILE}"],

@@ -195,12 +195,21 @@ def _links_dropped_outside_code(text: str) -> str:
     return "".join(out)
 
 
+# a link to a page of the wiki (relative, not into raw/): in a quote, the compile's
+# resolution of a cross-reference (Sphinx's `:ref:` shows the title of what it names)
+_WIKI_LINK = re.compile(r"(?<!\\)\[[^\[\]\n]*+\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|#)(?![^()\s]*raw/)[^()\s]*+\)")
+
+
 def fragments(quote: str) -> list[str]:
     """The runs of words a quote claims, compared on words alone.
 
     Link targets go (the compile strips a source's relative links but keeps their
-    words); an ellipsis splits the quote, and the word cut by it is dropped.
+    words); an ellipsis splits the quote, and the word cut by it is dropped. A link to a page
+    of the wiki splits it too, its text left out: a cross-reference shows the title of what it
+    names (Sphinx's `:ref:`label``), which the quoted file does not hold.
     """
+    if "](" in quote and _WIKI_LINK.search(quote):
+        return [f for piece in _WIKI_LINK.split(quote) for f in fragments(piece)]
     quote = LINK_TARGET.sub("]", quote)
     parts = _ELLIPSIS.split(quote)
     out = []

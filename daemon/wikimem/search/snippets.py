@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..links import code_spans
 from .analysis import _STEMS, _TOKEN, _stem, identifier_parts
 
 SNIPPET_MAX = 360  # characters: one or two whole sentences; a longer one is cut around its hits
@@ -143,13 +144,29 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
         if cut > start:
             space = body.find(" ", cut, anchor + 1)
             cut = space + 1 if space >= 0 else cut
+            cut = _outside_code(body, start, end, cut)
         text = " ".join(body[cut:end].split())
         if len(text) > width:
-            text = text[:width].rsplit(" ", 1)[0] + "…"
+            at = text.rfind(" ", 0, width)
+            text = text[:_outside_code(text, 0, len(text), at if at > 0 else width, width // 3)].rstrip() + "…"
         if cut > start:
             text = "…" + text
         start = cut
     return text, _line_at(lines, start)
+
+
+def _outside_code(text: str, start: int, end: int, at: int, least: int = 0) -> int:
+    """A cut at `at` in text[start:end] moved out of the code span it falls in (to the span's
+    start, or its end when that leaves less than `least` before it): a snippet never opens
+    a code span it does not close, and shows an identifier whole."""
+    if "`" not in text[start:end]:
+        return at
+    for a, b in code_spans(text[start:end]):
+        if start + a < at < start + b:
+            return start + a if a >= least else start + b
+        if start + a >= at:
+            break
+    return at
 
 
 _VALUE_STEMS: set[str] = set()

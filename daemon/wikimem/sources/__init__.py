@@ -20,6 +20,7 @@ from ..lexicon import find_date, meta_date, title_release
 from ..links import LINK_OR_URL, LINK_TARGET
 from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from ..pages import FrontMatterError, parse_meta, split_front_matter
+from . import xref
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
@@ -99,21 +100,33 @@ def _count(pattern: re.Pattern[str], text: str, most: int, *needs: str) -> int:
     return sum(1 for _ in itertools.islice(pattern.finditer(text), most))
 
 
-def _underlines(text: str) -> tuple[int, int]:
+def _underlines(text: str) -> tuple[int, int, int, int]:
     """Section underlines: lines of one punctuation mark under a line of text at least as long,
-    as ("=" or "-" underlines, which Markdown has too; the others, reST's alone)."""
-    either = only_rst = 0
+    as ("=" or "-" underlines, which Markdown has too; the others, reST's alone; titles with an
+    overline of the same mark too, which only reST has, whatever the mark; the adornment lines
+    of those that look like Markdown's code fences, "~~~" and "```")."""
+    either = only_rst = overlined = fenced = 0
     for match in _ADORNMENT_LINE.finditer(text):
         end = match.start() - 1  # the newline before the adornment; none on the first line
         if end < 0:
             continue
-        previous = text[text.rfind("\n", 0, end) + 1 : end]
+        start = text.rfind("\n", 0, end) + 1
+        previous = text[start:end]
         if previous.strip() and not _ADORNMENT.match(previous) and len(match.group(0).rstrip()) >= len(previous.rstrip()):
-            if match.group(1) in "=-":
+            over = text[text.rfind("\n", 0, max(0, start - 1)) + 1 : max(0, start - 1)] if start > 0 else ""
+            if over.rstrip() == match.group(0).rstrip():
+                overlined += 1
+                fenced += 2 if match.group(1) in "~`" else 0
+            elif match.group(1) in "=-":
                 either += 1
             else:
                 only_rst += 1
-    return either, only_rst
+    return either, only_rst, overlined, fenced
+
+
+# a document that opens with reST's explicit markup (a target, a comment, a directive) or a
+# field list (`:orphan:`, `:tocdepth: 2`): neither Markdown nor plain text starts so
+_RST_OPENING = re.compile(r"\A\s*(?:\.\. (?:_[^:\n]+:|[A-Za-z][\w:-]*::|\S)|:[A-Za-z][\w -]*:(?:[ \t]|$))", re.MULTILINE)
 
 
 def sniff_format(text: str, suffix: str) -> str:
@@ -134,8 +147,11 @@ def sniff_format(text: str, suffix: str) -> str:
     markdown = _count(_MD_HEADING, sample, 10, "# ") + _count(_MD_FENCE, sample, 5, "```", "~~~") * 2 \
         + _count(LINK_TARGET, sample, 5, "](") + _count(_MD_TABLE, sample, 3, "---") * 2
     # "=" and "-" underline headings in Markdown too; the others only in reST
-    underlines, rst_only = _underlines(sample)
-    rst += 2 * rst_only + min(underlines, 5)
+    underlines, rst_only, overlined, fenced = _underlines(sample)
+    rst += 2 * rst_only + min(underlines, 5) + 3 * min(overlined, 3)
+    markdown -= 2 * min(fenced, 5)  # an overlined title's "~~~~" lines are no code fences
+    if _RST_OPENING.match(sample):
+        rst += 2
     if rst >= 3 and rst > markdown:
         return "rst"
     if markdown >= 2:
@@ -193,22 +209,52 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
     return doc
 
 
+# a towncrier news fragment: `1234.bugfix.rst`, `1234.feature.1.md`, an orphan `+abc.misc.rst`
+_FRAGMENT = re.compile(r"^(?P<id>\d+|\+[\w-]+)\.(?P<type>[A-Za-z]+)(?:\.\d+)?\.(?:rst|rest|md|markdown|txt)$")
+_FRAGMENT_TYPES = {"bugfix": "bug fix", "bugfixes": "bug fix", "bug": "bug fix", "fix": "bug fix", "doc": "documentation",
+                   "docs": "documentation", "misc": "change", "trivial": "change", "removal": "removal",
+                   "deprecation": "deprecation", "feature": "feature", "breaking": "breaking change",
+                   "improvement": "improvement", "vendor": "vendored change", "packaging": "packaging change",
+                   "contrib": "contributor change", "performance": "performance change", "security": "security fix"}
+
+
+def _change_entry(doc: Document, changes: int) -> Document:
+    """A document that is one unreleased change (a towncrier news fragment, `1234.bugfix.rst`;
+    a file of `.. change::` entries alone, which the changelog extension pulls into the next
+    release) and names no title: titled for what it is ("Unreleased bug fix 1234"), under one
+    heading whose section is unreleased (Section.unreleased), so its statements are never
+    taken for a release's."""
+    name = posixpath.basename(doc.path)
+    fragment = _FRAGMENT.match(name)
+    if fragment is None and not changes:
+        return doc
+    ident = fragment.group("id").lstrip("+") if fragment else posixpath.splitext(name)[0]
+    kind = _FRAGMENT_TYPES.get(fragment.group("type").lower(), fragment.group("type").lower()) if fragment else "change"
+    doc.title = f"Unreleased {kind} {ident}"
+    first = min((b.line for b in doc.blocks), default=1)
+    doc.blocks.insert(0, Block("heading", doc.title, first, 1))
+    return doc
+
+
 def load_markdown(path: str, text: str) -> Document:
     warnings: list[str] = []
     meta, body, offset = _front_matter(text, warnings)
     meta = {**comment_meta(body, warnings), **meta}
     toc: list[TocEntry] = []
     is_summary = posixpath.basename(path).lower() == "summary.md"
+    labels: list[tuple[str, int, str | None]] = []
     # a SUMMARY.md's lists are a book's chapters; another document's links that open a list item
     # (or make up a paragraph) and lead to another file of the set are its map (a MyST toctree too)
-    blocks = parse_markdown(body, offset, toc=toc, summary=is_summary)
+    blocks = parse_markdown(body, offset, toc=toc, summary=is_summary, labels=labels)
     title = _meta_text(meta, "title") or _heading_title(blocks)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
     title = clean_inline(title) if title and title == _meta_text(meta, "title") else title
     doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
-                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta))
+                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta), labels=labels)
+    if not title:
+        doc = _change_entry(doc, 0)
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
 
 
@@ -253,8 +299,11 @@ def load_rst(path: str, text: str) -> Document:
     date = meta_date(meta) or find_date("\n".join(b.text for b in result.blocks[:6]))
     doc = Document(path, "rst", title or title_from_name(path), result.blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "abstract", "description", "summary", "subtitle"),
-                   toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords])
-    return _finish(doc)
+                   toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords],
+                   labels=result.labels)
+    if not title:
+        doc = _change_entry(doc, result.changes)
+    return _finish(doc, titled_by_heading=result.first_of_several and title == result.title)
 
 
 def _resolve(path: str, entry: TocEntry) -> TocEntry:
@@ -285,6 +334,9 @@ def load_plain(path: str, text: str) -> Document:
             start = None
     title = ""
     for index, block in enumerate(blocks[:5]):
+        if _ADORNMENT.match(block.text.split("\n", 1)[0]) and "\n" in block.text:
+            # an overline ("=====" over the title and under it): markup, not text
+            block = blocks[index] = Block(block.kind, block.text.split("\n", 1)[1], block.line + 1)
         first = block.text.split("\n")[0].strip()
         if re.match(r"(?i)(copyright|\(c\)|all rights reserved|license)", first) or "://" in first:
             continue
@@ -345,8 +397,12 @@ def load_present(path: str, text: str) -> Document:
     return _finish(doc)
 
 
-def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
-    """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use."""
+def load_source(file: Path, rel_path: str, *, max_bytes: int, xrefs: bool = False) -> Document:
+    """Load one raw file. Raises SkipSource with a one-line reason for anything it cannot use.
+
+    `xrefs`: leave the marks of cross-references (`:ref:`, `:doc:`) in the text, for the offline
+    backend to resolve against the whole set (sources/xref.py); without it, each shows the text
+    it shows alone (its author's, else its target made readable)."""
     suffix = source_suffix(file)
     if suffix not in SUPPORTED_SUFFIXES:
         raise SkipSource(f"unsupported file type {suffix or '(no extension)'}")
@@ -377,6 +433,9 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int) -> Document:
     doc.warnings[:0] = warnings
     if not any(b.kind != "code" for b in doc.blocks):
         raise SkipSource("no prose found to compile")
+    if not xrefs and doc.format in ("rst", "markdown"):
+        doc.blocks = [b if xref.OPEN not in b.text else dataclasses.replace(b, text=xref.plain(b.text))
+                      for b in doc.blocks]
     return doc
 
 

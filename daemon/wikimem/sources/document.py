@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# a table of more rows than this is data (a generated list of plugins, an index of releases):
+# its rows give no concept, fact or key point, though the source page still shows the table
+LONG_TABLE = 50
+
 
 class SkipSource(Exception):
     """The file is not a source wikimem can read; the message says why in one line."""
@@ -23,7 +27,9 @@ class Block:
 
     kind: heading | para | item | table | code | term. A `term` is a name the document
     defines (a glossary or definition-list term, an API description such as
-    `.. py:data:: DEBUG`); the blocks that define it carry its name as `subject`.
+    `.. py:data:: DEBUG`); the blocks that define it carry its name as `subject`. A `table`
+    block is one row of a table (its cells joined by " | "), and knows how many rows the
+    table has (`rows`; `data` for a long one).
     """
 
     kind: str
@@ -33,23 +39,41 @@ class Block:
     section: int = -1  # index into Document.sections of the innermost section holding it
     subject: str | None = None  # the term or API name this block defines or describes
     version: str | None = None  # a fact the markup ties to a version (`.. versionadded:: 2.0`)
+    rows: int = 0  # a table's row: how many rows its table has (see LONG_TABLE)
 
     def in_section(self, section: int) -> Block:
         """This block in section `section`: dataclasses.replace written out (twice as fast, and
         section_tree places every block of every document)."""
-        return Block(self.kind, self.text, self.line, self.level, section, self.subject, self.version)
+        return Block(self.kind, self.text, self.line, self.level, section, self.subject, self.version, self.rows)
+
+    @property
+    def data(self) -> bool:
+        """A row of a long table: data (a list of plugins, a changelog's index), not prose; it
+        defines nothing and states no fact a reader would look for in it alone."""
+        return self.kind == "table" and self.rows > LONG_TABLE
+
+
+def counted(blocks: list[Block], start: int) -> None:
+    """Tell the rows of the table that blocks[start:] holds how many rows it has."""
+    rows = sum(1 for b in blocks[start:] if b.kind == "table")
+    for at in range(start, len(blocks)):
+        b = blocks[at]
+        if b.kind == "table":
+            blocks[at] = Block(b.kind, b.text, b.line, b.level, b.section, b.subject, b.version, rows)
 
 
 @dataclass(frozen=True)
 class Section:
-    """A heading and what it heads. A changelog's release sections carry their version and date."""
+    """A heading and what it heads. A changelog's release sections carry their version and date
+    (sections.release_of finds the release a block belongs to)."""
 
     title: str
     level: int
     line: int
     parent: int = -1  # index of the enclosing section, -1 for none
-    version: str | None = None
-    date: str | None = None
+    version: str | None = None  # the release it heads, when it heads one
+    date: str | None = None  # that release's date, never a date in the future
+    unreleased: bool = False  # it heads changes not released yet ("[Unreleased]", "2.0.59 (unreleased)")
 
 
 @dataclass(frozen=True)
@@ -77,6 +101,9 @@ class Document:
     description: str | None = None  # the document's own one-line summary (front matter, abstract)
     toc: list[TocEntry] = field(default_factory=list)
     keywords: list[tuple[str, int]] = field(default_factory=list)  # index entries, tags: (term, line)
+    # what `:ref:` may name here (`.. _label:`): (label, line, the title it shows: a section's, a
+    # caption; None for what has none)
+    labels: list[tuple[str, int, str | None]] = field(default_factory=list)
 
     @property
     def text(self) -> str:

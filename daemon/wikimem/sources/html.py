@@ -136,5 +136,5 @@ def _map_lines(blocks: list[Block], raw: str, offset: int) -> list[Block]:
         if found is not None:
             cursor = found
         line = (found if found is not None else cursor) + 1 + offset
-        mapped.append(Block(block.kind, block.text, line, block.level, subject=block.subject, version=block.version))
+        mapped.append(Block(block.kind, block.text, line, block.level, subject=block.subject, version=block.version, rows=block.rows))
     return mapped

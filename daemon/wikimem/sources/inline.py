@@ -96,7 +96,7 @@ CODE_ROLES = frozenset(
     "class func meth attr data exc mod obj const type member var macro struct union enum enumerator "
     "function method attribute exception module property setting envvar option program command file "
     "samp kbd confval directive role event signal fixture makevar mailheader regexp token expr "
-    "texpr decorator cmdoption concept".split())
+    "texpr decorator cmdoption concept paramref".split())
 CALLABLE_ROLES = frozenset({"func", "meth", "function", "method"})
 # roles that point at another place: shown as their title, or their target made readable
 REF_ROLES = frozenset("ref doc term numref any download keyword labels eq".split())
@@ -112,8 +112,8 @@ def role_text(role: str, text: str) -> tuple[str, str]:
         if explicit:
             return explicit.group(1).strip(), "code"
         target = text.strip()
-        short = target.startswith("~")
-        target = target.lstrip("~!.")
+        short = "~" in target[:2]
+        target = _unscoped(target.lstrip("~!"))
         if short:
             target = target.rsplit(".", 1)[-1]
         if role in CALLABLE_ROLES and not target.endswith(")"):
@@ -137,6 +137,21 @@ def role_text(role: str, text: str) -> tuple[str, str]:
     if role == "dfn":
         return text, "emphasis"
     return text, "text"
+
+
+# a dotted name's scope marker: a leading "." ("search the current module first"), or a first
+# part with a leading "_" ("_orm.Session"): a short name standing for a module, which the
+# project's pages do not show (they show `Session`)
+_SCOPED = re.compile(r"_[A-Za-z]\w*\.(?=\w)")
+
+
+def _unscoped(target: str) -> str:
+    """A role's target without its scope marker, as the rendered page shows it: `.Model.save`
+    is `Model.save`, `_orm.Session` is `Session`, `_orm.mapped_column.default` is
+    `mapped_column.default` (a dunder name, `__init__`, is a name)."""
+    target = target.lstrip(".")
+    scope = _SCOPED.match(target)
+    return target[scope.end():] if scope else target
 
 
 def code_span(text: str) -> str:

@@ -12,7 +12,8 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .document import Block, TocEntry
+from . import xref
+from .document import Block, TocEntry, counted
 from .inline import (
     ABSOLUTE_URL,
     ADMONITION_LABELS,
@@ -58,10 +59,11 @@ def _parser() -> MarkdownIt:
 
 
 def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None,
-                   summary: bool = True) -> list[Block]:
+                   summary: bool = True, labels: list[tuple[str, int, str | None]] | None = None) -> list[Block]:
     """Blocks of a Markdown text; `line_offset` lines come before it in the file (front matter).
 
-    Links of a list of links (a SUMMARY.md that is a book's table of contents) go to `toc` when it is given.
+    Links of a list of links (a SUMMARY.md that is a book's table of contents) go to `toc` when it is given;
+    MyST's targets (`(label)=` before what they name) to `labels` when it is given.
     """
     md = _parser()
     env: dict[str, Any] = {}
@@ -73,7 +75,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
                 md.inline.parse(token.content, md, env, token.children)
             else:
                 token.children = []
-    return _Walker(line_offset, toc, summary).walk(tokens)
+    return _Walker(line_offset, toc, labels, summary).walk(tokens)
 
 
 _MKDOCS_MARKS = ("!!!", "???", "===", "///", ":::")
@@ -166,10 +168,17 @@ def unfold_mkdocs(text: str) -> str:
     return "\n".join(lines)
 
 
+# MyST's target: `(label)=` on a line of its own, naming what follows it
+_MYST_TARGET = re.compile(r"^\(([^()\s][^()\n]*)\)=$")
+
+
 class _Walker:
-    def __init__(self, line_offset: int, toc: list[TocEntry] | None, summary: bool = True):
+    def __init__(self, line_offset: int, toc: list[TocEntry] | None,
+                 labels: list[tuple[str, int, str | None]] | None = None, summary: bool = True):
         self.offset = line_offset
         self.toc = toc
+        self.labels = labels
+        self.pending: list[tuple[str, int]] = []  # MyST targets waiting for what they name
         self.summary = summary  # a book's table of contents: every link of its lists is a chapter
         self.blocks: list[Block] = []
 
@@ -185,6 +194,7 @@ class _Walker:
         cells: list[str] = []
         row: Token | None = None
         para: Token | None = None
+        table_start = 0
         for token in tokens:
             kind = token.type
             if kind == "heading_open":
@@ -207,6 +217,10 @@ class _Walker:
                 subjects.append(last_term)
             elif kind == "dd_close":
                 subjects.pop()
+            elif kind == "table_open":
+                table_start = len(self.blocks)
+            elif kind == "table_close":
+                counted(self.blocks, table_start)
             elif kind == "tr_open":
                 row, cells = token, []
             elif kind == "tr_close":
@@ -222,6 +236,8 @@ class _Walker:
                     title = _HEADING_ATTR.sub("", " ".join(text.split()))
                     if title:
                         self.add("heading", title, self.line(heading), level=int(heading.tag[1:]))
+                elif (target := _MYST_TARGET.match(text.strip())) is not None and self.labels is not None:
+                    self.pending.append((" ".join(target.group(1).split()).lower(), self.line(para or token)))
                 elif in_dt is not None:
                     last_term = " ".join(text.split())
                     if last_term:
@@ -247,7 +263,12 @@ class _Walker:
     def add(self, kind: str, text: str, line: int, *, level: int = 0, subject: str | None = None) -> None:
         if kind not in ("code", "heading") and "{{#" in text:
             text = MDBOOK.sub("", text).strip()
+        if kind in ("heading", "term") and xref.OPEN in text:
+            text = xref.plain(text)  # a heading or a term is a name: the text it shows alone
         if text:
+            if self.pending and self.labels is not None:
+                self.labels.extend((name, line, text if kind == "heading" else None) for name, _ in self.pending)
+                self.pending.clear()
             self.blocks.append(Block(kind, text, line, level, subject=subject))
 
     def code(self, token: Token) -> None:
@@ -290,7 +311,7 @@ class _Walker:
                     start = body_start - 1
                 elif argument:
                     self.add("para", argument, body_start)
-                self.blocks.extend(parse_markdown(content, start, toc=self.toc, summary=self.summary))
+                self.blocks.extend(parse_markdown(content, start, toc=self.toc, summary=self.summary, labels=self.labels))
                 return
         text = token.content.rstrip("\n")
         if text.strip():
@@ -362,15 +383,32 @@ def render_inline(token: Token, *, keep_links: bool = True) -> str:
         return token.content if len(token.content) > MAX_INLINE else ""
     out: list[str] = []
     links: list[str | None] = []
-    for child in children:
+    skip = 0
+    for at, child in enumerate(children):
+        if skip:
+            skip -= 1
+            continue
         kind = child.type
+        if kind in ("strong_open", "em_open") and child.markup.startswith("_") and _dunder(children, at):
+            # `__init__`, `__init__.py`: a dunder name is a name, not an emphasized word
+            out.append(f"{child.markup}{children[at + 1].content}{child.markup}")
+            skip = 2
+            continue
         if kind == "text":
             out.append(child.content)
         elif kind == "code_inline":
             role = _MYST_ROLE.search(out[-1]) if out and out[-1].endswith("}") else None
             if role:  # MyST's {role}`text`: what Sphinx shows for it, as for a reST role
                 out[-1] = out[-1][:role.start()]
-                shown, how = role_text(role.group(1).rsplit(":", 1)[-1].lower(), child.content)
+                name = role.group(1).rsplit(":", 1)[-1].lower()
+                explicit = EXPLICIT.match(child.content)
+                target = (explicit.group(2) if explicit else child.content).strip()
+                if name in ("ref", "doc") and target:
+                    # a reference to another place of the set: a mark the offline backend resolves
+                    key = " ".join(target.split()).lower() if name == "ref" else target
+                    out.append(xref.mark(name, key, explicit.group(1).strip() if explicit else ""))
+                    continue
+                shown, how = role_text(name, child.content)
                 out.append(code_span(shown) if how == "code" else f"*{shown}*" if how == "emphasis" else shown)
             else:
                 out.append(code_span(child.content))
@@ -403,6 +441,17 @@ def render_inline(token: Token, *, keep_links: bool = True) -> str:
     if "*" in text:
         text = text.replace("****", "")  # emphasis around nothing (an image, a tag) leaves no marks
     return text
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z]\w*")
+
+
+def _dunder(children: list[Token], at: int) -> bool:
+    """Whether the emphasis opening at children[at] (written with underscores) holds one
+    identifier alone: a dunder name (`__init__`, `__all__`) as Markdown reads it."""
+    return (at + 2 < len(children) and children[at + 1].type == "text"
+            and _IDENTIFIER.fullmatch(children[at + 1].content) is not None
+            and children[at + 2].type in ("strong_close", "em_close") and children[at].markup == "__")
 
 
 _CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ )", re.MULTILINE)

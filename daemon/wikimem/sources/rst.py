@@ -22,7 +22,8 @@ from functools import lru_cache
 from types import FunctionType, MethodType
 from typing import Any
 
-from .document import Block, TocEntry
+from . import xref
+from .document import Block, TocEntry, counted
 from .inline import (
     ABSOLUTE_URL,
     ADMONITION_LABELS,
@@ -56,7 +57,7 @@ API_DIRECTIVES = frozenset(
     "autoclass autofunction automodule autodata autoattribute automethod autoexception "
     "autodecorator autoproperty autonewtypedata".split())
 CONTAINER_DIRECTIVES = frozenset(
-    "only ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
+    "ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
     "centered hlist cssclass glossary versionchanges".split())
 
 
@@ -68,6 +69,9 @@ class RstResult:
     toc: list[TocEntry] = field(default_factory=list)
     keywords: list[tuple[str, int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    first_of_several: bool = False  # the title is the first of the document's sections, not its own
+    changes: int = 0  # `.. change::` entries (a changelog extension's), for a fragment that holds only them
+    labels: list[tuple[str, int, str | None]] = field(default_factory=list)  # `.. _label:` (name, line, title)
 
 
 MAX_NESTING = 100  # levels of indented structure (lists in lists, quotes, directive bodies) docutils is given
@@ -126,7 +130,9 @@ def parse_rst(text: str, line_offset: int = 0) -> RstResult:
         reader.read(document)
     result = RstResult(reader.blocks, reader.title, {**meta, **reader.meta},
                        [TocEntry(t, title, line + offset, group) for t, title, line, group in document["wikimem_toc"]],
-                       [(k, line + offset) for k, line in document["wikimem_keywords"]], errors)
+                       [(k, line + offset) for k, line in document["wikimem_keywords"]], errors,
+                       reader.first_of_several, document.get("wikimem_changes", 0),
+                       [(name, line, title) for name, line, title in reader.labels])
     return result
 
 
@@ -219,6 +225,8 @@ def _inliner_class() -> type:
             return super().implicit_inline(text, lineno)
 
         def interpreted(self, rawsource: str, text: str, role: str, lineno: int) -> Any:
+            if not role:
+                return [_default_role_node(text, rawsource)], []
             name = role.lower()
             short = name.rsplit(":", 1)[-1]
             if name in _DOCUTILS_ROLES:
@@ -263,10 +271,43 @@ _DOCUTILS_ROLES = frozenset(
     "pep-reference rfc-reference abbreviation ab acronym ac raw".split())
 
 
+# interpreted text without a role that names something in code: a dotted or underscored name,
+# a call, a name with capitals or digits inside (`attrs.define`, `url_for()`, `HashMap`, `utf8`)
+_CODE_NAME = re.compile(r"[~!.]*[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
+_REFERENCE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-/][a-z0-9]+)*")
+
+
+def _default_role_node(text: str, rawsource: str) -> Any:
+    """Interpreted text without a role (`like this`), as documentation sets use it: Sphinx
+    projects set a default role that finds an object or a page (`any`, `py:obj`), docutils'
+    own is a title reference (shown in italics). A name in code is a code span; a lowercase
+    word that may name a page or a label (`names`, `how-to`) is a reference the offline
+    backend resolves (sources/xref.py), shown as written when nothing answers it; anything
+    else (a book's title) is docutils' title reference, read as its text."""
+    from docutils import nodes, utils
+
+    written = " ".join(utils.unescape(text).split())
+    if _REFERENCE_NAME.fullmatch(written):
+        return nodes.Text(xref.mark("any", written))
+    if _CODE_NAME.fullmatch(written) and (re.search(r"[._:(]|\d|[a-z][A-Z]", written) or written.isupper()):
+        shown, _ = role_text("obj", written)
+        return nodes.literal(rawsource, shown)
+    return nodes.title_reference(rawsource, written)
+
+
 def _role_node(role: str, text: str, rawsource: str) -> Any:
     """What Sphinx shows for a role, as a docutils node."""
     from docutils import nodes, utils
 
+    if role in ("ref", "doc"):
+        # a reference to another place of the set: a mark the offline backend resolves (xref.py)
+        written = utils.unescape(text)
+        explicit = EXPLICIT.match(written)
+        target, given = (explicit.group(2), explicit.group(1)) if explicit else (written, "")
+        target = target.strip().lstrip("~!")
+        if target:
+            key = nodes.fully_normalize_name(target) if role == "ref" else target
+            return nodes.Text(xref.mark(role, key, given.strip()))
     shown, how = role_text(role, utils.unescape(text))
     if how == "code":
         return nodes.literal(rawsource, shown)
@@ -645,6 +686,40 @@ def _directive_table() -> dict[str, type]:
                 node += self.inline_para(self.arguments[0])
             return [self.body(node)]
 
+    class Changelog(Base):
+        """`.. changelog::` (the changelog extension): one release, `:version:` and `:released:`,
+        its changes inside. Read as a section headed "2.0.58 (November 16, 2026)", or "2.0.59
+        (unreleased)" without a release date, that knows its version."""
+
+        def run(self) -> list[Any]:
+            version = " ".join(str(self.options.get("version") or "").split())
+            if not version:
+                return [self.body(self.container())]
+            released = " ".join(str(self.options.get("released") or "").split())
+            heading = f"{version} ({released})" if released else f"{version} (unreleased)"
+            return [self.body(self.container(wikimem_release=heading, wikimem_release_version=version))]
+
+    class Change(Base):
+        """`.. change::`: one change of a release, an item of its section. Its `:tags:` (the
+        extension shows "[bug] [orm]" before the text) are left out of the text: they are no
+        part of the sentence, whose subject comes first ("Alembic now supports Python 3.8")."""
+
+        def run(self) -> list[Any]:
+            node = self.container(wikimem_change="")
+            self.state.document["wikimem_changes"] = self.state.document.get("wikimem_changes", 0) + 1
+            return [self.body(node)]
+
+    class Only(Base):
+        """`.. only:: <expression>`: its content is in the documentation people read (Sphinx's HTML
+        output) when the expression holds for HTML's tags; `.. only:: latex` is the PDF's alone."""
+
+        required_arguments = 1
+
+        def run(self) -> list[Any]:
+            if not shown_in_html(" ".join(self.arguments)):
+                return []
+            return [self.body(self.container())]
+
     class Unknown(Base):
         """A directive nobody registered: its text survives, its markup does not."""
 
@@ -658,7 +733,7 @@ def _directive_table() -> dict[str, type]:
             return [self.body(node)]
 
     table: dict[str, type] = {"*": Unknown, "include": Include, "toctree": Toctree, "index": Index,
-                              "class": ClassDirective}
+                              "class": ClassDirective, "only": Only, "changelog": Changelog, "change": Change}
     for name in CODE_DIRECTIVES:
         table[name] = Code
     for name in SILENT_DIRECTIVES:
@@ -672,6 +747,59 @@ def _directive_table() -> dict[str, type]:
     for name in CONTAINER_DIRECTIVES:
         table[name] = Container
     return table
+
+
+# the tags Sphinx's HTML builder sets: its format, its name, and both with their prefixes
+HTML_TAGS = frozenset({"html", "format_html", "builder_html"})
+_TAG_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def shown_in_html(expression: str) -> bool:
+    """Whether `.. only:: expression` shows its content in HTML: tags joined by `and`, `or`,
+    `not` and parentheses, true for the HTML builder's tags and false for any other (Sphinx's
+    rule); an expression that does not parse shows it (nothing is lost)."""
+    tokens = _TAG_TOKEN.findall(expression)
+    at = 0
+
+    def either() -> bool:
+        nonlocal at
+        value = both()
+        while at < len(tokens) and tokens[at] == "or":
+            at += 1
+            value = both() or value
+        return value
+
+    def both() -> bool:
+        nonlocal at
+        value = negated()
+        while at < len(tokens) and tokens[at] == "and":
+            at += 1
+            value = negated() and value
+        return value
+
+    def negated() -> bool:
+        nonlocal at
+        if at >= len(tokens):
+            raise ValueError("an operand is missing")
+        token = tokens[at]
+        at += 1
+        if token == "not":
+            return not negated()
+        if token == "(":
+            value = either()
+            if at >= len(tokens) or tokens[at] != ")":
+                raise ValueError("a parenthesis is not closed")
+            at += 1
+            return value
+        if token in (")", "and", "or"):
+            raise ValueError(f"unexpected {token!r}")
+        return token in HTML_TAGS
+
+    try:
+        value = either()
+    except ValueError:
+        return True
+    return value if at == len(tokens) else True
 
 
 def _api_name(signature: str) -> str | None:
@@ -705,7 +833,10 @@ class _Reader:
         self.blocks: list[Block] = []
         self.meta: dict[str, str] = {}
         self.title: str | None = None
+        self.first_of_several = False  # the title is the first of the document's sections, not its own
         self.seen_body = False
+        self.labels: list[tuple[str, int, str | None]] = []  # `.. _label:`: (name, line, title it shows)
+        self.pending_labels: list[tuple[str, int]] = []  # labels waiting for what they name
         self.expanding: set[int] = set()  # the substitutions being read into the text
 
     # lines --------------------------------------------------------------------------------
@@ -728,6 +859,16 @@ class _Reader:
                     return candidate + self.offset
         return min(line, max(1, len(self.lines))) + self.offset
 
+    def written_at(self, text: str, near: int | None) -> int:
+        """The 1-based line where `text` (lines docutils quotes from the source) starts, at or
+        before line `near`: a table starts above the line its error names."""
+        want = [line.strip() for line in text.split("\n")]
+        near = min(near or 1, len(self.lines))
+        for start in range(near, max(0, near - 400), -1):
+            if [line.strip() for line in self.lines[start - 1: start - 1 + len(want)]] == want:
+                return start + self.offset
+        return near + self.offset
+
     # reading --------------------------------------------------------------------------------
     def read(self, document: Any) -> None:
         from docutils import nodes
@@ -740,14 +881,40 @@ class _Reader:
                                      nodes.raw, nodes.Invisible))
                and c.tagname != "meta" and not c.get("wikimem_include")
                and not (isinstance(c, nodes.container) and not c.children)]
+        # a field list first in the document is the file's metadata, as Sphinx reads it
+        # (`:orphan:`, `:tocdepth: 3`, `:nosearch:`, an author and a date): neither text nor the
+        # end of what may come before the title
+        if top and isinstance(top[0], nodes.field_list):
+            self.file_fields(top[0])
+            top = top[1:]
         sections = [c for c in top if isinstance(c, nodes.section)]
-        # a lone top-level section is the document's title (docutils' doctitle rule)
+        # a lone top-level section that opens the document is its title (docutils' doctitle
+        # rule); otherwise the first section's title is, wherever it is (Sphinx's title
+        # collector): after a sidebar, a banner, an introduction, or first of several
         lone = len(sections) == 1 and top and top[0] is sections[0]
-        if lone:
-            self.title = self.inline(sections[0][0])
+        first = sections[0] if lone else next(document.findall(nodes.section), None)
+        if first is not None and first.children and isinstance(first[0], nodes.title):
+            self.title = xref.plain(self.inline(first[0]))
+            self.first_of_several = not lone
         if document.get("title"):
             self.title = str(document["title"])  # `.. title::`: the author named the document
+            self.first_of_several = False
         self.children(document, 1, None, None, None)
+        for name, line in self.pending_labels:  # labels nothing follows: they name their own place
+            self.labels.append((name, line, None))
+        self.pending_labels.clear()
+
+    def file_fields(self, node: Any) -> None:
+        """The file-wide metadata of a field list that opens a document: every field, its name
+        lowercased; the list is not read as text."""
+        node["wikimem_meta"] = True
+        for item in node.children:
+            if not item.children:
+                continue
+            name = " ".join(item[0].astext().split()).lower()
+            value = " ".join(xref.plain(item[1].astext()).split()) if len(item.children) > 1 else ""
+            if name:
+                self.meta[name] = value
 
     def children(self, node: Any, depth: int, subject: str | None, version: str | None, label: str | None) -> None:
         for child in node.children:
@@ -757,7 +924,25 @@ class _Reader:
     def node(self, node: Any, depth: int, subject: str | None, version: str | None, label: str | None) -> None:
         from docutils import nodes
 
-        if isinstance(node, (nodes.comment, nodes.target, nodes.substitution_definition, nodes.system_message,
+        if isinstance(node, nodes.target):
+            # `.. _label:`: a name for what follows it (a section, a figure, a paragraph), which
+            # `:ref:` may show and link from anywhere in the set
+            if node.get("names") and not node.children and not (node.get("refuri") or node.get("refname")
+                                                                 or node.get("refid")):
+                line = self.line_of(node)
+                self.pending_labels.extend((name, line) for name in node["names"])
+            return
+        if isinstance(node, nodes.system_message):
+            # a table docutils could not read (ragged columns): its text as written, never lost
+            # (the page's note says what was wrong); what other errors quote (a directive
+            # refused, raw output) stays out
+            if not node.children or not node[0].astext().startswith("Malformed table"):
+                return
+            for block in node.findall(nodes.literal_block):
+                if block.astext().strip():
+                    self.blocks.append(Block("code", block.astext(), self.written_at(block.astext(), node.get("line"))))
+            return
+        if isinstance(node, (nodes.comment, nodes.substitution_definition,
                              nodes.pending, nodes.raw, nodes.meta if hasattr(nodes, "meta") else nodes.pending,
                              nodes.transition, nodes.image, nodes.decoration, nodes.label)):
             return
@@ -766,12 +951,19 @@ class _Reader:
         if isinstance(node, nodes.section):
             title = self.inline(node[0]) if node.children and isinstance(node[0], nodes.title) else ""
             if title:
-                self.add("heading", title, self.line_of(node[0]), level=depth)
+                at = self.line_of(node[0])
+                self.labelled(xref.plain(title), at)
+                self.add("heading", title, at, level=depth)
             for child in node.children[1:]:
                 self.node(child, depth + 1, None, version, None)
             return
-        if isinstance(node, nodes.docinfo) or (isinstance(node, nodes.field_list) and not self.seen_body
-                                               and self.docinfo(node)):
+        if self.pending_labels and isinstance(node, (nodes.figure, nodes.table)):
+            # a figure's caption, a table's title: what `:ref:` shows for their labels
+            named = node.next_node(nodes.caption if isinstance(node, nodes.figure) else nodes.title)
+            if named is not None:
+                self.labelled(xref.plain(self.inline(named)), self.line_of(named))
+        if isinstance(node, nodes.docinfo) or node.get("wikimem_meta") or (
+                isinstance(node, nodes.field_list) and not self.seen_body and self.docinfo(node)):
             return
         if isinstance(node, nodes.paragraph):
             text = self.inline(node)
@@ -844,6 +1036,21 @@ class _Reader:
                     self.node(child, depth, subject, version, label)
                     label = None
             return
+        if isinstance(node, nodes.container) and node.get("wikimem_release"):
+            # a release the markup declares: a section of its own, one level in
+            self.add("heading", node["wikimem_release"], self.line_of(node), level=depth,
+                     version=node["wikimem_release_version"])
+            self.children(node, depth + 1, subject, version, None)
+            return
+        if isinstance(node, nodes.container) and node.get("wikimem_change") is not None:
+            first = True
+            for child in node.children:
+                if first and isinstance(child, nodes.paragraph):
+                    self.add("item", self.inline(child), self.line_of(child), subject=subject, version=version)
+                    first = False
+                else:
+                    self.node(child, depth, subject, version, None)
+            return
         if isinstance(node, nodes.container):
             terms = node.get("wikimem_terms")
             if terms:
@@ -908,7 +1115,7 @@ class _Reader:
         for item in node.children:
             if len(item.children) < 2:
                 return False
-            fields[item[0].astext().strip().lower()] = item[1].astext().strip()
+            fields[item[0].astext().strip().lower()] = xref.plain(item[1].astext()).strip()
         if not fields or not all(name in _DOCINFO for name in fields):
             return False
         self.meta.update(fields)
@@ -919,18 +1126,31 @@ class _Reader:
     def table(self, node: Any, subject: str | None, version: str | None) -> None:
         from docutils import nodes
 
+        start = len(self.blocks)
         for row in node.findall(nodes.row):
             cells = [" ".join(self.inline_blocks(entry).split()) for entry in row.children]
             if any(cells):
                 first = row.next_node(nodes.paragraph)
                 line = self.line_of(first) if first is not None else self.line_of(node)
                 self.add("table", " | ".join(cells), line, subject=subject, version=version)
+        counted(self.blocks, start)
+
+    def labelled(self, title: str | None, line: int) -> None:
+        """The labels waiting for what follows them name what is at `line`, titled `title` (a
+        section's, a caption; None for a paragraph, which `:ref:` cannot show without a text)."""
+        for name, _at in self.pending_labels:
+            self.labels.append((name, line, title))
+        self.pending_labels.clear()
 
     def add(self, kind: str, text: str, line: int, *, level: int = 0, subject: str | None = None,
             version: str | None = None) -> None:
         text = text.strip()
         if not text:
             return
+        if kind in ("heading", "term"):
+            text = xref.plain(text)  # a heading or a term is a name: the text it shows alone
+        if self.pending_labels:
+            self.labelled(None, line)
         if kind != "heading":
             self.seen_body = True
         self.blocks.append(Block(kind, text, line, level, subject=subject, version=version))

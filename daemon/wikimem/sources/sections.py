@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ..lexicon import ISO_DATE, VERSION, find_date
+from ..lexicon import ISO_DATE, VERSION, find_date, release_date, unreleased
 from .document import Block, Section
 
 # "Version 3.1.0", "Release 0.16 (2020-01-12)", "[1.2.0] - 2024-01-01", "Changes in 0.17",
@@ -21,10 +21,12 @@ from .document import Block, Section
 _MARKED = re.compile(
     r"^(?:(?:version|release|changes\s+(?:in|for)|what['’]?s\s+new\s+in|new\s+in)\s+)?\[?" + VERSION
     + r"\]?(?P<rest>.*)$", re.IGNORECASE)
-# "Name 1.21", "Name 2.0.1 Release Notes": a product name before the number
+# "Name 1.21", "Name 2.0.1 Release Notes", "name 6.1.0 (2020-09-26)": a product name before the number
 _PRODUCT = re.compile(r"^(?P<product>[A-Za-z][\w+.-]*(?:\s[A-Za-z][\w+.-]*)?)\s+" + VERSION + r"(?P<rest>.*)$")
 _LEAD_WORD = re.compile(r"^(?:version|release|changes|what|new|\[|v\d)", re.IGNORECASE)
-_RELEASED = re.compile(r"^\s*(?:\(?\s*(?:released|release date|date)\b|\(?unreleased\b)", re.IGNORECASE)
+_RELEASED = re.compile(r"^\s*(?:\(?\s*(?:released|release date|date|published)\b|\(?unreleased\b)", re.IGNORECASE)
+# a heading's link, as a Markdown loader keeps it ("[v1.2.0](https://.../releases/tag/v1.2.0)"): its text
+_HEADING_LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,12 +35,18 @@ class HeadingVersion:
     date: str | None
     marked: bool  # says it is a release ("Version 2.0", "[2.0]"), rather than a bare number
     product: str | None = None
+    unreleased: bool = False  # says it has no release date yet ("1.4.2 (unreleased)")
 
 
 def heading_version(title: str) -> HeadingVersion | None:
-    """The release a heading names, if it names one, with the date it gives."""
-    title = " ".join(title.split()).strip(" #*=")
-    if len(title) > 120 or len(title.split()) > 9:
+    """The release a heading names, if it names one, with the date it gives.
+
+    What follows the number may be a date (the release's: "name 6.1.0 (2020-09-26)", even with
+    words after it, "(2018-10-15 - not published ...)"), "(unreleased)", a codename or "Release
+    Notes"; without a date, a longer phrase means the heading is about something else ("2.0
+    API changes"). A date in the future is no release date (lexicon.release_date)."""
+    title = " ".join(_HEADING_LINK.sub(r"\1", title).split()).strip(" #*=")
+    if len(title) > 160:
         return None
     match = _MARKED.match(title)
     product = None
@@ -47,16 +55,18 @@ def heading_version(title: str) -> HeadingVersion | None:
         if match is None:
             return None
         product = match.group("product")
-    version = match.group(1)
+        version = match.group(2)
+    else:
+        version = match.group(1)
     rest = match.group("rest").strip()
-    date = find_date(rest)
-    # what follows the number may be a date, "(unreleased)", a codename, or "Release Notes";
-    # a longer phrase means the heading is about something else ("2.0 API changes")
+    date = release_date(rest)
     tail = re.sub(r"[()\[\]\u2013\u2014:,-]", " ", ISO_DATE.sub("", rest)).split()
-    if date is None and len(tail) > 4:
+    if date is None and (len(tail) > 4 or len(title.split()) > 9):
         return None
     marked = bool(_LEAD_WORD.match(title)) or title.startswith("[")
-    return HeadingVersion(version.lstrip("vV"), date, marked, product)
+    # a date to come says the release is not out yet, as "(unreleased)" does
+    upcoming = date is None and (unreleased(rest) or find_date(rest) is not None)
+    return HeadingVersion(version.lstrip("vV"), date, marked, product, upcoming)
 
 
 def section_tree(blocks: list[Block]) -> tuple[list[Block], list[Section]]:
@@ -70,7 +80,8 @@ def section_tree(blocks: list[Block]) -> tuple[list[Block], list[Section]]:
             while open_at and sections[open_at[-1]].level >= block.level:
                 open_at.pop()
             parent = open_at[-1] if open_at else -1
-            sections.append(Section(block.text, block.level, block.line, parent))
+            # a heading's version is a release the markup declares (a changelog directive's)
+            sections.append(Section(block.text, block.level, block.line, parent, block.version))
             open_at.append(len(sections) - 1)
         current = open_at[-1] if open_at else -1
         placed.append(block if block.section == current else block.in_section(current))
@@ -79,10 +90,11 @@ def section_tree(blocks: list[Block]) -> tuple[list[Block], list[Section]]:
 
 def release_of(sections: list[Section], index: int) -> Section | None:
     """The release section `index` belongs to: itself, or the nearest enclosing section that
-    heads a release (a changelog's "Version 3.1.0" over its "Fixes"); None outside any."""
+    heads a release (a changelog's "Version 3.1.0" over its "Fixes"), or the changes not yet
+    released ("[Unreleased]": its version None, `unreleased` true); None outside any."""
     while 0 <= index < len(sections):
         section = sections[index]
-        if section.version:
+        if section.version or section.unreleased:
             return section
         if section.parent >= index:
             break  # a parent comes before its sections (section_tree): anything else is no tree
@@ -108,14 +120,30 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
     out = []
     for i, s in enumerate(sections):
         hv = found[i]
+        if s.version:
+            # a release the markup declares (a changelog directive's :version:): its date as
+            # its heading gives it
+            out.append(dataclasses.replace(s, date=hv.date if hv else None, unreleased=bool(hv and hv.unreleased)))
+            continue
+        words = " ".join(_HEADING_LINK.sub(r"\1", s.title).split()).strip("[]").split()
+        if words and not words[0][:1].isdigit() and unreleased(" ".join(words[:2])):
+            # a section of changes not released yet, named so from its first words: Keep a
+            # Changelog's "[Unreleased]", "Unreleased changes", "Release TBD" (a version that
+            # says it is unreleased, "1.4.2 (unreleased)", is a release without a date below)
+            out.append(dataclasses.replace(s, unreleased=True))
+            continue
         if hv is None or not (hv.marked or siblings.get(s.parent, 0) >= 2):
             out.append(s)
             continue
         date = hv.date
         lead = first_text.get(i, "")
-        if date is None and lead and (_RELEASED.match(lead) or len(lead) < 60):
-            date = find_date(lead[:200])
-        out.append(dataclasses.replace(s, version=hv.version, date=date))
+        # the release's date, when the heading has none: its first line ("Released 2024-11-13")
+        said = ""
+        if date is None and not hv.unreleased and lead and (_RELEASED.match(lead) or len(lead) < 60):
+            said = lead[:200]
+            date = release_date(said)
+        out.append(dataclasses.replace(s, version=hv.version, date=date, unreleased=hv.unreleased or (
+            date is None and (unreleased(lead[:60]) or (bool(said) and find_date(said) is not None)))))
     return out
 
 

@@ -1,0 +1,503 @@
+"""The conventions of real documentation sets, one fixture each, written from the docutils and
+Sphinx specifications (and Keep a Changelog, towncrier, the changelog extension): titles and
+metadata, labels and cross-references across files, identifiers where text is shortened,
+tables, duplicates, one count of sources, and the release structure of changelogs. Bad input
+(labels defined twice, missing labels, include cycles, huge or ragged tables, a field list with
+nothing after it) reads to a page with a note, never to a crash."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+from wikimem.compiler import compile_workspace
+from wikimem.config import load_settings
+from wikimem.pages import loads_page
+from wikimem.sources import load_source, sniff_format
+from wikimem.workspace import Workspace
+
+
+def load(tmp_path: Path, name: str, text: str, *, xrefs: bool = False):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return load_source(path, f"raw/{name}", max_bytes=10**7, xrefs=xrefs)
+
+
+def compile_(ws: Workspace):
+    return compile_workspace(ws, load_settings(ws.root, environ={}))
+
+
+def page(ws: Workspace, raw: str):
+    """The source page of raw/<raw>, found by its front matter."""
+    for file in (ws.wiki / "sources").rglob("*.md"):
+        loaded = loads_page(file.name, file.read_text(encoding="utf-8"))
+        if loaded.meta.get("sources") == [f"raw/{raw}"] and not loaded.meta.get("part_of"):
+            return file, loaded
+    raise AssertionError(f"no page for raw/{raw}")
+
+
+# --- titles and metadata (docutils: sections, docinfo; Sphinx: file-wide metadata) ------------
+
+
+@pytest.mark.parametrize("fields", [":orphan:", ":tocdepth: 3", ":nosearch:", ":orphan:\n:tocdepth: 2",
+                                    ":Author: A. Writer\n:Date: 2024-05-01"])
+def test_a_field_list_before_the_title_is_the_files_metadata(tmp_path: Path, fields: str) -> None:
+    text = f"{fields}\n\n.. _guide:\n\nUser Guide\n==========\n\nThe guide explains the widget.\n"
+    doc = load(tmp_path, "guide.rst", text)
+    assert doc.title == "User Guide"
+    assert [b.text for b in doc.blocks] == ["User Guide", "The guide explains the widget."]
+    first = fields.split("\n")[0].strip(":").split(":")[0].lower()
+    assert first in doc.meta
+
+
+def test_the_first_section_titles_a_document_whatever_comes_before_it(tmp_path: Path) -> None:
+    # Sphinx's title is the first section's, after a sidebar, an introduction or a banner
+    sidebar = (".. _features:\n\n.. sidebar:: Events\n\n   - A sprint in July\n\n"
+               "Widgets: small parts for big machines\n=====================================\n\nText.\n")
+    assert load(tmp_path, "index.rst", sidebar).title == "Widgets: small parts for big machines"
+    intro = "An introduction in a paragraph.\n\nExample Below\n=============\n\nText.\n\nMore\n====\n\nx\n"
+    assert load(tmp_path, "readme.rst", intro).title == "Example Below"
+    # two top-level sections, the first of which is not a release: the first titles the page
+    several = "widget-2.6: fixes and a feature\n===============================\n\nText.\n\nChanges 2.6\n===========\n\nx\n"
+    assert load(tmp_path, "release-2.6.rst", several).title == "widget-2.6: fixes and a feature"
+
+
+@pytest.mark.parametrize("mark", ["=", "#", "*", "-", "~", "+"])
+def test_an_overlined_title_is_a_title_in_any_punctuation_and_any_file(tmp_path: Path, mark: str) -> None:
+    title = "Widget 1.2.1 release notes"
+    text = f"{mark * 26}\n{title}\n{mark * 26}\n\nWidget 1.2.1 fixes two small bugs in the\ncache.\n"
+    for name in ("notes.rst", "notes.txt", "NOTES"):
+        doc = load(tmp_path, name, text)
+        assert doc.title == title, (name, doc.title)
+        assert doc.format == "rst"
+        assert not any(set(b.text) <= {mark} for b in doc.blocks)
+
+
+def test_a_txt_file_that_is_rest_by_its_structure_is_read_as_rest_however_it_starts() -> None:
+    title = "Widgets\n=======\n\nA widget is a small part.\n"
+    assert sniff_format(".. _widgets:\n\n" + title, ".txt") == "rst"
+    assert sniff_format(".. This file is generated.\n\n" + title, ".txt") == "rst"
+    assert sniff_format(":orphan:\n\n" + title, ".txt") == "rst"
+    # plain text stays plain text, Markdown stays Markdown
+    assert sniff_format("Widgets\n\nA widget is a small part.\n", ".txt") == "text"
+    assert sniff_format("# Widgets\n\nSee [the list](list.md) and [more](more.md).\n", ".txt") == "markdown"
+
+
+def test_a_plain_text_file_never_takes_an_overline_for_its_title(tmp_path: Path) -> None:
+    from wikimem.sources import load_plain
+
+    doc = load_plain("raw/CHANGES", "=====\nMOVED\n=====\n\nPlease see the changelog page.\n")
+    assert doc.title == "MOVED"
+
+
+def test_only_shows_what_the_html_output_shows(tmp_path: Path) -> None:
+    text = ("Plugins\n=======\n\n.. only:: not latex\n\n   The HTML list of plugins.\n\n"
+            ".. only:: latex\n\n   The PDF list of plugins.\n\n.. only:: html and not epub\n\n   Shown too.\n")
+    assert [b.text for b in load(tmp_path, "plugins.rst", text).blocks] == \
+        ["Plugins", "The HTML list of plugins.", "Shown too."]
+
+
+def test_a_document_with_no_title_is_named_for_its_file(tmp_path: Path) -> None:
+    doc = load(tmp_path, "docs/moved.rst", ":orphan:\n\nThis page has moved to the new guide.\n")
+    assert doc.title == "Moved"
+    assert [b.text for b in doc.blocks] == ["This page has moved to the new guide."]
+
+
+# --- roles: what Sphinx shows for a target --------------------------------------------------
+
+
+def test_a_role_targets_scope_marker_is_not_shown(tmp_path: Path) -> None:
+    text = ("API\n===\n\nUse :class:`_orm.Session` with :paramref:`_orm.mapped_column.default`, "
+            ":meth:`~_orm.Session.execute`, :class:`.NullType` and :meth:`__init__`.\n")
+    para = load(tmp_path, "api.rst", text).blocks[1].text
+    assert para == ("Use `Session` with `mapped_column.default`, `execute()`, `NullType` and "
+                    "`__init__()`.")
+
+
+# --- labels and documents across the set ------------------------------------------------------
+
+GUIDE = """\
+:orphan:
+
+.. _start:
+
+Widget Documentation
+====================
+
+Read :ref:`install-guide` first, then :doc:`guide/usage` and :ref:`the options <widget-options>`.
+
+.. toctree::
+
+   guide/usage
+"""
+
+USAGE = """\
+Using widgets
+=============
+
+.. _install-guide:
+
+Installing the widget library
+-----------------------------
+
+You install the widget library with pip, as the :doc:`/index` says.
+
+.. _widget-options:
+
+Options
+-------
+
+The widget takes options; :ref:`nowhere` is not a label.
+"""
+
+
+def test_a_ref_shows_the_title_of_the_section_it_names_and_links_its_page(ws: Workspace) -> None:
+    write(ws, "docs/index.rst", GUIDE)
+    write(ws, "docs/guide/usage.rst", USAGE)
+    compile_(ws)
+    _, index = page(ws, "docs/index.rst")
+    usage_file, usage = page(ws, "docs/guide/usage.rst")
+    link = usage_file.name
+    assert (f"Read [Installing the widget library]({link}) first, then [Using widgets]({link}) and "
+            f"[the options]({link}).") in index.body
+    # `:doc:` with a leading "/" is from the top of the tree; a missing label is its name, with a note
+    index_file, _ = page(ws, "docs/index.rst")
+    assert f"as the [Widget Documentation](../{index_file.relative_to(ws.wiki).as_posix()}) says" in usage.body \
+        or f"as the [Widget Documentation]({index_file.name}) says" in usage.body
+    assert "`nowhere`" in usage.body and "Note: cross-references to what raw/ does not hold" in usage.body
+    assert not re.search(r"install-guide|widget-options|[\uf8f0-\uf8f5]", index.body + usage.body)
+
+
+def test_a_ref_shown_elsewhere_follows_a_change_of_the_section_it_names(ws: Workspace) -> None:
+    write(ws, "docs/index.rst", GUIDE)
+    write(ws, "docs/guide/usage.rst", USAGE)
+    compile_(ws)
+    write(ws, "docs/guide/usage.rst", USAGE.replace("Installing the widget library\n-----------------------------",
+                                                    "Setting up\n----------"))
+    report = compile_(ws)
+    assert report.compiled == ["raw/docs/guide/usage.rst"]
+    _, index = page(ws, "docs/index.rst")
+    assert "Read [Setting up](" in index.body and "Installing" not in index.body
+    # the same pages as a full compile of the same raw/
+    incremental = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md")
+                   if p.name not in ("log.md",)}
+    import shutil
+
+    shutil.rmtree(ws.wiki / "sources")
+    shutil.rmtree(ws.wiki / "concepts")
+    shutil.rmtree(ws.state_dir)
+    compile_(ws)
+    full = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
+    assert incremental == full
+
+
+def test_a_ref_links_the_part_page_that_holds_its_section(ws: Workspace) -> None:
+    sections = "".join(f".. _topic-{n}:\n\nTopic number {n} of the reference\n{'-' * 34}\n\n"
+                       + "".join(f"Item {n}.{m}\n{'~' * (7 + len(str(n)) + len(str(m)))}\n\nText {m}.\n\n"
+                                 for m in range(12))
+                       for n in range(12))
+    write(ws, "ref.rst", "Reference\n=========\n\n" + sections)
+    write(ws, "howto.rst", "How to\n======\n\nThe seventh topic is described at :ref:`topic-7`, which lists "
+                           "its twelve items in order.\n")
+    compile_(ws)
+    ref_file, _ = page(ws, "ref.rst")
+    parts = sorted((ref_file.parent / ref_file.stem).glob("*.md"))
+    assert parts, "the reference is split into parts"
+    holding = [p for p in parts if "Topic number 7 of the reference" in p.read_text() or
+               any("Item 7.0" in line for line in p.read_text().splitlines())]
+    _, howto = page(ws, "howto.rst")
+    target = re.search(r"\[Topic number 7 of the reference\]\(([^)]+)\)", howto.body)
+    assert target is not None
+    assert target.group(1) in {f"{ref_file.stem}/{p.name}" for p in holding} | {ref_file.name}
+    assert target.group(1) != ref_file.name or not holding
+
+
+def test_a_label_defined_twice_links_one_and_the_page_says_so(ws: Workspace) -> None:
+    write(ws, "a.rst", ".. _setup:\n\nSetup in A\n==========\n\nText of A.\n")
+    write(ws, "b.rst", ".. _setup:\n\nSetup in B\n==========\n\nText of B.\n")
+    write(ws, "c.rst", "Guide\n=====\n\nThe first step is described in :ref:`setup` for every reader.\n")
+    report = compile_(ws)
+    assert report.failed == []
+    _, c = page(ws, "c.rst")
+    assert "[Setup in A](a.md)" in c.body
+    assert "label `setup` (raw/a.rst line 3, raw/b.rst line 3) is defined more than once" in c.body
+
+
+# --- identifiers where text is shortened ------------------------------------------------------
+
+
+@pytest.mark.parametrize("written", ["`tmp_path` is a `pathlib.Path` object", "Put __init__.py files in tmp_path",
+                                     "Add it to INSTALLED_APPS first", "`orm.mapped_column()` declares a column",
+                                     "a*b and snake_case_name stay"])
+def test_identifiers_stay_as_written_when_emphasis_goes(written: str) -> None:
+    from wikimem.pages import unemphasized
+
+    assert unemphasized(written) == written
+    assert unemphasized(f"**Note**: {written}, *really*.") == f"Note: {written}, really."
+
+
+def test_a_cut_never_leaves_a_code_span_open() -> None:
+    from wikimem.pages import shorten
+
+    text = "The fixture `tmp_path_factory.mktemp()` returns a unique temporary directory for each call"
+    for limit in range(10, len(text)):
+        cut = shorten(text, limit)
+        assert cut.count("`") % 2 == 0, cut
+
+
+def test_catalog_lines_keep_identifiers(ws: Workspace) -> None:
+    write(ws, "fixtures.rst", "Temporary directories\n=====================\n\n"
+                              "The ``tmp_path`` fixture gives each test its own ``__init__.py``-free directory, and "
+                              "the ``INSTALLED_APPS`` setting is not read by it at all, whatever *you* put there.\n")
+    compile_(ws)
+    index = (ws.wiki / "index.md").read_text() + "".join(p.read_text() for p in ws.wiki.rglob("index*.md"))
+    line = next(ln for ln in index.splitlines() if "Temporary directories" in ln)
+    assert "`tmp_path`" in line and "tmppath" not in line and "*you*" not in line
+
+
+def test_a_markdown_dunder_name_is_a_name(tmp_path: Path) -> None:
+    doc = load(tmp_path, "a.md", "# Packages\n\nPut __init__.py files in every package, and define __all__ there.\n")
+    assert doc.blocks[1].text == "Put __init__.py files in every package, and define __all__ there."
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+
+def _plugins(rows: int) -> str:
+    body = "".join(f"   * - widget-plugin-{n}\n     - *status*: stable; the plugin requires widget>=1.{n} and "
+                   f"Python 3.{n % 12} or newer, and it must be installed with its own configuration file, "
+                   f"which defaults to widget-plugin-{n}.toml in the project folder\n" for n in range(rows))
+    return ("Plugin List\n===========\n\nThis list is generated.\n\n.. list-table::\n   :header-rows: 1\n\n"
+            "   * - name\n     - summary\n" + body)
+
+
+def test_a_long_tables_rows_are_data(tmp_path: Path) -> None:
+    from wikimem.analysis import analyze
+    from wikimem.sources.document import LONG_TABLE
+
+    doc = load(tmp_path, "plugins.rst", _plugins(LONG_TABLE + 10))
+    rows = [b for b in doc.blocks if b.kind == "table"]
+    assert len(rows) == LONG_TABLE + 11 and all(b.rows == LONG_TABLE + 11 and b.data for b in rows)
+    analysis = analyze(doc)
+    assert {s.kind for s in analysis.sentences if "widget-plugin" in s.text} == {"data"}
+    assert not any("widget-plugin" in analysis.sentences[i].text for i in analysis.facts)
+    assert not any(k.startswith("widget-plugin") or k == "status" for k in analysis.signals)
+    short = load(tmp_path, "few.rst", _plugins(3))
+    assert all(not b.data and b.rows == 4 for b in short.blocks if b.kind == "table")
+
+
+def test_a_long_table_gives_no_concept_fact_or_key_point(ws: Workspace) -> None:
+    write(ws, "plugins.rst", _plugins(80))
+    write(ws, "guide.rst", "Guide\n=====\n\nA *status* is what a plugin reports. Plugins extend the widget.\n")
+    compile_(ws)
+    for file in (ws.wiki / "concepts").glob("*.md"):
+        # not cited, not even a member: the rows say nothing about a concept
+        assert "plugins.rst" not in file.read_text(), file.name
+    _, plugins = page(ws, "plugins.rst")
+    facts = plugins.body.split("## Key facts", 1)[1].split("\n## ", 1)[0] if "## Key facts" in plugins.body else ""
+    assert "widget-plugin" not in facts
+    assert "| widget-plugin-0 |" in plugins.body  # the table itself is still on its page
+
+
+def test_a_settings_table_keeps_its_defaults(ws: Workspace) -> None:
+    rows = "".join(f"   * - ``option_{n}``\n     - Default: ``{n}``\n" for n in range(60))
+    write(ws, "settings.rst", "Settings\n========\n\n.. list-table::\n\n" + rows)
+    compile_(ws)
+    _, settings_page = page(ws, "settings.rst")
+    assert "## Defaults" in settings_page.body or "Default: `7`" in settings_page.body
+
+
+# --- duplicates and counts -----------------------------------------------------------------------
+
+
+def test_identical_files_in_several_folders_are_titled_by_their_own_folder(ws: Workspace) -> None:
+    text = "See the changelog README for the build system.\n\nDo not remove this file: the folder must exist.\n"
+    for n in (11, 12, 13, 14):
+        write(ws, f"changelog/unreleased_{n}/README.txt", text)
+    compile_(ws)
+    titles = sorted(page(ws, f"changelog/unreleased_{n}/README.txt")[1].title for n in (11, 12, 13, 14))
+    assert titles == ["Unreleased 11", "Unreleased 12", "Unreleased 13", "Unreleased 14"]
+
+
+def test_status_and_lint_count_the_sources_compile_compiles(ws: Workspace) -> None:
+    from wikimem.lint import run_lint
+    from wikimem.service import raw_summary
+
+    write(ws, "a.md", "# A\n\nA widget is a small part.\n")
+    write(ws, "empty.txt", "   \n")
+    write(ws, "code.md", "```\nx = 1\n```\n")
+    report = compile_(ws)
+    compiled = len(report.compiled) + report.unchanged
+    assert compiled == 1 and len(report.skipped) == 2
+    assert raw_summary(ws)["sources"] == compiled and raw_summary(ws)["skipped"] == 2
+    assert run_lint(ws, load_settings(ws.root, environ={})).sources == compiled
+
+
+# --- release structure -----------------------------------------------------------------------------
+
+
+def sections(doc) -> list[tuple[str | None, str | None, bool]]:
+    return [(s.version, s.date, s.unreleased) for s in doc.sections if s.version or s.unreleased]
+
+
+def test_headings_with_the_product_name_and_date(tmp_path: Path) -> None:
+    text = ("Changelog\n=========\n\nwidget 6.1.0 (2020-09-26)\n=========================\n\n- A fix.\n\n"
+            "widget 3.9.0 (2018-10-15 - not published due to a release automation bug)\n"
+            "===========================================================================\n\n- B.\n\n"
+            "widget 3.8.0 (YANKED)\n=====================\n\n- C.\n")
+    doc = load(tmp_path, "changelog.rst", text)
+    assert sections(doc) == [("6.1.0", "2020-09-26", False), ("3.9.0", "2018-10-15", False), ("3.8.0", None, False)]
+
+
+def test_keep_a_changelog(tmp_path: Path) -> None:
+    text = ("# Changelog\n\n## [Unreleased]\n\n### Removed\n\n- Python 3.8.\n\n## [1.2.0] - 2024-05-01\n\n"
+            "### Added\n\n- Widgets.\n\n## [1.1.0] - 2999-01-01\n\n- A date to come is no release date.\n\n"
+            "[1.2.0]: https://example.org/compare/v1.1.0...v1.2.0\n")
+    doc = load(tmp_path, "CHANGELOG.md", text)
+    assert sections(doc) == [(None, None, True), ("1.2.0", "2024-05-01", False), ("1.1.0", None, False)]
+    from wikimem.sources.sections import release_of
+
+    removed = next(b for b in doc.blocks if b.text == "Python 3.8.")
+    release = release_of(doc.sections, removed.section)
+    assert release is not None and release.unreleased and release.version is None
+
+
+def test_a_github_release_page(tmp_path: Path) -> None:
+    text = ("# Releases\n\n## [v2.1.0](https://github.com/o/widget/releases/tag/v2.1.0)\n\n"
+            "Released this May 1, 2024\n\n### What's Changed\n\n- Faster.\n\n"
+            "## [v2.0.0](https://github.com/o/widget/releases/tag/v2.0.0) - 2024-03-02\n\n- Breaking.\n")
+    doc = load(tmp_path, "releases.md", text)
+    assert sections(doc) == [("2.1.0", "2024-05-01", False), ("2.0.0", "2024-03-02", False)]
+
+
+def test_towncrier_fragments_are_unreleased_changes(tmp_path: Path) -> None:
+    doc = load(tmp_path, "changelog/1234.bugfix.rst", "Fixed a crash when the cache is empty.\n")
+    assert doc.title == "Unreleased bug fix 1234"
+    assert sections(doc) == [(None, None, True)]
+    assert load(tmp_path, "changelog/+tidy.misc.md", "Tidied the docs.\n").title == "Unreleased change tidy"
+    # towncrier's output: "name X.Y.Z (date)" releases with their sections
+    out = load(tmp_path, "CHANGES.rst", "widget 1.1.0 (2024-02-03)\n=========================\n\nBug fixes\n"
+                                        "---------\n\n- Fixed.\n\nwidget 1.0.0 (2023-12-01)\n"
+                                        "=========================\n\n- First.\n")
+    assert sections(out) == [("1.1.0", "2024-02-03", False), ("1.0.0", "2023-12-01", False)]
+
+
+def test_changelog_directives_give_releases_and_changes(tmp_path: Path) -> None:
+    text = ("=============\n2.0 Changelog\n=============\n\n.. changelog::\n    :version: 2.0.59\n"
+            "    :include_notes_from: unreleased_20\n\n.. changelog::\n    :version: 2.0.58\n"
+            "    :released: November 16, 2026\n\n    .. change::\n        :tags: bug, orm\n        :tickets: 10936\n\n"
+            "        Fixed issue where deleting the parent object emitted UPDATE twice.\n\n"
+            ".. changelog::\n    :version: 2.0.57\n    :released: 2999-11-03\n\n    .. change::\n"
+            "        :tags: usecase, sql\n\n        Added a feature.\n")
+    doc = load(tmp_path, "changelog_20.rst", text)
+    assert doc.title == "2.0 Changelog"
+    assert sections(doc) == [("2.0.59", None, True), ("2.0.58", "2026-11-16", False), ("2.0.57", None, False)]
+    change = next(b for b in doc.blocks if "Fixed issue" in b.text)
+    assert change.kind == "item" and change.text.startswith("Fixed issue")  # the tags are no part of it
+    assert doc.sections[change.section].version == "2.0.58"
+    fragment = load(tmp_path, "unreleased_20/10936.rst",
+                    ".. change::\n    :tags: bug, orm\n    :tickets: 10936\n\n    Fixed a bug in the ORM.\n")
+    assert fragment.title == "Unreleased change 10936" and sections(fragment) == [(None, None, True)]
+
+
+def test_two_releases_with_one_version_and_versions_that_do_not_parse(ws: Workspace) -> None:
+    text = "".join(f"Version {v}\n{'-' * (8 + len(v))}\n\nReleased 2020-01-0{n + 1}\n\n- Change {n}.\n\n"
+                   for n, v in enumerate(["3.2.x", "2024.1rc1", "v1", "2.0", "2.0"]))
+    write(ws, "CHANGES.rst", "Changes\n=======\n\n" + text)
+    report = compile_(ws)
+    assert report.failed == []
+    from wikimem.lexicon import version_key
+
+    doc = load_source(ws.raw / "CHANGES.rst", "raw/CHANGES.rst", max_bytes=10**6)
+    versions = [s.version for s in doc.sections if s.version]
+    assert versions == ["3.2.x", "2024.1rc1", "1", "2.0", "2.0"]
+    assert sorted(versions, key=version_key) == ["1", "2.0", "2.0", "3.2.x", "2024.1rc1"]
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+
+def test_bad_input_reads_to_a_page_with_a_note(ws: Workspace) -> None:
+    write(ws, "a.rst", "A\n=\n\n.. include:: b.rst\n\nA includes B, which includes A.\n")
+    write(ws, "b.rst", "B\n=\n\n.. include:: a.rst\n\nB includes A, which includes B.\n")
+    write(ws, "missing.rst", "Missing\n=======\n\nSee :ref:`no-such-label` and :doc:`no/such/doc` for more.\n")
+    ragged = "+-----+-----+\n| a   | b |\n+-----+-----+\n| c | d     |\n+-----+-----+\n"
+    write(ws, "ragged.rst", "Ragged\n======\n\nA table follows.\n\n" + ragged + "\nText after it.\n")
+    big = "".join(f"   * - row {n}\n     - value {n}\n" for n in range(10_000))
+    write(ws, "big.rst", "Big\n===\n\n.. list-table::\n\n" + big)
+    write(ws, "fields.rst", ":orphan:\n:tocdepth: 2\n\nThe page has moved; nothing else is here.\n")
+    report = compile_(ws)
+    assert report.failed == [] and report.skipped == []
+    _, missing = page(ws, "missing.rst")
+    assert "no such label" in missing.body and "`no-such-label`" in missing.body and "> Note:" in missing.body
+    _, ragged_page = page(ws, "ragged.rst")
+    assert "Malformed table" in ragged_page.body  # the note says what was wrong
+    raw_ragged = (ws.raw / "ragged.rst").read_text()
+    assert "Text after it." in raw_ragged
+    _, big_page = page(ws, "big.rst")
+    assert "| row 0 | value 0 |" in big_page.body and "more in the source" in big_page.body
+    assert page(ws, "fields.rst")[1].title == "Fields"
+    for name in ("a.rst", "b.rst"):
+        assert page(ws, name)[1].title == name[0].upper()
+
+
+def test_a_ragged_table_loses_no_text(tmp_path: Path) -> None:
+    ragged = "+-----+-----+\n| a   | b |\n+-----+-----+\n| c | d     |\n+-----+-----+\n"
+    doc = load(tmp_path, "ragged.rst", "Ragged\n======\n\nBefore.\n\n" + ragged + "\nAfter.\n")
+    code = [b for b in doc.blocks if b.kind == "code"]
+    assert code and code[0].text.strip() == ragged.strip() and code[0].line == 6
+    assert doc.warnings and "Malformed table" in doc.warnings[0]
+
+
+def test_labels_and_references_are_read(tmp_path: Path) -> None:
+    from wikimem.sources import xref
+
+    doc = load(tmp_path, "a.rst", ".. _top:\n\nTitle\n=====\n\nSee :ref:`Other <x>` and :ref:`y`.\n\n"
+                                  ".. _fig-one:\n\n.. figure:: one.png\n\n   The first figure.\n\n"
+                                  ".. _para:\n\nA paragraph named.\n", xrefs=True)
+    assert doc.labels == [("top", 3, "Title"), ("fig-one", 12, "The first figure."), ("para", 16, None)]
+    text = doc.blocks[1].text
+    assert xref.references(text) == [("ref", "x"), ("ref", "y")]
+    assert xref.plain(text) == "See Other and y."
+    # every other reader gets the plain text
+    assert load(tmp_path, "a.rst", (tmp_path / "a.rst").read_text()).blocks[1].text == "See Other and y."
+
+
+def test_the_analysis_keeps_labels_and_references(tmp_path: Path) -> None:
+    from wikimem.analysis import analyze
+
+    doc = load(tmp_path, "a.rst", "Title\n=====\n\n.. _sec:\n\nSection\n-------\n\n"
+                                  "The widget needs Python 3.10, as :ref:`sec` and :doc:`other` say.\n", xrefs=True)
+    analysis = analyze(doc)
+    assert analysis.labels == [["sec", 6, "Section"]]
+    assert analysis.xrefs == [["ref", "sec"], ["doc", "other"]]
+    # facts are quoted as the text reads alone
+    assert all("\uf8f0" not in json.dumps(c) for c in analysis.claims)
+
+
+def test_myst_targets_and_roles_resolve_as_rest_ones_do(ws: Workspace) -> None:
+    write(ws, "docs/how.md", "# How it works\n\n(how-frozen)=\n## Immutability\n\nFrozen classes cannot be changed.\n")
+    write(ws, "docs/index.md", "# Widgets\n\nEvery widget is frozen by default, as {ref}`how-frozen` explains, and "
+                               "{doc}`the overview <how>` says why; {ref}`nowhere` is no label.\n")
+    compile_(ws)
+    _, index = page(ws, "docs/index.md")
+    how_file, _ = page(ws, "docs/how.md")
+    assert f"as [Immutability]({how_file.name}) explains, and [the overview]({how_file.name}) says why" in index.body
+    assert "(how-frozen)=" not in page(ws, "docs/how.md")[1].body
+
+
+def test_interpreted_text_without_a_role(ws: Workspace) -> None:
+    # Sphinx sets find what `text` names with their default role (`any`: a label or a page);
+    # a name in code is code; anything else is docutils' title reference, read as its text
+    write(ws, "names.rst", "On the names\n============\n\nThe package has two top-level names.\n")
+    write(ws, "api.rst", "API\n===\n\nDecorate a class with `attrs.define`; if the many names confuse you, read "
+                         "`names` first, then `The Zen of Python` and `nowhere`.\n")
+    compile_(ws)
+    _, api = page(ws, "api.rst")
+    assert ("Decorate a class with `attrs.define`; if the many names confuse you, read [On the names](names.md) "
+            "first, then The Zen of Python and nowhere.") in api.body
