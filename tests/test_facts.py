@@ -417,6 +417,21 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]
 
 
+def test_a_list_a_support_sentence_introduces_states_the_oldest_version(ws: Workspace) -> None:
+    """A reference page's "The current version of Kite works on:" followed by a list of
+    interpreter versions states the minimum: the oldest listed, not "above" what a release
+    note dropped."""
+    write(ws, "kite/install.md", "# Installation\n\n## Compatibility\n\nThe current version of Kite works on:\n\n"
+                                 "- Windows, Linux and macOS.\n- CPython 3.10, 3.11, 3.12 and latest PyPy3.\n")
+    write(ws, "kite/index.md", "# Kite\n\nKite flies.\n")
+    write(ws, "kite/NEWS.md", "# Changelog\n\n## 4.0 (2025-05-01)\n\n- Drop support for Python 3.9.\n\n"
+                              "## 3.0 (2024-05-01)\n\n- Drop support for Python 3.8.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    (line,) = [line for title, line in _claims(ws).items() if "python" in title.lower()]
+    assert line.startswith("Current:") and "3.10" in line.split("**")[1], line
+
+
 def test_changes_not_released_yet_state_plans_not_the_current_value(ws: Workspace) -> None:
     """Keep a Changelog's "[Unreleased]" and a release dated in the future are not out: what
     they say is a plan, and the newest release that is out states the current value."""

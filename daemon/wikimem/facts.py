@@ -105,6 +105,9 @@ _SUPPORTS = re.compile(
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
+# a sentence that introduces a list of what the product supports ("The current version works on:")
+_LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s*:\s*$",
+                      re.I)
 # what makes one version a lower bound: "3.9 and newer", "3.10+", ">= 3.5", "from 2.4 to 3.2"
 _OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
@@ -189,7 +192,7 @@ _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect require requires required requiring update updates updated bump bumps bumped
 itself are officially fully formally explicitly actively generally primarily mainly has have had add adds added
-make makes made""".split())
+make makes made current latest newest present""".split())  # "the current version of X" is X
 # what "this" or "the" may name and still be the product ("this release requires Python 3.9",
 # "the oldest version the framework supports")
 _THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
@@ -394,9 +397,18 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     tables: list[Table] = []
     table: Table | None = None  # the table the last rows were in: rows in a run, in one section, are one table
     table_section = -2
+    lead_in: tuple[str, int] | None = None  # "X works on:" before a list, and the list's section
     for s in sentences:
         if s.kind == "data":
             continue  # a row of a long table (a list of plugins, an index) is data: it states no fact
+        if s.kind == "item" and lead_in is not None and s.section == lead_in[1]:
+            # an item of a list a sentence introduces ("The current version works on:" then
+            # "- CPython 3.10, 3.11 and 3.12.") is read as that sentence finished by the item
+            s = replace(s, text=f"{lead_in[0]} {s.text}")
+        elif s.kind != "item":
+            lead_in = None
+            if _LEAD_IN.search(s.text):
+                lead_in = (s.text.rstrip().rstrip(":").rstrip(), s.section)
         if s.kind == "table":
             cells = [c.strip() for c in s.text.split(" | ")]
             if table is None or s.section != table_section:
