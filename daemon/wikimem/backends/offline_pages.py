@@ -542,6 +542,8 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
     path = posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
 
     def rebase(link: str) -> str:
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:|[#/]", link):
+            return link  # a web address, an anchor on the page or an absolute path names the same place from anywhere
         target, hash_, fragment = link.partition("#")
         return relative_link(path, posixpath.normpath(posixpath.join(folder, target))) + hash_ + fragment
 
@@ -559,8 +561,9 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         source_path=source_path,
         raw_link=relative_link(path, "../" + source_path),
         outline=[{**item, "link": rebase(item["link"]), "tail": rebased(item["tail"])} for item in part.lines],
-        facts=_by_context([{**f, "link": rebase(f["link"])} for f in facts]),
-        defaults=[{**d, "link": rebase(d["link"])} for d in defaults],
+        # a quote's cross-references link pages relative to the source page too
+        facts=_by_context([{**f, "text": rebased(f["text"]), "link": rebase(f["link"])} for f in facts]),
+        defaults=[{**d, "value": rebased(d["value"]), "link": rebase(d["link"])} for d in defaults],
         contents=_by_context([{**c, "link": rebase(c["link"])} for c in contents]),
         unit="page" if data["anchor"].startswith("page") else "line",
     )
