@@ -3,6 +3,7 @@
     python bench/navigation.py                            # every probed corpus, plus all of them together
     python bench/navigation.py --corpora sphinx --json    # one corpus, one JSON document on stdout
     python bench/navigation.py --wiki ~/ws --json         # an already-compiled workspace
+    python bench/navigation.py --wiki ~/ws --probes q.jsonl  # any workspace, with your own questions
 
 The figure of issues 13 and 14. For each probe of `probes-public.jsonl` and
 `sphinx/probes-public.jsonl` under --corpus-root (a question, the raw source and the
@@ -14,7 +15,9 @@ evidence text copied verbatim from it):
   (raw/topics/..., raw/sphinx/...), reported as corpus "all". Everything is built in a
   temporary folder, removed at the end unless --keep. `--wiki DIR` measures a compiled
   workspace instead; the probes it answers are those whose source file is in DIR/raw,
-  laid out either way.
+  laid out either way. `--probes FILE` (repeatable) takes the probes from FILE instead, in the
+  same format, e.g. questions written for a documentation set nobody tuned to: with --wiki
+  any workspace, without it each probed corpus under --corpus-root is compiled.
 - Evidence lines. The 1-based line range [a, b] the evidence spans in its raw file,
   matched on white-space-normalized text; when the whole text is not there, the
   evidence's longest line. A probe neither locates is "not located".
@@ -47,8 +50,10 @@ combined workspace is its own row): probes, located, evidence on some wiki page,
 from index.md, median navigation bytes (an unreachable probe counts as infinite, so the
 median is null when half the probes are unreachable), the share within 20 KB (20,000
 bytes, the unit of the index caps), the median index share (reachable probes), the median
-grep bytes, and median navigation / median grep. Goals (issues 13, 14): median under
-8 KB, 90% within 20 KB, evidence on a wiki page for 90%, index share at most 6 KB.
+grep bytes, median navigation / median grep, and per workspace index.md's size and the
+largest catalog's. Goals (issues 13, 14, 36): median
+under 8 KB, 90% within 20 KB, evidence on a wiki page for 90%, index share at most 6 KB, no
+catalog over 6 KB.
 
 Markdown tables on stdout by default, progress on stderr; --json prints exactly one JSON
 document, the bench contract (bench/contract.py): {"bench": "navigation", "rows": [...],
@@ -125,29 +130,30 @@ class Probe:
         return "/".join(parts[2:] if len(parts) > 2 and parts[1] == "raw" else parts[1:])
 
 
-def load_probes(corpus_root: Path) -> list[Probe]:
+def load_probes(corpus_root: Path, files: Sequence[Path] = ()) -> list[Probe]:
+    """The probes of `files` when given, else of the probe files under corpus_root."""
     probes: list[Probe] = []
     seen: set[str] = set()
-    for pattern in PROBE_FILES:
-        for path in sorted(corpus_root.glob(pattern)):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if not line.strip():
-                    continue
-                item = json.loads(line)
-                if item["id"] in seen:
-                    continue
-                seen.add(item["id"])
-                source = item["source"]
-                probes.append(Probe(
-                    id=item["id"],
-                    # sphinx/probes-public.jsonl names no corpus: its sources say which
-                    corpus=item.get("corpus") or source.split("/")[0],
-                    kind=item.get("kind", ""),
-                    question=item.get("question", ""),
-                    answer=str(item.get("answer") or ""),
-                    source=source,
-                    evidence=item["evidence"],
-                ))
+    paths = list(files) or [path for pattern in PROBE_FILES for path in sorted(corpus_root.glob(pattern))]
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            if item["id"] in seen:
+                continue
+            seen.add(item["id"])
+            source = item["source"]
+            probes.append(Probe(
+                id=item["id"],
+                # sphinx/probes-public.jsonl names no corpus: its sources say which
+                corpus=item.get("corpus") or source.split("/")[0],
+                kind=item.get("kind", ""),
+                question=item.get("question", ""),
+                answer=str(item.get("answer") or ""),
+                source=source,
+                evidence=item["evidence"],
+            ))
     return probes
 
 
@@ -505,20 +511,22 @@ def _share(value: float | None) -> str:
 def markdown(report: dict[str, Any]) -> str:
     out = ["## Navigation cost: bytes read from wiki/index.md to the page holding the evidence", "",
            "| corpus | probes | located | evidence on wiki | reachable | median nav | within 20 KB "
-           "| median index share | median grep | nav / grep |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| median index share | median grep | nav / grep | index.md | largest catalog |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, fig in report["figures"].items():
         if "error" in fig:
-            out.append(f"| {name} | error: {fig['error']} |||||||||")
+            out.append(f"| {name} | error: {fig['error']} |||||||||||")
             continue
+        index_md = "—" if fig.get("index_md_bytes") is None else _kb(fig["index_md_bytes"])
+        largest = "—" if fig.get("largest_catalog") is None else _kb(fig["largest_catalog_bytes"])
         ratio = "—" if fig["nav_grep_ratio"] is None else f"{fig['nav_grep_ratio']:.2f}x"
         out.append(
             f"| {name} | {fig['probes']} | {fig['located']} | {fig['on_wiki']} ({_share(fig['on_wiki_share'])}) "
             f"| {fig['reachable']} | {_kb(fig['median_bytes'])} | {_share(fig['within_20kb_share'])} "
             f"| {_kb(fig['median_index_bytes']) if fig['median_index_bytes'] is not None else '—'} "
-            f"| {_kb(fig['median_grep_bytes'])} | {ratio} |")
-    out += ["", "Goals (issues 13, 14): median nav < 8 KB, 90% within 20 KB, evidence on wiki for 90%, "
-            "median index share ≤ 6 KB.", "",
+            f"| {_kb(fig['median_grep_bytes'])} | {ratio} | {index_md} | {largest} |")
+    out += ["", "Goals (issues 13, 14, 36): median nav < 8 KB, 90% within 20 KB, evidence on wiki for 90%, "
+            "median index share ≤ 6 KB, no catalog over 6 KB.", "",
             "| probe | corpus | kind | lines | on wiki | nav | index share | grep | grep word | page reached |",
             "|---|---|---|---|---|---:|---:|---:|---|---|"]
     for s in report["samples"]:
@@ -564,14 +572,32 @@ def figure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             f"navigation median index share, {name}", _kb_value(index), "KB", goal="≤ 6 KB", goal_abs=6.0,
             status="over" if index is None else None,
             note="index.md and catalogs read before the first other page (reachable probes)"))
+        if fig.get("largest_catalog") is not None:
+            largest = fig["largest_catalog_bytes"]
+            rows.append(contract.row(
+                f"largest catalog, {name}", _kb_value(largest), "KB", goal="≤ 6 KB", goal_abs=6.0,
+                note=f"{fig['largest_catalog']}; {fig['catalogs_over_6kb']} catalogs over 6 KB"))
     return rows
 
 
 # ---------------------------------------------------------------- command line
 
 
-def run(corpus_root: Path, corpora: Sequence[str] | None, wikis: Sequence[Path], work: Path) -> dict[str, Any]:
-    probes = load_probes(corpus_root)
+def catalog_sizes(root: Path) -> dict[str, Any]:
+    """index.md's size and the largest catalog's (index-*.md or a folder's index.md in wiki/)."""
+    wiki = root / "wiki"
+    index = wiki / "index.md"
+    catalogs = [(f.stat().st_size, f.relative_to(wiki).as_posix()) for f in wiki.rglob("*.md")
+                if is_catalog(f.name) and f != index and f.is_file()]
+    largest = max(catalogs, default=(0, None))
+    return {"index_md_bytes": index.stat().st_size if index.is_file() else None,
+            "largest_catalog_bytes": largest[0], "largest_catalog": largest[1],
+            "catalogs_over_6kb": sum(size > 6000 for size, _ in catalogs)}
+
+
+def run(corpus_root: Path, corpora: Sequence[str] | None, wikis: Sequence[Path], work: Path,
+        probe_files: Sequence[Path] = ()) -> dict[str, Any]:
+    probes = load_probes(corpus_root, probe_files)
     names = list(dict.fromkeys(p.corpus for p in probes))
     wanted = list(corpora) if corpora else [*names, COMBINED]
     figures_: dict[str, Any] = {}
@@ -611,7 +637,7 @@ def run(corpus_root: Path, corpora: Sequence[str] | None, wikis: Sequence[Path],
     for label, root, chosen, combined in measured:
         print(f"measuring {label}: {len(chosen)} probes ...", file=sys.stderr)
         got = measure(root, label, chosen, combined)
-        figures_[label] = figures(got)
+        figures_[label] = {**figures(got), **catalog_sizes(root)}
         samples += got
         if label != COMBINED:
             pooled += got
@@ -627,6 +653,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder holding probes-public.jsonl and the corpora (default: ../shared/corpus)")
     parser.add_argument("--wiki", type=Path, action="append", default=[], metavar="DIR",
                         help="measure this compiled workspace instead of compiling the corpora (repeatable)")
+    parser.add_argument("--probes", type=Path, action="append", default=[], metavar="FILE",
+                        help="probe file (JSON lines, the format of probes-public.jsonl) to measure instead of "
+                             "the corpora's own (repeatable); with --wiki, any workspace whose raw/ holds the sources")
     parser.add_argument("--corpora", default="",
                         help=f"comma-separated corpora to run, '{COMBINED}' for the combined workspace "
                              f"(default: every probed corpus and '{COMBINED}')")
@@ -643,11 +672,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"navigation: {message}", file=sys.stderr)
         return 1
 
-    if not args.corpus_root.is_dir() or not load_probes(args.corpus_root):
-        return fail(f"no probes-public.jsonl under {args.corpus_root}: pass --corpus-root")
+    missing = [str(f) for f in args.probes if not f.is_file()]
+    if missing:
+        return fail(f"no probe file {', '.join(missing)}")
+    if not args.probes and (not args.corpus_root.is_dir() or not load_probes(args.corpus_root)):
+        return fail(f"no probes-public.jsonl under {args.corpus_root}: pass --corpus-root or --probes")
+    if args.probes and not load_probes(args.corpus_root, args.probes):
+        return fail(f"no probes in {', '.join(map(str, args.probes))}")
     work = Path(tempfile.mkdtemp(prefix="wikimem-nav-"))
     try:
-        report = run(args.corpus_root, corpora, args.wiki, work)
+        report = run(args.corpus_root, corpora, args.wiki, work, args.probes)
     finally:
         if args.keep:
             print(f"workspaces kept in {work}", file=sys.stderr)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write
+from linkcheck import broken_links
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.pages import loads_page
@@ -215,6 +216,26 @@ def test_a_ref_links_the_part_page_that_holds_its_section(ws: Workspace) -> None
     assert target is not None
     assert target.group(1) in {f"{ref_file.stem}/{p.name}" for p in holding} | {ref_file.name}
     assert target.group(1) != ref_file.name or not holding
+
+
+def test_a_ref_in_a_key_fact_on_a_part_page_links_from_the_part(ws: Workspace) -> None:
+    # key facts move to the part page of their section; a reference they make links the page it
+    # names relative to the part, not to the source page the part belongs to
+    sections = "".join(f"Setting group {n}\n{'-' * (14 + len(str(n)))}\n\n"
+                       + "".join(f"option_{n}_{m}\n{'~' * (8 + len(str(n)) + len(str(m)))}\n\n"
+                                 f"Changed in version 2.{m}: the ``option_{n}_{m}`` setting requires Python 3.{m} "
+                                 f"or newer, as :doc:`tuning` and `the guide <https://example.org/guide>`_ explain.\n\n"
+                                 for m in range(15))
+                       for n in range(8))
+    write(ws, "ref.rst", "Settings reference\n==================\n\n" + sections)
+    write(ws, "tuning.rst", "Tuning\n======\n\nTuning the widget server starts with its timeouts.\n")
+    compile_(ws)
+    ref_file, _ = page(ws, "ref.rst")
+    parts = sorted((ref_file.parent / ref_file.stem).glob("*.md"))
+    assert parts, "the reference is split into parts"
+    assert any("[Tuning](" in p.read_text() for p in parts), "a part quotes a fact that names the other page"
+    assert any("https://example.org/guide)" in p.read_text() for p in parts), "a web address stays as written"
+    assert broken_links(ws.wiki) == []
 
 
 def test_a_label_defined_twice_links_one_and_the_page_says_so(ws: Workspace) -> None:

@@ -11,7 +11,16 @@ from conftest import write
 from linkcheck import broken_links
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
-from wikimem.index_page import MAX_BYTES, MAX_LINES, SOFT_BYTES, Entry, build, describe, is_catalog
+from wikimem.index_page import (
+    CATALOG_BYTES,
+    MAX_BYTES,
+    MAX_LINES,
+    SOFT_BYTES,
+    Entry,
+    build,
+    describe,
+    is_catalog,
+)
 from wikimem.pages import Page
 from wikimem.workspace import Workspace
 
@@ -183,8 +192,14 @@ def test_a_large_wiki_gets_a_map_and_group_catalogs(ws: Workspace) -> None:
     # the map stays small, its header included: an agent reads it whole on the way to every answer
     assert len(index.encode()) <= SOFT_BYTES + 100
     assert "[Catalog](sources/guide/index.md)" in index
-    catalog = (ws.wiki / "sources" / "guide" / "index.md").read_text()
-    assert catalog.count("\n- [") == 60 and "Guide part 0" in catalog
+    # the guide's 60 pages do not fit one catalog: its catalog lists numbered parts in its order,
+    # which list every page once, each file within CATALOG_BYTES
+    folder = ws.wiki / "sources" / "guide"
+    catalog = (folder / "index.md").read_text()
+    assert "(index-1.md)" in catalog and "Guide part 0" in catalog
+    parts = sorted(folder.glob("index-*.md"))
+    assert sum(p.read_text().count("\n- [") for p in parts) == 60
+    assert all(len(p.read_bytes()) <= CATALOG_BYTES for p in [folder / "index.md", *parts])
     assert broken_links(ws.wiki) == []
     # the catalogs of a folder that goes away go too, folders and all
     for i in range(60):
@@ -225,3 +240,64 @@ def test_a_description_is_whole_sentences_not_half_of_the_next_one() -> None:
         "Save it as hello.py or something similar and run it."
     long_one = "The application context keeps track of the application-level data during a request, CLI command, or other activity."
     assert describe(Page("sources/a.md", {"title": "Context"}, long_one + "\n")).endswith("CLI command,…")
+
+
+def _listing(pages: dict[str, str]) -> dict[str, str]:
+    """{page name: the catalog that lists it}: each page is listed in exactly one catalog."""
+    out: dict[str, str] = {}
+    for path, text in pages.items():
+        if path == "index.md":
+            continue
+        for name in re.findall(r"\]\((?:\.\./)*((?:sources|concepts)/[^)]+?|[^)/]+\.md)\)", text):
+            base = name.rsplit("/", 1)[-1]
+            if not is_catalog(base):
+                out[base] = path
+    return out
+
+
+def test_no_catalog_passes_its_size_and_a_large_group_splits_along_its_own_folders() -> None:
+    """A tree of a thousand files: every catalog within CATALOG_BYTES, so index.md and the one
+    catalog that lists a page stay under 10 KB; a folder's pages are listed in its own catalog."""
+    entries = []
+    folders = ["ref/contrib/gis", "ref/contrib/admin", "ref/models", "ref/forms", "ref", "topics/db",
+               "topics/http", "topics", "howto/deployment/asgi", "howto/deployment", "howto", "intro"]
+    for i in range(1000):
+        folder = folders[i % len(folders)]
+        entries.append(Entry(f"sources/{folder.replace('/', '-')}-page-{i:04d}.md", f"Page {i} of {folder}",
+                             "A one-line description of the page, about as long as the ones compile writes.",
+                             "source", f"raw/{folder}/page-{i:04d}.txt", 1))
+    pages = build({"sources": entries}, extra_links=[])
+    _check(pages, entries)
+    assert len(pages["index.md"].encode()) <= SOFT_BYTES + 100
+    for path, text in pages.items():
+        assert path == "index.md" or len(text.encode()) <= CATALOG_BYTES, (path, len(text.encode()))
+    listed = _listing(pages)
+    for entry in entries:
+        catalog = listed[entry.path.rsplit("/", 1)[-1]]
+        assert len(pages["index.md"].encode()) + len(pages[catalog].encode()) < 10_000
+        # the pages of a folder with enough of them are listed in that folder's own catalog (or its parts)
+        folder = entry.raw.removeprefix("raw/").rsplit("/", 1)[0]
+        assert catalog.startswith(f"sources/{folder}/"), (entry.raw, catalog)
+
+
+def test_a_long_release_series_is_cut_into_parts_where_its_series_change() -> None:
+    entries = []
+    for minor in range(12):
+        for patch in range(12):
+            version = f"4.{minor}.{patch}" if patch else f"4.{minor}"
+            entries.append(Entry(f"sources/release-4-{minor}-{patch}.md", f"Release {version}",
+                                 f"Release {version} fixes several bugs, two of them in the widget cache.",
+                                 "source", f"raw/releases/{version}.txt", 1, version))
+    pages = build({"sources": entries}, extra_links=[])
+    _check(pages, entries)
+    parts = {p: t for p, t in pages.items() if re.search(r"releases/index-\d+\.md$", p)}
+    assert len(parts) > 1
+    series_in: dict[str, set[str]] = {}
+    for path, text in parts.items():
+        assert len(text.encode()) <= CATALOG_BYTES
+        for series in re.findall(r"\[Release (4\.\d+)", text):
+            series_in.setdefault(series, set()).add(path)
+    # a series of twelve releases fits in a part: it is never cut in two
+    assert series_in and all(len(paths) == 1 for paths in series_in.values()), series_in
+    first = pages["sources/releases/index.md"]
+    assert first.index("4.11") < first.index("4.0")  # newest first

@@ -824,6 +824,19 @@ def test_fix_adds_missing_back_links_up_to_the_concepts_lines_cap(ws, settings):
     assert "[Extra 0](../concepts/extra-00.md)" in text
 
 
+def test_a_quote_of_code_that_looks_like_a_link_is_grounded(ws, settings):
+    """`N[Int intType](Int) Int` is code, not a link to "Int": a quote of the sentence is in its file."""
+    write(ws, "generics.md", "# Generics\n\nThe package now declares a generic method with signature\n"
+                             "`(*Rand) N[Int intType](Int) Int` (see [below](#rand) for details).\n")
+    cite = "([generics.md, line 3](../../raw/generics.md#L3-L4))"
+    page(ws, "answers/generics.md", "---\ntitle: Generics\nkind: answer\nsources: [raw/generics.md]\n---\n"
+         f'- "The package now declares a generic method with signature `(*Rand) N\\[Int intType\\](Int) Int` '
+         f'(see below for details)." {cite}\n'
+         f'- "The package now declares a generic method with signature `(*Rand) M\\[Int intType\\](Int) Int`." {cite}\n')
+    found = by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded")
+    assert len(found) == 1 and "M\\[Int" in found[0].message, found  # only the misquote
+
+
 # --- stale notes: the wiki's own timelines as the yardstick ---------------------------------------
 
 QUILL = {

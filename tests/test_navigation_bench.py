@@ -167,3 +167,29 @@ def test_script_on_the_sphinx_corpus(tmp_path: Path) -> None:
         assert set(sample) >= {"id", "corpus", "kind", "located", "on_wiki", "bytes", "index_bytes",
                                "grep_bytes", "page"}
         assert sample["corpus"] == "sphinx"
+
+
+def test_any_workspace_is_measured_with_a_probe_file_of_its_own(tmp_path: Path) -> None:
+    """--wiki DIR --probes FILE: questions written for a set nobody tuned to, on its compiled wiki."""
+    root = workspace(tmp_path, {
+        "index.md": "# Index\n\n- [Catalog](sources/index.md)\n",
+        "sources/index.md": "# Sources\n\n- [Ports](x.md)\n",
+        "sources/x.md": f'# Ports\n\n- "{" ".join(EVIDENCE.split())}" ([line 4](../../raw/x.md#L4-L6))\n',
+    })
+    probes = tmp_path / "mine.jsonl"
+    probes.write_text(json.dumps({"id": "mine-q01", "corpus": "mine", "kind": "hard",
+                                  "question": "Why this port?", "answer": "7878",
+                                  "source": "mine/raw/x.md", "evidence": EVIDENCE}) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--wiki", str(root), "--probes", str(probes), "--json"],
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (sample,) = report["samples"]
+    assert sample["id"] == "mine-q01" and sample["on_wiki"] and sample["page"] == "sources/x.md"
+    figures = next(iter(report["figures"].values()))
+    assert figures["largest_catalog"] == "sources/index.md"
+    assert figures["largest_catalog_bytes"] == size(root, "sources/index.md")
+    assert sample["bytes"] == sum(size(root, n) for n in ("index.md", "sources/index.md", "sources/x.md"))
+    missing = subprocess.run([sys.executable, str(SCRIPT), "--wiki", str(root), "--probes", str(tmp_path / "none.jsonl")],
+                             capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert missing.returncode == 1 and "no probe file" in missing.stderr

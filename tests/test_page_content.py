@@ -3,6 +3,7 @@ rules a section states, compact settings and tables, and index lines that descri
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conftest import write
@@ -626,3 +627,169 @@ def test_a_concept_named_in_code_then_words_keeps_its_spelling() -> None:
     assert title_of("mdBook") == "mdBook" and title_of("macOS versions") == "macOS versions"
     assert title_of("rollback") == "Rollback" and title_of("error handling") == "Error handling"
     assert title_of("hash maps") == "Hash maps"
+
+
+NAMES = ("north", "south", "east", "west", "upper", "lower", "inner", "outer", "front", "back", "left", "right")
+LONG_GUIDE = "\n\n".join([
+    "# Gearbox guide",
+    "Gearbox moves widgets between the stations of a plant.",
+    "## Installing",
+    "Gearbox will work with Widgetlib as of version **2.0.0**.",
+    *[f"The installer copies the {n} part of the plant layout into the working folder." for n in NAMES],
+    "## Caching",
+    "Cached layouts expire after 1 hour.",
+    *[f"The cache keeps the {n} layout beside the others until the plant is restarted." for n in NAMES],
+    "## Colours",
+    "Set `GEARBOX_NO_COLOR` to print the plant map without colours.",
+    *[f"The plant map shows the {n} station in the colour of its line." for n in NAMES],
+    "## MAX_STATIONS",
+    "The number of stations the plant map draws before it folds the rest.",
+    *[f"Each {n} station is drawn as a box with its name." for n in NAMES],
+])
+
+
+def test_a_long_documents_page_keeps_each_sentence_that_states_a_version_a_unit_a_name(tmp_path: Path) -> None:
+    """The sentences people ask about are key facts however little else they say and however
+    long the document (a front page's version requirement, an expiry, an environment variable,
+    what a setting a section is named for is)."""
+    facts = fact_texts(analysed(tmp_path, "guide.md", LONG_GUIDE))
+    assert "Gearbox will work with Widgetlib as of version **2.0.0**." in facts
+    assert "Cached layouts expire after 1 hour." in facts
+    assert "Set `GEARBOX_NO_COLOR` to print the plant map without colours." in facts
+    assert "The number of stations the plant map draws before it folds the rest." in facts
+    # not every sentence: the narration around them stays in the document
+    assert not any(f.startswith(("The installer copies", "The cache keeps", "Each ")) for f in facts)
+
+
+FIELDS = """Model fields
+============
+
+Each field class has its own section.
+
+``SlugField``
+-------------
+
+A slug is a short label for something, containing only letters and numbers.
+
+If ``max_length`` is not specified, a default length of 50 is used.
+
+``URLField``
+------------
+
+A field for a URL, validated by ``URLValidator``.
+
+If you don't specify ``max_length``, a default of 200 is used.
+
+``EmailField``
+--------------
+
+A field that checks that the value is a valid email address.
+
+The ``max_length`` argument defaults to 254 for this field.
+"""
+
+FORMS = """Form fields
+===========
+
+Form fields validate what a form receives.
+
+``CharField``
+-------------
+
+A text field; ``max_length`` and ``min_length`` bound its length when they are given.
+
+``max_length``
+--------------
+
+The most characters a value may have; ``max_length`` is checked by ``MaxLengthValidator``.
+"""
+
+
+def test_a_key_point_says_of_which_field_it_speaks(ws: Workspace, settings) -> None:
+    """"a default length of 50" says nothing of max_length unless the page says of which field."""
+    write(ws, "ref/models.rst", FIELDS)
+    write(ws, "ref/forms.rst", FORMS)
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts" / "max-length.md").read_text()
+    points = page.split("## Key points", 1)[1].split("\n## ", 1)[0]
+    assert '*`SlugField`*: "If `max_length` is not specified, a default length of 50 is used."' in points, points
+    assert '*`URLField`*: "If you don\'t specify `max_length`, a default of 200 is used."' in points, points
+
+
+def test_a_name_used_for_another_thing_in_another_collection_says_nothing_on_its_page(ws: Workspace, settings) -> None:
+    """A "broker" in a message queue's docs and a "broker" in an insurance office's notes are two
+    things: one page speaks of one of them, and the other is only listed."""
+    for n, topic in enumerate(("routing", "queues", "workers")):
+        write(ws, f"queue/{topic}.md", f"# {topic.title()}\n\nThe broker stores each message of the {topic} until a "
+                                       f"worker takes it from the queue.\n\nA broker is a server that keeps message "
+                                       f"queues for the {topic} and hands messages to consumers.\n\nThe broker "
+                                       f"acknowledges message {n} once the worker finished the task.\n")
+    for topic in ("claims", "policies"):
+        write(ws, f"office/{topic}.md", f"# {topic.title()}\n\nThe broker signs each insurance policy for the "
+                                        f"customer of the {topic} desk.\n\nA broker is a licensed agent who sells "
+                                        f"insurance contracts to households and firms.\n\nThe broker earns a "
+                                        f"commission on every premium the household pays.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts" / "broker.md").read_text()
+    said = page.split("## Related", 1)[0].split("## Also mentioned in", 1)[0]
+    quoted = re.findall(r"\(\.\./\.\./raw/(\w+)/", said)
+    assert quoted and len(set(quoted)) == 1, said
+
+
+def test_a_sentence_that_names_a_longer_concept_is_not_about_the_shorter_one() -> None:
+    from wikimem.backends.offline_pages import _without
+
+    assert " server " not in _without(" the development server is multithreaded ", [" development server "])
+    assert " server " in _without(" the server and the development server ", [" development server "])
+
+
+def test_a_name_in_code_with_its_kind_is_a_name_the_document_introduces(tmp_path: Path) -> None:
+    text = "\n\n".join(["# Checking migrations", *[f"The {n} part of a migration is compared with the database."
+                                                    for n in NAMES],
+                        "To automate this, Gearbox provides the `gearbox check` command.",
+                        "Gearbox makes this easy via the `--sql` option passed to any `upgrade` command.",
+                        "You do this by passing a *layout_transformer* hook to `plant()`.",
+                        "Shutdown should be accomplished using the TERM signal.",
+                        "The default port is 5555, but you can change this using the port argument:",
+                        "    gearbox serve --port 8080",
+                        "We then call `foo` with two values."])
+    facts = fact_texts(analysed(tmp_path, "check.md", text))
+    assert "To automate this, Gearbox provides the `gearbox check` command." in facts
+    assert "Gearbox makes this easy via the `--sql` option passed to any `upgrade` command." in facts
+    assert "You do this by passing a *layout_transformer* hook to `plant()`." in facts
+    assert "Shutdown should be accomplished using the TERM signal." in facts
+    # an answer that introduces code the page does not show still says its figure
+    assert "The default port is 5555, but you can change this using the port argument:" in facts
+    assert "We then call `foo` with two values." not in facts
+
+
+def test_a_pages_date_cites_the_line_that_states_it(ws: Workspace, settings) -> None:
+    write(ws, "releases/2.1.txt", "Gearbox 2.1 release notes\n=========================\n\n*November 3, 2026*\n\n"
+                                  "Gearbox 2.1 fixes two crashes in the scheduler.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "releases-2-1.md").read_text()
+    assert "· [2026-11-03](../../raw/releases/2.1.txt#L4)" in page, page
+
+
+def test_a_quote_over_two_lines_cites_both(ws: Workspace, settings) -> None:
+    write(ws, "setup.md", "# Setup\n\nGearbox moves widgets between the stations of a plant.\n\n"
+                          "Gearbox reads its settings from a module. Do this by using an environment\n"
+                          "variable, `GEARBOX_SETTINGS_MODULE`.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "setup.md").read_text()
+    assert "`GEARBOX_SETTINGS_MODULE`.\" ([line 5](../../raw/setup.md#L5-L6))" in page, page
+
+
+def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -> None:
+    """"These can be listed using the `list_templates` command::" says how only with its command:
+    a console session's commands (not its output), or code as short, come with the fact, cited."""
+    write(ws, "tutorial.rst", "Tutorial\n========\n\nThe gearbox keeps its migrations in one folder.\n\n"
+                              "Gearbox includes other environment templates. These can be listed out using the "
+                              "``list_templates`` command::\n\n    $ gearbox list_templates\n    Available templates:\n\n"
+                              "    generic - Generic configuration.\n    async - With an async driver.\n\n"
+                              "Looking inside the file::\n\n    def upgrade():\n        pass\n        pass\n\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "tutorial.md").read_text()
+    assert '"These can be listed out using the `list_templates` command:" `$ gearbox list_templates` ' \
+           '([line 6](../../raw/tutorial.rst#L6-L8))' in page, page
+    assert "Available templates" not in page and "def upgrade" not in page

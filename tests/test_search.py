@@ -1195,3 +1195,71 @@ def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path, how):
     assert built["wikimem"].pop("_stored.col") != built["whoosh"].pop("_stored.col")
     assert built["wikimem"] == built["whoosh"]
     assert len(built["wikimem"]["pst"]) > 1000
+
+
+def _two_collections(ws) -> None:
+    write(ws, "book/ch01-getting-started.md",
+          "# Getting started\n\nThis book assumes you use Widget 1.97.0 or later, with the widget compiler "
+          "installed.\n\nEach chapter of the book builds one small program.\n")
+    write(ws, "book/ch02-guessing-game.md",
+          "# A guessing game\n\nThe widget compiler turns each chapter's program into a binary.\n")
+    write(ws, "book/ch03-ownership.md",
+          "# Ownership\n\nWidget programs own their values; the book explains borrowing next.\n")
+    for minor in range(10, 22):
+        write(ws, f"notes/gizmo1.{minor}.md",
+              f"# Gizmo 1.{minor} release notes\n\nGizmo 1.{minor} requires macOS 10.{minor} or later; the minimum "
+              f"version of the Gizmo toolchain you use to build it is now 1.{minor - 2}. This version assumes "
+              f"a new linker.\n\nThe version of the bundled time zone database is 2024{minor}.\n")
+
+
+def test_a_question_whose_words_belong_to_one_collection_ranks_its_passages_first(ws, settings):
+    """A book beside another product's release notes: a question about the book's version is
+    answered from the book, not from five release notes that say "version" more often."""
+    _two_collections(ws)
+    compile_workspace(ws, settings)
+    hits = S.search(ws, "Which minimum Widget version does the book need?", limit=5)
+    assert hits and "book" in hits[0].path, [h.path for h in hits]
+    tops = [h.path for h in hits[:3]]
+    assert all("book" in p for p in tops), tops
+
+
+def test_a_collection_is_asked_by_the_share_of_the_questions_words_it_holds() -> None:
+    from wikimem.search.ranking import asked_collection
+
+    # entries 0-9 are collection 1 (a book), 10-99 collection 2 (release notes)
+    of = [1] * 10 + [2] * 90
+    sizes = [10, 90]
+    widget = {d: 1.0 for d in (0, 1, 2)}  # said only in the book
+    version = {d: 1.0 for d in (*range(0, 10, 3), *range(10, 100, 3))}  # said everywhere
+    assert asked_collection([widget, version], [3.0, 1.0], of, sizes) == 1
+    assert asked_collection([version], [1.0], of, sizes) == 0  # a word of every collection asks for none
+    assert asked_collection([], [], of, sizes) == 0
+
+
+def test_the_latest_release_is_its_newest_releases_content_not_the_boilerplate_all_releases_share(ws, settings):
+    write(ws, "releases/0.9.txt", "Acme version 0.9 release notes\n==============================\n\nWelcome to Acme 0.9, "
+                                  "the last release before the API froze.\n\nThe latest release fixes the old scheduler.\n")
+    topics = ["the cache", "the scheduler", "the parser", "the mailer", "the uploader", "the router", "the logger"]
+    for minor, topic in enumerate(topics, 1):
+        write(ws, f"releases/1.{minor}.txt",
+              f"Acme 1.{minor} release notes\n========================\n\n*January {minor}, 2026*\n\n"
+              f"Acme 1.{minor} fixes a crash in {topic} when a widget is released twice.\n\n"
+              f"Backwards incompatible changes\n------------------------------\n\n"
+              f"After making the deprecation warning fixes, your app should be compatible with Acme 1.{minor}. "
+              f"The latest release notes of every series describe what changed.\n")
+    write(ws, "guide/install.txt", "Installing Acme\n===============\n\nInstall the latest release with the installer.\n")
+    compile_workspace(ws, settings)
+    for question in ("What does the latest Acme release fix?", "What changed in the latest Acme release?"):
+        hits = S.search(ws, question, limit=5)
+        # the newest release's page and its raw file, before any older release
+        assert len(hits) >= 2 and all("1.7" in h.title for h in hits[:2]), [(h.path, h.title) for h in hits]
+    assert "logger" in S.search(ws, "What does the latest Acme release fix?", limit=1)[0].snippet
+
+
+def test_boilerplate_is_text_many_releases_share_numbers_aside() -> None:
+    from wikimem.search.ranking import boilerplate_key, parse_query
+
+    assert boilerplate_key("After the fixes, your app works with Acme 5.0.") == \
+        boilerplate_key("After the fixes, your app  works with Acme 4.2.1.")
+    assert parse_query("What is in the latest release?").latest
+    assert not parse_query("What is the latest value of the cache size?").latest

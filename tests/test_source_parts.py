@@ -69,7 +69,7 @@ def test_a_long_reference_gets_part_pages_and_every_section_stays_linked(ws: Wor
     report = compile_(ws)
     page = (ws.wiki / PAGE).read_text(encoding="utf-8")
     found = parts(ws)
-    assert len(found) == 12  # one per component: each component's settings fit one part
+    assert len(found) == 12  # one per component: each component's settings, and their key facts, fit one part
     assert set(found) <= set(report.created)
     # the page stays small; its outline links every part, and the parts link back
     assert len(page.encode()) < 2 * OUTLINE_BYTES
@@ -88,6 +88,13 @@ def test_a_long_reference_gets_part_pages_and_every_section_stays_linked(ws: Wor
     # a part's defaults are on its lines
     general = (ws.wiki / f"{PARTS}/group1-component2.md").read_text(encoding="utf-8")
     assert re.search(r"\[g1_c2_setting_number_3\]\([^)]*#L\d+\) = 31", general)
+    # and its sections' key sentences under it, each cited: what each setting is
+    first = f"{PARTS}/group0-component0.md"
+    text = (ws.wiki / first).read_text(encoding="utf-8")
+    assert "## Key facts" in text
+    assert re.search(r'\*g0_c0_setting_number_5\*: "Controls behaviour 5 of component 0\." \(\[line \d+\]\(\.\./\.\./\.\./raw/reference\.md#L\d+\)\)',
+                     text), text
+    assert "Controls behaviour 5 of component 0." not in page
 
     # the map lists the document once; the log says what the compile created
     index = (ws.wiki / "index.md").read_text(encoding="utf-8")
@@ -270,10 +277,17 @@ def test_the_docutils_configuration_reference_reads_in_parts(ws: Workspace) -> N
     compile_(ws)
     page = (ws.wiki / "sources/config.md").read_text(encoding="utf-8")
     assert len(page.encode()) < 10_000  # it was 19.7 KB, 13 KB of it one outline line
-    parsers = (ws.wiki / "sources/config/parsers.md").read_text(encoding="utf-8")
-    assert re.search(r"\[raw_enabled\]\([^)]*#L\d+\) = enabled", parsers)
-    assert re.search(r"\[tab_width\]\([^)]*#L\d+\) = 8", parsers)
-    assert "[\\[parsers\\]](config/parsers.md)" in page
+    # every setting is on the page or one part, its default on its line, and what it is among the
+    # key facts of the page or part that lists it; the page links that part
+    files = [ws.wiki / "sources/config.md", *sorted((ws.wiki / "sources/config").glob("*.md"))]
+    texts = {f: f.read_text(encoding="utf-8") for f in files}
+    raw = [f for f, t in texts.items() if "[raw_enabled](" in t]
+    tab = [f for f, t in texts.items() if "[tab_width](" in t]
+    assert len(raw) == 1 and len(tab) == 1
+    assert re.search(r"\[raw_enabled\]\([^)]*#L\d+\) = enabled", texts[raw[0]])
+    assert re.search(r"\[tab_width\]\([^)]*#L\d+\) = 8", texts[tab[0]])
+    assert "Number of spaces for hard tab expansion." in texts[tab[0]].split("## Key facts", 1)[1]
+    assert tab[0].parent.name == "config" and f"(config/{tab[0].name})" in page
 
 
 # --- undo, with git -------------------------------------------------------------------------------

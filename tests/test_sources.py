@@ -353,6 +353,21 @@ def test_mkdocs_admonitions_and_tabs_are_text_not_code(tmp_path: Path) -> None:
                    (12, "code", "$ source .venv/bin/activate"), (19, "para", "Technical Details: Typer uses Click internally.")]
 
 
+
+def test_myst_colon_fences_and_version_notes_read_as_their_text(tmp_path: Path) -> None:
+    """MyST's `:::{warning}` ... `:::` holds text, as its backtick form does; a version note says
+    its version where it starts ("Changed in version 21.3: ..."), as reST's directive reads."""
+    doc = load(tmp_path, "console.md", (
+        "# Console\n\nIntro.\n\n:::{warning}\nFor pretty exceptions to work, `format_exc_info()` must be absent.\n:::\n\n"
+        ":::{versionchanged} 2.1\nThe widget is no longer copied first.\n:::\n\n"
+        "```{versionadded} 21.3\nBuilds run in place.\n```\n"))
+    got = [(b.line, b.kind, b.text) for b in doc.blocks]
+    assert (6, "para", "Warning: For pretty exceptions to work, `format_exc_info()` must be absent.") in got
+    assert (10, "para", "Changed in version 2.1: The widget is no longer copied first.") in got
+    assert (13, "para", "Added in version 21.3:\nBuilds run in place.") in got
+    assert not any(b.text in ("2.1", "21.3") or ":::" in b.text for b in doc.blocks)
+
+
 MARKDOWN = """\
 ---
 title: Hash maps in depth

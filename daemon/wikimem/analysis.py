@@ -21,18 +21,19 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from .lexicon import STOPWORDS, stem, version_key, word_key
-from .sources import Document, title_from_name, xref
+from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
+from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 47
+ANALYSIS_VERSION = 53
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -270,6 +271,7 @@ class Sentence:
     section: int = -1  # index into the analysis's sections
     subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
     version: str | None = None  # the release the markup ties it to
+    end: int = 0  # the line it ends on, when it runs over several (a citation covers them all)
 
 
 @dataclass
@@ -293,8 +295,12 @@ class SourceAnalysis:
     defaults: list[list[Any]] = field(default_factory=list)  # [subject, default value, sentence index]
     definitions: dict[str, int] = field(default_factory=dict)  # key -> the sentence that defines it here
     headed: dict[str, int] = field(default_factory=dict)  # key -> the section named for it
-    toc: list[list[Any]] = field(default_factory=list)  # [target, title]
+    toc: list[list[Any]] = field(default_factory=list)  # [target, title, line, group]: the documents it lists
+    gist: str = ""  # the document's lead in a line, as another document's page lists it (offline_hubs)
+    code: dict[str, list[Any]] = field(default_factory=dict)  # fact -> [lines, end line] of the short code it introduces
+    fact_bytes: dict[str, int] = field(default_factory=dict)  # heading line -> bytes of its key facts
     claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
+    date_line: int | None = None  # the line that states the document's date, when its text does
     named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
     labels: list[list[Any]] = field(default_factory=list)  # `.. _label:`: [name, line, title or None]
     xrefs: list[list[str]] = field(default_factory=list)  # the references its sentences make: [kind, target]
@@ -303,7 +309,7 @@ class SourceAnalysis:
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict deep-copies
         data["outline"] = [list(o) for o in self.outline]
-        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version] for s in self.sentences]
+        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version, s.end] for s in self.sentences]
         return data
 
     @classmethod
@@ -353,8 +359,9 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
             if len(clean) < 3:
                 continue
             line_index = bisect_right(line_starts, offset) - 1
+            last = line_index + piece.count("\n") if len(line_starts) > 1 else 0
             out.append(Sentence(clean, block.line + line_index, block.kind, block.section, block.subject,
-                                block.version))
+                                block.version, block.line + last if last > line_index else 0))
         block_of.extend([index] * (len(out) - before))
     return out, block_of
 
@@ -464,14 +471,26 @@ def analyze(doc: Document) -> SourceAnalysis:
             signal(token, CODE, surfaces[token])
 
     lead = _lead(doc, sentences, block_of)
+    shown_code = _code_after(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
     defaults = _defaults(sentences, doc)
-    facts = _facts(sentences, lead, {d[2] for d in defaults})
+    facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version, set(shown_code))
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
+    # the bytes of key facts under each heading line, with the code each shows: what a page's
+    # layout weighs where it splits into parts (offline_pages._weights), with no sentence read
+    fact_bytes: dict[str, int] = {}
+    for i in facts:
+        s = sentences[i]
+        if 0 <= s.section < len(doc.sections):
+            key = str(doc.sections[s.section].line)
+            shown = shown_code.get(i)
+            fact_bytes[key] = fact_bytes.get(key, 0) + len(s.text) + 60 + (
+                sum(len(line) + 3 for line in shown[0]) if shown else 0)
     return SourceAnalysis(
         title=doc.title,
         format=doc.format,
         date=doc.date,
+        date_line=_date_line(doc),
         anchor=doc.anchor,
         outline=[(b.level, b.text, b.line) for b in doc.blocks if b.kind == "heading"],
         lead=lead,
@@ -486,7 +505,10 @@ def analyze(doc: Document) -> SourceAnalysis:
         defaults=defaults,
         definitions={k: v for k, v in sorted(definitions.items()) if k in kept_terms},
         headed={k: v for k, v in sorted(headed.items()) if k in kept_terms},
-        toc=[[e.target, e.title] for e in doc.toc],
+        toc=[[e.target, e.title, e.line, e.group] for e in doc.toc],
+        gist=_gist(description, [sentences[i] for i in lead]),
+        code={str(i): code for i, code in shown_code.items() if i in facts},
+        fact_bytes=fact_bytes,
         summary=lead,
         claims=fact_record(doc, _plain_sentences(sentences)),
         named=doc.title == title_from_name(doc.path),
@@ -495,10 +517,64 @@ def analyze(doc: Document) -> SourceAnalysis:
     )
 
 
+GIST_CHARS = 200
+
+
+def _gist(description: str | None, lead: list[Sentence]) -> str:
+    """What the document is, in a line: its own description, else the first sentences of its lead,
+    its cross-references as plain text (another document's page lists it, where they resolve to nothing)."""
+    text = " ".join(xref.plain(description or " ".join(s.text for s in lead)).split())
+    return text if len(text) <= GIST_CHARS else text[:GIST_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+SHORT_CODE_LINES = 2  # the code a sentence introduces ("... use the `list_templates` command:") that its fact shows
+SHORT_CODE_CHARS = 120
+_PROMPT = ("$ ", "> ", ">>> ", "% ", "# ", "C:\\>")
+
+
+def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -> dict[int, list[Any]]:
+    """The short code each sentence that introduces it is followed by: "These can be listed out
+    using the `list_templates` command:" then `$ alembic list_templates`. A console session
+    counts by its commands (the lines after a prompt), not its output; any other code only when
+    it is short itself (SHORT_CODE_LINES, SHORT_CODE_CHARS). {sentence: [lines, the last line shown]}."""
+    last_of: dict[int, int] = {}
+    for i, block in enumerate(block_of):
+        last_of[block] = i
+    out: dict[int, list[Any]] = {}
+    for index, i in last_of.items():
+        s = sentences[i]
+        if not s.text.endswith(":") or s.kind not in ("para", "item") or index + 1 >= len(doc.blocks):
+            continue
+        code = doc.blocks[index + 1]
+        if code.kind != "code" or code.line > max(s.line, s.end) + 3:
+            continue
+        lines = code.text.split("\n")
+        filled = [(n, line.strip()) for n, line in enumerate(lines) if line.strip()]
+        if filled and filled[0][1].startswith(_PROMPT):
+            filled = [(n, line) for n, line in filled if line.startswith(_PROMPT)]
+        if not filled or len(filled) > SHORT_CODE_LINES or sum(len(line) for _, line in filled) > SHORT_CODE_CHARS:
+            continue
+        out[i] = [[line for _, line in filled], code.line + filled[-1][0]]
+    return out
+
+
+def _date_line(doc: Document) -> int | None:
+    """The line of the block near the top that states the document's date ("*November 3,
+    2026*" under a release's title), so its page can cite it; None when the date comes from
+    front matter or no block states it."""
+    if not doc.date:
+        return None
+
+    for block in doc.blocks[:6]:
+        if block.kind != "code" and find_date(block.text) == doc.date:
+            return block.line
+    return None
+
+
 def _plain_sentences(sentences: list[Sentence]) -> list[Sentence]:
     """The sentences as they read without the rest of the set (facts are quoted as they stand)."""
     return [s if xref.OPEN not in s.text else Sentence(xref.plain(s.text), s.line, s.kind, s.section, s.subject,
-                                                          s.version) for s in sentences]
+                                                          s.version, s.end) for s in sentences]
 
 
 def forget_sentences() -> None:
@@ -772,9 +848,43 @@ def _is_toc_line(text: str, doc: Document) -> bool:
     return len(lines) >= 2 and all(len(line) <= 80 and not re.search(r"[.!?:;]$", line) for line in lines)
 
 
-def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int]) -> list[int]:
+FACTS_PER_SECTION = 6  # the answers one section keeps, at least (a long section keeps more)
+FACTS_MOST = 300  # the most a document keeps: a page too long for them is split into parts by section
+RECENT_RELEASES = 10  # the releases of a changelog, newest first, that keep a section's full share
+OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
+
+
+def _older_releases(sections: Sequence[Section]) -> set[int]:
+    """The sections of a changelog that head a release older than its RECENT_RELEASES newest."""
+    releases = [j for j, section in enumerate(sections) if section.version]
+    if len(releases) <= RECENT_RELEASES:
+        return set()
+    ranked = sorted(releases, key=lambda j: (version_key(sections[j].version), sections[j].date or ""), reverse=True)
+    return set(ranked[RECENT_RELEASES:])
+
+
+def _release_section(index: int, sections: Sequence[Section]) -> int:
+    """The section heading the release a section sits in (itself, or the nearest one above), or -1."""
+    seen = 0
+    while 0 <= index < len(sections) and seen < 64:
+        if sections[index].version:
+            return index
+        index = sections[index].parent
+        seen += 1
+    return -1
+
+
+def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[int],
+           sections: Sequence[Section] = (), own: str | None = None, introducing: frozenset[int] | set[int] = frozenset()) -> list[int]:
     """The sentences a reader asks for: definitions, defaults, requirements and limits, numbers
     with their subject, the rules a list states. Ranked, then shown in document order.
+
+    Every section keeps its own (a reference's hundred settings each keep what they say of
+    themselves, not the document's top 25): the sentences that state a version, a number with
+    its unit, a default, a requirement or a name the document introduces (`_answers`), and the
+    first sentence of a section named for one term (what that setting or function is), however
+    little else they say; then, up to a section's share, the others that say most. A page too
+    long for them is split into parts along its sections (offline_pages.split_outline).
 
     A fact comes with what it needs to be read alone: a sentence that refers back ("This
     practice ...") with the sentence before it; a sentence that introduces a short list ("as
@@ -785,21 +895,52 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     skip = set(lead) | shown_as_defaults
     seen: set[tuple[str, str | None]] = set()
     runs = _item_runs(sentences)
+    opening = _section_openings(sentences, sections)
+    answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
         seen.add((s.text, s.subject))
-        score = _fact_score(sentences, i, runs)
-        if score is not None and score >= 1:
+        score, answer = _weigh(sentences, i, runs, own)
+        if score is None:
+            continue
+        if i in opening and score >= 0:
+            score += 2  # what the setting or function a section is named for is
+            answers.add(i)
+        elif answer or (i in introducing and score >= -1):
+            answers.add(i)  # ... or how to do it: a sentence and the short command it introduces
+        if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
     # a short note's figures are its facts; a long document keeps what says most, and fills
     # what room is left with its next best (a figure, a requirement), never with chatter
     strong = sorted((i for i in scores if scores[i] >= 2.5 or len(sentences) < 30), key=lambda i: (-scores[i], i))
-    weak = sorted((i for i in scores if i not in set(strong) and _figure(sentences[i].text)), key=lambda i: (-scores[i], i))
-    ranked = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
-    chosen = set(ranked)
-    for i in ranked:
+    strong_set = set(strong)
+    weak = sorted((i for i in scores if i not in strong_set and scores[i] >= 1 and _figure(sentences[i].text)),
+                  key=lambda i: (-scores[i], i))
+    others = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
+    # the answers of each section, up to its share (a long section a larger one), best first; in
+    # a changelog, a release older than its newest RECENT_RELEASES keeps its few best (what it
+    # dropped or now requires, which a timeline also follows)
+    size: Counter[int] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
+    older = _older_releases(sections)
+    taken: Counter[int] = Counter()
+    kept: list[int] = []
+    for i in sorted(answers & scores.keys(), key=lambda i: (-scores[i], i)):
+        section = sentences[i].section
+        release = _release_section(section, sections) if older else -1
+        if release in older:
+            section, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
+        else:
+            share = FACTS_PER_SECTION + size[section] // 8
+        if taken[section] < share:
+            taken[section] += 1
+            kept.append(i)
+    # the others fill what room the answers leave of the document's share, best first
+    kept = kept[:FACTS_MOST]
+    answered = set(kept)
+    chosen = answered | set([i for i in others if i not in answered][: max(0, limit - len(kept))])
+    for i in sorted(chosen):
         s = sentences[i]
         if REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
                 and sentences[i - 1].line >= s.line - 3:
@@ -808,14 +949,84 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             items = _items_after(sentences, i)
             if items and len(items) <= 6:
                 chosen.update(items)
-            else:
-                chosen.discard(i)  # "in the following order:" without its list says nothing
+            elif i not in answered:
+                chosen.discard(i)  # "in the following order:" without its list says nothing (an answer says something)
         if _WAS.search(s.text) and i + 1 < len(sentences):
             after = sentences[i + 1]
             if after.section == s.section and after.line <= s.line + 4 and _NOW.search(after.text) \
                     and after.kind in ("para", "item") and len(after.text) <= 400:
                 chosen.add(i + 1)
     return sorted(chosen)
+
+
+# a section named for one term in code: a setting, an option, a function ("FILE_UPLOAD_MAX_MEMORY_SIZE",
+# "--keyring-provider", "``max_retries``", "Task.default_retry_delay()", "DEBUG"); not a word
+# ("Dependencies", "Bugs"), whose section's first sentence says no more than any other
+_ONE_TERM = re.compile(r"[`*]*[\w.:/-]*\w[\w.:/-]*(?:\(\))?[`*]*")
+_CODE_TERM = re.compile(r"`|\w[_.:/(-]\w?|^-|^[A-Z][A-Z0-9]+$|[a-z][A-Z]")
+
+
+def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) -> set[int]:
+    """The first prose sentence of each section whose title is one term, the sentence that says
+    what that term is ("The maximum size (in bytes) that an upload will be before it gets
+    streamed to the file system.")."""
+    named = {j for j, section in enumerate(sections)
+             if not section.version and _ONE_TERM.fullmatch(section.title.strip())
+             and _CODE_TERM.search(section.title.strip())}
+    out: set[int] = set()
+    done: set[int] = set()
+    for i, s in enumerate(sentences):
+        if s.section in named and s.section not in done and s.kind in ("para", "item"):
+            done.add(s.section)
+            if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
+                out.add(i)
+    return out
+
+
+# what people ask a document about: a version ("3.10 and above", "as of version 2.0.0"), a number
+# with its unit ("1 hour", "a three minute delay", "100 characters"), a default, a requirement, a
+# name the document introduces (an environment variable, a term it defines or calls so)
+_VERSION_STATED = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)|\bversion\s+\d")
+_UNIT = (r"(?:%|ms|milliseconds?|s|secs?|seconds?|minutes?|mins?|hours?|days?|weeks?|months?|years?|"
+         r"[KMGT]i?B|bytes?|bits?|characters?|chars|lines?|items?|entries|connections?|requests?|messages?|"
+         r"processes|threads|workers?|times|retries|attempts|x)")
+_NUMBER_UNIT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b(?:one|two|three|four|five|six|seven|"
+                          r"eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|hundred|thousand)[\s-]+" + _UNIT + r"\b",
+                          re.IGNORECASE)
+# a requirement or a limit stated outright ("must", "at least"); not the softer words a fact's score
+# also counts ("only", "supports", "compatible")
+_REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
+                          r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
+# a list item that is a field and its value: a short name (with a number or a name in code), a
+# colon, what it is
+_FIELD_ITEM = re.compile(r"(?=[^:]{0,40}(?:\d|`))[^:\n]{1,40}:\s+\S")
+_NUMBER_UNIT_LOW = re.compile(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
+_SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "fifteen",
+            "twenty", "thirty", "sixty", "hundred", "thousand")
+_REQUIREMENT_WORDS = ("requir", "must", "minimum", "maximum", "at least", "at most", "than", "deprecated", "no longer",
+                      "support")
+_KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "context manager", "hook", "variable",
+               "directive", "signal", "fixture", "marker", "constant", "decorator")
+_NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
+# a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
+# `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
+# `--tab-width`" (not every function or class a tutorial mentions on its way)
+_KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:uration)?\s+(?:key|value|option)|"
+                   r"context\s+manager|hook|environment\s+variable|directive|signal|fixture|marker|constant|"
+                   r"decorator)s?")
+# ... a name in code or emphasis ("the *field_transformer* hook"), or in capitals ("the TERM signal")
+_NAME_MARKED = r"(?:`[^`\n]{2,60}`|\*[^*\n]{2,40}\*)"
+_NAMED_KIND = re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
+                         + r"|(?<![\w.])(?-i:[A-Z][A-Z0-9_]{2,})\s+(?:signal|setting|flag|constant|option|variable)s?\b",
+                         re.IGNORECASE)
+
+
+def _answers(s: Sentence, own: str | None = None) -> bool:
+    """A sentence that states what people ask for, whatever else it says: a version (not only
+    the document's `own`: a release's notes name their release in every other sentence), a
+    number with its unit, a default, a requirement, or a name the document introduces (a
+    sentence alone: _weigh works it out with the score, for the sentences of a document)."""
+    return _weigh([s], 0, {0: (0, 0)}, own)[1]
 
 
 _WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)
@@ -875,10 +1086,17 @@ def _item_runs(sentences: list[Sentence]) -> dict[int, tuple[int, int]]:
 def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] | None = None) -> float | None:
     """How much a sentence answers what a reader asks of the document; None when it cannot be a
     fact at all (too short or long, code). `runs`: _item_runs of the sentences, when known."""
+    return _weigh(sentences, i, runs)[0]
+
+
+def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] | None = None,
+           own: str | None = None) -> tuple[float | None, bool]:
+    """_fact_score, and whether the sentence is one of the answers people ask for (_answers),
+    worked out from the same reading of it."""
     s = sentences[i]
     text = s.text
     if not (20 <= len(text) <= 400) or code_like(text):
-        return None
+        return None, False
     plain = _plain(text)
     low = text.lower()  # the case-blind patterns run on it (and only where their words are)
     score = 0.0
@@ -886,15 +1104,17 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
     called = _called(text)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
-    if defined:
+    introduced = bool(defined) or _introduces_name(called) or _expands_acronym(text)
+    if introduced:
+        score += 3  # a name defined or introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
+    says_default = _says_default(text, low)
+    if says_default:
         score += 3
-    elif _introduces_name(called) or _expands_acronym(text):
-        score += 3  # a name introduced, even one too long to be a concept ("called *Resource ... (RAII)*")
-    if _says_default(text, low):
-        score += 3
-    if _requires(plain):
+    requires = _requires(plain)
+    if requires:
         score += 1.5
-    if _has_number(plain):
+    number = _has_number(plain)
+    if number:
         score += 1
     if s.subject:
         score += 1
@@ -913,13 +1133,31 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
             score += 0.5  # a list item that states something, not a word or a link
     if s.kind == "table":
         score += 0.5
-    if CHATTY.match(text) or text.endswith("?"):
+    chatty = CHATTY.match(text) is not None or text.endswith("?")
+    if chatty:
         score -= 2
     if REFERS_BACK.match(text):
         score -= 1  # kept only when it says much; then it comes with the sentence before
-    if narrates(text, low):
+    narrated = narrates(text, low)
+    if narrated:
         score -= 1  # a tutorial telling what we do next, rather than how things are
-    return score
+    if chatty or narrated or score < 0:
+        return score, False
+    if s.subject or says_default or introduced:
+        return score, True
+    if s.kind == "item" and _FIELD_ITEM.match(text):
+        return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
+    plain_low = plain.lower()
+    if number and (_NUMBER_UNIT_LOW.search(plain_low) or any(
+            not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
+        return score, True
+    if not number and any(w in plain_low for w in _SPELLED) and _NUMBER_UNIT_LOW.search(plain_low):
+        return score, True
+    if requires and _REQUIREMENT.search(plain_low):
+        return score, True
+    if "_" in text and _NAME_INTRODUCED.search(text):
+        return score, True
+    return score, any(w in low for w in _KIND_WORDS) and _NAMED_KIND.search(text) is not None
 
 
 def _plain(text: str) -> str:

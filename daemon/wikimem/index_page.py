@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import wiki_tree
-from .lexicon import version_key
+from .lexicon import release_series, version_key
 from .links import CITATION_AT_END, LINK_TEXT
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .pages import (
@@ -54,12 +54,15 @@ MAX_BYTES = 25_000
 ENTRY_LINES = 170
 ENTRY_BYTES = 22_000
 SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("facts", "Facts that changed"), ("answers", "Answers"))
+# a catalog file at most, its header included: an agent reads index.md (SOFT_BYTES) and then one
+# catalog whole to choose a page, and the two should stay under 10 KB
+CATALOG_BYTES = 5_800
 TITLE_CHARS = 120
 DESCRIPTION_CHARS = 100
 # what index.md aims to stay under, its header included: an agent reads it whole before
 # anything else, on the way to every answer, so the map shows what fits here and leaves the rest
 # to the catalogs (the caps above are the hard limit)
-SOFT_BYTES = 4_000
+SOFT_BYTES = 3_500
 MIN_SUBGROUP = 3  # a sub-folder with fewer pages is listed with its parent group
 TOC_NAMES = frozenset({"summary.md", "index.rst", "index.txt", "index.md", "contents.rst", "contents.txt", "toc.md"})
 _NUMBERED = re.compile(r"^(?:[a-z]*?)(\d+)(?:[-_.](\d+))?", re.IGNORECASE)
@@ -192,6 +195,7 @@ class Group:
     children: list[Group] = field(default_factory=list)
     series: bool = False  # releases of one product: listed newest first
     ordered: bool = False  # a reading order the documents give (toctree, SUMMARY.md, numbered names)
+    flat: list[Entry] = field(default_factory=list)  # all its pages in its order, when split into sub-groups
 
     def all_entries(self) -> list[Entry]:
         return [*self.entries, *(e for c in self.children for e in c.all_entries())]
@@ -263,6 +267,7 @@ def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]
         for sub in sorted(subs, key=lambda s: (min((order.get(e.raw, 1 << 30) for e in subs[s]), default=1 << 30), s)):
             child = Group(f"{top}/{sub}", f"{top} / {sub}", f"{folder}/{_slug(sub)}")
             child.entries, child.series, child.ordered = order_entries(subs[sub], order)
+            _deepen(child, 2, order)
             group.children.append(child)
         groups.append(group)
     facts = sections.get("facts", [])
@@ -287,6 +292,44 @@ def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]
     if answers:
         groups.append(Group("answers", "Answers", "answers", sorted(answers, key=lambda e: (_title_key(e.title), e.path))))
     return groups
+
+
+DEEPEST = 32  # folder levels a group is split along, at most
+
+
+def _deepen(group: Group, depth: int, order: dict[str, int]) -> None:
+    """A folder's group too large for one catalog is split along its own sub-folders (those of
+    MIN_SUBGROUP pages or more), level by level, as the group of a top folder is: a reference
+    section's catalog lists its parts, each part its pages. A level where every page sits in
+    one sub-folder is passed through."""
+    while depth < DEEPEST:
+        if len(group.entries) < 2 * MIN_SUBGROUP or \
+                sum(len(e.line(group.catalog).encode("utf-8")) + 1 for e in group.entries) <= CATALOG_BYTES - 300:
+            return
+        subs: dict[str, list[Entry]] = {}
+        for entry in group.entries:
+            inner = entry.raw.removeprefix("raw/").split("/")
+            subs.setdefault(inner[depth] if len(inner) > depth + 1 else "", []).append(entry)
+        for sub in list(subs):
+            if sub and len(subs[sub]) < MIN_SUBGROUP:
+                subs.setdefault("", []).extend(subs.pop(sub))
+        if len(subs) == 1:
+            if "" in subs:
+                return  # no sub-folder to split along: the catalog is cut into parts in its order
+            depth += 1
+            continue
+        group.flat = list(group.entries)  # its order before the split: what index.md highlights
+        own = subs.pop("", [])
+        if own:
+            group.entries, group.series, group.ordered = order_entries(own, order)
+        else:
+            group.entries = []
+        for sub in sorted(subs, key=lambda s: (min((order.get(e.raw, 1 << 30) for e in subs[s]), default=1 << 30), s)):
+            child = Group(f"{group.key}/{sub}", f"{group.label} / {sub}", f"{group.folder}/{_slug(sub)}")
+            child.entries, child.series, child.ordered = order_entries(subs[sub], order)
+            _deepen(child, depth + 1, order)
+            group.children.append(child)
+        return
 
 
 def _slug(text: str) -> str:
@@ -354,7 +397,7 @@ def _inline(groups: list[Group]) -> list[str]:
         if group.entries:
             lines += [*(e.line("index.md") for e in group.entries), ""]
         for child in group.children:
-            lines += [f"### {_heading(child)}", "", *(e.line("index.md") for e in child.entries), ""]
+            lines += [f"### {_heading(child)}", "", *(e.line("index.md") for e in child.all_entries()), ""]
     return lines
 
 
@@ -512,7 +555,7 @@ def _highlights(group: Group) -> list[Entry]:
         return start + [e for e in entries if e not in start]
 
     firsts = entry_first(list(group.entries))
-    queues = [entry_first(list(c.entries)) for c in group.children]
+    queues = [entry_first(list(c.flat or c.all_entries())) for c in group.children]
     out: list[Entry] = firsts[:5]
     firsts = firsts[5:]
     while firsts or any(queues):
@@ -525,43 +568,109 @@ def _highlights(group: Group) -> list[Entry]:
 
 
 def _group_catalogs(group: Group) -> dict[str, str]:
-    """A group's catalog: its pages in natural order, its parts linked; split into numbered
-    parts along that order when one file cannot hold it."""
+    """A group's catalog: its pages in natural order, its parts linked, within CATALOG_BYTES.
+
+    A group too large for one file is cut into numbered parts along its own order, at the
+    places its blocks change (a release series, a section of its table of contents) where it
+    can be; the group's catalog then lists its parts and sub-groups one line each (and parts
+    of parts for a group of tens of thousands)."""
     out: dict[str, str] = {}
     for child in group.children:
         out.update(_group_catalogs(child))
     top = group.catalog
     lines = [e.line(top) for e in group.entries]
-    parts = [c for c in group.children if c.all_entries()]
-    links = [f"- [{escape_link_text(c.label)}]({relative_link(top, c.catalog)}) — {len(c.all_entries())} pages"
-             for c in parts]
+    links = [_child_line(top, c) for c in group.children if c.all_entries()]
     how = "newest first" if group.series else "in reading order" if group.ordered else "by title"
     title = f"{group.label}: {len(group.all_entries())} pages"
-    if _fits([*lines, *links]):
-        out[top] = _catalog_page(title, how, [*lines, *([""] if lines and links else []), *links], group.folder)
+    whole = _catalog_page(title, how, [*lines, *([""] if lines and links else []), *links], group.folder)
+    if _fits_file(whole, len(lines) + len(links)):
+        out[top] = whole
         return out
-    # too many for one file: numbered parts in the group's own order (and parts of parts for a
-    # group of tens of thousands); every catalog of a group lives in its folder, so an entry's
-    # line is the same in each of them
-    items: list[tuple[str, str]] = [(line, _short(e)) for line, e in zip(lines, group.entries, strict=True)]
+    # every catalog of a group lives in its folder, so an entry's line is the same in each of them
+    room = CATALOG_BYTES - len(_catalog_page(f"{group.label}, part 999 of 999 (level 9)", how, [], group.folder,
+                                             back=True).encode("utf-8"))
+    items: list[tuple[str, str, str]] = [(line, _short(e), _short(e))
+                                         for line, e in zip(lines, group.entries, strict=True)]
+    blocks = _blocks(group, items)
     level = 1
-    while not _fits([line for line, _ in items] + links):
-        per = max(1, min(ENTRY_LINES, ENTRY_BYTES // max(len(x.encode()) + 1 for x, _ in items)))
-        chunks = [items[i: i + per] for i in range(0, len(items), per)]
-        uppers: list[tuple[str, str]] = []
+    while True:
+        chunks = _pack(blocks, room)
+        uppers: list[tuple[str, str, str]] = []
         for number, chunk in enumerate(chunks, 1):
             name = f"index-{number}.md" if level == 1 else f"index-{level}-{number}.md"
-            path = f"{group.folder}/{name}"
-            span = f"{chunk[0][1]} … {chunk[-1][1]}"
+            span = chunk[0][1] if chunk[0][1] == chunk[-1][2] else f"{chunk[0][1]} … {chunk[-1][2]}"
             label = f"part {number} of {len(chunks)}" + (f" (level {level})" if level > 1 else "")
-            out[path] = _catalog_page(f"{group.label}, {label}", how, [line for line, _ in chunk], group.folder,
-                                      back=True)
+            out[f"{group.folder}/{name}"] = _catalog_page(f"{group.label}, {label}", how, [x for x, _, _ in chunk],
+                                                         group.folder, back=True)
+            count = sum(1 for x, _, _ in chunk if x.startswith("- ["))
+            noun = "entries" if level > 1 else "pages"
             uppers.append((f"- [{escape_link_text(label.capitalize())}: {escape_link_text(span)}]({name})"
-                           f" — {len(chunk)} entries", span))
-        items = [(line, span.split(" … ")[0]) for line, span in uppers]
+                           f" — {count} {noun}", chunk[0][1], chunk[-1][2]))
+        listing = [line for line, _, _ in uppers] + ([""] if links else []) + links
+        page = _catalog_page(title, how, listing, group.folder)
+        if _fits_file(page, len(listing)) or len(uppers) <= 1:
+            out[top] = page
+            return out
+        blocks = [[u] for u in uppers]
         level += 1
-    out[top] = _catalog_page(title, how, [line for line, _ in items] + ([""] if links else []) + links, group.folder)
-    return out
+
+
+def _fits_file(page: str, lines: int) -> bool:
+    return len(page.encode("utf-8")) <= CATALOG_BYTES and lines <= ENTRY_LINES
+
+
+def _child_line(top: str, child: Group) -> str:
+    """A sub-group as its parent's catalog lists it: its folder's name and its size (the name
+    says what it holds; every byte of a catalog is read on the way to each of its pages)."""
+    name = child.label.split(" / ")[-1]
+    return f"- [{escape_link_text(name)}]({relative_link(top, child.catalog)}) — {len(child.all_entries())} pages"
+
+
+def _blocks(group: Group, items: list[tuple[str, str, str]]) -> list[list[tuple[str, str, str]]]:
+    """A group's lines in runs that belong together and are kept in one part when they fit: the
+    releases of one series next to each other (5.2.19, ... 5.2.1, 5.2), in whatever order the
+    group lists them."""
+    blocks: list[list[tuple[str, str, str]]] = []
+    last: str | None = None
+    for item, entry in zip(items, group.entries, strict=True):
+        key = release_series(entry.version) if entry.version else None
+        if key is not None and key == last and blocks:
+            blocks[-1].append(item)
+        else:
+            blocks.append([item])
+        last = key
+    return blocks
+
+
+def _pack(blocks: list[list[tuple[str, str, str]]], room: int) -> list[list[tuple[str, str, str]]]:
+    """Consecutive blocks in parts of at most `room` bytes (and ENTRY_LINES lines); a block larger
+    than a part is cut into runs of its own."""
+    chunks: list[list[tuple[str, str, str]]] = [[]]
+    size = 0
+
+    def add(item: tuple[str, str, str]) -> None:
+        nonlocal size
+        grows = len(item[0].encode("utf-8")) + 1
+        if chunks[-1] and (size + grows > room or len(chunks[-1]) >= ENTRY_LINES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += grows
+
+    for block in blocks:
+        grows = sum(len(x.encode("utf-8")) + 1 for x, _, _ in block)
+        if grows <= room and len(block) <= ENTRY_LINES:
+            if chunks[-1] and (size + grows > room or len(chunks[-1]) + len(block) > ENTRY_LINES):
+                chunks.append([])
+                size = 0
+            chunks[-1].extend(block)
+            size += grows
+            continue
+        for item in block:
+            add(item)
+        chunks.append([])
+        size = 0
+    return [c for c in chunks if c]
 
 
 def _short(entry: Entry) -> str:
@@ -740,9 +849,14 @@ def _group_of(rel: str, groups: list[Group]) -> str | None:
     of its parts, lives in that group's or part's own folder)."""
     folder = posixpath.dirname(rel)
     for group in groups:
-        if folder == group.folder or any(folder == c.folder for c in group.children):
+        if folder in _folders(group):
             return group.key
     return None
+
+
+def _folders(group: Group) -> set[str]:
+    """The folders of a group's catalogs: its own and its sub-groups', at every depth."""
+    return {group.folder, *(f for c in group.children for f in _folders(c))}
 
 
 def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:

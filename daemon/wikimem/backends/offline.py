@@ -38,6 +38,7 @@ from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import SkipSource, title_from_name, xref
 from ..state import encode_analysis
+from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .beside import shared
 from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, relevance, title_of
@@ -56,7 +57,7 @@ from .offline_pages import (
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 from .offline_xrefs import Resolver, XrefIndex
 
-RENDER_VERSION = 29  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 30  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -64,7 +65,7 @@ OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Batch
 
 # a concept page to render: its key, the concept, its ranked members, its related concepts, its
 # timelines (title, page) and how many sources it has
-_ConceptJob = tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int]
+_ConceptJob = tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int, tuple[str, ...]]
 
 __all__ = ["Concept", "MemoryStats", "OfflineBackend", "TermStats", "choose_concepts", "select_concepts", "title_of"]
 
@@ -191,6 +192,7 @@ class OfflineBackend:
         outcomes: list[SourceOutcome] = []
         touched = set(batch.changed) | set(batch.renamed)
         full = batch.rebuild or batch.rerender  # render every page
+        cleared = False  # every source is counted again (and read again for what it holds)
         meta = state.get_meta("offline.store") or {}
         if batch.rebuild:
             state.clear_analyses(self.cache_key)  # --rebuild means: read every source again
@@ -208,6 +210,7 @@ class OfflineBackend:
             index.clear()
             counted = {}
             full = True
+            cleared = True
 
         # --- which sources stay counted as they are, which leave, which come
         ok: dict[str, Doc] = {}  # every source compiled, after this compile
@@ -273,9 +276,11 @@ class OfflineBackend:
                         continue
                 doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
                 ok[path] = doc
+                tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
                 dirty.update(index.record(path, data.get("labels") or [], data.get("xrefs") or []))
                 yield doc, data
 
+        tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
         moved = store.update(removals(), additions(), collection)
         moved_keys = {key.split("\x1f", 1)[1] for key in moved}
         added = {p for p in coming if p in ok}
@@ -350,6 +355,21 @@ class OfflineBackend:
                 if owner in ok and not (batch.workspace.wiki / rel).is_file()}
         rank.update(lost)
 
+        # --- hubs (offline_hubs): a source whose table of contents names a document that came,
+        # went or changed lists it again
+        known_hubs: dict[str, list[str]] = {} if cleared else dict(state.get_meta("offline.hubs") or {})
+        for path in leaving:
+            known_hubs.pop(path, None)
+        for path, targets in tocs.items():
+            if targets:
+                known_hubs[path] = targets
+            else:
+                known_hubs.pop(path, None)
+        hub_moved = {h for h in offline_hubs.moved(known_hubs, set(leaving) | added) if h in ok}
+        rank.update(hub_moved)
+        if known_hubs != (state.get_meta("offline.hubs") or {}):
+            state.set_meta("offline.hubs", known_hubs)
+
         # --- cross-references: the sources whose references resolve otherwise than their pages
         # show (a label they name moved, a document they name came or went): render them again
         resolver = Resolver(index, ok, analysis_of)
@@ -403,17 +423,19 @@ class OfflineBackend:
             if links[path] != doc.concepts:
                 new_links.append((doc.id, links[path]))
             if (full or path in added or links[path] != doc.concepts or doc.page not in existing or path in lost
-                    or path in xref_moved or any(k in redefined for k in links[path])):
+                    or path in hub_moved or path in xref_moved or any(k in redefined for k in links[path])):
                 sentences = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
                 resolved, notes, digest = resolver.resolved(path, data.get("xrefs") or [])
                 if data.get("xrefs"):
                     digests[path] = digest
                 # the page, then its part pages when its outline is too long for it (the compiler
                 # removes the parts a page no longer has)
+                hub = offline_hubs.entries(path, data.get("toc") or (), ok,
+                                           lambda target: str(analysis_of(ok[target]).get("gist") or ""))
                 for page in source_pages(doc.page, path, doc.sha256, data, sentences,
                                          [concepts[k] for k in links[path] if k in concepts],
                                          [(by_page[x].title, x) for x in stated.get(path, ())],
-                                         shows(doc.page, resolved), notes):
+                                         shows(doc.page, resolved), notes, hub):
                     edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part", path))
                 offer(every=OFFER_EVERY)
         offer()
@@ -490,6 +512,7 @@ class OfflineBackend:
 
         stored: list[StoredConcept] = []
         to_render: list[_ConceptJob] = []
+        longer = _longer_names(concepts, check)
         for k in sorted(check):
             concept = concepts[k]
             docs = members[k]
@@ -499,7 +522,8 @@ class OfflineBackend:
             its_lines = sorted({t.slug: t for key in concept.keys for t in of_subject.get(key, [])}.values(),
                                key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
-                               [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines]])
+                               [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines],
+                               longer.get(k, ())])
             # what the page is made of: the members it can show, in their order, with their
             # content, and how many there are in all; a member it cannot show changing (the one
             # edited note among thousands) leaves the page as it is, unrendered
@@ -514,7 +538,8 @@ class OfflineBackend:
             if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in existing:
                 to_render.append((k, concept, ranked, related,
-                                  [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs)))
+                                  [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs),
+                                  longer.get(k, ())))
             if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
                 stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
@@ -522,7 +547,7 @@ class OfflineBackend:
         # the pages, rendered here and in a process beside this one (beside.shared) from the
         # sentences they read, loaded here first: the other process cannot read state.db
         member_xrefs: dict[str, dict[tuple[str, str], Any]] = {}
-        for _, _, ranked, _, _, _ in to_render:
+        for _, _, ranked, _, _, _, _ in to_render:
             for member in read_by_concept_page(ranked):
                 sentences_of(member)
                 refs = analysis_of(ok[member.path]).get("xrefs")
@@ -530,9 +555,9 @@ class OfflineBackend:
                     member_xrefs[member.path] = resolver.resolved(member.path, refs)[0]
 
         def render_concept(job: _ConceptJob) -> str:
-            _, concept, ranked, related, fact_pages, total = job
+            _, concept, ranked, related, fact_pages, total, names = job
             return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
-                                total=total, xrefs=member_xrefs).dumps()
+                                total=total, longer=names, xrefs=member_xrefs).dumps()
 
         first = len(edits)
         for i, text in shared(to_render, render_concept, spare=batch.spare):
@@ -553,6 +578,30 @@ class OfflineBackend:
         if meta != stamp:
             state.set_meta("offline.store", stamp)
         return BatchResult(tuple(edits), tuple(outcomes))
+
+
+def _longer_names(concepts: dict[str, Concept], wanted: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each concept in `wanted`, the keys of the other concepts whose name holds its name as
+    whole words ("development server" holds "server"): a sentence that names it only there is
+    about the other thing."""
+    by_word: dict[str, set[str]] = {}
+    for concept in concepts.values():
+        for key in concept.keys:
+            if " " in key:
+                for word in key.split():
+                    by_word.setdefault(word, set()).add(key)
+    out: dict[str, tuple[str, ...]] = {}
+    for k in wanted:
+        concept = concepts[k]
+        own = set(concept.keys)
+        found: set[str] = set()
+        for key in concept.keys:
+            words = key.split()
+            pool = set.intersection(*(by_word.get(w, set()) for w in words)) if words else set()
+            found.update(name for name in pool if name not in own and f" {key} " in f" {name} ")
+        if found:
+            out[k] = tuple(sorted(found))
+    return out
 
 
 def own_title(path: str, data: dict[str, Any]) -> dict[str, Any]:

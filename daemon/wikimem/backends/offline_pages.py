@@ -40,6 +40,7 @@ from ..words import (
     points_forward,
 )
 from .offline_concepts import Concept, relevance
+from .offline_hubs import HubEntry
 
 KEY_POINTS = 6
 QUOTED_MEMBERS = 8  # the most relevant sources a concept page reads sentences from
@@ -58,11 +59,16 @@ def recent(items: Sequence[Any]) -> list[Any]:
 TABLE_BYTES = 5_000  # the document's tables shown on its page, at most this much of them
 OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones are folded into their parent's
 # A source page's outline larger than this is split into part pages (docs/compile.md, "Long
-# documents"): an agent reads index.md (~4 KB) and a catalog (~2-3 KB) to reach a source page,
+# documents"): an agent reads index.md (~3.5 KB) and a catalog (~2-3 KB) to reach a source page,
 # and the whole path should stay well within 20 KB, the unit of the agents' load caps; with an
 # outline of at most 4 KB the source page stays near 8 KB, and a part (a section's outline, split
 # again while it is larger than this and has subsections of its own) adds a few KB more.
 OUTLINE_BYTES = 4_000
+# a page whose outline and key facts pass this is split into parts too: each part carries its
+# sections' key facts (docs/compile.md, "Long documents")
+PAGE_BYTES = 6_000
+_LINK_BYTES = 40  # a link's target and a citation's "L12", as a layout counts them (_weights)
+LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist runs to analysis.GIST_CHARS)
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
 
 # one word boundary before the words, not one per word (a fourth of the time per sentence)
@@ -93,9 +99,11 @@ def _unlinked(kind: str, target: str, shown: str) -> str:
     return inert(shown or xref.readable(kind, target))
 
 
-def citation(from_page: str, source_path: str, anchor: str, line: int) -> str:
-    """Relative link from a page to a line (or PDF page) of a raw file."""
-    return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}"
+def citation(from_page: str, source_path: str, anchor: str, line: int, end: int = 0) -> str:
+    """Relative link from a page to a line (or PDF page) of a raw file, or to the lines a
+    sentence runs over (`#L12-L13`)."""
+    span = f"-{anchor}{end}" if end > line and anchor == "L" else ""
+    return f"{relative_link(from_page, '../' + source_path)}#{anchor}{line}{span}"
 
 
 def _where(source_path: str, anchor: str, line: int) -> str:
@@ -152,23 +160,37 @@ class Part:
     lines: list[dict[str, Any]]  # its outline, its links relative to the source page
     first: int = 0  # the lines of the first and last heading it lists (a reference to a section
     last: int = 0  # in between leads to the innermost part holding it: part_holding)
+    homes: set[int] = field(default_factory=set)  # the heading lines whose key facts it carries
 
 
 def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str, int]], stem: str,
-                  doc_title: str) -> tuple[list[dict[str, Any]], list[Part]]:
+                  doc_title: str, weights: dict[int, int] | None = None) -> tuple[list[dict[str, Any]], list[Part]]:
     """The outline a source page shows, and its part pages, for an outline too large for one page.
 
     Each section is a line of the page. A section whose outline (every subsection) fits
-    OUTLINE_BYTES is a part page linked from its line, or, under PART_MIN_BYTES, stays on the
-    page as it would without parts; a larger one is opened: its line, then its subsections
-    one level in, each treated the same way. Where the lines of one section's subsections
-    still pass OUTLINE_BYTES (a hundred short entries, a flat list of settings, a changelog's
+    OUTLINE_BYTES, and PAGE_BYTES with its key facts (`weights`: the bytes of the facts under
+    each heading line), is a part page linked from its line, or, under PART_MIN_BYTES, stays on the page as it would
+    without parts; a larger one is opened: its line, then its subsections one level in, each
+    treated the same way. Where the lines of one section's subsections still pass
+    OUTLINE_BYTES (a hundred short entries, a flat list of settings, a changelog's
     releases), runs of consecutive subsections become parts of at most OUTLINE_BYTES each,
     named for their first and last section. Every section keeps one line link, on the page
-    or on a part; links in a part's lines are relative to the source page (rebased when the
-    part page is rendered)."""
+    or on a part, and its key facts go where its line is; links in a part's lines are
+    relative to the source page (rebased when the part page is rendered)."""
     parts: list[Part] = []
     slugs: set[str] = set()
+    weights = weights or {}
+    homed: set[int] = set()  # heading indexes whose facts a part carries
+
+    def weight(start: int, end: int) -> int:
+        return sum(weights.get(headings[k][2], 0) for k in range(start, end) if k not in homed)
+
+    def home(part: Part, start: int, end: int) -> Part:
+        for k in range(start, end):
+            if k not in homed:
+                homed.add(k)
+                part.homes.add(headings[k][2])
+        return part
 
     def slug_for(text: str) -> str:
         slug = slugify(text.replace("`", "")) or "part"
@@ -208,14 +230,14 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
                 own = [entry(i, depth)]
             else:
                 inside = outline(sub, cite, defaults)
-                size = _size(inside)
-                if size < PART_MIN_BYTES:
+                size, facts = _size(inside), weight(i, j)
+                if size + facts < PART_MIN_BYTES:
                     own = shifted(outline(headings[i:j], cite, defaults), depth)
-                elif size <= OUTLINE_BYTES:
+                elif _fits(size, facts):
                     slug = slug_for(title)
                     item = entry(i, depth)
-                    parts.append(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})", inside,
-                                      headings[i + 1][2], headings[j - 1][2]))
+                    parts.append(home(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})",
+                                           inside, headings[i + 1][2], headings[j - 1][2]), i, j))
                     count = len(sub)
                     item["link"] = f"{stem}/{slug}.md"
                     item["tail"] += (f": {count} {'section' if count == 1 else 'sections'}, "
@@ -227,20 +249,21 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             children.append((i, j, own))
             i = j
         lines = [x for _, _, own in children for x in own]
-        if _size(lines) <= OUTLINE_BYTES or len(children) < 2:
+        if _fits(_size(lines), weight(start, end)) or len(children) < 2:
             return lines
         runs: list[list[tuple[int, int, list[dict[str, Any]]]]] = [[]]
-        size = 0
+        size = facts = 0
         for child in children:
-            grows = _size(child[2])
-            if runs[-1] and size + grows > OUTLINE_BYTES:
+            grows, more = _size(child[2]), weight(child[0], child[1])
+            if runs[-1] and not _fits(size + grows, facts + more):
                 runs.append([])
-                size = 0
+                size = facts = 0
             runs[-1].append(child)
             size += grows
+            facts += more
         out: list[dict[str, Any]] = []
         for run in runs:
-            if len(run) == 1 and len(run[0][2]) == 1:
+            if len(run) == 1 and len(run[0][2]) == 1 and weight(run[0][0], run[0][1]) < PART_MIN_BYTES:
                 out.extend(run[0][2])  # one line: a page for it would save nothing
                 continue
             first, last = run[0][0], run[-1][0]
@@ -249,14 +272,19 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             slug = slug_for(headings[first][1] if first == last else f"{headings[first][1]} {headings[last][1]}")
             span = (f"its section [{names[0]}]({cite(headings[first][2])})" if first == last else
                     f"the sections [{names[0]}]({cite(headings[first][2])}) to [{names[1]}]({cite(headings[last][2])})")
-            parts.append(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth),
-                              headings[first][2], headings[run[-1][1] - 1][2]))
+            parts.append(home(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth),
+                                   headings[first][2], headings[run[-1][1] - 1][2]), run[0][0], run[-1][1]))
             count = sum(j - i for i, j, _ in run)
             out.append({"text": name, "link": f"{stem}/{slug}.md", "indent": "  " * depth,
                         "tail": f": {count} {'section' if count == 1 else 'sections'}"})
         return out
 
     return lay_out(0, len(headings), 0, []), parts
+
+
+def _fits(outline_bytes: int, fact_bytes: int) -> bool:
+    """Whether an outline and its sections' key facts fit one page or part."""
+    return outline_bytes <= OUTLINE_BYTES and outline_bytes + fact_bytes <= PAGE_BYTES
 
 
 def _heading_text(text: str) -> str:
@@ -271,20 +299,22 @@ def source_page(page_path: str, source_path: str, sha: str, data: dict[str, Any]
 
 def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any], sentences: list[Sentence],
                  concepts: list[Concept], fact_pages: Sequence[tuple[str, str]] = (), xrefs: Shows | None = None,
-                 notes: Sequence[str] = ()) -> list[Page]:
+                 notes: Sequence[str] = (), hub: Sequence[HubEntry] = ()) -> list[Page]:
     """The source page, then its part pages when its outline is too large for it (split_outline).
-    `xrefs` shows its cross-references (offline_xrefs), `notes` says what about them went wrong."""
+    `xrefs` shows its cross-references (offline_xrefs), `notes` says what about them went wrong;
+    `hub`: the documents its table of contents names (offline_hubs), listed as links to their
+    pages under the section that lists them."""
     anchor = data["anchor"]
     raw_link = relative_link(page_path, "../" + source_path)
 
-    def cite(line: int) -> str:
-        return citation(page_path, source_path, anchor, line)
+    def cite(line: int, end: int = 0) -> str:
+        return citation(page_path, source_path, anchor, line, end)
 
     sections = data.get("sections") or []
     lead_ids = [i for i in data.get("lead") or data.get("summary") or [] if i < len(sentences)]
     lead = data.get("description") or " ".join(quote_text(sentences[i].text, xrefs) for i in lead_ids)
     tables, tabled = _tables(sentences, sections, cite, xrefs)
-    facts = []
+    facts: list[dict[str, Any]] = []
     for i in data["facts"]:
         if i >= len(sentences) or i in tabled:
             continue
@@ -295,19 +325,30 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
                 and not _mentions_title(s.text, sections[s.section][0]):
             context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
-        # one source per page: a citation needs only the line
-        facts.append({"text": quote_text(s.text, xrefs), "link": cite(s.line), "where": _where("", anchor, s.line).lstrip(", "),
-                      "context": context})
+        # one source per page: a citation needs only the line; the short code a fact introduces
+        # is shown after it, and cited with it
+        code = (data.get("code") or {}).get(str(i))
+        code_text = " ".join(_code_span(line) for line in code[0]) if code else ""
+        facts.append({"text": quote_text(s.text, xrefs), "code": code_text,
+                      "link": cite(s.line, max(s.end, code[1] if code else 0)),
+                      "where": _where("", anchor, s.line).lstrip(", "), "context": context,
+                      "heading": sections[s.section][2] if 0 <= s.section < len(sections) else None})
     show_outline, in_outline = _outline_defaults(data, sentences)
     shown = {line for _, line in in_outline.values()}
-    defaults = []
+    defaults: list[dict[str, Any]] = []
     for row in data.get("defaults") or []:
         at = _default_at(row, sentences)
         if at is not None and at[1] not in shown:
             defaults.append({"subject": escape_link_text(str(row[0])).replace("|", "\\|"),
                              "value": quote_text(str(row[1]), xrefs).replace("|", "\\|"), "link": cite(at[1]),
-                             "line": at[1]})
+                             "line": at[1], "heading": sections[at[0]][2] if 0 <= at[0] < len(sections) else None})
+    contents = _contents(page_path, hub, sections, data["title"])
     lines, parts = _layout(page_path, data, cite, in_outline, show_outline)
+    homes = {line: part for part in parts for line in part.homes}
+    on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
+                      [f for f in facts if f["heading"] not in homes])
+    page_defaults = [d for d in defaults if d["heading"] not in homes]
+    page_contents = [c for c in contents if c["heading"] not in homes]
     body = render(
         "source_page.md.j2",
         title=data["title"],
@@ -316,11 +357,13 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         raw_link=raw_link,
         format=data["format"],
         date=data.get("date"),
+        date_link=cite(data["date_line"]) if data.get("date_line") else None,
         version=data.get("version"),
         outline=lines,
-        facts=_by_context(facts),
+        facts=_by_context(on_page),
+        contents=_by_context(page_contents),
         tables=tables,
-        defaults=defaults,
+        defaults=page_defaults,
         unit="page" if anchor.startswith("page") else "line",
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
         timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
@@ -339,7 +382,62 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         meta["date"] = data["date"]
     if data.get("version"):
         meta["version"] = data["version"]
-    return [Page(page_path, meta, body), *(_part_page(page_path, source_path, sha, data, part) for part in parts)]
+    return [Page(page_path, meta, body),
+            *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part],
+                         [d for d in defaults if homes.get(d["heading"]) is part],
+                         [c for c in contents if homes.get(c["heading"]) is part])
+              for part in parts)]
+
+
+def _contents(page_path: str, hub: Sequence[HubEntry], sections: list[list[Any]], title: str) -> list[dict[str, Any]]:
+    """The documents a hub lists, as its page shows them: a link to each one's page with its
+    lead, grouped under the toctree's caption or the section that lists them."""
+    lines = sorted((s[2], j) for j, s in enumerate(sections))
+    out: list[dict[str, Any]] = []
+    for entry in hub:
+        at = bisect_right(lines, (entry.line, len(sections))) - 1 if entry.line else -1
+        section = sections[lines[at][1]] if at >= 0 else None
+        heading = section[2] if section is not None else None
+        context = entry.group or (str(section[0]) if section is not None and section[0] != title else "")
+        out.append({"title": escape_link_text(entry.title), "link": relative_link(page_path, entry.page),
+                    "lead": inert(entry.lead), "heading": heading,
+                    "context": "*" + escape_link_text(context.replace("*", "")) + "*" if context else ""})
+    return out
+
+
+def _entry_size(row: dict[str, Any]) -> int:
+    """The bytes a listed document takes on a page."""
+    return len(row["title"]) + len(row["link"]) + len(row["lead"]) + 12
+
+
+def _default_size(row: dict[str, Any]) -> int:
+    """The bytes a row of the defaults table takes on a page."""
+    return len(row["subject"]) + len(row["value"]) + len(row["link"]) + len(str(row["line"])) + 16
+
+
+def _within(budget: int, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first facts, in the document's order, that fit `budget` bytes: what a page with no
+    sections to split along (a changelog of directives, a long note) shows of its facts."""
+    out: list[dict[str, Any]] = []
+    for fact in facts:
+        budget -= _fact_size(fact)
+        if budget < 0 and out:
+            break
+        out.append(fact)
+    return out
+
+
+def _fact_size(fact: dict[str, Any]) -> int:
+    """The bytes a key fact takes on a page (as source_page.md.j2 writes it)."""
+    return len(fact["text"]) + len(fact["code"]) + len(fact["link"]) + len(fact["where"]) + len(fact["context"]) + 12
+
+
+def _code_span(line: str) -> str:
+    """A line of code as an inline code span (fenced with more backquotes than it holds)."""
+    line = inert(" ".join(line.split()))
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{ticks}{pad}{line}{pad}{ticks}"
 
 
 def _default_at(row: Sequence[Any], sentences: Sequence[Sentence]) -> tuple[int, int] | None:
@@ -379,10 +477,39 @@ def _layout(page_path: str, data: dict[str, Any], cite: Callable[[int], str], in
     """A source page's outline lines and its part pages (split_outline when it is too long)."""
     heads = data["outline"]
     lines = outline(heads, cite, in_outline) if show_outline else []
-    if _size(lines) > OUTLINE_BYTES:
+    weights = _weights(data, in_outline)
+    if lines and not _fits(_size(lines), sum(weights.values())):
         stem = posixpath.splitext(posixpath.basename(page_path))[0]
-        return split_outline(heads, cite, in_outline, stem, data["title"])
+        return split_outline(heads, cite, in_outline, stem, data["title"], weights)
     return lines, []
+
+
+def _weights(data: dict[str, Any], in_outline: dict[int, tuple[str, int]]) -> dict[int, int]:
+    """The bytes of what a page shows under each heading line besides its outline: its key
+    facts, the defaults its outline lines do not show, the documents it lists. From the
+    analysis alone, as the layout must be (part_spans): the facts as analysis.fact_bytes
+    counts them, a listed document's lead at its usual length."""
+    heading_lines = {h[2] for h in data["outline"]}
+    sections = data.get("sections") or []
+    out: dict[int, int] = {}
+
+    def add(heading: int, size: int) -> None:
+        if heading in heading_lines:
+            out[heading] = out.get(heading, 0) + size
+
+    for line, size in (data.get("fact_bytes") or {}).items():
+        add(int(line), int(size))
+    shown = {line for _, line in in_outline.values()}
+    for row in data.get("defaults") or []:
+        if len(row) >= 5 and row[4] not in shown and 0 <= row[3] < len(sections):
+            add(sections[row[3]][2], len(str(row[0])) + len(str(row[1])) + _LINK_BYTES + 16)
+    starts = sorted((s[2], j) for j, s in enumerate(sections))
+    for row in data.get("toc") or []:
+        line = row[2] if len(row) > 2 and isinstance(row[2], int) else 0
+        at = bisect_right(starts, (line, len(sections))) - 1 if line else -1
+        if at >= 0:
+            add(sections[starts[at][1]][2], len(str(row[1] or row[0])) + _LINK_BYTES + LEAD_BYTES + 12)
+    return out
 
 
 def part_spans(page_path: str, source_path: str, data: dict[str, Any]) -> list[tuple[int, int, str]]:
@@ -407,12 +534,16 @@ def part_holding(page_path: str, data: dict[str, Any], spans: list[tuple[int, in
     return next((path for first, last, path in spans if first <= heading <= last), page_path)
 
 
-def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part) -> Page:
-    """A part of a long source's page (split_outline): its lines, links rebased from the page to it."""
+def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
+               facts: list[dict[str, Any]], defaults: list[dict[str, Any]], contents: list[dict[str, Any]]) -> Page:
+    """A part of a long source's page (split_outline): its lines and its sections' key facts,
+    links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
     path = posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
 
     def rebase(link: str) -> str:
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:|[#/]", link):
+            return link  # a web address, an anchor on the page or an absolute path names the same place from anywhere
         target, hash_, fragment = link.partition("#")
         return relative_link(path, posixpath.normpath(posixpath.join(folder, target))) + hash_ + fragment
 
@@ -430,6 +561,11 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         source_path=source_path,
         raw_link=relative_link(path, "../" + source_path),
         outline=[{**item, "link": rebase(item["link"]), "tail": rebased(item["tail"])} for item in part.lines],
+        # a quote's cross-references link pages relative to the source page too
+        facts=_by_context([{**f, "text": rebased(f["text"]), "link": rebase(f["link"])} for f in facts]),
+        defaults=[{**d, "value": rebased(d["value"]), "link": rebase(d["link"])} for d in defaults],
+        contents=_by_context([{**c, "link": rebase(c["link"])} for c in contents]),
+        unit="page" if data["anchor"].startswith("page") else "line",
     )
     meta: dict[str, Any] = {
         "title": title,
@@ -640,14 +776,21 @@ def shows(from_page: str, resolved: dict[tuple[str, str], Resolved]) -> Shows:
 
 def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
                  fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None,
-                 xrefs: dict[str, dict[tuple[str, str], Resolved]] | None = None) -> Page:
+                 longer: Sequence[str] = (), xrefs: dict[str, dict[tuple[str, str], Resolved]] | None = None) -> Page:
     """The article. `members` are ranked, the first SHOWN_MEMBERS of them and the first that
     define it at least, of `total` (all of them when not given); `sentences_of(member)` gives a
-    member's sentences; `xrefs` how the cross-references of each member (by path) resolve."""
+    member's sentences. `longer`: the keys of other concepts whose name holds this one's
+    ("development server" for "server"): a sentence that names it only inside one of them is
+    about that other thing; `xrefs` how the cross-references of each member (by path) resolve.
+
+    One sense per page: its lead, key points and changes come from the sources that use the
+    name as its main sources do; a source in another collection whose sentences share no
+    words of substance with theirs uses the name for something else, and is only listed."""
     total = len(members) if total is None else total
     page_path = concept.page
     keys = [f" {k} " for k in concept.keys]
     needles = [_needles(k) for k in concept.keys]
+    longer_spaced = [f" {k} " for k in longer]
     main, quoted, newest = _roles(members)
 
     def link(m: Member) -> str:
@@ -657,7 +800,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         return quote_text(text, shows(page_path, xrefs[m.path]) if xrefs and m.path in xrefs else None)
 
     def cite(m: Member, s: Sentence) -> dict[str, str]:
-        return {"text": quote(m, s.text), "link": citation(page_path, m.path, m.anchor, s.line),
+        return {"text": quote(m, s.text), "link": citation(page_path, m.path, m.anchor, s.line, s.end),
                 "where": _where(m.path, m.anchor, s.line)}
 
     mentioning: dict[str, list[tuple[int, Sentence]]] = {}
@@ -683,7 +826,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 continue
             lower = s.text.lower()
             names_it = any(all(n in lower for n in group) for group in needles) \
-                and any(k in _folded(s.text) for k in keys)
+                and any(k in _without(_folded(s.text), longer_spaced) for k in keys)
             if names_it or (s.subject and _folded(s.subject) in keys):
                 found.append((i, s))
                 by_name.add((m.path, i))
@@ -691,6 +834,10 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 found.append((i, s))
         mentioning[m.path] = found
 
+    # one sense: the sources of another collection that share nothing with the main ones' use
+    # of the name are left out of what the page says (they stay listed below)
+    for path in _other_senses(main or quoted[:1], quoted, mentioning, concept):
+        mentioning[path] = []
     # the lead: the sentence that defines it, from the source that defines it
     # the lead: the sentence that says what it is. In turn: the definition a main source gives
     # ("*Ownership* is a set of rules ..."), one another source gives, a term the author marks
@@ -734,7 +881,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
             continue
         seen_text.add(s.text)
         per_member[m.path] = per_member.get(m.path, 0) + 1
-        points.append({**cite(m, s), "source": escape_link_text(m.title), "source_link": link(m)})
+        points.append({**cite(m, s), "source": escape_link_text(m.title), "source_link": link(m),
+                       "context": _subject_of(m, s, concept)})
 
     # changes over time: statements tied to a release, in release order, newest first
     changes: list[tuple[tuple[Any, ...], str, dict[str, Any], Member]] = []
@@ -791,6 +939,64 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "aliases": concept.aliases,
     }
     return Page(page_path, meta, body)
+
+
+def _without(folded: str, longer: Sequence[str]) -> str:
+    """A sentence's folded tokens with the longer names taken out ("the development server is"
+    keeps no " server " for the concept "server" when "development server" is a concept of its own)."""
+    for name in longer:
+        if name in folded:
+            folded = folded.replace(name, " | ")
+    return folded
+
+
+SENSE_WORDS = 2  # content words another collection's use of a name must share with the main one's
+
+
+def _other_senses(main: Sequence[Member], quoted: Sequence[Member], mentioning: dict[str, list[tuple[int, Sentence]]],
+                  concept: Concept) -> list[str]:
+    """The quoted sources, in another collection than every main source, whose sentences about
+    the name share fewer than SENSE_WORDS content words with the main sources' sentences (and
+    titles): the same word for another thing ("Server" for a web server and for a test server)."""
+    home = {_collection(m.path) for m in main}
+    if not main or len({_collection(m.path) for m in quoted} | home) < 2:
+        return []
+    own = {w for k in concept.keys for w in k.split()}
+
+    def words(m: Member) -> set[str]:
+        found = {w for _, s in mentioning.get(m.path, []) for w in _tokens_of(s.text)}
+        found.update(_tokens_of(m.title))
+        return {w for w in found if len(w) > 2 and w not in own and is_content(w) and not w.isdigit()}
+
+    reference = set().union(*(words(m) for m in main))
+    return [m.path for m in quoted if _collection(m.path) not in home and mentioning.get(m.path)
+            and len(words(m) & reference) < SENSE_WORDS]
+
+
+def _collection(raw_path: str) -> str:
+    """The top folder of raw/ a source sits in ("" for a file directly in raw/)."""
+    parts = raw_path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "raw" else ""
+
+
+def _subject_of(m: Member, s: Sentence, concept: Concept) -> str:
+    """What a key point is about when the sentence does not say it: the term its markup
+    describes, or the section named for one term it sits in ("*`SlugField`*" before "If
+    `max_length` is not specified, Django will use a default length of 50."); "" when the
+    sentence names it, or it is the concept itself."""
+    subject = s.subject or ""
+    if not subject and 0 <= s.section < len(m.sections):
+        title = str(m.sections[s.section][0])
+        if title != m.title and _CODE_NAME.search(title) and len(title) <= 60 and " " not in title.strip("`"):
+            subject = title
+    bare = subject.strip("`*").removesuffix("()")
+    if not bare or bare.lower() in s.text.lower() or _folded(bare).strip() in concept.keys:
+        return ""
+    return f"*`{bare}`*" if _CODE_NAME.search(bare) else f"*{escape_link_text(bare)}*"
+
+
+# a name in code: an identifier with an inner capital, an underscore or a dot, or all capitals
+_CODE_NAME = re.compile(r"`|\w[_.]\w|^[A-Z][A-Z0-9_]+$|[a-z][A-Z]|[A-Z]{2}[a-z]|\(\)$")
 
 
 def _about(count: int) -> int:

@@ -317,6 +317,15 @@ def release_numbers(text: str | None) -> tuple[int, ...] | None:
     return tuple(numbers)
 
 
+def release_series(text: str | None) -> str | None:
+    """The series a release belongs to, its first two numbers: "5.2" for "5.2.19", "5.2" and
+    "5.2rc1"; "3" for "3"; None when the text holds no version. Release notes are grouped by it."""
+    numbers = release_numbers(text)
+    if not numbers:
+        return None
+    return ".".join(str(n) for n in numbers[:2])
+
+
 def version_numbers(text: str) -> tuple[int, ...]:
     """The numbers of a version as a statement writes it ("3.9", "10.15", "65,535"):
     (3, 9), (10, 15), (65535,). Only the digits count, so it never fails."""
@@ -430,6 +439,6 @@ def meta_date(meta: dict[str, Any]) -> str | None:
 __all__ = [
     "ARTICLES", "CLASSICAL_PLURAL", "DOC_WORDS", "INDEX_STOP", "ISO_DATE", "OVERRIDES", "QUERY_STOP", "STOPWORDS", "VERSION",
     "by_ending", "find_date", "read_word_list", "release_date", "today", "first_number", "meta_date", "parse_version", "product_key",
-    "release_numbers", "run_together",
+    "release_numbers", "release_series", "run_together",
     "singular", "stem", "title_key", "title_release", "unreleased", "version_key", "version_numbers", "word_key",
 ]

@@ -94,7 +94,7 @@ def ungrounded_all(ctx: Context) -> Iterator[Finding]:
 
     sources = cache(ctx)
     digests = store(ctx)
-    raw_words: dict[str, str | None] = {}
+    raw_words: dict[str, tuple[str, ...] | None] = {}
     checked: dict[tuple[str, str], list[str]] = {}
     for page in content_pages(ctx):
         if not page.digest.cites:
@@ -155,7 +155,7 @@ def ungrounded_all(ctx: Context) -> Iterator[Finding]:
             )
 
 
-def _missing(ctx: Context, sources: SourceCache, raw_words: dict[str, str | None], resolved: str, quote: str) -> list[str]:
+def _missing(ctx: Context, sources: SourceCache, raw_words: dict[str, tuple[str, ...] | None], resolved: str, quote: str) -> list[str]:
     """The parts of a quote its source does not hold ([] when it holds them all, or cannot be read)."""
     doc = sources.get(resolved)
     if doc is None or doc.skipped:
@@ -168,13 +168,31 @@ def _missing(ctx: Context, sources: SourceCache, raw_words: dict[str, str | None
         try:
             with open(ctx.raw_files[resolved], encoding="utf-8", errors="replace") as handle:
                 raw_text = handle.read()
-            raw_words[resolved] = words(LINK_TARGET.sub("]", raw_text))
+            # links dropped, as a reader sees them; and as written, where code holds what looks
+            # like a link's target ("`N[Int intType](Int) Int`")
+            raw_words[resolved] = (words(LINK_TARGET.sub("]", raw_text)), words(_links_dropped_outside_code(raw_text)))
         except OSError:
             raw_words[resolved] = None
     raw_text_words = raw_words[resolved]
-    if raw_text_words is not None and all(words(p) in raw_text_words for p in missing):
+    if raw_text_words is not None and all(any(words(p) in told for told in raw_text_words) for p in missing):
         return []
     return missing
+
+
+_CODE = re.compile(r"(`+)[^`\n]+?\1")
+
+
+def _links_dropped_outside_code(text: str) -> str:
+    """A file's text with the targets of its links dropped, but not in code, where "](...)" is
+    code's own ("`N[Int intType](Int) Int`")."""
+    out: list[str] = []
+    at = 0
+    for m in _CODE.finditer(text):
+        out.append(LINK_TARGET.sub("]", text[at:m.start()]))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(LINK_TARGET.sub("]", text[at:]))
+    return "".join(out)
 
 
 # a link to a page of the wiki (relative, not into raw/): in a quote, the compile's

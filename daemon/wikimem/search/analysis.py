@@ -214,6 +214,7 @@ def schema() -> Any:
         kind=ID(stored=True),
         level=ID(stored=True),  # doc | part
         era=ID,  # a changelog passage's release, oldest 0 to newest 10 (see release_eras)
+        collection=ID,  # the top folder of raw/ the file belongs to (documents.collection_of)
         title=text(stored=True),
         aliases=text(),
         where=text(),

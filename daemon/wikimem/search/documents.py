@@ -42,6 +42,20 @@ class Doc:
     chunks: tuple[Chunk, ...]
     sources: tuple[str, ...] = ()
     current: str | None = None  # a fact page's current statement: raw/...#L<n>
+    part_of: str | None = None  # a part page's source page: wiki/sources/...
+
+
+def collection_of(doc: Doc) -> str:
+    """The top folder of raw/ a file belongs to: a raw file's own ("raw/flask/x.rst" is in
+    "flask"); a wiki page's, the one most of the raw files it draws on sit in; "" for none."""
+    paths = [doc.path] if doc.path.startswith("raw/") else [s for s in doc.sources if s.startswith("raw/")]
+    counts: dict[str, int] = {}
+    for path in paths:
+        inner = path.removeprefix("raw/")
+        if "/" in inner:
+            top = inner.split("/", 1)[0]
+            counts[top] = counts.get(top, 0) + 1
+    return min(counts, key=lambda top: (-counts[top], top)) if counts else ""
 
 
 def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
@@ -183,6 +197,14 @@ def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
     sources = meta.get("sources") or []
     sources = [str(s) for s in sources] if isinstance(sources, list) else [str(sources)]
     date = meta.get("date")
+    part_of = meta.get("part_of")
+    if isinstance(part_of, str):
+        # a part page is found by its sections' names; its key facts and defaults quote lines of
+        # the raw file, which is indexed itself (they were a fifth of indexing a reference's
+        # wiki): the page is read up to them
+        cut = min((at for at in (body.find("\n## Key facts"), body.find("\n## Defaults")) if at >= 0), default=-1)
+        if cut >= 0:
+            body = body[:cut]
     blocks = page_blocks(body, offset)
     # the page's own H1 repeats the title; leave it out of the heading trail
     if blocks and blocks[0].kind == "heading" and blocks[0].text.strip() == title:
@@ -206,7 +228,8 @@ def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
         chunks = [c for c in chunks if c.heading.rsplit(" / ", 1)[-1] != "Sources"]
     current = meta.get("current") if kind == "fact" else None
     return Doc("wiki/" + rel, kind, title, alias_text, str(date) if date else None, "L",
-               tuple(chunks), tuple(sources), str(current) if isinstance(current, str) else None)
+               tuple(chunks), tuple(sources), str(current) if isinstance(current, str) else None,
+               "wiki/" + part_of if isinstance(part_of, str) and part_of.endswith(".md") else None)
 
 
 @dataclass(frozen=True)

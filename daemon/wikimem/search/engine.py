@@ -8,6 +8,7 @@ import heapq
 import math
 import operator
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,11 +18,17 @@ from typing import Any
 from ..workspace import Workspace
 from .index import _NUMBER, _read_parts, index_dir, is_current, log, update_index
 from .ranking import (
+    BOILERPLATE,
     DUPLICATE_DEMOTE,
     KIND_PRIOR,
+    LARGE_INDEX,
+    OLDER_RELEASE,
+    OTHER_COLLECTION,
     RECENCY,
     RECENCY_CURRENT,
     FastScorer,
+    asked_collection,
+    boilerplate_key,
     coordination,
     parse_query,
     phrase_scores,
@@ -29,6 +36,14 @@ from .ranking import (
     weighting,
 )
 from .snippets import make_snippet
+
+_RELEASE_TITLE = re.compile(r"\d+\.\d+")  # a title that names a version: a release's page
+BOILERPLATE_READ = 200  # the best candidate passages read for boilerplate, at most
+BOILERPLATE_FILES = 3  # files that share a passage's text for it to be boilerplate
+
+# the names of a page that speaks for raw/ as a whole (raw_tree.ENTRY_NAMES, as files are named)
+ROOT_ENTRIES = ("index", "Index", "INDEX", "readme", "README", "Readme", "summary", "SUMMARY", "contents", "CONTENTS")
+ROOT_SUFFIXES = (".md", ".rst", ".txt", ".markdown", ".html", "")
 
 # a doc as the manifest's docs part gives it (index.Docs), and one it lacks
 _TITLE, _KIND, _SOURCE, _CURRENT, _PRIOR = range(5)
@@ -90,6 +105,11 @@ class Engine:
         self._docs: Any = {}  # path -> (title, kind, source, current, prior): an index.Docs
         self._fast: FastScorer | None = None
         self._opened_as: tuple[int, int, int] | None = None  # see open_as_is
+        self._tree_of: Any = None  # the docs _one_tree last answered for
+        self._tree = False
+        self._newest_of: Any = None  # the docs _latest last answered for
+        self._newest: list[int] = []
+        self._latest_paths: set[str] = set()
 
     def close(self) -> None:
         if self._searcher is not None:
@@ -261,6 +281,66 @@ class Engine:
         self.refresh()
         self._fast_scorer().warm()
 
+    def _newest_entries(self) -> list[int]:
+        """The entries of the latest releases (see _latest)."""
+        self._latest()
+        return self._newest
+
+    def _latest(self) -> set[str]:
+        """The files that are the latest release of their folder: the newest of their series
+        (the docs' prior 1.0) whose title names the highest version among those of the folder
+        (release notes titled two ways, "Acme 0.96 release notes" and "Acme version 1.0 release
+        notes", are two series of one folder)."""
+        docs = self._docs
+        if self._newest_of is not docs:
+            from .index import version_of
+
+            best: dict[str, tuple[Any, list[str]]] = {}
+            for path in docs.newest() if hasattr(docs, "newest") else []:
+                title, _kind, source = docs.get(path, _NO_DOC)[:3]
+                if not _RELEASE_TITLE.search(str(title or "")):
+                    continue
+                folder = (source or path).rsplit("/", 1)[0]
+                order = version_of(str(title))
+                got = best.get(folder)
+                if got is None or order > got[0]:
+                    best[folder] = (order, [path])
+                elif order == got[0]:
+                    got[1].append(path)
+            latest = {p for _, paths in best.values() for p in paths}
+            reader = self._searcher.reader()
+            found: list[int] = []
+            for path in sorted(latest):
+                try:
+                    found.extend(reader.postings("path", path).all_ids())
+                except Exception:  # noqa: BLE001 - TermNotFound: not in this index any more
+                    continue
+            self._newest_of, self._newest, self._latest_paths = docs, found, latest
+        return self._latest_paths
+
+    def _boilerplate(self, fast: FastScorer, cands: dict[str, list[tuple[float, int]]]) -> set[int]:
+        """The candidate passages whose text (numbers aside) BOILERPLATE_FILES files or more among
+        the candidates share: what every release note of a series says alike."""
+        by_text: dict[str, set[str]] = {}
+        entries: dict[str, list[int]] = {}
+        best = heapq.nlargest(BOILERPLATE_READ, ((sc, d, path) for path, found in cands.items() for sc, d in found))
+        for _, d, path in best:
+            key = boilerplate_key(str(fast.fields(d).get("body") or ""))
+            if len(key) < 40:
+                continue
+            by_text.setdefault(key, set()).add(path)
+            entries.setdefault(key, []).append(d)
+        return {d for key, paths in by_text.items() if len(paths) >= BOILERPLATE_FILES for d in entries[key]}
+
+    def _one_tree(self) -> bool:
+        """raw/ has a page of its own at its top (an index, a README, a SUMMARY.md): one
+        documentation tree whose folders are its sections, not a workspace of collections."""
+        docs = self._docs
+        if self._tree_of is not docs:
+            self._tree_of = docs
+            self._tree = any(f"raw/{stem}{suffix}" in docs for stem in ROOT_ENTRIES for suffix in ROOT_SUFFIXES)
+        return self._tree
+
     def _first_passage(self, path: str) -> dict[str, Any]:
         """The first passage of a file that matched by its title alone. Read through the file's
         own short posting list: a query on `level` would walk every entry of the index."""
@@ -321,6 +401,10 @@ class Engine:
         # each word's document frequency, read once: it picks the words and weighs them
         df = {t: searcher.doc_frequency("body", t) for t in parsed.terms}
         rare, common = select_terms(parsed, lambda _field, t: df[t], searcher.doc_count())
+        if parsed.latest and searcher.doc_count() <= LARGE_INDEX:
+            # "the latest release": its page says "release" and the product's name, the words every
+            # release says; they pick candidates too, or the newest release is never among them
+            rare, common = rare + common, []
         phrases = any(len(p) > 1 for p in parsed.phrases)
         if not rare and not phrases:
             rare, common = common, []
@@ -352,10 +436,15 @@ class Engine:
             return got
 
         head_mask: dict[str, int] = {}
+        head_entry: dict[str, int] = {}
         part_cands: dict[str, list[tuple[float, int]]] = {}
         while True:
             # best first, ties to the lower entry number, as whoosh's collector orders them
             top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
+            if parsed.latest:
+                # the newest release's own entries are candidates however the window fell
+                seen = {-neg for _, neg in top}
+                top += [(scores[d], -d) for d in self._newest_entries() if d in scores and d not in seen]
             for score, neg in top:
                 docnum = -neg
                 path, is_doc, kind = entry(docnum)
@@ -363,6 +452,7 @@ class Engine:
                 if is_doc:
                     heads[path] = score
                     head_mask[path] = mask(docnum)
+                    head_entry[path] = docnum
                 else:
                     part_cands.setdefault(path, []).append((score, docnum))
             # a long document can fill the window with its own passages; widen until enough files
@@ -371,14 +461,33 @@ class Engine:
             want *= 4
             heads.clear()
             head_mask.clear()
+            head_entry.clear()
             part_cands.clear()
         coord = coordination(weights)
+        # "the latest release": the newest release's own content first; text that many releases
+        # repeat alike (numbers aside) is boilerplate, not what the latest one says
+        repeated: set[int] = set()
+        latest: set[str] = set()
+        if parsed.latest:
+            repeated = self._boilerplate(fast, part_cands)
+            latest = self._latest()
+        # a question whose words belong to one collection of several ranks that collection's
+        # passages first: the others' count OTHER_COLLECTION
+        others: Any = None
+        if len(rare) and not self._one_tree():
+            names, of, sizes = fast.collections()
+            if len(names) >= 2:
+                asked = asked_collection(totals[:len(rare)], weights[:len(rare)], of, sizes)
+                if asked:
+                    others = (of, asked)
         eras = fast.eras()
         for path, cands in part_cands.items():
             hm = head_mask.get(path, 0)
             # in a changelog, a newer release's entry beats an older one's (strongly when the
             # question asks what holds now)
-            parts[path] = max(((sc * coord(mask(d) | hm) * (1 + recency * eras.get(d, 10) / 10) / (1 + recency), d)
+            parts[path] = max(((sc * coord(mask(d) | hm) * (1 + recency * eras.get(d, 10) / 10) / (1 + recency)
+                                * (BOILERPLATE if d in repeated else 1.0)
+                                * (OLDER_RELEASE if parsed.latest and eras.get(d, 10) < 10 else 1.0), d)
                                for sc, d in cands), key=lambda x: (x[0], -x[1]))
 
         def final(path: str) -> float:
@@ -386,7 +495,18 @@ class Engine:
                 base = parts[path][0] + heads.get(path, 0.0) * coord(head_mask.get(path, 0) | mask(parts[path][1]))
             else:
                 base = heads.get(path, 0.0) * coord(head_mask.get(path, 0))
-            return base * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * (self._docs.get(path, _NO_DOC)[_PRIOR] or 0.0))
+            factor = 1.0
+            doc = self._docs.get(path, _NO_DOC)
+            prior = doc[_PRIOR]
+            if parsed.latest and path not in latest and (
+                    prior is not None or _RELEASE_TITLE.search(str(doc[_TITLE] or ""))):
+                factor = OLDER_RELEASE  # a release that is not the latest of its folder
+            if others is not None:
+                of, asked = others
+                entry_of = parts[path][1] if path in parts else head_entry.get(path)
+                if entry_of is not None and of[entry_of] not in (0, asked):
+                    factor = OTHER_COLLECTION
+            return base * factor * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * (prior or 0.0))
 
         by_path = {p: final(p) for p in kind_of}
         if DUPLICATE_DEMOTE < 1:

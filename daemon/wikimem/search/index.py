@@ -34,7 +34,7 @@ INDEX_DIR = "search"
 
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 19
+INDEX_VERSION = 21
 # a file as the manifest records it: (size, mtime_ns, ctime_ns); a racily clean one's times are
 # recorded as -1 (see _smudge_racy), so that the next check reads it again
 FileStat = tuple[int, ...]
@@ -204,6 +204,7 @@ class Docs:
     def __init__(self, part: bytes):
         self.raw: tuple[bytes, ...] = marshal.loads(part)  # each bucket, marshalled
         self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
+        self._newest: list[str] | None = None
 
     def get(self, path: str, default: Any = None) -> Any:
         n = _bucket(path, len(self.raw))
@@ -214,6 +215,19 @@ class Docs:
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, str) and self.get(path) is not None
+
+    def newest(self) -> list[str]:
+        """The files that are the newest of their series (prior 1.0): every bucket is read, so
+        only a question that asks for the latest release asks."""
+        if self._newest is None:
+            found: list[str] = []
+            for n, blob in enumerate(self.raw):
+                bucket = self._loaded.get(n)
+                if bucket is None:
+                    bucket = self._loaded[n] = marshal.loads(blob)
+                found.extend(path for path, shown in bucket.items() if shown[-1] == 1.0)
+            self._newest = sorted(found)
+        return self._newest
 
 
 def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
@@ -296,9 +310,13 @@ def compute_priors(docs: dict[str, dict[str, Any]], only: set[str] | None = None
     """Recency rank in [0, 1] within each series (1 = newest); only series of two or more.
     With `only` (series keys), just those series: an update recomputes the series it touched."""
     groups: dict[str, list[tuple[Any, str]]] = {}
+    parts: list[tuple[str, str]] = []
     for path, info in docs.items():
         key = _series_of(path, info)
         if key is None or (only is not None and key not in only):
+            continue
+        if info.get("part_of"):
+            parts.append((path, info["part_of"]))  # ranked as its page is, below
             continue
         order = (info.get("date") or "", version_of(info["title"]))
         groups.setdefault(key, []).append((order, path))
@@ -311,6 +329,9 @@ def compute_priors(docs: dict[str, dict[str, Any]], only: set[str] | None = None
         distinct = sorted({o for o, _ in members})
         for order, path in members:
             ranks[path] = distinct.index(order) / max(1, len(distinct) - 1)
+    for path, page in parts:
+        if page in ranks:
+            ranks[path] = ranks[page]
     return ranks
 
 
@@ -330,11 +351,15 @@ def _add(writer: Any, doc: Doc) -> int:
     buffered = getattr(writer, "docbuffer", None)  # MpWriter's (whoosh 2.7, no longer developed)
     if buffered and len(buffered) + len(doc.chunks) >= writer.batchsize:
         writer._enqueue()
+    from .documents import collection_of
+
+    collection = collection_of(doc)
+    kept: dict[str, str] = {"collection": collection} if collection else {}
     with writer.group():
         writer.add_document(path=doc.path, kind=doc.kind, level="doc", title=doc.title, aliases=doc.aliases,
-                            where=path_words(doc.path), anchor=doc.anchor)
+                            where=path_words(doc.path), anchor=doc.anchor, **kept)
         for chunk in doc.chunks:
-            extra = {"era": str(chunk.era)} if chunk.era is not None else {}
+            extra = {**kept, "era": str(chunk.era)} if chunk.era is not None else kept
             writer.add_document(path=doc.path, kind=doc.kind, level="part", headings=chunk.heading,
                                 body=chunk.text, lines=[list(x) for x in chunk.lines], anchor=doc.anchor, **extra)
     return len(doc.chunks)
@@ -790,7 +815,12 @@ def _index_one(writer: Any, ws: Workspace, path: str, stat: FileStat, max_bytes:
     skipped.pop(path, None)
     report.passages += _add(writer, doc)
     key = series_key(path, doc.title)
+    if doc.part_of:
+        # a part of a source page belongs to the release its page is of (priors: the page's rank)
+        key = (docs.get(doc.part_of) or {}).get("series") or None
     docs[path] = {"title": doc.title, "kind": doc.kind, "date": doc.date, "series": key or ""}
+    if doc.part_of:
+        docs[path]["part_of"] = doc.part_of
     if doc.kind == "source" and len(doc.sources) == 1:
         docs[path]["source"] = doc.sources[0]
     if doc.current and doc.current.startswith("raw/"):

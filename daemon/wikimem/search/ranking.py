@@ -48,6 +48,14 @@ LARGE_INDEX = 50_000  # entries; above it common words are not scored at all (se
 CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "still", "recent", "nowadays"}
 
 
+# "the latest release", "the newest version": the question asks for the newest member of a series
+# of releases and what it says, not for what every release says alike
+RELEASE_WORDS = {"release", "releases", "released", "version", "versions", "changelog", "changes"}
+LATEST = {"latest", "newest", "recent", "last", "current"}
+OLDER_RELEASE = 0.3  # ... then an older release's pages and passages count this much
+BOILERPLATE = 0.3  # ... and a passage that many releases repeat word for word (numbers aside)
+
+
 # how questions ask for a bound that pages call a minimum: the word the pages use is searched too
 INTENT_SYNONYMS = {"oldest": "minimum", "earliest": "minimum", "lowest": "minimum"}
 
@@ -60,6 +68,7 @@ class ParsedQuery:
     terms: tuple[str, ...]  # analyzed (stemmed) terms, stop words dropped
     phrases: tuple[tuple[str, ...], ...]
     current: bool  # asks for the current value: favour the newest in a series
+    latest: bool = False  # asks for the latest release itself: its pages and passages first
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -70,6 +79,7 @@ def parse_query(text: str) -> ParsedQuery:
     )
     words = re.findall(r"[\w.]+", text.lower())
     current = any(w in CURRENT_WORDS for w in words)
+    latest = any(w in LATEST for w in words) and any(w in RELEASE_WORDS for w in words)
     kept = [w for w in re.findall(r"\S+", text) if w.lower().strip("?!.,;:\"'()`") not in QUERY_STOP]
     if current:
         # "now", "currently": how the question asks, not what it asks about (they would match
@@ -86,7 +96,7 @@ def parse_query(text: str) -> ParsedQuery:
     seen: dict[str, None] = {}
     for term in terms:
         seen.setdefault(term, None)
-    return ParsedQuery(tuple(seen), phrases, current)
+    return ParsedQuery(tuple(seen), phrases, current, latest)
 
 
 def weighting() -> Any:
@@ -205,6 +215,49 @@ def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int =
     return query
 
 
+# a question whose words belong to one collection of a workspace of several (a book beside release
+# notes): the other collections' passages count this much (see asked_collection)
+OTHER_COLLECTION = 0.5
+ASKED_SHARE = 0.6  # the share of the question's weight that must belong to one collection
+
+
+def asked_collection(postings: list[dict[int, float]], weights: list[float], of: Any, sizes: list[int]) -> int:
+    """The collection a question asks about (its number in `sizes`, 1-based), or 0 for none.
+
+    A word belongs to a collection by how densely the collection uses it: its entries there
+    over the collection's entries, against the same in the others (a name said only in one
+    book's chapters belongs to that book; "version", said everywhere, to none). The question
+    belongs to the collection that holds ASKED_SHARE of its words' weight (their idf) so. A
+    collection's own name is such a word."""
+    total = 0.0
+    share = [0.0] * (len(sizes) + 1)
+    for found, weight in zip(postings, weights, strict=True):
+        counts = [0] * (len(sizes) + 1)
+        for d in found:
+            counts[of[d]] += 1
+        density = [counts[c] / sizes[c - 1] if sizes[c - 1] else 0.0 for c in range(1, len(sizes) + 1)]
+        spread = sum(density)
+        if not spread:
+            continue
+        total += weight
+        for c, value in enumerate(density, 1):
+            share[c] += weight * value / spread
+    if not total:
+        return 0
+    best = max(range(1, len(sizes) + 1), key=lambda c: share[c])
+    return best if share[best] >= ASKED_SHARE * total else 0
+
+
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def boilerplate_key(text: str) -> str:
+    """A passage's words with its numbers as one mark: what release notes repeat from release to
+    release ("After making the deprecation warning fixes, your app should be compatible with
+    Acme 5.0.")."""
+    return " ".join(_DIGITS.sub("#", text.lower()).split())[:300]
+
+
 def coordination(weights: list[float]) -> Any:
     """mask -> factor in (0, 1]: the share of the question's weight (each word's idf) that an
     entry holds, to the power COORD_POWER. BM25 sums what matches, so a passage that says
@@ -260,6 +313,7 @@ class FastScorer:
         self._fields: dict[int, dict[str, Any]] = {}
         self._kind_sets: dict[tuple[str, ...], set[int]] = {}
         self._eras: dict[int, int] | None = None
+        self._collections: tuple[list[str], Any, list[int]] | None = None
 
     def _column(self, reader: Any, field: str) -> Any:
         perdoc = getattr(reader, "_perdoc", None)
@@ -429,6 +483,28 @@ class FastScorer:
         if self._eras is None:
             self._eras = {d: n for n in range(11) for d in self._read("era", str(n))[0]}
         return self._eras
+
+    def collections(self) -> tuple[list[str], Any, list[int]]:
+        """(names, entry -> index into names + 1 (0 for none), entries of each): the collection
+        each entry belongs to (documents.collection_of), read from its posting lists once."""
+        if self._collections is None:
+            from array import array
+
+            names: list[str] = []
+            sizes: list[int] = []
+            of = array("H", bytes(2 * self.searcher.doc_count_all()))
+            for term in self.searcher.reader().lexicon("collection"):
+                text = term.decode("utf-8") if isinstance(term, bytes) else term
+                if len(names) >= 65_534:
+                    break
+                names.append(text)
+                number = len(names)
+                ids = self._read("collection", text)[0]
+                for d in ids:
+                    of[d] = number
+                sizes.append(len(ids))
+            self._collections = (names, of, sizes)
+        return self._collections
 
     def kind_entries(self, kinds: tuple[str, ...]) -> set[int]:
         got = self._kind_sets.get(kinds)

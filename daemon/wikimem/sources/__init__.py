@@ -243,7 +243,9 @@ def load_markdown(path: str, text: str) -> Document:
     toc: list[TocEntry] = []
     is_summary = posixpath.basename(path).lower() == "summary.md"
     labels: list[tuple[str, int, str | None]] = []
-    blocks = parse_markdown(body, offset, toc=toc if is_summary else None, labels=labels)
+    # a SUMMARY.md's lists are a book's chapters; another document's links that open a list item
+    # (or make up a paragraph) and lead to another file of the set are its map (a MyST toctree too)
+    blocks = parse_markdown(body, offset, toc=toc, summary=is_summary, labels=labels)
     title = _meta_text(meta, "title") or _heading_title(blocks)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
@@ -313,7 +315,7 @@ def _resolve(path: str, entry: TocEntry) -> TocEntry:
     resolved = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
     if not resolved.startswith("raw/"):
         return entry
-    return TocEntry(resolved, entry.title)
+    return TocEntry(resolved, entry.title, entry.line, entry.group)
 
 
 def load_plain(path: str, text: str) -> Document:

@@ -82,6 +82,8 @@ class TocEntry:
 
     target: str  # workspace-relative raw path when it resolves, else the text as written
     title: str | None = None
+    line: int = 0  # where the document lists it (0: not known)
+    group: str | None = None  # the caption of the toctree that lists it ("Getting Started")
 
 
 @dataclass

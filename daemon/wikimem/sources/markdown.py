@@ -59,7 +59,7 @@ def _parser() -> MarkdownIt:
 
 
 def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None,
-                   labels: list[tuple[str, int, str | None]] | None = None) -> list[Block]:
+                   summary: bool = True, labels: list[tuple[str, int, str | None]] | None = None) -> list[Block]:
     """Blocks of a Markdown text; `line_offset` lines come before it in the file (front matter).
 
     Links of a list of links (a SUMMARY.md that is a book's table of contents) go to `toc` when it is given;
@@ -75,16 +75,21 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
                 md.inline.parse(token.content, md, env, token.children)
             else:
                 token.children = []
-    return _Walker(line_offset, toc, labels).walk(tokens)
+    return _Walker(line_offset, toc, labels, summary).walk(tokens)
 
 
-_MKDOCS_MARKS = ("!!!", "???", "===", "///")
+_MKDOCS_MARKS = ("!!!", "???", "===", "///", ":::")
 _UNFOLD_STARTS = (*_MKDOCS_MARKS, "```", "~~~")  # a line unfold_mkdocs looks at outside every block
 _ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
 _TAB = re.compile(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
 # pymdownx blocks: `/// tip | Title` ... `///`, `//// tab | Linux` ... `////`, content not indented
 _SLASH_OPEN = re.compile(r"^/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*(?:\|[ \t]*(?P<title>.*?))?[ \t]*$")
 _SLASH_CLOSE = re.compile(r"^/{3,}[ \t]*$")
+# MyST's colon fences: `:::{warning}` ... `:::`, `:::{versionchanged} 21.3`, content not indented
+_COLON_OPEN = re.compile(r"^:{3,}[ \t]*\{(?P<kind>[\w:-]+)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_COLON_CLOSE = re.compile(r"^:{3,}[ \t]*$")
+_VERSIONED = {"versionadded": "Added in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version",
+              "versionremoved": "Removed in version"}
 _FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
 _BLOCK_START = re.compile(r"^(?:[-*+][ \t]|\d+[.)][ \t]|#|>|\||`{3}|~{3}|<)")
 _CALLOUTS = frozenset("note tip warning danger caution important hint attention error seealso todo info example "
@@ -100,8 +105,9 @@ def _label(kind: str | None, title: str) -> str | None:
 
 
 def unfold_mkdocs(text: str) -> str:
-    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`, `/// tip | Title`) and content tabs
-    (`=== "Python 3.10+"`, `//// tab | Linux`) as what they hold: Python-Markdown indents the
+    """MkDocs' admonitions (`!!! tip "Title"`, `??? note`, `/// tip | Title`), MyST's colon fences
+    (`:::{warning}`, `:::{versionchanged} 21.3`) and content tabs (`=== "Python 3.10+"`,
+    `//// tab | Linux`) as what they hold: Python-Markdown indents the
     content of the first kinds four spaces, which CommonMark reads as a code block, and the
     block markers of the others read as text. Lines are dedented and markers blanked in place
     (no line added or removed: citations keep their lines), an admonition's label leading its
@@ -144,6 +150,14 @@ def unfold_mkdocs(text: str) -> str:
             label = _label(slashes.group("kind"), (slashes.group("title") or "").strip()) if slashes else None
             lines[i] = ""
             continue
+        colons = _COLON_OPEN.match(body)
+        if colons or _COLON_CLOSE.match(body):
+            kind = colons.group("kind").rsplit(":", 1)[-1].lower() if colons else ""
+            title = (colons.group("title") or "").strip() if colons else ""
+            # a version note says which version ("Changed in version 21.3:"), as reST's directive reads
+            label = f"{_VERSIONED[kind]} {title}" if kind in _VERSIONED and title else _label(kind, title) if colons else None
+            lines[i] = ""
+            continue
         if label is not None and body:
             lead = line[: len(line) - len(line.lstrip())]
             if _BLOCK_START.match(line.lstrip()):
@@ -160,11 +174,12 @@ _MYST_TARGET = re.compile(r"^\(([^()\s][^()\n]*)\)=$")
 
 class _Walker:
     def __init__(self, line_offset: int, toc: list[TocEntry] | None,
-                 labels: list[tuple[str, int, str | None]] | None = None):
+                 labels: list[tuple[str, int, str | None]] | None = None, summary: bool = True):
         self.offset = line_offset
         self.toc = toc
         self.labels = labels
         self.pending: list[tuple[str, int]] = []  # MyST targets waiting for what they name
+        self.summary = summary  # a book's table of contents: every link of its lists is a chapter
         self.blocks: list[Block] = []
 
     def line(self, token: Token) -> int:
@@ -233,10 +248,12 @@ class _Walker:
                         items[-1] = False
                     line = self.line(para or token)
                     self.add("item" if first_in_item else "para", text.strip("\n"), line, subject=_subject(subjects))
-                    if self.toc is not None and (first_in_item or (not items and _only_links(token))):
+                    if self.toc is not None and (first_in_item or (not items and _only_links(token))) \
+                            and (self.summary or _opens_with_link(token) or _only_links(token)):
                         # a list of links, or a paragraph of nothing but links: a book's
-                        # prefix chapters ("[Foreword](foreword.md)") come before the list
-                        self.toc_links(token)
+                        # prefix chapters ("[Foreword](foreword.md)") come before the list; in
+                        # another document, the items that open with a link to another file
+                        self.toc_links(token, line)
             elif kind in ("fence", "code_block"):
                 self.code(token)
             elif kind == "html_block":
@@ -266,10 +283,14 @@ class _Walker:
                 skip += 1
             content = "\n".join(lines[skip:])
             if name == "toctree" and self.toc is not None:
-                for entry in lines[skip:]:
+                caption = next((line.split(":", 2)[2].strip() for line in lines[:skip]
+                                if line.startswith(":caption:")), None) or None
+                for at, entry in enumerate(lines[skip:]):
                     entry = entry.strip()
-                    if entry:
-                        self.toc.append(TocEntry(entry))
+                    explicit = EXPLICIT.match(entry)
+                    title, target = (explicit.group(1).strip(), explicit.group(2).strip()) if explicit else (None, entry)
+                    if target and target != "self" and not ABSOLUTE_URL.match(target):
+                        self.toc.append(TocEntry(target, title, body_start + 1 + skip + at, caption))
                 return
             if name == "eval-rst":
                 from .rst import NestedTooDeep, parse_rst
@@ -280,9 +301,17 @@ class _Walker:
                 except NestedTooDeep:
                     pass  # read as the Markdown's own text below
             if name in ADMONITIONS or (name not in CODE_DIRECTIVES and _looks_like_prose(content)):
-                if myst.group(2):
-                    self.add("para", myst.group(2), body_start)
-                self.blocks.extend(parse_markdown(content, body_start + skip, toc=self.toc, labels=self.labels))
+                argument = (myst.group(2) or "").strip()
+                start = body_start + skip
+                if name in _VERSIONED and argument and not skip and content.strip() and not content.startswith("\n"):
+                    # a version note leads its text with its version, as reST's directive reads
+                    # ("Changed in version 21.3: ..."), on the fence's line that gives it; not a
+                    # paragraph of "21.3" alone
+                    content = f"{_VERSIONED[name]} {argument}:\n{content}"
+                    start = body_start - 1
+                elif argument:
+                    self.add("para", argument, body_start)
+                self.blocks.extend(parse_markdown(content, start, toc=self.toc, summary=self.summary, labels=self.labels))
                 return
         text = token.content.rstrip("\n")
         if text.strip():
@@ -309,13 +338,24 @@ class _Walker:
         if len(text.split()) >= 4:
             self.add("para", text, self.line(token), subject=subject)
 
-    def toc_links(self, token: Token) -> None:
+    def toc_links(self, token: Token, line: int = 0) -> None:
         assert self.toc is not None
         for child in token.children or []:
             if child.type == "link_open":
                 href = str(child.attrs.get("href") or "")
-                if href and not ABSOLUTE_URL.match(href) and not href.startswith("#"):
-                    self.toc.append(TocEntry(href.split("#")[0]))
+                if href and not ABSOLUTE_URL.match(href) and not href.startswith("#") \
+                        and (self.summary or _LOCAL_DOCUMENT.search(href.split("#")[0])):
+                    self.toc.append(TocEntry(href.split("#")[0], None, line))
+
+
+# a link to another document of the set (a Markdown, reST or text file), not to an image or a download
+_LOCAL_DOCUMENT = re.compile(r"\.(?:md|markdown|mdx|rst|rest|txt)$|/$", re.IGNORECASE)
+
+
+def _opens_with_link(token: Token) -> bool:
+    """An inline run that starts with a link ("[Settings](settings.md) lists every setting")."""
+    children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+    return bool(children) and children[0].type == "link_open"
 
 
 def _only_links(token: Token) -> bool:

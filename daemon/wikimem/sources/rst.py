@@ -129,7 +129,7 @@ def parse_rst(text: str, line_offset: int = 0) -> RstResult:
         _parser().parse(text, document)
         reader.read(document)
     result = RstResult(reader.blocks, reader.title, {**meta, **reader.meta},
-                       [TocEntry(t, title) for t, title in document["wikimem_toc"]],
+                       [TocEntry(t, title, line + offset, group) for t, title, line, group in document["wikimem_toc"]],
                        [(k, line + offset) for k, line in document["wikimem_keywords"]], errors,
                        reader.first_of_several, document.get("wikimem_changes", 0),
                        [(name, line, title) for name, line, title in reader.labels])
@@ -636,15 +636,17 @@ def _directive_table() -> dict[str, type]:
     class Toctree(Base):
         def run(self) -> list[Any]:
             document = self.state.document
-            for entry in self.content:
+            caption = str(self.options.get("caption") or "").strip() or None
+            for at, entry in enumerate(self.content):
                 entry = entry.strip()
                 if not entry or entry == "self":
                     continue
+                line = self.content_offset + at + 1  # the entry's own line (1-based, in the text parsed)
                 explicit = EXPLICIT.match(entry)
                 if explicit:
-                    document["wikimem_toc"].append((explicit.group(2).strip(), explicit.group(1).strip()))
+                    document["wikimem_toc"].append((explicit.group(2).strip(), explicit.group(1).strip(), line, caption))
                 else:
-                    document["wikimem_toc"].append((entry, None))
+                    document["wikimem_toc"].append((entry, None, line, caption))
             return []
 
     class Index(Base):
