@@ -119,6 +119,40 @@ def test_a_figure_in_code_and_what_is_now_come_with_a_long_documents_facts(tmp_p
     assert not any(f.startswith("Let's") for f in facts)
 
 
+HOW_TO = """# Comparison
+
+By default, two records are equal if they have the same type and all their fields are equal.
+For that, the library writes the equality methods for you.
+
+Additionally, if you pass `order=True`, the library also creates the ordering methods `__lt__` and `__gt__`.
+
+For equality, the library compares the types of both records first, then each field in turn.
+It then compares the tuples those fields make, which is why their order matters here.
+Fields are compared in the order they are declared on the class, one after the other.
+The comparison stops at the first field that differs, so later fields are never looked at.
+Records of unrelated types never compare equal, whatever their fields hold at the time.
+The result of a comparison never depends on the identity of the records compared.
+Common examples of such fields are lists of other records and nested structures.
+The methods are written once, when the class is created, and cost nothing afterwards.
+Subclasses inherit them as they inherit any other method of their base class.
+Nothing in the generated code looks at attributes that are not fields of the record.
+
+## Hashing
+
+The methods that are written depend on the arguments given to the decorator.
+The *correct way* to get hashing by identity is to set `@record(eq=False)`.
+A record that can be changed after it is made should not be hashed by its fields.
+"""
+
+
+def test_a_sentence_that_says_how_to_do_something_with_code_is_a_key_fact(tmp_path: Path) -> None:
+    # an answer to "how do I ..." or "what does this argument do": a condition on what you pass,
+    # the way to do something, each naming the code that does it
+    facts = fact_texts(analysed(tmp_path, "comparison.md", HOW_TO))
+    assert any(f.startswith("Additionally, if you pass `order=True`") for f in facts), facts
+    assert any("is to set `@record(eq=False)`" in f for f in facts), facts
+
+
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
                                                 "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"

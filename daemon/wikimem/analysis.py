@@ -33,7 +33,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 53
+ANALYSIS_VERSION = 55
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1007,6 +1007,11 @@ _REQUIREMENT_WORDS = ("requir", "must", "minimum", "maximum", "at least", "at mo
                       "support")
 _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "context manager", "hook", "variable",
                "directive", "signal", "fixture", "marker", "constant", "decorator")
+# how to do something with the code that does it, an answer to "how do I ...": "the correct way
+# to get X is to set `Y`", "To turn it off, pass `check=False`", "if you pass `order=True`, it
+# also creates ..." (only where the sentence names code)
+_HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
+                     r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b", re.I)
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
@@ -1120,8 +1125,9 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 1
     if s.version:
         score += 1
+    how = "`" in text and _HOW_TO.search(text) is not None
     if "`" in text:
-        score += 0.5
+        score += 2 if how else 0.5
     if s.kind == "item":
         # an item of a short list a sentence introduces ("the ownership rules: ...")
         first, last = (runs or _item_runs(sentences))[i]
@@ -1143,7 +1149,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score -= 1  # a tutorial telling what we do next, rather than how things are
     if chatty or narrated or score < 0:
         return score, False
-    if s.subject or says_default or introduced:
+    if s.subject or says_default or introduced or how:
         return score, True
     if s.kind == "item" and _FIELD_ITEM.match(text):
         return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
