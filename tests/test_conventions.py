@@ -238,6 +238,20 @@ def test_a_ref_in_a_key_fact_on_a_part_page_links_from_the_part(ws: Workspace) -
     assert broken_links(ws.wiki) == []
 
 
+def test_a_described_settings_default_option_is_its_default(ws: Workspace) -> None:
+    # Sphinx's confval (and the extensions' like it) give a setting's default as an option of the
+    # directive, not in its text: the page's defaults table states it, cited at the option's line
+    write(ws, "ref.rst", "Configuration\n=============\n\nOptions\n-------\n\n"
+                         ".. confval:: report_family\n    :type: ``str``\n    :default: ``\"v2\"``\n\n"
+                         "    Configures the format of the generated report.\n\n"
+                         ".. confval:: max_warnings\n    :default: ``-1``\n\n"
+                         "    Sets the number of warnings allowed before the run fails.\n")
+    compile_(ws)
+    _, ref = page(ws, "ref.rst")
+    assert re.search(r'\| report_family \| `"v2"` \| \[9\]\(', ref.body), ref.body
+    assert re.search(r"\| max_warnings \| `-1` \| \[14\]\(", ref.body), ref.body
+
+
 def test_a_label_defined_twice_links_one_and_the_page_says_so(ws: Workspace) -> None:
     write(ws, "a.rst", ".. _setup:\n\nSetup in A\n==========\n\nText of A.\n")
     write(ws, "b.rst", ".. _setup:\n\nSetup in B\n==========\n\nText of B.\n")

@@ -619,6 +619,15 @@ def _directive_table() -> dict[str, type]:
             if not names and self.name.rsplit(":", 1)[-1] == "module":
                 names = [a.strip() for a in self.arguments[:1]]
             node = self.container(wikimem_terms=names)
+            default = " ".join(str(self.options.get("default") or "").split())
+            if default and names:
+                # a described object's `:default:` option (a setting's, in a configuration
+                # reference) is its default, as the rendered page states it
+                para = self.inline_para(f"Default: {default}.")
+                lines = self.block_text.split("\n")
+                para.line = self.lineno + next((k for k, text in enumerate(lines)
+                                                if text.strip().startswith(":default:")), 0)
+                node += para
             return [self.body(node)]
 
     class ClassDirective(Api):
