@@ -252,6 +252,16 @@ def test_a_described_settings_default_option_is_its_default(ws: Workspace) -> No
     assert re.search(r"\| max_warnings \| `-1` \| \[14\]\(", ref.body), ref.body
 
 
+def test_a_markdown_headings_emphasis_is_no_part_of_its_title(tmp_path: Path) -> None:
+    # "# The _Gizmo_ code style" is titled "The Gizmo code style", as the HTML page shows it; a
+    # dunder name stays a name, and the text keeps its emphasis
+    doc = load(tmp_path, "style.md", "# The _Gizmo_ code style\n\nText about **it** and `__init__`.\n\n"
+                                     "## Using __init__.py and **strong** words\n\nMore.\n")
+    assert doc.title == "The Gizmo code style"
+    assert [b.text for b in doc.blocks if b.kind == "heading"] == ["The Gizmo code style", "Using __init__.py and strong words"]
+    assert "Text about **it** and `__init__`." in [b.text for b in doc.blocks]
+
+
 def test_a_label_defined_twice_links_one_and_the_page_says_so(ws: Workspace) -> None:
     write(ws, "a.rst", ".. _setup:\n\nSetup in A\n==========\n\nText of A.\n")
     write(ws, "b.rst", ".. _setup:\n\nSetup in B\n==========\n\nText of B.\n")

@@ -53,6 +53,8 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("The maximum stack depth for `alloc`, `mutex` and `goroutine` profiles has been raised from 32 to 128 frames.",
      "maximum stack depth", (128,), "from"),
     ("Go 1.21 requires macOS 10.15 Catalina or later.", "macos", (10, 15), ""),
+    ("Gizmo no longer supports running with Python 3.8 (#4452)", "python", (3, 8), "drop"),
+    ("The tool no longer supports Node 16.", "node", (16,), "drop"),
 ])
 def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:
     found = [f for f in facts_of(sentence) if f.key[1] == entity]
@@ -430,6 +432,25 @@ def test_a_list_a_support_sentence_introduces_states_the_oldest_version(ws: Work
     assert report.failed == []
     (line,) = [line for title, line in _claims(ws).items() if "python" in title.lower()]
     assert line.startswith("Current:") and "3.10" in line.split("**")[1], line
+
+
+def test_a_front_page_titled_by_a_slogan_names_its_product_in_its_opening(ws: Workspace) -> None:
+    """A README whose title is a slogan ("The Fearless Widget Builder") says what it documents
+    in its opening sentence ("*Gizmo* is the fearless ..."): the set's timelines are Gizmo's, and
+    its changelog's "Gizmo no longer supports ..." is the product's own drop."""
+    write(ws, "README.md", "# The Fearless Widget Builder\n\n> Any widget you like.\n\n"
+                           "_Gizmo_ is the fearless widget builder. It requires Python 3.9+ to run.\n")
+    write(ws, "docs/getting_started.md", "# Getting started\n\nInstall it with pip. It requires Python 3.9+ to run.\n")
+    write(ws, "docs/usage.md", "# Usage and configuration\n\nRun the builder on a folder of widget code.\n")
+    write(ws, "CHANGES.md", "# Change Log\n\n## 25.1.0\n\n### Stable style\n\n- Fix a crash.\n\n"
+                            "## 24.10.0\n\n### Highlights\n\n- Gizmo no longer supports running with Python 3.8 (#4452)\n\n"
+                            "## 22.1.0\n\n- Remove Python 2 support (#2740)\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    (title,) = [title for title in _claims(ws) if "python" in title.lower()]
+    assert title == "Minimum Python version (gizmo)", title
+    page = next((ws.wiki / "facts").glob("*python*.md")).read_text(encoding="utf-8")
+    assert "It replaced Python 3.8, dropped in 24.10.0" in page, page
 
 
 def test_changes_not_released_yet_state_plans_not_the_current_value(ws: Workspace) -> None:

@@ -57,7 +57,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 3  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 4  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -132,6 +132,9 @@ _NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s
 _INTENT = re.compile(r"\bto\s+$", re.I)
 # words that open a clause: what a from-to statement is about comes after the last of them
 _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
+# "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8"
+_NO_LONGER_SUPPORTS = re.compile(r"\b(?:no\s+longer|not\s+any\s*more)\s+supports?\s+(?:running\s+(?:with|on|under)\s+)?"
+                                 rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "Python 2.6 and 3.3 are no longer supported", "Python 3.6 is not supported anymore"
 _NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
                         r"(?:(?:is|are)\s+no\s+longer\s+supported|(?:is|are)\s+not\s+supported\s+any\s*more|"
@@ -276,16 +279,17 @@ class Profile:
     newest: str | None = None  # the newest release it names (its title's, its release sections')
     newest_date: str | None = None
     dated: tuple[tuple[str, str], ...] = ()  # (release, date) of every release it dates (an announcement dates its notes)
+    subject: str = ""  # what its opening says it is ("Acme is a tool for ..."), keyed: a front page's product
 
     def to_json(self) -> list[Any]:
         return [self.title, self.kind, [list(n) for n in self.names], list(self.words), self.newest, self.newest_date,
-                [list(d) for d in self.dated]]
+                [list(d) for d in self.dated], self.subject]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> Profile:
-        title, kind, names, words, newest, newest_date, dated = data
+        title, kind, names, words, newest, newest_date, dated, subject = data
         return cls(title, kind, tuple((str(n), int(c)) for n, c in names), tuple(words), newest, newest_date,
-                   tuple((str(v), str(d)) for v, d in dated))
+                   tuple((str(v), str(d)) for v, d in dated), str(subject))
 
 
 @dataclass
@@ -385,7 +389,29 @@ def profile_of(doc: Any) -> Profile:
     newest = max(releases, key=lambda r: (version_key(r[0]), r[1] or "")) if releases else None
     dated = tuple(dict.fromkeys((v, d) for v, d in releases if d))
     return Profile(title, kind, tuple(sorted(names.items())), title_words(title),
-                   newest[0] if newest else None, newest[1] if newest else None, dated)
+                   newest[0] if newest else None, newest[1] if newest else None, dated, _opening_subject(doc))
+
+
+# "Acme is a tool for ...", "*Acme* is the uncompromising ...": a name the opening defines
+_DEFINES_ITSELF = re.compile(r"^[\W_]{0,3}(?P<name>[A-Za-z][\w.+-]*?)[*_`]{0,2}\s+is\s+(?:a|an|the)\s", re.M)
+
+
+def _opening_subject(doc: Any) -> str:
+    """What a document's opening says it is: the subject of the first "X is a ..." sentence of
+    its first paragraphs, keyed ("" when none). A front page whose title is a slogan ("The
+    Uncompromising Code Formatter") names its product there."""
+    seen = 0
+    for block in doc.blocks:
+        if block.kind != "para":
+            continue
+        seen += 1
+        m = _DEFINES_ITSELF.match(block.text)
+        if m is not None:
+            key = _name_key(m.group("name"))
+            return key if key and key not in ("this", "it", "there", "here") else ""
+        if seen >= 6:
+            break
+    return ""
 
 
 def statements_of(doc: Any, sentences: Any) -> Statements:
@@ -728,7 +754,7 @@ def extract(doc: Statements) -> list[Fact]:
                     add(("min", name, scope), max(versions), f"{pair.group('name')} {pair.group('list').strip()}",
                         plan_here, at, "drop")
             taken.append((many.start(), many.end()))
-        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NAME_DROPPED) if drops else ():
+        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NO_LONGER_SUPPORTS, _NAME_DROPPED) if drops else ():
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))
                 versions = _versions(m.group("list"))

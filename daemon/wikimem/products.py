@@ -74,6 +74,11 @@ def _product(paths: list[str], profiles: Mapping[str, Profile]) -> tuple[str, bo
         # the front page's name where its documents give releases that name too, else the name they give most
         pool = {n: c for n, c in names.items() if n in candidates} or names
         return min(pool.items(), key=lambda kv: (-kv[1], kv[0]))[0], True
+    # a front page that opens by saying what it documents ("Acme is a ...") names it there,
+    # whatever its title (a slogan's words are no name)
+    subjects = Counter(profiles[p].subject for p in entries if _depth(p) == top and profiles[p].subject)
+    if subjects:
+        return min(subjects.items(), key=lambda kv: (-kv[1], kv[0]))[0], False
     if not candidates:
         return "", False
     used: Counter[str] = Counter()

@@ -229,7 +229,7 @@ class _Walker:
                 row = None
             elif kind == "inline":
                 # a heading or a term is a name: its links are text ("[crypto/tls](/pkg/...)")
-                text = render_inline(token, keep_links=heading is None and in_dt is None)
+                text = render_inline(token, keep_links=heading is None and in_dt is None, emphasis=heading is None)
                 if row is not None:
                     cells.append(" ".join(text.split()))
                 elif heading is not None:
@@ -375,9 +375,10 @@ def _subject(subjects: list[str | None]) -> str | None:
     return subjects[-1] if subjects else None
 
 
-def render_inline(token: Token, *, keep_links: bool = True) -> str:
-    """An inline token as light Markdown: code spans, emphasis, absolute links (unless
-    `keep_links` is false: then a link is its text); no HTML."""
+def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = True) -> str:
+    """An inline token as light Markdown: code spans, emphasis (unless `emphasis` is false: a
+    heading is a title, its emphasis no part of its words), absolute links (unless `keep_links`
+    is false: then a link is its text); no HTML."""
     children = token.children
     if not children:
         return token.content if len(token.content) > MAX_INLINE else ""
@@ -409,15 +410,15 @@ def render_inline(token: Token, *, keep_links: bool = True) -> str:
                     out.append(xref.mark(name, key, explicit.group(1).strip() if explicit else ""))
                     continue
                 shown, how = role_text(name, child.content)
-                out.append(code_span(shown) if how == "code" else f"*{shown}*" if how == "emphasis" else shown)
+                out.append(code_span(shown) if how == "code" else f"*{shown}*" if how == "emphasis" and emphasis else shown)
             else:
                 out.append(code_span(child.content))
         elif kind in ("softbreak", "hardbreak"):
             out.append("\n")
         elif kind in ("em_open", "em_close"):
-            out.append("*")
+            out.append("*" if emphasis else "")
         elif kind in ("strong_open", "strong_close"):
-            out.append("**")
+            out.append("**" if emphasis else "")
         elif kind == "link_open":
             href = str(child.attrs.get("href") or "")
             keep = href if keep_links and ABSOLUTE_URL.match(href) else None
