@@ -574,6 +574,97 @@ class Bench:
                 samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
             ))
 
+    # 4d. MCP start to the first search answered: what a client waits for (initialize, the tool
+    # list, one search), then the searches right after it (the warm-up must not make them slow)
+    def mcp_first_search(self, root: Path, index_dir: Path, label: str) -> None:
+        fig = f"MCP start to the first search answered, {label}"
+        if not self.mcp_cli:
+            return
+        questions = self.queries[1:] + ['"virtual environment"', "trait objects", "goroutines channels"]
+
+        def first_search(_: int) -> Sample:
+            started = time.perf_counter()
+            proc = subprocess.Popen([*wikimem_cmd(), "mcp", "--root", str(root)], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env())
+            assert proc.stdin is not None and proc.stdout is not None
+
+            def ask(message: dict[str, Any]) -> dict[str, Any]:
+                proc.stdin.write((json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+                answer = json.loads(proc.stdout.readline() or b"{}")  # type: ignore[union-attr]
+                if "result" not in answer or answer["result"].get("isError"):
+                    raise BenchError(f"MCP {message.get('method')}: {str(answer)[:200]}")
+                return answer
+
+            def search(i: int, question: str) -> dict[str, Any]:
+                return ask({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                            "params": {"name": "search", "arguments": {"query": question}}})
+            try:
+                ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+                proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+                ask({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+                search(2, self.queries[0])
+                seconds = time.perf_counter() - started
+                after = []
+                for i, question in enumerate(questions, 3):
+                    at = time.perf_counter()
+                    search(i, question)
+                    after.append(time.perf_counter() - at)
+            finally:
+                proc.kill()
+                proc.wait(30)
+            return Sample(seconds, 0.0, 0, json.dumps(after), "")
+
+        with self.figure(fig, baseline="cold plain whoosh query process"):
+            n = 3 if self.quick else 7
+            first_search(-1)  # a workspace just copied or compiled: its first search checks every file once
+            a, b = self.interleaved(first_search, lambda _: baseline("query", str(index_dir), self.queries[0]), n, fig)
+            times = sorted(s.seconds for s in a)
+            after = sorted(x for s in a for x in json.loads(s.stdout))
+            self.add(Row(
+                fig, median(times), "s", "cold plain whoosh query process", median([s.seconds for s in b]),
+                goal="≤ 0.4 s", goal_abs=0.4,
+                note=f"p95 {times[round(0.95 * (len(times) - 1))]:.3f} s; then {len(questions)} searches each: "
+                     f"p50 {median(after) * 1000:.1f} ms, p95 {after[round(0.95 * (len(after) - 1))] * 1000:.1f} ms, "
+                     f"max {after[-1] * 1000:.1f} ms; n={n}",
+                samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+                extra={"searches_after_ms": [round(x * 1000, 2) for x in after]},
+            ))
+
+    # 4e. a file dropped, then searchable (one-shot compile and search), where the drop is the
+    # fifth file of a new folder (the folder becomes a collection) against an ordinary drop
+    def collection_drop(self, root: Path, label: str) -> None:
+        fig = f"fifth file into a new folder, then searchable, {label}"
+        with self.figure(fig, baseline="a sixth file into the same folder, then searchable"):
+            n = 2 if self.quick else self.repeats
+
+            def drop(folder: str, i: int) -> Sample:
+                word = f"kettle{folder.rsplit('-', 1)[-1]}x{i}"  # one word no other file holds
+                (root / "raw" / folder / f"n{i}.md").write_text(
+                    f"# Kettle note {i}\n\nThe {word} boils water in 3 minutes.\n", encoding="utf-8")
+                compiled = checked(wikimem("compile", "--root", str(root), "--json", "--quiet"), "compile after a drop")
+                found = checked(wikimem("search", word, "--root", str(root), "--json"), "search")
+                if f"{folder}/n{i}.md" not in found.stdout:
+                    raise BenchError(f"the dropped file raw/{folder}/n{i}.md was not found by search")
+                return Sample(compiled.seconds + found.seconds, 0.0, 0, "", "")
+
+            fifth: list[Sample] = []
+            sixth: list[Sample] = []
+            for r in range(n):
+                folder = f"bench-drop-{r}"
+                (root / "raw" / folder).mkdir()
+                for i in range(1, 5):
+                    drop(folder, i)
+                fifth.append(drop(folder, 5))
+                sixth.append(drop(folder, 6))
+            self.add(Row(
+                fig, median([s.seconds for s in fifth]), "s", "a sixth file into the same folder, then searchable",
+                median([s.seconds for s in sixth]), goal="≤ 0.5 s compile; ≤ 1.5x an ordinary drop", goal_ratio=1.5,
+                note=f"compile + search processes; n={n}",
+                samples=[s.seconds for s in fifth], baseline_samples=[s.seconds for s in sixth],
+            ))
+
     # 5. warm search p50, in-process and over MCP
     def index_build(self, root: Path, label: str) -> None:
         """The search index built from nothing (`wikimem reindex`), so warm figures do not hide it."""
@@ -792,6 +883,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if "mcp" in bench.groups:
             say("MCP start to ready, corpora")
             bench.mcp_start(corpus, label)
+            say("MCP start to the first search answered, corpora")
+            if not corpus_index.is_dir():
+                checked(baseline("index", str(corpus / "raw"), str(corpus_index)), "plain whoosh index")
+            bench.mcp_first_search(corpus, corpus_index, label)
+        if "change" in bench.groups:
+            say("the fifth file into a new folder, corpora")
+            if not (corpus / ".wikimem").is_dir():
+                checked(wikimem("compile", "--root", str(corpus), "--quiet"), "compile of the corpora")
+            bench.collection_drop(corpus, label)
 
         sizes = [bench.scale] if bench.quick or bench.scale <= 1000 else [1000, bench.scale]
         for size in sizes if bench.groups & SCALE_GROUPS else []:

@@ -306,3 +306,35 @@ def test_a_phrase_in_its_short_form_is_the_same_concept() -> None:
     found = [c for c in concepts.values() if {"env var", "environment variable"} & set(c.keys)]
     assert len(found) == 1 and set(found[0].keys) == {"env var", "environment variable"}
     assert found[0].slug == "environment-variable"
+
+
+def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws: Workspace, tmp_path: Path) -> None:
+    """The fifth source in a new folder makes it a collection (raw_tree.MIN_COLLECTION): its
+    sources move from the shared collection to their own, and only they are counted again.
+    Before, every source was counted again and every page rendered (seconds at 187 sources);
+    the pages are still those of a full compile, both ways across the threshold."""
+    for i in range(30):
+        (ws.raw / f"n{i // 10}").mkdir(exist_ok=True)
+        (ws.raw / f"n{i // 10}" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "fresh").mkdir()
+    for i in range(30, 34):
+        (ws.raw / "fresh" / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+
+    def ids() -> dict[str, int]:
+        state = State(ws.state_db)
+        try:
+            return dict(state.db.execute("SELECT path, id FROM offline_docs"))
+        finally:
+            state.close()
+
+    kept = ids()
+    (ws.raw / "fresh" / "note-34.md").write_text(note(random.Random(34), 34), encoding="utf-8")
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "a folder became a collection")
+    now = ids()
+    assert {p: i for p, i in now.items() if "/fresh/" not in p} == {p: i for p, i in kept.items() if "/fresh/" not in p}
+    (ws.raw / "fresh" / "note-31.md").unlink()
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "a folder stopped being a collection")
+    assert {p: i for p, i in ids().items() if "/fresh/" not in p} == {p: i for p, i in now.items() if "/fresh/" not in p}

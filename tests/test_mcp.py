@@ -383,7 +383,9 @@ def test_a_client_through_the_early_answer(compiled, tmp_path):
 
     anyio.run(body)
     log = errlog.read_text(encoding="utf-8")
-    assert "answered initialize (id 1) while the SDK loads" in log
+    assert "answered initialize (id 1) before loading the SDK" in log
+    assert "answered tools/list" in log and "answered tools/call" in log  # the SDK loaded for the resource
+    assert "the SDK loads for" in log
     assert "the SDK answers" not in log  # the SDK's own answer was the same as ours
     assert "warming the search index" in log
 
@@ -404,6 +406,7 @@ def test_every_request_answered_once(compiled, first):
     assert {r["id"]: r for r in replies}[1]["result"]["serverInfo"]["name"] == "wikimem"
     assert "Tea" in json.dumps(replies[-1]["result"])
     assert ("answered initialize (id 1)" in stderr) == (first is None)
+    assert ("the SDK loads for" in stderr) == (first is not None)  # else all answered before it loads
     assert "the SDK answers" not in stderr
 
 
@@ -425,7 +428,8 @@ mcp_server.serve(Workspace.at(sys.argv[1]))
 
 
 def test_stray_output_while_the_sdk_loads_goes_to_stderr(compiled):
-    lines = [json.dumps(m) for m in (initialize(), INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    read_index = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "wiki://index.md"}}
+    lines = [json.dumps(m) for m in (initialize(), INITIALIZED, read_index)]
     replies, stderr = converse(compiled.root, lines, 2, [sys.executable, "-c", STRAY, str(compiled.root)])
     assert [r["id"] for r in replies] == [1, 2]
     assert "stray print" in stderr and "stray write" in stderr
@@ -502,7 +506,7 @@ def test_a_first_line_of_any_length_is_read_in_bounded_memory():
         mcp_server.MAX_MESSAGE_BYTES = old
     assert early is None and out.getvalue() == b"" and peak < 5_000_000
     assert first == mcp_server.TOO_LONG.encode()
-    replayed = mcp_server._Replayed(wire, first)
+    replayed = mcp_server._Replayed(wire, [first])
     assert replayed.readline() == mcp_server.TOO_LONG  # the SDK answers it as a line that is not JSON
     assert json.loads(replayed.readline())["id"] == 2  # and reads on from the next line
 
@@ -534,3 +538,117 @@ def test_mcp_read_of_a_pdf_the_compile_skipped_says_why_without_parsing_it(ws, m
         with pytest.raises(WikimemError, match="the compile skipped it .*no extractable text"):
             mcp_server.read_file(ws, "raw/scan.pdf")
     assert parsed == []
+
+
+# the messages after `initialize` answered before the SDK is loaded (mcp_server.EarlyServer)
+
+async def sdk_answers(ws, lines: list[str], *, allow_write: bool = False) -> list[dict]:
+    """The SDK's answers to the requests among lines, after `initialize` and `initialized`."""
+    import mcp_types
+    from mcp.shared.memory import create_client_server_memory_streams
+    from mcp.shared.message import SessionMessage
+
+    from wikimem.mcp_server import build_server
+
+    server = build_server(ws, allow_write=allow_write)
+    replies = []
+    async with create_client_server_memory_streams() as ((read, write), (server_read, server_write)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+            for line in [json.dumps(initialize(0)), json.dumps(INITIALIZED), *lines]:
+                await write.send(SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)))
+                if "id" in json.loads(line):
+                    with anyio.fail_after(30):
+                        reply = (await read.receive()).message
+                    replies.append(json.loads(reply.model_dump_json(by_alias=True, exclude_unset=True)))
+            tg.cancel_scope.cancel()
+    return replies[1:]
+
+
+def call(request_id: int, name: str, **arguments) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+ANSWERED_EARLY = {
+    "tools/list": {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    "resources/list": {"jsonrpc": "2.0", "id": 3, "method": "resources/list"},
+    "prompts/list": {"jsonrpc": "2.0", "id": 4, "method": "prompts/list", "params": {}},
+    "resources/templates/list": {"jsonrpc": "2.0", "id": 5, "method": "resources/templates/list"},
+    "ping": {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+    "search": call(6, "search", query="green tea temperature"),
+    "search, a kind and a limit": call(7, "search", query="tea", limit=2, kind="source"),
+    "search, words beyond ASCII": call(8, "search", query="thé à 80 degrés", kind=None),
+    "read": call(9, "read", path="wiki/index.md"),
+    "read, a citation": call(10, "read", path="raw/notes/tea.md#L3", max_lines=None),
+}
+LEFT_TO_THE_SDK = {
+    "an unknown kind (the tool's error)": call(11, "search", query="tea", kind="bogus"),
+    "a limit the SDK would coerce": call(12, "search", query="tea", limit="2"),
+    "a boolean limit": call(13, "search", query="tea", limit=True),
+    "no query": call(14, "search"),
+    "an unknown argument": call(15, "search", query="tea", page=2),
+    "a tool that answers with text": call(16, "context", query="tea"),
+    "a tool that writes": call(17, "add_note", title="t", text="x"),
+    "a resource": {"jsonrpc": "2.0", "id": 18, "method": "resources/read", "params": {"uri": "wiki://index.md"}},
+    "a cursor": {"jsonrpc": "2.0", "id": 19, "method": "tools/list", "params": {"cursor": "x"}},
+    "a progress token": {**call(20, "search", query="tea"), "params": {"name": "search", "arguments": {"query": "tea"},
+                                                                        "_meta": {"progressToken": 1}}},
+    "a read outside the workspace": call(21, "read", path="../etc/passwd"),
+    "not JSON": "hello",
+}
+
+
+@pytest.mark.parametrize("allow_write", [False, True])
+def test_early_answers_are_the_sdks(compiled, allow_write):
+    """Each message answered before the SDK is loaded gets the answer the SDK gives it."""
+    from wikimem.mcp_server import EarlyServer, Searching
+
+    early = EarlyServer(compiled, Searching(compiled), allow_write=allow_write)
+    lines = [json.dumps(m) for m in ANSWERED_EARLY.values()]
+    ours = [early.reply(line.encode()) for line in lines]
+    assert all(keep is False and reply for reply, keep in ours)
+    sdk = anyio.run(lambda: sdk_answers(compiled, lines, allow_write=allow_write))
+    for name, (reply, _), theirs in zip(ANSWERED_EARLY, ours, sdk, strict=True):
+        assert reply == theirs, name
+    assert "80 degrees" in json.dumps(ours[5][0])
+
+
+@pytest.mark.parametrize("line", [m if isinstance(m, str) else json.dumps(m) for m in LEFT_TO_THE_SDK.values()],
+                         ids=LEFT_TO_THE_SDK.keys())
+def test_early_server_hands_the_rest_to_the_sdk(compiled, line):
+    from wikimem.mcp_server import EarlyServer, Searching
+
+    reply, keep = EarlyServer(compiled, Searching(compiled), allow_write=True).reply(line.encode())
+    assert reply is None and keep is False
+
+
+def test_initialized_is_kept_for_the_sdk(compiled):
+    from wikimem.mcp_server import EarlyServer, Searching
+
+    assert EarlyServer(compiled, Searching(compiled)).reply(json.dumps(INITIALIZED).encode()) == ({}, True)
+
+
+FIRST_SEARCH = """
+import json, sys
+from wikimem import mcp_server
+from wikimem.workspace import Workspace
+
+mcp_server.serve(Workspace.at(sys.argv[1]))
+print(json.dumps({"sdk imported": sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types", "pydantic"))}))
+"""
+
+
+def test_first_search_is_answered_without_the_sdk(compiled):
+    """A client's start (initialize, the tool list, searches, a read) costs no import of the SDK
+    (some 0.5 s of a start-up); a test above holds each answer equal to the SDK's."""
+    import subprocess
+
+    lines = [initialize(), INITIALIZED, ANSWERED_EARLY["tools/list"], call(3, "search", query="green tea temperature"),
+             call(4, "read", path="raw/notes/tea.md#L3")]
+    proc = subprocess.run([sys.executable, "-c", FIRST_SEARCH, str(compiled.root)], capture_output=True, text=True,
+                          input="".join(json.dumps(m) + "\n" for m in lines), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    *replies, after = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4]
+    assert "80 degrees" in replies[2]["result"]["structuredContent"]["results"][0]["snippet"]
+    assert after == {"sdk imported": []}

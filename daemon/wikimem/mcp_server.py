@@ -8,9 +8,10 @@ wiki/ and raw/ folders; `..`, absolute paths and symlinks that lead out are refu
 with an error result. While serving, fd 1 points at stderr and fd 0 at /dev/null, so
 nothing but protocol reaches stdout and nothing else reads the client's messages.
 
-`initialize` is answered before the SDK is loaded (importing it is most of the time to
-`initialize`), as the SDK would answer it; the SDK, loaded meanwhile, is then handed the
-conversation from its first line and serves the rest (see `serve`).
+`initialize`, the lists and the first searches and reads are answered before the SDK is
+loaded (importing it is most of a start-up), as the SDK would answer them; the first message
+answered otherwise loads the SDK, which is handed the conversation and serves the rest (see
+`serve` and `EarlyServer`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import secrets
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from .errors import PathEscape, UnsafePath, WikimemError
 from .naming import undecodable
@@ -327,6 +328,24 @@ class Searching:
         """Warmed and watched: a query only checks the index is current, then scores."""
         return self._engine is not None and self._engine.ready
 
+    def answer(self, query: str, limit: int, kind: str | None) -> dict[str, Any]:
+        """The search tool's result, waiting for the index if it is being opened or warmed."""
+        with self.lock:
+            return self._answer(query, limit, kind)
+
+    def answer_now(self, query: str, limit: int, kind: str | None) -> dict[str, Any] | None:
+        """As `answer` when the index is warm and free; None when a query would have to wait."""
+        if not (self.ready and self.lock.acquire(blocking=False)):
+            return None
+        try:
+            return self._answer(query, limit, kind)
+        finally:
+            self.lock.release()
+
+    def _answer(self, query: str, limit: int, kind: str | None) -> dict[str, Any]:
+        hits = self.engine.passages(query, max(1, min(int(limit), 50)), (kind,) if kind else None)
+        return {"results": [p.to_json() for p in hits]}
+
     def start(self) -> None:
         """Warm the index in a background thread, once (called from the event loop): on a large
         wiki that was never searched the first build takes minutes, and the first search then
@@ -370,25 +389,13 @@ def tool_functions(ws: Workspace, searching: Searching, *, allow_write: bool = F
         it). `kind` keeps one kind only."""
         import anyio.to_thread
 
-        limit = max(1, min(int(limit), 50))
-        kinds = (kind,) if kind else None
-        lock = searching.lock
-
-        def locked() -> Any:
-            with lock:
-                return guarded(searching.engine.passages, query, limit, kinds)
-
         # a warmed engine whose watcher keeps it current answers in a millisecond or two: run
         # it here rather than pay a worker-thread round trip. Otherwise (the index is being
         # opened, built, warmed or swapped) wait for it in a worker thread, never in the event loop.
-        if searching.ready and lock.acquire(blocking=False):
-            try:
-                hits = guarded(searching.engine.passages, query, limit, kinds)
-            finally:
-                lock.release()
-        else:
-            hits = await anyio.to_thread.run_sync(locked)
-        return {"results": [p.to_json() for p in hits]}
+        result = guarded(searching.answer_now, query, limit, kind)
+        if result is None:
+            result = await anyio.to_thread.run_sync(lambda: guarded(searching.answer, query, limit, kind))
+        return result
 
     def read(path: str, start_line: int | None = None, max_lines: int | None = None) -> dict[str, Any]:
         """Read a wiki page or raw source by its workspace path (e.g. wiki/index.md,
@@ -672,19 +679,18 @@ def _bounded_line(wire: IO[bytes]) -> bytes:
 
 class _Replayed:
     """The wire as the SDK's stdin (lines of UTF-8 text, as its stdio transport reads them with
-    readline): the first line again, which was read here to answer it early, then the rest from
+    readline): the lines read here to answer early that it must see, again, then the rest from
     the same reader, so that what it had read ahead is not lost; every line bounded
     (_bounded_line)."""
 
-    def __init__(self, wire: IO[bytes], first: bytes) -> None:
+    def __init__(self, wire: IO[bytes], seen: list[bytes]) -> None:
         self._wire = wire
-        self._first: str | None = first.decode("utf-8", "replace")
+        self._seen = [line.decode("utf-8", "replace") for line in reversed(seen)]
 
     def readline(self, size: int = -1, /) -> str:
-        if self._first is None:
-            return _bounded_line(self._wire).decode("utf-8", "replace")
-        line, self._first = self._first, None
-        return line
+        if self._seen:
+            return self._seen.pop()
+        return _bounded_line(self._wire).decode("utf-8", "replace")
 
 
 class _Answered(io.TextIOWrapper):
@@ -731,44 +737,18 @@ def _wire() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
         os.dup2(wire_in, 0)
 
 
-T = TypeVar("T")
-
-
-def _in_background(fn: Callable[[], T], name: str) -> Callable[[], T]:
-    """Start fn in a thread; the function returned waits for it, then returns its result or
-    raises its exception."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - raised again by the caller
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-
-    def result() -> T:
-        thread.join()
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        return outcome[0]
-
-    return result
-
-
-def _load_server(ws: Workspace, *, allow_write: bool = False) -> Server[Any]:
+def _load_server(ws: Workspace, searching: Searching, *, allow_write: bool = False) -> Server[Any]:
     """The SDK, imported, and the server built on it."""
     # Importing the SDK makes some 80,000 objects that live as long as the server. The cyclic
     # collector ran about 190 times meanwhile, freed some 800 objects and took 50-70 ms of the
-    # time to `initialize`; switched off, its first collections after would scan them all. So
-    # it is off while they are made, and they are frozen: left out of every later collection
-    # (the few cycles made meanwhile are never freed).
+    # import; switched off, its first collections after would scan them all. So it is off while
+    # they are made, and they are frozen: left out of every later collection (the few cycles
+    # made meanwhile are never freed).
     gc.disable()
     try:
         import mcp.server.stdio  # noqa: F401 - what serve runs the server with
 
-        return build_server(ws, allow_write=allow_write)
+        return build_server(ws, allow_write=allow_write, searching=searching)
     finally:
         gc.freeze()
         gc.enable()
@@ -781,36 +761,177 @@ def _answer_first_line(wire_in: IO[bytes], wire_out: IO[bytes]) -> tuple[bytes, 
     if early is not None:
         wire_out.write(early.line())
         wire_out.flush()
-        log.debug("answered initialize (id %r) while the SDK loads", early.request_id)
+        log.debug("answered initialize (id %r) before loading the SDK", early.request_id)
     return first, early
 
 
+# --- what is answered before the SDK is loaded ---------------------------------------------------
+#
+# Importing the SDK (pydantic models of the whole protocol, its client and HTTP transports) is
+# some 0.5 s of one core, more than the rest of the start-up together, and a client's first
+# minute is `initialize`, the lists, and searches and reads. Those are answered here, as the SDK
+# answers them (tests hold each answer equal to the SDK's); the first message this does not
+# answer exactly as the SDK would (another method, arguments the SDK would coerce or refuse, a
+# tool's error, anything malformed) loads the SDK and hands it the conversation: the lines it
+# must have seen (`initialize`, `notifications/initialized`) replayed, then that message.
+
+# a parameter's annotation -> its JSON types, as pydantic's schema of a tool's signature says them
+_JSON_TYPES = {"str": ("string",), "int": ("integer",), "str | None": ("string", "null"),
+               "int | None": ("integer", "null")}
+_PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "null": (type(None),)}
+# the lists whose answer does not depend on the workspace (RESOURCES is a constant)
+_STATIC_LISTS: dict[str, dict[str, Any]] = {
+    "ping": {},
+    "prompts/list": {"prompts": []},
+    "resources/templates/list": {"resourceTemplates": []},
+    "resources/list": {"resources": [{"name": name, "uri": f"wiki://{file}", "description": description,
+                                      "mimeType": "text/markdown"} for name, (file, description) in RESOURCES.items()]},
+}
+
+
+def tool_schema(name: str, fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """A tool as the SDK lists it (`Tool.from_function`: pydantic's JSON schema of the function's
+    signature, its docstring as the description), for the annotations wikimem's tools use; None
+    for any other annotation (the SDK lists the tools then)."""
+    import inspect
+
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    signature = inspect.signature(fn)
+    for pname, param in signature.parameters.items():
+        types = _JSON_TYPES.get(param.annotation) if isinstance(param.annotation, str) else None
+        if types is None:
+            return None
+        title = pname.replace("_", " ").title()
+        prop: dict[str, Any] = ({"title": title, "type": types[0]} if len(types) == 1
+                                else {"anyOf": [{"type": t} for t in types], "title": title})
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+        else:
+            prop["default"] = param.default
+        properties[pname] = prop
+    inputs: dict[str, Any] = {"properties": properties, **({"required": required} if required else {}),
+                              "type": "object", "title": f"{fn.__name__}Arguments"}
+    if signature.return_annotation == "dict[str, Any]":
+        output = {"type": "object", "additionalProperties": True, "title": f"{fn.__name__}DictOutput"}
+    elif signature.return_annotation == "str":
+        output = {"properties": {"result": {"title": "Result", "type": "string"}}, "required": ["result"],
+                  "title": f"{fn.__name__}Output", "type": "object"}
+    else:
+        return None
+    return {"name": name, "description": fn.__doc__ or "", "inputSchema": inputs, "outputSchema": output}
+
+
+class EarlyServer:
+    """The answers given before the SDK is loaded: `tools/list` from the tools' own signatures,
+    the static lists, `ping`, and the read-only tools that answer with an object (search, read),
+    called with arguments of exactly the types their schema gives."""
+
+    def __init__(self, ws: Workspace, searching: Searching, *, allow_write: bool = False) -> None:
+        functions = tool_functions(ws, searching, allow_write=allow_write)
+        schemas = [tool_schema(name, fn) for name, fn in functions.items()]
+        self.tools: list[dict[str, Any]] | None = None if None in schemas else schemas  # type: ignore[assignment]
+        self.schemas = {t["name"]: t for t in self.tools or ()}
+        # the tools answered here: read-only, each the same call as its tool function makes
+        self.calls: dict[str, Callable[..., dict[str, Any]]] = {
+            "search": searching.answer,
+            "read": lambda path, start_line, max_lines: read_file(ws, path, start_line, max_lines),
+        }
+
+    def reply(self, line: bytes) -> tuple[dict[str, Any] | None, bool]:
+        """(the answer to a line, or None to hand it to the SDK; whether the SDK must see the line
+        too). A notification that the session is initialized has no answer, and is kept."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None, False
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+            return None, False
+        method, params = message["method"], message.get("params")
+        if "id" not in message:
+            return ({}, True) if method == "notifications/initialized" and set(message) == {"jsonrpc", "method"} else (None, False)
+        request_id = message["id"]
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str) or set(message) - {"jsonrpc", "id", "method", "params"}:
+            return None, False
+        result: dict[str, Any] | None = None
+        if method in _STATIC_LISTS and params in (None, {}):
+            result = _STATIC_LISTS[method]
+        elif method == "tools/list" and params in (None, {}) and self.tools is not None:
+            result = {"tools": self.tools}
+        elif method == "tools/call" and isinstance(params, dict):
+            result = self._call(params)
+        if result is None:
+            return None, False
+        log.debug("answered %s (id %r) before loading the SDK", method, request_id)
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}, False
+
+    def _call(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if set(params) - {"name", "arguments"} or name not in self.calls or not isinstance(arguments, dict):
+            return None
+        schema = self.schemas.get(name, {}).get("inputSchema")
+        if schema is None or not self._valid(schema, arguments):
+            return None
+        given = {k: arguments.get(k, prop.get("default")) for k, prop in schema["properties"].items()}
+        try:
+            found = self.calls[name](**given)
+        except Exception:  # noqa: BLE001 - the SDK calls it again and tells the client the error as it does
+            return None
+        # as the SDK's ToolManager gives an object: the object, and its JSON as text (indented)
+        return {"content": [{"type": "text", "text": json.dumps(found, indent=2, ensure_ascii=False)}],
+                "structuredContent": found, "isError": False}
+
+    @staticmethod
+    def _valid(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        properties = schema["properties"]
+        if set(arguments) - set(properties) or set(schema.get("required", ())) - set(arguments):
+            return False
+        for key, value in arguments.items():
+            prop = properties[key]
+            types = [t["type"] for t in prop["anyOf"]] if "anyOf" in prop else [prop["type"]]
+            if isinstance(value, bool) or not isinstance(value, tuple(t for x in types for t in _PY_TYPES[x])):
+                return False
+        return True
+
+
 def serve(ws: Workspace, *, allow_write: bool = False) -> None:
-    """Serve over stdio. The SDK loads in a background thread (some 0.6 s of imports) while
-    the client's first line is read: `initialize` is answered at once, as the SDK would answer
-    it. Then the SDK is given the conversation from that first line, answers it again (that
-    answer is dropped) and serves the rest; the index warms from the client's next message,
-    as before. Any other first line goes to the SDK untouched."""
+    """Serve over stdio. `initialize` is answered at once, as the SDK would answer it; so are
+    the messages that follow it while EarlyServer knows their answer, with the index warming
+    from the client's second message. The first message it does not answer loads the SDK
+    (some 0.5 s) and hands it the conversation: the lines the SDK must have seen replayed
+    (its answer to `initialize` is dropped), then that message, then the rest. Any other first
+    line goes to the SDK untouched."""
     with _wire() as (wire_in, wire_out):
-        # the loading thread holds the GIL: each time this one needs it back to answer (the line
-        # read, the answer written), it waited up to the 5 ms switch interval (a median 4 ms
-        # from the client's write to the answer, 1 ms at 0.5 ms). No cost while this one waits.
-        switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(0.0005)
-        load = _in_background(lambda: _load_server(ws, allow_write=allow_write), "wikimem-mcp-load")
+        searching = Searching(ws)
         first, early = _answer_first_line(wire_in, wire_out)
-        sys.setswitchinterval(switch_interval)
-        server = load()
+        seen = [first]
+        if early is not None:
+            server = EarlyServer(ws, searching, allow_write=allow_write)
+            while True:
+                line = _bounded_line(wire_in)
+                if not line:
+                    return  # the client closed the conversation
+                searching.start()
+                reply, keep = server.reply(line)
+                if reply is None or keep:
+                    seen.append(line)
+                if reply is None:
+                    break
+                if reply:
+                    wire_out.write((json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+                    wire_out.flush()
+        log.debug("the SDK loads for %r", seen[-1][:80])
+        sdk = _load_server(ws, searching, allow_write=allow_write)
 
         import anyio
         from mcp.server.stdio import stdio_server
 
         async def run() -> None:
             # anyio reads the file with readline alone (AsyncFile.__aiter__), which _Replayed has
-            replayed: Any = _Replayed(wire_in, first)
+            replayed: Any = _Replayed(wire_in, seen)
             stdin, stdout = anyio.wrap_file(replayed), anyio.wrap_file(_Answered(wire_out, early))
             async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                await sdk.run(read_stream, write_stream, sdk.create_initialization_options())
 
         log.info("serving %s over stdio (write: %s)", ws.root, allow_write)
         anyio.run(run)

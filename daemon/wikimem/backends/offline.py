@@ -200,12 +200,17 @@ class OfflineBackend:
         counted = store.docs()
         folders = sorted({c for c in collections_of(batch.sources).values() if c})
         collection = collection_in(folders)
-        if (batch.rebuild or meta.get("key") != self.cache_key or meta.get("collections", []) != folders
-                or meta.get("store") != STORE_FORMAT
+        # a folder that became (or stopped being) a collection: its sources' counts are kept
+        # under their collection, so they leave the one they were counted in and come into the
+        # new one, as an edit of each would (counting everything again, and rendering every
+        # page, made the fifth file dropped into a new folder cost seconds)
+        counted_in = collection_in(meta.get("collections", []))
+        regrouped = {p for p in counted if counted_in(p) != collection(p)}
+        if (batch.rebuild or meta.get("key") != self.cache_key or meta.get("store") != STORE_FORMAT
                 or any(d.sha256 not in cached for d in counted.values())):
-            # counts made by another analyser, sources whose analysis is gone (so they cannot
-            # be counted out), or a folder that became (or stopped being) a collection: count
-            # everything again
+            # counts made by another analyser, or sources whose analysis is gone (so they cannot
+            # be counted out): count everything again
+            regrouped = set()
             store.clear()
             index.clear()
             counted = {}
@@ -218,7 +223,8 @@ class OfflineBackend:
         for path in sorted(batch.sources):
             ref = batch.sources[path]
             doc = counted.get(path)
-            if doc is not None and doc.sha256 == ref.sha256 and doc.page == ref.page and path not in touched:
+            if (doc is not None and doc.sha256 == ref.sha256 and doc.page == ref.page and path not in touched
+                    and path not in regrouped):
                 ok[path] = doc
             else:
                 coming.append(path)
@@ -281,7 +287,7 @@ class OfflineBackend:
                 yield doc, data
 
         tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
-        moved = store.update(removals(), additions(), collection)
+        moved = store.update(removals(), additions(), collection, counted_in)
         moved_keys = {key.split("\x1f", 1)[1] for key in moved}
         added = {p for p in coming if p in ok}
         n = len(ok)

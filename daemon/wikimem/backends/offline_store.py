@@ -142,9 +142,10 @@ class Store:
 
     # --- counting sources in and out -------------------------------------------------------
     def update(self, removed: Iterable[tuple[Doc, dict[str, Any]]], added: Iterable[tuple[Doc, dict[str, Any]]],
-               collection: Callable[[str], str]) -> set[str]:
+               collection: Callable[[str], str], collection_before: Callable[[str], str] | None = None) -> set[str]:
         """Take `removed` sources out of the counts and count `added` ones in (their Doc.id is
-        assigned here). Analyses are consumed one at a time, so a first compile of a large
+        assigned here); a removed source is counted out of the collection it was counted in
+        (`collection_before`, when the collections changed). Analyses are consumed one at a time, so a first compile of a large
         raw/ never holds them all. Returns every phrase key whose counts moved."""
         delta: dict[str, list[int]] = {}  # key -> [df, strength, signal docs, strong docs]
         surf: Counter[tuple[str, str]] = Counter()
@@ -153,7 +154,7 @@ class Store:
         post_add: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # key -> (id, count, level)
 
         def count(doc_id: int, path: str, data: dict[str, Any], sign: int, postings: dict[str, list[Any]]) -> None:
-            prefix = collection(path) + SEP
+            prefix = (collection_before or collection if sign < 0 else collection)(path) + SEP
             signals = data["signals"]
             for key, n in data["terms"].items():
                 signal = signals.get(key)
