@@ -199,10 +199,10 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     own = [r for r in result["rows"] if "search" not in r["figure"]]
     assert len(own) == 6 and not [r for r in own if r["status"] == "error"], result["table"]
     # cold search and its peak RSS at both sizes, against a plain index and against the same index;
-    # from nothing to searchable; warm in-process (no build in quick)
+    # from nothing to searchable; a folder's fifth file (it becomes a collection); warm in-process (no build in quick)
     assert sorted(r["figure"].split(",")[0] for r in result["rows"] if "search" in r["figure"]) == [
-        *["cold search process"] * 4, *["cold search process peak RSS"] * 4, "from nothing to searchable",
-        "warm search p50 in-process"]
+        *["cold search process"] * 4, *["cold search process peak RSS"] * 4, "fifth file into a new folder",
+        "from nothing to searchable", "warm search p50 in-process"]
     assert not [r for r in result["rows"] if "MCP" in r["figure"] or "lint" in r["figure"]]
     full = rows["full compile, 6 corpus sources"]
     assert full["value"] > 0 and full["baseline_value"] > 0 and full["ratio"] is not None
