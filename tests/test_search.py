@@ -298,6 +298,31 @@ def test_fast_scorer_scores_exactly_as_whoosh_does(ws, edited):
     eng.close()
 
 
+def test_fast_scorer_reads_the_lengths_of_a_field_some_segments_lack(ws):
+    many_notes(ws)
+    S.update_index(ws)  # raw notes only: no entry has aliases, so no segment keeps their lengths
+    (ws.wiki / "concepts").mkdir(parents=True, exist_ok=True)
+    (ws.wiki / "concepts" / "falcon.md").write_text(
+        "---\ntitle: Falcon\nkind: concept\naliases: [falcon lantern, kelp falcon]\n---\n\n# Falcon\n\nA falcon.\n",
+        encoding="utf-8")
+    S.update_index(ws)
+    eng = S.Engine(ws)
+    eng.refresh()
+    searcher = eng._searcher
+    fast = S.FastScorer(searcher)
+    lacking = [r for r, _ in fast.leaves if fast._column(r, "aliases") is None]
+    assert lacking and len(lacking) < len(fast.leaves)
+    # every entry's length at once, the segments without the field's column as whoosh reads them
+    raw = fast.length_bytes("aliases")
+    assert raw is not None and len(raw) == searcher.doc_count_all()
+    parsed = S.parse_query("falcon lantern")
+    q = S.build_query(parsed, searcher.doc_frequency, searcher.doc_count())
+    expected = {docnum: score for score, docnum in searcher.search(q, limit=None, optimize=False).top_n}
+    got = fast.accumulate(parsed.terms)
+    assert got == pytest.approx(expected, rel=1e-9)
+    eng.close()
+
+
 @pytest.mark.parametrize("edited", [False, True])
 def test_phrase_scores_are_whooshs_and_of_the_words_in_a_row(ws, edited):
     many_notes(ws)

@@ -329,15 +329,19 @@ class FastScorer:
 
     def length_bytes(self, field: str) -> bytes | None:
         """Every entry's length in `field` as whoosh keeps it, a byte each (`_byte_len` decodes
-        one); None when a segment keeps no lengths column for it."""
+        one); None when a segment's reader keeps no columns."""
         if field not in self._length_bytes:
             parts: list[bytes] | None = []
             for reader, _ in self.leaves:
-                column = self._column(reader, field)
-                if column is None or parts is None:
+                if parts is None or getattr(reader, "_perdoc", None) is None:
                     parts = None
                     continue
-                parts.append(_column_bytes(column, reader.doc_count_all()))
+                column = self._column(reader, field)
+                # a segment none of whose entries has the field keeps no column: whoosh gives each
+                # entry the default length, which scores as a zero byte does (as 1). Asking
+                # whoosh entry by entry looks for the column's file each time
+                parts.append(bytes(reader.doc_count_all()) if column is None
+                             else _column_bytes(column, reader.doc_count_all()))
             self._length_bytes[field] = b"".join(parts) if parts is not None else None
         return self._length_bytes[field]
 
