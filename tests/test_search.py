@@ -298,6 +298,73 @@ def test_fast_scorer_scores_exactly_as_whoosh_does(ws, edited):
     eng.close()
 
 
+def test_fast_scorer_reads_the_lengths_of_a_field_some_segments_lack(ws):
+    many_notes(ws)
+    S.update_index(ws)  # raw notes only: no entry has aliases, so no segment keeps their lengths
+    (ws.wiki / "concepts").mkdir(parents=True, exist_ok=True)
+    (ws.wiki / "concepts" / "falcon.md").write_text(
+        "---\ntitle: Falcon\nkind: concept\naliases: [falcon lantern, kelp falcon]\n---\n\n# Falcon\n\nA falcon.\n",
+        encoding="utf-8")
+    S.update_index(ws)
+    eng = S.Engine(ws)
+    eng.refresh()
+    searcher = eng._searcher
+    fast = S.FastScorer(searcher)
+    lacking = [r for r, _ in fast.leaves if fast._column(r, "aliases") is None]
+    assert lacking and len(lacking) < len(fast.leaves)
+    # every entry's length at once, the segments without the field's column as whoosh reads them
+    raw = fast.length_bytes("aliases")
+    assert raw is not None and len(raw) == searcher.doc_count_all()
+    parsed = S.parse_query("falcon lantern")
+    q = S.build_query(parsed, searcher.doc_frequency, searcher.doc_count())
+    expected = {docnum: score for score, docnum in searcher.search(q, limit=None, optimize=False).top_n}
+    got = fast.accumulate(parsed.terms)
+    assert got == pytest.approx(expected, rel=1e-9)
+    eng.close()
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_phrase_scores_are_whooshs_and_of_the_words_in_a_row(ws, edited):
+    many_notes(ws)
+    write(ws, "many/ids.md", "# Widget uses\n\nThe widget_uses setting, and the widget of the uses.\n")
+    if edited:
+        S.update_index(ws)
+        write(ws, "many/n4.md", "# Widget note 4\n\nThe widget uses basalt twice: widget uses.\n")
+        (ws.raw / "many" / "n8.md").unlink()
+    eng = S.Engine(ws)
+    eng.refresh()
+    searcher = eng._searcher
+    from whoosh import query as Q
+
+    from wikimem.search.ranking import PHRASE_FIELDS, phrase_scores
+
+    ana = S.analyzer()
+
+    def in_a_row(text, phrase):
+        # the analyzer's own positions, as whoosh's phrase query would read them
+        at = {}
+        for t in ana(text, positions=True):
+            at.setdefault(t.pos, set()).add(t.text)
+        return any(phrase[0] in held and all(w in at.get(pos + j, ()) for j, w in enumerate(phrase[1:], 1))
+                   for pos, held in at.items())
+
+    for question in ('"widget uses"', '"uses widget"', '"widget uses kelp"', '"note widget"', '"step 12 of"'):
+        parsed = S.parse_query(question)
+        expected: dict[int, float] = {}
+        for phrase in parsed.phrases:
+            for field, boost in PHRASE_FIELDS:
+                found = searcher.search(Q.And([Q.Term(field, t) for t in phrase]), limit=None, optimize=False)
+                for score, docnum in found.top_n:
+                    text = searcher.stored_fields(docnum).get(field)
+                    if isinstance(text, str) and in_a_row(text, phrase):
+                        expected[docnum] = expected.get(docnum, 0.0) + boost * score
+        got = phrase_scores(S.FastScorer(searcher), parsed)
+        assert set(got) == set(expected), question
+        assert got == pytest.approx(expected, rel=1e-9), question
+    assert phrase_scores(S.FastScorer(searcher), S.parse_query('"widget uses"'))
+    eng.close()
+
+
 def test_warmed_and_one_shot_engines_rank_alike(ws):
     many_notes(ws)
     S.update_index(ws)

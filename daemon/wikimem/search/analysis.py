@@ -138,6 +138,18 @@ class Analyzer:
                 found[term] = found.get(term, 0) + 1
         return found
 
+    def terms(self, value: str) -> list[str]:
+        """The text's terms in the order the analyzer yields them, each one position after the one
+        before it: what a quoted phrase is checked against."""
+        words = _WORDS
+        out: list[str] = []
+        for word in _TOKEN.findall(value):
+            terms = words.get(word)
+            if terms is None:
+                terms = self._terms(word)
+            out += terms
+        return out
+
     def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
                  removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
                  mode: str = "", **kwargs: Any) -> Iterator[Any]:

@@ -412,7 +412,7 @@ class Engine:
             return []
         scores = fast.accumulate(rare)
         if phrases:
-            for docnum, score in phrase_scores(searcher, parsed).items():
+            for docnum, score in phrase_scores(fast, parsed).items():
                 scores[docnum] = scores.get(docnum, 0.0) + score
         if common:
             fast.accumulate(common, into=scores, only=True)

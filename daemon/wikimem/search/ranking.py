@@ -140,41 +140,49 @@ PHRASE_CANDIDATES = 1000
 PHRASE_FIELDS = (("body", 2.0), ("title", 4.0), ("headings", 3.0))
 
 
-def phrase_scores(searcher: Any, parsed: ParsedQuery) -> dict[int, float]:
+def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
     """A quoted phrase of two words or more scores again, in the body, title or headings.
 
     The index keeps no word positions (they were a third of the index build, and only quoted
-    phrases used them): the entries that hold all the phrase's words are scored by whoosh, and
-    the best of them are read back from their stored text, analysed as they were indexed, and
-    kept when the words stand in a row."""
-    from whoosh import query as Q
-
-    ana = analyzer()
+    phrases used them): the entries that hold all the phrase's words are scored as whoosh scores
+    an And of the words (the sum of their BM25F scores, from the fast scorer's posting lists,
+    not whoosh's matchers), and the best of them are read back from their stored text, analysed
+    as they were indexed, and kept when the words stand in a row."""
     out: dict[int, float] = {}
     for phrase in parsed.phrases:
         if len(phrase) < 2:
             continue
         for field, boost in PHRASE_FIELDS:
-            found = searcher.search(Q.And([Q.Term(field, t) for t in phrase]), limit=PHRASE_CANDIDATES,
-                                    optimize=False)
-            for score, docnum in found.top_n:
-                text = searcher.stored_fields(docnum).get(field)
-                if isinstance(text, str) and holds_phrase(ana, text, phrase):
-                    out[docnum] = out.get(docnum, 0.0) + boost * score
+            lists = [fast.field_scores(field, t) for t in phrase]
+            smallest = min(lists, key=len)
+            if not smallest:
+                continue
+            others = [scores for scores in lists if scores is not smallest]
+            held = [(sum(scores[d] for scores in lists), d) for d in smallest
+                    if all(d in scores for scores in others)]
+            # best first, ties to the lower entry number, as whoosh's collector keeps them
+            for score, d in sorted(held, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]:
+                text = fast.fields(d).get(field)
+                if isinstance(text, str) and holds_phrase(text, phrase):
+                    out[d] = out.get(d, 0.0) + boost * score
     return out
 
 
-def holds_phrase(ana: Any, text: str, phrase: tuple[str, ...]) -> bool:
-    """Whether the analysed text has the phrase's terms at consecutive positions (an identifier's
-    parts share its position, as in the index)."""
-    at: dict[int, set[str]] = {}
-    wanted = set(phrase)
-    for t in ana(text, positions=True):
-        if t.text in wanted:
-            at.setdefault(t.pos, set()).add(t.text)
-    first, rest = phrase[0], phrase[1:]
-    return any(first in held and all(w in at.get(pos + j, ()) for j, w in enumerate(rest, 1))
-               for pos, held in at.items())
+def holds_phrase(text: str, phrase: tuple[str, ...]) -> bool:
+    """Whether the analysed text has the phrase's terms at consecutive positions, as the
+    analyzer numbers them (each term it keeps one after the one before)."""
+    terms = analyzer().terms(text)
+    first, n = phrase[0], len(phrase)
+    if not set(phrase) <= set(terms):
+        return False
+    at = terms.index(first)
+    while True:
+        if terms[at:at + n] == list(phrase):
+            return True
+        try:
+            at = terms.index(first, at + 1)
+        except ValueError:
+            return False
 
 
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
@@ -284,7 +292,7 @@ class FastScorer:
     30 ms a question at 10k sources. Here each (field, term) posting list is read a block
     at a time and scored in one comprehension against the field lengths, decoded once per
     searcher, then summed into a dict; lists are cached for the searcher's life, so a word
-    seen before costs a dict merge. Phrase queries still go through whoosh.
+    seen before costs a dict merge. A quoted phrase's words are scored here too (phrase_scores).
     """
 
     # scored postings kept across queries, per field and per word (about 100 bytes each):
@@ -301,7 +309,7 @@ class FastScorer:
         self._byte_len = [float(byte_to_length(b)) or 1.0 for b in range(256)]  # a length of 0 scores as 1
         self._lengths: dict[str, list[float]] = {}
         self._length_bytes: dict[str, bytes | None] = {}
-        self._cache: dict[tuple[str, str], dict[int, float]] = {}
+        self._cache: dict[tuple[str, ...], dict[int, float]] = {}
         self._cached = 0
         self._totals: dict[str, dict[int, float]] = {}
         self._weighting = searcher.weighting
@@ -321,15 +329,19 @@ class FastScorer:
 
     def length_bytes(self, field: str) -> bytes | None:
         """Every entry's length in `field` as whoosh keeps it, a byte each (`_byte_len` decodes
-        one); None when a segment keeps no lengths column for it."""
+        one); None when a segment's reader keeps no columns."""
         if field not in self._length_bytes:
             parts: list[bytes] | None = []
             for reader, _ in self.leaves:
-                column = self._column(reader, field)
-                if column is None or parts is None:
+                if parts is None or getattr(reader, "_perdoc", None) is None:
                     parts = None
                     continue
-                parts.append(_column_bytes(column, reader.doc_count_all()))
+                column = self._column(reader, field)
+                # a segment none of whose entries has the field keeps no column: whoosh gives each
+                # entry the default length, which scores as a zero byte does (as 1). Asking
+                # whoosh entry by entry looks for the column's file each time
+                parts.append(bytes(reader.doc_count_all()) if column is None
+                             else _column_bytes(column, reader.doc_count_all()))
             self._length_bytes[field] = b"".join(parts) if parts is not None else None
         return self._length_bytes[field]
 
@@ -389,7 +401,15 @@ class FastScorer:
 
     def term_scores(self, field: str, term: str) -> dict[int, float]:
         """entry -> BM25F score of one word in one field, times the field's boost."""
-        key = (field, term)
+        return self._scores(field, term, FIELD_BOOSTS.get(field, 1.0))
+
+    def field_scores(self, field: str, term: str) -> dict[int, float]:
+        """entry -> BM25F score of one word in one field, unboosted: whoosh's score of a plain
+        term query (a quoted phrase's words, see phrase_scores)."""
+        return self._scores(field, term, None)
+
+    def _scores(self, field: str, term: str, boost: float | None) -> dict[int, float]:
+        key = (field, term) if boost is not None else (field, term, "")
         got = self._cache.get(key)
         if got is not None:
             return got
@@ -399,7 +419,9 @@ class FastScorer:
             w = self._weighting
             b = w._field_B.get(field, w.B)
             k1 = w.K1
-            idf = self.searcher.idf(field, term) * FIELD_BOOSTS.get(field, 1.0)
+            idf = self.searcher.idf(field, term)
+            if boost is not None:
+                idf *= boost
             avg = self.searcher.avg_field_length(field) or 1
             # bm25(idf, tf, fl, avgfl, B, K1) from whoosh.scoring, inlined, with the boost
             c1, c2 = k1 * (1 - b), k1 * b / avg
