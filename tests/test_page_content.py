@@ -153,6 +153,20 @@ def test_a_sentence_that_says_how_to_do_something_with_code_is_a_key_fact(tmp_pa
     assert any("is to set `@record(eq=False)`" in f for f in facts), facts
 
 
+def test_what_a_name_may_be_how_to_name_a_thing_and_what_an_abbreviation_stands_for_are_key_facts(
+        tmp_path: Path) -> None:
+    text = ("# Fixtures\n\nFixtures are functions the runner calls before a test. They run once per test by default.\n\n"
+            "## Scope\n\nA fixture can live longer than one test. Possible values for `scope` are: `function`, "
+            "`class`, `module` or `session`.\n\nLonger scopes save time when setting up is slow for many tests.\n\n"
+            "## Fragments\n\nEach file should be named like `<ISSUE>.<TYPE>.rst`, where the type says what changed.\n\n"
+            "## Terms\n\nDBAPI is shorthand for the phrase Python Database API Specification.\n\n"
+            + "".join(f"The runner reads setting number {n} of the project at start-up time here.\n" for n in range(30)))
+    facts = fact_texts(analysed(tmp_path, "fixtures.md", text))
+    assert any(f.startswith("Possible values for `scope` are") for f in facts), facts
+    assert any(f.startswith("Each file should be named like") for f in facts), facts
+    assert any(f.startswith("DBAPI is shorthand for") for f in facts), facts
+
+
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
                                                 "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"

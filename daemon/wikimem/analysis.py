@@ -33,7 +33,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 57
+ANALYSIS_VERSION = 58
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1012,6 +1012,13 @@ _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "cont
 # also creates ..." (only where the sentence names code)
 _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
                      r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b", re.I)
+# what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
+# values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
+# is shorthand for ..." (the first two only where the sentence names code)
+_VALUES_OR_NAMING = re.compile(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
+                               r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I)
+_STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
+                         re.I)
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
@@ -1125,9 +1132,12 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 1
     if s.version:
         score += 1
-    how = "`" in text and _HOW_TO.search(text) is not None
+    how = ("`" in text and (_HOW_TO.search(text) is not None or _VALUES_OR_NAMING.search(text) is not None)) \
+        or _STANDS_FOR.search(text) is not None
     if "`" in text:
-        score += 2 if how else 0.5
+        score += 0.5
+    if how:
+        score += 1.5
     if s.kind == "item":
         # an item of a short list a sentence introduces ("the ownership rules: ...")
         first, last = (runs or _item_runs(sentences))[i]
