@@ -105,7 +105,7 @@ def racy(mtime_ns: int, ctime_ns: int, seen_ns: int) -> bool:
     return seen_ns < last + timestamp_granularity(last)
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: str | Path) -> str:
     """sha256 of a file's bytes, read in 1 MiB chunks (sources can be large)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ from ..analysis import split_sentences
 from ..facts import Profile, title_version
 from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
-from ..workspace import ensure_state_dir
+from ..workspace import ensure_state_dir, file_sha256
 from . import workers
 from .model import code_version
 
@@ -83,14 +82,6 @@ class SourceText:
             "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
             "claims": [c.to_json() for c in self.claims], "profile": self.profile.to_json(),
         }
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class SourceCache:
