@@ -76,7 +76,7 @@ def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
     monkeypatch.delenv("WIKIMEM_GIT", raising=False)
-    history._warned.clear()
+    history.warned.clear()
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -401,9 +401,9 @@ def second_granular(tmp_path: Path):  # type: ignore[no-untyped-def]
     finally:
         from wikimem import search
 
-        for engine in list(search._ENGINES.values()):  # their open index files would keep it busy
+        for engine in list(search.ENGINES.values()):  # their open index files would keep it busy
             engine.close()
-        search._ENGINES.clear()
+        search.ENGINES.clear()
         if subprocess.run(["umount", str(mount)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 

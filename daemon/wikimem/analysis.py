@@ -432,7 +432,7 @@ def analyze(doc: Document) -> SourceAnalysis:
             continue
         if s.kind not in ("para", "item"):
             continue
-        found = _defined_term(s.text)
+        found = defined_term(s.text)
         if found:
             defined, surface, strong = found
             if strong or (defined in prose_terms and prose_terms[defined] >= 2):
@@ -579,7 +579,7 @@ def _plain_sentences(sentences: list[Sentence]) -> list[Sentence]:
 
 def forget_sentences() -> None:
     """Drop what the analysis kept of sentences and phrases it saw (the daemon, after each batch)."""
-    _defined_term.cache_clear()
+    defined_term.cache_clear()
     _generic.cache_clear()
     _token_bits.cache_clear()
 
@@ -717,7 +717,7 @@ _DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
 @lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
-def _defined_term(text: str) -> tuple[str, str, bool] | None:
+def defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
     (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
     called = _called(text)
@@ -1100,7 +1100,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     plain = _plain(text)
     low = text.lower()  # the case-blind patterns run on it (and only where their words are)
     score = 0.0
-    defined = _defined_term(text)
+    defined = defined_term(text)
     called = _called(text)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing

@@ -143,9 +143,9 @@ def main(argv: list[str]) -> int:
     if len(argv) == 6 and argv[0] == "page":
         return merge_page(Path(argv[1]), Path(argv[2]), Path(argv[3]), argv[4], argv[5], Path.cwd())
     if len(argv) == 4 and argv[0] == "log":
-        from .gitrepo import _merge_log_main
+        from .gitrepo import merge_log_main
 
-        return _merge_log_main(["merge-log", *argv[1:]])
+        return merge_log_main(["merge-log", *argv[1:]])
     print("usage: python -m wikimem.merging page BASE OURS THEIRS MARKER PATH | log BASE OURS THEIRS",
           file=sys.stderr)
     return 2

@@ -54,7 +54,7 @@ from .claude import (  # noqa: F401 - re-exported: callers and tests know them h
     NO_KEY,
     PRICES,
     Usage,
-    _api_error,
+    api_error_message,
     cost_usd,
     credentials,
     hashlib_hex,
@@ -67,11 +67,11 @@ from .shapes import (  # noqa: F401 - re-exported
     MAX_CONCEPT_BYTES,
     MAX_KEY_POINTS,
     ConceptShape,
-    _concept_page_problems,
-    _source_page_problems,
+    concept_page_problems,
     concept_shape,
     page_links,
     resolve_link,
+    source_page_problems,
 )
 from .traffic import Stopped, Traffic, retry_after
 
@@ -815,14 +815,14 @@ class AnthropicBackend:
                     continue
                 traffic.failed()
                 if status in (401, 403):
-                    raise RunAborted(f"the API refused the credentials ({_api_error(exc)}); check ANTHROPIC_API_KEY") from exc
+                    raise RunAborted(f"the API refused the credentials ({api_error_message(exc)}); check ANTHROPIC_API_KEY") from exc
                 if status == 404:
-                    raise RunAborted(f"model or endpoint not found ({_api_error(exc)}); check model and base_url") from exc
+                    raise RunAborted(f"model or endpoint not found ({api_error_message(exc)}); check model and base_url") from exc
                 if (status in (408, 409) or status >= 500) and attempt < MAX_RETRIES:
                     attempt += 1
                     time.sleep(_backoff(attempt, headers))
                     continue
-                raise SourceFailed(f"API error {status}: {_api_error(exc)}") from exc
+                raise SourceFailed(f"API error {status}: {api_error_message(exc)}") from exc
             except anthropic.APIConnectionError as exc:
                 traffic.failed()
                 if attempt < MAX_RETRIES:
@@ -1010,9 +1010,9 @@ class AnthropicBackend:
                 )
             if not session.tool.is_human(rel):  # a person's page has the shape they gave it
                 if rel == page:
-                    problems.extend(_source_page_problems(rel, parsed.body, st))
+                    problems.extend(source_page_problems(rel, parsed.body, st))
                 elif rel.startswith("concepts/"):
-                    problems.extend(_concept_page_problems(
+                    problems.extend(concept_page_problems(
                         rel, text, overlay.committed_text(rel), self._source_titles(run, session, parsed)
                     ))
             for target in dict.fromkeys(page_links(parsed.body)):

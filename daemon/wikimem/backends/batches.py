@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsafePath, WikimemError
 from ..workspace import append_owned, read_owned, remove_owned
-from .claude import _api_error
+from .claude import api_error_message
 from .conversations import Ask, Job
 
 if TYPE_CHECKING:
@@ -275,7 +275,7 @@ class BatchRounds:
                 return call()
             except anthropic.APIStatusError as exc:
                 if exc.status_code not in (408, 409, 429) and exc.status_code < 500 or attempt == 7:
-                    raise BatchFailed(f"the Message Batches API answered {exc.status_code}: {_api_error(exc)}") from exc
+                    raise BatchFailed(f"the Message Batches API answered {exc.status_code}: {api_error_message(exc)}") from exc
             except anthropic.APIConnectionError as exc:
                 if attempt == 7:
                     raise BatchFailed(f"cannot reach the Message Batches API ({exc})") from exc

@@ -114,7 +114,7 @@ def credentials(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def _api_error(exc: Any) -> str:
+def api_error_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         error = body.get("error")

@@ -150,7 +150,7 @@ def concept_shape(text: str, source_titles: Sequence[str] = ()) -> ConceptShape:
     return ConceptShape(h1, lead, tuple(per_source), key_points, len(body.encode("utf-8")))
 
 
-def _concept_page_problems(rel: str, text: str, before: str | None, source_titles: Sequence[str]) -> list[str]:
+def concept_page_problems(rel: str, text: str, before: str | None, source_titles: Sequence[str]) -> list[str]:
     """What keeps a concept page this source wrote or changed from being an article.
 
     A new page (before is None) must have the whole shape; an existing one is held to what it
@@ -190,7 +190,7 @@ def _concept_page_problems(rel: str, text: str, before: str | None, source_title
     return problems
 
 
-def _source_page_problems(rel: str, body: str, st: SourceText) -> list[str]:
+def source_page_problems(rel: str, body: str, st: SourceText) -> list[str]:
     """A source page opens with its title and says which raw file it is."""
     shown = f"{ROOT}/{rel}"
     problems: list[str] = []

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from .. import index_page, wiki_tree
 from ..config import Settings
 from ..links import (  # noqa: F401 - re-exported: rules read links through the context module
-    _REF_DEF,
-    _RESOLVED_TARGETS,
-    _WIKILINK,
+    REF_DEF,
+    RESOLVED_TARGETS,
+    WIKILINK,
     blank_code,
     code_spans,
     fenced_blocks,
@@ -286,7 +286,7 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
     start = len(text) - len(page.body)  # the body is kept byte for byte; front matter is not Markdown
     if "](" in text:
         folder = page.folder
-        known = _RESOLVED_TARGETS  # resolve_target's cache, read here first: this loop runs once per link
+        known = RESOLVED_TARGETS  # resolve_target's cache, read here first: this loop runs once per link
         for m in md_links(text).finditer(text, start):
             label, bracketed, bare = m.groups()
             target = bracketed or bare
@@ -296,14 +296,14 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
                 at -= 1  # ![alt](src): the link starts at the "!" (a match ends with ")", never with "!")
             out.append(_new_link(Link, (label, target, at, "md", resolved, fragment)))
     if "]:" in text:
-        for m in _REF_DEF.finditer(text, start):
+        for m in REF_DEF.finditer(text, start):
             target = m.group(2)
             if m.group(1).startswith("^"):
                 continue  # a footnote, not a link
             resolved, fragment = resolve_target(page.path, target, page.folder)
             out.append(Link(m.group(1), target, m.start(), "md", resolved, fragment))
     if "[[" in text:
-        for m in _WIKILINK.finditer(text, start):
+        for m in WIKILINK.finditer(text, start):
             name = m.group(1).strip()
             resolved = None
             if ctx is not None:

@@ -297,12 +297,12 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
  "\n".join(b.text for b in doc.blocks))), sentences,
     )
     from ..facts import extract, statements_of
-    from .extract import _sketch
+    from .extract import text_sketch
 
     statements = statements_of(doc, claim_sentences)
     text.claims = extract(statements)
     text.profile = statements.profile
-    text.sketch = _sketch(text.words)
+    text.sketch = text_sketch(text.words)
     return text
 
 

@@ -28,7 +28,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..links import _REF_DEF, _RESOLVED_TARGETS, _WIKILINK, blank_code, md_links, resolve_target
+from ..links import REF_DEF, RESOLVED_TARGETS, WIKILINK, blank_code, md_links, resolve_target
 from ..pages import FrontMatterError, parse_meta, simple_meta, split_front_matter
 from ..workspace import ensure_state_dir
 from . import workers
@@ -113,11 +113,11 @@ def compute(data: bytes, rel: str) -> PageDigest:
             (bracketed or bare).partition("#")[0] for _label, bracketed, bare in md_links(prose).findall(prose, body_start)
         )
     if "]:" in prose:
-        for label, target in _REF_DEF.findall(prose, body_start):
+        for label, target in REF_DEF.findall(prose, body_start):
             if not label.startswith("^"):  # a footnote, not a link
                 written[target] = None
     # resolve_target's cache, read here first: most targets repeat across the pages of a folder
-    known = _RESOLVED_TARGETS
+    known = RESOLVED_TARGETS
     wiki: dict[str, None] = {}
     other: dict[str, None] = {}
     for target in written:
@@ -131,7 +131,7 @@ def compute(data: bytes, rel: str) -> PageDigest:
             other[resolved] = None
     wikinames: tuple[str, ...] = ()
     if "[[" in prose:
-        wikinames = tuple(dict.fromkeys(name.strip() for name, _frag, _label in _WIKILINK.findall(prose, body_start)))
+        wikinames = tuple(dict.fromkeys(name.strip() for name, _frag, _label in WIKILINK.findall(prose, body_start)))
     links_to, others = tuple(wiki), tuple(other)
     if generated:
         return PageDigest(meta, error, fm is not None, offset, lines, links_to, others, title_keys, problems,

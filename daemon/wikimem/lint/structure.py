@@ -11,7 +11,7 @@ from typing import Any
 from .. import index_page
 from ..pages import part_of
 from .context import SECTIONS, Context, WikiPage, resolve_wikilink
-from .extract import SKETCH, _sketch, meta_problems, page_bold, title_key  # noqa: F401 - re-exported
+from .extract import SKETCH, meta_problems, page_bold, text_sketch, title_key  # noqa: F401 - re-exported
 from .model import Finding
 
 # agent loaders (Claude Code, Codex) cut memory files at about these sizes
@@ -307,7 +307,7 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
         if doc is None or doc.skipped:
             continue
         stems[posixpath.splitext(path)[0]].append(path)
-        sketch = doc.sketch if doc.sketch is not None else _sketch(doc.words)
+        sketch = doc.sketch if doc.sketch is not None else text_sketch(doc.words)
         if sketch:
             sketches[path] = sketch
     # count first (in C), then index only the passages two to eight sources share: most sources
