@@ -11,12 +11,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .base import Activity, Backend, Batch, BatchResult, PageEdit, SourceOutcome, SourceRef, resolve
+from .base import (
+    UNHEARD,
+    Activity,
+    Backend,
+    Batch,
+    BatchResult,
+    Listener,
+    PageEdit,
+    SourceOutcome,
+    SourceRef,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-__all__ = ["Activity", "Backend", "Batch", "BatchResult", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
+__all__ = ["UNHEARD", "Activity", "Backend", "Batch", "BatchResult", "Listener", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
            "register", "resolve"]
 
 

@@ -61,7 +61,7 @@ RENDER_VERSION = 30  # bump when page rendering changes: every page is rendered 
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
-OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Batch.rendered)
+OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Listener.rendered)
 
 # a concept page to render: its key, the concept, its ranked members, its related concepts, its
 # timelines (title, page) and how many sources it has
@@ -244,8 +244,8 @@ class OfflineBackend:
         outlines: dict[str, dict[str, Any]] = {}
         with ExitStack() as stack:
             parallel = self._analyse_in_parallel(batch, todo, stack)
-            if parallel is not None and batch.reading is not None:
-                batch.reading()  # this process waits for the workers: a moment for the compiler's own loading
+            if parallel is not None:
+                batch.listener.reading()  # this process waits for the workers: a moment for the compiler's own loading
             for path, result in parallel or ():
                 status, data = result
                 if status == "ok":
@@ -253,8 +253,7 @@ class OfflineBackend:
                     state.put_encoded(batch.sources[path].sha256, self.cache_key, encoded)
                     data["terms"] = {sys.intern(t): n for t, n in data["terms"].items()}
                 from_workers[path] = (status, data)
-        if batch.read_all is not None:
-            batch.read_all(outlines)  # the workers are gone: search may index raw/ beside the pages
+        batch.listener.read(outlines)  # the workers are gone: the compiler may work beside the pages
         del outlines
 
         def additions() -> Iterator[tuple[Doc, dict[str, Any]]]:
@@ -394,11 +393,11 @@ class OfflineBackend:
         offered = 0
 
         def offer(every: int = 1) -> None:
-            """Hand the pages rendered since the last offer to the compiler (Batch.rendered), `every`
-            pages at a time: it may index them while the others are rendered."""
+            """Tell the compiler of the pages rendered since the last offer (Listener.rendered),
+            `every` pages at a time: it may work on them while the others are rendered."""
             nonlocal offered
-            if batch.rendered is not None and len(edits) - offered >= every:
-                batch.rendered(edits[offered:])
+            if len(edits) - offered >= every:
+                batch.listener.rendered(edits[offered:])
                 offered = len(edits)
 
         links: dict[str, tuple[str, ...]] = {}
@@ -560,7 +559,7 @@ class OfflineBackend:
                                 total=total, longer=names, xrefs=member_xrefs).dumps()
 
         first = len(edits)
-        for i, text in shared(to_render, render_concept, spare=batch.spare):
+        for i, text in shared(to_render, render_concept, spare=batch.listener.spare):
             edits.append(PageEdit(to_render[i][1].page, text, "concept", to_render[i][0]))
             offer(every=OFFER_EVERY)
         offer()
