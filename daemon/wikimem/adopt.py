@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import index_page
 from .pages import content_hash, page_owner
-from .state import RENDER_PENDING
+from .state import RENDER_PENDING, SourceRow
 from .workspace import Workspace, file_sha256
 
 if TYPE_CHECKING:
@@ -114,8 +114,6 @@ def _path_history(repo: Repo, head: str, paths: list[str]) -> dict[str, tuple[bo
 
 
 def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[str]) -> int:
-    from .state import SourceRow
-
     pages = state.pages()
     rows = state.sources()
     # most candidates are this machine's own commits, already in state: skip those cheaply

@@ -27,6 +27,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
+from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
@@ -370,8 +371,6 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
 
 
 def analyze(doc: Document) -> SourceAnalysis:
-    from .facts import record as fact_record
-
     sentences, block_of = _split(doc)
     toks = [tokens(s.text) if s.kind != "data" else [] for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]

@@ -33,6 +33,7 @@ from . import index_page, log_page
 from .errors import UnsafePath, UsageError, WikimemError
 from .ownership import PageWrite, tracked, write_pages
 from .pages import FrontMatterError, content_hash, loads_page
+from .state import SourceRow, State
 from .workspace import Workspace, file_sha256, writer_lock
 
 if TYPE_CHECKING:
@@ -246,7 +247,6 @@ def held_sources(ws: Workspace) -> list[str]:
     """Sources an undo holds back: the compiler leaves them alone until their file changes."""
     if not ws.state_db.exists():
         return []
-    from .state import State
 
     state = State(ws.state_db)
     try:
@@ -453,7 +453,6 @@ def _restore_state(
     longer matches is held as `skipped` at its current hash, so neither the next compile
     nor the daemon's rescan redoes the undone work until the file changes.
     """
-    from .state import SourceRow, State
 
     state = State(ws.state_db)
     try:

@@ -10,7 +10,8 @@ nothing but protocol reaches stdout and nothing else reads the client's messages
 
 `initialize` is answered before the SDK is loaded (importing it is most of the time to
 `initialize`), as the SDK would answer it; the SDK, loaded meanwhile, is then handed the
-conversation from its first line and serves the rest (see `serve`).
+conversation from its first line and serves the rest (see `serve`). For the same reason
+each tool imports the core it needs inside its function.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from anthropic.types.beta import (
 from .errors import PathEscape, UnsafePath
 from .naming import undecodable
 from .pages import one_line
+from .raw_tree import scan
 from .workspace import Workspace, atomic_write, confine, open_checked, open_owned, read_window
 
 ROOT = "/memories"
@@ -194,7 +195,6 @@ class WikiMemoryTool(MemoryTool):
         raw = self.ws.raw.resolve()
         if folder.resolve() == raw or raw in folder.resolve().parents:
             # raw/ as compile sees it: raw_tree's one walk (ignore rules, links inside raw/ only)
-            from .raw_tree import scan
 
             base = folder.resolve().relative_to(raw).as_posix()
             prefix = "" if base == "." else base + "/"

@@ -34,6 +34,7 @@ def synthesize(
     Links the model makes to anything but the passages are unlinked (kept as plain text):
     a citation must point at something search actually found.
     """
+    # the SDK (over a second to import) only when a question is answered by the model
     import anthropic
 
     client = make_client(settings, environ)

@@ -41,13 +41,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anthropic
+
 from ..config import Settings
-from ..errors import UsageError
-from ..pages import FrontMatterError, Page, inert_markdown, loads_page, strip_updated
-from ..sources import Document, SkipSource, read_text
+from ..errors import UnsafePath, UsageError
+from ..pages import (
+    FrontMatterError,
+    Page,
+    inert_markdown,
+    loads_page,
+    split_front_matter,
+    strip_updated,
+)
+from ..raw_tree import scan
+from ..sources import Document, SkipSource, load_source, read_text
+from ..state import State
 from ..templating import render
-from ..workspace import Workspace
-from .base import Activity, Batch, BatchResult, PageEdit, SourceOutcome
+from ..workspace import Workspace, file_sha256, read_owned
+from .base import Activity, Batch, BatchResult, PageEdit, SourceOutcome, resolve
 from .batches import BatchLog, BatchRounds, ReplayDiverged, wiki_fingerprint
 from .claude import (  # noqa: F401 - re-exported: callers and tests know them here
     MAX_RETRIES,
@@ -792,7 +803,6 @@ class AnthropicBackend:
         """One streamed request, in a conversation's thread. Rate limits (429) and overload (529)
         wait and go again, never failing the source (Traffic narrows the window and may stop the
         compile); other transient errors are tried again MAX_RETRIES times, as the SDK would."""
-        import anthropic
 
         traffic = run.traffic
         assert traffic is not None
@@ -1418,8 +1428,6 @@ def _page_sources(text: str | None) -> list[str]:
 
 
 def _body(text: str) -> str:
-    from ..pages import split_front_matter
-
     return split_front_matter(text)[1]
 
 
@@ -1436,8 +1444,6 @@ def _wiki_targets(rel: str, text: str) -> set[str]:
 def _read(path: Path) -> str:
     """A file of wiki/ (AGENTS.md, index.md) for the prompt: by its own name only, never a
     link's target nor a special file (what is sent to the API is the wiki's, nothing else)."""
-    from ..errors import UnsafePath
-    from ..workspace import read_owned
 
     try:
         return read_owned(path.parent, path, limit=4 * INDEX_CHARS, single_link=True).decode("utf-8", "replace")
@@ -1582,11 +1588,6 @@ def estimate_compile(
     without taking the writer lock or writing anything, and sizes each source the way the
     backend will send it (parts, prefix, a typical number of turns).
     """
-    from ..raw_tree import scan
-    from ..sources import load_source
-    from ..state import State
-    from ..workspace import file_sha256
-    from .base import resolve
 
     name, reason = resolve(backend_name or settings.backend, settings)
     files = scan(ws).files

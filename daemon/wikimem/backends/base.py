@@ -4,6 +4,7 @@ never the package, so the package can load them lazily without an import cycle."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,7 +182,6 @@ class Backend(Protocol):
 
 def resolve(name: str, settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
     """The backend `name` stands for, and why: `auto` becomes anthropic or offline."""
-    import os
 
     if name != "auto":
         return name, f"backend = {name!r} ({settings.where('backend')})"

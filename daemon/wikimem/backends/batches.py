@@ -32,6 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anthropic
+from anthropic.types.beta import BetaMessage
+
 from ..errors import UnsafePath, WikimemError
 from ..workspace import append_owned, read_owned, remove_owned
 from .claude import api_error_message
@@ -169,8 +172,6 @@ class BatchRounds:
         self.polls = 0
 
     def submit(self, round_no: int, asks: list[tuple[Job, Ask]]) -> dict[int, Any]:
-        from anthropic.types.beta import BetaMessage
-
         ids = {custom_id(job.index, round_no): (job, ask) for job, ask in asks}
         hashes = {cid: request_hash(ask.params) for cid, (_job, ask) in ids.items()}
         answers: dict[int, Any] = {}
@@ -268,7 +269,6 @@ class BatchRounds:
 
     def _call(self, call: Callable[[], Any]) -> Any:
         """A batch API call, tried again on rate limits, overload and connection errors."""
-        import anthropic
 
         for attempt in range(8):
             try:

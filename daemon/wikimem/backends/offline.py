@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,10 @@ from ..analysis import (
     tokens,
 )
 from ..config import Settings
+from ..lexicon import read_word_list
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
-from ..sources import SkipSource, title_from_name, xref
+from ..sources import SkipSource, load_source, outline, title_from_name, xref
 from ..state import encode_analysis
 from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
@@ -97,7 +100,6 @@ def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
     encoded for state.db)) | ("skipped", reason) | ("failed", error). Encoding the analysis
     here, beside the other workers, rather than in the compile, which waits for them, spares
     the compile a decoding (of pickle) and an encoding (to JSON) of every analysis."""
-    from ..sources import load_source, outline
 
     file, path, max_bytes = job
     try:
@@ -148,10 +150,6 @@ class OfflineBackend:
             # in a process with other threads (the daemon: watcher, scheduler) work stays
             # in-process: forking there is unsafe, and a forkserver would outlive the batch
             return None
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from ..lexicon import read_word_list
 
         read_word_list()  # once, before the fork: the workers share it rather than each reading it
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..links import LINK_TEXT, link_targets
-from ..pages import FrontMatterError
+from ..pages import FrontMatterError, split_front_matter
 from .memory import ROOT
 
 if TYPE_CHECKING:
@@ -102,7 +102,6 @@ def _is_prose(paragraph: str) -> bool:
 
 def concept_shape(text: str, source_titles: Sequence[str] = ()) -> ConceptShape:
     """How a concept page is built, from its whole text (front matter included)."""
-    from ..pages import split_front_matter
 
     try:
         body = split_front_matter(text)[1]

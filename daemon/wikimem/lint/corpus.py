@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import logging
 import os
@@ -22,11 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
-from ..facts import Profile, title_version
+from ..facts import DIGIT, HINT, Fact, Profile, extract, statements_of, title_version
 from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir, file_sha256
 from . import workers
+from .extract import text_sketch
 from .model import code_version
 
 if TYPE_CHECKING:
@@ -250,8 +252,6 @@ class SourceCache:
         return self._record(path, sha, mtime, data)
 
     def _record(self, path: str, sha: str, mtime: int, data_text: str) -> SourceText:
-        from ..facts import Fact
-
         data = json.loads(data_text)
         version = data.get("version")
         # claims are cached without their path: a copied or renamed file shares the hash
@@ -296,8 +296,6 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         words(LINK_TARGET.sub("]",  # compared on their words, without link targets (the compile drops some)
  "\n".join(b.text for b in doc.blocks))), sentences,
     )
-    from ..facts import extract, statements_of
-    from .extract import text_sketch
 
     statements = statements_of(doc, claim_sentences)
     text.claims = extract(statements)
@@ -307,8 +305,6 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
 
 
 def _compute_records(jobs: list[tuple[str, str, str, int, int]]) -> list[tuple[str, str]]:
-    import gc
-
     gc.disable()  # as in run_lint: many small objects, few cycles; the worker exits when done
     try:
         return [(json.dumps(text.to_json()), text.words) for job in jobs for text in (compute(*job),)]
@@ -326,7 +322,6 @@ def _claim_blocks(doc: Document) -> Document:
     which end it as they do in the compile's reading. "use" is a hint in a release's notes
     (facts.has_hint): it is kept wherever it is, the extractor decides.
     """
-    from ..facts import DIGIT, HINT
 
     hint = _block_hint(HINT.pattern + "|use")
     blocks = doc.blocks

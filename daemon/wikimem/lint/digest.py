@@ -28,10 +28,21 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..index_page import is_catalog
 from ..links import REF_DEF, RESOLVED_TARGETS, WIKILINK, blank_code, md_links, resolve_target
 from ..pages import FrontMatterError, parse_meta, simple_meta, split_front_matter
 from ..workspace import ensure_state_dir
 from . import workers
+from .extract import (
+    meta_problems,
+    page_bold,
+    page_figures,
+    page_hits,
+    page_quotes,
+    redact,
+    secret_id,
+    title_key,
+)
 from .model import SECTIONS, SPECIAL, PageDigest, code_version
 
 if TYPE_CHECKING:
@@ -52,17 +63,6 @@ VERSION = code_version(b"page-digest-1", "digest.py", "extract.py", "model.py", 
 
 def compute(data: bytes, rel: str) -> PageDigest:
     """The digest of one page, from its bytes and its wiki-relative path."""
-    from ..index_page import is_catalog
-    from .extract import (
-        meta_problems,
-        page_bold,
-        page_figures,
-        page_hits,
-        page_quotes,
-        redact,
-        secret_id,
-        title_key,
-    )
 
     text = data.decode("utf-8", errors="replace")
     fm, body, offset = split_front_matter(text)

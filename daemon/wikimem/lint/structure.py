@@ -11,6 +11,7 @@ from typing import Any
 from .. import index_page
 from ..pages import part_of
 from .context import SECTIONS, Context, WikiPage, resolve_wikilink
+from .corpus import cache
 from .extract import SKETCH, meta_problems, page_bold, text_sketch, title_key  # noqa: F401 - re-exported
 from .model import Finding
 
@@ -296,7 +297,6 @@ SAME_TEXT = 0.6  # estimated share of passages in common above which two sources
 
 def duplicate_sources(ctx: Context) -> Iterator[Finding]:
     """Two raw files with the same text (a talk as PDF and as .txt): their pages say the same thing twice."""
-    from .corpus import cache
 
     sources = cache(ctx)
     sketches: dict[str, tuple[int, ...]] = {}

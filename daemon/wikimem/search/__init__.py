@@ -107,7 +107,8 @@ __all__ = [
 
 # each name's submodule: a submodule is imported on first use of one of its names, so a
 # process that needs one part does not pay for the rest (unpickling the index's schema imports
-# this package for the analyzer alone; a cold search needs no document loaders)
+# this package for the analyzer alone; a cold search needs no document loaders); the submodules'
+# functions import what only they need, for the same reason
 _HOME = {
     "analysis": ("TOKEN", "IdentifierParts", "stem_word", "analyzer", "identifier_parts", "path_words", "schema"),
     "documents": ("KINDS", "Chunk", "Doc", "chunk_blocks", "load_raw_file", "load_wiki_page", "raw_text_chunks",
