@@ -91,7 +91,7 @@ def release_memory() -> None:
     forget_sentences()
     gc.collect()
     try:
-        import ctypes
+        import ctypes  # only here, and only where the C library can be asked to trim
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
