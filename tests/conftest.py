@@ -14,6 +14,12 @@ from wikimem.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
+# how to get the real corpora, said by every test that skips without them
+CORPUS_HOW = (
+    "put the shared corpora at ../shared/corpus beside the repository (topics/, versions/, sphinx/, "
+    "formats/, each with raw/; each corpus's ATTRIBUTION.md names the public repository, commit and path "
+    "every file was copied from, byte for byte)"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +55,7 @@ def write(ws: Workspace, rel: str, text: str | bytes) -> Path:
 def corpus(name: str) -> Path:
     path = CORPUS / name / "raw"
     if not path.is_dir():
-        pytest.skip(f"corpus {name!r} not found at {path} (../shared/corpus is absent)")
+        pytest.skip(f"corpus {name!r} not found at {path}: {CORPUS_HOW}")
     return path
 
 
@@ -76,7 +82,7 @@ def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"GIT_{who}_NAME", "Test Person")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "person@example.org")
     monkeypatch.delenv("WIKIMEM_GIT", raising=False)
-    history._warned.clear()
+    history.warned.clear()
 
 
 def git(cwd: Path, *args: str) -> str:

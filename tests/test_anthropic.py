@@ -1106,9 +1106,9 @@ def test_the_shape_checks_name_what_to_fix() -> None:
     from wikimem.backends.anthropic import (
         MAX_KEY_POINTS,
         SourceText,
-        _concept_page_problems,
-        _source_page_problems,
+        concept_page_problems,
         concept_shape,
+        source_page_problems,
     )
 
     fm = "---\ntitle: Greek alphabet\nkind: concept\n---\n"
@@ -1122,7 +1122,7 @@ def test_the_shape_checks_name_what_to_fix() -> None:
     shape = concept_shape(bad, ["Alpha", "Beta"])
     assert shape.h1 and not shape.lead and shape.key_points == MAX_KEY_POINTS + 2
     assert shape.per_source == ("Alpha", "Beta")
-    problems = _concept_page_problems("concepts/greek-alphabet.md", bad, None, ["Alpha", "Beta"])
+    problems = concept_page_problems("concepts/greek-alphabet.md", bad, None, ["Alpha", "Beta"])
     assert len(problems) == 3
     assert problems[0].startswith("/memories/concepts/greek-alphabet.md has no lead: right under `# Title`")
     assert problems[1].startswith("/memories/concepts/greek-alphabet.md has a section per source (`## Beta`)")
@@ -1131,20 +1131,20 @@ def test_the_shape_checks_name_what_to_fix() -> None:
         "or fewer, most informative first, and drop those that repeat another"
     )
     # on a page that was already so, an edit that makes nothing worse passes
-    assert _concept_page_problems("concepts/greek-alphabet.md", bad + "\nmore\n", bad, ["Alpha", "Beta"]) == []
+    assert concept_page_problems("concepts/greek-alphabet.md", bad + "\nmore\n", bad, ["Alpha", "Beta"]) == []
     # but an edit may not take the lead away
     good = fm + "# Greek alphabet\n\nThe alphabet that Greek has been written in since the 8th century BC.\n"
     assert concept_shape(good).lead
-    lost = _concept_page_problems("concepts/greek-alphabet.md", fm + "# Greek alphabet\n\n## Key points\n", good, [])
+    lost = concept_page_problems("concepts/greek-alphabet.md", fm + "# Greek alphabet\n\n## Key points\n", good, [])
     assert len(lost) == 1 and "has no lead" in lost[0]
     huge = good + "\n## Key points\n" + "- " + "word " * 5_000 + "\n"
-    (big,) = _concept_page_problems("concepts/greek-alphabet.md", huge, None, [])
+    (big,) = concept_page_problems("concepts/greek-alphabet.md", huge, None, [])
     assert big.startswith("/memories/concepts/greek-alphabet.md has 25 KB of text;") and "never over 20 KB" in big
     # a source page: its title and a Source: line that links the raw file
     st = SourceText("raw/notes/a.md", "A", "L", ("1\t# A",), 1)
-    assert _source_page_problems("sources/notes-a.md", "# A\n\nLead.\n\nSource: [a.md](../../raw/notes/a.md)\n", st) == []
-    assert _source_page_problems("sources/notes-a.md", "Lead.\n\n**Source:** [a.md](../../raw/notes/a.md)\n", st) == [
+    assert source_page_problems("sources/notes-a.md", "# A\n\nLead.\n\nSource: [a.md](../../raw/notes/a.md)\n", st) == []
+    assert source_page_problems("sources/notes-a.md", "Lead.\n\n**Source:** [a.md](../../raw/notes/a.md)\n", st) == [
         "/memories/sources/notes-a.md has no `# Title`; start the body with the document's own title"
     ]
-    (no_line,) = _source_page_problems("sources/notes-a.md", "# A\n\nLead. Source: raw/notes/a.md\n", st)
+    (no_line,) = source_page_problems("sources/notes-a.md", "# A\n\nLead. Source: raw/notes/a.md\n", st)
     assert no_line.endswith("add `Source: [a.md](../../raw/notes/a.md)` under the lead")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CORPUS, CORPUS_HOW
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
-CORPUS = REPO.parent / "shared" / "corpus"
 
 PARAGRAPHS = [
     "Ownership is a set of rules that govern how a Rust program manages memory. "
@@ -75,7 +76,7 @@ def test_generated_notes_are_deterministic_and_prefix_stable(tmp_path: Path) -> 
 
 def test_pool_from_the_real_corpora_is_stable() -> None:
     if not (CORPUS / "topics" / "raw").is_dir():
-        pytest.skip(f"../shared/corpus is absent ({CORPUS})")
+        pytest.skip(f"../shared/corpus is absent ({CORPUS}): {CORPUS_HOW}")
     scale = load("scale")
     assert len(scale.corpus_files()) >= 180
     pool = scale.load_pool()

@@ -153,3 +153,14 @@ def test_relative_links_resolve(doc: Path) -> None:
         elif anchor and file.suffix == ".md" and anchor not in anchors(file.read_text(encoding="utf-8")):
             broken.append(f"{target} (no such heading)")
     assert not broken, f"{doc.relative_to(REPO)}: broken links: {', '.join(broken)}"
+
+
+def test_the_module_map_names_every_module() -> None:
+    """docs/architecture.md is the module map: a module it does not name is a module nobody
+    finds (a package is named by its folder, as `lint/`)."""
+    doc = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    named = {part for span in re.findall(r"`([\w/.]+)`", doc) for part in re.split(r"[/.]", span) if part}
+    package = REPO / "daemon" / "wikimem"
+    missing = sorted(str(f.relative_to(package)) for f in package.rglob("*.py")
+                     if (f.parent.name if f.stem == "__init__" else f.stem) not in named)
+    assert not missing, f"docs/architecture.md does not name: {', '.join(missing)}"

@@ -620,7 +620,7 @@ def test_a_torn_search_segment_is_rebuilt_by_the_next_compile_or_search(tmp_path
 
     ws = seeded(tmp_path / "ws")
     _tear_a_segment(ws)
-    search._ENGINES.clear()
+    search.ENGINES.clear()
     if first == "compile":
         write(ws, "delta.md", "# Delta notes\n\nThe rollback drill ran on 2 May 2026 with 12 engineers.\n")
         report = compile_(ws)

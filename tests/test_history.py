@@ -530,8 +530,8 @@ def test_teammates_compiling_in_parallel_merge_cleanly(tmp_path: Path) -> None:
     assert merge.returncode == 0, merge.stderr
     merged = (bob.wiki / "log.md").read_text()
     assert merged.startswith(bob_log)  # bob's log exactly as it was, alice's new entries after it
-    for entry in history._entry_chunks(alice_log)[1] + history._entry_chunks(bob_log)[1]:
-        assert entry in history._entry_chunks(merged)[1]
+    for entry in history.entry_chunks(alice_log)[1] + history.entry_chunks(bob_log)[1]:
+        assert entry in history.entry_chunks(merged)[1]
     entries = read_entries(bob.wiki / "log.md")
     assert any("raw/tea.txt" in e[2] for e in entries) and any("raw/coffee.txt" in e[2] for e in entries)
 

@@ -401,13 +401,14 @@ def second_granular(tmp_path: Path):  # type: ignore[no-untyped-def]
     finally:
         from wikimem import search
 
-        for engine in list(search._ENGINES.values()):  # their open index files would keep it busy
+        for engine in list(search.ENGINES.values()):  # their open index files would keep it busy
             engine.close()
-        search._ENGINES.clear()
+        search.ENGINES.clear()
         if subprocess.run(["umount", str(mount)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
+@pytest.mark.slow  # up to 20 compiles, one a second, until an edit falls in its compile's second
 def test_an_edit_within_the_second_of_a_compile_is_compiled_on_a_coarse_clock(second_granular: Workspace) -> None:
     """On a file system with one-second times, an edit of the same size made in the second of
     the compile that read the file leaves size, mtime and ctime as they were. Before, it was

@@ -126,3 +126,17 @@ def test_the_ground_floor_imports_nothing_of_wikimems() -> None:
     graph = import_graph()
     for name in ("wikimem.lexicon", "wikimem.links"):
         assert not {m for m in graph[name] if m.startswith("wikimem")}, (name, graph[name])
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    """A name one module takes from another is that module's interface, so it is public: an
+    underscore says "only here". Third-party internals a module patches are the one exception
+    (bounded in pyproject.toml, checked by tests/test_patched_internals.py)."""
+    taken = []
+    for name, file in modules().items():
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("wikimem")):
+                taken += [f"{name}: from {'.' * node.level}{node.module or ''} import {a.name}"
+                          for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not taken, "\n".join(taken)

@@ -133,6 +133,7 @@ def test_the_reading_order_comes_from_what_the_compile_read_of_the_table_of_cont
         raise AssertionError("a table of contents the compile read was parsed again")
 
     monkeypatch.setattr("wikimem.sources.load_source", no_parsing)
+    monkeypatch.setattr("wikimem.index_page.load_source", no_parsing)
     state = State(ws.state_db)
     try:
         state.set_meta("index.toc", {})  # no cached table: only the outline can answer

@@ -193,10 +193,10 @@ def test_walk_filters_agree_with_the_loader_and_the_index_page():
 
     names = ["a.md", ".DS_Store", "Thumbs.db", "x.md~", "~$doc.docx", ".#lock", "f.swp", "d.part",
              "e.crdownload", "t.tmp", "z.download", "index.md", "notes.txt"]
-    assert [S._ignored(n) for n in names] == [is_ignored_name(n) for n in names]
+    assert [S.ignored_path(n) for n in names] == [is_ignored_name(n) for n in names]
     for rel in ("wiki/index.md", "wiki/sources/index.md", "wiki/sources/index-2.md", "wiki/sources/index-2-1.md",
                 "wiki/sources/reindex.md", "wiki/concepts/index-of-things.md"):
-        assert bool(S._CATALOG.search(rel)) == is_catalog(rel.removeprefix("wiki/")), rel
+        assert bool(S.CATALOG_NAME.search(rel)) == is_catalog(rel.removeprefix("wiki/")), rel
 
 
 def test_concurrent_updates_do_not_corrupt_the_index(compiled):
@@ -385,7 +385,7 @@ def test_warmed_and_one_shot_engines_rank_alike(ws):
 def test_snippet_tokens_match_the_analyzer():
     body = "The Caches are pruned weekly; go1.21 needs TLS 1.3 and the build-cache's size.\nRunning runs ran."
     expected = [(t.startchar, t.text) for t in S.analyzer()(body, chars=True, removestops=False)]
-    assert [(m.start(), S._stem(m.group())) for m in S._TOKEN.finditer(body)] == expected
+    assert [(m.start(), S.stem_word(m.group())) for m in S.TOKEN.finditer(body)] == expected
 
 
 def test_watcher_with_a_lock_swaps_in_a_warmed_searcher(compiled):
@@ -540,7 +540,7 @@ def test_a_parallel_build_ranks_as_a_single_writer_does(ws, settings, monkeypatc
     # built by more than one process (how many segments they leave depends on which of them
     # takes the jobs first: one may take them all)
     assert len(started) >= 2
-    S._ENGINES.clear()
+    S.ENGINES.clear()
     assert [[h.path for h in S.search(ws, q)] for q in questions] == single
 
 
@@ -569,7 +569,7 @@ def _seeded_corpus(ws, monkeypatch):
 def _index_of(ws):
     manifest = json.loads((S.index_dir(ws) / "manifest.json").read_text(encoding="utf-8"))
     questions = ["widget macOS", "installer twice setup", "which Go version is needed to bootstrap"]
-    S._ENGINES.clear()
+    S.ENGINES.clear()
     found = [[(p.hit.path, p.line, p.hit.snippet, round(p.hit.score, 6)) for p in S.search_passages(ws, q)] for q in questions]
     return {k: manifest[k] for k in ("files", "docs", "skipped", "priors")}, found
 
@@ -745,7 +745,7 @@ def test_a_page_written_otherwise_than_offered_is_indexed_as_written(ws, setting
     _share_once_all_taken(monkeypatch)
     compile_workspace(ws, settings)
     assert seeds[0] is not None and any(p.startswith("wiki/sources/") for p in seeds[0].offered)
-    S._ENGINES.clear()
+    S.ENGINES.clear()
     assert not S.search(ws, "zeppelin")
     written = _index_of(ws)
     S.reindex(ws)
@@ -783,7 +783,7 @@ def test_a_seed_killed_holding_the_page_counter_neither_hangs_nor_loses_the_inde
     report = _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lambda args: args[7])  # taken
     assert seeds[0] is not None and report.index["rebuilt"] and not report.warnings
     assert not (ws.state_dir / "search.seed").exists() and not (ws.state_dir / "search.pages").exists()
-    S._ENGINES.clear()
+    S.ENGINES.clear()
     assert "raw/guide.rst" in {p.hit.path for p in S.search_passages(ws, "installer twice setup")}
     assert any(p.startswith("wiki/") for p in json.loads((S.index_dir(ws) / "manifest.json").read_text())["docs"])
 
@@ -814,7 +814,7 @@ def test_a_raw_file_changed_after_the_seed_read_it_is_indexed_as_it_is_now(ws, s
 
     monkeypatch.setattr(S.Seed, "finish", edit_then_finish)
     compile_workspace(ws, settings)
-    S._ENGINES.clear()
+    S.ENGINES.clear()
     assert "raw/guide.rst" in {p.hit.path for p in S.search_passages(ws, "uninstaller reboot")}
     assert "raw/guide.rst" not in {p.hit.path for p in S.search_passages(ws, "installer twice")}
     assert "raw/more/note-3.md" not in {h.path for h in S.search(ws, "widget 3 macOS 13")}
@@ -1074,7 +1074,7 @@ def test_a_check_without_a_walk_sees_what_a_walk_would(compiled, monkeypatch, tm
     folder = S.index_dir(compiled)
 
     def signed() -> bool:
-        parts = I._read_parts(folder, ("files",))
+        parts = I.read_parts(folder, ("files",))
         return unchanged.since_signed(compiled, folder, parts["stamp"], parts["files"],
                                       unchanged.rules_digest(I.WIKI_FOLDERS))
 

@@ -233,7 +233,7 @@ def test_a_gitattributes_a_person_changed_is_left_and_wikimem_says_what_it_needs
     attributes.write_text(mine)
     git(a.root, "commit", "-q", "-am", "my attributes")
     write(a, "theta.md", "# Theta\n\nA canary release in 2028 took 3 minutes.\n")
-    gitrepo._warned.clear()
+    gitrepo.warned.clear()
     compile_(a)
     assert attributes.read_text() == mine
     said = [r.getMessage() for r in caplog.records if ".gitattributes" in r.getMessage()]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import index_page
 from .pages import content_hash, page_owner
-from .state import RENDER_PENDING
+from .state import RENDER_PENDING, SourceRow
 from .workspace import Workspace, file_sha256
 
 if TYPE_CHECKING:
@@ -22,17 +22,17 @@ from .gitrepo import (
     GENERATED,
     TRAILER,
     Repo,
-    _blob_id,
-    _head,
-    _mark_synced,
-    _nul_list,
-    _read,
-    _synced,
+    blob_id,
     configure_merge,
+    head_commit,
     ignore_state,
+    mark_synced,
+    nul_list,
+    read_or_none,
     repository,
+    synced_commit,
 )
-from .history import HELD_REASON, _raw_file
+from .history import HELD_REASON, cited_raw_file
 from .ownership import tracked as _tracked
 
 log = logging.getLogger("wikimem.history")
@@ -56,8 +56,8 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
             return 0
         ignore_state(ws)
         configure_merge(repo)
-        head = _head(repo)
-        last = _synced(ws)
+        head = head_commit(repo)
+        last = synced_commit(ws)
         if head is None or head == last:
             return 0
         known_last = last is not None and repo.git("cat-file", "-e", f"{last}^{{commit}}", check=False).returncode == 0
@@ -66,7 +66,7 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
             names = repo.git("diff", "--name-only", "-z", "--no-renames", last, head, "--", repo.pathspec).stdout
         else:
             names = repo.git("ls-tree", "-r", "-z", "--name-only", head, "--", repo.pathspec).stdout
-        candidates = [rel for rel in (repo.rel(n) for n in _nul_list(names)) if rel and _is_page(rel)]
+        candidates = [rel for rel in (repo.rel(n) for n in nul_list(names)) if rel and _is_page(rel)]
         adopted = _adopt(ws, repo, state, head, candidates)
         # a merge (or a rebase: where this clone was and where it is now have parted) combined
         # pages two clones wrote from different sources: the next compile runs the backend over
@@ -80,7 +80,7 @@ def sync(ws: Workspace, settings: Settings, state: State) -> int:
             if merges != "0" or apart:
                 with state.transaction():
                     state.set_meta(RENDER_PENDING, True)
-        _mark_synced(ws, None, head)
+        mark_synced(ws, None, head)
         return adopted
     except Exception as exc:  # noqa: BLE001 - reconciling is an optimisation; compile goes on without it
         log.warning("could not reconcile state with git history: %s", exc)
@@ -114,12 +114,10 @@ def _path_history(repo: Repo, head: str, paths: list[str]) -> dict[str, tuple[bo
 
 
 def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[str]) -> int:
-    from .state import SourceRow
-
     pages = state.pages()
     rows = state.sources()
     # most candidates are this machine's own commits, already in state: skip those cheaply
-    on_disk = {rel: _read(ws.wiki / rel) for rel in candidates}
+    on_disk = {rel: read_or_none(ws.wiki / rel) for rel in candidates}
     candidates = [
         rel for rel in candidates
         if (on_disk[rel] is None and rel in pages)
@@ -130,7 +128,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
     full = [repo.path(rel) for rel in candidates]
     listed = repo.git("ls-tree", "-z", head, "--", *full).stdout
     at_head = {}
-    for entry in _nul_list(listed):
+    for entry in nul_list(listed):
         meta, _, path = entry.partition("\t")
         at_head[path] = meta.split(" ")[2]
     written = _path_history(repo, head, full)
@@ -142,7 +140,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             says = page_owner(disk) if disk is not None else None
             if says is not None and says.stamped and not says.wikimems:
                 continue  # its text is not what its digest says: a person's, committed or not
-            disk_id = _blob_id(disk, len(head)) if disk is not None else None
+            disk_id = blob_id(disk, len(head)) if disk is not None else None
             certified = says is not None and says.wikimems
             if disk_id != at_head.get(repo.path(rel)) and not certified:
                 continue  # not what HEAD holds: an uncommitted change, whoever made it owns it
@@ -157,7 +155,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
                     continue
                 owner = known[2] if known[1] == "source" else None
                 row = rows.get(owner) if owner else None
-                raw_file = _raw_file(ws, owner)
+                raw_file = cited_raw_file(ws, owner)
                 state.delete_page(rel)
                 adopted += 1
                 if owner and row and row.page == rel and raw_file is not None:
@@ -186,7 +184,7 @@ def _adopt(ws: Workspace, repo: Repo, state: State, head: str, candidates: list[
             if kind == "part":
                 continue  # a part of a long source's page: its source's row follows its own page
             changed_pages.add(rel)
-            file = _raw_file(ws, owner)
+            file = cited_raw_file(ws, owner)
             if owner and file is not None and sha:
                 if file.is_file() and file_sha256(file) == sha:
                     st = file.stat()

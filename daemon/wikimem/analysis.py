@@ -27,6 +27,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
+from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
@@ -370,8 +371,6 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
 
 
 def analyze(doc: Document) -> SourceAnalysis:
-    from .facts import record as fact_record
-
     sentences, block_of = _split(doc)
     toks = [tokens(s.text) if s.kind != "data" else [] for s in sentences]
     keys_of = [phrase_keys(t) for t in toks]
@@ -432,7 +431,7 @@ def analyze(doc: Document) -> SourceAnalysis:
             continue
         if s.kind not in ("para", "item"):
             continue
-        found = _defined_term(s.text)
+        found = defined_term(s.text)
         if found:
             defined, surface, strong = found
             if strong or (defined in prose_terms and prose_terms[defined] >= 2):
@@ -579,7 +578,7 @@ def _plain_sentences(sentences: list[Sentence]) -> list[Sentence]:
 
 def forget_sentences() -> None:
     """Drop what the analysis kept of sentences and phrases it saw (the daemon, after each batch)."""
-    _defined_term.cache_clear()
+    defined_term.cache_clear()
     _generic.cache_clear()
     _token_bits.cache_clear()
 
@@ -717,7 +716,7 @@ _DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
 @lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
-def _defined_term(text: str) -> tuple[str, str, bool] | None:
+def defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
     (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
     called = _called(text)
@@ -1112,7 +1111,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     plain = _plain(text)
     low = text.lower()  # the case-blind patterns run on it (and only where their words are)
     score = 0.0
-    defined = _defined_term(text)
+    defined = defined_term(text)
     called = _called(text)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing

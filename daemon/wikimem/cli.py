@@ -2,6 +2,9 @@
 
 Exit codes (a contract, see README): 0 ok, 1 error, 2 usage, 3 lint found errors,
 4 workspace busy (another writer holds the lock).
+
+Each command imports the core it needs inside its function: `wikimem --help` (and a command's
+`--help`) loads click and errors alone.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from . import (
     timelines,
     wiki_tree,
 )
-from .backends import Activity, Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
+from .backends import UNHEARD, Activity, Backend, Batch, PageEdit, SourceOutcome, SourceRef, create
 from .config import Settings
 from .errors import PathEscape, UnsafePath
 from .naming import undecodable
@@ -313,9 +313,10 @@ def _new_page_text(content: str, writer: str = "wikimem") -> str:
 
 
 class _Seeding:
-    """The search index of raw/, started in another process once the backend has read every
-    source (Batch.read_all, search.start_seed) when the compile will build the index from
-    nothing; _make_searchable finishes it with the pages."""
+    """The search index built beside the compile, listening to the backend (backends.base.Listener):
+    when the compile will build the index from nothing, the index of raw/ is started in another
+    process once the backend has read every source (search.start_seed), and the pages the
+    backend renders are handed to it as they come; _make_searchable finishes it with the pages."""
 
     def __init__(self, ws: Workspace, max_bytes: int):
         self.ws = ws
@@ -324,19 +325,20 @@ class _Seeding:
         self.seed: Any = None
         self.writer = "wikimem"  # what the compile's pages say wrote them (PageWriter.writer)
 
-    def prepare(self) -> None:
-        """The backend's workers are reading the sources (Batch.reading) and this process waits:
-        it loads search's modules now, not with a core idle once the workers are done (start)."""
+    def reading(self) -> None:
+        """The backend's workers are reading the sources and this process waits:
+        it loads search's modules now, not with a core idle once the workers are done (read)."""
         if self.seed is not None or not self.files or (self.ws.state_dir / "search" / "manifest.json").exists():
             return  # no seed, or an index to update instead (search.start_seed)
         try:
             from . import search
 
             search.ready_seed()
-        except Exception:  # noqa: BLE001 - derived data: start() tries again and says why
+        except Exception:  # noqa: BLE001 - derived data: read() tries again and says why
             log.debug("search seed not prepared", exc_info=True)
 
-    def start(self, outlines: dict[str, dict[str, Any]]) -> None:
+    def read(self, outlines: dict[str, dict[str, Any]]) -> None:
+        """The backend has read every source: the seed starts indexing raw/."""
         if self.seed is not None or not self.files:
             return
         try:
@@ -349,8 +351,8 @@ class _Seeding:
         except Exception:  # noqa: BLE001 - derived data: the index is then built after the pages
             log.debug("search seed not started", exc_info=True)
 
-    def offer(self, edits: Sequence[PageEdit]) -> None:
-        """Pages the backend has rendered (Batch.rendered), for the seed to index while it renders
+    def rendered(self, edits: Sequence[PageEdit]) -> None:
+        """Pages the backend has rendered, for the seed to index while it renders
         more: those that will be new files, which it indexes as PageWriter writes a new file
         (_new_page_text; it keeps only those whose file then holds that text). A page already
         on disk is weighed against it by PageWriter, and indexed once written."""
@@ -365,7 +367,7 @@ class _Seeding:
             log.debug("pages not offered to the search seed", exc_info=True)
 
     def spare(self) -> bool:
-        """Whether the seed leaves a core spare: it waits for pages, or there is none (Batch.spare)."""
+        """Whether the seed leaves a core spare: it waits for pages, or there is none."""
         seed = self.seed
         return seed is None or seed.waits()
 
@@ -830,9 +832,7 @@ def apply(
         workspace=ws, settings=settings, state=state, sources=todo.refs, changed=tuple(todo.changed),
         renamed=todo.renamed, removed=todo.removed, load=load, rebuild=todo.rebuild,
         rerender=todo.rerender, files=_Files(todo.current), max_bytes=max_bytes,
-        read_all=seeding.start if seeding is not None else None, rendered=seeding.offer if seeding is not None else None,
-        reading=seeding.prepare if seeding is not None else None,
-        spare=seeding.spare if seeding is not None else None, activity=activity,
+        listener=seeding if seeding is not None else UNHEARD, activity=activity,
     )
     result = backend.compile(batch)
     if seeding is not None:

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import UnsafePath, UsageError
 from .links import LINK_TARGET
-from .workspace import Workspace
+from .pages import FrontMatterError, loads_page, split_front_matter
+from .search import analyzer, make_snippet, parse_query, search_passages
+from .workspace import Workspace, open_checked, read_owned
 
 INDEX_SHARE = 0.1  # at most this share of the budget goes to the index entries
 RELEVANT_SHARE = 0.3  # a result scoring below this share of the best one is not printed
@@ -113,18 +118,13 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
     """The entries of index.md (a page's line, or one link of a group's line of pages) that
     mention the query's words, most matching first: where the map points for this question.
     Links are given relative to the workspace root, like every other path in the pack."""
-    from .errors import UnsafePath
-    from .search import analyzer
-    from .workspace import read_owned
 
     try:
         text = read_owned(ws.wiki, ws.wiki / "index.md", limit=READ_LIMIT, single_link=True).decode("utf-8", "replace")
     except (OSError, UnsafePath):
         return ""
-    from .pages import split_front_matter
 
     _, body, _ = split_front_matter(text)
-    import math
 
     ana = analyzer()
     entries: list[tuple[int, int, str, set[str]]] = []
@@ -157,7 +157,6 @@ def _index_excerpt(ws: Workspace, terms: set[str], budget_tokens: int) -> str:
 
 def _from_root(item: str) -> str:
     """index.md's links are relative to wiki/: make them workspace paths."""
-    import posixpath
 
     def rooted(m: re.Match[str]) -> str:
         target = m.group(1)
@@ -176,7 +175,6 @@ def freshness(ws: Workspace, path: str, text: str) -> tuple[str | None, bool]:
         except OSError:
             return None, False
         return dt.datetime.fromtimestamp(mtime, dt.UTC).date().isoformat(), False
-    from .pages import FrontMatterError, loads_page
 
     try:
         page = loads_page(path, text)
@@ -198,8 +196,6 @@ def freshness(ws: Workspace, path: str, text: str) -> tuple[str | None, bool]:
 
 def build_context(ws: Workspace, query: str, budget: int = 8000, *, candidates: int = 12) -> ContextPack:
     """The best material for `query` within `budget` tokens (as estimate_tokens counts them)."""
-    from .errors import UsageError
-    from .search import make_snippet, parse_query, search_passages
 
     if budget < 200:
         raise UsageError(f"--budget {budget} is too small for a useful pack; give at least 200 tokens")
@@ -214,9 +210,6 @@ def build_context(ws: Workspace, query: str, budget: int = 8000, *, candidates: 
     fresh: dict[str, tuple[str | None, bool]] = {}
 
     def page_text(path: str, fallback: str) -> str:
-        from .errors import UnsafePath
-        from .workspace import open_checked
-
         if path not in texts:
             try:
                 if path.endswith(".pdf"):
@@ -260,7 +253,6 @@ def build_context(ws: Workspace, query: str, budget: int = 8000, *, candidates: 
     for p in relevant:
         if shown >= PAGES or not p.hit.path.startswith("wiki/") or p.hit.score < 0.5 * best:
             continue
-        from .pages import split_front_matter
 
         body = split_front_matter(page_text(p.hit.path, p.text))[1].strip("\n") + "\n"
         updated, stale = fresh[p.hit.path]

@@ -3,7 +3,7 @@ handful of paths through a temporary index (write-tree, commit-tree, update-ref:
 index and hooks are never touched), and the merge drivers for log.md and index.md.
 
 `python -m wikimem.history merge-log BASE OURS THEIRS` (the driver git runs) is served by
-history.py, which calls `_merge_log_main` here."""
+history.py, which calls `merge_log_main` here."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ FALLBACK_IDENT = {
 }
 
 
-_warned: set[str] = set()
+warned: set[str] = set()
 
 
 class GitError(WikimemError):
@@ -57,8 +57,8 @@ class GitError(WikimemError):
 
 
 def _warn_once(key: str, message: str) -> None:
-    if key not in _warned:
-        _warned.add(key)
+    if key not in warned:
+        warned.add(key)
         log.warning(message)
 
 
@@ -180,7 +180,7 @@ IN_PROGRESS = {"MERGE_HEAD": "merge", "CHERRY_PICK_HEAD": "cherry-pick", "REVERT
                "rebase-merge": "rebase", "rebase-apply": "rebase or am", "BISECT_LOG": "bisect"}
 
 
-def _in_progress(repo: Repo) -> str | None:
+def operation_in_progress(repo: Repo) -> str | None:
     """The git operation the user is in the middle of (a merge, a rebase, ...), if any."""
     git_dir = repo.git_dir or Path(repo.out("rev-parse", "--absolute-git-dir"))
     for name, what in IN_PROGRESS.items():
@@ -189,18 +189,18 @@ def _in_progress(repo: Repo) -> str | None:
     return None
 
 
-def _head(repo: Repo) -> str | None:
+def head_commit(repo: Repo) -> str | None:
     proc = repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
     if proc.returncode != 0:
         return None
     return proc.stdout.decode().strip() or None
 
 
-def _nul_list(data: bytes) -> list[str]:
+def nul_list(data: bytes) -> list[str]:
     return [p.decode("utf-8", "surrogateescape") for p in data.split(b"\0") if p]
 
 
-def _blobs(repo: Repo, rev: str | None, paths: Iterable[str]) -> dict[str, bytes | None]:
+def blobs_at(repo: Repo, rev: str | None, paths: Iterable[str]) -> dict[str, bytes | None]:
     """Contents of repository paths at a commit (None where absent), in one git process."""
     paths = list(paths)
     if rev is None or not paths:
@@ -222,7 +222,7 @@ def _blobs(repo: Repo, rev: str | None, paths: Iterable[str]) -> dict[str, bytes
     return out
 
 
-def _read(path: Path) -> bytes | None:
+def read_or_none(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -280,7 +280,7 @@ def prepare(ws: Workspace, repo: Repo) -> list[str]:
     configure_merge(repo)
     attributes = ws.wiki / ".gitattributes"
     if ws.wiki.is_dir():
-        old = _read(attributes)
+        old = read_or_none(attributes)
         if old is None or old.decode("utf-8", "replace") in EARLIER_ATTRIBUTES:
             atomic_write(attributes, ATTRIBUTES)
             changed.append(".gitattributes")
@@ -337,7 +337,7 @@ def configure_merge(repo: Repo) -> None:
                                    "log.md may conflict when two clones both compiled")
 
 
-def _entry_chunks(text: str) -> tuple[str, list[str]]:
+def entry_chunks(text: str) -> tuple[str, list[str]]:
     """(header, entries) of a log.md text; each entry from its `## [` line, without trailing blanks."""
     parts = re.split(r"(?m)^(?=## \[)", text)
     header, chunks = parts[0], parts[1:]
@@ -348,10 +348,10 @@ def merge_log(base: str, ours: str, theirs: str) -> str:
     """log.md merged: ours exactly as it is, then the entries only the other side added, in order."""
     if not ours.strip():
         return theirs
-    _, our_entries = _entry_chunks(ours)
-    _, base_entries = _entry_chunks(base)
+    _, our_entries = entry_chunks(ours)
+    _, base_entries = entry_chunks(base)
     known = set(our_entries) | set(base_entries)
-    extra = [c for c in _entry_chunks(theirs)[1] if c not in known]
+    extra = [c for c in entry_chunks(theirs)[1] if c not in known]
     return ours.rstrip("\n") + "\n" + "".join(f"\n{c}\n" for c in extra)
 
 
@@ -375,23 +375,23 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
     if not wanted:
         return None
     # paths the repository ignores and does not track are the user's choice not to version them
-    ignored = set(_nul_list(repo.git("check-ignore", "-z", "--stdin", stdin=_z(wanted), check=False,
+    ignored = set(nul_list(repo.git("check-ignore", "-z", "--stdin", stdin=_z(wanted), check=False,
                                           env={"GIT_LITERAL_PATHSPECS": "0"}).stdout))
     if ignored:
-        tracked = set(_nul_list(repo.git("ls-files", "-z", "--", *sorted(ignored)).stdout))
+        tracked = set(nul_list(repo.git("ls-files", "-z", "--", *sorted(ignored)).stdout))
         wanted = [p for p in wanted if p not in ignored or p in tracked]
         if not wanted:
             _warn_once(f"ignored:{repo.top}", "the wiki's pages are ignored by git (.gitignore), "
                                               "so wikimem does not commit them")
             return None
-    busy = _in_progress(repo)
+    busy = operation_in_progress(repo)
     if busy:
         # committing under a half-done merge or rebase would tangle our commit into theirs
         raise GitError(f"a git {busy} is in progress, so the pages are written but not committed; "
                        f"git status lists them, to commit with your {busy}")
     text = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
     for _attempt in range(3):
-        head = _head(repo)
+        head = head_commit(repo)
         with tempfile.TemporaryDirectory(prefix="wikimem-git-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             repo.git("read-tree", *([head] if head else ["--empty"]), env=env)
@@ -402,9 +402,9 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
         commit = _commit_tree(repo, tree, head, text)
         # entries the user staged on these paths (their own edit) are left staged as they were
         if head:
-            staged = set(_nul_list(repo.git("diff-index", "--cached", "--name-only", "-z", head, "--", *wanted).stdout))
+            staged = set(nul_list(repo.git("diff-index", "--cached", "--name-only", "-z", head, "--", *wanted).stdout))
         else:
-            staged = set(_nul_list(repo.git("ls-files", "-z", "--", *wanted).stdout))
+            staged = set(nul_list(repo.git("ls-files", "-z", "--", *wanted).stdout))
         # compare-and-swap: if someone committed meanwhile, build again on their commit
         swap = repo.git("update-ref", "-m", f"wikimem: {trailers.get(TRAILER, 'commit')}", "HEAD",
                         commit, head or "0" * 40, check=False)
@@ -412,7 +412,7 @@ def commit_paths(repo: Repo, paths: Iterable[str], message: str, trailers: Mappi
             continue
         _refresh_index(repo, [p for p in wanted if p not in staged])
         if ws is not None and head is not None:
-            _mark_synced(ws, head, commit)
+            mark_synced(ws, head, commit)
         return commit
     raise GitError("HEAD kept moving while committing; the pages are written but not committed")
 
@@ -453,13 +453,13 @@ def _z(paths: Iterable[str]) -> bytes:
     return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
-def _blob_id(data: bytes, hex_length: int) -> str:
+def blob_id(data: bytes, hex_length: int) -> str:
     """git's object id for a file's bytes (SHA-1, or SHA-256 in a sha256 repository)."""
     algorithm = hashlib.sha256 if hex_length == 64 else hashlib.sha1
     return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _merge_log_main(argv: list[str]) -> int:
+def merge_log_main(argv: list[str]) -> int:
     """git's merge driver for log.md: `python -m wikimem.history merge-log %O %A %B` (writes %A)."""
     if len(argv) != 4 or argv[0] != "merge-log":
         print("usage: python -m wikimem.history merge-log BASE OURS THEIRS", file=sys.stderr)
@@ -474,16 +474,16 @@ def _merge_log_main(argv: list[str]) -> int:
 SYNCED_FILE = "git-synced"
 
 
-def _synced(ws: Workspace) -> str | None:
+def synced_commit(ws: Workspace) -> str | None:
     """The commit state.db was last reconciled with (kept beside it, in .wikimem/)."""
-    data = _read(ws.state_dir / SYNCED_FILE)
+    data = read_or_none(ws.state_dir / SYNCED_FILE)
     return data.decode("ascii", "replace").strip() or None if data else None
 
 
-def _mark_synced(ws: Workspace, parent: str | None, commit: str) -> None:
+def mark_synced(ws: Workspace, parent: str | None, commit: str) -> None:
     """Record that state.db matches `commit`. After our own commit (parent given) only when
     state matched its parent: otherwise changes from before it still await a sync."""
-    if parent is not None and _synced(ws) != parent:
+    if parent is not None and synced_commit(ws) != parent:
         return
     with contextlib.suppress(OSError):
         atomic_write(ws.state_dir / SYNCED_FILE, commit + "\n")

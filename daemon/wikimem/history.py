@@ -33,6 +33,7 @@ from . import index_page, log_page
 from .errors import UnsafePath, UsageError, WikimemError
 from .ownership import PageWrite, tracked, write_pages
 from .pages import FrontMatterError, content_hash, loads_page
+from .state import SourceRow, State
 from .workspace import Workspace, file_sha256, writer_lock
 
 if TYPE_CHECKING:
@@ -45,19 +46,19 @@ from .gitrepo import (  # noqa: F401 - re-exported: the history's plumbing, as c
     UNDOES,
     GitError,
     Repo,
-    _blobs,
-    _entry_chunks,
-    _head,
-    _in_progress,
-    _merge_log_main,
-    _nul_list,
-    _read,
-    _warned,
+    blobs_at,
     commit_paths,
+    entry_chunks,
+    head_commit,
     merge_log,
+    merge_log_main,
+    nul_list,
+    operation_in_progress,
     prepare,
+    read_or_none,
     repository,
     require_repository,
+    warned,
 )
 
 log = logging.getLogger("wikimem.history")
@@ -217,7 +218,7 @@ def _log(repo: Repo, rev: str, *extra: str, operations_only: bool = True,
         if len(fields) < 7:
             continue
         commit, short, date, author, subject, op, undoes = fields[:7]
-        files = tuple(r for r in (repo.rel(n.strip("\n")) for n in _nul_list(names) if n.strip("\n")) if r)
+        files = tuple(r for r in (repo.rel(n.strip("\n")) for n in nul_list(names) if n.strip("\n")) if r)
         op = op.strip()
         # the subject without the "wikimem compile: " prefix the operation column already says
         subject = subject.removeprefix(f"wikimem {op}: ") if op else subject
@@ -246,7 +247,6 @@ def held_sources(ws: Workspace) -> list[str]:
     """Sources an undo holds back: the compiler leaves them alone until their file changes."""
     if not ws.state_db.exists():
         return []
-    from .state import State
 
     state = State(ws.state_db)
     try:
@@ -258,7 +258,7 @@ def held_sources(ws: Workspace) -> list[str]:
 def operations(ws: Workspace, settings: Settings, limit: int | None = 20) -> list[Operation]:
     """The recent operations recorded in git, newest first."""
     repo = require_repository(ws, settings)
-    if _head(repo) is None:
+    if head_commit(repo) is None:
         return []
     return _mark_undone(_log(repo, "HEAD", *([f"-n{limit}"] if limit else [])))
 
@@ -339,7 +339,7 @@ def undo(
     person or by a later operation, rather than lose that change.
     """
     repo = require_repository(ws, settings)
-    busy = _in_progress(repo)
+    busy = operation_in_progress(repo)
     if busy:
         raise WikimemError(f"a git {busy} is in progress; finish or abort it, then undo")
     with writer_lock(ws, wait=wait, holder="wikimem undo"):
@@ -353,11 +353,11 @@ def undo(
         if not pages:
             raise WikimemError(f"{op.short} ({op.operation}) changed only index.md and log.md; nothing to undo")
         full = [repo.path(p) for p in pages]
-        after = _blobs(repo, op.commit, full)
-        before = _blobs(repo, parent, full)
-        current = _blobs(repo, "HEAD", full)
-        disk = {p: _read(ws.wiki / (repo.rel(p) or p)) for p in full}
-        staged = set(_nul_list(repo.git("diff-index", "--cached", "--name-only", "-z", "HEAD", "--", *full).stdout))
+        after = blobs_at(repo, op.commit, full)
+        before = blobs_at(repo, parent, full)
+        current = blobs_at(repo, "HEAD", full)
+        disk = {p: read_or_none(ws.wiki / (repo.rel(p) or p)) for p in full}
+        staged = set(nul_list(repo.git("diff-index", "--cached", "--name-only", "-z", "HEAD", "--", *full).stdout))
         problems = [_conflict(repo, op, p, disk[p], current[p]) for p in full if disk[p] != after[p]]
         problems += [(f"wiki/{repo.rel(p)} has staged changes", "commit or unstage them first") for p in sorted(staged)]
         if problems:
@@ -423,7 +423,7 @@ def _held_sources(
         kind_a, sources_a, _ = _page_meta(rel, after.get(rel))
         kind_b, sources_b, sha_b = _page_meta(rel, before.get(rel))
         for raw in {*(sources_a if kind_a == "source" else []), *(sources_b if kind_b == "source" else [])}:
-            file = _raw_file(ws, raw)
+            file = cited_raw_file(ws, raw)
             if file is None:
                 continue
             if not file.is_file():
@@ -435,7 +435,7 @@ def _held_sources(
     return held
 
 
-def _raw_file(ws: Workspace, raw: str | None) -> Path | None:
+def cited_raw_file(ws: Workspace, raw: str | None) -> Path | None:
     """The file a page's `sources:` entry names, when it is a path under raw/ (front matter is
     text anyone can edit, so nothing outside raw/ is ever read or recorded)."""
     if not raw or not raw.startswith("raw/") or ".." in raw.split("/") or "\x00" in raw:
@@ -453,7 +453,6 @@ def _restore_state(
     longer matches is held as `skipped` at its current hash, so neither the next compile
     nor the daemon's rescan redoes the undone work until the file changes.
     """
-    from .state import SourceRow, State
 
     state = State(ws.state_db)
     try:
@@ -472,7 +471,7 @@ def _restore_state(
                 if owner and kind == "source":  # a long source's part is not its page
                     source_page[owner] = rel
             for raw, sha in sorted(held.items()):
-                file = _raw_file(ws, raw)
+                file = cited_raw_file(ws, raw)
                 if file is None:
                     continue
                 if not file.is_file():
@@ -492,4 +491,4 @@ def _restore_state(
 
 
 if __name__ == "__main__":
-    sys.exit(_merge_log_main(sys.argv[1:]))
+    sys.exit(merge_log_main(sys.argv[1:]))

@@ -26,23 +26,33 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import wiki_tree
+from . import pages as pages_module
+from . import templating, wiki_tree
 from .lexicon import release_series, version_key
 from .links import CITATION_AT_END, LINK_TEXT
 from .naming import is_catalog as is_catalog  # re-exported: lint and the compiler use it
 from .pages import (
+    FrontMatterError,
     Page,
     escape_link_text,
     inert,
+    loads_page,
     one_line,
+    parse_meta,
     part_of,
     plain_text,
     relative_link,
     shorten,
+    simple_meta,
+    slugify,
+    split_front_matter,
     unemphasized,
 )
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
+from .sources import SkipSource, load_source
+from .state import State as StateDB
 from .templating import render
+from .workspace import file_sha256, remove_owned, write_changed
 
 if TYPE_CHECKING:
     from .state import State
@@ -127,7 +137,6 @@ def entry_from_text(rel: str, text: str) -> Entry:
     part of an index rebuild, so the scalar keys are parsed alone and the sources are
     counted; anything unusual falls back to the full parser.
     """
-    from .pages import FrontMatterError, loads_page, parse_meta, simple_meta, split_front_matter
 
     fm, body, _ = split_front_matter(text)
     try:
@@ -333,8 +342,6 @@ def _deepen(group: Group, depth: int, order: dict[str, int]) -> None:
 
 
 def _slug(text: str) -> str:
-    from .pages import slugify
-
     return slugify(text) if text else ""
 
 
@@ -751,8 +758,6 @@ def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) 
     the root document down), as {raw path: position}. Only table-of-contents files count (by
     name); their tables come from what the compile kept of them (sources.outline), else they
     are read, and are cached by content hash."""
-    from .sources import SkipSource, load_source
-    from .workspace import file_sha256
 
     raws = sorted({e.raw for e in entries if e.raw})
     tocs = [r for r in raws if posixpath.basename(r).lower() in TOC_NAMES]
@@ -811,8 +816,6 @@ def inputs_digest(ws: Workspace, sections: dict[str, list[Entry]], groups: list[
     """Digests of what index.md and each group's catalogs are made from: the entries, the
     reading order, the extra links, the template and the code that lays them out. Key "" covers
     index.md; the others one group each. `groups`: the plan of these sections and order."""
-    from . import pages as pages_module
-    from . import templating
 
     common = hashlib.sha256()
     for path in (ws.root / "templates" / "index.md.j2", Path(templating.PACKAGE_TEMPLATES) / "index.md.j2",
@@ -861,8 +864,6 @@ def _folders(group: Group) -> set[str]:
 
 def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, str]]:
     """Regenerate index.md and the catalogs; remove catalogs no longer needed. Returns changes."""
-    from .state import State as StateDB
-    from .workspace import remove_owned, write_changed
 
     if state is None and ws.state_db.exists():
         # callers outside a compile (lint, query --save, undo) still use the catalog cache

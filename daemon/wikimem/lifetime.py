@@ -3,6 +3,7 @@ with the process that started them."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -55,7 +56,6 @@ def start_frozen(process: Any) -> None:
     the garbage collector (gc.freeze): the child's collections never touch, and so never copy,
     the pages the two share. Unfrozen after, unless frozen already (a compile freezes what lives
     before it for its whole run: compiler._fewer_collections)."""
-    import gc
 
     frozen = gc.get_freeze_count()
     gc.freeze()

@@ -34,9 +34,9 @@ _MD_LINK = re.compile(r"\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
 _MD_LINK_ESCAPES = re.compile(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
 
 # reference definitions: "[label]: target" on a line of its own
-_REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
+REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
 
-_WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
+WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
 
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 
@@ -179,7 +179,7 @@ def code_spans(text: str) -> list[tuple[int, int]]:
 
 _RESOLVED: dict[tuple[str, str], str] = {}
 
-_RESOLVED_TARGETS: dict[tuple[str, str], tuple[str | None, str]] = {}
+RESOLVED_TARGETS: dict[tuple[str, str], tuple[str | None, str]] = {}
 
 def resolve_target(page_path: str, target: str, folder: str | None = None) -> tuple[str | None, str]:
     """A link target written on wiki/<page_path> as a workspace-relative path, and its #fragment.
@@ -191,12 +191,12 @@ def resolve_target(page_path: str, target: str, folder: str | None = None) -> tu
     # most links repeat on many pages of one folder (../concepts/x.md, ../../raw/x.md#L12): the
     # whole answer is cached per (folder, target as written)
     whole = (folder, target)
-    known = _RESOLVED_TARGETS.get(whole)
+    known = RESOLVED_TARGETS.get(whole)
     if known is not None:
         return known
-    if len(_RESOLVED_TARGETS) > 500_000:
-        _RESOLVED_TARGETS.clear()
-    known = _RESOLVED_TARGETS[whole] = _resolve_target(folder, target)
+    if len(RESOLVED_TARGETS) > 500_000:
+        RESOLVED_TARGETS.clear()
+    known = RESOLVED_TARGETS[whole] = _resolve_target(folder, target)
     return known
 
 def _resolve_target(folder: str, target: str) -> tuple[str | None, str]:

@@ -8,12 +8,19 @@ never appended to (workspace.append_owned).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .errors import UnsafePath
+from .pages import inert, one_line
+from .workspace import append_owned, atomic_write, open_owned
 
 HEADER = "# Log\n\nAppend-only record of every operation wikimem ran on this wiki, oldest first.\n`grep '^## \\[' log.md | tail -5` shows the last five.\n"
 ENTRY_RE = re.compile(r"^## \[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ)\] (\w[\w-]*) \| (.*)$")
@@ -31,8 +38,6 @@ def now_utc() -> dt.datetime:
 
 
 def format_entry(entry: LogEntry, when: dt.datetime) -> str:
-    from .pages import inert, one_line  # here: YAML and front matter stay out of cold commands
-
     stamp = when.strftime("%Y-%m-%d %H:%M:%SZ")
     # subjects and lines carry file names, titles and error messages from sources: each stays
     # one line (a line break would forge an entry) and inert (log.md is Markdown too)
@@ -51,7 +56,6 @@ def append(log_path: Path, entries: Iterable[LogEntry], when: dt.datetime | None
     text = "".join(format_entry(e, when) for e in entries)
     if not text:
         return 0
-    from .workspace import append_owned
 
     append_owned(log_path.parent, log_path, text.encode("utf-8"), header=HEADER.encode("utf-8"))
     _extend_chain(log_path.parent.parent / ".wikimem" / CHAIN_FILE, text)
@@ -77,7 +81,6 @@ def chunks(text: str) -> list[tuple[str, str]]:
 
 def chain(items: list[tuple[str, str]], running: str = "") -> list[dict[str, str]]:
     """Each entry's digest and the digest of all up to it (starting after `running`)."""
-    import hashlib
 
     out = []
     for heading, chunk in items:
@@ -91,10 +94,6 @@ def _extend_chain(path: Path, appended: str) -> None:
     """Add the entries just appended to the record lint keeps of log.md, if it keeps one. The
     record's stat of log.md is dropped: the next lint reads log.md and checks every entry, so an
     edit made before this append is not taken for part of it."""
-    import contextlib
-    import json
-
-    from .workspace import atomic_write
 
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -119,7 +118,6 @@ def list_lines(label: str, items: Iterable[str], limit: int = 50) -> list[str]:
 
 def last_backend(log_path: Path) -> str | None:
     """The backend (and version, `offline:18.15`) of the last compile log.md records."""
-    from .errors import UnsafePath
 
     try:
         entries = read_entries(log_path)
@@ -137,7 +135,6 @@ def read_entries(log_path: Path, *, tail_bytes: int | None = None) -> list[tuple
     """(timestamp, operation, subject, body lines) for each entry, oldest first; with
     `tail_bytes`, those in the last so many bytes of the file (the first, perhaps cut, left out).
     log.md is read by its own name only (workspace.open_owned: never through a link)."""
-    from .workspace import open_owned
 
     if not log_path.exists():
         return []

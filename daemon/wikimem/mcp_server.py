@@ -11,7 +11,8 @@ nothing but protocol reaches stdout and nothing else reads the client's messages
 `initialize`, the lists and the first searches and reads are answered before the SDK is
 loaded (importing it is most of a start-up), as the SDK would answer them; the first message
 answered otherwise loads the SDK, which is handed the conversation and serves the rest (see
-`serve` and `EarlyServer`).
+`serve` and `EarlyServer`). For the same reason each tool imports the core it needs inside
+its function.
 """
 
 from __future__ import annotations

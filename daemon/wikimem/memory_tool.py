@@ -1,6 +1,11 @@
 """The wiki as Claude's memory tool, for Claude API users (`anthropic` SDK's BetaAbstractMemoryTool).
 
-`/memories` is the wiki (read-only), `/memories/raw/` the raw sources the pages cite
+`MemoryTool` is what both of wikimem's memory tools share: `/memories` paths, the numbered
+view the model reads, and one call that answers bad input as a tool error instead of raising.
+`WikiMemoryTool` (below) serves agents; `backends.memory.StagedMemoryTool` is the one the
+anthropic backend compiles with (wiki pages editable behind guards, every write staged).
+
+For agents, `/memories` is the wiki (read-only), `/memories/raw/` the raw sources the pages cite
 (read-only), and `/memories/inbox/` is `raw/inbox/`: the one place the model may
 create, edit, rename or delete files. What lands there is a source like any other,
 which wikimem compiles into pages; the model never edits the wiki itself.
@@ -17,6 +22,7 @@ which wikimem compiles into pages; the model never edits the wiki itself.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,6 +40,7 @@ from anthropic.types.beta import (
 from .errors import PathEscape, UnsafePath
 from .naming import undecodable
 from .pages import one_line
+from .raw_tree import scan
 from .workspace import Workspace, atomic_write, confine, open_checked, open_owned, read_window
 
 ROOT = "/memories"
@@ -44,9 +51,57 @@ VIEW_MAX_LINES = 2_000  # a view shows at most this many lines ...
 VIEW_MAX_BYTES = 200_000  # ... and this many bytes, numbers included; it says how to go on
 LINE_WIDTH = 6
 
+log = logging.getLogger("wikimem.memory")
 
-class WikiMemoryTool(BetaAbstractMemoryTool):
-    """Serve a wikimem workspace as the memory tool's /memories directory."""
+
+def numbered_line(number: int, line: str) -> str:
+    """One line of a view as the memory tool shows it: its number, right-aligned, a tab, the line."""
+    return f"{str(number).rjust(LINE_WIDTH)}\t{line}"
+
+
+def numbered(lines: list[str], start: int) -> str:
+    return "\n".join(numbered_line(i + start, line) for i, line in enumerate(lines))
+
+
+def content_header(shown: str) -> str:
+    return f"Here's the content of {shown} with line numbers:\n"
+
+
+class MemoryTool(BetaAbstractMemoryTool):
+    """The memory tool (`memory_20250818`) over a wikimem workspace. Command parsing and
+    dispatch come from the SDK's BetaAbstractMemoryTool; subclasses supply the storage and the
+    guards. `notes` are said to the model after the result of the command that caused them."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.notes: list[str] = []
+
+    def show(self, rel: str) -> str:
+        """A wiki-relative path as the model names it."""
+        return f"{ROOT}/{rel}" if rel else ROOT
+
+    def run(self, tool_input: object) -> tuple[str, bool]:
+        """Run one tool call; returns (text for the model, is_error). Never raises for bad input
+        (a subclass may raise its own signals, such as backends.memory.Contended)."""
+        self.notes = []
+        try:
+            result = self.call(tool_input)
+        except ToolError as exc:
+            text = str(exc.content) if isinstance(exc.content, str) else str(exc)
+            return self._noted(text), True
+        except (NotImplementedError, AttributeError, TypeError, ValueError, KeyError) as exc:
+            # malformed input (no `command`, a missing field): the SDK's dispatch raises these
+            log.debug("bad memory command %r", tool_input, exc_info=True)
+            return f"Error: invalid memory command ({type(exc).__name__}: {exc})", True
+        return self._noted(result if isinstance(result, str) else str(result)), False
+
+    def _noted(self, text: str) -> str:
+        return "\n\n".join([text, *self.notes]) if self.notes else text
+
+
+class WikiMemoryTool(MemoryTool):
+    """Serve a wikimem workspace as the memory tool's /memories directory, to agents: the wiki
+    and raw/ read-only, raw/inbox/ writable."""
 
     def __init__(self, root: str | os.PathLike[str] | Workspace, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -111,7 +166,7 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         shown: list[str] = []
         size = 0
         for i, line in enumerate(lines, start):
-            row = f"{str(i).rjust(LINE_WIDTH)}\t{line}"
+            row = numbered_line(i, line)
             size += len(row.encode("utf-8")) + 1
             if shown and size > VIEW_MAX_BYTES:
                 break
@@ -121,7 +176,7 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         if more:
             after = start + len(shown)
             note = f"\n[the file goes on; view it with view_range [{after}, {after + VIEW_MAX_LINES - 1}]]"
-        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(shown) + note
+        return content_header(command.path) + "\n".join(shown) + note
 
     def _open(self, path: str, target: Path, area: str) -> BinaryIO:
         """The file opened for viewing: in the wiki by its own name only (no link on the way),
@@ -140,7 +195,6 @@ class WikiMemoryTool(BetaAbstractMemoryTool):
         raw = self.ws.raw.resolve()
         if folder.resolve() == raw or raw in folder.resolve().parents:
             # raw/ as compile sees it: raw_tree's one walk (ignore rules, links inside raw/ only)
-            from .raw_tree import scan
 
             base = folder.resolve().relative_to(raw).as_posix()
             prefix = "" if base == "." else base + "/"

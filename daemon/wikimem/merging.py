@@ -26,8 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .backends.page_merge import merge_versions
 from .errors import UnsafePath
-from .pages import FrontMatterError, loads_page, page_owner
+from .gitrepo import merge_log_main
+from .ownership import PageWrite, persons_page, tracked, write_pages
+from .pages import FrontMatterError, certify, guard_page, loads_page, page_owner, stamp
+from .state import RENDER_PENDING
 from .workspace import atomic_write, read_owned, remove_owned
 
 if TYPE_CHECKING:
@@ -143,9 +147,7 @@ def main(argv: list[str]) -> int:
     if len(argv) == 6 and argv[0] == "page":
         return merge_page(Path(argv[1]), Path(argv[2]), Path(argv[3]), argv[4], argv[5], Path.cwd())
     if len(argv) == 4 and argv[0] == "log":
-        from .gitrepo import _merge_log_main
-
-        return _merge_log_main(["merge-log", *argv[1:]])
+        return merge_log_main(["merge-log", *argv[1:]])
     print("usage: python -m wikimem.merging page BASE OURS THEIRS MARKER PATH | log BASE OURS THEIRS",
           file=sys.stderr)
     return 2
@@ -165,9 +167,6 @@ def settle(ws: Workspace, settings: Settings, state: State, backend: str, writer
     own records of them forgotten), and with a backend that merges versions (`merger`) each such
     page still wikimem's is merged with the other side's version first, through the write
     journal. Returns the pages noted. The notes are cleared once the compile has committed."""
-    from .ownership import PageWrite, persons_page, tracked, write_pages
-    from .pages import certify, guard_page, stamp
-    from .state import RENDER_PENDING
 
     notes = pending(ws)
     if not notes:
@@ -211,8 +210,6 @@ def settle(ws: Workspace, settings: Settings, state: State, backend: str, writer
 def merger(backend: str) -> Merger | None:
     """The function that merges two versions of a page for this backend, or None."""
     if backend == "anthropic":
-        from .backends.page_merge import merge_versions
-
         return merge_versions
     return None
 

@@ -17,6 +17,7 @@ import frontmatter
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from .lexicon import today as lexicon_today
 from .links import code_spans
 
 PAGE_KINDS = ("source", "concept", "answer", "fact")
@@ -521,7 +522,6 @@ def guard_page(text: str) -> str:
 
 def today() -> str:
     """The date stamped into `updated`; SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    from .lexicon import today as lexicon_today
 
     return lexicon_today()
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from .facts import Profile
 from .lexicon import product_key, title_release, version_key
+from .pages import today
 from .raw_tree import ENTRY_NAMES, fact_series, top_folder
 
 
@@ -128,7 +129,6 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
             else:
                 out[p] = by_folder[p]
     products = {product[f] for f in groups if product[f]} | {out[p] for p in paths if any(n == out[p] for n, _ in profiles[p].names)}
-    from .pages import today
 
     now = today()
     newest: dict[str, tuple[str, str | None]] = {}

@@ -17,9 +17,25 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import history, log_page
+from .backends import resolve
+from .backends.answer import synthesize
 from .config import Settings
+from .errors import UnsafePath, UsageError
 from .links import LINK_TEXT_TARGET
-from .workspace import Workspace
+from .ownership import PageWrite, persons_page, write_pages
+from .pages import (
+    FrontMatterError,
+    Page,
+    certify,
+    guard_page,
+    loads_page,
+    relative_link,
+    slugify,
+    stamp,
+)
+from .search import search_passages
+from .workspace import Workspace, atomic_write, read_owned, writer_lock
 
 PASSAGES = 5
 
@@ -65,8 +81,6 @@ class Answer:
 
 
 def _page_sources(ws: Workspace, path: str) -> tuple[str, ...]:
-    from .pages import FrontMatterError, loads_page
-
     try:
         page = loads_page(path, (ws.root / path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, FrontMatterError):
@@ -79,7 +93,6 @@ _CITED_IN_TEXT = re.compile(r"\(([^()]+?), (?:line|page) (\d+)\)")
 
 def gather(ws: Workspace, question: str, limit: int = PASSAGES) -> list[Cited]:
     """The best passages for a question, each with the line it sits on and its raw sources."""
-    from .search import search_passages
 
     out: list[Cited] = []
     for p in search_passages(ws, question, limit=limit + 1):
@@ -127,18 +140,15 @@ def offline_text(question: str, passages: list[Cited]) -> str:
 
 def answer(ws: Workspace, settings: Settings, question: str, save: bool = False) -> Answer:
     """Answer a question from the wiki; `save` files it under wiki/answers/."""
-    from .errors import UsageError
 
     question = " ".join(question.split())
     if not question:
         raise UsageError("empty question; ask something, e.g. wikimem query \"what is ownership\"")
     passages = gather(ws, question)
     sources = tuple(dict.fromkeys(s for c in passages for s in c.sources))
-    from .backends import resolve
 
     if resolve(settings.backend, settings)[0] == "anthropic" and passages:
         # a synthesized answer from the same passages; with nothing found there is nothing to pay for
-        from .backends.answer import synthesize
 
         text, usage = synthesize(ws, settings, question, passages)
         result = Answer(question, text, tuple(passages), sources, backend="anthropic", usage=usage)
@@ -151,7 +161,6 @@ def answer(ws: Workspace, settings: Settings, question: str, save: bool = False)
 
 def _relink(text: str, page: str) -> str:
     """Workspace-relative link targets -> relative to the answer page inside wiki/."""
-    from .pages import relative_link
 
     def fix(m: re.Match[str]) -> str:
         target = m.group(2)
@@ -176,10 +185,6 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
     the sources or a model said), and the same question asked again replaces the page only
     while it is as wikimem wrote it. Once a person edited it, it is kept, and wikimem's new
     answer goes to .wikimem/proposed/answers/ (as a compile's proposals do)."""
-    from . import history, log_page
-    from .ownership import PageWrite, persons_page, write_pages
-    from .pages import Page, certify, guard_page, slugify, stamp
-    from .workspace import atomic_write, read_owned, writer_lock
 
     with writer_lock(ws, wait=wait, holder="wikimem query --save"):
         base = slugify(result.question, max_length=60)
@@ -228,16 +233,10 @@ def save_answer(ws: Workspace, settings: Settings, result: Answer, *, wait: floa
 
 
 def _relink_path(page: str, path: str) -> str:
-    from .pages import relative_link
-
     return relative_link(page, path.removeprefix("wiki/") if path.startswith("wiki/") else "../" + path)
 
 
 def _same_question(ws: Workspace, rel: str, question: str) -> bool:
-    from .errors import UnsafePath
-    from .pages import FrontMatterError, loads_page
-    from .workspace import read_owned
-
     try:
         page = loads_page(rel, read_owned(ws.wiki, ws.wiki / rel).decode("utf-8"))
     except (OSError, UnicodeDecodeError, FrontMatterError, UnsafePath):

@@ -20,26 +20,36 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
+import importlib
 import json
 import logging
 import logging.handlers
 import os
+import pickle
 import queue
 import signal
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from . import __version__, log_page
+from . import __version__, log_page, templating
+from .backends import Activity, resolve
+from .backends.offline_pages import forget_sentences
+from .compiler import compile_workspace
 from .config import Settings
 from .errors import WikimemError, WorkspaceBusy
 from .lifetime import die_with
+from .raw_tree import scan
 from .scheduler import Clock, Schedule, interval_minutes, parse_schedule
+from .search.analysis import forget_words
+from .state import State, skipped_sources
 from .watcher import (
     OVERFLOW_LOGGERS,
     OverflowWatch,
@@ -76,16 +86,12 @@ def release_memory() -> None:
     memory in its arenas and glibc keeps freed pages in the heap, so a long-lived process sits
     at the high-water mark of its largest batch; malloc_trim returns the free pages (glibc
     only; elsewhere the collection alone)."""
-    import gc
-
-    from .backends.offline_pages import forget_sentences
-    from .search.analysis import forget_words
 
     forget_words()
     forget_sentences()
     gc.collect()
     try:
-        import ctypes
+        import ctypes  # only here, and only where the C library can be asked to trim
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
@@ -422,8 +428,6 @@ class Daemon:
 
     # ------------------------------------------------------------------ compile
     def _compile(self, pending: Pending) -> None:
-        from .compiler import compile_workspace
-
         if not self.ws.raw.is_dir():
             # never compile a missing raw/: the compiler would read it as "every source was
             # deleted" and remove their pages (an unmounted share, a folder being renamed)
@@ -538,8 +542,6 @@ class Daemon:
         (forwarded, or from the terminal's process group) and abandons the batch as in-process."""
         if not self.options.isolate_batches or not hasattr(os, "fork"):
             return batch()
-        import pickle
-        import warnings
 
         self._preload()
         parent = os.getpid()
@@ -573,7 +575,6 @@ class Daemon:
     def _batch_process(self, batch: Callable[[], Any], write_end: int, parent: int) -> None:
         """The forked child: run the batch, send its outcome, leave without any cleanup (the
         daemon's threads, handlers and files are not this process's to close)."""
-        import pickle
 
         code = 0
         try:
@@ -601,9 +602,6 @@ class Daemon:
         if self._preloaded:
             return
         self._preloaded = True
-        import importlib
-
-        from . import templating
 
         for name in PRELOAD:
             importlib.import_module(name)
@@ -626,7 +624,6 @@ class Daemon:
     def _cheap_backend(self) -> bool:
         """Whether a stop may abandon a batch: yes for the offline backend (redoing it costs
         seconds); a model backend's batch is finished, its tokens are already paid for."""
-        from .backends import resolve
 
         if self.options.abandon_on_stop is not None:
             return self.options.abandon_on_stop
@@ -638,7 +635,6 @@ class Daemon:
     def _track_failures(self, report: Any) -> None:
         """Retry failed sources with backoff; after retry_limit attempts leave them alone
         (the compiler skips them until their content changes) and say so in log.md."""
-        from .state import State
 
         rows = {}
         try:
@@ -972,8 +968,6 @@ def daemon_status(ws: Workspace) -> dict[str, Any]:
 def raw_summary(ws: Workspace) -> dict[str, Any]:
     """What raw/ holds as compile sees it: sources (the files it compiles), files it skipped
     last time (state.db), files refused, files the ignore rules keep out."""
-    from .raw_tree import scan
-    from .state import skipped_sources
 
     found = scan(ws)
     skipped = skipped_sources(ws.state_db) & {f.path for f in found.files}
@@ -983,7 +977,6 @@ def raw_summary(ws: Workspace) -> dict[str, Any]:
 
 def progress_line(progress: dict[str, Any]) -> str:
     """A model compile's activity (status.json's `progress`) as `wikimem status` prints it."""
-    from .backends import Activity
 
     try:
         return Activity(**{**progress, "seconds": progress.get("seconds") or 0.0}).line()

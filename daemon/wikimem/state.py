@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
@@ -17,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .workspace import racy
 
 log = logging.getLogger("wikimem.state")
 
@@ -152,7 +155,6 @@ class SourceRow:
         """Whether a file with these times is, without reading it, the one this row recorded:
         the same size, mtime and ctime (ctime cannot be set back, so restoring an mtime does
         not hide an edit), and not racily clean when recorded (then its content decides)."""
-        from .workspace import racy
 
         return (self.size == size and self.mtime_ns == mtime_ns and self.ctime_ns == ctime_ns and ctime_ns != 0
                 and not racy(mtime_ns, ctime_ns, self.seen_ns))
@@ -672,8 +674,6 @@ def skipped_reason(db_path: Path, path: str, size: int, mtime_ns: int) -> str | 
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib
-
     return hashlib.sha256(data).hexdigest()
 
 

@@ -11,6 +11,7 @@ PACKAGE_TEMPLATES = Path(__file__).parent / "templates"
 
 @cache
 def _environment(workspace_templates: Path | None) -> Any:
+    # Jinja2 loads here, on the first render: what imports templating mostly never renders
     import jinja2
 
     search = [str(p) for p in (workspace_templates, PACKAGE_TEMPLATES) if p and p.is_dir()]

@@ -42,10 +42,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .facts import Fact, Profile, at_least, compatible, label, product_role
+from .analysis import split_sentences
+from .facts import Fact, Profile, at_least, compatible, label, product_role, read_record, record
 from .lexicon import release_numbers, version_key
-from .pages import Page, certify, escape_link_text, inert, relative_link, slugify
+from .pages import Page, certify, escape_link_text, inert, relative_link, slugify, today
 from .products import Series, series_of
+from .sources import SkipSource, load_source
+from .workspace import owned, read_owned, remove_owned, write_changed
 
 if TYPE_CHECKING:
     from .state import State
@@ -262,7 +265,6 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
     """The timelines of these facts. `series` (products.series_of) says whose each source's facts
     are, `kinds` which sources are reference pages (Profile.kind); without them every fact
     keeps the series it carries and every source counts as a reference page."""
-    from .pages import today
 
     facts = list(facts)
     if series is None:
@@ -404,9 +406,6 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
     """Every current source's facts and profile ({raw path: (sha256, collection)}), from state.db's
     cache; a source never seen, or cached in another format, is read once (the offline backend
     fills the cache as it analyses)."""
-    from .analysis import split_sentences
-    from .facts import read_record, record
-    from .sources import SkipSource, load_source
 
     facts: list[Fact] = []
     profiles: dict[str, Profile] = {}
@@ -448,7 +447,6 @@ def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], page
     """Write wiki/facts/ from the sources' facts; remove timelines no longer there. Returns changes.
     Written without a fsync each (22 waits on the disk in a first compile of the Sphinx trees):
     the compile's one sync makes them durable with its pages, before state.db records them."""
-    from .workspace import owned, read_owned, remove_owned, write_changed
 
     timelines = current(ws, state, sources)
     folder = ws.wiki / FOLDER

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import watchdog.observers
 from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
@@ -27,6 +28,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
 
 from .naming import is_ignored_name
 from .raw_tree import IGNORE_FILE
@@ -176,9 +178,7 @@ def start_observer(
     still works, just with more latency and some CPU.
     """
     if not polling:
-        from watchdog.observers import Observer
-
-        observer = Observer()
+        observer = watchdog.observers.Observer()  # looked up when called: tests stand in for it
         try:
             observer.schedule(handler, handler.watched, recursive=True, event_filter=EVENT_TYPES)
             observer.start()
@@ -192,7 +192,6 @@ def start_observer(
                 observer.stop()
             except Exception:  # noqa: BLE001
                 pass
-    from watchdog.observers.polling import PollingObserver
 
     observer = PollingObserver(timeout=poll_interval)
     observer.schedule(handler, handler.watched, recursive=True, event_filter=EVENT_TYPES)

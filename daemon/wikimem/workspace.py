@@ -105,7 +105,7 @@ def racy(mtime_ns: int, ctime_ns: int, seen_ns: int) -> bool:
     return seen_ns < last + timestamp_granularity(last)
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: str | Path) -> str:
     """sha256 of a file's bytes, read in 1 MiB chunks (sources can be large)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -416,6 +416,7 @@ _tied = [False]  # this process was forked by a lock holder (or by one forked so
 def _before_fork() -> None:
     _forked_by[0] = os.getpid()
     if _locks_held or _tied[0]:
+        # lifetime loads only in a process that forks holding a lock (the MCP server never does)
         from .lifetime import prepare
 
         prepare()
@@ -430,6 +431,7 @@ def _let_go_in_child() -> None:
     forks in turn (a daemon's batch forks its workers), each with its own parent."""
     if not (_locks_held or _tied[0]):
         return
+    # (see _before_fork)
     from .lifetime import die_with
 
     die_with(_forked_by[0])

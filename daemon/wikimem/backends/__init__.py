@@ -11,12 +11,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .base import Activity, Backend, Batch, BatchResult, PageEdit, SourceOutcome, SourceRef, resolve
+from ..errors import UsageError
+from .base import (
+    UNHEARD,
+    Activity,
+    Backend,
+    Batch,
+    BatchResult,
+    Listener,
+    PageEdit,
+    SourceOutcome,
+    SourceRef,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-__all__ = ["Activity", "Backend", "Batch", "BatchResult", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
+__all__ = ["UNHEARD", "Activity", "Backend", "Batch", "BatchResult", "Listener", "PageEdit", "SourceOutcome", "SourceRef", "create", "names",
            "register", "resolve"]
 
 
@@ -52,8 +64,6 @@ class _Resolved:
 
 
 def create(name: str, settings: Settings) -> Backend:
-    from ..errors import UsageError
-
     _load_builtins()
     chosen, reason = resolve(name, settings)
     if chosen not in _REGISTRY:
@@ -65,6 +75,8 @@ def create(name: str, settings: Settings) -> Backend:
 
 def _load_builtins() -> None:
     if "offline" not in _REGISTRY:
+        # loaded when a backend is first asked for: what imports the registry (the compiler,
+        # `wikimem config`) does not load the offline backend's analysis, pages and store for it
         from . import offline
 
         register("offline", offline.OfflineBackend)

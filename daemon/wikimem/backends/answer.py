@@ -13,7 +13,7 @@ from ..config import Settings
 from ..errors import UsageError, WikimemError
 from ..links import LINK_TEXT_TARGET
 from ..workspace import Workspace
-from .claude import Usage, _api_error, hashlib_hex, make_client
+from .claude import Usage, api_error_message, hashlib_hex, make_client
 
 log = logging.getLogger("wikimem.anthropic")
 
@@ -34,6 +34,7 @@ def synthesize(
     Links the model makes to anything but the passages are unlinked (kept as plain text):
     a citation must point at something search actually found.
     """
+    # the SDK (over a second to import) only when a question is answered by the model
     import anthropic
 
     client = make_client(settings, environ)
@@ -53,9 +54,9 @@ def synthesize(
             messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}],
         )
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        raise UsageError(f"the Anthropic API refused the credentials ({_api_error(exc)}); check ANTHROPIC_API_KEY") from exc
+        raise UsageError(f"the Anthropic API refused the credentials ({api_error_message(exc)}); check ANTHROPIC_API_KEY") from exc
     except anthropic.APIStatusError as exc:
-        raise WikimemError(f"Anthropic API error {exc.status_code}: {_api_error(exc)}; try --backend offline") from exc
+        raise WikimemError(f"Anthropic API error {exc.status_code}: {api_error_message(exc)}; try --backend offline") from exc
     except anthropic.APIError as exc:
         raise WikimemError(f"cannot get an answer from the API ({exc}); try --backend offline") from exc
     usage = Usage()

@@ -41,20 +41,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anthropic
+
 from ..config import Settings
-from ..errors import UsageError
-from ..pages import FrontMatterError, Page, inert_markdown, loads_page, strip_updated
-from ..sources import Document, SkipSource, read_text
+from ..errors import UnsafePath, UsageError
+from ..pages import (
+    FrontMatterError,
+    Page,
+    inert_markdown,
+    loads_page,
+    split_front_matter,
+    strip_updated,
+)
+from ..raw_tree import scan
+from ..sources import Document, SkipSource, load_source, read_text
+from ..state import State
 from ..templating import render
-from ..workspace import Workspace
-from .base import Activity, Batch, BatchResult, PageEdit, SourceOutcome
+from ..workspace import Workspace, file_sha256, read_owned
+from .base import Activity, Batch, BatchResult, PageEdit, SourceOutcome, resolve
 from .batches import BatchLog, BatchRounds, ReplayDiverged, wiki_fingerprint
 from .claude import (  # noqa: F401 - re-exported: callers and tests know them here
     MAX_RETRIES,
     NO_KEY,
     PRICES,
     Usage,
-    _api_error,
+    api_error_message,
     cost_usd,
     credentials,
     hashlib_hex,
@@ -67,11 +78,11 @@ from .shapes import (  # noqa: F401 - re-exported
     MAX_CONCEPT_BYTES,
     MAX_KEY_POINTS,
     ConceptShape,
-    _concept_page_problems,
-    _source_page_problems,
+    concept_page_problems,
     concept_shape,
     page_links,
     resolve_link,
+    source_page_problems,
 )
 from .traffic import Stopped, Traffic, retry_after
 
@@ -792,7 +803,6 @@ class AnthropicBackend:
         """One streamed request, in a conversation's thread. Rate limits (429) and overload (529)
         wait and go again, never failing the source (Traffic narrows the window and may stop the
         compile); other transient errors are tried again MAX_RETRIES times, as the SDK would."""
-        import anthropic
 
         traffic = run.traffic
         assert traffic is not None
@@ -815,14 +825,14 @@ class AnthropicBackend:
                     continue
                 traffic.failed()
                 if status in (401, 403):
-                    raise RunAborted(f"the API refused the credentials ({_api_error(exc)}); check ANTHROPIC_API_KEY") from exc
+                    raise RunAborted(f"the API refused the credentials ({api_error_message(exc)}); check ANTHROPIC_API_KEY") from exc
                 if status == 404:
-                    raise RunAborted(f"model or endpoint not found ({_api_error(exc)}); check model and base_url") from exc
+                    raise RunAborted(f"model or endpoint not found ({api_error_message(exc)}); check model and base_url") from exc
                 if (status in (408, 409) or status >= 500) and attempt < MAX_RETRIES:
                     attempt += 1
                     time.sleep(_backoff(attempt, headers))
                     continue
-                raise SourceFailed(f"API error {status}: {_api_error(exc)}") from exc
+                raise SourceFailed(f"API error {status}: {api_error_message(exc)}") from exc
             except anthropic.APIConnectionError as exc:
                 traffic.failed()
                 if attempt < MAX_RETRIES:
@@ -1010,9 +1020,9 @@ class AnthropicBackend:
                 )
             if not session.tool.is_human(rel):  # a person's page has the shape they gave it
                 if rel == page:
-                    problems.extend(_source_page_problems(rel, parsed.body, st))
+                    problems.extend(source_page_problems(rel, parsed.body, st))
                 elif rel.startswith("concepts/"):
-                    problems.extend(_concept_page_problems(
+                    problems.extend(concept_page_problems(
                         rel, text, overlay.committed_text(rel), self._source_titles(run, session, parsed)
                     ))
             for target in dict.fromkeys(page_links(parsed.body)):
@@ -1418,8 +1428,6 @@ def _page_sources(text: str | None) -> list[str]:
 
 
 def _body(text: str) -> str:
-    from ..pages import split_front_matter
-
     return split_front_matter(text)[1]
 
 
@@ -1436,8 +1444,6 @@ def _wiki_targets(rel: str, text: str) -> set[str]:
 def _read(path: Path) -> str:
     """A file of wiki/ (AGENTS.md, index.md) for the prompt: by its own name only, never a
     link's target nor a special file (what is sent to the API is the wiki's, nothing else)."""
-    from ..errors import UnsafePath
-    from ..workspace import read_owned
 
     try:
         return read_owned(path.parent, path, limit=4 * INDEX_CHARS, single_link=True).decode("utf-8", "replace")
@@ -1582,11 +1588,6 @@ def estimate_compile(
     without taking the writer lock or writing anything, and sizes each source the way the
     backend will send it (parts, prefix, a typical number of turns).
     """
-    from ..raw_tree import scan
-    from ..sources import load_source
-    from ..state import State
-    from ..workspace import file_sha256
-    from .base import resolve
 
     name, reason = resolve(backend_name or settings.backend, settings)
     files = scan(ws).files

@@ -4,6 +4,7 @@ never the package, so the package can load them lazily without an import cycle."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +26,52 @@ class SourceRef:
     page: str  # wiki-relative page path assigned to it (sources/<slug>.md)
 
 
+class Listener(Protocol):
+    """What a backend tells the compiler while it works, so that the compiler can do its own
+    work beside it (it builds the search index meanwhile). A backend may tell none of it: the
+    pages it returns are the same either way."""
+
+    def reading(self) -> None:
+        """The backend's worker processes read the changed sources while its own process waits."""
+
+    def read(self, outlines: dict[str, dict[str, Any]]) -> None:
+        """Every changed source is read, before any page is rendered: `outlines` holds the
+        outline (sources.outline) of each the backend read in its workers."""
+
+    def rendered(self, pages: Sequence[PageEdit]) -> None:
+        """Pages the backend has rendered, before it returns them all."""
+
+    def spare(self) -> bool:
+        """Whether a core is spare now, asked by a backend that may render pages in a process
+        forked beside its own (backends/beside.py). Callable from a forked process."""
+        ...
+
+
+class _Unheard:
+    """The listener of a batch nobody listens to: every core is spare."""
+
+    def reading(self) -> None:
+        pass
+
+    def read(self, outlines: dict[str, dict[str, Any]]) -> None:
+        pass
+
+    def rendered(self, pages: Sequence[PageEdit]) -> None:
+        pass
+
+    def spare(self) -> bool:
+        return True
+
+
+UNHEARD: Listener = _Unheard()
+
+
 @dataclass(frozen=True)
 class Batch:
-    """What changed since the last compile, and read access to everything else."""
+    """What changed since the last compile, and what a backend needs to compile it. `state` is
+    state.db inside the compile's transaction: a backend reads the sources' records there and
+    may keep its own derived records (analyses, the offline backend's running totals), which
+    are committed with the pages or not at all."""
 
     workspace: Workspace
     settings: Settings
@@ -43,21 +87,9 @@ class Batch:
     rerender: bool = False  # the backend's own version changed: re-render (no re-reading needed)
     files: Mapping[str, Path] = field(default_factory=dict)  # source path -> file, for worker processes
     max_bytes: int = 10_000_000  # the size cap load() applies
-    # Called by a backend once it has read every changed source, with the search outline of each
-    # it read (sources.outline), before it writes pages: the compiler may start indexing raw/
-    # then, beside the pages (search.start_seed). Optional for a backend.
-    read_all: Callable[[dict[str, dict[str, Any]]], None] | None = None
-    # Called by a backend with pages it has rendered, before it returns them all: the compiler
-    # may index them meanwhile (search.Seed.offer). Optional for a backend.
-    rendered: Callable[[Sequence[PageEdit]], None] | None = None
-    # Called by a backend once its worker processes are reading the changed sources, while its
-    # own process waits for them: the compiler loads meanwhile what it needs after them
-    # (search's modules, to start the seed). Optional for a backend.
-    reading: Callable[[], None] | None = None
-    # Whether a core is spare now, asked by a backend that may render pages in a process forked
-    # beside its own (backends/beside.py): the compiler's other process (the search seed) waits
-    # for pages to index. Callable from a forked process. None: no other process is at work.
-    spare: Callable[[], bool] | None = None
+    # what the backend tells the compiler as it works (Listener); the compiler does its own
+    # work meanwhile
+    listener: Listener = field(default_factory=lambda: UNHEARD)
     # Called by a model backend now and then (from the thread that called compile) with how the
     # compile is going, for a progress line and the daemon's status. Optional for a backend.
     activity: Callable[[Activity], None] | None = None
@@ -150,7 +182,6 @@ class Backend(Protocol):
 
 def resolve(name: str, settings: Settings, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
     """The backend `name` stands for, and why: `auto` becomes anthropic or offline."""
-    import os
 
     if name != "auto":
         return name, f"backend = {name!r} ({settings.where('backend')})"

@@ -32,9 +32,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anthropic
+from anthropic.types.beta import BetaMessage
+
 from ..errors import UnsafePath, WikimemError
 from ..workspace import append_owned, read_owned, remove_owned
-from .claude import _api_error
+from .claude import api_error_message
 from .conversations import Ask, Job
 
 if TYPE_CHECKING:
@@ -169,8 +172,6 @@ class BatchRounds:
         self.polls = 0
 
     def submit(self, round_no: int, asks: list[tuple[Job, Ask]]) -> dict[int, Any]:
-        from anthropic.types.beta import BetaMessage
-
         ids = {custom_id(job.index, round_no): (job, ask) for job, ask in asks}
         hashes = {cid: request_hash(ask.params) for cid, (_job, ask) in ids.items()}
         answers: dict[int, Any] = {}
@@ -268,14 +269,13 @@ class BatchRounds:
 
     def _call(self, call: Callable[[], Any]) -> Any:
         """A batch API call, tried again on rate limits, overload and connection errors."""
-        import anthropic
 
         for attempt in range(8):
             try:
                 return call()
             except anthropic.APIStatusError as exc:
                 if exc.status_code not in (408, 409, 429) and exc.status_code < 500 or attempt == 7:
-                    raise BatchFailed(f"the Message Batches API answered {exc.status_code}: {_api_error(exc)}") from exc
+                    raise BatchFailed(f"the Message Batches API answered {exc.status_code}: {api_error_message(exc)}") from exc
             except anthropic.APIConnectionError as exc:
                 if attempt == 7:
                     raise BatchFailed(f"cannot reach the Message Batches API ({exc})") from exc

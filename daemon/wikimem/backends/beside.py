@@ -12,11 +12,14 @@ counter, so the two end together whichever pages are long, and the seed is never
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
+
+from ..lifetime import die_with, start_frozen
 
 log = logging.getLogger("wikimem.beside")
 
@@ -79,9 +82,6 @@ def _start_helper(jobs: Sequence[Any], work: Callable[[Any], Any],
     """The helper forked, with the counter both processes take jobs from and the end of the
     pipe its results come by; None when no process is to be had (a limit on processes, or
     memory)."""
-    import multiprocessing
-
-    from ..lifetime import start_frozen
 
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
@@ -112,7 +112,6 @@ def _help(jobs: Sequence[Any], work: Callable[[Any], Any], counter: Any, send: A
           spare: Callable[[], bool] | None) -> None:
     """The helper's process: the jobs it takes while a core is spare, done, handed back in one
     message."""
-    from ..lifetime import die_with
 
     die_with(parent)
     try:

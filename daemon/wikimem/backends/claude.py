@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import UsageError
+
 if TYPE_CHECKING:
     from ..config import Settings
 
@@ -114,7 +116,7 @@ def credentials(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def _api_error(exc: Any) -> str:
+def api_error_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         error = body.get("error")
@@ -133,9 +135,8 @@ def make_client(settings: Settings, environ: Mapping[str, str] | None = None) ->
     429/529 and connection errors, with its backoff (up to 8 s each, or what retry-after says)."""
     env = os.environ if environ is None else environ
     if not credentials(env) and not settings.base_url:
-        from ..errors import UsageError
-
         raise UsageError(NO_KEY)  # a local model server (base_url) may need no key; the real API always does
+    # the SDK (over a second to import) only when a client is built: the offline backend never loads it
     import anthropic
 
     kwargs: dict[str, Any] = {"max_retries": MAX_RETRIES}

@@ -1,8 +1,9 @@
 """The memory tool the model edits the wiki with: `/memories` is `wiki/`, every write is staged.
 
 The model sees the Claude memory tool (`memory_20250818`): view, create, str_replace,
-insert, delete, rename. Command parsing and dispatch come from the SDK's
-`BetaAbstractMemoryTool`; this module supplies the storage and the guards.
+insert, delete, rename. What every wikimem memory tool shares (paths, the numbered view, one
+call that never raises for bad input) is memory_tool.MemoryTool; this module supplies the
+storage and the guards of the compile's.
 
 Writes never touch the disk. They land in an overlay with two layers: `pending`
 (what the model did for the source being compiled) over `committed` (what earlier
@@ -48,7 +49,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.lib.tools import ToolError
 from anthropic.types.beta import (
     BetaMemoryTool20250818CreateCommand,
     BetaMemoryTool20250818DeleteCommand,
@@ -62,6 +63,7 @@ from merge3 import Merge3
 from .. import wiki_tree
 from ..errors import PathEscape
 from ..index_page import is_catalog
+from ..memory_tool import ROOT, MemoryTool, content_header, numbered
 from ..ownership import persons_page
 from ..pages import (
     FrontMatterError,
@@ -76,7 +78,6 @@ from ..workspace import confine, read_owned
 
 log = logging.getLogger("wikimem.anthropic")
 
-ROOT = "/memories"
 WRITABLE_FOLDERS = ("sources", "concepts")
 CODE_PAGES = ("index.md", "log.md", "lint.md")
 USER_PAGES = ("AGENTS.md",)
@@ -385,11 +386,7 @@ def hash_or_none(text: str | None) -> str | None:
     return None if text is None else content_hash(text)
 
 
-def numbered(lines: list[str], start: int) -> str:
-    return "\n".join(f"{str(i + start).rjust(6)}\t{line}" for i, line in enumerate(lines))
-
-
-class StagedMemoryTool(BetaAbstractMemoryTool):
+class StagedMemoryTool(MemoryTool):
     """The memory tool the anthropic backend gives the model while it compiles: rooted at wiki/,
     staging every write in an Overlay behind wikimem's guards. (Agents get memory_tool.WikiMemoryTool.)"""
 
@@ -407,7 +404,6 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
         # pages going away with their removed sources: view only
         self.frozen: set[str] = set() if frozen is None else frozen
         self.refusals: list[str] = []
-        self.notes: list[str] = []  # said to the model with the result of the command that caused them
         # each page as this conversation last saw it (a view, its own edits): line numbers it
         # gives refer to that text, which other conversations may have changed since
         self.seen: dict[str, str] = {}
@@ -461,9 +457,6 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
                 "merge them into one with str_replace."
             )
         return rel
-
-    def show(self, rel: str) -> str:
-        return f"{ROOT}/{rel}" if rel else ROOT
 
     def _refuse(self, message: str) -> ToolError:
         self.refusals.append(message)
@@ -580,7 +573,7 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
                 f"[{start + MAX_VIEW_LINES}, -1]]"
             )
             lines = lines[:MAX_VIEW_LINES]
-        return f"Here's the content of {shown} with line numbers:\n{numbered(lines, start)}{note}"
+        return f"{content_header(shown)}{numbered(lines, start)}{note}"
 
     def _listing(self, rel: str, shown: str) -> str:
         entries: set[str] = set()
@@ -738,24 +731,3 @@ class StagedMemoryTool(BetaAbstractMemoryTool):
 
     def clear_all_memory(self) -> str:
         raise self._refuse("the wiki cannot be cleared")
-
-    # --- for the backend
-    def run(self, tool_input: object) -> tuple[str, bool]:
-        """Run one tool call; returns (text for the model, is_error). Never raises for bad input;
-        raises Contended when the page it would create is being created by another conversation
-        (the caller waits for that one and runs the call again)."""
-        self.notes = []
-        try:
-            result = self.call(tool_input)
-        except ToolError as exc:
-            text = str(exc.content) if isinstance(exc.content, str) else str(exc)
-            return self._noted(text), True
-        except (NotImplementedError, AttributeError, TypeError, ValueError, KeyError) as exc:
-            # malformed input (no `command`, a missing field): the SDK's dispatch raises these
-            log.debug("bad memory command %r", tool_input, exc_info=True)
-            return f"Error: invalid memory command ({type(exc).__name__}: {exc})", True
-        return self._noted(result if isinstance(result, str) else str(result)), False
-
-    def _noted(self, text: str) -> str:
-        return "\n\n".join([text, *self.notes]) if self.notes else text
-

@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,10 @@ from ..analysis import (
     tokens,
 )
 from ..config import Settings
+from ..lexicon import read_word_list
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
-from ..sources import SkipSource, title_from_name, xref
+from ..sources import SkipSource, load_source, outline, title_from_name, xref
 from ..state import encode_analysis
 from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
@@ -61,7 +64,7 @@ RENDER_VERSION = 30  # bump when page rendering changes: every page is rendered 
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
-OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Batch.rendered)
+OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Listener.rendered)
 
 # a concept page to render: its key, the concept, its ranked members, its related concepts, its
 # timelines (title, page) and how many sources it has
@@ -97,7 +100,6 @@ def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
     encoded for state.db)) | ("skipped", reason) | ("failed", error). Encoding the analysis
     here, beside the other workers, rather than in the compile, which waits for them, spares
     the compile a decoding (of pickle) and an encoding (to JSON) of every analysis."""
-    from ..sources import load_source, outline
 
     file, path, max_bytes = job
     try:
@@ -148,10 +150,6 @@ class OfflineBackend:
             # in a process with other threads (the daemon: watcher, scheduler) work stays
             # in-process: forking there is unsafe, and a forkserver would outlive the batch
             return None
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from ..lexicon import read_word_list
 
         read_word_list()  # once, before the fork: the workers share it rather than each reading it
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
@@ -185,282 +183,336 @@ class OfflineBackend:
 
         Every step is a function of the totals and of per-source analyses, so the pages equal
         those of a full compile of the same raw/ (tests/test_incremental.py checks this after
-        edits, additions, deletions and renames)."""
-        state = batch.state
-        store = Store(state.db)
-        index = XrefIndex(state.db)
-        outcomes: list[SourceOutcome] = []
-        touched = set(batch.changed) | set(batch.renamed)
-        full = batch.rebuild or batch.rerender  # render every page
-        cleared = False  # every source is counted again (and read again for what it holds)
-        meta = state.get_meta("offline.store") or {}
+        edits, additions, deletions and renames). The steps are _Compile's, in this order."""
+        run = _Compile(self, batch)
+        run.sort_sources()
+        run.read_changed()
+        run.count()
+        run.choose_concepts()
+        run.sources_to_rank()
+        run.hubs_to_list_again()
+        run.cross_references()
+        run.timelines()
+        run.render_source_pages()
+        run.report_sources()
+        run.concepts_to_check_again()
+        run.concept_jobs()
+        run.render_concept_pages()
+        return run.finish()
+
+
+class _Compile:
+    """One offline compile of a batch, in named steps (OfflineBackend.compile runs them in order):
+    what a step works out and a later step uses is kept here."""
+
+    def __init__(self, backend: OfflineBackend, batch: Batch):
+        self.backend = backend
+        self.batch = batch
+        self.cache_key = backend.cache_key
+        self.state = state = batch.state
+        self.store = Store(state.db)
+        self.index = XrefIndex(state.db)
+        self.outcomes: list[SourceOutcome] = []
+        self.touched = set(batch.changed) | set(batch.renamed)
+        self.full = batch.rebuild or batch.rerender  # render every page
+        self.cleared = False  # every source is counted again (and read again for what it holds)
+        self.meta = state.get_meta("offline.store") or {}
         if batch.rebuild:
             state.clear_analyses(self.cache_key)  # --rebuild means: read every source again
-        cached = state.analysed(self.cache_key)
-        counted = store.docs()
-        folders = sorted({c for c in collections_of(batch.sources).values() if c})
-        collection = collection_in(folders)
+        self.cached = state.analysed(self.cache_key)
+        counted = self.store.docs()
+        self.folders = sorted({c for c in collections_of(batch.sources).values() if c})
+        self.collection = collection_in(self.folders)
         # a folder that became (or stopped being) a collection: its sources' counts are kept
         # under their collection, so they leave the one they were counted in and come into the
         # new one, as an edit of each would (counting everything again, and rendering every
         # page, made the fifth file dropped into a new folder cost seconds)
-        counted_in = collection_in(meta.get("collections", []))
-        regrouped = {p for p in counted if counted_in(p) != collection(p)}
-        if (batch.rebuild or meta.get("key") != self.cache_key or meta.get("store") != STORE_FORMAT
-                or any(d.sha256 not in cached for d in counted.values())):
+        self.counted_in = collection_in(self.meta.get("collections", []))
+        self.regrouped = {p for p in counted if self.counted_in(p) != self.collection(p)}
+        if (batch.rebuild or self.meta.get("key") != self.cache_key or self.meta.get("store") != STORE_FORMAT
+                or any(d.sha256 not in self.cached for d in counted.values())):
             # counts made by another analyser, or sources whose analysis is gone (so they cannot
             # be counted out): count everything again
-            regrouped = set()
-            store.clear()
-            index.clear()
+            self.regrouped = set()
+            self.store.clear()
+            self.index.clear()
             counted = {}
-            full = True
-            cleared = True
-
-        # --- which sources stay counted as they are, which leave, which come
-        ok: dict[str, Doc] = {}  # every source compiled, after this compile
-        coming: list[str] = []
-        for path in sorted(batch.sources):
-            ref = batch.sources[path]
-            doc = counted.get(path)
-            if (doc is not None and doc.sha256 == ref.sha256 and doc.page == ref.page and path not in touched
-                    and path not in regrouped):
-                ok[path] = doc
-            else:
-                coming.append(path)
-        leaving = {path: doc for path, doc in sorted(counted.items()) if ok.get(path) is not doc}
-
+            self.full = True
+            self.cleared = True
+        self.counted = counted
         # the labels and documents whose resolution may move: those of every source leaving or
         # coming (offline_xrefs); the sources that refer to them are worked out again below
-        dirty: set[str] = set()
+        self.dirty: set[str] = set()
+        self.tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
+        self.analyses: dict[str, dict[str, Any]] = {}
+        # how often and how strongly each member names its concept (from the store's postings:
+        # ranking thousands of members must not read thousands of analyses)
+        self.weight_of: dict[str, dict[int, tuple[int, int]]] = {}
+        self.edits: list[PageEdit] = []
+        self.offered = 0  # edits the listener was told of
 
-        def removals() -> Iterator[tuple[Doc, dict[str, Any]]]:
-            for doc in leaving.values():
-                dirty.update(index.forget(doc.path))
-                data = state.get_analysis(doc.sha256, self.cache_key)
-                assert data is not None  # checked above: every counted source's analysis is cached
-                yield doc, data
+    def analysis_of(self, doc: Doc) -> dict[str, Any]:
+        if doc.path not in self.analyses:
+            self.analyses[doc.path] = self.backend._analysis(self.batch, doc.path, doc.sha256)
+        return self.analyses[doc.path]
 
-        todo = [p for p in coming if p in batch.files and batch.sources[p].sha256 not in cached]
-        # analysed in worker processes: take every result as it arrives and keep only what
-        # counting needs (the phrase keys as shared strings, with their counts; the signals), then count. Counting
-        # while the workers run competed with them for the CPU and the GIL (30% slower on
-        # the 187-source corpus); holding whole analyses took 600 MB at 10k sources
-        from_workers: dict[str, tuple[str, Any]] = {}
+    # --- which sources stay counted as they are, which leave, which come
+    def sort_sources(self) -> None:
+        batch = self.batch
+        self.ok: dict[str, Doc] = {}  # every source compiled, after this compile
+        self.coming: list[str] = []
+        for path in sorted(batch.sources):
+            ref = batch.sources[path]
+            doc = self.counted.get(path)
+            if (doc is not None and doc.sha256 == ref.sha256 and doc.page == ref.page and path not in self.touched
+                    and path not in self.regrouped):
+                self.ok[path] = doc
+            else:
+                self.coming.append(path)
+        self.leaving = {path: doc for path, doc in sorted(self.counted.items()) if self.ok.get(path) is not doc}
+
+    def read_changed(self) -> None:
+        """The uncached sources that came, analysed in worker processes when there are many: take
+        every result as it arrives and keep only what counting needs (the phrase keys as shared
+        strings, with their counts; the signals), then count. Counting while the workers run
+        competed with them for the CPU and the GIL (30% slower on a corpus of a few hundred
+        sources); holding whole analyses took 600 MB at 10k sources."""
+        batch, state = self.batch, self.state
+        todo = [p for p in self.coming if p in batch.files and batch.sources[p].sha256 not in self.cached]
+        self.from_workers: dict[str, tuple[str, Any]] = {}
         outlines: dict[str, dict[str, Any]] = {}
         with ExitStack() as stack:
-            parallel = self._analyse_in_parallel(batch, todo, stack)
-            if parallel is not None and batch.reading is not None:
-                batch.reading()  # this process waits for the workers: a moment for the compiler's own loading
+            parallel = self.backend._analyse_in_parallel(batch, todo, stack)
+            if parallel is not None:
+                batch.listener.reading()  # this process waits for the workers: a moment for the compiler's own loading
             for path, result in parallel or ():
                 status, data = result
                 if status == "ok":
                     data, outlines[path], encoded = data
                     state.put_encoded(batch.sources[path].sha256, self.cache_key, encoded)
                     data["terms"] = {sys.intern(t): n for t, n in data["terms"].items()}
-                from_workers[path] = (status, data)
-        if batch.read_all is not None:
-            batch.read_all(outlines)  # the workers are gone: search may index raw/ beside the pages
-        del outlines
+                self.from_workers[path] = (status, data)
+        batch.listener.read(outlines)  # the workers are gone: the compiler may work beside the pages
 
-        def additions() -> Iterator[tuple[Doc, dict[str, Any]]]:
-            for path in coming:
-                ref = batch.sources[path]
-                if path in from_workers:
-                    status, data = from_workers.pop(path)
-                    if status != "ok":
-                        outcomes.append(SourceOutcome(path, status, str(data)))
-                        continue
-                else:
-                    try:
-                        data = self._analysis(batch, path, ref.sha256)
-                    except SkipSource as exc:
-                        outcomes.append(SourceOutcome(path, "skipped", str(exc)))
-                        continue
-                    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
-                        outcomes.append(SourceOutcome(path, "failed", f"{type(exc).__name__}: {exc}"))
-                        continue
-                doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
-                ok[path] = doc
-                tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
-                dirty.update(index.record(path, data.get("labels") or [], data.get("xrefs") or []))
-                yield doc, data
+    # --- the running totals: the sources that left counted out, those that came counted in
+    def _removals(self) -> Iterator[tuple[Doc, dict[str, Any]]]:
+        for doc in self.leaving.values():
+            self.dirty.update(self.index.forget(doc.path))
+            data = self.state.get_analysis(doc.sha256, self.cache_key)
+            assert data is not None  # checked above: every counted source's analysis is cached
+            yield doc, data
 
-        tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
-        moved = store.update(removals(), additions(), collection, counted_in)
-        moved_keys = {key.split("\x1f", 1)[1] for key in moved}
-        added = {p for p in coming if p in ok}
-        n = len(ok)
-        collections = sorted({collection(p) for p in ok})
+    def _additions(self) -> Iterator[tuple[Doc, dict[str, Any]]]:
+        batch = self.batch
+        for path in self.coming:
+            ref = batch.sources[path]
+            if path in self.from_workers:
+                status, data = self.from_workers.pop(path)
+                if status != "ok":
+                    self.outcomes.append(SourceOutcome(path, status, str(data)))
+                    continue
+            else:
+                try:
+                    data = self.backend._analysis(batch, path, ref.sha256)
+                except SkipSource as exc:
+                    self.outcomes.append(SourceOutcome(path, "skipped", str(exc)))
+                    continue
+                except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+                    self.outcomes.append(SourceOutcome(path, "failed", f"{type(exc).__name__}: {exc}"))
+                    continue
+            doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
+            self.ok[path] = doc
+            self.tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
+            self.dirty.update(self.index.record(path, data.get("labels") or [], data.get("xrefs") or []))
+            yield doc, data
 
-        # --- concepts, from the totals, per collection
-        old = store.concepts()
-        concepts = choose_concepts(_StoreStats(store, {p: collection(p) for p in ok}))
-        by_key = {k: c for c in concepts.values() for k in c.keys}
-        redefined = {
+    def count(self) -> None:
+        moved = self.store.update(self._removals(), self._additions(), self.collection, self.counted_in)
+        self.moved_keys = {key.split("\x1f", 1)[1] for key in moved}
+        self.added = {p for p in self.coming if p in self.ok}
+        self.n = len(self.ok)
+        self.collections = sorted({self.collection(p) for p in self.ok})
+
+    # --- concepts, from the totals, per collection
+    def choose_concepts(self) -> None:
+        ok, store = self.ok, self.store
+        self.old = old = store.concepts()
+        self.concepts = concepts = choose_concepts(_StoreStats(store, {p: self.collection(p) for p in ok}))
+        self.by_key = {k: c for c in concepts.values() for k in c.keys}
+        self.redefined = {
             k for k, c in concepts.items()
             if k not in old or (old[k].keys, old[k].title, old[k].aliases, old[k].slug, old[k].collections)
             != (c.keys, c.title, c.aliases, c.slug, c.collections)
         }
-        dropped = sorted(set(old) - set(concepts))
-        existing = _pages_on_disk(batch.workspace.wiki)
+        self.dropped = sorted(set(old) - set(concepts))
+        self.existing = _pages_on_disk(self.batch.workspace.wiki)
         # the concepts whose sources (or what their page shows of one) may have moved
-        check = {
+        self.check = {
             k for k, c in concepts.items()
-            if full or k in redefined or not old[k].fingerprint or c.page not in existing
-            or any(key in moved_keys for key in c.keys)
+            if self.full or k in self.redefined or not old[k].fingerprint or c.page not in self.existing
+            or any(key in self.moved_keys for key in c.keys)
         }
-        by_id = {doc.id: doc for doc in ok.values()}
+        self.by_id = {doc.id: doc for doc in ok.values()}
+        self.members: dict[str, list[Doc]] = {}
+        self.df = {k: old[k].df for k in concepts if k not in self.check}
+        for k in sorted(self.check):
+            self._gather(k)
 
-        analyses: dict[str, dict[str, Any]] = {}
+    def _members_of(self, c: Concept) -> list[Doc]:
+        """The sources a concept gathers: those of the collections that chose it that mention
+        it, and those of other collections that name it (a heading, a definition, code)."""
+        store, by_id = self.store, self.by_id
+        own = store.mentions([scoped(coll, k) for coll in c.collections for k in c.keys])
+        others = [coll for coll in self.collections if coll not in c.collections]
+        named = {i: w for i, w in store.mentions([scoped(coll, k) for coll in others for k in c.keys]).items()
+                 if w[1] >= CODE}
+        weights = self.weight_of[c.key] = {i: w for i, w in {**named, **own}.items() if i in by_id}
+        return sorted((by_id[i] for i in weights), key=lambda d: d.path)
 
-        def analysis_of(doc: Doc) -> dict[str, Any]:
-            if doc.path not in analyses:
-                analyses[doc.path] = self._analysis(batch, doc.path, doc.sha256)
-            return analyses[doc.path]
+    def _gather(self, k: str) -> None:
+        """A concept to check: its members and their number, counted again."""
+        self.members[k] = self._members_of(self.concepts[k])
+        self.df[k] = len(self.members[k])
 
-        # how often and how strongly each member names its concept (from the store's postings:
-        # ranking thousands of members must not read thousands of analyses)
-        weight_of: dict[str, dict[int, tuple[int, int]]] = {}
-
-        def members_of(c: Concept) -> list[Doc]:
-            """The sources a concept gathers: those of the collections that chose it that mention
-            it, and those of other collections that name it (a heading, a definition, code)."""
-            own = store.mentions([scoped(coll, k) for coll in c.collections for k in c.keys])
-            others = [coll for coll in collections if coll not in c.collections]
-            named = {i: w for i, w in store.mentions([scoped(coll, k) for coll in others for k in c.keys]).items()
-                     if w[1] >= CODE}
-            weights = weight_of[c.key] = {i: w for i, w in {**named, **own}.items() if i in by_id}
-            return sorted((by_id[i] for i in weights), key=lambda d: d.path)
-
-        members: dict[str, list[Doc]] = {}
-        df = {k: old[k].df for k in concepts if k not in check}
-        for k in sorted(check):
-            members[k] = members_of(concepts[k])
-            df[k] = len(members[k])
-
-        # --- the sources whose concept links may have moved: rank them again
-        n_class = _ceil2(n)
-        rank: set[str] = set(added)
-        if full or meta.get("n_class") != n_class:
+    # --- the sources whose concept links may have moved: rank them again
+    def sources_to_rank(self) -> None:
+        ok, old, concepts, store, by_id = self.ok, self.old, self.concepts, self.store, self.by_id
+        self.n_class = _ceil2(self.n)
+        rank: set[str] = set(self.added)
+        if self.full or self.meta.get("n_class") != self.n_class:
             rank = set(ok)
         else:
-            for k in check:
-                if k in redefined or k not in old or _floor2(df[k]) != _floor2(old[k].df):
-                    rank.update(d.path for d in members[k])
+            for k in self.check:
+                if k in self.redefined or k not in old or _floor2(self.df[k]) != _floor2(old[k].df):
+                    rank.update(d.path for d in self.members[k])
                     if k in old and (old[k].keys, old[k].collections) != (concepts[k].keys, concepts[k].collections):
                         # the sources it gathered under its old definition may link it no more
                         rank.update(by_id[i].path for i in store.sources_of(
-                            [scoped(coll, key) for coll in collections for key in old[k].keys]) if i in by_id)
-            for k in dropped:
+                            [scoped(coll, key) for coll in self.collections for key in old[k].keys]) if i in by_id)
+            for k in self.dropped:
                 rank.update(by_id[i].path for i in store.sources_of(
-                    [scoped(coll, key) for coll in collections for key in old[k].keys]) if i in by_id)
-            rank.update(p for p, d in ok.items() if d.concepts is None or d.page not in existing)
+                    [scoped(coll, key) for coll in self.collections for key in old[k].keys]) if i in by_id)
+            rank.update(p for p, d in ok.items() if d.concepts is None or d.page not in self.existing)
         # a part page gone from disk (sources/<page stem>/): its source's pages are rendered again
-        lost = {owner for rel, owner in state.pages_of_kind("part").items()
-                if owner in ok and not (batch.workspace.wiki / rel).is_file()}
-        rank.update(lost)
+        self.lost = {owner for rel, owner in self.state.pages_of_kind("part").items()
+                     if owner in ok and not (self.batch.workspace.wiki / rel).is_file()}
+        rank.update(self.lost)
+        self.rank = rank
 
-        # --- hubs (offline_hubs): a source whose table of contents names a document that came,
-        # went or changed lists it again
-        known_hubs: dict[str, list[str]] = {} if cleared else dict(state.get_meta("offline.hubs") or {})
-        for path in leaving:
+    # --- hubs (offline_hubs): a source whose table of contents names a document that came,
+    # went or changed lists it again
+    def hubs_to_list_again(self) -> None:
+        state = self.state
+        known_hubs: dict[str, list[str]] = {} if self.cleared else dict(state.get_meta("offline.hubs") or {})
+        for path in self.leaving:
             known_hubs.pop(path, None)
-        for path, targets in tocs.items():
+        for path, targets in self.tocs.items():
             if targets:
                 known_hubs[path] = targets
             else:
                 known_hubs.pop(path, None)
-        hub_moved = {h for h in offline_hubs.moved(known_hubs, set(leaving) | added) if h in ok}
-        rank.update(hub_moved)
+        self.hub_moved = {h for h in offline_hubs.moved(known_hubs, set(self.leaving) | self.added) if h in self.ok}
+        self.rank.update(self.hub_moved)
         if known_hubs != (state.get_meta("offline.hubs") or {}):
             state.set_meta("offline.hubs", known_hubs)
 
-        # --- cross-references: the sources whose references resolve otherwise than their pages
-        # show (a label they name moved, a document they name came or went): render them again
-        resolver = Resolver(index, ok, analysis_of)
-        seen = index.seen()
-        asking = set(ok) if full else (index.users(dirty) | added) & set(ok)
-        digests: dict[str, str] = {}
+    # --- cross-references: the sources whose references resolve otherwise than their pages
+    # show (a label they name moved, a document they name came or went): render them again
+    def cross_references(self) -> None:
+        ok = self.ok
+        self.resolver = Resolver(self.index, ok, self.analysis_of)
+        self.seen = self.index.seen()
+        asking = set(ok) if self.full else (self.index.users(self.dirty) | self.added) & set(ok)
+        self.digests: dict[str, str] = {}
         for path in sorted(asking):
-            refs = analysis_of(ok[path]).get("xrefs") or []
+            refs = self.analysis_of(ok[path]).get("xrefs") or []
             if refs:
-                digests[path] = resolver.resolved(path, refs)[2]
-        xref_moved = {p for p, d in digests.items() if seen.get(p) != d}
-        rank.update(xref_moved)
+                self.digests[path] = self.resolver.resolved(path, refs)[2]
+        self.xref_moved = {p for p, d in self.digests.items() if self.seen.get(p) != d}
+        self.rank.update(self.xref_moved)
 
-        # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
-        # links those it states, a concept page those of its subject
-        lines = timelines.current(batch.workspace, state, {p: (d.sha256, collection(p)) for p, d in ok.items()})
-        stated = {p: tuple(f"{timelines.FOLDER}/{t.slug}" for t in ts) for p, ts in timelines.links_by_source(lines).items()}
-        by_page = {f"{timelines.FOLDER}/{t.slug}": t for t in lines}
-        rank.update(p for p, d in ok.items() if _fact_links(d.concepts) != stated.get(p, ()))
+    # --- timelines (facts that changed, wiki/facts/, written by the compiler): a source page
+    # links those it states, a concept page those of its subject
+    def timelines(self) -> None:
+        ok, collection = self.ok, self.collection
+        self.lines = timelines.current(self.batch.workspace, self.state,
+                                       {p: (d.sha256, collection(p)) for p, d in ok.items()})
+        self.stated = {p: tuple(f"{timelines.FOLDER}/{t.slug}" for t in ts)
+                       for p, ts in timelines.links_by_source(self.lines).items()}
+        self.by_page = {f"{timelines.FOLDER}/{t.slug}": t for t in self.lines}
+        self.rank.update(p for p, d in ok.items() if _fact_links(d.concepts) != self.stated.get(p, ()))
 
-        edits: list[PageEdit] = []
-        offered = 0
+    def offer(self, every: int = 1) -> None:
+        """Tell the compiler of the pages rendered since the last offer (Listener.rendered),
+        `every` pages at a time: it may work on them while the others are rendered."""
+        if len(self.edits) - self.offered >= every:
+            self.batch.listener.rendered(self.edits[self.offered:])
+            self.offered = len(self.edits)
 
-        def offer(every: int = 1) -> None:
-            """Hand the pages rendered since the last offer to the compiler (Batch.rendered), `every`
-            pages at a time: it may index them while the others are rendered."""
-            nonlocal offered
-            if batch.rendered is not None and len(edits) - offered >= every:
-                batch.rendered(edits[offered:])
-                offered = len(edits)
-
-        links: dict[str, tuple[str, ...]] = {}
-        new_links: list[tuple[int, tuple[str, ...]]] = []
-        for path in sorted(rank):
+    # --- source pages: each ranked source's concept links, and its pages when they moved
+    def render_source_pages(self) -> None:
+        ok, concepts, state, stated = self.ok, self.concepts, self.state, self.stated
+        self.links: dict[str, tuple[str, ...]] = {}
+        self.new_links: list[tuple[int, tuple[str, ...]]] = []
+        for path in sorted(self.rank):
             doc = ok[path]
-            data = analysis_of(doc)
+            data = self.analysis_of(doc)
             counts: dict[str, int] = {}
-            own = collection(path)
+            own = self.collection(path)
             for term, count in data["terms"].items():
-                concept = by_key.get(term)
-                # a source links the concepts it is a member of (see members_of); a kind of thing
+                concept = self.by_key.get(term)
+                # a source links the concepts it is a member of (see _members_of); a kind of thing
                 # (Functions, Types) only from a source about it: every chapter uses functions
                 if concept is not None and (own in concept.collections or _level(data, concept.keys) >= CODE) \
                         and (concept.key not in NAMED_THINGS or _level(data, concept.keys) >= ABOUT):
                     counts[concept.key] = counts.get(concept.key, 0) + count
             # what this source says most about, weighed against how common the concept is
             present = sorted(counts, key=lambda k: (
-                -counts[k] * (1 + _level(data, concepts[k].keys)) * link_rank(n, df[k]), k))
+                -counts[k] * (1 + _level(data, concepts[k].keys)) * link_rank(self.n, self.df[k]), k))
             # stored with the concept keys: a change in either renders the page again
-            links[path] = (*present[:MAX_CONCEPT_LINKS], *stated.get(path, ()))
-            if links[path] != doc.concepts:
-                new_links.append((doc.id, links[path]))
-            if (full or path in added or links[path] != doc.concepts or doc.page not in existing or path in lost
-                    or path in hub_moved or path in xref_moved or any(k in redefined for k in links[path])):
+            self.links[path] = links = (*present[:MAX_CONCEPT_LINKS], *stated.get(path, ()))
+            if links != doc.concepts:
+                self.new_links.append((doc.id, links))
+            if (self.full or path in self.added or links != doc.concepts or doc.page not in self.existing
+                    or path in self.lost or path in self.hub_moved or path in self.xref_moved
+                    or any(k in self.redefined for k in links)):
                 sentences = [Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or []]
-                resolved, notes, digest = resolver.resolved(path, data.get("xrefs") or [])
+                resolved, notes, digest = self.resolver.resolved(path, data.get("xrefs") or [])
                 if data.get("xrefs"):
-                    digests[path] = digest
+                    self.digests[path] = digest
                 # the page, then its part pages when its outline is too long for it (the compiler
                 # removes the parts a page no longer has)
                 hub = offline_hubs.entries(path, data.get("toc") or (), ok,
-                                           lambda target: str(analysis_of(ok[target]).get("gist") or ""))
+                                           lambda target: str(self.analysis_of(ok[target]).get("gist") or ""))
                 for page in source_pages(doc.page, path, doc.sha256, data, sentences,
-                                         [concepts[k] for k in links[path] if k in concepts],
-                                         [(by_page[x].title, x) for x in stated.get(path, ())],
+                                         [concepts[k] for k in links if k in concepts],
+                                         [(self.by_page[x].title, x) for x in stated.get(path, ())],
                                          shows(doc.page, resolved), notes, hub):
-                    edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part", path))
-                offer(every=OFFER_EVERY)
-        offer()
-        store.set_doc_concepts(new_links)
-        for doc_id, linked in new_links:
-            by_id[doc_id].concepts = linked
-        # an outcome for every source whose state row may change; the compiler counts the
-        # others as unchanged (10k outcomes for 10k untouched sources cost more than the edit)
-        for path in sorted(touched | set(links) | added):
-            doc = ok.get(path)
-            if doc is not None:
-                outcomes.append(SourceOutcome(
-                    path, "compiled" if path in touched else "unchanged", title=doc.title,
-                    concepts=tuple(k for k in links.get(path, doc.concepts or ()) if k in concepts)))
+                    self.edits.append(PageEdit(page.path, page.dumps(), "source" if page.path == doc.page else "part",
+                                               path))
+                self.offer(every=OFFER_EVERY)
+        self.offer()
+        self.store.set_doc_concepts(self.new_links)
+        for doc_id, linked in self.new_links:
+            self.by_id[doc_id].concepts = linked
 
+    def report_sources(self) -> None:
+        """An outcome for every source whose state row may change; the compiler counts the
+        others as unchanged (10k outcomes for 10k untouched sources cost more than the edit)."""
+        for path in sorted(self.touched | set(self.links) | self.added):
+            doc = self.ok.get(path)
+            if doc is not None:
+                self.outcomes.append(SourceOutcome(
+                    path, "compiled" if path in self.touched else "unchanged", title=doc.title,
+                    concepts=tuple(k for k in self.links.get(path, doc.concepts or ()) if k in self.concepts)))
+
+    # --- the concept pages to check again beside those whose members moved
+    def concepts_to_check_again(self) -> None:
+        ok, concepts, check, state = self.ok, self.concepts, self.check, self.state
         # a concept page lists related concepts from its main sources' links: when those move,
         # the page is checked again
-        relinked = {by_id[doc_id].path for doc_id, _ in new_links}
-        renamed = redefined | set(dropped)  # a related concept's title or page may have changed
+        relinked = {self.by_id[doc_id].path for doc_id, _ in self.new_links}
+        renamed = self.redefined | set(self.dropped)  # a related concept's title or page may have changed
 
         def related_moved(row: StoredConcept) -> bool:
             if relinked.intersection(row.shown):
@@ -468,32 +520,30 @@ class OfflineBackend:
             return any(key in renamed for path in row.shown if path in ok for key in ok[path].concepts or ())
 
         # the timelines of a concept's subject: a concept whose timelines changed is checked again
-        of_subject: dict[str, list[timelines.Timeline]] = {}
-        for t in lines:
-            of_subject.setdefault(t.key[1], []).append(t)
-        heads = {t.slug: [t.key[1], t.title] for t in lines}
+        self.of_subject: dict[str, list[timelines.Timeline]] = {}
+        for t in self.lines:
+            self.of_subject.setdefault(t.key[1], []).append(t)
+        heads = {t.slug: [t.key[1], t.title] for t in self.lines}
         last_heads = state.get_meta("offline.timelines") or {}
         moved_subjects = {v[0] for k, v in {**last_heads, **heads}.items() if last_heads.get(k) != heads.get(k)}
         for k, c in concepts.items():
             if k not in check and any(key in moved_subjects for key in c.keys):
                 check.add(k)
-                members[k] = members_of(c)
-                df[k] = len(members[k])
+                self._gather(k)
         if heads != last_heads:
             state.set_meta("offline.timelines", heads)
 
-        for k, row in old.items():
+        for k, row in self.old.items():
             if k in concepts and k not in check and related_moved(row):
                 check.add(k)
-                members[k] = members_of(concepts[k])
-                df[k] = len(members[k])
+                self._gather(k)
 
         # a source whose cross-references resolve otherwise: the concept pages that may quote a
         # sentence of it that holds one (those named in the sentence, or in its section's title)
         # are checked again (their fingerprints hold the digests of what the members they read show)
         quoting: set[str] = set()
-        for path in sorted(xref_moved):
-            sections = analysis_of(ok[path]).get("sections") or []
+        for path in sorted(self.xref_moved):
+            sections = self.analysis_of(ok[path]).get("sections") or []
             for row in state.get_sentences(ok[path].sha256, self.cache_key) or []:
                 if xref.OPEN in row[0]:
                     quoting |= phrase_keys(tokens(row[0]))
@@ -502,30 +552,24 @@ class OfflineBackend:
         for k, c in concepts.items():
             if k not in check and any(key in quoting for key in c.keys):
                 check.add(k)
-                members[k] = members_of(c)
-                df[k] = len(members[k])
-        shown_as = {**seen, **digests}
+                self._gather(k)
 
-        # --- concept pages whose content moved
-        sentences_cache: dict[str, Sentences] = {}
-
-        def sentences_of(member: Member) -> list[Sentence]:
-            if member.path not in sentences_cache:
-                doc = ok[member.path]
-                sentences_cache[member.path] = Sentences(
-                    Sentence(*x) for x in state.get_sentences(doc.sha256, self.cache_key) or [])
-            return sentences_cache[member.path]
-
-        stored: list[StoredConcept] = []
-        to_render: list[_ConceptJob] = []
-        longer = _longer_names(concepts, check)
-        for k in sorted(check):
+    # --- concept pages whose content moved
+    def concept_jobs(self) -> None:
+        """The concept pages to render (those whose fingerprint, what the page is made of,
+        moved) and the concepts to store again."""
+        ok, concepts, old, df = self.ok, self.concepts, self.old, self.df
+        shown_as = {**self.seen, **self.digests}
+        self.stored: list[StoredConcept] = []
+        self.to_render: list[_ConceptJob] = []
+        longer = _longer_names(concepts, self.check)
+        for k in sorted(self.check):
             concept = concepts[k]
-            docs = members[k]
-            ranked = self._ranked(concept, docs, weight_of[k], analysis_of)
+            docs = self.members[k]
+            ranked = self.backend._ranked(concept, docs, self.weight_of[k], self.analysis_of)
             main = [m.path for m in ranked[:2]]
             related = _related(concept, [ok[p] for p in main], concepts)
-            its_lines = sorted({t.slug: t for key in concept.keys for t in of_subject.get(key, [])}.values(),
+            its_lines = sorted({t.slug: t for key in concept.keys for t in self.of_subject.get(key, [])}.values(),
                                key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
                                [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines],
@@ -541,49 +585,61 @@ class OfflineBackend:
                   f"\0{shown_as.get(m.path, '') if m.path in read else ''}" for m in ranked),
             ]).encode()).hexdigest()
             before = old.get(k)
-            if full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
-                    or concept.page not in existing:
-                to_render.append((k, concept, ranked, related,
-                                  [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs),
-                                  longer.get(k, ())))
-            if (before is None or k in redefined or before.df != df[k] or before.fingerprint != fingerprint
+            if self.full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
+                    or concept.page not in self.existing:
+                self.to_render.append((k, concept, ranked, related,
+                                       [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs),
+                                       longer.get(k, ())))
+            if (before is None or k in self.redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
-                stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
-                                            df[k], fingerprint, tuple(main), concept.collections))
-        # the pages, rendered here and in a process beside this one (beside.shared) from the
-        # sentences they read, loaded here first: the other process cannot read state.db
+                self.stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
+                                                 df[k], fingerprint, tuple(main), concept.collections))
+
+    def render_concept_pages(self) -> None:
+        """The pages, rendered here and in a process beside this one (beside.shared) from the
+        sentences they read, loaded here first: the other process cannot read state.db."""
+        ok, state, to_render = self.ok, self.state, self.to_render
+        sentences_cache: dict[str, Sentences] = {}
         member_xrefs: dict[str, dict[tuple[str, str], Any]] = {}
         for _, _, ranked, _, _, _, _ in to_render:
             for member in read_by_concept_page(ranked):
-                sentences_of(member)
-                refs = analysis_of(ok[member.path]).get("xrefs")
+                if member.path not in sentences_cache:
+                    sentences_cache[member.path] = Sentences(
+                        Sentence(*x) for x in state.get_sentences(ok[member.path].sha256, self.cache_key) or [])
+                refs = self.analysis_of(ok[member.path]).get("xrefs")
                 if refs and member.path not in member_xrefs:
-                    member_xrefs[member.path] = resolver.resolved(member.path, refs)[0]
+                    member_xrefs[member.path] = self.resolver.resolved(member.path, refs)[0]
 
         def render_concept(job: _ConceptJob) -> str:
             _, concept, ranked, related, fact_pages, total, names = job
             return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
                                 total=total, longer=names, xrefs=member_xrefs).dumps()
 
+        edits = self.edits
         first = len(edits)
-        for i, text in shared(to_render, render_concept, spare=batch.spare):
+        for i, text in shared(to_render, render_concept, spare=self.batch.listener.spare):
             edits.append(PageEdit(to_render[i][1].page, text, "concept", to_render[i][0]))
-            offer(every=OFFER_EVERY)
-        offer()
+            self.offer(every=OFFER_EVERY)
+        self.offer()
         order = {job[1].page: i for i, job in enumerate(to_render)}
         edits[first:] = sorted(edits[first:], key=lambda e: order[e.path])  # the concepts' order, as in one process
-        store.delete_concepts(dropped)
-        store.put_concepts(stored)
+
+    def finish(self) -> BatchResult:
+        """The concepts and cross-references stored, the concept pages no concept renders any
+        more removed, and the store stamped with what counted it."""
+        store = self.store
+        store.delete_concepts(self.dropped)
+        store.put_concepts(self.stored)
         # every concept page wikimem wrote that no chosen concept renders any more goes
-        live_pages = {c.page for c in concepts.values()}
+        live_pages = {c.page for c in self.concepts.values()}
         for page_path, owner in store.concept_pages():
             if page_path not in live_pages and page_path.startswith("concepts/"):
-                edits.append(PageEdit(page_path, None, "concept", owner))
-        index.set_seen({p: d for p, d in digests.items() if seen.get(p) != d})
-        stamp = {"key": self.cache_key, "n_class": n_class, "collections": folders, "store": STORE_FORMAT}
-        if meta != stamp:
-            state.set_meta("offline.store", stamp)
-        return BatchResult(tuple(edits), tuple(outcomes))
+                self.edits.append(PageEdit(page_path, None, "concept", owner))
+        self.index.set_seen({p: d for p, d in self.digests.items() if self.seen.get(p) != d})
+        stamp = {"key": self.cache_key, "n_class": self.n_class, "collections": self.folders, "store": STORE_FORMAT}
+        if self.meta != stamp:
+            self.state.set_meta("offline.store", stamp)
+        return BatchResult(tuple(self.edits), tuple(self.outcomes))
 
 
 def _longer_names(concepts: dict[str, Concept], wanted: Iterable[str]) -> dict[str, tuple[str, ...]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..analysis import ABOUT, DEFINED, HEADED, Sentence, _defined_term, is_content, tokens
+from ..analysis import ABOUT, DEFINED, HEADED, Sentence, defined_term, is_content, tokens
 from ..analysis import forget_sentences as analysis_forget
 from ..lexicon import version_key
 from ..links import LINK_OR_URL, LINK_TARGET, RELATIVE_LINK_OPENING
@@ -1046,7 +1046,7 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
                     return sentences[m.definition], m
     for m in [*main, *others]:
         for i, s in mentioning.get(m.path, []):
-            term = _defined_term(s.text) if (m.path, i) in by_name else None
+            term = defined_term(s.text) if (m.path, i) in by_name else None
             if term and term[0] in concept.own_keys and term[2] and _lead_penalty(s.text) == 0:
                 return s, m
     # a glossary's entry for it (a section headed by its very name) opens by saying what it is:
@@ -1106,7 +1106,7 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
         score -= 1.5
     if len(text) > 300:
         score -= 1
-    return _folded(text, 8), _defined_term(text), score
+    return _folded(text, 8), defined_term(text), score
 
 
 def _thin(text: str) -> bool:
@@ -1142,7 +1142,7 @@ def _defines_plainly(s: Sentence) -> bool:
         return False  # a piece of one: "(PNG or SVG) like e.g. Wikipedia."
     if s.subject and not s.text.startswith("`") and len(s.text.split()) >= 4:
         return True
-    term = _defined_term(s.text)
+    term = defined_term(s.text)
     return bool(term and term[2]) or re.search(r"\b(?:is|are)\s+(?:a|an|the|one)\s", s.text) is not None
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..links import LINK_TEXT, link_targets
-from ..pages import FrontMatterError
+from ..pages import FrontMatterError, split_front_matter
 from .memory import ROOT
 
 if TYPE_CHECKING:
@@ -102,7 +102,6 @@ def _is_prose(paragraph: str) -> bool:
 
 def concept_shape(text: str, source_titles: Sequence[str] = ()) -> ConceptShape:
     """How a concept page is built, from its whole text (front matter included)."""
-    from ..pages import split_front_matter
 
     try:
         body = split_front_matter(text)[1]
@@ -150,7 +149,7 @@ def concept_shape(text: str, source_titles: Sequence[str] = ()) -> ConceptShape:
     return ConceptShape(h1, lead, tuple(per_source), key_points, len(body.encode("utf-8")))
 
 
-def _concept_page_problems(rel: str, text: str, before: str | None, source_titles: Sequence[str]) -> list[str]:
+def concept_page_problems(rel: str, text: str, before: str | None, source_titles: Sequence[str]) -> list[str]:
     """What keeps a concept page this source wrote or changed from being an article.
 
     A new page (before is None) must have the whole shape; an existing one is held to what it
@@ -190,7 +189,7 @@ def _concept_page_problems(rel: str, text: str, before: str | None, source_title
     return problems
 
 
-def _source_page_problems(rel: str, body: str, st: SourceText) -> list[str]:
+def source_page_problems(rel: str, body: str, st: SourceText) -> list[str]:
     """A source page opens with its title and says which raw file it is."""
     shown = f"{ROOT}/{rel}"
     problems: list[str] = []

@@ -26,7 +26,9 @@ for what it does not ask.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -223,7 +225,6 @@ _TITLE_PUNCT = r"[^\w\s+#']+|_"  # "+" and "#" stay: C, C++ and C# are three thi
 def title_key(text: str) -> str:
     """Near-identical titles share a key: case, punctuation, accents, plurals, possessives and a
     leading article aside ("The APIs" and "API", "Caches" and "cache")."""
-    import unicodedata  # here: a cold search never keys a title
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
     words = _re(_TITLE_PUNCT).sub(" ", ascii_text.replace("’", "'")).split()
@@ -278,6 +279,7 @@ def parse_version(text: str | None) -> Any:
     ("go1.21" is 1.21), and a number with a suffix PEP 440 does not know ("2.0-foo" is 2.0)."""
     if not text:
         return None
+    # packaging loads on the first version parsed: a cold `wikimem search` parses none
     from packaging.version import InvalidVersion, Version
 
     text = text.strip()
@@ -400,7 +402,6 @@ def find_date(text: str) -> str | None:
 
 def today() -> str:
     """Today's date, YYYY-MM-DD (UTC); SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    import os
 
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():

@@ -22,13 +22,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import NamedTuple
 
+from .. import history, log_page
 from ..config import Settings
 from ..errors import UnsafePath, UsageError, WikimemError, WorkspaceBusy
+from ..pages import today as page_today
 from ..workspace import Workspace, atomic_write, read_owned, writer_lock
-from . import claims, dispositions, logcheck, secrets, sourcing, structure, workers
+from . import claims, corpus, dispositions, logcheck, secrets, sourcing, structure, workers
+from . import deep as deep_check
+from . import fixes as fixing
 from .context import Context, load_context
 from .digest import DigestStore
 from .model import Finding, Fix, LintReport
+from .report import lint_md, tally
 
 log = logging.getLogger("wikimem.lint")
 __all__ = ["RULES", "Finding", "Fix", "LintReport", "Rule", "accept", "run_lint"]
@@ -78,8 +83,6 @@ def source_count(ctx: Context) -> int:
 
 
 def today() -> str:
-    from ..pages import today as page_today
-
     return page_today()
 
 
@@ -98,8 +101,6 @@ def _check(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Con
 
 
 def _check_rules(ws: Workspace, settings: Settings, selected: list[Rule]) -> tuple[Context, list[Finding], list[str]]:
-    from . import corpus
-
     started = time.process_time()
     wants_sources = any(rule.name in SOURCE_RULES for rule in selected)
     # the workers parse uncached raw sources while this process reads pages and runs the page rules
@@ -184,8 +185,6 @@ def run_lint(
     full = rules is None or set(rules) >= set(RULES)
     wants_write = (write or fix) and not dry_run
     if fix or dry_run:
-        from . import fixes as fixing
-
         planned, new_text = fixing.plan(ctx, open_findings)
         fixes = planned
         if fix and not dry_run and planned:
@@ -201,8 +200,6 @@ def run_lint(
             open_findings = [f for f in findings if f.id not in accepted_map]
             accepted = [f for f in findings if f.id in accepted_map]
     if deep:
-        from . import deep as deep_check
-
         open_findings, more = deep_check.judge(open_findings, settings, budget=deep_budget or deep_check.DEFAULT_BUDGET)
         notes += more
     report = LintReport(
@@ -254,8 +251,6 @@ def _finish(
     """Write lint.md when the findings changed, then finish the operation as every writer does
     (history.finish: index.md when lint.md is new or gone, a log entry for the run, one git
     commit for what the run wrote). Returns every file written, workspace-relative."""
-    from .. import history, log_page
-    from .report import lint_md, tally
 
     ws = ctx.ws
     wrote = list(written)

@@ -25,12 +25,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis import split_sentences
 from ..facts import DIGIT as _DIGIT
 from ..facts import Fact as Claim
 from ..facts import Statements, compatible, extract, has_hint, product_role, title_words
 from ..facts import label as fact_label
 from ..lexicon import release_numbers, version_key
 from ..products import Series, series_of
+from ..sources import load_markdown
 from ..timelines import Timeline, build, whose
 from .context import Context
 from .corpus import SourceText, cache
@@ -236,7 +238,6 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
     """An answer page (filed by `query --save` or written by a person) that states a value the
     sources have since replaced. Quotes (`- "..."`, `> ...`) are the sources' words, not the
     page's claim, and are left out; so are plans and past tense, as in sources."""
-    from ..sources import load_markdown
 
     products = Counter(d.version[0] for d in order.docs.values() if d.version)
     product = products.most_common(1)[0][0] if products else None
@@ -247,7 +248,6 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
         if not _DIGIT.search(body) or not has_hint(body):
             continue
         doc = load_markdown(page.wpath, body)
-        from ..analysis import split_sentences
 
         # an answer is about the sources' product ("Widget requires ...") without naming a release
         text = Statements(page.wpath, doc.title, (product, "") if product else None, product or "", None,
@@ -494,8 +494,6 @@ _SKIP_KINDS = frozenset({"source", "concept", "fact", "answer"})
 def _person_pages(ctx: Context) -> Iterator[tuple[Any, list[Claim]]]:
     """Pages in wiki/ a person wrote (no source, concept, timeline or answer page), with the
     claims their own sentences make (quotes are the sources' words, and are left out)."""
-    from ..analysis import split_sentences
-    from ..sources import load_markdown
 
     for page in ctx.pages.values():
         if page.is_generated or page.kind in _SKIP_KINDS or page.path in ("lint.md", "log.md", "index.md", "AGENTS.md"):

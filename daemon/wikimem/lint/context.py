@@ -7,9 +7,11 @@ parsed a single time however many rules look at it.
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import posixpath
 import re
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from .. import index_page, wiki_tree
 from ..config import Settings
 from ..links import (  # noqa: F401 - re-exported: rules read links through the context module
-    _REF_DEF,
-    _RESOLVED_TARGETS,
-    _WIKILINK,
+    REF_DEF,
+    RESOLVED_TARGETS,
+    WIKILINK,
     blank_code,
     code_spans,
     fenced_blocks,
@@ -33,7 +35,10 @@ from ..pages import (
     simple_meta,  # noqa: F401 - re-exported
     split_front_matter,
 )
+from ..raw_tree import scan
+from ..state import SourceRow
 from ..workspace import Workspace
+from . import digest
 from .model import SECTIONS, SPECIAL, Link, PageDigest, code_version  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
@@ -203,7 +208,6 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
     ctx = Context(ws, settings, {}, set(), raw_files, state_pages, state_sources)
     if before_pages is not None:
         before_pages(ctx)
-    from . import digest
 
     found: list[tuple[str, str, int, int, int]] = []
     wiki_files = ctx.wiki_files
@@ -232,10 +236,6 @@ def load_context(ws: Workspace, settings: Settings, before_pages: Callable[[Cont
 
 def read_state(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], dict[str, Any]]:
     """Pages and sources from state.db, opened read-only: lint (and --dry-run above all) writes nothing there."""
-    import json
-    import sqlite3
-
-    from ..state import SourceRow
 
     try:
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
@@ -259,21 +259,18 @@ def read_state(path: Path) -> tuple[dict[str, tuple[str, str, str | None]], dict
 
 def scan_raw_files(ws: Workspace) -> dict[str, str]:
     """The raw files compile considers (raw_tree's one walk), by workspace-relative path."""
-    from ..raw_tree import scan
 
     return {f.path: f.location for f in scan(ws).files}
 
 
 def read_wiki_page(file: str, rel: str) -> WikiPage:
     """One page, digested now (load_context reads digests from the cache instead)."""
-    from .digest import digest_file
-
-    digest, _encoded, _sha = digest_file(file, rel)
+    page_digest, _encoded, _sha = digest.digest_file(file, rel)
     try:
         size = os.path.getsize(file)
     except OSError:
         size = 0
-    return WikiPage(rel, file, size, digest)
+    return WikiPage(rel, file, size, page_digest)
 
 
 # Link(...) goes through a generated __new__; tuple.__new__ builds the same Link without that frame
@@ -286,7 +283,7 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
     start = len(text) - len(page.body)  # the body is kept byte for byte; front matter is not Markdown
     if "](" in text:
         folder = page.folder
-        known = _RESOLVED_TARGETS  # resolve_target's cache, read here first: this loop runs once per link
+        known = RESOLVED_TARGETS  # resolve_target's cache, read here first: this loop runs once per link
         for m in md_links(text).finditer(text, start):
             label, bracketed, bare = m.groups()
             target = bracketed or bare
@@ -296,14 +293,14 @@ def extract_links(page: WikiPage, ctx: Context | None = None) -> list[Link]:
                 at -= 1  # ![alt](src): the link starts at the "!" (a match ends with ")", never with "!")
             out.append(_new_link(Link, (label, target, at, "md", resolved, fragment)))
     if "]:" in text:
-        for m in _REF_DEF.finditer(text, start):
+        for m in REF_DEF.finditer(text, start):
             target = m.group(2)
             if m.group(1).startswith("^"):
                 continue  # a footnote, not a link
             resolved, fragment = resolve_target(page.path, target, page.folder)
             out.append(Link(m.group(1), target, m.start(), "md", resolved, fragment))
     if "[[" in text:
-        for m in _WIKILINK.finditer(text, start):
+        for m in WIKILINK.finditer(text, start):
             name = m.group(1).strip()
             resolved = None
             if ctx is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
+import gc
 import json
 import logging
 import os
@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
-from ..facts import Profile, title_version
+from ..facts import DIGIT, HINT, Fact, Profile, extract, statements_of, title_version
 from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
-from ..workspace import ensure_state_dir
+from ..workspace import ensure_state_dir, file_sha256
 from . import workers
+from .extract import text_sketch
 from .model import code_version
 
 if TYPE_CHECKING:
@@ -83,14 +84,6 @@ class SourceText:
             "skipped": self.skipped, "sketch": list(self.sketch) if self.sketch is not None else None,
             "claims": [c.to_json() for c in self.claims], "profile": self.profile.to_json(),
         }
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class SourceCache:
@@ -259,8 +252,6 @@ class SourceCache:
         return self._record(path, sha, mtime, data)
 
     def _record(self, path: str, sha: str, mtime: int, data_text: str) -> SourceText:
-        from ..facts import Fact
-
         data = json.loads(data_text)
         version = data.get("version")
         # claims are cached without their path: a copied or renamed file shares the hash
@@ -305,19 +296,15 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         words(LINK_TARGET.sub("]",  # compared on their words, without link targets (the compile drops some)
  "\n".join(b.text for b in doc.blocks))), sentences,
     )
-    from ..facts import extract, statements_of
-    from .extract import _sketch
 
     statements = statements_of(doc, claim_sentences)
     text.claims = extract(statements)
     text.profile = statements.profile
-    text.sketch = _sketch(text.words)
+    text.sketch = text_sketch(text.words)
     return text
 
 
 def _compute_records(jobs: list[tuple[str, str, str, int, int]]) -> list[tuple[str, str]]:
-    import gc
-
     gc.disable()  # as in run_lint: many small objects, few cycles; the worker exits when done
     try:
         return [(json.dumps(text.to_json()), text.words) for job in jobs for text in (compute(*job),)]
@@ -335,7 +322,6 @@ def _claim_blocks(doc: Document) -> Document:
     which end it as they do in the compile's reading. "use" is a hint in a release's notes
     (facts.has_hint): it is kept wherever it is, the extractor decides.
     """
-    from ..facts import DIGIT, HINT
 
     hint = _block_hint(HINT.pattern + "|use")
     blocks = doc.blocks

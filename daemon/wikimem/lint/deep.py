@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ..backends.claude import make_client
 from ..config import Settings
 from ..errors import UsageError
 from .model import Finding
@@ -62,12 +63,11 @@ def judge(findings: list[Finding], settings: Settings, *, budget: int = DEFAULT_
     if not candidates:
         return findings, ["--deep: no candidate contradictions to judge"]
     if client is None:
-        from ..backends.claude import make_client
-
         try:
             client = make_client(settings)
         except UsageError as exc:
             raise UsageError(f"--deep needs the anthropic backend: {exc}") from exc
+    # the SDK (over a second to import) only for --deep
     import anthropic
 
     used = 0

@@ -28,10 +28,21 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..links import _REF_DEF, _RESOLVED_TARGETS, _WIKILINK, blank_code, md_links, resolve_target
+from ..index_page import is_catalog
+from ..links import REF_DEF, RESOLVED_TARGETS, WIKILINK, blank_code, md_links, resolve_target
 from ..pages import FrontMatterError, parse_meta, simple_meta, split_front_matter
 from ..workspace import ensure_state_dir
 from . import workers
+from .extract import (
+    meta_problems,
+    page_bold,
+    page_figures,
+    page_hits,
+    page_quotes,
+    redact,
+    secret_id,
+    title_key,
+)
 from .model import SECTIONS, SPECIAL, PageDigest, code_version
 
 if TYPE_CHECKING:
@@ -52,17 +63,6 @@ VERSION = code_version(b"page-digest-1", "digest.py", "extract.py", "model.py", 
 
 def compute(data: bytes, rel: str) -> PageDigest:
     """The digest of one page, from its bytes and its wiki-relative path."""
-    from ..index_page import is_catalog
-    from .extract import (
-        meta_problems,
-        page_bold,
-        page_figures,
-        page_hits,
-        page_quotes,
-        redact,
-        secret_id,
-        title_key,
-    )
 
     text = data.decode("utf-8", errors="replace")
     fm, body, offset = split_front_matter(text)
@@ -113,11 +113,11 @@ def compute(data: bytes, rel: str) -> PageDigest:
             (bracketed or bare).partition("#")[0] for _label, bracketed, bare in md_links(prose).findall(prose, body_start)
         )
     if "]:" in prose:
-        for label, target in _REF_DEF.findall(prose, body_start):
+        for label, target in REF_DEF.findall(prose, body_start):
             if not label.startswith("^"):  # a footnote, not a link
                 written[target] = None
     # resolve_target's cache, read here first: most targets repeat across the pages of a folder
-    known = _RESOLVED_TARGETS
+    known = RESOLVED_TARGETS
     wiki: dict[str, None] = {}
     other: dict[str, None] = {}
     for target in written:
@@ -131,7 +131,7 @@ def compute(data: bytes, rel: str) -> PageDigest:
             other[resolved] = None
     wikinames: tuple[str, ...] = ()
     if "[[" in prose:
-        wikinames = tuple(dict.fromkeys(name.strip() for name, _frag, _label in _WIKILINK.findall(prose, body_start)))
+        wikinames = tuple(dict.fromkeys(name.strip() for name, _frag, _label in WIKILINK.findall(prose, body_start)))
     links_to, others = tuple(wiki), tuple(other)
     if generated:
         return PageDigest(meta, error, fm is not None, offset, lines, links_to, others, title_keys, problems,

@@ -215,7 +215,7 @@ SHINGLE = 5  # words per passage compared
 
 SKETCH = 32  # smallest passage hashes kept per source (a bottom-k MinHash sketch)
 
-def _sketch(words: str) -> tuple[int, ...]:
+def text_sketch(words: str) -> tuple[int, ...]:
     data = words.encode()
     # words is " w1 w2 ... wn ": word i starts after space i, so a passage of SHINGLE words is one
     # slice of the bytes, hashed without building a string for each

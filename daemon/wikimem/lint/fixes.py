@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from ..backends.offline import MAX_CONCEPT_LINKS
-from ..ownership import persons_page
+from ..index_page import write_index
+from ..ownership import PageWrite, persons_page, tracked, write_pages
 from ..pages import certify, escape_link_text, page_owner, relative_link
 from .context import Context, WikiPage, md_links
 from .model import Finding, Fix
@@ -129,8 +130,6 @@ def _add_concept(text: str, link_md: str) -> str:
 
 def apply(ctx: Context, fixes: list[Fix], new_text: dict[str, str]) -> list[Fix]:
     """Write the planned fixes (caller holds the writer lock). Returns them marked applied."""
-    from ..index_page import write_index
-    from ..ownership import PageWrite, tracked, write_pages
 
     done: list[Fix] = []
     writes: list[PageWrite] = []

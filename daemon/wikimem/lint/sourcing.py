@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..links import LINK_TARGET
+from . import digest
 from .context import Context, WikiPage
 from .corpus import SourceCache, cache, words
 from .extract import QUOTE_MIN, page_figures, page_quotes, quotes  # noqa: F401 - re-exported
@@ -90,10 +91,9 @@ def ungrounded_all(ctx: Context) -> Iterator[Finding]:
     answer is kept per page in the digest store with the hashes of the files it cites, and
     worked out again only when the page or one of those files changed.
     """
-    from .digest import digest_file, store
 
     sources = cache(ctx)
-    digests = store(ctx)
+    digests = digest.store(ctx)
     raw_words: dict[str, tuple[str, ...] | None] = {}
     checked: dict[tuple[str, str], list[str]] = {}
     for page in content_pages(ctx):
@@ -116,7 +116,7 @@ def ungrounded_all(ctx: Context) -> Iterator[Finding]:
         if result is None:
             quotes, figures = page.digest.quotes, page.digest.figures
             if quotes is None or figures is None:  # a digest from the cache keeps neither: read the page again
-                fresh, _encoded, _sha = digest_file(page.file, page.path)
+                fresh, _encoded, _sha = digest.digest_file(page.file, page.path)
                 quotes, figures = fresh.quotes or (), fresh.figures or ()
             result = {"quotes": [], "figures": []}
             for raw, quote, line in quotes:

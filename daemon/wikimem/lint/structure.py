@@ -11,7 +11,8 @@ from typing import Any
 from .. import index_page
 from ..pages import part_of
 from .context import SECTIONS, Context, WikiPage, resolve_wikilink
-from .extract import SKETCH, _sketch, meta_problems, page_bold, title_key  # noqa: F401 - re-exported
+from .corpus import cache
+from .extract import SKETCH, meta_problems, page_bold, text_sketch, title_key  # noqa: F401 - re-exported
 from .model import Finding
 
 # agent loaders (Claude Code, Codex) cut memory files at about these sizes
@@ -296,7 +297,6 @@ SAME_TEXT = 0.6  # estimated share of passages in common above which two sources
 
 def duplicate_sources(ctx: Context) -> Iterator[Finding]:
     """Two raw files with the same text (a talk as PDF and as .txt): their pages say the same thing twice."""
-    from .corpus import cache
 
     sources = cache(ctx)
     sketches: dict[str, tuple[int, ...]] = {}
@@ -307,7 +307,7 @@ def duplicate_sources(ctx: Context) -> Iterator[Finding]:
         if doc is None or doc.skipped:
             continue
         stems[posixpath.splitext(path)[0]].append(path)
-        sketch = doc.sketch if doc.sketch is not None else _sketch(doc.words)
+        sketch = doc.sketch if doc.sketch is not None else text_sketch(doc.words)
         if sketch:
             sketches[path] = sketch
     # count first (in C), then index only the passages two to eight sources share: most sources

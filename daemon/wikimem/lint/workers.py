@@ -11,6 +11,7 @@ when it has more (the daemon's scheduler thread), where forking is unsafe.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -31,8 +32,6 @@ def pool(run: Any) -> ProcessPoolExecutor | None:
     if existing is None:
         existing = False
         if count() >= 2:
-            import multiprocessing
-
             method = "fork" if threading.active_count() == 1 else "forkserver"
             try:
                 existing = ProcessPoolExecutor(max_workers=count(), mp_context=multiprocessing.get_context(method))

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .analysis import (
-        _TOKEN,
+        TOKEN,
         IdentifierParts,
-        _stem,
         analyzer,
         identifier_parts,
         path_words,
         schema,
+        stem_word,
     )
     from .documents import (
         KINDS,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
         release_eras,
     )
     from .engine import (
-        _ENGINES,
+        ENGINES,
         Engine,
         Hit,
         Passage,
@@ -61,18 +61,18 @@ if TYPE_CHECKING:
         with_current_sources,
     )
     from .index import (
-        _CATALOG,
+        CATALOG_NAME,
         INDEX_DIR,
         INDEX_VERSION,
         PARALLEL_INDEX,
         WIKI_FOLDERS,
         IndexReport,
         Seed,
-        _ignored,
-        _read_manifest,
         compute_priors,
+        ignored_path,
         index_dir,
         is_current,
+        read_manifest,
         ready_seed,
         reindex,
         repair,
@@ -100,22 +100,23 @@ __all__ = [
     "build_query", "chunk_blocks", "compute_priors", "coordination", "engine", "identifier_parts", "index_dir", "is_current",
     "load_raw_file", "load_wiki_page", "make_snippet", "opened", "parse_query", "path_words", "raw_text_chunks",
     "ready_seed", "reindex", "release_eras", "repair", "schema", "search", "search_once", "search_passages", "select_terms", "sentence_spans",
-    "series_key", "start_seed", "update_index", "walk_files", "weighting", "with_current_sources", "_CATALOG", "_ENGINES",
-    "_TOKEN", "_ignored", "_read_manifest", "_stem",
+    "series_key", "start_seed", "update_index", "walk_files", "weighting", "with_current_sources", "CATALOG_NAME", "ENGINES",
+    "TOKEN", "ignored_path", "read_manifest", "stem_word",
 ]
 
 
 # each name's submodule: a submodule is imported on first use of one of its names, so a
 # process that needs one part does not pay for the rest (unpickling the index's schema imports
-# this package for the analyzer alone; a cold search needs no document loaders)
+# this package for the analyzer alone; a cold search needs no document loaders); the submodules'
+# functions import what only they need, for the same reason
 _HOME = {
-    "analysis": ("_TOKEN", "IdentifierParts", "_stem", "analyzer", "identifier_parts", "path_words", "schema"),
+    "analysis": ("TOKEN", "IdentifierParts", "stem_word", "analyzer", "identifier_parts", "path_words", "schema"),
     "documents": ("KINDS", "Chunk", "Doc", "chunk_blocks", "load_raw_file", "load_wiki_page", "raw_text_chunks",
                   "release_eras"),
-    "engine": ("_ENGINES", "Engine", "Hit", "Passage", "engine", "opened", "search", "search_once",
+    "engine": ("ENGINES", "Engine", "Hit", "Passage", "engine", "opened", "search", "search_once",
                "search_passages", "with_current_sources"),
-    "index": ("_CATALOG", "INDEX_DIR", "INDEX_VERSION", "PARALLEL_INDEX", "WIKI_FOLDERS", "IndexReport", "Seed",
-              "_ignored", "_read_manifest", "compute_priors", "index_dir", "is_current", "reindex", "repair", "series_key",
+    "index": ("CATALOG_NAME", "INDEX_DIR", "INDEX_VERSION", "PARALLEL_INDEX", "WIKI_FOLDERS", "IndexReport", "Seed",
+              "ignored_path", "read_manifest", "compute_priors", "index_dir", "is_current", "reindex", "repair", "series_key",
               "ready_seed", "start_seed", "update_index", "walk_files"),
     "ranking": ("FIELD_BOOSTS", "KIND_PRIOR", "FastScorer", "ParsedQuery", "build_query", "coordination",
                 "parse_query", "select_terms", "weighting"),

@@ -130,7 +130,7 @@ class Analyzer:
         """How often each term occurs in the text: what the index stores of it."""
         words = _WORDS
         found: dict[str, int] = {}
-        for word in _TOKEN.findall(value):
+        for word in TOKEN.findall(value):
             terms = words.get(word)
             if terms is None:
                 terms = self._terms(word)
@@ -143,7 +143,7 @@ class Analyzer:
         before it: what a quoted phrase is checked against."""
         words = _WORDS
         out: list[str] = []
-        for word in _TOKEN.findall(value):
+        for word in TOKEN.findall(value):
             terms = words.get(word)
             if terms is None:
                 terms = self._terms(word)
@@ -164,7 +164,7 @@ class Analyzer:
         t.stopped = False
         words = _WORDS
         pos = None
-        for i, match in enumerate(_TOKEN.finditer(value)):
+        for i, match in enumerate(TOKEN.finditer(value)):
             word = match.group(0)
             terms = words.get(word)
             if terms is None:
@@ -252,16 +252,16 @@ def path_words(path: str) -> str:
 # passage was a third of a warm query; a word's stem is looked up once and kept. It matches
 # what whoosh's default_pattern [\w\*]+(\.?[\w\*]+)* matches (after a run of word characters
 # only a dot can go on: findall 20% faster), its group not captured, for findall
-_TOKEN = re.compile(r"[\w\*]+(?:\.[\w\*]+)*")
+TOKEN = re.compile(r"[\w\*]+(?:\.[\w\*]+)*")
 
 
-_STEMS: dict[str, str] = {}
+STEMS: dict[str, str] = {}
 
 
 _STEP: Any = None
 
 
-def _stem(word: str) -> str:
+def stem_word(word: str) -> str:
     """What the analyzer makes of one token with removestops=False: lower case, and stemmed
     unless it is a stop word (those stay as they are)."""
     global _STEP
@@ -275,7 +275,7 @@ def _stem(word: str) -> str:
     stops, ignore, stemfn = _STEP
     low = word.lower()
     stem = low if low in stops or low in ignore else stemfn(low)
-    if len(_STEMS) > 200_000:
-        _STEMS.clear()
-    _STEMS[word] = stem
+    if len(STEMS) > 200_000:
+        STEMS.clear()
+    STEMS[word] = stem
     return stem

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
-from .index import _NUMBER, _read_parts, index_dir, is_current, log, update_index
+from .index import NUMBER, index_dir, is_current, log, read_parts, update_index
 from .ranking import (
     BOILERPLATE,
     DUPLICATE_DEMOTE,
@@ -267,7 +267,7 @@ class Engine:
         fast = FastScorer(searcher)
         if warm:
             fast.warm()
-        parts = _read_parts(folder, ("docs",)) or {}
+        parts = read_parts(folder, ("docs",)) or {}
         return ix, searcher, fast, parts.get("docs", {})
 
     def _install(self, state: tuple[Any, Any, FastScorer, Any]) -> None:
@@ -527,7 +527,7 @@ class Engine:
             if at is not None:
                 fields = self._passage_at(path, at)
                 kind_of.setdefault(path, str(self._docs.get(path, _NO_DOC)[_KIND] or "raw"))
-            elif kind_of[path] == "fact" and (parsed.current or not _NUMBER.search(query)):
+            elif kind_of[path] == "fact" and (parsed.current or not NUMBER.search(query)):
                 # what a timeline says is current is its first passage, whatever else matched
                 # (a question that names no release asks about now)
                 fields = fast.fields(fast.first_part[path]) if path in fast.first_part else self._first_passage(path)
@@ -575,14 +575,14 @@ def with_current_sources(ranked: list[tuple[float, str]], docs: Any,
     return out
 
 
-_ENGINES: dict[Path, Engine] = {}
+ENGINES: dict[Path, Engine] = {}
 
 
 def engine(ws: Workspace, *, fresh_within: float = 0.0) -> Engine:
     """The engine for a workspace, kept for the life of the process."""
-    eng = _ENGINES.get(ws.root)
+    eng = ENGINES.get(ws.root)
     if eng is None:
-        eng = _ENGINES[ws.root] = Engine(ws, fresh_within=fresh_within)
+        eng = ENGINES[ws.root] = Engine(ws, fresh_within=fresh_within)
     eng.fresh_within = fresh_within
     return eng
 

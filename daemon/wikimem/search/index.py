@@ -87,7 +87,7 @@ def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, FileStat]
     for folder in WIKI_FOLDERS:
         # wiki_tree's rule for what is a page (not hidden, not a symlink, not editor noise)
         for entry, rel in pages(str(ws.wiki / folder), f"wiki/{folder}", trace=trace):
-            if _CATALOG.search(rel):
+            if CATALOG_NAME.search(rel):
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -101,13 +101,10 @@ def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, FileStat]
 
 # from naming, not sources/index_page: those would pull YAML, front matter and Jinja into
 # every cold search
-_ignored = is_ignored_name
+ignored_path = is_ignored_name
 
 
-_CATALOG = CATALOG_NAME
-
-
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
+def read_manifest(folder: Path) -> dict[str, Any] | None:
     """The manifest, whole (the index updater's truth); None when missing, damaged or old."""
     try:
         data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -230,7 +227,7 @@ class Docs:
         return self._newest
 
 
-def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
+def read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
     """Parts of the manifest ("files"; "docs", what a query reads of each, see Docs), each kept
     while manifest.json is unchanged, and the "stamp" of the manifest.json they are of.
     Read from the marshal copy when it was made from that manifest.json, else from it. None:
@@ -244,7 +241,7 @@ def _read_parts(folder: Path, names: tuple[str, ...]) -> dict[str, Any] | None:
         return {**kept, "stamp": stamp}
     parts = _load_parts(folder, stamp, names)
     if parts is None:
-        manifest = _read_manifest(folder)
+        manifest = read_manifest(folder)
         if manifest is None:
             return None
         parts = {"files": manifest["files"], "docs": Docs(_docs_part(manifest))}
@@ -280,15 +277,15 @@ def _load_parts(folder: Path, stamp: tuple[int, int, int], names: tuple[str, ...
         return None
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 
 def series_key(path: str, title: str) -> str | None:
     """Documents that differ only by the numbers in their title belong to one series."""
-    if not _NUMBER.search(title):
+    if not NUMBER.search(title):
         return None
     folder = path.rsplit("/", 1)[0] if path.startswith("raw/") else "wiki"
-    return folder + "|" + _NUMBER.sub("#", title.lower()).strip()
+    return folder + "|" + NUMBER.sub("#", title.lower()).strip()
 
 
 def version_of(title: str) -> tuple[Any, ...]:
@@ -1270,7 +1267,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
     """
     started, started_ns = time.perf_counter(), time.time_ns()  # the latter before any file is looked at
     folder = index_dir(ws)
-    manifest = None if rebuild else _read_parts(folder, ("files",))
+    manifest = None if rebuild else read_parts(folder, ("files",))
     if only is not None and manifest is not None:
         only = sorted(set(only))
         with _index_lock(ws, wait) as acquired:
@@ -1308,7 +1305,7 @@ def _matches(manifest: dict[str, Any], current: dict[str, FileStat]) -> bool:
 def is_current(ws: Workspace) -> bool | None:
     """Whether the index holds wiki/ and raw/ as they are now: update_index's check, without
     updating anything. None: no usable index yet."""
-    manifest = _read_parts(index_dir(ws), ("files",))
+    manifest = read_parts(index_dir(ws), ("files",))
     if manifest is None:
         return None
     return _unchanged(ws, manifest)
@@ -1370,7 +1367,7 @@ def _covered(rel: str) -> bool:
     if len(parts) < 2 or parts[0] not in ("raw", "wiki") or any(p.startswith(".") for p in parts[1:]):
         return False
     return parts[0] == "raw" or (parts[1] in WIKI_FOLDERS and len(parts) >= 3 and is_page_name(parts[-1])
-                                 and not _CATALOG.search(rel))
+                                 and not CATALOG_NAME.search(rel))
 
 
 def _stat_for_index(ws: Workspace, rel: str) -> FileStat | None:
@@ -1410,7 +1407,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
 
     # what an updater killed mid-write left (under this lock, no other updater is writing one)
     remove_stale_temp_files(folder)
-    manifest = None if rebuild else _read_manifest(folder)
+    manifest = None if rebuild else read_manifest(folder)
     if manifest is None:
         rebuild = report.rebuilt = True
         only = None

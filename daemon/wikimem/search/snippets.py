@@ -7,7 +7,7 @@ import bisect
 import re
 
 from ..links import code_spans
-from .analysis import _STEMS, _TOKEN, _stem, identifier_parts
+from .analysis import STEMS, TOKEN, identifier_parts, stem_word
 
 SNIPPET_MAX = 360  # characters: one or two whole sentences; a longer one is cut around its hits
 
@@ -69,16 +69,16 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
         return "", None
     spans = sentence_spans(body) or [(0, len(body))]
     hits: list[tuple[int, str]] = []
-    for m in _TOKEN.finditer(body):
+    for m in TOKEN.finditer(body):
         word = m.group()
-        stem = _STEMS.get(word)
+        stem = STEMS.get(word)
         if stem is None:
-            stem = _stem(word)
+            stem = stem_word(word)
         if stem in stems:
             hits.append((m.start(), stem))
         elif "_" in word or "." in word:
             for part in identifier_parts(word):
-                stem = _STEMS.get(part) or _stem(part)
+                stem = STEMS.get(part) or stem_word(part)
                 if stem in stems:
                     hits.append((m.start(), stem))
     weigh = (lambda st: weights.get(st, 1.0)) if weights else (lambda st: 1.0)
@@ -174,5 +174,5 @@ _VALUE_STEMS: set[str] = set()
 
 def _value_stems() -> set[str]:
     if not _VALUE_STEMS:
-        _VALUE_STEMS.update(_stem(w) for w in _VALUE_WORDS)
+        _VALUE_STEMS.update(stem_word(w) for w in _VALUE_WORDS)
     return _VALUE_STEMS

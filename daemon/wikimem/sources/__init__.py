@@ -22,8 +22,11 @@ from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watc
 from ..pages import FrontMatterError, parse_meta, split_front_matter
 from . import xref
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
+from .html import load_html
 from .inline import clean_inline, drop_comments
 from .markdown import parse_markdown
+from .pdf import load_pdf
+from .rst import NestedTooDeep, parse_rst
 from .sections import comment_meta, section_tree
 
 __all__ = [
@@ -276,8 +279,6 @@ def _heading_title(blocks: list[Block]) -> str | None:
 
 
 def load_rst(path: str, text: str) -> Document:
-    from .rst import NestedTooDeep, parse_rst
-
     warnings: list[str] = []
     meta, body, offset = _front_matter(text, warnings)
     try:
@@ -414,15 +415,11 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int, xrefs: bool = Fals
     if size == 0:
         raise SkipSource("empty file")
     if suffix in PDF_SUFFIXES:
-        from .pdf import load_pdf
-
         return load_pdf(rel_path, file, title_from_name(rel_path))
     text, warnings = read_text(file)
     if not text.strip():
         raise SkipSource("empty file (only white space)")
     if suffix in HTML_SUFFIXES:
-        from .html import load_html
-
         doc = load_html(rel_path, text)
     elif suffix in PRESENT_SUFFIXES:
         doc = load_present(rel_path, text)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 import re
+import sys
+import warnings
 from functools import lru_cache
 from typing import Any
 
@@ -76,8 +78,6 @@ def _soup() -> tuple[Any, Any, Any]:
     """BeautifulSoup, its Tag and markdownify's converter, imported without soupsieve when bs4 is
     not imported yet: bs4 imports it for CSS selectors, which nothing here uses, and compiling its
     patterns was two thirds of importing bs4 (about 0.1 s in each worker that reads a page)."""
-    import sys
-    import warnings
 
     blocked = "bs4" not in sys.modules and "soupsieve" not in sys.modules
     if blocked:
@@ -89,6 +89,7 @@ def _soup() -> tuple[Any, Any, Any]:
     finally:
         if blocked:
             del sys.modules["soupsieve"]  # anyone else importing it gets it
+    # markdownify (and BeautifulSoup, above) only for HTML sources
     from markdownify import MarkdownConverter
 
     return BeautifulSoup, Tag, MarkdownConverter

@@ -8,6 +8,7 @@ MyST directives (```{note}, ```{code-block}, ```{toctree}) are read for what the
 
 from __future__ import annotations
 
+import html as html_module
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,10 @@ from .inline import (
     drop_comments,
     role_text,
 )
+from .rst import NestedTooDeep, parse_rst
 
 if TYPE_CHECKING:
+    # markdown-it loads with the first Markdown source (a workspace of other formats never needs it)
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
@@ -293,8 +296,6 @@ class _Walker:
                         self.toc.append(TocEntry(target, title, body_start + 1 + skip + at, caption))
                 return
             if name == "eval-rst":
-                from .rst import NestedTooDeep, parse_rst
-
                 try:
                     self.blocks.extend(parse_rst(content, body_start + skip).blocks)
                     return
@@ -323,7 +324,6 @@ class _Walker:
         raw = drop_comments(token.content)
         if re.match(r"\s*<(style|script|svg|noscript)\b", raw, re.IGNORECASE):
             return
-        import html as html_module
 
         heading = _HTML_HEADING.match(raw)
         if heading:

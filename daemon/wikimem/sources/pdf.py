@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import logging as _logging
 import re
 from pathlib import Path
 
@@ -39,8 +40,8 @@ def _pdf_pages(file: Path) -> tuple[list[str], str]:
         return pages, title
     except Exception:  # noqa: BLE001 - any pdfium failure: try the pure-Python reader
         log.debug("pdfium could not read %s; trying pypdf", file, exc_info=True)
-    import logging as _logging
 
+    # pypdf only when pdfium could not read the file
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
