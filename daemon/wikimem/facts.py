@@ -95,7 +95,7 @@ _OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|highe
 # "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
 _SUPPORT_WORDS = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
                             re.I)
-# ... or follow, in the same clause: "SQLAlchemy 1.4 or greater is required", "1.5 or newer is all it needs"
+# ... or follow, in the same clause: "Toolkit 1.4 or greater is required", "1.5 or newer is all it needs"
 _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
                             r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
@@ -165,7 +165,7 @@ _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+
                      r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
                      r"(?:(?:raised|increased|bumped)\s+to\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
-# "SQLAlchemy 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts"
+# "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts"
 _IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)\s+is\s+(?:now\s+)?the\s+"
                      r"(?:minimum|oldest|lowest|earliest)\b(?:\s+(?:supported|required))?(?:\s+\w+)?\s+version\b"
                      r"(?:\s+(?:that\s+)?(?P<who>[A-Za-z][\w+.-]*)\s+(?:accepts|supports|requires|allows|runs\s+on|works\s+with))?")

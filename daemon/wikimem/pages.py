@@ -701,31 +701,28 @@ def owner_digest(text: str) -> str | None:
     return None
 
 
-def strip_stamps(text: str) -> str:
-    """The page without its `updated:` and `wikimem:` lines: two renderings of the same text by
-    different days or versions compare equal."""
+def _without_front_lines(text: str, keys: tuple[str, ...]) -> str:
+    """The page without the front matter's lines that start with one of `keys`."""
     lines = text.split("\n")
     if lines and lines[0].strip() == "---":
         try:
             close = lines.index("---", 1)
         except ValueError:
             return text
-        lines = [line for i, line in enumerate(lines)
-                 if not (0 < i < close and line.startswith(("updated:", OWNER_KEY + ":")))]
+        lines = [line for i, line in enumerate(lines) if not (0 < i < close and line.startswith(keys))]
     return "\n".join(lines)
+
+
+def strip_stamps(text: str) -> str:
+    """The page without its `updated:` and `wikimem:` lines: two renderings of the same text by
+    different days or versions compare equal."""
+    return _without_front_lines(text, ("updated:", OWNER_KEY + ":"))
 
 
 def strip_updated(text: str) -> str:
     """The page without its front matter's `updated:` line: two renderings that differ only by
     when they were made compare equal."""
-    lines = text.split("\n")
-    if lines and lines[0].strip() == "---":
-        try:
-            close = lines.index("---", 1)
-        except ValueError:
-            return text
-        lines = [line for i, line in enumerate(lines) if not (0 < i < close and line.startswith("updated:"))]
-    return "\n".join(lines)
+    return _without_front_lines(text, ("updated:",))
 
 
 def stamp(content: str, existing: str | None) -> str:
