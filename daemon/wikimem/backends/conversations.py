@@ -67,8 +67,14 @@ class Fatal(Exception):
     """Wraps what must stop the whole compile (an interrupt from inside a conversation)."""
 
 
+class _Park(Exception):
+    def __init__(self, contended: Contended):
+        self.contended = contended
+
+
 def _step(store: Store, job: Job, value: Any, wait: Callable[[Job, Contended], bool]) -> Ask | None:
-    """Run a conversation on to its next request (None when it ended), under the Store's lock."""
+    """Run a conversation on to its next request (None when it ended), under the Store's lock. A
+    wait that parks the conversation (_Park, lockstep rounds only) is raised to the caller."""
     with store.cond:
         try:
             item = job.steps.send(value)
@@ -77,7 +83,7 @@ def _step(store: Store, job: Job, value: Any, wait: Callable[[Job, Contended], b
         except StopIteration as stop:
             job.finish(stop.value)
             return None
-        except (KeyboardInterrupt, SystemExit, RateLimited, Stopped, Fatal):
+        except (_Park, KeyboardInterrupt, SystemExit, RateLimited, Stopped, Fatal):
             raise
         except BaseException as exc:  # noqa: BLE001 - the job says what a failure means for its source
             job.fail(exc)
@@ -240,11 +246,6 @@ def run_rounds(jobs: Iterable[Job | None], store: Store, submit: Callable[[int, 
             runnable.append((job, answers[job.index]))
 
 
-class _Park(Exception):
-    def __init__(self, contended: Contended):
-        self.contended = contended
-
-
 _END: Any = object()
 
 
@@ -260,19 +261,4 @@ def _step_parking(store: Store, job: Job, value: Any, wait: Callable[[Job, Conte
             job.steps.close()
             job.fail(value)
         return None
-    with store.cond:
-        try:
-            item = job.steps.send(value)
-            while isinstance(item, WaitFor):
-                item = job.steps.send(wait(job, item.contended))
-        except _Park:
-            raise
-        except StopIteration as stop:
-            job.finish(stop.value)
-            return None
-        except (KeyboardInterrupt, SystemExit, RateLimited, Stopped, Fatal):
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the job says what a failure means for its source
-            job.fail(exc)
-            return None
-    return item
+    return _step(store, job, value, wait)
