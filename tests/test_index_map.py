@@ -302,3 +302,21 @@ def test_a_long_release_series_is_cut_into_parts_where_its_series_change() -> No
     assert series_in and all(len(paths) == 1 for paths in series_in.values()), series_in
     first = pages["sources/releases/index.md"]
     assert first.index("4.11") < first.index("4.0")  # newest first
+
+
+def test_pages_that_share_a_title_are_told_apart_in_the_map_by_their_folders(ws: Workspace) -> None:
+    # two documents titled "The basics" in different folders: the map's lines say which is which
+    # (by the nearest folders that differ), and each page keeps the title its document gives
+    write(ws, "docs/usage/basics.md", "# The basics\n\nRun the tool on a folder to format every file in it.\n")
+    write(ws, "docs/contributing/basics.md", "# The basics\n\nClone the repository and run the tests before a change.\n")
+    write(ws, "docs/a/guide/start.md", "# Start\n\nStart here when you use the tool for the first time.\n")
+    write(ws, "docs/b/guide/start.md", "# Start\n\nStart here when you write a plugin for the tool.\n")
+    write(ws, "docs/index.md", "# Docs\n\nThe tool's documentation, for users and contributors.\n")
+    compile_(ws)
+    listed = "\n".join(p.read_text(encoding="utf-8") for p in ws.wiki.rglob("index.md"))
+    assert "[The basics (usage)]" in listed and "[The basics (contributing)]" in listed, listed
+    assert "[Start (a/guide)]" in listed and "[Start (b/guide)]" in listed, listed
+    assert "[The basics]" not in listed and "[Start]" not in listed
+    titles = sorted(p.read_text(encoding="utf-8").split("\ntitle: ", 1)[1].split("\n", 1)[0]
+                    for p in (ws.wiki / "sources").glob("*.md") if p.name != "index.md")
+    assert titles.count("The basics") == 2 and titles.count("Start") == 2, titles

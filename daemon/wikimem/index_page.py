@@ -732,7 +732,31 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
                 sections[folder].append(entry)
     if state is not None and fresh != cached:
         state.set_catalog(fresh, cached)
+    sections["sources"] = told_apart(sections["sources"])
     return sections, catalogs
+
+
+def told_apart(entries: list[Entry]) -> list[Entry]:
+    """Source pages that share a title, told apart in the map's lines by where their documents
+    sit ("The basics (contributing)", "The basics (usage)"): a line of links that reads "The
+    basics · The basics" leaves a reader to guess. The pages keep their own titles."""
+    same: dict[str, list[int]] = {}
+    for i, entry in enumerate(entries):
+        same.setdefault(entry.title.casefold(), []).append(i)
+    out = list(entries)
+    for group in same.values():
+        if len(group) < 2:
+            continue
+        paths = [entries[i].raw.removeprefix("raw/") for i in group]
+        for depth in (1, 2, 3):
+            labels = ["/".join(posixpath.dirname(p).split("/")[-depth:]) or posixpath.basename(p) for p in paths]
+            if len(set(labels)) == len(labels):
+                break
+        else:
+            labels = paths  # the documents' own paths always differ
+        for i, label in zip(group, labels, strict=True):
+            out[i] = replace(entries[i], title=f"{entries[i].title} ({label})")
+    return out
 
 
 CATALOG_CACHE = 6  # bump when what an Entry holds, or how it is read from a page, changes
