@@ -841,3 +841,18 @@ def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -
     assert '"These can be listed out using the `list_templates` command:" `$ gearbox list_templates` ' \
            '([line 6](../../raw/tutorial.rst#L6-L8))' in page, page
     assert "Available templates" not in page and "def upgrade" not in page
+
+
+def test_code_a_sentence_says_holds_the_defaults_comes_with_it_whole(ws: Workspace, settings) -> None:
+    """"Using the defaults is equivalent to:" then the configuration: the defaults are in the code,
+    so the fact shows it (up to DEFAULTS_CODE_LINES lines); other long code stays in raw/."""
+    write(ws, "start.md", "# Getting started\n\nThe gearbox logs to standard output out of the box.\n\n"
+                          "Using the defaults, as above, is equivalent to:\n\n```python\ngearbox.configure(\n"
+                          "    processors=[gearbox.add_level, gearbox.Renderer()],\n    wrapper_class=gearbox.Filtering(0),\n"
+                          "    cache_on_first_use=False,\n)\n```\n\nA custom setup looks like this:\n\n```python\n"
+                          "gearbox.configure(\n    processors=[],\n    wrapper_class=None,\n    cache_on_first_use=True,\n)\n```\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "start.md").read_text()
+    assert '"Using the defaults, as above, is equivalent to:" `gearbox.configure(` ' in page, page
+    assert "`wrapper_class=gearbox.Filtering(0),`" in page and "(../../raw/start.md#L5-L12)" in page, page
+    assert "cache_on_first_use=True" not in page

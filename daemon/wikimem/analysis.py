@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 58
+ANALYSIS_VERSION = 59
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -528,6 +528,11 @@ def _gist(description: str | None, lead: list[Sentence]) -> str:
 
 SHORT_CODE_LINES = 2  # the code a sentence introduces ("... use the `list_templates` command:") that its fact shows
 SHORT_CODE_CHARS = 120
+# ... and the code a sentence says holds the defaults ("Using the defaults is equivalent to:",
+# "it will be assumed to have the following backend settings:"): the defaults are in the code
+DEFAULTS_CODE_LINES = 24
+DEFAULTS_CODE_CHARS = 1_200
+_DEFAULTS_INTRO = re.compile(r"\bdefaults?\b|\bassumed\b|\bequivalent\s+to\b", re.I)
 _PROMPT = ("$ ", "> ", ">>> ", "% ", "# ", "C:\\>")
 
 
@@ -535,7 +540,8 @@ def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -
     """The short code each sentence that introduces it is followed by: "These can be listed out
     using the `list_templates` command:" then `$ alembic list_templates`. A console session
     counts by its commands (the lines after a prompt), not its output; any other code only when
-    it is short itself (SHORT_CODE_LINES, SHORT_CODE_CHARS). {sentence: [lines, the last line shown]}."""
+    it is short itself (SHORT_CODE_LINES, SHORT_CODE_CHARS), or holds what the sentence calls the
+    defaults (DEFAULTS_CODE_LINES, DEFAULTS_CODE_CHARS). {sentence: [lines, the last line shown]}."""
     last_of: dict[int, int] = {}
     for i, block in enumerate(block_of):
         last_of[block] = i
@@ -551,7 +557,9 @@ def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -
         filled = [(n, line.strip()) for n, line in enumerate(lines) if line.strip()]
         if filled and filled[0][1].startswith(_PROMPT):
             filled = [(n, line) for n, line in filled if line.startswith(_PROMPT)]
-        if not filled or len(filled) > SHORT_CODE_LINES or sum(len(line) for _, line in filled) > SHORT_CODE_CHARS:
+        most, chars = (DEFAULTS_CODE_LINES, DEFAULTS_CODE_CHARS) if _DEFAULTS_INTRO.search(s.text) else \
+            (SHORT_CODE_LINES, SHORT_CODE_CHARS)
+        if not filled or len(filled) > most or sum(len(line) for _, line in filled) > chars:
             continue
         out[i] = [[line for _, line in filled], code.line + filled[-1][0]]
     return out
