@@ -8,9 +8,10 @@ each raw path gets its series, the key its facts are grouped under:
 
 - a documentation set is a top folder of raw/ (the loose files directly in raw/ are one too);
   the product it documents is the name its documents give their releases most often ("Acme
-  2.0 release notes", a changelog's "acme 6.1.0 (2020-09-26)"), else the name its front page's
-  title gives (index, README, contents: "Welcome to Acme's documentation!") that the set's
-  other titles use most; the words a set uses for its own parts ("documentation", "guide",
+  2.0 release notes", a changelog's "acme 6.1.0 (2020-09-26)"), else what its front page's
+  opening says it is ("*Acme* is a ...": a title may be a slogan), else the name its front
+  page's title gives (index, README, contents: "Welcome to Acme's documentation!") that the
+  set's other titles use most; the words a set uses for its own parts ("documentation", "guide",
   "reference") are never a product's name (lexicon.DOC_WORDS);
 - folders of one documentation set are one series: raw/'s front page speaks for the folders
   below it that name no product of their own (ref/ and howto/ of the set at the top), and
