@@ -10,6 +10,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -1330,3 +1331,48 @@ def test_boilerplate_is_text_many_releases_share_numbers_aside() -> None:
         boilerplate_key("After the fixes, your app  works with Acme 4.2.1.")
     assert parse_query("What is in the latest release?").latest
     assert not parse_query("What is the latest value of the cache size?").latest
+
+
+def test_a_stem_keeps_its_word_but_at_most_its_last_four_letters():
+    # what Analyzer.terms_for relies on to stem only the words that may make a phrase's terms
+    from whoosh.lang.porter import stem
+
+    from wikimem import lexicon
+
+    words = (Path(lexicon.__file__).parent / "english.txt").read_text(encoding="utf-8").split()
+    endings = ("", "s", "es", "ies", "ed", "ing", "ly", "y", "ness", "ation", "ational", "ization", "izer",
+               "fulness", "iveness", "biliti", "icate", "ical", "alize", "ence", "enci", "anci", "ement", "e")
+    checked = 0
+    for word in words[::7]:
+        for ending in endings:
+            text = word.lower() + ending
+            made = stem(text)
+            assert text.startswith(made[:max(1, len(made) - 4)]), (text, made)
+            checked += 1
+    assert checked > 10_000
+
+
+def test_a_phrase_is_checked_against_the_analyzers_terms_stemming_only_what_may_make_them():
+    from wikimem.search.ranking import holds_phrase
+
+    ana = S.analyzer()
+    texts = [
+        "Hoping to configure the widget_uses setting, the widgets used it.",
+        "The configuration of a relational database: relations, relating, relate.",
+        "error handling in Go: errors are handled, handling errors, the handler's error.",
+        "flask.g and raw_enabled: the raw enabled flag, raw_enabled_flag, enabled raw.",
+        "Happiness, happily, happy; a generalization generalizes; the trait objects of traits.",
+        "trait of objects, trait-objects, TraitObjects, trait_objects and objects trait.",
+    ]
+    phrases = [("hope", "configur"), ("widget", "us"), ("relat", "databas"), ("error", "handl"),
+               ("raw", "enabl"), ("enabl", "raw"), ("happi", "happili"), ("trait", "object"),
+               ("object", "trait"), ("gener", "gener"), ("flask", "g")]
+    held = 0
+    for phrase in phrases:
+        unmade: dict[str, tuple[None, ...]] = {}  # shared by every text, as phrase_scores shares it
+        for text in texts:
+            terms = ana.terms(text)
+            expected = any(terms[i:i + len(phrase)] == list(phrase) for i in range(len(terms)))
+            assert holds_phrase(text, phrase, unmade) is expected, (phrase, text)
+            held += expected
+    assert held >= 8

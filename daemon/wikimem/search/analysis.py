@@ -4,7 +4,7 @@ and the stems snippets match on."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 _ANALYZER: Any = None
@@ -147,6 +147,44 @@ class Analyzer:
             terms = words.get(word)
             if terms is None:
                 terms = self._terms(word)
+            out += terms
+        return out
+
+    def terms_for(self, value: str, wanted: Collection[str],
+                  others: dict[str, tuple[None, ...]] | None = None) -> list[str | None]:
+        """The text's terms as `terms` lists them, but a word none of whose terms can be one of
+        `wanted` stands as one None (or nothing, when it makes no term): whether the wanted terms
+        stand in a row reads the same, and a word new to the process is stemmed only when it
+        might make one of them (a quoted phrase's first check of its candidates met thousands of
+        new words, each stemmed). A Porter stem is what is left of the word after cutting a
+        suffix, and at most four letters added (each step that adds letters first cuts at least
+        as many of those added before), never its first: so a word (or an identifier part of it)
+        that does not start with a wanted term's letters but its last four cannot make it.
+        `others` keeps what such words stand as, for the next text checked for the same terms."""
+        steps = self.__dict__.get("_steps", False)
+        if steps is False:
+            steps = self._steps = _chain_steps(self.chain)
+        if steps is None:
+            return list(self.terms(value))
+        stops, shortest, longest, _ignore, _stem = steps
+        starts = tuple({t[:max(1, len(t) - 4)] for t in wanted})
+        words = _WORDS
+        if others is None:
+            others = {}
+        out: list[str | None] = []
+        for word in TOKEN.findall(value):
+            terms: tuple[str | None, ...] | None = words.get(word)
+            if terms is None:
+                terms = others.get(word)
+            if terms is None:
+                low = word.lower()
+                texts = (low, *identifier_parts(low)) if "_" in low or "." in low else (low,)
+                if any(text.startswith(starts) for text in texts):
+                    terms = self._terms(word)
+                else:
+                    terms = others[word] = (None,) if any(
+                        len(text) >= shortest and (longest is None or len(text) <= longest) and text not in stops
+                        for text in texts) else ()
             out += terms
         return out
 

@@ -152,6 +152,7 @@ def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
     for phrase in parsed.phrases:
         if len(phrase) < 2:
             continue
+        unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
         for field, boost in PHRASE_FIELDS:
             lists = [fast.field_scores(field, t) for t in phrase]
             smallest = min(lists, key=len)
@@ -163,26 +164,25 @@ def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
             # best first, ties to the lower entry number, as whoosh's collector keeps them
             for score, d in sorted(held, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]:
                 text = fast.fields(d).get(field)
-                if isinstance(text, str) and holds_phrase(text, phrase):
+                if isinstance(text, str) and holds_phrase(text, phrase, unmade):
                     out[d] = out.get(d, 0.0) + boost * score
     return out
 
 
-def holds_phrase(text: str, phrase: tuple[str, ...]) -> bool:
+def holds_phrase(text: str, phrase: tuple[str, ...], others: dict[str, tuple[None, ...]] | None = None) -> bool:
     """Whether the analysed text has the phrase's terms at consecutive positions, as the
-    analyzer numbers them (each term it keeps one after the one before)."""
-    terms = analyzer().terms(text)
-    first, n = phrase[0], len(phrase)
-    if not set(phrase) <= set(terms):
-        return False
-    at = terms.index(first)
+    analyzer numbers them (each term it keeps one after the one before). `others`: the words
+    found unable to make the phrase's terms in the texts checked before (Analyzer.terms_for)."""
+    terms = analyzer().terms_for(text, phrase, others)
+    first, n, want = phrase[0], len(phrase), list(phrase)
+    at = -1
     while True:
-        if terms[at:at + n] == list(phrase):
-            return True
         try:
             at = terms.index(first, at + 1)
         except ValueError:
             return False
+        if terms[at:at + n] == want:
+            return True
 
 
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
