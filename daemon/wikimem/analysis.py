@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 59
+ANALYSIS_VERSION = 60
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -728,11 +728,12 @@ def defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
     (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
     called = _called(text)
-    if called:
+    if called and not _modifies_next(text, called.end()):
         term = called.group("term").strip()
-        key = name_key(f"`{term}`") if called.group(1) == "`" else name_key(term)
+        code = called.group(1) == "`"
+        key = name_key(f"`{term}`") if code else name_key(term)
         if key:
-            return key, (f"`{term}`" if called.group(1) == "`" else term), True
+            return key, (f"`{term}`" if code else term), True
     match = _DEFINES.match(text)
     if not match:
         return None
@@ -744,6 +745,20 @@ def defined_term(text: str) -> tuple[str, str, bool] | None:
     if not key:
         return None
     return key, (f"`{term}`" if mark == "`" else term), bool(mark)
+
+
+_NEXT_WORD = re.compile(r"\s+([a-z][a-z-]*)\b")
+
+
+def _modifies_next(text: str, end: int) -> bool:
+    """Whether a marked term ends before a noun it describes: "the so-called **global** dispatch"
+    marks "global" as a kind of dispatch, not a thing called "global"."""
+    after = _NEXT_WORD.match(text, end)
+    if after is None:
+        return False
+    word = after.group(1)
+    # a word in -s or -ed may be the sentence's verb ("a feature called *hooks* lets you")
+    return word not in STOPWORDS and not word.endswith(("s", "ed")) and len(word) > 2
 
 
 @lru_cache(maxsize=16384)  # the keys every document repeats; a 10k-source compile has millions of others
