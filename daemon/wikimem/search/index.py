@@ -99,7 +99,7 @@ def walk_files(ws: Workspace, trace: Trace | None = None) -> dict[str, FileStat]
     return found
 
 
-# from naming, not sources/index_page: those would pull YAML, front matter and Jinja into
+# from naming, not sources/index_page: those would pull YAML, front matter and the template engine into
 # every cold search
 ignored_path = is_ignored_name
 
