@@ -442,6 +442,8 @@ def test_changelog_directives_give_releases_and_changes(tmp_path: Path) -> None:
     doc = load(tmp_path, "changelog_20.rst", text)
     assert doc.title == "2.0 Changelog"
     assert sections(doc) == [("2.0.59", None, True), ("2.0.58", "2026-11-16", False), ("2.0.57", None, False)]
+    # a dated release is cited at the line that dates it (what "when was it released" asks for)
+    assert [s.line for s in doc.sections if s.version] == [5, 11, 21]
     change = next(b for b in doc.blocks if "Fixed issue" in b.text)
     assert change.kind == "item" and change.text.startswith("Fixed issue")  # the tags are no part of it
     assert doc.sections[change.section].version == "2.0.58"

@@ -709,7 +709,14 @@ def _directive_table() -> dict[str, type]:
                 return [self.body(self.container())]
             released = " ".join(str(self.options.get("released") or "").split())
             heading = f"{version} ({released})" if released else f"{version} (unreleased)"
-            return [self.body(self.container(wikimem_release=heading, wikimem_release_version=version))]
+            node = self.container(wikimem_release=heading, wikimem_release_version=version)
+            if released:
+                # the section is cited at the line that dates the release: what "when was it
+                # released" asks for, two lines below the version it names
+                lines = self.block_text.split("\n")
+                node.line = self.lineno + next((k for k, text in enumerate(lines)
+                                                if text.strip().startswith(":released:")), 0)
+            return [self.body(node)]
 
     class Change(Base):
         """`.. change::`: one change of a release, an item of its section. Its `:tags:` (the
