@@ -141,6 +141,7 @@ Nothing in the generated code looks at attributes that are not fields of the rec
 
 The methods that are written depend on the arguments given to the decorator.
 The *correct way* to get hashing by identity is to set `@record(eq=False)`.
+The lifetime of a cached record, as an integer of seconds. Use `0` to drop cached records at the end of each request.
 A record that can be changed after it is made should not be hashed by its fields.
 """
 
@@ -151,6 +152,7 @@ def test_a_sentence_that_says_how_to_do_something_with_code_is_a_key_fact(tmp_pa
     facts = fact_texts(analysed(tmp_path, "comparison.md", HOW_TO))
     assert any(f.startswith("Additionally, if you pass `order=True`") for f in facts), facts
     assert any("is to set `@record(eq=False)`" in f for f in facts), facts
+    assert any(f.startswith("Use `0` to drop cached records") for f in facts), facts
 
 
 def test_what_a_name_may_be_how_to_name_a_thing_and_what_an_abbreviation_stands_for_are_key_facts(

@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 61
+ANALYSIS_VERSION = 62
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1031,9 +1031,11 @@ _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "cont
                "directive", "signal", "fixture", "marker", "constant", "decorator")
 # how to do something with the code that does it, an answer to "how do I ...": "the correct way
 # to get X is to set `Y`", "To turn it off, pass `check=False`", "if you pass `order=True`, it
-# also creates ..." (only where the sentence names code)
+# also creates ...", "Use `0` to close connections at the end of each request" (only where the
+# sentence names code)
 _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
-                     r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b", re.I)
+                     r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b|"
+                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s", re.I)
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
