@@ -407,8 +407,7 @@ def _opening_subject(doc: Any) -> str:
         seen += 1
         m = _DEFINES_ITSELF.match(block.text)
         if m is not None:
-            key = _name_key(m.group("name"))
-            return key if key and key not in ("this", "it", "there", "here") else ""
+            return _name_key(m.group("name")) or ""  # "This is a ..." names nothing (a stop word has no key)
         if seen >= 6:
             break
     return ""

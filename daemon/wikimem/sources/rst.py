@@ -580,6 +580,11 @@ def _directive_table() -> dict[str, type]:
             para.line = self.lineno
             return para
 
+        def option_line(self, name: str) -> int:
+            """The line of the directive's `:name:` option (the directive's own line without one)."""
+            lines = self.block_text.split("\n")
+            return self.lineno + next((k for k, text in enumerate(lines) if text.strip().startswith(f":{name}:")), 0)
+
         def body(self, node: Any) -> Any:
             if self.content:
                 self.state.nested_parse(self.content, self.content_offset, node)
@@ -627,9 +632,7 @@ def _directive_table() -> dict[str, type]:
                 # a described object's `:default:` option (a setting's, in a configuration
                 # reference) is its default, as the rendered page states it
                 para = self.inline_para(f"Default: {default}.")
-                lines = self.block_text.split("\n")
-                para.line = self.lineno + next((k for k, text in enumerate(lines)
-                                                if text.strip().startswith(":default:")), 0)
+                para.line = self.option_line("default")
                 node += para
             return [self.body(node)]
 
@@ -713,9 +716,7 @@ def _directive_table() -> dict[str, type]:
             if released:
                 # the section is cited at the line that dates the release: what "when was it
                 # released" asks for, two lines below the version it names
-                lines = self.block_text.split("\n")
-                node.line = self.lineno + next((k for k, text in enumerate(lines)
-                                                if text.strip().startswith(":released:")), 0)
+                node.line = self.option_line("released")
             return [self.body(node)]
 
     class Change(Base):
