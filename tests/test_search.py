@@ -497,13 +497,43 @@ def test_a_compile_leaves_the_index_current_and_touches_only_what_it_changed(ws,
     report = compile_workspace(ws, settings)
     assert report.index["rebuilt"] and report.index["files"] >= len(NOTES)
     assert not S.update_index(ws).changed  # the first search finds nothing to build
+    # no wait past the racy window: a file just written is judged by its content, not read again
     write(ws, "notes/cooking.md", "# Sourdough\n\nFeed the starter once a day with spelt.\n")
-    past_racy_window(ws)  # else the index reads it once more, as racily clean (index._smudge_racy)
     again = compile_workspace(ws, settings)
     assert not again.index["rebuilt"] and 0 < again.index["passages"] < 20
     assert not S.update_index(ws).changed
     assert "spelt" in S.search(ws, "what do I feed the starter with", limit=1)[0].snippet
     assert compile_workspace(ws, settings).index == {}  # a no-op compile leaves the index alone
+
+
+def test_a_racily_clean_file_is_judged_by_its_content(ws, monkeypatch):
+    from wikimem import workspace
+
+    granularity = workspace.timestamp_granularity
+    # a file system whose times tell nothing for a minute: every raw file stays racily clean
+    monkeypatch.setattr("wikimem.workspace.timestamp_granularity", lambda ns: 60_000_000_000)
+    write(ws, "notes/cooking.md", "# Sourdough\n\nFeed the starter once a day with spelt.\n")
+    assert S.update_index(ws).added == ["raw/notes/cooking.md"]
+    manifest = json.loads((ws.state_dir / "search" / "manifest.json").read_text(encoding="utf-8"))
+    size, mtime, digest = manifest["files"]["raw/notes/cooking.md"]
+    assert mtime == -1 and digest >= 0  # recorded as racy, with the digest of what was indexed
+    # the same bytes: nothing to read again, however often it is asked
+    assert not S.update_index(ws).changed
+    assert not S.update_index(ws).changed
+    # an edit that keeps the size (and, on such a file system, the times): read again
+    path = ws.raw / "notes/cooking.md"
+    st = path.stat()
+    path.write_text("# Sourdough\n\nFeed the starter once a day with emmer.\n", encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert S.update_index(ws).updated == ["raw/notes/cooking.md"]
+    assert "emmer" in S.search(ws, "what do I feed the starter with", limit=1)[0].snippet
+    # once its times can tell again, it is checked by them, and the manifest says so
+    monkeypatch.setattr("wikimem.workspace.timestamp_granularity", granularity)
+    past_racy_window(ws)
+    assert not S.update_index(ws).changed
+    manifest = json.loads((ws.state_dir / "search" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["files"]["raw/notes/cooking.md"] == [size, path.stat().st_mtime_ns, path.stat().st_ctime_ns]
+    assert "digests" not in manifest
 
 
 def test_the_index_reads_what_the_compile_kept_and_parses_no_source_again(ws, settings, monkeypatch):

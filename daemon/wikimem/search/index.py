@@ -35,8 +35,9 @@ INDEX_DIR = "search"
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
 INDEX_VERSION = 21
-# a file as the manifest records it: (size, mtime_ns, ctime_ns); a racily clean one's times are
-# recorded as -1 (see _smudge_racy), so that the next check reads it again
+# a file as the manifest records it: (size, mtime_ns, ctime_ns); a racily clean raw file as
+# (size, -1, digest of the bytes indexed, or -1), so that the next check judges it by its content
+# (see _smudge_racy, _confirmed)
 FileStat = tuple[int, ...]
 
 
@@ -785,6 +786,11 @@ def _index_one(writer: Any, ws: Workspace, path: str, stat: FileStat, max_bytes:
     from .documents import load_raw_file, load_wiki_page
 
     files, docs, skipped = manifest["files"], manifest["docs"], manifest.setdefault("skipped", {})
+    digest, digests = _racy_digest(ws, path, stat), manifest.setdefault("digests", {})
+    if digest is not None:
+        digests[path] = digest
+    else:
+        digests.pop(path, None)
     try:
         doc = load_wiki_page(ws, path.removeprefix("wiki/"), text) if path.startswith("wiki/") else \
             load_raw_file(ws, path, max_bytes, outline)
@@ -1265,7 +1271,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
     alone, without walking the folders; without an index yet, it builds the whole one, on
     `seed` (raw/ indexed meanwhile: start_seed) if the compile started one.
     """
-    started, started_ns = time.perf_counter(), time.time_ns()  # the latter before any file is looked at
+    started = time.perf_counter()
     folder = index_dir(ws)
     manifest = None if rebuild else read_parts(folder, ("files",))
     if only is not None and manifest is not None:
@@ -1273,7 +1279,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
         with _index_lock(ws, wait) as acquired:
             if not acquired:
                 return IndexReport(seconds=time.perf_counter() - started)
-            return _update_locked(ws, False, wait, started, only=only, started_ns=started_ns)
+            return _update_locked(ws, False, wait, started, only=only)
     if manifest is not None and _unchanged(ws, manifest):
         return IndexReport(files=len(manifest["files"]), seconds=time.perf_counter() - started)
     try:
@@ -1282,7 +1288,7 @@ def update_index(ws: Workspace, *, rebuild: bool = False, wait: float = 5.0,
                 log.info("another process is updating the search index; searching it as it is")
                 return IndexReport(seconds=time.perf_counter() - started)
             # under the lock, look again: the process we waited for may have done the work
-            return _update_locked(ws, rebuild, wait, started, seed=seed, started_ns=started_ns)
+            return _update_locked(ws, rebuild, wait, started, seed=seed)
     except OSError as exc:
         if manifest is not None and not rebuild:
             # e.g. a read-only copy of a workspace: search the index as it is
@@ -1386,21 +1392,62 @@ def _stat_for_index(ws: Workspace, rel: str) -> FileStat | None:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
-def _smudge_racy(files: dict[str, list[int]], started_ns: int) -> None:
-    """Record as -1 the times of each raw file changed so shortly before this update looked at
-    it that an edit after could keep its size and times (workspace.racy: a second-granular file
-    system, or the same clock tick): the next check then finds it changed and reads it again,
-    instead of trusting times that cannot tell. The wiki's pages are left as they are: wikimem
-    has just written most of them, and a person's edit in the same tick is not to be had."""
+def _racy_digest(ws: Workspace, path: str, stat: FileStat) -> int | None:
+    """For a raw file changed so shortly before now that an edit after could keep its size and
+    times (workspace.racy: a second-granular file system, or the same clock tick), the digest
+    of its bytes (63 bits, as the manifest keeps ints), or -1 when they cannot be read; None for
+    any other file. Taken before the file is read, so what is indexed is these bytes, or an edit
+    made after (which the next check then finds in the content)."""
     from ..workspace import racy
 
-    for path, stat in files.items():
-        if path.startswith("raw/") and len(stat) == 3 and stat[1] >= 0 and racy(stat[1], stat[2], started_ns):
-            files[path] = [stat[0], -1, -1]
+    if not path.startswith("raw/") or len(stat) != 3 or stat[1] < 0 or not racy(stat[1], stat[2], time.time_ns()):
+        return None
+    got = _content_digest(ws, path)
+    return -1 if got is None else got
+
+
+def _smudge_racy(manifest: dict[str, Any]) -> None:
+    """Record each raw file that was racily clean when it was read (_racy_digest) with times of
+    -1 and the digest of the bytes indexed: the next check then judges it by its content
+    (_confirmed) instead of trusting times that cannot tell. The wiki's pages are left as they
+    are: wikimem has just written most of them, and a person's edit in the same tick is not to
+    be had."""
+    files: dict[str, list[int]] = manifest["files"]
+    for path, digest in (manifest.pop("digests", None) or {}).items():
+        stat = files.get(path)
+        if stat is not None and len(stat) == 3 and stat[1] >= 0:
+            files[path] = [stat[0], -1, digest]
+
+
+def _confirmed(ws: Workspace, files: dict[str, list[int]], changed: list[str],
+               current: dict[str, FileStat]) -> tuple[list[str], bool]:
+    """`changed` without the racily clean raw files whose bytes are the ones indexed (their
+    size as recorded, their digest the same): each is recorded with its times again, or as
+    racy still while it is. Returns the files changed, and whether any record was renewed."""
+    from ..workspace import racy
+
+    kept, renewed = [], False
+    for path in changed:
+        entry, stat = files.get(path), current[path]
+        if (entry is None or len(entry) != 3 or entry[1] != -1 or entry[2] < 0 or entry[0] != stat[0]
+                or _content_digest(ws, path) != entry[2]):
+            kept.append(path)
+            continue
+        again = list(stat) if not racy(stat[1], stat[2], time.time_ns()) else entry
+        renewed = renewed or again != entry
+        files[path] = again
+    return kept, renewed
+
+
+def _content_digest(ws: Workspace, path: str) -> int | None:
+    try:
+        return int.from_bytes(_digest((ws.root / path).read_bytes())[:8], "big") >> 1
+    except OSError:
+        return None
 
 
 def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
-                   only: list[str] | None = None, seed: Seed | None = None, started_ns: int = 0) -> IndexReport:
+                   only: list[str] | None = None, seed: Seed | None = None) -> IndexReport:
     report = IndexReport(rebuilt=rebuild)
     folder = index_dir(ws)
     from ..workspace import remove_stale_temp_files
@@ -1424,7 +1471,8 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
             else:
                 current[path] = got
     report.files = len(current)
-    changed = [p for p, stat in current.items() if files.get(p) != list(stat)]
+    changed, renewed = _confirmed(ws, files, [p for p, stat in current.items() if files.get(p) != list(stat)],
+                                  current)
     gone = [p for p in files if p not in current]
     max_bytes = _settings_max_bytes(ws)
     if manifest.get("max_bytes", max_bytes) != max_bytes:
@@ -1433,6 +1481,8 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         changed += [p for p in manifest.get("skipped", {}) if p in current and p not in changed]
     manifest["max_bytes"] = max_bytes
     if not (changed or gone or rebuild):
+        if renewed:  # racily clean files found as indexed, and clean now: checked by their times again
+            _write_manifest(folder, manifest, set())
         report.seconds = time.perf_counter() - started
         return report
 
@@ -1555,7 +1605,7 @@ def _update_locked(ws: Workspace, rebuild: bool, wait: float, started: float,
         if new_priors is not old_priors:
             moved.update(p for p in old_priors.keys() | new_priors.keys() if old_priors.get(p) != new_priors.get(p))
     manifest["max_bytes"] = max_bytes  # the cap its skipped files were skipped under
-    _smudge_racy(manifest["files"], started_ns or time.time_ns())
+    _smudge_racy(manifest)
     _write_manifest(build_in, manifest, moved)
     if build_in != folder:
         old = folder.with_name(INDEX_DIR + ".old")
