@@ -30,6 +30,28 @@ def _reproducible_dates(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_engine_outlives_its_test():
+    """An in-process MCP server or a watched engine leaves a thread that checks the index every
+    few seconds: stopped at the end of the test that started it, so no later test forks (or
+    finds its index updated) beside it."""
+    yield
+    import threading
+
+    if not any(t.name == "wikimem-index-watch" for t in threading.enumerate()):
+        return
+    import gc
+
+    from wikimem.search.engine import ENGINES, Engine
+
+    for eng in [o for o in gc.get_objects() if isinstance(o, Engine)]:
+        eng.stop()
+    ENGINES.clear()
+    for thread in threading.enumerate():
+        if thread.name == "wikimem-index-watch":
+            thread.join(5.0)
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
     workspace = Workspace.at(tmp_path / "ws")
@@ -101,7 +123,7 @@ def single_threaded(wait: float = 5.0) -> None:
         if thread is not threading.main_thread():
             thread.join(max(0.0, deadline - time.monotonic()))
     if threading.active_count() > 1:
-        pytest.skip(f"threads of other tests still run ({threading.active_count() - 1}): wikimem does not fork then")
+        pytest.skip(f"threads of other tests still run ({[t.name for t in threading.enumerate()][1:]}): wikimem does not fork then")
 
 
 def past_racy_window(ws: Workspace) -> None:

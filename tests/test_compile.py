@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import snapshot, write
+from conftest import single_threaded, snapshot, write
 from linkcheck import broken_links
 from wikimem.cli import main
 from wikimem.compiler import compile_workspace
@@ -420,6 +420,7 @@ def test_the_collector_is_set_for_the_compile_and_given_back(three: Workspace, m
         return inner(*args, **kwargs)
 
     monkeypatch.setattr(compiler, "_compile_locked", watched)
+    single_threaded()  # a thread another test left would make this compile one beside a thread
     before = gc.get_threshold()
     compile_(three)
     # a compile alone in its process: what lived before it is frozen out of the scans
