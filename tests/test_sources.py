@@ -301,6 +301,14 @@ def test_myst_roles_read_as_sphinx_shows_them(tmp_path: Path) -> None:
                      "A literal `{x}` stays, and thing is its text."]
 
 
+def test_pep_and_rfc_roles_read_as_sphinx_titles_them(tmp_path: Path) -> None:
+    # Sphinx shows "PEP 517" for {pep}`517` (MyST) and :pep:`517` (reST), an anchor kept
+    myst = load(tmp_path, "build.md", "# Build\n\nUse {pep}`517`'s hook, {rfc}`2616` and {pep}`the PEP <660>`.\n")
+    assert [b.text for b in myst.blocks][1] == "Use PEP 517's hook, RFC 2616 and the PEP."
+    rest = load(tmp_path, "style.rst", "Style\n=====\n\nSee :pep:`8#id5` and :rfc:`7231#section-6`.\n")
+    assert [b.text for b in rest.blocks][1] == "See PEP 8#id5 and RFC 7231#section-6."
+
+
 def test_a_changelog_page_leads_with_its_span_and_reads_no_release_as_a_setting(ws: Workspace) -> None:
     write(ws, "CHANGES.rst", (
         "Changes\n=======\n\n"

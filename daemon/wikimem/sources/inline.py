@@ -126,6 +126,9 @@ def role_text(role: str, text: str) -> tuple[str, str]:
         return path.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ") or path, "text"
     if role in ("ref", "numref", "any", "term", "keyword", "labels"):
         return (text.strip().lstrip("~!").replace("-", " ") if role == "ref" else text.strip().lstrip("~!")), "text"
+    if role in ("pep", "rfc"):
+        # Sphinx's title for a PEP or an RFC, an anchor kept: "PEP 517", "RFC 2616#section-3"
+        return f"{role.upper()} {text.strip()}", "text"
     if role in ("issue", "pr", "pull"):
         return (f"#{text.strip()}" if text.strip().isdigit() else text.strip()), "text"
     if role in ("user", "gh-user"):

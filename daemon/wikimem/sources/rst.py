@@ -234,7 +234,7 @@ def _inliner_class() -> type:
             short = name.rsplit(":", 1)[-1]
             if name in _DOCUTILS_ROLES:
                 return super().interpreted(rawsource, text, role, lineno)
-            if short in CODE_ROLES or short in REF_ROLES or (short in ("pep", "rfc") and EXPLICIT.match(text)):
+            if short in CODE_ROLES or short in REF_ROLES or (short in ("pep", "rfc") and not text.strip().isdigit()):
                 return [_role_node(short, text, rawsource)], []
             # the default role, or one the document defined with `.. role::`: docutils knows it
             known, _ = roles.role(role, self.language, lineno, self.reporter)
