@@ -301,6 +301,29 @@ def test_myst_roles_read_as_sphinx_shows_them(tmp_path: Path) -> None:
                      "A literal `{x}` stays, and thing is its text."]
 
 
+def test_a_myst_glossary_reads_as_restructuredtexts_does(tmp_path: Path) -> None:
+    # a term on its own line, its definition indented under it: reST's `.. glossary::` gave
+    # terms; MyST's (in a colon fence or a backtick fence) ran each term into its definition
+    rest = load(tmp_path, "g.rst", ("Glossary\n========\n\n.. glossary::\n\n   slotted classes\n"
+                                    "      A class without a dict.\n\n      They use less memory.\n\n"
+                                    "   field\n      An attribute.\n"))
+    colon = load(tmp_path, "g.md", ("# Glossary\n\n:::{glossary}\n:sorted:\nslotted classes\n  A class without a dict.\n\n"
+                                    "  They use less memory.\n\n    :::{note}\n    Pickle them with care.\n    :::\n\n"
+                                    "field\n  An attribute.\n:::\n\nAfter the glossary.\n"))
+    fenced = load(tmp_path, "h.md", ("# Glossary\n\n```{glossary}\nslotted classes\n  A class without a dict.\n\n"
+                                     "  They use less memory.\n\nfield\n  An attribute.\n```\n"))
+    expected = [("term", "slotted classes", "slotted classes"), ("para", "A class without a dict.", "slotted classes"),
+                ("para", "They use less memory.", "slotted classes"), ("term", "field", "field"),
+                ("para", "An attribute.", "field")]
+    for doc in (rest, fenced):
+        assert [(b.kind, b.text, b.subject) for b in doc.blocks[1:]] == expected
+    got = [(b.kind, b.text, b.subject) for b in colon.blocks[1:]]
+    assert got[:3] == expected[:3] and got[4:] == [*expected[3:], ("para", "After the glossary.", None)]
+    assert got[3] == ("para", "Note: Pickle them with care.", "slotted classes")  # a note inside a definition
+    # no line moves: each block cites the line it is on
+    assert [b.line for b in colon.blocks[1:]] == [5, 6, 8, 11, 14, 15, 18]
+
+
 def test_pep_and_rfc_roles_read_as_sphinx_titles_them(tmp_path: Path) -> None:
     # Sphinx shows "PEP 517" for {pep}`517` (MyST) and :pep:`517` (reST), an anchor kept
     myst = load(tmp_path, "build.md", "# Build\n\nUse {pep}`517`'s hook, {rfc}`2616` and {pep}`the PEP <660>`.\n")

@@ -121,6 +121,8 @@ def unfold_mkdocs(text: str) -> str:
     open_at: list[int] = []  # content indents (in columns) of the indented blocks open at this line
     label: str | None = None  # waiting for the first line of text of a block just opened
     fence: str | None = None
+    if "{glossary}" in text:
+        lines = _colon_glossaries(lines)
     for i, line in enumerate(lines):
         expanded = line.expandtabs(4)
         body = expanded.lstrip(" ")
@@ -169,6 +171,52 @@ def unfold_mkdocs(text: str) -> str:
                 lines[i] = f"{lead}{label}: {line.lstrip()}"
             label = None
     return "\n".join(lines)
+
+
+def glossary_as_definitions(lines: list[str]) -> list[str]:
+    """The body of a Sphinx glossary (MyST's `{glossary}` directive; reST's reads the same) as a
+    definition list, line for line: a line at the body's indent is a term, the first indented
+    line after it opens its definition (`: `), the indented lines after continue it. Read as
+    paragraphs, "dunder methods" ran into the first sentence of its definition."""
+    bodies = [line for line in lines if line.strip()]
+    base = min((len(line) - len(line.lstrip(" ")) for line in bodies), default=0)
+    out, opened = [], False
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if indent <= base and _MYST_OPTION.match(line.strip()) and not opened:
+            out.append("")  # the directive's option (`:sorted:`), in a colon fence's body
+        elif indent <= base:
+            out.append(line[base:])
+            opened = False
+        elif not opened:
+            out.append(": " + line.lstrip(" "))
+            opened = True
+        else:
+            out.append("  " + line.lstrip(" "))
+    return out
+
+
+def _colon_glossaries(lines: list[str]) -> list[str]:
+    """Each glossary in a colon fence (`:::{glossary}` ... `:::`) read as a definition list
+    (glossary_as_definitions); the fences inside its definitions (an indented `:::{note}`) are
+    its text, the first close as far left as its opening ends it."""
+    out = list(lines)
+    i = 0
+    while i < len(out):
+        opened = _COLON_OPEN.match(out[i].lstrip(" "))
+        if opened and opened.group("kind").rsplit(":", 1)[-1].lower() == "glossary":
+            indent = len(out[i]) - len(out[i].lstrip(" "))
+            end = next((j for j in range(i + 1, len(out)) if _COLON_CLOSE.match(out[j].lstrip(" "))
+                        and len(out[j]) - len(out[j].lstrip(" ")) <= indent), None)
+            if end is not None:
+                out[i + 1:end] = [" " * indent + line if line.strip() else line
+                                  for line in glossary_as_definitions(out[i + 1:end])]
+                i = end
+        i += 1
+    return out
 
 
 # MyST's target: `(label)=` on a line of its own, naming what follows it
@@ -284,7 +332,7 @@ class _Walker:
             skip = 0
             while skip < len(lines) and _MYST_OPTION.match(lines[skip]):
                 skip += 1
-            content = "\n".join(lines[skip:])
+            content = "\n".join(glossary_as_definitions(lines[skip:]) if name == "glossary" else lines[skip:])
             if name == "toctree" and self.toc is not None:
                 caption = next((line.split(":", 2)[2].strip() for line in lines[:skip]
                                 if line.startswith(":caption:")), None) or None
