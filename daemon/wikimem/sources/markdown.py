@@ -180,7 +180,8 @@ def glossary_as_definitions(lines: list[str]) -> list[str]:
     paragraphs, "dunder methods" ran into the first sentence of its definition."""
     bodies = [line for line in lines if line.strip()]
     base = min((len(line) - len(line.lstrip(" ")) for line in bodies), default=0)
-    out, opened = [], False
+    out: list[str] = []
+    opened = 0  # the indent of the definition open, 0 for none
     for line in lines:
         if not line.strip():
             out.append(line)
@@ -190,12 +191,12 @@ def glossary_as_definitions(lines: list[str]) -> list[str]:
             out.append("")  # the directive's option (`:sorted:`), in a colon fence's body
         elif indent <= base:
             out.append(line[base:])
-            opened = False
+            opened = 0
         elif not opened:
             out.append(": " + line.lstrip(" "))
-            opened = True
-        else:
-            out.append("  " + line.lstrip(" "))
+            opened = indent
+        else:  # the definition goes on, what is nested in it (a list, a code block) as nested
+            out.append("  " + line[min(indent, opened):])
     return out
 
 
