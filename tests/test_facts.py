@@ -38,6 +38,10 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     # Sphinx's changelog: the version before "support", or the support dropped at the end
     ("#14153: Drop Python 3.11 support.", "python", (3, 11), "drop"),
     ("#12555: Drop Docutils 0.20 support.", "docutils", (0, 20), "drop"),
+    # the name said again before each version dropped (Sphinx 9.0's own docs, an unseen set)
+    ("#12555: Drop Docutils 0.18.1 and Docutils 0.19 support.", "docutils", (0, 19), "drop"),
+    ("Python 3.8 and Python 3.9 are no longer supported.", "python", (3, 9), "drop"),
+    ("Drop support for Python 3.7, Python 3.8 and Python 3.9.", "python", (3, 9), "drop"),
     ("Support for Python 3.8 has been dropped.", "python", (3, 8), "drop"),
     # what changed is named nearest the verb, not at the sentence's start
     ("Safari 5.1+ support is dropped because jQuery version is updated from 1.11.0 to 3.1.0",
@@ -60,6 +64,26 @@ def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, val
     found = [f for f in facts_of(sentence) if f.key[1] == entity]
     assert found, sentence
     assert (found[0].value, found[0].change) == (value, change)
+
+
+def test_a_chain_of_changes_states_the_last() -> None:
+    # one sentence, two changes in turn (Sphinx's math extension, an unseen set): the timeline said 3
+    (fact,) = facts_of("The default version of MathJax changed from version 2 to version 3 in Sphinx 4.0, "
+                       "and from version 3 to version 4 in Sphinx 9.0.")
+    assert (fact.key, fact.value, fact.old) == (("default", "mathjax", ""), (4,), (3,))
+    # two changes of different things are no chain: the first is the sentence's
+    (fact,) = facts_of("The default timeout changed from 10 to 20 seconds, and the retries from 3 to 5.")
+    assert (fact.value, fact.old) == ((20,), (10,))
+
+
+def test_a_default_said_after_its_value() -> None:
+    # "Use MathJax v4 by default" (Sphinx 9.0's changelog, an unseen set): the timeline kept 4.0's "3"
+    (fact,) = facts_of("#14022: Use MathJax v4 by default in the sphinx.ext.mathjax extension.")
+    assert (fact.key, fact.value) == (("default", "mathjax", ""), (4,))
+    (fact,) = facts_of("Acme now uses SQLite 3.45 by default.")
+    assert (fact.key, fact.value) == (("default", "sqlite", ""), (3, 45))
+    # what is done by default with a version is no default version
+    assert facts_of("We test Python 3.12 by default.") == []
 
 
 def test_what_is_not_a_current_fact() -> None:

@@ -90,6 +90,11 @@ _HEAD_TRIGGER = re.compile(r"(?:Requires?|Required|Requiring|Needs?)\s+")
 _MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|"
                           r"needed(?!\s+(?:by|for|with))|at\s+least|"
                           r"(?:minimum|oldest|lowest)(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
+# ... said after the value: "(Use X 4) by default", "X 4 is now used by default", "X 4 is the default"
+_DEFAULT_AFTER = re.compile(r"\s*(?:(?P<is>(?:is|are)\s+(?:now\s+)?(?:used\s+|enabled\s+)?by\s+default|(?:is|are)\s+(?:now\s+)?"
+                            r"the\s+default)|by\s+default)\b", re.I)
+_USE_BEFORE = re.compile(r"\b(?:use[sd]?|using)\s+(?:the\s+)?$", re.I)
+_USE_HEAD = re.compile(r"(?:Use[sd]?|Using)\s+(?=[A-Z])")
 _DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
 _OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above|greater|up)\b|^[\w-]*\+", re.I)
 # "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
@@ -112,21 +117,24 @@ _LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with
 _OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
 _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*"
+# ... after a `name` group, which may say its name again before a version: "Docutils 0.18.1 and
+# Docutils 0.19"
+_NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=name)\s+)?\d+(?:\.\d+)*)*"
 # "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
 _DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\s+"
-                   rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})", re.I)
+                   rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
 _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
-                         rf"(?P<list>{_VERSIONS})\s+support\b", re.I)
+                         rf"(?P<list>{_NAMED_VERSIONS})\s+support\b", re.I)
 # "Support for Python 3.8 has been dropped"
-_DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
+_DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
 # "Support for GEOS 3.1 and GDAL 1.6 has been dropped": several names, each with its versions
 _DROPPED_MANY = re.compile(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
                            rf"{_VERSIONS})+)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b")
 _PAIR = re.compile(rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "Python 3.7 has been dropped", "Python 3.6 is dropped": a versioned name dropped is its support
-_NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+(?:support\s+)?"
+_NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+(?:support\s+)?"
                            r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
 # an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
 _INTENT = re.compile(r"\bto\s+$", re.I)
@@ -134,15 +142,15 @@ _INTENT = re.compile(r"\bto\s+$", re.I)
 _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
 # "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8"
 _NO_LONGER_SUPPORTS = re.compile(r"\b(?:no\s+longer|not\s+any\s*more)\s+supports?\s+(?:running\s+(?:with|on|under)\s+)?"
-                                 rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
+                                 rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})")
 # "Python 2.6 and 3.3 are no longer supported", "Python 3.6 is not supported anymore"
-_NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})\s+"
+_NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                         r"(?:(?:is|are)\s+no\s+longer\s+supported|(?:is|are)\s+not\s+supported\s+any\s*more|"
                         r"(?:isn't|aren't)\s+supported\s+any\s*more)")
 # an item of a changelog's "Removed" section that names what went: "Python 3.8 and 3.9 support.",
 # "Support for Python 3.7."
 _REMOVED_SECTION = re.compile(r"^\W*(?:removed|removals?|dropped|removed\s+features?)\W*$", re.I)
-_REMOVED_ITEM = re.compile(rf"^(?:(?:official\s+)?support\s+for\s+)?(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
+_REMOVED_ITEM = re.compile(rf"^(?:(?:official\s+)?support\s+for\s+)?(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
                            r"(?:\s+support)?\s*\.?$", re.I)
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
 # "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra"
@@ -153,6 +161,9 @@ _LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?
 _FROM_TO = re.compile(r"\b(?P<what>(?:[\w`'*.-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
                       r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
+# the next change of a chain, after a _FROM_TO: ", and from version 3 to version 4"
+_FROM_NEXT = re.compile(r"(?:[^.;]|\.(?=\d)){0,40}?\bfrom\s+(?:[A-Za-z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
+                        r"(?:[A-Za-z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)")
 # the version of what a release bundles or uses: "Upgrade to CLDR 45", "Babel now uses CLDR 46",
 # "Core: Use CLDR 49", "This release brings Unicode 16" (a release's notes only)
 _USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
@@ -824,8 +835,16 @@ def extract(doc: Statements) -> list[Fact]:
                 named = named or _NAME_IN.search(_CLAUSE.split(m.group("what"))[-1])
                 key_entity = named.group(1).lower() if named else " ".join(subject_words[-3:])
             taken.append((m.start(), m.end()))
-            add((relation, product_key(key_entity), ""), _version(m.group("new")),
-                m.group(0).strip(), plan_here, default_release, "from", _version(m.group("old")))
+            old_value, new_value = m.group("old"), m.group("new")
+            # "changed from version 2 to version 3 in 4.0, and from version 3 to version 4 in 9.0":
+            # a chain of changes, the last of them what holds now
+            chained, end = _FROM_NEXT.match(sentence, m.end()), m.end()
+            while chained is not None and chained.group("old") == new_value:
+                old_value, new_value, end = new_value, chained.group("new"), chained.end()
+                chained = _FROM_NEXT.match(sentence, end)
+            add((relation, product_key(key_entity), ""), _version(new_value),
+                sentence[m.start():end].strip() if end != m.end() else m.group(0).strip(), plan_here,
+                default_release, "from", _version(old_value))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, default_release, date, product, taken))
         if described:
@@ -885,7 +904,9 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
         raw_name = m.group("name")
         # "Requires Python 3.6": a capitalized trigger at the start of a sentence reads as part of the name
         head = _HEAD_TRIGGER.match(raw_name)
-        name = entity(raw_name[head.end():] if head else raw_name)
+        # "Use MathJax v4 by default": the verb that opens a sentence reads as part of the name too
+        used = _USE_HEAD.match(raw_name) if not head else None
+        name = entity(raw_name[head.end():] if head else raw_name[used.end():] if used else raw_name)
         if not name:
             continue
         window = max(0, m.start() - 60)
@@ -916,6 +937,9 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
             if d and not VERSIONED.search(before[d.end():]) and len(before) - d.end() <= 12 \
                     and not re.search(r"\b(?:in|on|for|with|under|of)\b", before[d.end():]):
                 relation, trigger_at = "default", window + d.start()
+            elif (said := _DEFAULT_AFTER.match(after)) is not None and (said.group("is") or used or _USE_BEFORE.search(before)):
+                # the default said after its value: "Use MathJax v4 by default", "TLS 1.3 is now the default"
+                relation, trigger_at = "default", m.start()
         if relation is None or trigger_at is None:
             continue
         lead = sentence[:trigger_at]
@@ -948,7 +972,7 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
         if subject is None and not plan:
             subject = at
         values.append((m.start(), m.end()))
-        start = m.start() + (head.end() if head else 0)
+        start = m.start() + (head.end() if head else used.end() if used else 0)
         value_text = sentence[start : m.end() + len(_trailing_name(after))].strip()
         out.append(Fact((relation, name, role), _version(m.group("ver")), value_text, plan, subject, doc.path,
                         sentence, line, date, doc.series))
