@@ -107,7 +107,7 @@ REFERENCE = re.compile(r"(?m)^ {0,3}\[[^\]\n]+\]:\s*(" + _DEST + r")")
 LINK_DESTINATION = re.compile(r"\]\(\s*(?:" + _DEST + r")?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 LINE_ANCHOR = re.compile(r"^L(\d+)(?:-L?(\d+))?$")
-CATALOG = re.compile(r"^index(?:-[^/]*)?\.md$")
+CATALOG = re.compile(r"^index(?:-\d+)*\.md$")  # as wikimem names them (naming.CATALOG_NAME): not a part page "index-generating-markup.md"
 
 
 # ---------------------------------------------------------------- probes and evidence

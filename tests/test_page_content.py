@@ -858,3 +858,35 @@ def test_code_a_sentence_says_holds_the_defaults_comes_with_it_whole(ws: Workspa
     assert '"Using the defaults, as above, is equivalent to:" `gearbox.configure(` ' in page, page
     assert "`wrapper_class=gearbox.Filtering(0),`" in page and "(../../raw/start.md#L5-L12)" in page, page
     assert "cache_on_first_use=True" not in page
+
+
+def test_what_each_described_option_does_is_a_key_fact_under_its_name(ws: Workspace, settings) -> None:
+    """A reference page of options and settings keeps, for each one, the sentence that says what
+    it does, ahead of its version notes, and names it where the sentence does not (Sphinx's
+    own `sphinx-build` and configuration pages, a set no rule was written against, kept the
+    version notes and "The documented project's name." under its section's title)."""
+    options = "".join(
+        f".. option:: -{letter}, --{name}\n\n   {does}\n\n"
+        f"   .. versionchanged:: 7.3\n      Add ``--{name}`` long option.\n\n"
+        f"   .. versionchanged:: 8.{n}\n      The ``--{name}`` option takes a value.\n\n"
+        for n, (letter, name, does) in enumerate([
+            ("a", "write-all", "Write every output file, not only those of changed sources."),
+            ("j", "jobs", "Distribute the build over *N* processes in parallel."),
+            ("q", "quiet", "Print nothing on standard output, only warnings and errors."),
+            ("c", "conf-dir", "Read the configuration file from the given directory."),
+            ("t", "tag", "Define the tag for only directives."),
+            ("n", "nitpicky", "Warn about every reference whose target is missing."),
+            ("W", "fail-on-warning", "Exit with status 1 when a warning was printed."),
+        ]))
+    write(ws, "build.rst", "Build\n=====\n\nThe build command turns sources into documents.\n\nOptions\n-------\n\n" + options +
+          "Project information\n-------------------\n\n.. confval:: project\n   :type: ``str``\n\n"
+          "   The documented project's name.\n\n.. confval:: author\n   :type: ``str``\n\n"
+          "   The name of the ``author`` of the documents.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources/build.md").read_text()
+    facts = page.split("## Key facts\n", 1)[1].split("\n## ", 1)[0]
+    assert '- `-j`' in facts and '"Distribute the build over *N* processes in parallel."' in facts
+    assert '- `-a`' in facts and '"Write every output file, not only those of changed sources."' in facts
+    assert "`-a,`" not in page  # an option's first form, without the comma that lists the next
+    assert '- `project`: "The documented project\'s name."' in facts  # a possessive is no name
+    assert '`author`: "' not in facts  # a sentence that names its term needs no label

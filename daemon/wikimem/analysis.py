@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 68
+ANALYSIS_VERSION = 70
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -918,6 +918,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     seen: set[tuple[str, str | None]] = set()
     runs = _item_runs(sentences)
     opening = _section_openings(sentences, sections)
+    # what a defined term is or does ranks above what its version notes say of it
+    defining = _term_openings(sentences)
     answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
@@ -926,7 +928,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         score, answer = _weigh(sentences, i, runs, own)
         if score is None:
             continue
-        if i in opening and score >= 0:
+        if i in defining and score >= 0:
+            score += 4  # what a term the document defines (an option, a glossary entry) is
+            answers.add(i)
+        elif i in opening and score >= 0:
             score += 2  # what the setting or function a section is named for is
             answers.add(i)
         elif answer or (i in introducing and score >= -1):
@@ -1002,6 +1007,25 @@ def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) ->
             done.add(s.section)
             if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
                 out.add(i)
+    return out
+
+
+_VERSION_NOTE = re.compile(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
+
+
+def _term_openings(sentences: list[Sentence]) -> set[int]:
+    """The first prose sentence of each term the document defines (a glossary's entry, an API
+    description's `.. option:: -j N`, a definition list's term), the sentence that says what it
+    is or does ("Distribute the build over N processes in parallel"); a version note under it
+    ("Changed in version 1.7: ...") says when, not what."""
+    out: set[int] = set()
+    done: set[str] = set()
+    for i, s in enumerate(sentences):
+        if not s.subject or s.subject in done or s.kind not in ("para", "item") or _VERSION_NOTE.match(s.text):
+            continue
+        done.add(s.subject)
+        if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
+            out.add(i)
     return out
 
 

@@ -320,7 +320,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
             continue
         s = sentences[i]
         context = ""
-        if s.subject and s.subject.lower() not in s.text.lower():
+        if s.subject and not _names(s.text, s.subject):
             context = f"`{s.subject}`" if not s.subject.startswith("`") else s.subject
         elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
                 and not _mentions_title(s.text, sections[s.section][0]):
@@ -576,6 +576,14 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         "aliases": [],
     }
     return Page(path, meta, body)
+
+
+def _names(text: str, subject: str) -> bool:
+    """Whether a sentence says the name of the term it is about, as a word of its own: "The
+    documented project's name." does not name the setting `project` (and, read alone, is no
+    one's name)."""
+    bare = subject.strip("`")
+    return re.search(r"(?<![\w-])" + re.escape(bare) + r"(?![\w-]|['’]s\b)", text, re.IGNORECASE) is not None
 
 
 def _by_context(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -829,7 +829,7 @@ def _api_name(signature: str) -> str | None:
         return None
     match = _SIGNATURE_NAME.match(signature)
     name = match.group(1) if match else signature.split()[0]
-    return name.strip(":") or None
+    return name.strip(":").rstrip(",") or None  # `-a, --write-all`: its first form
 
 
 _CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ |>>>)", re.MULTILINE)
