@@ -890,3 +890,19 @@ def test_what_each_described_option_does_is_a_key_fact_under_its_name(ws: Worksp
     assert "`-a,`" not in page  # an option's first form, without the comma that lists the next
     assert '- `project`: "The documented project\'s name."' in facts  # a possessive is no name
     assert '`author`: "' not in facts  # a sentence that names its term needs no label
+
+
+def test_a_glossary_leads_with_the_terms_it_defines(ws: Workspace, settings) -> None:
+    """A glossary that opens on its first entry: its lead (and its catalog line) said "A class
+    (inheriting from Builder) that takes parsed documents ...", which alone names nothing."""
+    write(ws, "glossary.rst", (
+        "Glossary\n========\n\n.. glossary::\n\n"
+        "   builder\n      A class that takes parsed documents and performs an action on them.\n\n"
+        "   directive\n      A markup element that marks a block of content with special meaning.\n\n"
+        "   environment\n      A structure where information about all documents is saved.\n\n"
+        "   role\n      An inline markup element that marks a piece of text.\n"))
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources/glossary.md").read_text()
+    assert "# Glossary\n\nDefines 4 terms: builder, directive, environment, role.\n" in page
+    facts = page.split("## Key facts\n", 1)[1].split("\n## ", 1)[0]
+    assert '- `builder`: "A class that takes parsed documents and performs an action on them."' in facts

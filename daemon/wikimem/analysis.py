@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 70
+ANALYSIS_VERSION = 71
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -472,6 +472,11 @@ def analyze(doc: Document) -> SourceAnalysis:
     lead = _lead(doc, sentences, block_of)
     shown_code = _code_after(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
+    listed = None if doc.description else _terms_defined(sentences, lead)
+    if listed is not None:
+        # a glossary or a reference that opens on its first entry: the lead says what it defines,
+        # and that entry's definition is a key fact under its name, not the page's opening line
+        description, lead = listed, []
     defaults = _defaults(sentences, doc)
     facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version, set(shown_code))
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
@@ -838,6 +843,28 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
         if chosen:
             return chosen
     return []
+
+
+TERMS_LISTED = 6  # the terms a lead that lists them names before "and N more"
+
+
+def _terms_defined(sentences: list[Sentence], lead: list[int]) -> str | None:
+    """A lead for a document whose lead would be its first entry's definition, which alone does
+    not say what it defines ("A class (inheriting from Builder) that takes parsed documents ...",
+    the first sentence of a glossary): the terms it defines, in its order ("Defines 25 terms:
+    builder, configuration directory, ... and 19 more."). None for any other document."""
+    if not lead:
+        return None
+    first = sentences[lead[0]]
+    if not first.subject or re.search(r"(?<![\w-])" + re.escape(first.subject.strip("`")) + r"(?![\w-])",
+                                      first.text, re.IGNORECASE):
+        return None
+    terms = list(dict.fromkeys(s.text.strip() for s in sentences if s.kind == "term" and s.text.strip()))
+    if len(terms) < 3:
+        return None
+    shown = ", ".join(terms[:TERMS_LISTED])
+    more = f" and {len(terms) - TERMS_LISTED} more" if len(terms) > TERMS_LISTED else ""
+    return f"Defines {len(terms)} terms: {shown}{more}."
 
 
 def _release_span(doc: Document) -> str | None:
