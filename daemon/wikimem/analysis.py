@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 71
+ANALYSIS_VERSION = 73
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -472,7 +472,7 @@ def analyze(doc: Document) -> SourceAnalysis:
     lead = _lead(doc, sentences, block_of)
     shown_code = _code_after(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
-    listed = None if doc.description else _terms_defined(sentences, lead)
+    listed = None if doc.description else _terms_defined(sentences, lead, doc.title)
     if listed is not None:
         # a glossary or a reference that opens on its first entry: the lead says what it defines,
         # and that entry's definition is a key fact under its name, not the page's opening line
@@ -848,18 +848,22 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
 TERMS_LISTED = 6  # the terms a lead that lists them names before "and N more"
 
 
-def _terms_defined(sentences: list[Sentence], lead: list[int]) -> str | None:
-    """A lead for a document whose lead would be its first entry's definition, which alone does
-    not say what it defines ("A class (inheriting from Builder) that takes parsed documents ...",
-    the first sentence of a glossary): the terms it defines, in its order ("Defines 25 terms:
-    builder, configuration directory, ... and 19 more."). None for any other document."""
+def _terms_defined(sentences: list[Sentence], lead: list[int], title: str) -> str | None:
+    """A lead for a document whose lead would be its first entry's definition, which does not
+    say what the document is ("A class (inheriting from Builder) that takes parsed documents
+    ...", the first sentence of a glossary): the terms it defines, in its order ("Defines 25
+    terms: builder, configuration directory, ... and 19 more."). None for any other document,
+    and for one whose first entry is what its title names (a module's page opening on the
+    module's own description)."""
     if not lead:
         return None
     first = sentences[lead[0]]
     if not first.subject or re.search(r"(?<![\w-])" + re.escape(first.subject.strip("`")) + r"(?![\w-])",
-                                      first.text, re.IGNORECASE):
+                                      title, re.IGNORECASE):
         return None
-    terms = list(dict.fromkeys(s.text.strip() for s in sentences if s.kind == "term" and s.text.strip()))
+    # each as a name: its markup dropped, a signature cut at its parameters ("getJSON(href, ...")
+    terms = list(dict.fromkeys(name for s in sentences if s.kind == "term"
+                               and (name := re.sub(r"[*`]", "", s.text).split("(")[0].strip())))
     if len(terms) < 3:
         return None
     shown = ", ".join(terms[:TERMS_LISTED])
