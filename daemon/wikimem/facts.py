@@ -7,12 +7,16 @@ A fact is a statement of a versioned or numeric value about a subject:
     "Acme supports Python 3.10, 3.11, 3.12, and 3.13."      -> min python           = 3.10 (3.13 the newest listed)
     "Acme 0.16.x supports Python 2.7 and Python >= 3.5"     -> min python           = 2.7
     "Drop support for Python 3.8."  (in "Version 3.1.0")    -> min python, drops      3.8
+    "Drop Toolkit 0.18.1 and Toolkit 0.19 support."         -> min toolkit, drops     0.19
     "0.15.x is the last version supporting Python 2.6"      -> min python, last       2.6
     "Require Toolkit >= 3.0.0."                             -> min toolkit          = 3.0.0
     "The server-side default is unchanged at TLS 1.0"       -> default tls (server) = 1.0
     "the minimum supported version of PostgreSQL is increased from 13 to 14"
                                                             -> min postgresql       = 14, replaced 13
     "The minimum Python version is now 3.10."               -> min python           = 3.10
+    "Use Renderer v4 by default"                            -> default renderer     = 4
+    "changed from version 2 to version 3 in 4.0, and from version 3 to version 4 in 9.0"
+                                                            -> (the chain's last)     4, replaced 3
     "We intend for Acme 1.19 to require Acme 1.17 or later for bootstrap"
                                                             -> min go (bootstrap)   = 1.17, a plan for 1.19
     a support table ("Program | ... | Supported Versions", "Toolkit | ... | 3.4, 3.3, 3.2")
