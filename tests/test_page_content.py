@@ -843,6 +843,13 @@ def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -
     assert '"These can be listed out using the `list_templates` command:" `$ gearbox list_templates` ' \
            '([line 6](../../raw/tutorial.rst#L6-L8))' in page, page
     assert "Available templates" not in page and "def upgrade" not in page
+    # ... as a `.. code-block::` directive introduces it, its options and blank lines between
+    write(ws, "build.rst", "Build\n=====\n\nThe build turns sources into documents.\n\nRunning it\n----------\n\n"
+                           "A build is started with the ``gearbox-build`` program:\n\n.. code-block:: console\n"
+                           "   :caption: a first build\n\n   $ gearbox-build -M html sourcedir outputdir\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "build.md").read_text()
+    assert '"A build is started with the `gearbox-build` program:" `$ gearbox-build -M html sourcedir outputdir`' in page
 
 
 def test_code_a_sentence_says_holds_the_defaults_comes_with_it_whole(ws: Workspace, settings) -> None:

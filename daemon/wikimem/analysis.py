@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 73
+ANALYSIS_VERSION = 74
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -556,7 +556,9 @@ def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -
         if not s.text.endswith(":") or s.kind not in ("para", "item") or index + 1 >= len(doc.blocks):
             continue
         code = doc.blocks[index + 1]
-        if code.kind != "code" or code.line > max(s.line, s.end) + 3:
+        # the next block, within the lines a code directive and its options take (`.. code-block::
+        # console`, a `:caption:`, the blank lines around them)
+        if code.kind != "code" or code.line > max(s.line, s.end) + 6:
             continue
         lines = code.text.split("\n")
         filled = [(n, line.strip()) for n, line in enumerate(lines) if line.strip()]
