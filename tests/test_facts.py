@@ -38,7 +38,7 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     # Sphinx's changelog: the version before "support", or the support dropped at the end
     ("#14153: Drop Python 3.11 support.", "python", (3, 11), "drop"),
     ("#12555: Drop Docutils 0.20 support.", "docutils", (0, 20), "drop"),
-    # the name said again before each version dropped (Sphinx 9.0's own docs, an unseen set)
+    # the name said again before each version dropped (Sphinx 9.0's own docs, whose facts no rule was written for)
     ("#12555: Drop Docutils 0.18.1 and Docutils 0.19 support.", "docutils", (0, 19), "drop"),
     ("Python 3.8 and Python 3.9 are no longer supported.", "python", (3, 9), "drop"),
     ("Drop support for Python 3.7, Python 3.8 and Python 3.9.", "python", (3, 9), "drop"),
@@ -67,7 +67,7 @@ def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, val
 
 
 def test_a_chain_of_changes_states_the_last() -> None:
-    # one sentence, two changes in turn (Sphinx's math extension, an unseen set): the timeline said 3
+    # one sentence, two changes in turn (Sphinx's math extension): the timeline said 3
     (fact,) = facts_of("The default version of MathJax changed from version 2 to version 3 in Sphinx 4.0, "
                        "and from version 3 to version 4 in Sphinx 9.0.")
     assert (fact.key, fact.value, fact.old) == (("default", "mathjax", ""), (4,), (3,))
@@ -77,7 +77,7 @@ def test_a_chain_of_changes_states_the_last() -> None:
 
 
 def test_a_default_said_after_its_value() -> None:
-    # "Use MathJax v4 by default" (Sphinx 9.0's changelog, an unseen set): the timeline kept 4.0's "3"
+    # "Use MathJax v4 by default" (Sphinx 9.0's changelog): the timeline kept 4.0's "3"
     (fact,) = facts_of("#14022: Use MathJax v4 by default in the sphinx.ext.mathjax extension.")
     assert (fact.key, fact.value) == (("default", "mathjax", ""), (4,))
     (fact,) = facts_of("Acme now uses SQLite 3.45 by default.")

@@ -870,8 +870,8 @@ def test_code_a_sentence_says_holds_the_defaults_comes_with_it_whole(ws: Workspa
 def test_what_each_described_option_does_is_a_key_fact_under_its_name(ws: Workspace, settings) -> None:
     """A reference page of options and settings keeps, for each one, the sentence that says what
     it does, ahead of its version notes, and names it where the sentence does not (Sphinx's
-    own `sphinx-build` and configuration pages, a set no rule was written against, kept the
-    version notes and "The documented project's name." under its section's title)."""
+    own `sphinx-build` and configuration pages kept the version notes, and "The documented
+    project's name." under its section's title)."""
     options = "".join(
         f".. option:: -{letter}, --{name}\n\n   {does}\n\n"
         f"   .. versionchanged:: 7.3\n      Add ``--{name}`` long option.\n\n"
