@@ -324,6 +324,20 @@ def test_a_myst_glossary_reads_as_restructuredtexts_does(tmp_path: Path) -> None
     assert [b.line for b in colon.blocks[1:]] == [5, 6, 8, 11, 14, 15, 18]
 
 
+def test_a_glossary_entry_may_have_several_names(tmp_path: Path) -> None:
+    # Sphinx's glossary lets several term lines share one definition (SQLAlchemy's "DBAPI" and
+    # "pep-249"): docutils alone read them as one paragraph of names, and no term at all
+    doc = load(tmp_path, "glossary.rst", (
+        "Glossary\n========\n\n.. glossary::\n    :sorted:\n\n    DBAPI\n    pep-249\n"
+        "        DBAPI is shorthand for the phrase \"Python Database API\n        Specification\".\n\n"
+        "        It is widely used.\n\n    builder\n       A class that builds.\n"))
+    assert [(b.kind, b.text, b.subject, b.line) for b in doc.blocks[1:]] == [
+        ("term", "DBAPI", "DBAPI", 7), ("term", "pep-249", "pep-249", 7),
+        ("para", 'DBAPI is shorthand for the phrase "Python Database API\nSpecification".', "DBAPI", 9),
+        ("para", "It is widely used.", "DBAPI", 12), ("term", "builder", "builder", 14),
+        ("para", "A class that builds.", "builder", 15)]
+
+
 def test_pep_and_rfc_roles_read_as_sphinx_titles_them(tmp_path: Path) -> None:
     # Sphinx shows "PEP 517" for {pep}`517` (MyST) and :pep:`517` (reST), an anchor kept
     myst = load(tmp_path, "build.md", "# Build\n\nUse {pep}`517`'s hook, {rfc}`2616` and {pep}`the PEP <660>`.\n")

@@ -64,6 +64,9 @@ CONTAINER_DIRECTIVES = frozenset(
     "centered hlist cssclass glossary versionchanges".split())
 
 
+_MYST_OPTION_LINE = re.compile(r"^:[\w-]+:")  # a directive's option (`:sorted:`), where content is read by hand
+
+
 @dataclass
 class RstResult:
     blocks: list[Block]
@@ -701,6 +704,39 @@ def _directive_table() -> dict[str, type]:
                 node += self.inline_para(self.arguments[0])
             return [self.body(node)]
 
+    class Glossary(Base):
+        """`.. glossary::` as Sphinx reads it: entries of one or more term lines, each followed by
+        its indented definition (several names may share one definition, which a definition
+        list does not allow: "DBAPI" and "pep-249" over one definition read as a paragraph)."""
+
+        def run(self) -> list[Any]:
+            outer = self.container()
+            content, at = self.content, 0
+            while at < len(content):
+                line = content[at]
+                if not line.strip() or _MYST_OPTION_LINE.match(line.strip()):
+                    at += 1
+                    continue
+                indent = len(line) - len(line.lstrip())
+                terms, first = [], at
+                while at < len(content) and content[at].strip() and len(content[at]) - len(content[at].lstrip()) == indent:
+                    # "term : index key" (Sphinx's glossary syntax) names the term before the colon
+                    terms.append(content[at].strip().split(" : ", 1)[0].strip())
+                    at += 1
+                start = at
+                while at < len(content) and (not content[at].strip() or len(content[at]) - len(content[at].lstrip()) > indent):
+                    at += 1
+                entry = nodes.container(content[first].strip())  # its line is found by its first term
+                entry.line = self.content_offset + first + 1
+                entry["wikimem_terms"] = [t for t in terms if t]
+                block = content[start:at]
+                filled = [len(text) - len(text.lstrip()) for text in block if text.strip()]
+                if filled:
+                    block.trim_left(min(filled))
+                    self.state.nested_parse(block, self.content_offset + start, entry)
+                outer += entry
+            return [outer]
+
     class Changelog(Base):
         """`.. changelog::` (the changelog extension): one release, `:version:` and `:released:`,
         its changes inside. Read as a section headed "2.0.58 (November 16, 2026)", or "2.0.59
@@ -766,6 +802,7 @@ def _directive_table() -> dict[str, type]:
         table.setdefault(name, Api)
     for name in CONTAINER_DIRECTIVES:
         table[name] = Container
+    table["glossary"] = Glossary
     return table
 
 
