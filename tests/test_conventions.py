@@ -548,3 +548,17 @@ def test_interpreted_text_without_a_role(ws: Workspace) -> None:
     _, api = page(ws, "api.rst")
     assert ("Decorate a class with `attrs.define`; if the many names confuse you, read [On the names](names.md) "
             "first, then The Zen of Python and nowhere.") in api.body
+
+
+def test_interpreted_text_with_an_explicit_title_shows_the_title(tmp_path: Path) -> None:
+    # `title <target>` with the default role (marshmallow's "Custom `class Meta
+    # <marshmallow.Schema.Meta>` options"): Sphinx shows the title, in code when it names code
+    from wikimem.sources import load_source
+
+    (tmp_path / "options.rst").write_text(
+        "Custom `class Meta <marshmallow.Schema.Meta>` options\n"
+        "=====================================================\n\n"
+        "Set `the unknown option <Schema.Meta.unknown>` or read `the guide <quickstart>`.\n", encoding="utf-8")
+    doc = load_source(tmp_path / "options.rst", "options.rst", max_bytes=10**6)
+    assert doc.title == "Custom `class Meta` options"  # a title keeps its code spans, as others do
+    assert doc.blocks[1].text == "Set `the unknown option` or read the guide."

@@ -293,6 +293,13 @@ def _default_role_node(text: str, rawsource: str) -> Any:
     from docutils import nodes, utils
 
     written = " ".join(utils.unescape(text).split())
+    explicit = EXPLICIT.match(written)
+    if explicit and explicit.group(1).strip():
+        # `title <target>`: Sphinx shows the title, in code where the target is a name in code
+        title, target = explicit.group(1).strip(), explicit.group(2).strip()
+        if _CODE_NAME.fullmatch(target) and (re.search(r"[._:(]|\d|[a-z][A-Z]", target) or target.isupper()):
+            return nodes.literal(rawsource, title)
+        return nodes.Text(title)
     if _REFERENCE_NAME.fullmatch(written):
         return nodes.Text(xref.mark("any", written))
     if _CODE_NAME.fullmatch(written) and (re.search(r"[._:(]|\d|[a-z][A-Z]", written) or written.isupper()):
