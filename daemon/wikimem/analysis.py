@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 76
+ANALYSIS_VERSION = 77
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -952,7 +952,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     runs = _item_runs(sentences)
     opening = _section_openings(sentences, sections)
     # what a defined term is or does ranks above what its version notes say of it
-    defining = _term_openings(sentences)
+    defining = _term_openings(sentences, runs)
     answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
@@ -987,6 +987,9 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     taken: Counter[int] = Counter()
     kept: list[int] = []
     for i in sorted(answers & scores.keys(), key=lambda i: (-scores[i], i)):
+        if i in defining:
+            kept.append(i)  # what each term is: never crowded out by its section's other answers
+            continue
         section = sentences[i].section
         release = _release_section(section, sections) if older else -1
         if release in older:
@@ -1046,19 +1049,27 @@ def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) ->
 _VERSION_NOTE = re.compile(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
 
 
-def _term_openings(sentences: list[Sentence]) -> set[int]:
-    """The first prose sentence of each term the document defines (a glossary's entry, an API
-    description's `.. option:: -j N`, a definition list's term), the sentence that says what it
-    is or does ("Distribute the build over N processes in parallel"); a version note under it
-    ("Changed in version 1.7: ...") says when, not what."""
+def _term_openings(sentences: list[Sentence], runs: dict[int, tuple[int, int]]) -> set[int]:
+    """The sentence that says what each term the document defines is or does (a glossary's
+    entry, an API description's `.. option:: -j N`, a definition list's term): the first of its
+    first two prose sentences that reads alone ("Distribute the build over N processes in
+    parallel"; after "Only applies if the task calls `self.retry`.", "The maximum number of
+    attempted retries before giving up."); a version note under it ("Changed in version 1.7:
+    ...") says when, not what."""
     out: set[int] = set()
+    tried: Counter[str] = Counter()
     done: set[str] = set()
     for i, s in enumerate(sentences):
         if not s.subject or s.subject in done or s.kind not in ("para", "item") or _VERSION_NOTE.match(s.text):
             continue
-        done.add(s.subject)
-        if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
+        tried[s.subject] += 1
+        if tried[s.subject] >= 2:
+            done.add(s.subject)
+        score = _weigh(sentences, i, runs)[0] if _full_sentence(s.text) and not REFERS_BACK.match(s.text) \
+            and not CHATTY.match(s.text) else None
+        if score is not None and score >= 0:
             out.add(i)
+            done.add(s.subject)
     return out
 
 
