@@ -913,3 +913,26 @@ def test_a_glossary_leads_with_the_terms_it_defines(ws: Workspace, settings) -> 
     assert "# Glossary\n\nDefines 4 terms: builder, directive, environment, role.\n" in page
     facts = page.split("## Key facts\n", 1)[1].split("\n## ", 1)[0]
     assert '- `builder`: "A class that takes parsed documents and performs an action on them."' in facts
+
+
+def test_what_each_term_is_is_kept_however_many_answers_its_section_has(ws: Workspace, settings) -> None:
+    """What each described attribute is takes no room from its section's answers, and when its
+    first line cannot be read alone ("Only for retries"), its next sentence says what it is
+    (celery's `Task.max_retries` lost "The maximum number of attempted retries" this way)."""
+    described = [("max_retries", "The maximum number of attempted retries before giving up."),
+                 ("rate_limit", "The number of tasks that may run in a given time frame."),
+                 ("time_limit", "The hard time limit for this task, after which it is killed."),
+                 ("soft_time_limit", "The soft time limit for this task, which it may catch."),
+                 ("priority", "The priority this task is sent with to its queue."),
+                 ("expires", "The time after which the task is not to be run any more."),
+                 ("serializer", "The name of the serializer this task's messages use."),
+                 ("compression", "The name of the compression its messages use on the wire."),
+                 ("acks_late", "Whether the message is acknowledged after the task ran.")]
+    attributes = "".join(
+        f".. attribute:: Task.{name}\n\n   Only for workers\n\n   {what}\n   It must be at least {n} seconds.\n"
+        f"   It requires at least {n} MB of memory.\n\n" for n, (name, what) in enumerate(described, start=3))
+    write(ws, "tasks.rst", "Tasks\n=====\n\nA task is a function the worker runs.\n\nOptions\n-------\n\n" + attributes)
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources/tasks.md").read_text()
+    for _, what in described:
+        assert f'"{what}"' in page, what
