@@ -31,7 +31,7 @@ from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
-from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates
+from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
 ANALYSIS_VERSION = 77
@@ -860,8 +860,7 @@ def _terms_defined(sentences: list[Sentence], lead: list[int], title: str) -> st
     if not lead:
         return None
     first = sentences[lead[0]]
-    if not first.subject or re.search(r"(?<![\w-])" + re.escape(first.subject.strip("`")) + r"(?![\w-])",
-                                      title, re.IGNORECASE):
+    if not first.subject or says_name(title, first.subject, possessive=True):
         return None
     # each as a name: its markup dropped, a signature cut at its parameters ("getJSON(href, ...")
     terms = list(dict.fromkeys(name for s in sentences if s.kind == "term"

@@ -39,6 +39,15 @@ _CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
 CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is its text
 
 
+def says_name(text: str, name: str, *, possessive: bool = False) -> bool:
+    """Whether a text says a name as a word of its own (any case): "use -j 4" says `-j`; "The
+    documented project's name." says `project` only when a possessive counts (`possessive`),
+    and a sentence read alone names no one by it."""
+    bare = name.strip("`")
+    after = r"(?![\w-])" if possessive else r"(?![\w-]|['’]s\b)"
+    return re.search(r"(?<![\w-])" + re.escape(bare) + after, text, re.IGNORECASE) is not None
+
+
 def lowercase_pattern(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """A case-blind pattern for lowercased text: the same pattern, its letters in lowercase,
     without IGNORECASE (a third of the time). Only for patterns with no escaped capitals."""

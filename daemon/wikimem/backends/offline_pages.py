@@ -38,6 +38,7 @@ from ..words import (
     lowercase_pattern,
     narrates,
     points_forward,
+    says_name,
 )
 from .offline_concepts import Concept, relevance
 from .offline_hubs import HubEntry
@@ -320,7 +321,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
             continue
         s = sentences[i]
         context = ""
-        if s.subject and not _names(s.text, s.subject):
+        if s.subject and not says_name(s.text, s.subject):
             context = f"`{s.subject}`" if not s.subject.startswith("`") else s.subject
         elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
                 and not _mentions_title(s.text, sections[s.section][0]):
@@ -576,14 +577,6 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         "aliases": [],
     }
     return Page(path, meta, body)
-
-
-def _names(text: str, subject: str) -> bool:
-    """Whether a sentence says the name of the term it is about, as a word of its own: "The
-    documented project's name." does not name the setting `project` (and, read alone, is no
-    one's name)."""
-    bare = subject.strip("`")
-    return re.search(r"(?<![\w-])" + re.escape(bare) + r"(?![\w-]|['’]s\b)", text, re.IGNORECASE) is not None
 
 
 def _by_context(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -101,6 +101,8 @@ CALLABLE_ROLES = frozenset({"func", "meth", "function", "method"})
 # roles that point at another place: shown as their title, or their target made readable
 REF_ROLES = frozenset("ref doc term numref any download keyword labels eq".split())
 EXPLICIT = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+# a directive's option line (`:sorted:`, `:caption: Title`), where a directive's content is read by hand
+OPTION_LINE = re.compile(r"^:[\w-]+:")
 
 
 def role_text(role: str, text: str) -> tuple[str, str]:

@@ -20,6 +20,7 @@ from .inline import (
     ADMONITION_LABELS,
     EXPLICIT,
     MDBOOK,
+    OPTION_LINE,
     TAG,
     code_span,
     drop_comments,
@@ -39,7 +40,6 @@ _HEADING_ATTR = re.compile(r"\s*\{#[^{}]*+\}\s*$")
 _SPACES = re.compile(r"[ \t]+")
 _HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
-_MYST_OPTION = re.compile(r"^:[\w-]+:")
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w:.+-]*)\}$")
 ADMONITIONS = frozenset(
     "note warning tip important hint caution danger attention error seealso admonition todo "
@@ -187,7 +187,7 @@ def glossary_as_definitions(lines: list[str]) -> list[str]:
             out.append(line)
             continue
         indent = len(line) - len(line.lstrip(" "))
-        if indent <= base and _MYST_OPTION.match(line.strip()) and not opened:
+        if indent <= base and OPTION_LINE.match(line.strip()) and not opened:
             out.append("")  # the directive's option (`:sorted:`), in a colon fence's body
         elif indent <= base:
             out.append(line[base:])
@@ -331,7 +331,7 @@ class _Walker:
             body_start = self.line(token)  # the fence line; the content starts on the next
             lines = token.content.split("\n")
             skip = 0
-            while skip < len(lines) and _MYST_OPTION.match(lines[skip]):
+            while skip < len(lines) and OPTION_LINE.match(lines[skip]):
                 skip += 1
             content = "\n".join(glossary_as_definitions(lines[skip:]) if name == "glossary" else lines[skip:])
             if name == "toctree" and self.toc is not None:

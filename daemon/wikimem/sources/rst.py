@@ -32,6 +32,7 @@ from .inline import (
     ADMONITION_LABELS,
     CODE_ROLES,
     EXPLICIT,
+    OPTION_LINE,
     REF_ROLES,
     code_span,
     role_text,
@@ -62,9 +63,6 @@ API_DIRECTIVES = frozenset(
 CONTAINER_DIRECTIVES = frozenset(
     "ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
     "centered hlist cssclass glossary versionchanges".split())
-
-
-_MYST_OPTION_LINE = re.compile(r"^:[\w-]+:")  # a directive's option (`:sorted:`), where content is read by hand
 
 
 @dataclass
@@ -721,7 +719,7 @@ def _directive_table() -> dict[str, type]:
             content, at = self.content, 0
             while at < len(content):
                 line = content[at]
-                if not line.strip() or _MYST_OPTION_LINE.match(line.strip()):
+                if not line.strip() or OPTION_LINE.match(line.strip()):
                     at += 1
                     continue
                 indent = len(line) - len(line.lstrip())
