@@ -16,7 +16,7 @@ import pytest
 
 from conftest import corpus, git, snapshot, write
 from wikimem import history
-from wikimem.backends.offline_pages import OUTLINE_BYTES
+from wikimem.backends.offline_pages import OUTLINE_BYTES, PAGE_BYTES
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.init import init_workspace
@@ -130,6 +130,29 @@ def test_a_long_flat_list_of_sections_is_paged_in_runs(ws: Workspace) -> None:
         assert f"]({rel.removeprefix('sources/')})" in page
     linked = line_links(page) + [n for rel in found for n in line_links((ws.wiki / rel).read_text(encoding="utf-8"))]
     assert sorted(linked) == headings(source)
+    findings = run_lint(ws, load_settings(ws.root, environ={})).findings
+    assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
+
+
+def test_a_section_of_many_settings_and_no_subsections_is_paged_along_its_settings(ws: Workspace) -> None:
+    # pytest's "Configuration Options" is one section of eighty `.. confval::` entries: as one
+    # part page it was 24 KB, read whole to reach any one setting
+    settings = "".join(
+        f".. confval:: option_number_{n}\n\n   Sets how the widget handles case {n} when it meets one, "
+        f"as the widget's own manual describes it at length.\n\n   Default: ``{n}``.\n\n" for n in range(60))
+    source = ("Reference\n=========\n\nThe widget's reference.\n\nConfiguration options\n---------------------\n\n"
+              + settings + "Questions\n---------\n\nAsk on the mailing list.\n")
+    write(ws, "ref.rst", source)
+    compile_(ws)
+    found = parts(ws, "sources/ref")
+    assert len(found) >= 3, found
+    for rel in found:
+        assert len((ws.wiki / rel).read_bytes()) < 3 * PAGE_BYTES // 2, rel
+    shown = "".join((ws.wiki / rel).read_text(encoding="utf-8") for rel in found)
+    for n in range(60):  # every setting says what it does, on the part that lists it
+        assert f"case {n} when it meets one" in shown
+    first = loads_page(found[0], (ws.wiki / found[0]).read_text(encoding="utf-8"))
+    assert re.fullmatch(r"Reference: option_number_\d+ – option_number_\d+", first.title), first.title
     findings = run_lint(ws, load_settings(ws.root, environ={})).findings
     assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
 

@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 77
+ANALYSIS_VERSION = 78
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -300,6 +300,11 @@ class SourceAnalysis:
     gist: str = ""  # the document's lead in a line, as another document's page lists it (offline_hubs)
     code: dict[str, list[Any]] = field(default_factory=dict)  # fact -> [lines, end line] of the short code it introduces
     fact_bytes: dict[str, int] = field(default_factory=dict)  # heading line -> bytes of its key facts
+    # the terms each section defines ([section, name, line], the first name of each entry), and
+    # the bytes of the key facts under each term's line: a section too large for a page is split
+    # along them (offline_pages._expanded)
+    term_heads: list[list[Any]] = field(default_factory=list)
+    term_bytes: dict[str, int] = field(default_factory=dict)
     claims: dict[str, Any] = field(default_factory=dict)  # facts.py's record: the source's profile and facts
     date_line: int | None = None  # the line that states the document's date, when its text does
     named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
@@ -483,13 +488,24 @@ def analyze(doc: Document) -> SourceAnalysis:
     # the bytes of key facts under each heading line, with the code each shows: what a page's
     # layout weighs where it splits into parts (offline_pages._weights), with no sentence read
     fact_bytes: dict[str, int] = {}
+    term_heads: list[list[Any]] = []
+    term_lines: dict[int, list[int]] = {}  # section -> the lines of its terms, in order
+    for s in sentences:
+        if s.kind == "term" and 0 <= s.section < len(doc.sections) and s.line not in term_lines.get(s.section, ()):
+            term_heads.append([s.section, s.text, s.line])
+            term_lines.setdefault(s.section, []).append(s.line)
+    term_bytes: dict[str, int] = {}
     for i in facts:
         s = sentences[i]
         if 0 <= s.section < len(doc.sections):
             key = str(doc.sections[s.section].line)
             shown = shown_code.get(i)
-            fact_bytes[key] = fact_bytes.get(key, 0) + len(s.text) + 60 + (
-                sum(len(line) + 3 for line in shown[0]) if shown else 0)
+            size = len(s.text) + 60 + (sum(len(line) + 3 for line in shown[0]) if shown else 0)
+            fact_bytes[key] = fact_bytes.get(key, 0) + size
+            lines = term_lines.get(s.section)
+            at = bisect_right(lines, s.line) - 1 if lines else -1
+            if lines and at >= 0:
+                term_bytes[str(lines[at])] = term_bytes.get(str(lines[at]), 0) + size
     return SourceAnalysis(
         title=doc.title,
         format=doc.format,
@@ -513,6 +529,8 @@ def analyze(doc: Document) -> SourceAnalysis:
         gist=_gist(description, [sentences[i] for i in lead]),
         code={str(i): code for i, code in shown_code.items() if i in facts},
         fact_bytes=fact_bytes,
+        term_heads=term_heads,
+        term_bytes=term_bytes,
         summary=lead,
         claims=fact_record(doc, _plain_sentences(sentences)),
         named=doc.title == title_from_name(doc.path),

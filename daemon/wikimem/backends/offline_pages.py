@@ -332,7 +332,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         code_text = " ".join(_code_span(line) for line in code[0]) if code else ""
         facts.append({"text": quote_text(s.text, xrefs), "code": code_text,
                       "link": cite(s.line, max(s.end, code[1] if code else 0)),
-                      "where": _where("", anchor, s.line).lstrip(", "), "context": context,
+                      "where": _where("", anchor, s.line).lstrip(", "), "context": context, "line": s.line,
                       "heading": sections[s.section][2] if 0 <= s.section < len(sections) else None})
     show_outline, in_outline = _outline_defaults(data, sentences)
     shown = {line for _, line in in_outline.values()}
@@ -344,7 +344,10 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
                              "value": quote_text(str(row[1]), xrefs).replace("|", "\\|"), "link": cite(at[1]),
                              "line": at[1], "heading": sections[at[0]][2] if 0 <= at[0] < len(sections) else None})
     contents = _contents(page_path, hub, sections, data["title"])
-    lines, parts = _layout(page_path, data, cite, in_outline, show_outline)
+    lines, parts, expanded = _layout(page_path, data, cite, in_outline, show_outline)
+    if expanded:
+        for row in (*facts, *defaults):
+            row["heading"] = _home_line(row["heading"], row["line"], expanded)
     homes = {line: part for part in parts for line in part.homes}
     on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
                       [f for f in facts if f["heading"] not in homes])
@@ -474,15 +477,56 @@ def _outline_defaults(data: dict[str, Any], sentences: Sequence[Sentence] = ()) 
 
 
 def _layout(page_path: str, data: dict[str, Any], cite: Callable[[int], str], in_outline: dict[int, tuple[str, int]],
-            show_outline: bool) -> tuple[list[dict[str, Any]], list[Part]]:
-    """A source page's outline lines and its part pages (split_outline when it is too long)."""
+            show_outline: bool) -> tuple[list[dict[str, Any]], list[Part], dict[int, list[int]]]:
+    """A source page's outline lines, its part pages (split_outline when it is too long), and
+    the sections split along their terms (_expanded: section line -> its terms' lines)."""
     heads = data["outline"]
     lines = outline(heads, cite, in_outline) if show_outline else []
     weights = _weights(data, in_outline)
     if lines and not _fits(_size(lines), sum(weights.values())):
         stem = posixpath.splitext(posixpath.basename(page_path))[0]
-        return split_outline(heads, cite, in_outline, stem, data["title"], weights)
-    return lines, []
+        expanded = _expanded(data, weights)
+        if expanded:
+            heads = sorted([*heads, *(head for terms in expanded.values() for head in terms)], key=lambda h: h[2])
+            term_bytes = data.get("term_bytes") or {}
+            for section_line, terms in expanded.items():
+                for _level, _name, line in terms:
+                    moved = int(term_bytes.get(str(line), 0))
+                    weights[line] = moved
+                    weights[section_line] = weights.get(section_line, 0) - moved
+        lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
+        return lines, parts, {line: [t[2] for t in terms] for line, terms in expanded.items()}
+    return lines, [], {}
+
+
+def _expanded(data: dict[str, Any], weights: dict[int, int]) -> dict[int, list[tuple[int, str, int]]]:
+    """The sections to split along the terms they define: each that has no subsections, whose
+    key facts alone pass a page (a reference's eighty settings under one heading), and that
+    defines two terms or more; each with its terms as headings one level in."""
+    heads = data["outline"]
+    sections = data.get("sections") or []
+    section_at = {int(section[2]): j for j, section in enumerate(sections)}
+    by_section: dict[int, list[tuple[str, int]]] = {}
+    for section, name, line in data.get("term_heads") or []:
+        by_section.setdefault(int(section), []).append((str(name), int(line)))
+    out: dict[int, list[tuple[int, str, int]]] = {}
+    for k, (level, _text, line) in enumerate(heads):
+        if k + 1 < len(heads) and heads[k + 1][0] > level:
+            continue  # it has subsections: split along them
+        terms = by_section.get(section_at.get(line, -1), [])
+        if weights.get(line, 0) > PAGE_BYTES and len(terms) >= 2:
+            out[line] = [(level + 1, name, at) for name, at in terms if at > line]
+    return {line: terms for line, terms in out.items() if len(terms) >= 2}
+
+
+def _home_line(heading: int | None, line: int, expanded: dict[int, list[int]]) -> int | None:
+    """The outline line a fact or a default at `line` is shown under: its section's heading,
+    or, in a section split along its terms, the term it sits under."""
+    terms = expanded.get(heading) if heading is not None else None
+    if not terms:
+        return heading
+    at = bisect_right(terms, line) - 1
+    return terms[at] if at >= 0 else heading
 
 
 def _weights(data: dict[str, Any], in_outline: dict[int, tuple[str, int]]) -> dict[int, int]:
@@ -518,8 +562,8 @@ def part_spans(page_path: str, source_path: str, data: dict[str, Any]) -> list[t
     heading each lists: (first, last, wiki-relative path), innermost parts first; [] when the
     page has none."""
     show_outline, in_outline = _outline_defaults(data)
-    _lines, parts = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
-                            in_outline, show_outline)
+    _lines, parts, _expanded_ = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
+                                        in_outline, show_outline)
     folder = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0])
     return sorted(((p.first, p.last, posixpath.join(folder, p.slug + ".md")) for p in parts),
                   key=lambda span: span[1] - span[0])
