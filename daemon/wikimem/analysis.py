@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 78
+ANALYSIS_VERSION = 79
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -505,7 +505,10 @@ def analyze(doc: Document) -> SourceAnalysis:
             lines = term_lines.get(s.section)
             at = bisect_right(lines, s.line) - 1 if lines else -1
             if lines and at >= 0:
-                term_bytes[str(lines[at])] = term_bytes.get(str(lines[at]), 0) + size
+                # on a part page a term's fact carries the term's name and a citation of the
+                # source's path from two folders down: counted, so runs of terms fit their page
+                term_bytes[str(lines[at])] = term_bytes.get(str(lines[at]), 0) + size + len(doc.path) \
+                    + len(s.subject or "") + 12
     return SourceAnalysis(
         title=doc.title,
         format=doc.format,
