@@ -110,3 +110,26 @@ def test_pyproject_bounds_the_patched_libraries_from_above() -> None:
     for name in ("docutils", "whoosh-reloaded"):
         spec = re.search(rf'"{name}([^"]*)"', text)
         assert spec and "<" in spec.group(1), f"pyproject.toml: {name} has no upper bound"
+
+
+def test_the_rest_reader_works_with_a_state_machine_that_takes_no_parent_argument(monkeypatch) -> None:
+    """docutils before 0.21 (which pyproject.toml admits) makes a nested state machine without
+    a `parent_state_machine` argument: passing one made every reST file of a set fail with a
+    TypeError and be read as plain text, on a machine whose docutils was 0.19."""
+    from docutils.parsers.rst import states
+
+    from wikimem.sources import rst
+
+    made = states.NestedStateMachine.__init__
+
+    def older(self, state_classes, initial_state, debug=False, **given):
+        # docutils 0.19 takes no `parent_state_machine`; this docutils passes its own parse's
+        # machine, so only a call that gives it without one (the reader's) is refused
+        if "parent_state_machine" in given and given["parent_state_machine"] is None:
+            raise TypeError("__init__() got an unexpected keyword argument 'parent_state_machine'")
+        made(self, state_classes, initial_state, debug=debug, **given)
+
+    monkeypatch.setattr(states.NestedStateMachine, "__init__", older)
+    monkeypatch.setattr(rst, "_MACHINES", {})  # no machine made before the patch is reused
+    result = rst.parse_rst("Title\n=====\n\n- one item\n- another item\n\nterm\n   its definition\n", 0)
+    assert [b.kind for b in result.blocks] == ["heading", "item", "item", "term", "para"]

@@ -499,7 +499,9 @@ def _nested_list_parse(self: Any, block: Any, input_offset: int, node: Any, init
     kwargs["initial_state"] = initial_state
     key = (machine_class, initial_state, id(kwargs.get("state_classes")), tuple(sorted(extra_settings or ())))
     pool = _MACHINES.setdefault(key, [])
-    machine = pool.pop() if pool else machine_class(debug=self.debug, **kwargs, parent_state_machine=None)
+    # made without `parent_state_machine`: docutils before 0.21 takes no such argument (every
+    # reST file then failed with a TypeError); it is set here, as each run sets it
+    machine = pool.pop() if pool else machine_class(debug=self.debug, **kwargs)
     machine.parent_state_machine = self.state_machine
     finish_state = blank_finish_state or initial_state
     machine.states[finish_state].blank_finish = blank_finish
