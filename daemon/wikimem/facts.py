@@ -847,7 +847,7 @@ def extract(doc: Statements) -> list[Fact]:
                 old_value, new_value, end = new_value, chained.group("new"), chained.end()
                 chained = _FROM_NEXT.match(sentence, end)
             add((relation, product_key(key_entity), ""), _version(new_value),
-                sentence[m.start():end].strip() if end != m.end() else m.group(0).strip(), plan_here,
+                sentence[m.start():end].strip(), plan_here,
                 default_release, "from", _version(old_value))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, default_release, date, product, taken))

@@ -562,8 +562,8 @@ def part_spans(page_path: str, source_path: str, data: dict[str, Any]) -> list[t
     heading each lists: (first, last, wiki-relative path), innermost parts first; [] when the
     page has none."""
     show_outline, in_outline = _outline_defaults(data)
-    _lines, parts, _expanded_ = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
-                                        in_outline, show_outline)
+    _lines, parts, _ = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
+                               in_outline, show_outline)
     folder = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0])
     return sorted(((p.first, p.last, posixpath.join(folder, p.slug + ".md")) for p in parts),
                   key=lambda span: span[1] - span[0])

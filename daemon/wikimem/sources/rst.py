@@ -62,7 +62,7 @@ API_DIRECTIVES = frozenset(
     "autodecorator autoproperty autonewtypedata".split())
 CONTAINER_DIRECTIVES = frozenset(
     "ifconfig tab tabs group-tab tab-set tab-item grid grid-item grid-item-card card dropdown "
-    "centered hlist cssclass glossary versionchanges".split())
+    "centered hlist cssclass versionchanges".split())
 
 
 @dataclass
@@ -295,15 +295,20 @@ def _default_role_node(text: str, rawsource: str) -> Any:
     if explicit and explicit.group(1).strip():
         # `title <target>`: Sphinx shows the title, in code where the target is a name in code
         title, target = explicit.group(1).strip(), explicit.group(2).strip()
-        if _CODE_NAME.fullmatch(target) and (re.search(r"[._:(]|\d|[a-z][A-Z]", target) or target.isupper()):
+        if _names_code(target):
             return nodes.literal(rawsource, title)
         return nodes.Text(title)
     if _REFERENCE_NAME.fullmatch(written):
         return nodes.Text(xref.mark("any", written))
-    if _CODE_NAME.fullmatch(written) and (re.search(r"[._:(]|\d|[a-z][A-Z]", written) or written.isupper()):
+    if _names_code(written):
         shown, _ = role_text("obj", written)
         return nodes.literal(rawsource, shown)
     return nodes.title_reference(rawsource, written)
+
+
+def _names_code(text: str) -> bool:
+    """A name in code (`attrs.define`, `url_for()`, `HashMap`, `utf8`, `DEBUG`), not a word."""
+    return bool(_CODE_NAME.fullmatch(text)) and (re.search(r"[._:(]|\d|[a-z][A-Z]", text) is not None or text.isupper())
 
 
 def _role_node(role: str, text: str, rawsource: str) -> Any:
@@ -809,7 +814,7 @@ def _directive_table() -> dict[str, type]:
         table.setdefault(name, Api)
     for name in CONTAINER_DIRECTIVES:
         table[name] = Container
-    table["glossary"] = Glossary
+    table["glossary"] = Glossary  # entries of several names over one definition (Glossary)
     return table
 
 
