@@ -873,6 +873,32 @@ def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
     assert "update the note" in python.message and "raw/quill/install.md" in python.message
 
 
+def test_a_note_stating_a_word_default_the_product_changed_is_stale(ws, settings):
+    """A default that is a word, not a version: the changelog switched it, the timeline says
+    so, and a note that still states the old value is a stale note; one that states the new
+    value, written another way (a module path, a call), is not. A generic subject stated on two
+    reference pages ("the default name") is no contradiction."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "- Drop support for Python 3.9.\n",
+        "- Drop support for Python 3.9.\n- Switch the default page renderer to be 'markdown-it'.\n"))
+    write(ws, "quill/pages.md", "# Pages\n\nThe default name is `index`.\n")
+    write(ws, "quill/themes.md", "# Themes\n\nA theme is a folder of templates. The default name is `plain`.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Quill's default page renderer is commonmark: tables need a plugin.\n"  # line 3: stale
+                                  "- Our fork's default page renderer is `quill.render.MarkdownIt()`.\n")  # line 4: current
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-default-page-renderer.md").read_text(encoding="utf-8")
+    assert "Current: **markdown-it**" in timeline
+    report = run_lint(ws, settings, ["stale-note", "contradicted"], write=False)
+    (stale,) = by_rule(report, "stale-note")
+    assert (stale.paths[0], stale.lines[0]) == ("raw/notes/runbook.md", 3)
+    assert stale.evidence["note"]["value"] == "commonmark" and stale.evidence["current"]["value"] == "markdown-it"
+    assert "update the note to markdown-it" in stale.message
+    assert not by_rule(report, "contradicted")
+
+
 def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_warm(ws, settings):
     """Six copies of a note are one finding, not fifteen; and a lint with no cache and the next
     one with a warm cache report the same findings, facts and stale notes included."""

@@ -21,6 +21,15 @@ A fact is a statement of a versioned or numeric value about a subject:
                                                             -> min go (bootstrap)   = 1.17, a plan for 1.19
     a support table ("Program | ... | Supported Versions", "Toolkit | ... | 3.4, 3.3, 3.2")
                                                             -> min toolkit          = 3.2 (3.4 the newest listed)
+    "Switch the default upgrade strategy to be 'only-if-needed'"
+                                                            -> choice upgrade strategy = only-if-needed
+    "The default DBAPI driver has been changed from `a` to `b`"
+                                                            -> choice dbapi driver  = b, replaced a
+
+A default that is a word (a "choice": a strategy, a renderer, a driver) is a fact of its own:
+its value is the word (facts.choice_value makes it a value tuple that agrees only with the same
+word), a release's change of it makes its timeline, and a note that still states the old word
+is a stale note. It is read without a digit in the sentence, only where "default" is said.
 
 Each fact carries the subject normalised (the same fact phrased differently is one key), the
 release it belongs to as written ("2.0rc1": its changelog section's, a `versionadded`, the
@@ -45,11 +54,13 @@ documentation set.
 from __future__ import annotations
 
 import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .lexicon import (
+    ARTICLES,
     DOC_WORDS,
     STOPWORDS,
     parse_version,
@@ -61,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 4  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 5  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -237,6 +248,134 @@ _CELL_VERSIONS = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\.[xX*])?(?![\w.]*[A-Z
 _SPEC = re.compile(r"[A-Za-z][\w.\-\[\],]*\s*(?:===|==|>=|<=|~=|!=|>|<)\s*[\w.*+!-]+|-[a-zA-Z]|--[\w-]+|[\w./-]+\.(?:txt|in|cfg|toml)|#.*")
 _SPEC_OPERATOR = re.compile(r"[\w\]](?:===|==|>=|<=|~=|!=)\s*\d")
 # a title that says the document is a release's notes, a changelog or a migration guide
+# --- a default that is a word, not a number ("choice" facts): what it is set to by name
+# a value as written: a code span, a quoted or emphasised word, else one bare token
+_CHOICE_VALUE = r"(?:``[^`]{1,80}``|`[^`]{1,80}`|'[^'\s][^']{0,60}'|\"[^\"\s][^\"]{0,60}\"|\*[^*\s][^*]{0,60}\*|[A-Za-z_][\w.-]*\w|[A-Za-z])"
+# what the default is of: one to seven words or code spans ("upgrade strategy", "`junit_family`",
+# "DBAPI driver for the PostgreSQL dialect")
+_CHOICE_WHAT = r"(?:`{1,2}[^`]{1,60}`{1,2}|\*[^*\s]{1,40}\*|[A-Za-z][\w-]*)(?:\s+(?:`{1,2}[^`]{1,60}`{1,2}|\*[^*\s]{1,40}\*|[A-Za-z][\w-]*)){0,6}?"
+_CHOICE_OF = r"(?:(?:value\s+)?(?:of|for)\s+(?:the\s+)?)?"
+# "Switch the default upgrade strategy to be 'only-if-needed'", "Changed the default X from A to B"
+_CHOICE_SET = re.compile(
+    rf"\b(?:switch(?:ed|es)?|chang(?:e|ed|es)|set|sets|made|make|makes)\s+the\s+default\s+{_CHOICE_OF}(?P<what>{_CHOICE_WHAT})"
+    rf"\s+(?:value\s+)?(?:from\s+(?P<old>{_CHOICE_VALUE})\s+)?to\s+(?:be\s+|use\s+)?(?P<new>{_CHOICE_VALUE})", re.I)
+# "The default renderer now is `X`", "The default value for `f` has changed to `x`", "pip's default
+# upgrade strategy is eager" (a state: how a note says it), "The default X will change to Y" (a plan)
+_CHOICE_IS = re.compile(
+    rf"(?:\b(?P<whose>the|its|their|our|your|[A-Za-z][\w.-]*['’]s)\s+|^\W*)default\s+{_CHOICE_OF}(?P<what>{_CHOICE_WHAT})"
+    r"\s+(?:option\s+|setting\s+|value\s+)?(?:(?P<change>(?:has\s+(?:been\s+)?|was\s+|is\s+|will\s+be\s+)?(?:changed|switched)"
+    rf"|will\s+change)\s+(?:from\s+(?P<old>{_CHOICE_VALUE})\s+)?to|(?P<now>is\s+now|now\s+is|has\s+become|became|will\s+be)|(?P<is>is))"
+    rf"\s+(?P<new>{_CHOICE_VALUE})", re.I)
+# "`utf8mb4` is now the default character set"
+_CHOICE_BECOMES = re.compile(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+(?P<what>{_CHOICE_WHAT})(?=\s*(?:[.;:,(]|$|\s+(?:for|in|on|when|if)\b))", re.I)
+_CHOICE_NOT_WHAT = frozenset("value values version versions number setting settings option options one is be".split())
+# a bare word is a value where it ends its clause ("is eager: ..."), not where the sentence goes on
+# ("is fine for development"); a name spelled as code ("only-if-needed", "KeyValueRenderer") anywhere
+_CHOICE_END = re.compile(r"\s*(?:[.;:,()]|$|\s+(?:by\s+default|instead|now)\b)")
+# a case after the value narrows the default to it ("... to UTF-8 when loading .env files"); "if
+# nothing is configured" says what a default is, and leaves it whole
+_CHOICE_CASE = re.compile(r"[`'\"*]*\s+(?:when|if|while|whenever)\b(?![^.;:]{0,40}?(?:\bno\b|\bnot\b|n't\b|\bnothing\b))",
+                          re.I)
+_CODE_LIKE = re.compile(r"[-_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
+
+
+def choice_key(value: str) -> str:
+    """How two statements of a word value are compared: marks, a call's parentheses and a module
+    path dropped, case folded ("`structlog.dev.ConsoleRenderer()`" and "ConsoleRenderer" agree)."""
+    text = value.strip("`'\"*“”‘’ ").rstrip(".")
+    text = re.sub(r"\(.*\)$", "", text).strip()
+    if re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", text):
+        text = text.rsplit(".", 1)[-1]
+    return text.lower()
+
+
+def choice_value(value: str) -> tuple[int, ...]:
+    """A word value as a value tuple: (-1, a checksum of its choice_key). No version starts below
+    zero, so a word never agrees with a version, and two words agree (facts.compatible) only when
+    their keys are the same."""
+    return (-1, zlib.crc32(choice_key(value).encode("utf-8")) & 0x7FFFFFFF)
+
+
+def is_choice(f: Fact) -> bool:
+    return f.key[0] == "choice"
+
+
+def _choice_ok(sentence: str, m: re.Match[str], group: str) -> str | None:
+    """The value a match read, as written without its marks, or None when it is no value: a
+    stop word, or a bare word the sentence goes on after."""
+    raw = m.group(group)
+    if raw is None:
+        return None
+    text = raw.strip("`'\"*")
+    if not text or text.lower() in STOPWORDS or '"' in text:
+        return None  # a value with quote marks in it would open the timeline's quote of its sentence
+    if raw[0] not in "`'\"*" and not _CODE_LIKE.search(text) and not _CHOICE_END.match(sentence, m.end(group)):
+        return None
+    return text
+
+
+def _choice_subject(what: str) -> str | None:
+    """The key of what a default is of: marks and articles dropped, case folded."""
+    words = [w for w in re.sub(r"[`*]", "", what).split() if w.lower() not in ARTICLES]
+    if words and words[0].lower() in ("for", "of"):
+        words = words[1:]  # "the default for the HTML writer"
+    while words and words[-1].lower() in _CHOICE_NOT_WHAT:
+        words.pop()
+    if not words or words[0].lower() in _CHOICE_NOT_WHAT or words[-1].lower() in STOPWORDS:
+        return None
+    return " ".join(words).lower()
+
+
+def _choices(doc: Statements, sentence: str, line: int, release: str | None, date: str | None,
+             product: str | None) -> list[Fact]:
+    """The word defaults a sentence states: a change ("Switch the default X to Y", "The default X
+    is now Y", "Y is now the default X") or, in a reference page or a note, the default as it is
+    ("The default X is Y")."""
+    out: list[Fact] = []
+    plan = bool(_PLAN.search(sentence))
+    if _PAST.search(sentence):
+        return out
+    spans: list[tuple[int, int]] = []
+    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES):
+        for m in pattern.finditer(sentence):
+            if any(a <= m.start() < b for a, b in spans):
+                continue
+            subject = _choice_subject(m.group("what"))
+            new = _choice_ok(sentence, m, "new")
+            if subject is None or new is None or (product and subject == product):
+                continue
+            if _NEGATION.search(sentence[m.start("new") - 6 : m.start("new")]):
+                continue
+            if _CHOICE_CASE.match(sentence, m.end("new")):
+                continue  # "the default encoding to UTF-8 when loading X": the default of one case
+            groups = m.groupdict()
+            old = _choice_ok(sentence, m, "old") if groups.get("old") else None
+            changes = pattern is not _CHOICE_IS or bool(groups.get("change") or groups.get("now"))
+            if changes and release is None and doc.profile.kind == "reference":
+                # a reference page says how things are: "this changes the default address" there
+                # is what an option does, not a release's change (a "Changed in version" note
+                # carries its release)
+                continue
+            whose = groups.get("whose") or ""
+            scope = ""
+            if pattern is _CHOICE_SET:
+                # who changed it, said before the verb: "`asgiref` version 3.3.0 changed the default ..."
+                scope = _scope(sentence[: m.start()], product)
+            elif whose and whose.lower() not in ("the", "its", "their", "our", "your"):
+                scope = entity(re.sub(r"['’]s$", "", whose)) or ""
+                if product and scope == product:
+                    scope = ""
+            elif not product and doc.profile.kind != "release" and not changes:
+                # a note's "the default X is Y" is about what the note is about (see _requirements)
+                scope = "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
+            spans.append((m.start(), m.end()))
+            text = f"{new} (was {old})" if old else new
+            out.append(Fact(("choice", subject, scope), choice_value(new), text, plan,
+                            release if changes or doc.profile.kind == "release" else None, doc.path, sentence, line,
+                            date, doc.series, "from" if changes else "", choice_value(old) if old else ()))
+    return out
+
+
 _RELEASE_TITLE = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
                             r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
 
@@ -462,7 +601,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
                 table.rows.append((cells, s.text, s.line, version, date))
             continue
         table = None
-        if s.kind == "heading" or not DIGIT.search(s.text):
+        if s.kind == "heading" or not (DIGIT.search(s.text) or "default" in s.text.lower()):
             continue  # extract() asks has_hint
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
@@ -669,11 +808,13 @@ def extract(doc: Statements) -> list[Fact]:
         # a sentence of the description of an API or option (`.. method:: Geometry.make_valid()`)
         # is about that: "Requires Toolkit 3.8." there is the method's need, not the product's
         described = _described(entry[6]) if len(entry) > 6 and entry[6] else ""
-        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
-            continue
         section_release = release
         default_release = section_release or own
         date = release_date or (doc.date if not section_release else None)
+        if len(sentence) <= 600 and not described and "default" in sentence.lower():
+            out.extend(_choices(doc, sentence, line, default_release, date, product))
+        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
+            continue
 
         def add(key: tuple[str, str, str], value: tuple[int, ...], text: str, plan: bool,
                 at_release: str | None, change: str = "", old: tuple[int, ...] = (), newest: tuple[int, ...] = (),
@@ -1050,6 +1191,12 @@ def _support_table(doc: Statements, table: Table, own: str | None) -> list[Fact]
 def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
     """"minimum macOS version", "default TLS version (server)": what a fact is about, in words."""
     relation, name, role = key
+    if relation == "choice":
+        # the sentence's own spelling of what the default is of ("DBAPI driver", "`junit_family`")
+        words = r"[\s`*]+(?:the\s+)?".join(re.escape(w) for w in name.split())
+        spelled = re.search(rf"(?<![\w.]){words}(?![\w])", sample.sentence, re.IGNORECASE) if sample else None
+        shown = re.sub(r"[`*]", "", re.sub(r"\s+", " ", spelled.group(0))) if spelled else name
+        return f"default {shown}" + (f" ({role})" if role else "")
     size = len(name.split())
     shown = name
     if sample is not None and sample.value_text:

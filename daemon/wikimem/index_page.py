@@ -551,11 +551,15 @@ def _titled(title: str, description: str) -> str:
 
 
 def _highlights(group: Group) -> list[Entry]:
-    """A group's pages, most important first: for concepts the most linked; for a series the
-    newest; for a book its entry page and first chapters (reading order); then each part's
-    first pages in turn."""
+    """A group's pages, most important first: for concepts the most linked; for facts the
+    current values the most sources state; for a series the newest; for a book its entry page
+    and first chapters (reading order); then each part's first pages in turn."""
     if group.key.startswith("concepts"):
         return sorted(group.all_entries(), key=lambda e: (-e.sources, _title_key(e.title), e.path))
+    if group.key == "facts":
+        # a current value before a latest statement, then the facts most sources state
+        return sorted(group.all_entries(), key=lambda e: (not e.description.startswith("currently"), -e.sources,
+                                                          _title_key(e.title), e.path))
 
     def entry_first(entries: list[Entry]) -> list[Entry]:
         start = [e for e in entries if posixpath.basename(e.raw).lower().startswith(("index.", "readme.", "summary."))]

@@ -43,7 +43,17 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .analysis import split_sentences
-from .facts import Fact, Profile, at_least, compatible, label, product_role, read_record, record
+from .facts import (
+    Fact,
+    Profile,
+    at_least,
+    compatible,
+    is_choice,
+    label,
+    product_role,
+    read_record,
+    record,
+)
 from .lexicon import release_numbers, version_key
 from .pages import Page, certify, escape_link_text, inert, relative_link, slugify, today
 from .products import Series, series_of
@@ -107,6 +117,8 @@ def _numbers(v: tuple[int, ...]) -> str:
 
 def _value_text(f: Fact) -> str:
     text = " ".join(f.value_text.split())
+    if is_choice(f):
+        return text  # a word, and what it replaced ("psycopg (was psycopg2)")
     if f.change == "drop":
         return f"drops {text}"
     if f.change == "last":

@@ -28,7 +28,7 @@ from typing import Any
 from ..analysis import split_sentences
 from ..facts import DIGIT as _DIGIT
 from ..facts import Fact as Claim
-from ..facts import Statements, compatible, extract, has_hint, product_role, title_words
+from ..facts import Statements, compatible, extract, has_hint, is_choice, product_role, title_words
 from ..facts import label as fact_label
 from ..lexicon import release_numbers, version_key
 from ..products import Series, series_of
@@ -154,6 +154,11 @@ def _fmt(v: tuple[int, ...]) -> str:
     return ".".join(map(str, v))
 
 
+def _said(c: Claim) -> str:
+    """A claim's value for a finding's evidence: its numbers, or a word value as written."""
+    return " ".join(c.value_text.split()) if is_choice(c) else _fmt(c.value)
+
+
 def _rkey(c: Claim) -> tuple[object, ...] | None:
     return c.release_key
 
@@ -197,7 +202,7 @@ def superseded(ctx: Context) -> Iterator[Finding]:
         newest = _newest(group, order)
         # the most recent older claim that gives another value
         previous: Claim | None = None
-        others: set[tuple[int, ...]] = set()
+        others: dict[tuple[int, ...], str] = {}
         basis = ""
         for c in group:
             if (c.source == newest.source and _rkey(c) == _rkey(newest)) or compatible(c.value, newest.value):
@@ -205,18 +210,18 @@ def superseded(ctx: Context) -> Iterator[Finding]:
             cmp, how = _compare(order, c, newest)
             if cmp >= 0:
                 continue
-            others.add(c.value)
+            others.setdefault(c.value, _said(c))
             if previous is None or _compare(order, c, previous)[0] > 0:
                 previous, basis = c, how
         if previous is None:
             continue
         label = _key_label(key, newest)
-        older = sorted(others - {previous.value})
+        older = [others[v] for v in sorted(others) if v != previous.value]
         message = (
             f"{label}: {previous.source} ({order.label(previous.source)}) says {previous.value_text}; "
             f"{newest.source} ({order.label(newest.source)}) says {newest.value_text}, which is current "
             f"(newer by {basis})"
-            + (f"; older values too: {', '.join(_fmt(v) for v in older)}" if older else "")
+            + (f"; older values too: {', '.join(older)}" if older else "")
         )
         yield Finding.make(
             "superseded", "warning", message,
@@ -224,8 +229,8 @@ def superseded(ctx: Context) -> Iterator[Finding]:
             lines=[previous.line, newest.line],
             evidence={
                 "fact": label,
-                "old": {"path": previous.source, "sentence": previous.sentence, "value": _fmt(previous.value)},
-                "current": {"path": newest.source, "sentence": newest.sentence, "value": _fmt(newest.value)},
+                "old": {"path": previous.source, "sentence": previous.sentence, "value": _said(previous)},
+                "current": {"path": newest.source, "sentence": newest.sentence, "value": _said(newest)},
                 "basis": basis,
             },
         )
@@ -272,8 +277,8 @@ def _stale_answers(ctx: Context, by_key: dict[tuple[str, str, str], list[Claim]]
                 paths=[page.wpath, current.source], lines=[line, current.line],
                 evidence={
                     "fact": label,
-                    "old": {"path": page.wpath, "sentence": claim.sentence, "value": _fmt(claim.value)},
-                    "current": {"path": current.source, "sentence": current.sentence, "value": _fmt(current.value)},
+                    "old": {"path": page.wpath, "sentence": claim.sentence, "value": _said(claim)},
+                    "current": {"path": current.source, "sentence": current.sentence, "value": _said(current)},
                     "basis": "answer page",
                 },
             )
@@ -338,6 +343,10 @@ def contradicted(ctx: Context) -> Iterator[Finding]:
         seen: set[tuple[str, str]] = set()
         buckets: dict[object, list[Claim]] = defaultdict(list)
         for c in actual:
+            if is_choice(c):
+                # "the default name is X" on two pages is two things' defaults as often as one
+                # thing's said twice: a word default's subject is a phrase, not a name
+                continue
             # only claims that no date, release or file time orders can contradict each other
             buckets[order.bucket(c.source)].append(c)
         for bucket in buckets.values():
@@ -459,7 +468,7 @@ def _stale(ctx: Context, read: _Read, tracked: dict[tuple[str, str, str], list[T
         paths=[where, current.source, f"wiki/{t.page}"], lines=[line, current.line, 0],
         evidence={
             "fact": label, "timeline": f"wiki/{t.page}",
-            "note": {"path": where, "sentence": c.sentence, "value": _fmt(c.value)},
+            "note": {"path": where, "sentence": c.sentence, "value": _said(c)},
             "current": {"path": current.source, "sentence": current.sentence, "value": t.value},
         },
     )
@@ -482,7 +491,7 @@ def _disagreements(ctx: Context, read: _Read) -> Iterator[Finding]:
             paths=[other.source, current.source, f"wiki/{t.page}"], lines=[other.line, current.line, 0],
             evidence={
                 "fact": label, "timeline": f"wiki/{t.page}",
-                "note": {"path": other.source, "sentence": other.sentence, "value": _fmt(other.value)},
+                "note": {"path": other.source, "sentence": other.sentence, "value": _said(other)},
                 "current": {"path": current.source, "sentence": current.sentence, "value": t.value},
             },
         )

@@ -316,18 +316,20 @@ def _claim_blocks(doc: Document) -> Document:
     """The blocks that can hold a claim: sentences are split only for them.
 
     Sentences feed claims.extract alone, which skips every sentence without a digit and
-    a hint word; a block without them has no such sentence (a sentence is a piece of one
-    block, with its whitespace collapsed, hence \\s+ between the hint's words here). A table
-    is read whole (its header says what its rows list), with the blocks either side of it,
-    which end it as they do in the compile's reading. "use" is a hint in a release's notes
-    (facts.has_hint): it is kept wherever it is, the extractor decides.
+    a hint word, except one that names a default (a word value: facts._choices); a block
+    without them has no such sentence (a sentence is a piece of one block, with its
+    whitespace collapsed, hence \\s+ between the hint's words here). A table is read whole
+    (its header says what its rows list), with the blocks either side of it, which end it as
+    they do in the compile's reading. "use" is a hint in a release's notes (facts.has_hint):
+    it is kept wherever it is, the extractor decides.
     """
 
     hint = _block_hint(HINT.pattern + "|use")
     blocks = doc.blocks
     near_table = {i + d for i, b in enumerate(blocks) if b.kind == "table" for d in (-1, 0, 1)}
     kept = [b for i, b in enumerate(blocks)
-            if i in near_table or (b.kind != "heading" and DIGIT.search(b.text) and hint.search(b.text))]
+            if i in near_table or (b.kind != "heading" and ((DIGIT.search(b.text) and hint.search(b.text))
+                                                           or "default" in b.text.lower()))]
     return replace(doc, blocks=kept)
 
 
