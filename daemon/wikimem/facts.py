@@ -1193,8 +1193,8 @@ def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
     relation, name, role = key
     if relation == "choice":
         # the sentence's own spelling of what the default is of ("DBAPI driver", "`junit_family`")
-        words = r"[\s`*]+(?:the\s+)?".join(re.escape(w) for w in name.split())
-        spelled = re.search(rf"(?<![\w.]){words}(?![\w])", sample.sentence, re.IGNORECASE) if sample else None
+        pattern = r"[\s`*]+(?:the\s+)?".join(re.escape(w) for w in name.split())
+        spelled = re.search(rf"(?<![\w.]){pattern}(?![\w])", sample.sentence, re.IGNORECASE) if sample else None
         shown = re.sub(r"[`*]", "", re.sub(r"\s+", " ", spelled.group(0))) if spelled else name
         return f"default {shown}" + (f" ({role})" if role else "")
     size = len(name.split())
