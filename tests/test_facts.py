@@ -58,6 +58,9 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
      "maximum stack depth", (128,), "from"),
     ("Go 1.21 requires macOS 10.15 Catalina or later.", "macos", (10, 15), ""),
     ("Gizmo no longer supports running with Python 3.8 (#4452)", "python", (3, 8), "drop"),
+    # a range said with "through" (coverage.py's front page), the minimum said in an apposition
+    ("It is supported on Python 3.9 through 3.14 rc2, including free-threading.", "python", (3, 9), ""),
+    ("Ideally, use Python 3.9 (the lowest version the tool supports).", "python", (3, 9), ""),
     ("The tool no longer supports Node 16.", "node", (16,), "drop"),
 ])
 def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:

@@ -123,13 +123,13 @@ _SUPPORTS = re.compile(
     r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|accepts?|targets?)\s+"
     r"(?:(?:the\s+)?versions?\s+of\s+)?"
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
-    r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|,\s*and|,|and|to|or|-|–|\+)"
+    r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
 _LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s*:\s*$",
                       re.I)
 # what makes one version a lower bound: "3.9 and newer", "3.10+", ">= 3.5", "from 2.4 to 3.2"
-_OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|-|–")
+_OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|\bthrough\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
 _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*"
 # ... after a `name` group, which may say its name again before a version: "Docutils 0.18.1 and
@@ -191,8 +191,9 @@ _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+
                      r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
                      r"(?:(?:raised|increased|bumped)\s+to\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
-# "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts"
-_IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)\s+is\s+(?:now\s+)?the\s+"
+# "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts",
+# "use Toolkit 3.0 (the lowest version the tool supports)"
+_IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)(?:\s+is\s+(?:now\s+)?|\s*\(\s*)the\s+"
                      r"(?:minimum|oldest|lowest|earliest)\b(?:\s+(?:supported|required))?(?:\s+\w+)?\s+version\b"
                      r"(?:\s+(?:that\s+)?(?P<who>[A-Za-z][\w+.-]*)\s+(?:accepts|supports|requires|allows|runs\s+on|works\s+with))?")
 # a name among the words that say what changed: "The jQuery library embedded in the admin",
@@ -247,7 +248,6 @@ _CELL_VERSIONS = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\.[xX*])?(?![\w.]*[A-Z
 # requirements.txt), whose pins are its build's, not the product's
 _SPEC = re.compile(r"[A-Za-z][\w.\-\[\],]*\s*(?:===|==|>=|<=|~=|!=|>|<)\s*[\w.*+!-]+|-[a-zA-Z]|--[\w-]+|[\w./-]+\.(?:txt|in|cfg|toml)|#.*")
 _SPEC_OPERATOR = re.compile(r"[\w\]](?:===|==|>=|<=|~=|!=)\s*\d")
-# a title that says the document is a release's notes, a changelog or a migration guide
 # --- a default that is a word, not a number ("choice" facts): what it is set to by name
 # a value as written: a code span, a quoted or emphasised word, else one bare token
 _CHOICE_VALUE = r"(?:``[^`]{1,80}``|`[^`]{1,80}`|'[^'\s][^']{0,60}'|\"[^\"\s][^\"]{0,60}\"|\*[^*\s][^*]{0,60}\*|[A-Za-z_][\w.-]*\w|[A-Za-z])"
@@ -376,6 +376,7 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
     return out
 
 
+# a title that says the document is a release's notes, a changelog or a migration guide
 _RELEASE_TITLE = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
                             r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
 
