@@ -350,14 +350,21 @@ def facts(ws: Path, truth: Path) -> dict[str, Any]:
     for t in lines:
         tw = _words(t["label"])
         best = None
+        entity = set(tw) - {"minimum", "default", "newest", "oldest", "maximum", "latest"}
+        overlap = 0
         for i, r in enumerate(product):
             rw = _words(r["fact"])
-            if _relation(tw) != _relation(rw):
+            if _relation(tw) != _relation(rw) or not entity:
                 continue
-            entity = set(tw) - {"minimum", "default", "newest", "oldest", "maximum", "latest"}
-            if entity and entity <= set(rw) | set(_words(r.get("subject", ""))):
+            said = set(rw) | set(_words(r.get("subject", "")))
+            if entity <= said:
                 best = i
                 break
+            # a subject the truth words another way ("DBAPI driver for the PostgreSQL dialect" and
+            # "DBAPI driver for postgresql:// URLs"): most of its words, three at least
+            shared = len(entity & said)
+            if shared >= 3 and shared >= 0.75 * len(entity) and shared > overlap:
+                best, overlap = i, shared
         if t["cited"] in negative:
             from_negative.append(f"{t['title']}: {t['value']!r} from {t['cited'][0]}:{t['cited'][1]}")
         if best is None:
@@ -366,9 +373,12 @@ def facts(ws: Path, truth: Path) -> dict[str, Any]:
         r = product[best]
         judged.append(t)
         value = t["value"]
+        truth_value = str(r["current"])
+        # a word value: the truth's, or the word it leads with ("True (enabled)", "None (full width)")
+        lead = re.split(r"\s*[(,;]", truth_value)[0].strip().lower()
         ok = not re.match(r"\s*(drops|last release)", value) and (
-            _version_of(value) == _version_of(str(r["current"])) if _version_of(str(r["current"])) else
-            str(r["current"]).lower() in value.lower())
+            _version_of(value) == _version_of(truth_value) if _version_of(truth_value) and _version_of(value) else
+            truth_value.lower() in value.lower() or bool(lead) and lead == re.split(r"\s*\(", value)[0].strip().lower())
         if ok and (t["cited"] not in negative):
             right.append(t["title"])
             found.add(best)
