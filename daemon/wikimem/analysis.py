@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 79
+ANALYSIS_VERSION = 80
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1131,6 +1131,20 @@ _VALUES_OR_NAMING = re.compile(r"\b(?:possible|valid|allowed|accepted|supported|
                                r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I)
 _STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
                          re.I)
+# what a reader asks a document and it answers in one sentence, with no figure or name: the way
+# it recommends ("The simplest way is to use ..."), where something does not work ("On Windows,
+# this setting has no effect"), an order things are tried in ("in this order: a, b, c"), a
+# change a migration asks for ("will need to be changed to ..."), and a list it counts ("works
+# in three phases:")
+_BEST_WAY = re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
+                       r"\bis\s+(?:to|with|by)\b", re.I)
+_LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
+                         r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b",
+                         re.I)
+_IN_ORDER = re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I)
+_MIGRATE = re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I)
+_COUNTED_LIST = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
+                           r"[^.;]{0,40}:$", re.I)
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
@@ -1245,7 +1259,15 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if s.version:
         score += 1
     how = ("`" in text and (_HOW_TO.search(text) is not None or _VALUES_OR_NAMING.search(text) is not None)) \
-        or _STANDS_FOR.search(text) is not None
+        or _STANDS_FOR.search(text) is not None or ("way" in low and _BEST_WAY.search(text) is not None)
+    # a sentence that states a limit, an order or a migration step, or counts the list it introduces
+    stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low) and _LIMITATION.search(text) is not None) \
+        or ("order" in low and _IN_ORDER.search(text) is not None) \
+        or (" to be " in low and _MIGRATE.search(text) is not None) \
+        or (text.endswith(":") and i + 1 < len(sentences) and sentences[i + 1].kind == "item"
+            and _COUNTED_LIST.search(text) is not None)
+    if stated:
+        score += 1.5
     if "`" in text:
         score += 0.5
     if how:
@@ -1271,7 +1293,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score -= 1  # a tutorial telling what we do next, rather than how things are
     if chatty or narrated or score < 0:
         return score, False
-    if s.subject or says_default or introduced or how:
+    if s.subject or says_default or introduced or how or stated:
         return score, True
     if s.kind == "item" and _FIELD_ITEM.match(text):
         return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
