@@ -180,10 +180,13 @@ def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_
             "The simplest way is to use the patch setting in your configuration file.\n\n"
             "The handler is only registered on Linux and Mac. On Windows, this setting has no effect.\n\n"
             "Without its own file, the tool looks for settings in other files, in this order: setup.cfg, tox.ini.\n\n"
-            "Patterns such as tests/x will need to be changed to tests/y in the new release.\n\n" + filler)
+            "Patterns such as tests/x will need to be changed to tests/y in the new release.\n\n"
+            "The old formatter is still shipped. Use the new renderer instead.\n\n"
+            "Our release months are January, April, July, October.\n\n" + filler)
     facts = fact_texts(analysed(tmp_path, "running.md", text))
     for start in ("The tool works in three phases:", "The simplest way is to use", "The handler is only registered",
-                  "On Windows, this setting has no effect.", "Without its own file", "Patterns such as"):
+                  "On Windows, this setting has no effect.", "Without its own file", "Patterns such as",
+                  "Use the new renderer instead.", "Our release months are"):
         assert any(f.startswith(start) for f in facts), (start, facts)
     # a list whose items name their fields answers by its items, not by the sentence counting them
     codes = ("# Exit codes\n\nRunning the tool can result in three different exit codes:\n\n"

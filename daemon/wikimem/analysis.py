@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 81
+ANALYSIS_VERSION = 82
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1141,6 +1141,11 @@ _BEST_WAY = re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quicke
 _LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
                          r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b",
                          re.I)
+# what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
+# happens in ("Our release months are January, April, July, October.")
+_INSTEAD = re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I)
+_MONTHS = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+                     r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
 _IN_ORDER = re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I)
 _MIGRATE = re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I)
 _COUNTED_LIST = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
@@ -1264,6 +1269,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low) and _LIMITATION.search(text) is not None) \
         or ("order" in low and _IN_ORDER.search(text) is not None) \
         or (" to be " in low and _MIGRATE.search(text) is not None) \
+        or ("instead" in low and _INSTEAD.search(text) is not None) \
+        or len(_MONTHS.findall(text)) >= 2 \
         or (text.endswith(":") and i + 1 < len(sentences) and sentences[i + 1].kind == "item"
             and _COUNTED_LIST.search(text) is not None
             # a list whose items name their fields ("Exit code 5: ...") answers by its items
@@ -1293,8 +1300,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     narrated = narrates(text, low)
     if narrated:
         score -= 1  # a tutorial telling what we do next, rather than how things are
-    if chatty or narrated or score < 0:
-        return score, False
+    if chatty or (narrated and not stated) or score < 0:
+        return score, False  # a project's own voice stating a limit or a date is no narration ("Our release months are ...")
     if s.subject or says_default or introduced or how or stated:
         return score, True
     if s.kind == "item" and _FIELD_ITEM.match(text):
