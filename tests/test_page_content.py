@@ -463,6 +463,20 @@ def test_a_concept_is_titled_as_the_text_spells_it(ws: Workspace, settings) -> N
     assert "request-context.md" in pages
 
 
+def test_a_word_the_text_writes_in_capitals_is_no_capitalised_lowercase_spelling(ws: Workspace, settings) -> None:
+    """coverage.py's docs name the `xml` command and the "[xml]" config section in lowercase and
+    write XML in their prose: the page was titled "Xml", a spelling no text has."""
+    for name in ("report", "config", "changes"):
+        write(ws, f"{name}.md", f"# {name.title()}\n\n## xml\n\nThe `xml` command writes a report for tools. "
+                                f"The xml settings are read from the config file, section {name}.\n")
+    write(ws, "xml.md", "# XML reporting\n\nThe XML report is what continuous integration tools read. "
+                        "XML is written to one file.\n")
+    compile_workspace(ws, settings)
+    pages = {p.name: p.read_text() for p in (ws.wiki / "concepts").glob("*.md")}
+    assert "xml.md" in pages, sorted(pages)
+    assert "title: XML\n" in pages["xml.md"] and "Xml" not in pages["xml.md"]
+
+
 def test_a_kind_of_thing_a_source_is_about_is_named(tmp_path: Path) -> None:
     """"Options", "Functions", "Error Handling": technical writing names options and functions
     all the time, so those words were never a concept, and Click's options, the Rust book's

@@ -262,6 +262,12 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
             candidate = max(prose, key=lambda f: own[f])
             if own[candidate] * 3 >= own[best]:
                 best = candidate
+        capitals = [f for f in sorted(own) if f != best and f.isupper() and f.lower() == best.lower()]
+        if best.islower() and capitals and title_of(best) not in own:
+            # "XML" over "xml", never "Xml": a page is not titled with a spelling no text uses
+            # when the text writes the word in capitals (its lowercase form is how commands and
+            # config sections spell it: `coverage xml`, "[xml]")
+            best = capitals[0]
         title = title_of(best)
         aliases = sorted({title_of(f) for f in forms if title_of(f).lower() != title.lower()},
                          key=lambda a: (a.lower(), a))[:8]
