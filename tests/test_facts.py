@@ -12,7 +12,7 @@ from conftest import corpus, write
 from linkcheck import broken_links
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
-from wikimem.facts import Statements, extract
+from wikimem.facts import Statements, choice_value, extract
 from wikimem.init import init_workspace
 from wikimem.pages import loads_page
 from wikimem.workspace import Workspace
@@ -149,6 +149,8 @@ def test_what_is_no_word_default() -> None:
     a, b = facts_of("The default renderer is now `acme.dev.ConsoleRenderer()`.", release="2.0")[0], \
         facts_of("The default renderer is `ConsoleRenderer`.", release="2.0")[0]
     assert a.value == b.value and a.value[0] == -1
+    assert choice_value("only-if-needed") == choice_value("`only_if_needed`") == choice_value("only if needed")
+    assert choice_value("eager") != choice_value("only-if-needed")
 
 
 def _workspace(tmp_path: Path, folders: dict[str, str]) -> Workspace:

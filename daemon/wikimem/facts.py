@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 5  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 6  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -281,12 +281,13 @@ _CODE_LIKE = re.compile(r"[-_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
 
 def choice_key(value: str) -> str:
     """How two statements of a word value are compared: marks, a call's parentheses and a module
-    path dropped, case folded ("`structlog.dev.ConsoleRenderer()`" and "ConsoleRenderer" agree)."""
+    path dropped, case folded, and the words run together ("`structlog.dev.ConsoleRenderer()`"
+    and "ConsoleRenderer" agree, and so do "only-if-needed" and "only if needed")."""
     text = value.strip("`'\"*“”‘’ ").rstrip(".")
     text = re.sub(r"\(.*\)$", "", text).strip()
     if re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", text):
         text = text.rsplit(".", 1)[-1]
-    return text.lower()
+    return re.sub(r"[\s_-]+", "", text.lower())
 
 
 def choice_value(value: str) -> tuple[int, ...]:
