@@ -477,6 +477,15 @@ def test_a_word_the_text_writes_in_capitals_is_no_capitalised_lowercase_spelling
     assert "title: XML\n" in pages["xml.md"] and "Xml" not in pages["xml.md"]
 
 
+def test_a_name_with_its_extension_is_one_word() -> None:
+    """coverage.py's docs made a concept page "Py" (26 links) from its own name split at the dot."""
+    from wikimem.analysis import tokens
+
+    assert tokens("Coverage.py reads conf.py and node.js files.") == ["coverage.py", "read", "conf.py", "node.js", "file"]
+    # a dotted path of names, an abbreviation and a sentence's end are not one
+    assert tokens("Call os.path.join, e.g. here. The end.") == ["call", "os", "path", "join", "e", "g", "here", "the", "end"]
+
+
 def test_a_kind_of_thing_a_source_is_about_is_named(tmp_path: Path) -> None:
     """"Options", "Functions", "Error Handling": technical writing names options and functions
     all the time, so those words were never a concept, and Click's options, the Rust book's

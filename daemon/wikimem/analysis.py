@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 82
+ANALYSIS_VERSION = 83
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -109,7 +109,10 @@ _TITLE_LEAD = re.compile(
     re.IGNORECASE)
 
 # a path of names (crypto/tls, net/http, TCP/IP) is one word; so is a number with its dots
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?"
+# a name joined by a dot to a short lowercase ending is one word: a file or a name spelled with
+# its extension ("coverage.py", "conf.py", "node.js"), never "coverage" and a word "py"
+_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\.[a-z]{2,4}(?![\w.])"
+                   r"|[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?"
                    r"|[0-9]+(?:\.[0-9]+)*")
 # the marks that close a sentence stay with it: "**Failures are retried.** A batch ..." is
 # "**Failures are retried.**" and "A batch ...", not an emphasis left open
@@ -149,6 +152,8 @@ def _fold(word: str) -> str:
     if "/" in word:
         low = word.lower()
         return "or" if any(part in STOPWORDS for part in low.split("/")) else low
+    if "." in word:
+        return word.lower()  # a name with its extension ("coverage.py")
     return word_key(word)
 
 
