@@ -481,7 +481,7 @@ def test_a_name_with_its_extension_is_one_word() -> None:
     """coverage.py's docs made a concept page "Py" (26 links) from its own name split at the dot."""
     from wikimem.analysis import tokens
 
-    assert tokens("Coverage.py reads conf.py and node.js files.") == ["coverage.py", "read", "conf.py", "node.js", "file"]
+    assert tokens("Coverage.py reads conf.py and node.js files.") == ["coverage.py", "read", "conf.py", "and", "node.js", "file"]
     # a dotted path of names, an abbreviation and a sentence's end are not one
     assert tokens("Call os.path.join, e.g. here. The end.") == ["call", "os", "path", "join", "e", "g", "here", "the", "end"]
 
