@@ -327,6 +327,12 @@ def _choice_subject(what: str) -> str | None:
     return " ".join(words).lower()
 
 
+def _on_title(doc: Statements) -> str:
+    """The role of "it" in a document whose title names no release: what the document is about,
+    by its title's first words ("on team runbook"), so two projects' notes never meet."""
+    return "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
+
+
 def _choices(doc: Statements, sentence: str, line: int, release: str | None, date: str | None,
              product: str | None) -> list[Fact]:
     """The word defaults a sentence states: a change ("Switch the default X to Y", "The default X
@@ -368,7 +374,7 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
                     scope = ""
             elif not product and doc.profile.kind != "release" and not changes:
                 # a note's "the default X is Y" is about what the note is about (see _requirements)
-                scope = "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
+                scope = _on_title(doc)
             spans.append((m.start(), m.end()))
             text = f"{new} (was {old})" if old else new
             out.append(Fact(("choice", subject, scope), choice_value(new), text, plan,
@@ -1104,7 +1110,7 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
                 # "It requires Python 3.8" in a note with no release in its title: "it" is whatever
                 # the note is about, so the note's title stands in (two projects' notes never meet);
                 # in a changelog, "Requires X 2.0" is the changelog's product's
-                scope = "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
+                scope = _on_title(doc)
             if scope:
                 role = f"{role}, {scope}" if role else scope
                 at = _named_release(lead, scope) or at
