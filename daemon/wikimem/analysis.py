@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from itertools import chain
@@ -976,14 +976,21 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     seen: set[tuple[str, str | None]] = set()
     runs = _item_runs(sentences)
     opening = _section_openings(sentences, sections)
+    weighed: dict[int, tuple[float | None, bool]] = {}
+
+    def weigh(i: int) -> tuple[float | None, bool]:
+        if i not in weighed:
+            weighed[i] = _weigh(sentences, i, runs, own)
+        return weighed[i]
+
     # what a defined term is or does ranks above what its version notes say of it
-    defining = _term_openings(sentences, runs)
+    defining = _term_openings(sentences, weigh)
     answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
         seen.add((s.text, s.subject))
-        score, answer = _weigh(sentences, i, runs, own)
+        score, answer = weigh(i)
         if score is None:
             continue
         if i in defining and score >= 0:
@@ -1074,13 +1081,13 @@ def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) ->
 _VERSION_NOTE = re.compile(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
 
 
-def _term_openings(sentences: list[Sentence], runs: dict[int, tuple[int, int]]) -> set[int]:
+def _term_openings(sentences: list[Sentence], weigh: Callable[[int], tuple[float | None, bool]]) -> set[int]:
     """The sentence that says what each term the document defines is or does (a glossary's
     entry, an API description's `.. option:: -j N`, a definition list's term): the first of its
     first two prose sentences that reads alone ("Distribute the build over N processes in
     parallel"; after "Only applies if the task calls `self.retry`.", "The maximum number of
     attempted retries before giving up."); a version note under it ("Changed in version 1.7:
-    ...") says when, not what."""
+    ...") says when, not what. `weigh(i)`: _weigh of sentence i, as _facts reads it (and keeps)."""
     out: set[int] = set()
     tried: Counter[str] = Counter()
     done: set[str] = set()
@@ -1090,7 +1097,7 @@ def _term_openings(sentences: list[Sentence], runs: dict[int, tuple[int, int]]) 
         tried[s.subject] += 1
         if tried[s.subject] >= 2:
             done.add(s.subject)
-        score = _weigh(sentences, i, runs)[0] if _full_sentence(s.text) and not REFERS_BACK.match(s.text) \
+        score = weigh(i)[0] if _full_sentence(s.text) and not REFERS_BACK.match(s.text) \
             and not CHATTY.match(s.text) else None
         if score is not None and score >= 0:
             out.add(i)
