@@ -701,3 +701,26 @@ def test_mdbook_prefix_chapters_come_first_in_the_reading_order(tmp_path):
     doc = load_source(summary, "raw/SUMMARY.md", max_bytes=1_000_000)
     # a paragraph of nothing but links is a part of the table of contents; prose with links is not
     assert [e.target for e in doc.toc] == ["raw/title-page.md", "raw/foreword.md", "raw/ch01.md", "raw/ch01-01.md"]
+
+
+@pytest.mark.parametrize("name,text", [
+    ("roles.rst", "Setting\n=======\n\nWhen set, it turns off loading through :doc:`entry point packaging\n"
+                  "metadata <guides/plugins>`. Only plugins named with ``-p\nname`` are loaded.\n"
+                  "Nothing else is.\n"),
+    ("roles.md", "# Setting\n\nWhen set, it turns off loading through {doc}`entry point packaging\n"
+                 "metadata <guides/plugins>`. Only plugins named with `-p\nname` are loaded.\n"
+                 "Nothing else is.\n"),
+])
+def test_a_sentence_after_markup_written_over_two_lines_is_cited_at_its_own_line(
+        tmp_path: Path, name: str, text: str) -> None:
+    """A role's title or a code span written over two lines is shown on one: the sentences after
+    it were cited a line early ('Only plugins ...' at the line above it)."""
+    from wikimem.analysis import analyze
+
+    lines = text.split("\n")
+    sentences = analyze(load(tmp_path, name, text)).sentences
+    for start in ("When set", "Only plugins", "Nothing else"):
+        sentence = next(s for s in sentences if s.text.startswith(start))
+        assert start.split()[0] in lines[sentence.line - 1]
+    only = next(s for s in sentences if s.text.startswith("Only plugins"))
+    assert only.text == "Only plugins named with `-p name` are loaded."  # the code span stays one

@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 83
+ANALYSIS_VERSION = 84
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

@@ -167,3 +167,55 @@ def code_span(text: str) -> str:
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_WORD = re.compile(r"[^\W_]+")
+_MATCH_AHEAD = 24  # source words a shown word may be looked for ahead of the last one matched
+
+
+def keep_lines(source: str, shown: str) -> str:
+    """`shown`, the text a reader made of a paragraph's `source`, with the line breaks back
+    that its markup took out: a code span or a role's title written over two lines is shown on
+    one, and every sentence after it would be cited a line early. Each shown word is matched to
+    the next source word that spells it (in order, looking a little ahead: markup adds and drops
+    words), and a word from a later source line than the breaks before it count gets its
+    breaks in the last space before it that is not inside a code span: the one before the
+    markup that holds the word, where the word is inside markup."""
+    missing = source.count("\n") - shown.count("\n")
+    if missing <= 0:
+        return shown
+    lines: list[tuple[str, int]] = []
+    line = 0
+    at = 0
+    for match in _WORD.finditer(source):
+        line += source.count("\n", at, match.start())
+        at = match.start()
+        lines.append((match.group().lower(), line))
+    out = ""
+    have = 0  # line breaks in the text shown so far, with those put back
+    space = -1  # where in `out` the last space a break may take is
+    ticks = 0  # backquotes in `out`: an odd count is inside a code span
+    done = 0  # how far `shown` is copied into `out`
+    next_word = 0
+    for match in _WORD.finditer(shown):
+        for at, char in enumerate(shown[done:match.start()]):
+            if char == "\n":
+                have += 1
+            elif char == "`":
+                ticks += 1
+            elif char == " " and not ticks % 2:
+                space = len(out) + at
+        out += shown[done:match.end()]
+        done = match.end()
+        word = match.group().lower()
+        for k in range(next_word, min(len(lines), next_word + _MATCH_AHEAD)):
+            if lines[k][0] == word:
+                next_word = k + 1
+                owed = min(lines[k][1] - have, missing)
+                if owed > 0 and space >= 0:
+                    out = out[:space] + "\n" * owed + out[space + 1:]
+                    space = -1
+                    have += owed
+                    missing -= owed
+                break
+    return out + shown[done:]

@@ -24,6 +24,7 @@ from .inline import (
     TAG,
     code_span,
     drop_comments,
+    keep_lines,
     role_text,
 )
 from .rst import NestedTooDeep, parse_rst
@@ -490,7 +491,7 @@ def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = Tru
     text = "".join(out)
     if "*" in text:
         text = text.replace("****", "")  # emphasis around nothing (an image, a tag) leaves no marks
-    return text
+    return keep_lines(token.content, text)  # a sentence is cited at its own line
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z]\w*")

@@ -35,6 +35,7 @@ from .inline import (
     OPTION_LINE,
     REF_ROLES,
     code_span,
+    keep_lines,
     role_text,
 )
 
@@ -1268,7 +1269,10 @@ class _Reader:
                 out.append(_strip_markup(child.astext()))
             elif isinstance(child, nodes.Element):
                 out.append(self.inline(child))
-        return "".join(out).strip()
+        text = "".join(out).strip()
+        if isinstance(node, nodes.TextElement) and not isinstance(node, nodes.Inline) and "\n" in node.rawsource:
+            text = keep_lines(node.rawsource, text)  # a sentence is cited at its own line
+        return text
 
 
 def _substitution(reference: Any) -> Any:
