@@ -452,6 +452,20 @@ def test_changelog_directives_give_releases_and_changes(tmp_path: Path) -> None:
     assert fragment.title == "Unreleased change 10936" and sections(fragment) == [(None, None, True)]
 
 
+def test_a_directive_option_written_twice_keeps_its_last_value_and_the_directive_its_text(tmp_path: Path) -> None:
+    """docutils refuses a directive whose option repeats ('duplicate option "released"'): a
+    changelog whose release tool wrote `:released:` again lost those releases' notes."""
+    text = ("Changes\n=======\n\n.. changelog::\n    :version: 2.1.0\n    :released: September 24, 2026\n\n"
+            "    .. change::\n        :tags: bug\n\n        Fixed the final thing.\n\n"
+            ".. changelog::\n    :version: 2.1.0rc1\n    :released: September 24, 2026\n    :released: August 31, 2026\n\n"
+            "    .. change::\n        :tags: bug\n\n        The minimum supported driver version is now 2.0.1.\n")
+    doc = load(tmp_path, "changelog_21.rst", text)
+    assert sections(doc) == [("2.1.0", "2026-09-24", False), ("2.1.0rc1", "2026-08-31", False)]
+    change = next(b for b in doc.blocks if "driver version" in b.text)
+    assert doc.sections[change.section].version == "2.1.0rc1"
+    assert not any("duplicate" in w for w in doc.warnings)
+
+
 def test_two_releases_with_one_version_and_versions_that_do_not_parse(ws: Workspace) -> None:
     text = "".join(f"Version {v}\n{'-' * (8 + len(v))}\n\nReleased 2020-01-0{n + 1}\n\n- Change {n}.\n\n"
                    for n, v in enumerate(["3.2.x", "2024.1rc1", "v1", "2.0", "2.0"]))

@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 84
+ANALYSIS_VERSION = 85
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1064,18 +1064,29 @@ _CODE_TERM = re.compile(r"`|\w[_.:/(-]\w?|^-|^[A-Z][A-Z0-9]+$|[a-z][A-Z]")
 def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) -> set[int]:
     """The first prose sentence of each section whose title is one term, the sentence that says
     what that term is ("The maximum size (in bytes) that an upload will be before it gets
-    streamed to the file system.")."""
+    streamed to the file system."); and of each section that answers a question (titled with
+    one, or "Answer", "Solution", "Workaround"), the first of its first three that reads alone:
+    the answer, after "This is not a bug." """
     named = {j for j, section in enumerate(sections)
              if not section.version and _ONE_TERM.fullmatch(section.title.strip())
              and _CODE_TERM.search(section.title.strip())}
+    asked = {j for j, section in enumerate(sections) if not section.version and _ASKED.search(section.title.strip())}
     out: set[int] = set()
-    done: set[int] = set()
+    tried: Counter[int] = Counter()
     for i, s in enumerate(sentences):
-        if s.section in named and s.section not in done and s.kind in ("para", "item"):
-            done.add(s.section)
-            if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
-                out.add(i)
+        if s.kind not in ("para", "item") or (s.section not in named and s.section not in asked):
+            continue
+        tried[s.section] += 1
+        if tried[s.section] > (3 if s.section in asked else 1):
+            continue
+        if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
+            out.add(i)
+            tried[s.section] = 3  # one opening a section
     return out
+
+
+# a section that answers a question: titled with the question, or as its answer
+_ASKED = re.compile(r"\?$|^(?:answer|solution|workaround|resolution|explanation)s?$", re.I)
 
 
 _VERSION_NOTE = re.compile(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
@@ -1135,7 +1146,9 @@ _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "cont
 # sentence names code)
 _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
                      r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b|"
-                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s", re.I)
+                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|"
+                     r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
+                     r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b", re.I)
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
@@ -1151,8 +1164,8 @@ _STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\
 _BEST_WAY = re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
                        r"\bis\s+(?:to|with|by)\b", re.I)
 _LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
-                         r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b",
-                         re.I)
+                         r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
+                         r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}", re.I)
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
 _INSTEAD = re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I)

@@ -377,6 +377,7 @@ def _sphinx_markup() -> Iterator[None]:
             return (_lenient(found), messages) if found is not None else (table["*"], [])
 
         from docutils import nodes
+        from docutils import utils as docutils_utils
         from docutils.parsers.rst import states
 
         original_check = statemachine.StateMachine.check_line
@@ -385,6 +386,13 @@ def _sphinx_markup() -> Iterator[None]:
         original_list_parse = states.RSTState.nested_list_parse
         original_setup = nodes.Node.setup_child
         original_unescape = nodes.unescape
+        original_assemble = docutils_utils.assemble_option_dict
+
+        def assemble(option_list: list[tuple[str, str | None]], spec: Any) -> Any:
+            # an option written twice (a release's `:released:` given again) keeps its last
+            # value, as a later setting overrides an earlier one: docutils refused the whole
+            # directive, and the text it holds (that release's notes) was lost
+            return original_assemble(list(dict(option_list).items()), spec)
 
         def unescape(text: str, restore_backslashes: bool = False, respect_whitespace: bool = False) -> str:
             # docutils' unescape splits and joins the text three times: nothing to do without a
@@ -401,6 +409,7 @@ def _sphinx_markup() -> Iterator[None]:
         states.RSTState.nested_list_parse = _nested_list_parse
         nodes.Node.setup_child = _setup_child
         nodes.unescape = unescape
+        docutils_utils.assemble_option_dict = assemble
         _MACHINES.clear()
         try:
             yield
@@ -413,6 +422,7 @@ def _sphinx_markup() -> Iterator[None]:
             states.RSTState.nested_list_parse = original_list_parse
             nodes.Node.setup_child = original_setup
             nodes.unescape = original_unescape
+            docutils_utils.assemble_option_dict = original_assemble
             _MACHINES.clear()
 
 
