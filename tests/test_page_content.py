@@ -195,6 +195,27 @@ def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_
     assert not any(f.startswith("Running the tool") for f in facts) and any(f.startswith("Exit code 2") for f in facts)
 
 
+def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_work_are_key_facts(
+        tmp_path: Path) -> None:
+    # what held-out sets answered only in raw/: an FAQ's answer after "This is not a bug", an
+    # option's two-word default, a fallback, where a feature does not work, a release policy
+    filler = "".join(f"The runner reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
+    text = ("# Questions\n\n## Calling a command from Python\n\nI called my command and it exited.\n\n"
+            "### Answer\n\nThis is not a bug. The decorator replaced the function with a command object.\n\n"
+            "## Options\n\n#### `-l`, `--line-length`\n\nHow many characters per line to allow. The default is 88.\n\n"
+            "#### `--tag`\n\nThe image to run. If `:tag` is omitted, the `latest` tag will be used.\n\n"
+            "## Limits\n\nThe interactive debugger does not work in forking environments, such as a server that "
+            "starts several processes.\n\nDeprecated features will only be removed in major releases.\n\n"
+            "Line wrapping can be escaped on a per-paragraph basis by adding a line with only `\\b`.\n\n"
+            "## Is the tool stable?\n\nYes, it is used by many large projects every day.\n\n" + filler)
+    facts = fact_texts(analysed(tmp_path, "faq.md", text))
+    for start in ("The decorator replaced the function", "Yes, it is used by many", "The default is 88.",
+                  "If `:tag` is omitted", "The interactive debugger does not work", "Deprecated features will only",
+                  "Line wrapping can be escaped"):
+        assert any(f.startswith(start) for f in facts), (start, facts)
+    assert not any(f.startswith("This is not a bug") for f in facts)
+
+
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
                                                 "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"

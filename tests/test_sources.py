@@ -724,3 +724,14 @@ def test_a_sentence_after_markup_written_over_two_lines_is_cited_at_its_own_line
         assert start.split()[0] in lines[sentence.line - 1]
     only = next(s for s in sentences if s.text.startswith("Only plugins"))
     assert only.text == "Only plugins named with `-p name` are loaded."  # the code span stays one
+
+
+def test_a_sentence_does_not_end_inside_a_code_span(tmp_path: Path) -> None:
+    """'SQLite does not support the `SELECT ... FOR UPDATE` syntax.' was cut after 'SELECT ...'."""
+    from wikimem.analysis import analyze
+
+    doc = load(tmp_path, "db.rst", "Databases\n=========\n\nSQLite does not support the ``SELECT ... FOR UPDATE``\n"
+                                   "syntax. Calling it will have no effect. Use ``a.b``. Done.\n")
+    assert [s.text for s in analyze(doc).sentences if s.kind == "para"] == [
+        "SQLite does not support the `SELECT ... FOR UPDATE` syntax.", "Calling it will have no effect.",
+        "Use `a.b`.", "Done."]

@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 85
+ANALYSIS_VERSION = 86
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -360,8 +360,8 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
         start = 0
         for m in _SENTENCE_END.finditer(text):
             candidate = text[start : m.end(1)]
-            if _ABBREV.search(candidate.rstrip("\"'”’)]*_")):
-                continue
+            if _ABBREV.search(candidate.rstrip("\"'”’)]*_")) or candidate.count("`") % 2:
+                continue  # an abbreviation's period, or one inside a code span ("`SELECT ... FOR UPDATE`")
             pieces.append((start, candidate))
             start = m.end()
         pieces.append((start, text[start:]))
@@ -1158,14 +1158,19 @@ _STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\
                          re.I)
 # what a reader asks a document and it answers in one sentence, with no figure or name: the way
 # it recommends ("The simplest way is to use ..."), where something does not work ("On Windows,
-# this setting has no effect"), an order things are tried in ("in this order: a, b, c"), a
+# this setting has no effect", "does not work in forking environments", "will only start ... in
+# major releases"), what is used when nothing is given ("If `:tag` is omitted, the `latest`
+# tag will be used"), an order things are tried in ("in this order: a, b, c"), a
 # change a migration asks for ("will need to be changed to ..."), and a list it counts ("works
 # in three phases:")
 _BEST_WAY = re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
                        r"\bis\s+(?:to|with|by)\b", re.I)
 _LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
                          r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
-                         r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}", re.I)
+                         r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
+                         r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b"
+                         r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b",
+                         re.I)
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
 _INSTEAD = re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I)
@@ -1263,10 +1268,11 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     worked out from the same reading of it."""
     s = sentences[i]
     text = s.text
-    if not (20 <= len(text) <= 400) or code_like(text):
+    low = text.lower()  # the case-blind patterns run on it (and only where their words are)
+    # a short sentence is kept only where it gives a default ("The default is 88.")
+    if not ((20 if "default" not in low else 12) <= len(text) <= 400) or code_like(text):
         return None, False
     plain = _plain(text)
-    low = text.lower()  # the case-blind patterns run on it (and only where their words are)
     score = 0.0
     defined = defined_term(text)
     called = _called(text)
@@ -1291,7 +1297,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     how = ("`" in text and (_HOW_TO.search(text) is not None or _VALUES_OR_NAMING.search(text) is not None)) \
         or _STANDS_FOR.search(text) is not None or ("way" in low and _BEST_WAY.search(text) is not None)
     # a sentence that states a limit, an order or a migration step, or counts the list it introduces
-    stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low) and _LIMITATION.search(text) is not None) \
+    stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low or "omitted" in low or "unset" in low)
+              and _LIMITATION.search(text) is not None) \
         or ("order" in low and _IN_ORDER.search(text) is not None) \
         or (" to be " in low and _MIGRATE.search(text) is not None) \
         or ("instead" in low and _INSTEAD.search(text) is not None) \
