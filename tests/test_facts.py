@@ -122,6 +122,13 @@ def test_what_is_not_a_current_fact() -> None:
     # a state, as a note or a reference page says it
     ("Remember that our default upgrade strategy is eager: it upgrades everything.", "upgrade strategy", "eager", ""),
     ("The default renderer is `KeyValueRenderer`, so plain lines appear.", "renderer", "KeyValueRenderer", ""),
+    # what a setting named in code defaults to, changed in a release or as it is
+    ("`Request.max_form_memory_size` defaults to 500kB instead of unlimited.", "max_form_memory_size",
+     "500kB (was unlimited)", "from"),
+    ("`X_FRAME_OPTIONS` now defaults to `'DENY'`.", "x_frame_options", "DENY", "from"),
+    ("`generate_password_hash` uses scrypt by default.", "generate_password_hash", "scrypt", ""),
+    ("`max_form_memory_size` is unlimited by default, so we set it to 2 MB.", "max_form_memory_size", "unlimited", ""),
+    ("Passwords are hashed with `generate_password_hash`, which defaults to PBKDF2.", "generate_password_hash", "PBKDF2", ""),
 ])
 def test_a_default_that_is_a_word(sentence, subject, value, change) -> None:
     (fact,) = [f for f in facts_of(sentence, release="2.0") if f.key[0] == "choice"]
@@ -135,7 +142,9 @@ def test_what_is_no_word_default() -> None:
                      "Previously the default renderer was `KeyValueRenderer`.",
                      "The default value is `None`.",  # says not of what
                      # a case after the value narrows the default to it
-                     'Set the default encoding to "UTF-8" when loading `.env` files.'):
+                     'Set the default encoding to "UTF-8" when loading `.env` files.',
+                     # the code span is what the subject belongs to, not the subject
+                     "The `originalname` attribute of `_pytest.python.Function` now defaults to `name`."):
         assert [f for f in facts_of(sentence, release="2.0") if f.key[0] == "choice"] == [], sentence
     # what another package changed is its own ("`asgiref` version 3.3.0 changed the default ...")
     (fact,) = facts_of("Warning: `asgiref` version 3.3.0 changed the default value of the `thread_sensitive` "

@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 6  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 7  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -268,6 +268,16 @@ _CHOICE_IS = re.compile(
     rf"\s+(?P<new>{_CHOICE_VALUE})", re.I)
 # "`utf8mb4` is now the default character set"
 _CHOICE_BECOMES = re.compile(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+(?P<what>{_CHOICE_WHAT})(?=\s*(?:[.;:,(]|$|\s+(?:for|in|on|when|if)\b))", re.I)
+# what a setting or a function named in code defaults to: "`Request.max_form_memory_size` defaults
+# to 500kB instead of unlimited" (a change), "`generate_password_hash` uses scrypt by default",
+# "`max_form_memory_size` is unlimited by default" (a state); a figure with its unit is a value here
+_CODE_WHAT = r"`{1,2}[^`]{1,60}`{1,2}"
+_CHOICE_FIGURE = r"(?:\d[\d,.]*(?:\s?(?:[kKMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?))?(?![\w.,]))"
+_CHOICE_DEFAULTS = re.compile(
+    rf"(?P<what>{_CODE_WHAT})(?:\s*,\s*which)?\s+(?:(?P<now>now)\s+)?(?:defaults\s+to\s+(?P<new>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
+    rf"(?:\s+instead\s+of\s+(?P<old>{_CHOICE_VALUE}|{_CHOICE_FIGURE}))?|(?:is|are|uses)\s+(?P<new2>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
+    r"\s+by\s+default\b)", re.I)
+_OBJECT_BEFORE = re.compile(r"\b(?:of|for|in|on|from|to|with|by)\s*$", re.I)
 _CHOICE_NOT_WHAT = frozenset("value values version versions number setting settings option options one is be".split())
 # a bare word is a value where it ends its clause ("is eager: ..."), not where the sentence goes on
 # ("is fine for development"); a name spelled as code ("only-if-needed", "KeyValueRenderer") anywhere
@@ -343,21 +353,29 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
     if _PAST.search(sentence):
         return out
     spans: list[tuple[int, int]] = []
-    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES):
+    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES, _CHOICE_DEFAULTS):
         for m in pattern.finditer(sentence):
             if any(a <= m.start() < b for a, b in spans):
                 continue
             subject = _choice_subject(m.group("what"))
-            new = _choice_ok(sentence, m, "new")
+            new = _choice_ok(sentence, m, "new" if m.group("new") is not None else "new2")
+            if pattern is _CHOICE_DEFAULTS and subject is not None:
+                if "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
+                    continue  # "The `originalname` attribute of `Function` now defaults to ...": not its subject
+                subject = subject.rsplit(".", 1)[-1]  # "`Request.max_form_memory_size`": the setting's own name
             if subject is None or new is None or (product and subject == product):
                 continue
-            if _NEGATION.search(sentence[m.start("new") - 6 : m.start("new")]):
+            value_group = "new" if m.group("new") is not None else "new2"
+            if _NEGATION.search(sentence[m.start(value_group) - 6 : m.start(value_group)]):
                 continue
-            if _CHOICE_CASE.match(sentence, m.end("new")):
+            if _CHOICE_CASE.match(sentence, m.end(value_group)):
                 continue  # "the default encoding to UTF-8 when loading X": the default of one case
             groups = m.groupdict()
             old = _choice_ok(sentence, m, "old") if groups.get("old") else None
-            changes = pattern is not _CHOICE_IS or bool(groups.get("change") or groups.get("now"))
+            if pattern is _CHOICE_DEFAULTS:
+                changes = bool(groups.get("old") or groups.get("now"))
+            else:
+                changes = pattern is not _CHOICE_IS or bool(groups.get("change") or groups.get("now"))
             if changes and release is None and doc.profile.kind == "reference":
                 # a reference page says how things are: "this changes the default address" there
                 # is what an option does, not a release's change (a "Changed in version" note
