@@ -207,11 +207,14 @@ def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_w
             "## Limits\n\nThe interactive debugger does not work in forking environments, such as a server that "
             "starts several processes.\n\nDeprecated features will only be removed in major releases.\n\n"
             "Line wrapping can be escaped on a per-paragraph basis by adding a line with only `\\b`.\n\n"
-            "## Is the tool stable?\n\nYes, it is used by many large projects every day.\n\n" + filler)
+            "## Is the tool stable?\n\nYes, it is used by many large projects every day.\n\n"
+            "## The root directory\n\nHere's a summary of what the runner uses the root directory for:\n\n"
+            "- Each test is given a unique id which is rooted at the root directory.\n"
+            "- Plugins store their state under it between runs.\n\n" + filler)
     facts = fact_texts(analysed(tmp_path, "faq.md", text))
     for start in ("The decorator replaced the function", "Yes, it is used by many", "The default is 88.",
                   "If `:tag` is omitted", "The interactive debugger does not work", "Deprecated features will only",
-                  "Line wrapping can be escaped"):
+                  "Line wrapping can be escaped", "Each test is given a unique id", "Plugins store their state"):
         assert any(f.startswith(start) for f in facts), (start, facts)
     assert not any(f.startswith("This is not a bug") for f in facts)
 

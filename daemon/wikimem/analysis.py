@@ -34,7 +34,7 @@ from .sources.sections import release_of
 from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 86
+ANALYSIS_VERSION = 87
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1313,13 +1313,14 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 0.5
     if how:
         score += 1.5
+    listed = False  # an item of a short list of answers ("Here's what pytest uses rootdir for: ...")
     if s.kind == "item":
         # an item of a short list a sentence introduces ("the ownership rules: ...")
         first, last = (runs or _item_runs(sentences))[i]
         intro = sentences[first - 1].text if first > 0 else ""
         if intro.endswith(":") and last - first < 8:
-            score += 3 if re.search(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties)\b",
-                                    intro, re.IGNORECASE) else 0.5
+            listed = _LIST_OF_ANSWERS.search(intro) is not None
+            score += 3 if listed else 0.5
         if _full_sentence(text) and last - first < 8:
             score += 0.5  # a list item that states something, not a word or a link
     if s.kind == "table":
@@ -1334,7 +1335,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score -= 1  # a tutorial telling what we do next, rather than how things are
     if chatty or (narrated and not stated) or score < 0:
         return score, False  # a project's own voice stating a limit or a date is no narration ("Our release months are ...")
-    if s.subject or says_default or introduced or how or stated:
+    if s.subject or says_default or introduced or how or stated or (listed and _full_sentence(text)):
         return score, True
     if s.kind == "item" and _FIELD_ITEM.match(text):
         return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
@@ -1349,6 +1350,12 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if "_" in text and _NAME_INTRODUCED.search(text):
         return score, True
     return score, any(w in low for w in _KIND_WORDS) and _NAMED_KIND.search(text) is not None
+
+
+# a list whose items answer one question: "the ownership rules:", "Here's a summary of what
+# pytest uses rootdir for:", "for two reasons:"
+_LIST_OF_ANSWERS = re.compile(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties|reasons?|purposes?)\b"
+                              r"|\b(?:is|are)\s+used\s+for\b|\buses?\s+[^:]{1,40}?\s+for\s*:\s*$", re.I)
 
 
 def _plain(text: str) -> str:
