@@ -180,6 +180,22 @@ def test_a_group_is_described_by_the_page_that_speaks_for_it_or_says_it_has_none
         entry("guide/src/README.md", "Introduction", "mdBook is a tool to create books with Markdown."),
         entry("guide/src/format/summary.md", "SUMMARY.md", "The summary file lists the chapters.")])
     assert _about(mdbook) == "Introduction: mdBook is a tool to create books with Markdown."
+    # a hub page with no lead of its own: a page that names it as it is spelled introduces it;
+    # a document's own label that says its words ("`ModelForm` API reference.") does not, nor
+    # does one document's lead speak for the others: the hub's first documents, by title
+    hub = Group("ref", "ref", "sources/ref", [
+        entry("ref/index.rst", "API Reference", ""),
+        entry("ref/applications.rst", "Applications", "Gears contains a registry of installed applications."),
+        entry("ref/forms.rst", "Form API", "`ModelForm` API reference."),
+        entry("ref/auth.rst", "Auth", "This document provides API reference material for the auth system."),
+        entry("ref/urls.rst", "URLs", "How URLs are resolved.")], ordered=True)
+    assert _about(hub) == "API Reference: Applications, Form API, Auth, …"
+    book = Group("book", "book", "sources/book", [
+        entry("book/SUMMARY.md", "The Gears Book", ""),
+        entry("book/title.md", "Title page", "By the gears team."),
+        entry("book/intro.md", "Introduction", "Welcome to The Gears Book, an introduction to gears and widgets.")],
+        ordered=True)
+    assert _about(book) == "Welcome to The Gears Book, an introduction to gears and widgets."
 
 
 @pytest.mark.slow

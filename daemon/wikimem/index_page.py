@@ -492,7 +492,8 @@ def _pick_label(group: Group) -> str:
 
 
 def _about(group: Group) -> str:
-    """What a group holds, in a line: its entry page's own description, else its first pages'."""
+    """What a group holds, in a line: its entry page's own description, else a sentence that
+    introduces it, else its first documents' titles."""
     entries = group.all_entries()
     if group.key == "facts":
         return "What is current for each fact the sources changed, and what it replaced."
@@ -514,16 +515,24 @@ def _about(group: Group) -> str:
         return f"Releases from {entries[-1].version or entries[-1].date} to {newest.version or newest.date}."
     # an entry page with no lead of its own (a book's SUMMARY.md is a table of contents): the
     # book's title and the first sentence of the page that introduces it (the one whose lead
-    # names the book as its title is spelled, "Welcome to The Acme Programming Language, ...";
-    # else the one that names it soonest), else of its first page
+    # names the book as its title is spelled, "Welcome to The Acme Programming Language, ...",
+    # soonest), else its first documents' titles
     described = [e for e in entries if e.description and e is not start]
     if start is not None:
         name = " ".join(_words(start.title))
         at = {id(e): f" {' '.join(_words(e.description))} ".find(f" {name} ") for e in described} if name else {}
-        naming = sorted((e for e in described if at.get(id(e), -1) >= 0),
-                        key=lambda e: (start.title not in e.description, at[id(e)]))
-        entry = naming[0] if naming else described[0] if described else None
-        return inert(one_line(_titled(start.title, _first_sentence(entry.description)) if entry else start.title))
+        # ... a sentence that introduces it, not a document's own label that names it in passing
+        # ("`ModelForm` API reference." under "API Reference")
+        naming = sorted((e for e in described if at.get(id(e), -1) >= 0 and start.title in e.description
+                         and len(_first_sentence(e.description).split()) >= 6),
+                        key=lambda e: at[id(e)])
+        if naming:
+            return inert(one_line(_titled(start.title, _first_sentence(naming[0].description))))
+        # else what it holds, by its first documents' titles: one document's lead would describe
+        # the others wrongly ("API Reference: Django contains a registry of installed applications")
+        titles = [e.title for e in entries if e is not start][:3]
+        more = ", …" if len(entries) > len(titles) + 1 else ""
+        return inert(one_line(f"{start.title}: {', '.join(titles)}{more}" if titles else start.title))
     # parts that are releases (release notes, announcements): the span of versions they cover
     released = [e for c in group.children if c.series for e in c.all_entries() if e.version]
     if released:
