@@ -31,7 +31,16 @@ from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
-from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, may_hold, narrates, says_name
+from .words import (
+    CHATTY,
+    CODE_SPAN,
+    REFERS_BACK,
+    code_like,
+    lowercase_pattern,
+    may_hold,
+    narrates,
+    says_name,
+)
 
 # bump when analysis output changes: cached analyses of another version are recomputed
 ANALYSIS_VERSION = 83
