@@ -31,7 +31,16 @@ from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
-from .words import CHATTY, CODE_SPAN, REFERS_BACK, code_like, lowercase_pattern, narrates, says_name
+from .words import (
+    CHATTY,
+    CODE_SPAN,
+    REFERS_BACK,
+    code_like,
+    lowercase_pattern,
+    may_hold,
+    narrates,
+    says_name,
+)
 
 # bump when analysis output changes: cached analyses of another version are recomputed
 ANALYSIS_VERSION = 87
@@ -1154,6 +1163,9 @@ _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\
 # is shorthand for ..." (the first two only where the sentence names code)
 _VALUES_OR_NAMING = re.compile(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
                                r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I)
+_HOW_TO_WORDS = ("way", "how", "you", "use", "pass", "set")  # every match of _HOW_TO holds one, or starts with "to"
+_VALUES_OR_NAMING_WORDS = ("values", "options", "choices", "named")
+_STANDS_FOR_WORDS = ("short", "stands", "abbreviation", "acronym")
 _STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
                          re.I)
 # what a reader asks a document and it answers in one sentence, with no figure or name: the way
@@ -1176,6 +1188,7 @@ _LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?
 _INSTEAD = re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I)
 _MONTHS = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
                      r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
+_MONTH_PARTS = ("uary", "March", "April", "May", "June", "July", "August", "ber", "day")  # one in each of _MONTHS' names
 _IN_ORDER = re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I)
 _MIGRATE = re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I)
 _COUNTED_LIST = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
@@ -1294,15 +1307,17 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 1
     if s.version:
         score += 1
-    how = ("`" in text and (_HOW_TO.search(text) is not None or _VALUES_OR_NAMING.search(text) is not None)) \
-        or _STANDS_FOR.search(text) is not None or ("way" in low and _BEST_WAY.search(text) is not None)
+    how = ("`" in text and (((low.startswith("to") or may_hold(text, low, _HOW_TO_WORDS)) and _HOW_TO.search(text) is not None)
+                            or (may_hold(text, low, _VALUES_OR_NAMING_WORDS) and _VALUES_OR_NAMING.search(text) is not None))) \
+        or (may_hold(text, low, _STANDS_FOR_WORDS) and _STANDS_FOR.search(text) is not None) \
+        or ("way" in low and _BEST_WAY.search(text) is not None)
     # a sentence that states a limit, an order or a migration step, or counts the list it introduces
     stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low or "omitted" in low or "unset" in low)
               and _LIMITATION.search(text) is not None) \
         or ("order" in low and _IN_ORDER.search(text) is not None) \
         or (" to be " in low and _MIGRATE.search(text) is not None) \
         or ("instead" in low and _INSTEAD.search(text) is not None) \
-        or len(_MONTHS.findall(text)) >= 2 \
+        or (any(part in text for part in _MONTH_PARTS) and len(_MONTHS.findall(text)) >= 2) \
         or (text.endswith(":") and i + 1 < len(sentences) and sentences[i + 1].kind == "item"
             and _COUNTED_LIST.search(text) is not None
             # a list whose items name their fields ("Exit code 5: ...") answers by its items

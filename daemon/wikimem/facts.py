@@ -612,7 +612,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
             s = replace(s, text=f"{lead_in[0]} {s.text}")
         elif s.kind != "item":
             lead_in = None
-            if _LEAD_IN.search(s.text):
+            if s.text.rstrip().endswith(":") and _LEAD_IN.search(s.text):  # the pattern ends a text on a colon
                 lead_in = (s.text.rstrip().rstrip(":").rstrip(), s.section)
         if s.kind == "table":
             cells = [c.strip() for c in s.text.split(" | ")]

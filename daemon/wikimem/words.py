@@ -48,6 +48,18 @@ def says_name(text: str, name: str, *, possessive: bool = False) -> bool:
     return re.search(r"(?<![\w-])" + re.escape(bare) + after, text, re.IGNORECASE) is not None
 
 
+# letters a case-blind pattern matches to an ASCII letter that lower() does not turn into it
+_FOLDED_APART = ("\u0130", "\u0131", "\u017f")  # İ, dotless ı, long ſ
+
+
+def may_hold(text: str, low: str, words: tuple[str, ...]) -> bool:
+    """Whether a case-blind pattern every match of which holds one of `words` (in lowercase)
+    may match `text`: one of them is in `low` (text.lower()), or the text holds a letter the
+    pattern may match though lower() leaves it apart (İ, ı, ſ). A test before the pattern:
+    most sentences hold none of its words, and the search costs more than the test."""
+    return any(word in low for word in words) or (not text.isascii() and any(c in text for c in _FOLDED_APART))
+
+
 def lowercase_pattern(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """A case-blind pattern for lowercased text: the same pattern, its letters in lowercase,
     without IGNORECASE (a third of the time). Only for patterns with no escaped capitals."""

@@ -680,8 +680,13 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any,
 def _mentions_title(text: str, title: str) -> bool:
     """Whether a sentence says every word of four letters or more of its section's title (as the
     title writes them: "Maps" counts, though its key "map" is three letters)."""
-    words = {key for word in title.split() if len(word.strip("?!.,:;()*`'\"")) > 3 for key in tokens(word)}
-    return bool(words) and words <= set(tokens(text))
+    words = _title_words(title)
+    return bool(words) and words <= set(_tokens_of(text))  # the tokens a concept page reads of it again
+
+
+@lru_cache(maxsize=4096)  # a section's facts ask of its title in turn
+def _title_words(title: str) -> frozenset[str]:
+    return frozenset(key for word in title.split() if len(word.strip("?!.,:;()*`'\"")) > 3 for key in tokens(word))
 
 
 # --- concept pages ------------------------------------------------------------------------------
