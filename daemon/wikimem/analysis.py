@@ -1163,7 +1163,7 @@ _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\
 # is shorthand for ..." (the first two only where the sentence names code)
 _VALUES_OR_NAMING = re.compile(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
                                r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I)
-_HOW_TO_WORDS = ("way", "how", "you", "use", "pass", "set")  # every match of _HOW_TO holds one, or starts with "to"
+_HOW_TO_WORDS = ("way", "how", "you", "use", "pass", "set", "can be")  # every match of _HOW_TO holds one, or starts with "to"
 _VALUES_OR_NAMING_WORDS = ("values", "options", "choices", "named")
 _STANDS_FOR_WORDS = ("short", "stands", "abbreviation", "acronym")
 _STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
