@@ -30,6 +30,7 @@ DOCUTILS = {
     ("docutils.parsers.rst.directives", "directive"): "49876a257453",
     ("docutils.nodes", "Node.setup_child"): "e4d4c187fb94",
     ("docutils.nodes", "unescape"): "34ad5b021d37",
+    ("docutils.utils", "assemble_option_dict"): "89bbfd7fd807",
     ("docutils.parsers.rst.directives.misc", "Class"): None,
     ("docutils.parsers.rst", "Parser"): None,
 }
@@ -133,3 +134,22 @@ def test_the_rest_reader_works_with_a_state_machine_that_takes_no_parent_argumen
     monkeypatch.setattr(rst, "_MACHINES", {})  # no machine made before the patch is reused
     result = rst.parse_rst("Title\n=====\n\n- one item\n- another item\n\nterm\n   its definition\n", 0)
     assert [b.kind for b in result.blocks] == ["heading", "item", "item", "term", "para"]
+
+
+def test_the_pool_of_nested_state_machines_is_keyed_by_their_state_classes(monkeypatch) -> None:
+    """A pooled machine was found by the id() of its list of state classes: a list freed within a
+    parse may leave its id to a list of other classes, and a machine of the wrong states parsed
+    the next list (a document's later sections at the wrong level, in some runs only)."""
+    from wikimem.sources import rst
+
+    seen: list[tuple] = []
+
+    class Recording(dict):
+        def setdefault(self, key, default=None):  # type: ignore[override]
+            seen.append(key)
+            return super().setdefault(key, default)
+
+    monkeypatch.setattr(rst, "_MACHINES", Recording())
+    text = "Title\n=====\n\n- one\n- two\n\nterm\n   definition\n\n:field: value\n\nSection\n-------\n\n- three\n"
+    rst.parse_rst(text)
+    assert seen and all(isinstance(key[2], tuple) and all(isinstance(c, type) for c in key[2]) for key in seen)

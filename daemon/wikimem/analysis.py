@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 87
+ANALYSIS_VERSION = 88
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

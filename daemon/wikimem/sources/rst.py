@@ -513,7 +513,10 @@ def _nested_list_parse(self: Any, block: Any, input_offset: int, node: Any, init
     machine_class = state_machine_class or self.nested_sm
     kwargs = dict(self.nested_sm_kwargs if state_machine_kwargs is None else state_machine_kwargs)
     kwargs["initial_state"] = initial_state
-    key = (machine_class, initial_state, id(kwargs.get("state_classes")), tuple(sorted(extra_settings or ())))
+    # the state classes themselves, never their list's id(): a list made for one parse and freed
+    # may leave its id to another list of other classes, and a machine of the wrong states was
+    # taken from the pool (a document's later sections were read at the wrong level, now and then)
+    key = (machine_class, initial_state, tuple(kwargs.get("state_classes") or ()), tuple(sorted(extra_settings or ())))
     pool = _MACHINES.setdefault(key, [])
     # made without `parent_state_machine`: docutils before 0.21 takes no such argument (every
     # reST file then failed with a TypeError); it is set here, as each run sets it
