@@ -181,9 +181,19 @@ def test_known_misses_of_the_rules(word: str, key: str) -> None:
 @pytest.mark.parametrize(("word", "lemma"), [
     ("caches", "cache"), ("libraries", "library"), ("criteria", "criterion"), ("fungi", "fungus"),
     ("formulae", "formula"), ("children", "children"), ("abc", "abc"), ("f64s", "f64s"),
+    # -xes is the plural of -x, though the dictionary knows a rarer -xe ("idée fixe"): a changelog's "Fixes"
+    ("fixes", "fix"), ("prefixes", "prefix"), ("mixes", "mix"), ("axes", "axis"),
 ])
 def test_singular_of_a_lowercase_word(word: str, lemma: str) -> None:
     assert singular(word) == lemma
+
+
+def test_a_version_written_with_its_v_is_one_number_and_no_term() -> None:
+    """'Workspaces arrived in v1.16.0' made a concept page "V1" (the tokens "v1", "16", "0")."""
+    from wikimem.analysis import is_content, tokens
+
+    assert tokens("Workspaces arrived in v1.16.0 with V8.") == ["workspace", "arrived", "in", "v1.16.0", "with", "v8"]
+    assert not is_content("v1.16.0") and is_content("v8")
 
 
 @pytest.mark.parametrize(("title", "key"), [

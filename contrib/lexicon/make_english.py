@@ -47,6 +47,8 @@ def main() -> int:
             ruled = by_ending(form, plurals={}, e_nouns=None)
             if ruled in known and lemma not in known:
                 continue  # the dictionary's lemma is no word of its own ("drenches" -> "drenche"): the rule is right
+            if ruled in known and form.endswith("xes") and lemma.endswith("xe"):
+                continue  # both are words, and -xes is the plural of -x ("fixes" fix, "prefixes" prefix, not "fixe")
             if ruled != lemma:
                 plurals[form] = lemma
         elif CLASSICAL_PLURAL.fullmatch(form) and lemma != form and lemma[:2] == form[:2]:

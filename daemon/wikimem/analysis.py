@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 88
+ANALYSIS_VERSION = 89
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -119,8 +119,9 @@ _TITLE_LEAD = re.compile(
 
 # a path of names (crypto/tls, net/http, TCP/IP) is one word; so is a number with its dots
 # a name joined by a dot to a short lowercase ending is one word: a file or a name spelled with
-# its extension ("coverage.py", "conf.py", "node.js"), never "coverage" and a word "py"
-_WORD = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\.[a-z]{2,4}(?![\w.])"
+# its extension ("coverage.py", "conf.py", "node.js"), never "coverage" and a word "py"; a
+# version written with its "v" ("v1.16.0") is one number, never a word "v1"
+_WORD = re.compile(r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])|(?<![\w.])[A-Za-z][A-Za-z0-9_]*\.[a-z]{2,4}(?![\w.])"
                    r"|[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?"
                    r"|[0-9]+(?:\.[0-9]+)*")
 # the marks that close a sentence stay with it: "**Failures are retried.** A batch ..." is
@@ -197,7 +198,10 @@ def tokens(text: str) -> list[str]:
 
 
 def is_content(word: str) -> bool:
-    return word not in STOPWORDS and not word[0].isdigit() and len(word) > 1
+    return word not in STOPWORDS and not word[0].isdigit() and len(word) > 1 and not _V_VERSION.fullmatch(word)
+
+
+_V_VERSION = re.compile(r"v[0-9]+(?:\.[0-9]+)+")
 
 
 @lru_cache(maxsize=131072)
