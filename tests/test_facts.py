@@ -106,6 +106,19 @@ def test_what_is_not_a_current_fact() -> None:
     assert fact.release == "3.1.0"
 
 
+def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_it_too() -> None:
+    entries = [("Drop support for 3.9", 3, "1.16.0", "2026-01-10"), ("Drop support for Python 3.8", 9, "1.14.0", "2025-01-01")]
+    from wikimem.facts import Profile
+
+    release = Profile("Quill history", "release")
+    doc = Statements("raw/history/quill.md", "Quill history", None, "quill", None, entries, profile=release)
+    drops = sorted((f.value, f.release) for f in extract(doc) if f.key == ("min", "python", ""))
+    assert drops == [((3, 8), "1.14.0"), ((3, 9), "1.16.0")]
+    # without a named drop beside it, a bare version is nobody's
+    alone = Statements("raw/history/quill.md", "Quill history", None, "quill", None, entries[:1], profile=release)
+    assert [f for f in extract(alone) if f.key[0] == "min"] == []
+
+
 @pytest.mark.parametrize(("sentence", "subject", "value", "change"), [
     # pip's NEWS, structlog's and pytest's changelogs, SQLAlchemy's migration notes, Django's release notes
     ("Switch the default upgrade strategy to be 'only-if-needed' (#4500)", "upgrade strategy", "only-if-needed", "from"),
@@ -647,3 +660,12 @@ def test_the_product_a_documentation_set_documents() -> None:
     series = series_of(beside)
     assert series["raw/html/a.md"].name == "quill" and series["raw/NEWS.rst"].name == "quill"
     assert series["raw/todo.md"].name == ""  # a loose note at the top is no changelog: no one's
+    # a small folder of two products' changelogs, each titled for its product: two series
+    histories = {
+        "raw/index.md": page("Quill"),
+        "raw/history/quill.md": page("Quill history", "release"),
+        "raw/history/quillbuild.md": page("Quillbuild history", "release"),
+    }
+    series = series_of(histories)
+    assert series["raw/history/quill.md"].name == "quill" and series["raw/history/quillbuild.md"].name == "quillbuild"
+    assert series["raw/history/quillbuild.md"].product == "quillbuild"

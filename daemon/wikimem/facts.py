@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 7  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 8  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1024,6 +1024,8 @@ def extract(doc: Statements) -> list[Fact]:
                 if (product_role(f.key[2], "") is not None or f.key[2] == "aside") and f.key[1] != described:
                     kind_role = f.key[2].split(", ")[0] if f.key[2].split(", ")[0] in ROLES.values() else ""
                     out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {described}" if kind_role else described))
+    if release_doc:
+        out.extend(_bare_drops(doc, out, own))
     # what changes not released yet state is a plan (statements_of: an upcoming release)
     upcoming = {entry[1] for entry in doc.sentences if len(entry) > 7 and entry[7]}
     if upcoming:
@@ -1031,6 +1033,34 @@ def extract(doc: Statements) -> list[Fact]:
     for table in doc.tables:
         supported = _support_table(doc, table, own)
         out.extend(supported if supported is not None else _row_facts(doc, table))
+    return out
+
+
+# "Drop support for 3.9": the versions alone, the name said in the changelog's other drops
+_DROP_BARE = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?:the\s+)?support\s+for\s+"
+                        r"(?P<list>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)(?![\w.])", re.I)
+
+
+def _bare_drops(doc: Statements, found: list[Fact], own: str | None) -> list[Fact]:
+    """A changelog whose drops name one product, and only one, says its name once and then the
+    versions alone ("Drop support for Python 3.8", later "Drop support for 3.9"): those are
+    that product's drops too. With no drop that names a product, or drops of two, a bare
+    version names nothing."""
+    named = {f.key[1]: f.value_text.split()[0] for f in found if f.key[0] == "min" and f.change == "drop" and not f.key[2]}
+    if len(named) != 1:
+        return []
+    (key, shown), = named.items()
+    out: list[Fact] = []
+    for entry in doc.sentences:
+        sentence, line, release, release_date = entry[:4]
+        m = _DROP_BARE.search(sentence) if "support" in sentence else None
+        if m is None or _INTENT.search(sentence[: m.start()]):
+            continue
+        versions = _versions(m.group("list"))
+        if versions:
+            out.append(Fact(("min", key, ""), max(versions), f"{shown} {m.group('list').strip()}", bool(_PLAN.search(sentence)),
+                            release or own, doc.path, sentence, line, release_date or (doc.date if not release else None),
+                            doc.series, "drop"))
     return out
 
 

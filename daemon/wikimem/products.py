@@ -19,7 +19,9 @@ each raw path gets its series, the key its facts are grouped under:
 - a changelog directly in raw/ that names no product is the changelog of the documentation
   set beside it (the only one, or one at least twice as large as any other);
 - a document whose title names a release of a product is that product's ("Gizmo 1.0 release
-  notes" in a folder of Acme's);
+  notes" in a folder of Acme's), and so is a changelog whose title names one product beside the
+  words for its kind, in a folder that names none ("Hatch history" and "Hatchling history" in
+  history/ are two products' changelogs, not one series "history");
 - anything else keeps the series raw_tree.fact_series gives by folder alone: a folder with a
   front page is one series, a folder of documents without one is each document alone, the
   loose files of raw/ share one, a small folder of notes is its own.
@@ -35,8 +37,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .facts import Profile
-from .lexicon import product_key, title_release, version_key
+from .facts import Profile, title_words
+from .lexicon import DOC_WORDS, product_key, title_release, version_key
 from .pages import today
 from .raw_tree import ENTRY_NAMES, fact_series, top_folder
 
@@ -89,6 +91,15 @@ def _product(paths: list[str], profiles: Mapping[str, Profile]) -> tuple[str, bo
     return max(candidates, key=lambda w: (used[w], -candidates.index(w))), False
 
 
+def _titled_product(profile: Profile) -> str:
+    """The product a release document's title names beside the words for its kind ("Hatchling
+    history", "Acme changelog"), or ""."""
+    if profile.kind != "release":
+        return ""
+    words = [w for w in title_words(profile.title) if w not in DOC_WORDS]
+    return product_key(words[0]) if len(words) == 1 else ""
+
+
 def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
     """The series of every raw path (every key of `profiles`)."""
     paths = sorted(profiles)
@@ -115,6 +126,7 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
     ranked = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))
     beside = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] >= 2 * ranked[1][1]) else ""
     out: dict[str, str] = {}
+    named_by_title: set[str] = set()
     for folder, members in groups.items():
         for p in members:
             own = title_release(profiles[p].title)
@@ -123,13 +135,17 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
                 out[p] = named  # a release of another product, by its title
             elif product[folder]:
                 out[p] = product[folder]
+            elif titled := _titled_product(profiles[p]):
+                out[p] = titled  # "Hatchling history" beside "Hatch history": each changelog its product's
+                named_by_title.add(titled)
             elif not folder and beside and profiles[p].kind == "release" and not profiles[p].names:
                 out[p] = beside
             elif folder and not by_folder[p]:
                 out[p] = folder  # a small folder of notes is a series of its own, not raw/'s loose files'
             else:
                 out[p] = by_folder[p]
-    products = {product[f] for f in groups if product[f]} | {out[p] for p in paths if any(n == out[p] for n, _ in profiles[p].names)}
+    products = {product[f] for f in groups if product[f]} | named_by_title \
+        | {out[p] for p in paths if any(n == out[p] for n, _ in profiles[p].names)}
 
     now = today()
     newest: dict[str, tuple[str, str | None]] = {}
