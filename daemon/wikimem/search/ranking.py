@@ -147,25 +147,33 @@ def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
     phrases used them): the entries that hold all the phrase's words are scored as whoosh scores
     an And of the words (the sum of their BM25F scores, from the fast scorer's posting lists,
     not whoosh's matchers), and the best of them are read back from their stored text, analysed
-    as they were indexed, and kept when the words stand in a row."""
+    as they were indexed, and kept when the words stand in a row. What a phrase adds is kept
+    for the searcher's life, as its words' scores are (FastScorer.phrase_held)."""
     out: dict[int, float] = {}
     for phrase in parsed.phrases:
         if len(phrase) < 2:
             continue
-        unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
-        for field, boost in PHRASE_FIELDS:
-            lists = [fast.field_scores(field, t) for t in phrase]
-            smallest = min(lists, key=len)
-            if not smallest:
-                continue
-            others = [scores for scores in lists if scores is not smallest]
-            held = [(sum(scores[d] for scores in lists), d) for d in smallest
-                    if all(d in scores for scores in others)]
-            # best first, ties to the lower entry number, as whoosh's collector keeps them
-            for score, d in sorted(held, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]:
-                text = fast.fields(d).get(field)
-                if isinstance(text, str) and holds_phrase(text, phrase, unmade):
-                    out[d] = out.get(d, 0.0) + boost * score
+        held = fast.phrase_held(phrase)
+        if held is None:
+            held = []
+            unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
+            for field, boost in PHRASE_FIELDS:
+                lists = [fast.field_scores(field, t) for t in phrase]
+                smallest = min(lists, key=len)
+                if not smallest:
+                    continue
+                others = [scores for scores in lists if scores is not smallest]
+                anded = [(sum(scores[d] for scores in lists), d) for d in smallest
+                         if all(d in scores for scores in others)]
+                # best first, ties to the lower entry number, as whoosh's collector keeps them
+                for score, d in sorted(anded, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]:
+                    text = fast.fields(d).get(field)
+                    if isinstance(text, str) and holds_phrase(text, phrase, unmade):
+                        held.append((d, boost * score))
+            fast.keep_phrase(phrase, held)
+        # added in the order they were found, field by field: the same sums as without the cache
+        for d, score in held:
+            out[d] = out.get(d, 0.0) + score
     return out
 
 
@@ -296,7 +304,7 @@ class FastScorer:
     """
 
     # scored postings kept across queries, per field and per word (about 100 bytes each):
-    # past this both caches start over
+    # past this the caches start over
     CACHE_POSTINGS = 1_500_000
 
     def __init__(self, searcher: Any):
@@ -320,6 +328,7 @@ class FastScorer:
         self._entry_cache: dict[int, tuple[str, bool, str]] = {}
         self._fields: dict[int, dict[str, Any]] = {}
         self._kind_sets: dict[tuple[str, ...], set[int]] = {}
+        self._phrases: dict[tuple[str, ...], list[tuple[int, float]]] = {}
         self._eras: dict[int, int] | None = None
         self._collections: tuple[list[str], Any, list[int]] | None = None
 
@@ -445,7 +454,18 @@ class FastScorer:
         if self._cached > self.CACHE_POSTINGS:
             self._cache.clear()
             self._totals.clear()
+            self._phrases.clear()
             self._cached = 0
+
+    def phrase_held(self, phrase: tuple[str, ...]) -> list[tuple[int, float]] | None:
+        """What a quoted phrase adds, (entry, score) in the order phrase_scores found them, when
+        it was asked before on this searcher: checking its candidates' text is most of its cost."""
+        return self._phrases.get(phrase)
+
+    def keep_phrase(self, phrase: tuple[str, ...], held: list[tuple[int, float]]) -> None:
+        self._make_room()
+        self._phrases[phrase] = held
+        self._cached += len(held) + 1
 
     def term_total(self, term: str) -> dict[int, float]:
         """entry -> one word's boosted score summed over every field, as whoosh's Or sums it."""
