@@ -1410,3 +1410,36 @@ def test_a_phrase_is_checked_against_the_analyzers_terms_stemming_only_what_may_
             assert holds_phrase(text, phrase, unmade) is expected, (phrase, text)
             held += expected
     assert held >= 8
+
+
+@pytest.mark.parametrize("around", [1, 2, 24])
+def test_a_phrase_is_read_around_the_places_its_rarest_letters_occur(monkeypatch, around):
+    # Analyzer.in_a_row reads the words around each place the letters of one of the phrase's
+    # terms occur, wider until enough words that make terms stand on each side: it answers as
+    # the analyzer's whole list of terms does, across stop words, identifiers, dots, capitals,
+    # other scripts and the edges of the text
+    import random
+
+    from wikimem.search import analysis
+
+    monkeypatch.setattr(analysis, "READ_AROUND", around)
+    ana = S.analyzer()
+    vocab = ["trait", "traits", "Trait", "object", "objects", "OBJECTS", "of", "the", "a", "and", "trait_object",
+             "foo.trait", "trait.object", "objects_trait", "x", "1.2", "go1.21", "\u03a3\u0391\u03a3", "\u0130stanbul",
+             "stra\u00dfe", "na\u00efve", "ob", "t", "*", "relational", "databases", "relate", "hoping", "configured",
+             "minimum", "macOS", "versions", "__init__", "a.b.c", "trait..object", ".trait", "object."]
+    seps = [" ", " ", " ", ", ", ". ", "-", "\u2014", "\n", "..", "'", "(", ") ", "/", "\u201c", ": "]
+    phrases = [("trait", "object"), ("object", "trait"), ("relat", "databas"), ("hope", "configur"),
+               ("minimum", "maco", "version"), ("trait", "trait"), ("istanbul", "trait"), ("g", "trait")]
+    rnd = random.Random(around)
+    unmade: dict[tuple[str, ...], dict[str, tuple[None, ...]]] = {phrase: {} for phrase in phrases}
+    held = 0
+    for _ in range(1500):
+        text = "".join(rnd.choice(vocab) + rnd.choice(seps) for _ in range(rnd.randint(1, 40)))
+        text = (text, text.upper(), text.title())[rnd.randrange(3)]
+        terms = ana.terms(text)
+        for phrase in phrases:
+            expected = any(terms[i:i + len(phrase)] == list(phrase) for i in range(len(terms)))
+            assert ana.in_a_row(text, phrase, unmade[phrase]) is expected, (phrase, text)
+            held += expected
+    assert held > 1000

@@ -181,16 +181,7 @@ def holds_phrase(text: str, phrase: tuple[str, ...], others: dict[str, tuple[Non
     """Whether the analysed text has the phrase's terms at consecutive positions, as the
     analyzer numbers them (each term it keeps one after the one before). `others`: the words
     found unable to make the phrase's terms in the texts checked before (Analyzer.terms_for)."""
-    terms = analyzer().terms_for(text, phrase, others)
-    first, n, want = phrase[0], len(phrase), list(phrase)
-    at = -1
-    while True:
-        try:
-            at = terms.index(first, at + 1)
-        except ValueError:
-            return False
-        if terms[at:at + n] == want:
-            return True
+    return bool(analyzer().in_a_row(text, phrase, others))
 
 
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
