@@ -370,6 +370,43 @@ def test_phrase_scores_are_whooshs_and_of_the_words_in_a_row(ws, edited):
     eng.close()
 
 
+def test_a_phrase_is_read_only_for_the_entries_that_may_reach_the_window(ws, monkeypatch):
+    # the quoted phrases' candidates are read while the window is taken, only those whose score
+    # could reach it with their bonus (engine.read_phrases): the results, their order and their
+    # scores are those of reading every candidate
+    import importlib
+
+    from wikimem.search import ranking as R
+
+    E = importlib.import_module("wikimem.search.engine")  # the package names a function `engine` too
+    many_notes(ws)
+    for i in range(40):
+        order = ("the widget uses kelp", "uses of the widget", "a widget that kelp uses", "widget_uses")[i % 4]
+        write(ws, f"more/m{i}.md", f"# Kelp {i}\n\nIn step {i}, {order}: widget {'uses ' * (i % 3)}basalt.\n")
+    monkeypatch.setattr(R, "COMMON_FRACTION", 1.0)  # every word picks candidates: no AndMaybe
+    questions = ('"widget uses"', '"widget uses" basalt', '"uses widget"', 'kelp "widget uses" "step 12"',
+                 '"widget uses kelp"')
+    runs = [(q, limit, kinds) for q in questions for limit in (1, 3, 10) for kinds in (None, ("raw",))]
+
+    def answers(bound: float) -> tuple[list[list[dict]], int]:
+        monkeypatch.setattr(E, "PHRASE_BOUND", bound)
+        got, read = [], 0
+        for q, limit, kinds in runs:
+            eng = S.Engine(ws)  # a scorer of its own: no candidate read by an earlier question
+            eng.warm()
+            got.append([p.to_json() for p in eng.passages(q, limit, kinds)])
+            read += sum(len(check._held) for check in eng._fast_scorer()._phrases.values())
+            eng.close()
+        return got, read
+
+    bound = E.PHRASE_BOUND
+    every, read_all = answers(float("inf"))  # every candidate read, as phrase_scores reads them
+    lazy, read = answers(bound)
+    for run, want, got in zip(runs, every, lazy, strict=True):
+        assert got == want, run
+    assert any(every) and read < read_all
+
+
 def test_warmed_and_one_shot_engines_rank_alike(ws):
     many_notes(ws)
     S.update_index(ws)

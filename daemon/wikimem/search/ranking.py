@@ -140,40 +140,87 @@ PHRASE_CANDIDATES = 1000
 PHRASE_FIELDS = (("body", 2.0), ("title", 4.0), ("headings", 3.0))
 
 
-def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
-    """A quoted phrase of two words or more scores again, in the body, title or headings.
+class PhraseCheck:
+    """What a quoted phrase of two words or more may add to a question's entries, and what it
+    does add once its candidates are read.
 
     The index keeps no word positions (they were a third of the index build, and only quoted
-    phrases used them): the entries that hold all the phrase's words are scored as whoosh scores
-    an And of the words (the sum of their BM25F scores, from the fast scorer's posting lists,
-    not whoosh's matchers), and the best of them are read back from their stored text, analysed
-    as they were indexed, and kept when the words stand in a row. What a phrase adds is kept
-    for the searcher's life, as its words' scores are (FastScorer.phrase_held)."""
+    phrases used them): the entries that hold all the phrase's words (its candidates, the best
+    PHRASE_CANDIDATES of each field) are scored as whoosh scores an And of the words (the sum of
+    their BM25F scores, from the fast scorer's posting lists, not whoosh's matchers), times the
+    field's weight, and that is added where their stored text, analysed as it was indexed, has
+    the words in a row. A candidate's text is read when `held` is first asked about it, and the
+    answer kept for the searcher's life (FastScorer.phrase_check), as the words' scores are."""
+
+    def __init__(self, fast: FastScorer, phrase: tuple[str, ...]) -> None:
+        self.fast, self.phrase = fast, phrase
+        # (field, entry, what it adds), fields in PHRASE_FIELDS' order, each best first with ties
+        # to the lower entry number, as whoosh's collector keeps them
+        self.candidates: list[tuple[str, int, float]] = []
+        for field, boost in PHRASE_FIELDS:
+            lists = [fast.field_scores(field, t) for t in phrase]
+            smallest = min(lists, key=len)
+            if not smallest:
+                continue
+            others = [scores for scores in lists if scores is not smallest]
+            anded = [(sum(scores[d] for scores in lists), d) for d in smallest
+                     if all(d in scores for scores in others)]
+            self.candidates += [(field, d, boost * score)
+                                for score, d in sorted(anded, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]]
+        self._held: dict[tuple[str, int], bool] = {}
+        self._unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
+
+    def held(self, field: str, docnum: int) -> bool:
+        """Whether the entry's text in `field` has the phrase's words in a row."""
+        got = self._held.get((field, docnum))
+        if got is None:
+            text = self.fast.fields(docnum).get(field)
+            got = self._held[(field, docnum)] = isinstance(text, str) and holds_phrase(text, self.phrase, self._unmade)
+        return got
+
+
+def phrase_checks(fast: FastScorer, parsed: ParsedQuery) -> list[PhraseCheck]:
+    """The question's quoted phrases of two words or more, each as a PhraseCheck."""
+    return [fast.phrase_check(phrase) for phrase in parsed.phrases if len(phrase) >= 2]
+
+
+class PhraseBonus:
+    """What a question's quoted phrases add to each entry, read lazily: `most(d)` bounds what
+    they may add to an entry without reading its text, `add(d)` reads it. The sums are those
+    of adding every held candidate in turn, phrase after phrase, as phrase_scores adds them."""
+
+    def __init__(self, checks: list[PhraseCheck]) -> None:
+        self.of: dict[int, list[tuple[PhraseCheck, str, float]]] = {}
+        for check in checks:
+            for field, d, score in check.candidates:
+                self.of.setdefault(d, []).append((check, field, score))
+
+    def most(self, docnum: int) -> float:
+        """What the phrases add to the entry if all its candidates hold: no less than they do
+        (the scores are positive, and a rounded sum never falls when a term is added)."""
+        total = 0.0
+        for _, _, score in self.of[docnum]:
+            total += score
+        return total
+
+    def add(self, docnum: int) -> float | None:
+        """What the phrases add to the entry, None when none of its candidates holds."""
+        total, any_held = 0.0, False
+        for check, field, score in self.of[docnum]:
+            if check.held(field, docnum):
+                total += score
+                any_held = True
+        return total if any_held else None
+
+
+def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
+    """A quoted phrase of two words or more scores again, in the body, title or headings (see
+    PhraseCheck): entry -> what the question's phrases add to it, every candidate read."""
     out: dict[int, float] = {}
-    for phrase in parsed.phrases:
-        if len(phrase) < 2:
-            continue
-        held = fast.phrase_held(phrase)
-        if held is None:
-            held = []
-            unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
-            for field, boost in PHRASE_FIELDS:
-                lists = [fast.field_scores(field, t) for t in phrase]
-                smallest = min(lists, key=len)
-                if not smallest:
-                    continue
-                others = [scores for scores in lists if scores is not smallest]
-                anded = [(sum(scores[d] for scores in lists), d) for d in smallest
-                         if all(d in scores for scores in others)]
-                # best first, ties to the lower entry number, as whoosh's collector keeps them
-                for score, d in sorted(anded, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]:
-                    text = fast.fields(d).get(field)
-                    if isinstance(text, str) and holds_phrase(text, phrase, unmade):
-                        held.append((d, boost * score))
-            fast.keep_phrase(phrase, held)
-        # added in the order they were found, field by field: the same sums as without the cache
-        for d, score in held:
-            out[d] = out.get(d, 0.0) + score
+    for check in phrase_checks(fast, parsed):
+        for field, d, score in check.candidates:
+            if check.held(field, d):
+                out[d] = out.get(d, 0.0) + score
     return out
 
 
@@ -319,7 +366,7 @@ class FastScorer:
         self._entry_cache: dict[int, tuple[str, bool, str]] = {}
         self._fields: dict[int, dict[str, Any]] = {}
         self._kind_sets: dict[tuple[str, ...], set[int]] = {}
-        self._phrases: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+        self._phrases: dict[tuple[str, ...], PhraseCheck] = {}
         self._eras: dict[int, int] | None = None
         self._collections: tuple[list[str], Any, list[int]] | None = None
 
@@ -448,15 +495,16 @@ class FastScorer:
             self._phrases.clear()
             self._cached = 0
 
-    def phrase_held(self, phrase: tuple[str, ...]) -> list[tuple[int, float]] | None:
-        """What a quoted phrase adds, (entry, score) in the order phrase_scores found them, when
-        it was asked before on this searcher: checking its candidates' text is most of its cost."""
-        return self._phrases.get(phrase)
-
-    def keep_phrase(self, phrase: tuple[str, ...], held: list[tuple[int, float]]) -> None:
-        self._make_room()
-        self._phrases[phrase] = held
-        self._cached += len(held) + 1
+    def phrase_check(self, phrase: tuple[str, ...]) -> PhraseCheck:
+        """A quoted phrase's candidates and what is known of them, kept while the scores are:
+        reading its candidates' text is most of a phrase's cost."""
+        got = self._phrases.get(phrase)
+        if got is None:
+            got = PhraseCheck(self, phrase)
+            self._make_room()
+            self._phrases[phrase] = got
+            self._cached += len(got.candidates) + 1
+        return got
 
     def term_total(self, term: str) -> dict[int, float]:
         """entry -> one word's boosted score summed over every field, as whoosh's Or sums it."""
