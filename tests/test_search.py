@@ -1081,6 +1081,34 @@ def test_a_segment_file_read_from_the_map_reads_as_whooshs_copy_of_it():
         ours.seek(-1)
 
 
+def test_the_entry_tables_are_those_of_the_stored_fields(ws):
+    # FastScorer.entries reads each segment's own paths: the path, level and kind of every live
+    # entry, and each file's first passage, as the stored fields give them, also across segments
+    # with deleted entries
+    many_notes(ws)
+    S.update_index(ws)
+    write(ws, "many/n5.md", "# Widget note 5 on kelp\n\nRewritten: kelp stages, step 5.\n\n## More\n\nText.\n")
+    (ws.raw / "many" / "n7.md").unlink()
+    S.update_index(ws)
+    write(ws, "many/zz.md", "# New\n\nA new note.\n")
+    eng = S.Engine(ws)
+    eng.refresh()
+    fast = S.FastScorer(eng._searcher)
+    assert len(fast.leaves) > 1
+    paths, levels, kinds = fast.entries()
+    reader = eng._searcher.reader()
+    live = [d for d in range(eng._searcher.doc_count_all()) if not reader.is_deleted(d)]
+    assert len(live) < eng._searcher.doc_count_all()
+    first: dict[str, int] = {}
+    for d in live:
+        stored = eng._searcher.stored_fields(d)
+        assert (paths[d], bool(levels[d]), kinds[d]) == (stored["path"], stored["level"] == "doc", stored["kind"])
+        if stored["level"] != "doc":
+            first.setdefault(stored["path"], d)
+    assert fast.first_part == first
+    eng.close()
+
+
 def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(compiled):
     from wikimem.search import index as I
 

@@ -416,35 +416,40 @@ class FastScorer:
         ids: list[int] = []
         weights: list[float] = []
         for reader, offset in self.leaves:
-            try:
-                m = reader.postings(field, term)
-            except Exception:  # noqa: BLE001 - TermNotFound: the word is not in this segment
-                continue
-            deleted = reader.deleted_docs_set if reader.has_deletions() else None
-            leaf = getattr(m, "child", m) if deleted else m
-            if hasattr(leaf, "_read_ids") and hasattr(leaf, "_next_block"):
-                # a block at a time: whoosh3's leaf matcher holds each block as two arrays
-                while leaf.is_active():
-                    leaf._read_ids()
-                    leaf._read_weights()
-                    bids, bw = leaf._ids, leaf._weights
-                    if deleted:
-                        pairs = [(d, w) for d, w in zip(bids, bw, strict=True) if d not in deleted]
-                        ids.extend(d + offset for d, _ in pairs)
-                        weights.extend(w for _, w in pairs)
-                    else:
-                        if offset:
-                            ids.extend(d + offset for d in bids)
-                        else:
-                            ids.extend(bids)
-                        weights.extend(bw)
-                    leaf._next_block()
-            else:
-                while m.is_active():
-                    ids.append(m.id() + offset)
-                    weights.append(m.weight())
-                    m.next()
+            self._read_leaf(reader, offset, field, term, ids, weights)
         return ids, weights
+
+    @staticmethod
+    def _read_leaf(reader: Any, offset: int, field: str, term: str, ids: list[int], weights: list[float]) -> None:
+        """One segment's postings of the term, its live entries only, numbered as the searcher numbers them."""
+        try:
+            m = reader.postings(field, term)
+        except Exception:  # noqa: BLE001 - TermNotFound: the word is not in this segment
+            return
+        deleted = reader.deleted_docs_set if reader.has_deletions() else None
+        leaf = getattr(m, "child", m) if deleted else m
+        if hasattr(leaf, "_read_ids") and hasattr(leaf, "_next_block"):
+            # a block at a time: whoosh3's leaf matcher holds each block as two arrays
+            while leaf.is_active():
+                leaf._read_ids()
+                leaf._read_weights()
+                bids, bw = leaf._ids, leaf._weights
+                if deleted:
+                    pairs = [(d, w) for d, w in zip(bids, bw, strict=True) if d not in deleted]
+                    ids.extend(d + offset for d, _ in pairs)
+                    weights.extend(w for _, w in pairs)
+                else:
+                    if offset:
+                        ids.extend(d + offset for d in bids)
+                    else:
+                        ids.extend(bids)
+                    weights.extend(bw)
+                leaf._next_block()
+        else:
+            while m.is_active():
+                ids.append(m.id() + offset)
+                weights.append(m.weight())
+                m.next()
 
     def term_scores(self, field: str, term: str) -> dict[int, float]:
         """entry -> BM25F score of one word in one field, times the field's boost."""
@@ -634,12 +639,17 @@ class FastScorer:
             for d in self._read("level", "doc")[0]:
                 levels[d] = 1
             first: dict[str, int] = {}
-            for term in self.searcher.reader().lexicon("path"):
-                text = term.decode("utf-8") if isinstance(term, bytes) else term
-                for d in self._read("path", text)[0]:
-                    paths[d] = text
-                    if not levels[d] and text not in first:
-                        first[text] = d
+            # segment by segment, each its own paths: asking every segment for every path
+            # (most have not got it) was most of a warm-up at 10k sources
+            for reader, offset in self.leaves:
+                for term in reader.lexicon("path"):
+                    text = term.decode("utf-8") if isinstance(term, bytes) else term
+                    ids: list[int] = []
+                    self._read_leaf(reader, offset, "path", text, ids, [])
+                    for d in ids:
+                        paths[d] = text
+                        if not levels[d] and text not in first:
+                            first[text] = d
             for kind in KINDS:
                 for d in self._read("kind", kind)[0]:
                     kinds[d] = kind
