@@ -1081,6 +1081,31 @@ def test_a_segment_file_read_from_the_map_reads_as_whooshs_copy_of_it():
         ours.seek(-1)
 
 
+def test_a_pickle_read_from_the_map_reads_as_pickle_load_reads_it(monkeypatch):
+    # a block's header is read from a copy of the bytes it may need (mapped._load_pickle): the
+    # same object, and the stream left where pickle.load leaves it, for pickles short and long
+    # (read again wider), of every protocol, and a damaged one fails as pickle.load fails
+    from wikimem.search import mapped
+
+    monkeypatch.setattr(mapped, "PICKLE_READ", 8)
+    objects = [("block", 1, 2.5), list(range(3000)), {"x": "y" * 500}, None, b"\x00" * 70]
+    data = b"".join(pickle.dumps(o, protocol=n % (pickle.HIGHEST_PROTOCOL + 1)) for n, o in enumerate(objects))
+    ours, theirs = mapped._View(memoryview(data)), io.BytesIO(data)
+    for _ in objects:
+        assert mapped._load_pickle(memoryview(data), ours) == pickle.load(theirs)
+        assert ours.tell() == theirs.tell()
+    torn = memoryview(data[:-3])
+    ours, theirs = mapped._View(torn), io.BytesIO(bytes(torn))
+    for _ in objects[:-1]:
+        mapped._load_pickle(torn, ours)
+        pickle.load(theirs)
+    with pytest.raises(Exception) as ours_failed:
+        mapped._load_pickle(torn, ours)
+    with pytest.raises(Exception) as theirs_failed:
+        pickle.load(theirs)
+    assert type(ours_failed.value) is type(theirs_failed.value)
+
+
 def test_the_entry_tables_are_those_of_the_stored_fields(ws):
     # FastScorer.entries reads each segment's own paths: the path, level and kind of every live
     # entry, and each file's first passage, as the stored fields give them, also across segments
