@@ -279,8 +279,15 @@ class Engine:
 
     def warm(self) -> None:
         """Open the index and build the scorer's tables now (servers: before the first query)."""
+        for _ in self.warm_steps():
+            pass
+
+    def warm_steps(self) -> Iterator[None]:
+        """`warm`'s work, a step between yields: a server that holds its query lock for each step
+        lets the queries that wait go first (mcp_server.Searching)."""
         self.refresh()
-        self._fast_scorer().warm()
+        yield
+        yield from self._fast_scorer().warm_steps()
 
     def _newest_entries(self) -> list[int]:
         """The entries of the latest releases (see _latest)."""

@@ -5,7 +5,7 @@ question's rare words."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -345,6 +345,8 @@ class FastScorer:
     # past this the caches start over
     CACHE_POSTINGS = 1_500_000
 
+    ENTRY_PATHS = 100  # paths read for the entry tables between a warm-up's yields (a few ms)
+
     def __init__(self, searcher: Any):
         from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
         from whoosh.util.numeric import byte_to_length
@@ -616,46 +618,64 @@ class FastScorer:
         """Build what later queries would otherwise build on first use (about a second at
         10k sources): the entry tables, the collections, every field's lengths, the
         stored-fields file of every segment."""
-        self.entries()
+        for _ in self.warm_steps():
+            pass
+
+    def warm_steps(self) -> Iterator[None]:
+        """`warm`'s work, a step between yields (the entry tables, a third of a second at 10k
+        sources, in steps of ENTRY_PATHS paths)."""
+        if self._paths is None:
+            yield from self._entry_steps()
         self.eras()
         self.collections()  # a question's first look at them cost 25 ms at 10k sources
+        yield
         for fname in FIELD_BOOSTS:
             self.lengths(fname)
         for reader, _ in self.leaves:
             if reader.doc_count_all():
                 reader.stored_fields(0)  # each segment opens its own
+        yield
 
     def entries(self) -> tuple[list[str], bytearray, list[str]]:
         """Path, level (1 = doc entry) and kind of every entry, from the short `path`,
         `level` and `kind` posting lists rather than the stored fields (a pickle with the
         passage text for each)."""
         if self._paths is None:
-            from .documents import KINDS  # here: a cold search never builds these tables
+            for _ in self._entry_steps():
+                pass
+        return self._paths, self._levels, self._kinds  # type: ignore[return-value]
 
-            total = self.searcher.doc_count_all()
-            paths = [""] * total
-            kinds = [""] * total
-            levels = bytearray(total)
-            for d in self._read("level", "doc")[0]:
-                levels[d] = 1
-            first: dict[str, int] = {}
-            # segment by segment, each its own paths: asking every segment for every path
-            # (most have not got it) was most of a warm-up at 10k sources
-            for reader, offset in self.leaves:
-                for term in reader.lexicon("path"):
-                    text = term.decode("utf-8") if isinstance(term, bytes) else term
-                    ids: list[int] = []
-                    self._read_leaf(reader, offset, "path", text, ids, [])
-                    for d in ids:
-                        paths[d] = text
-                        if not levels[d] and text not in first:
-                            first[text] = d
-            for kind in KINDS:
-                for d in self._read("kind", kind)[0]:
-                    kinds[d] = kind
+    def _entry_steps(self) -> Iterator[None]:
+        """`entries`' work, a step between yields, ENTRY_PATHS paths a step."""
+        from .documents import KINDS  # here: a cold search never builds these tables
+
+        total = self.searcher.doc_count_all()
+        paths = [""] * total
+        kinds = [""] * total
+        levels = bytearray(total)
+        for d in self._read("level", "doc")[0]:
+            levels[d] = 1
+        first: dict[str, int] = {}
+        # segment by segment, each its own paths: asking every segment for every path
+        # (most have not got it) was most of a warm-up at 10k sources
+        for reader, offset in self.leaves:
+            for n, term in enumerate(reader.lexicon("path"), 1):
+                text = term.decode("utf-8") if isinstance(term, bytes) else term
+                ids: list[int] = []
+                self._read_leaf(reader, offset, "path", text, ids, [])
+                for d in ids:
+                    paths[d] = text
+                    if not levels[d] and text not in first:
+                        first[text] = d
+                if n % self.ENTRY_PATHS == 0:
+                    yield
+        for kind in KINDS:
+            for d in self._read("kind", kind)[0]:
+                kinds[d] = kind
+        if self._paths is None:  # not built meanwhile by a query's entries()
             self._levels, self._kinds, self.first_part = levels, kinds, first
             self._paths = paths  # last: entry() reads the tables once this is set
-        return self._paths, self._levels, self._kinds  # type: ignore[return-value]
+        yield
 
 
 def _column_bytes(column: Any, count: int) -> bytes:
