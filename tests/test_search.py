@@ -370,7 +370,8 @@ def test_phrase_scores_are_whooshs_and_of_the_words_in_a_row(ws, edited):
     eng.close()
 
 
-def test_a_phrase_is_read_only_for_the_entries_that_may_reach_the_window(ws, monkeypatch):
+@pytest.mark.parametrize("common", [False, True])
+def test_a_phrase_is_read_only_for_the_entries_that_may_reach_the_window(ws, monkeypatch, common):
     # the quoted phrases' candidates are read while the window is taken, only those whose score
     # could reach it with their bonus (engine.read_phrases): the results, their order and their
     # scores are those of reading every candidate
@@ -383,7 +384,8 @@ def test_a_phrase_is_read_only_for_the_entries_that_may_reach_the_window(ws, mon
     for i in range(40):
         order = ("the widget uses kelp", "uses of the widget", "a widget that kelp uses", "widget_uses")[i % 4]
         write(ws, f"more/m{i}.md", f"# Kelp {i}\n\nIn step {i}, {order}: widget {'uses ' * (i % 3)}basalt.\n")
-    monkeypatch.setattr(R, "COMMON_FRACTION", 1.0)  # every word picks candidates: no AndMaybe
+    if not common:
+        monkeypatch.setattr(R, "COMMON_FRACTION", 1.0)  # every word picks candidates: no AndMaybe
     questions = ('"widget uses"', '"widget uses" basalt', '"uses widget"', 'kelp "widget uses" "step 12"',
                  '"widget uses kelp"')
     runs = [(q, limit, kinds) for q in questions for limit in (1, 3, 10) for kinds in (None, ("raw",))]
@@ -404,7 +406,46 @@ def test_a_phrase_is_read_only_for_the_entries_that_may_reach_the_window(ws, mon
     lazy, read = answers(bound)
     for run, want, got in zip(runs, every, lazy, strict=True):
         assert got == want, run
-    assert any(every) and read < read_all
+    # (with common words, this index's questions score fewer entries than a window from their
+    # other words: every candidate is read, PhraseBonus's own test holds the sums)
+    assert any(every) and (read <= read_all if common else read < read_all)
+
+
+def test_phrase_bonus_scores_as_the_phrases_then_the_common_words_add(ws):
+    # what an entry scores once its phrases are read (PhraseBonus.score) is, bit for bit, its
+    # words' score plus what phrase_scores adds, then the common words' (AndMaybe); and `most`
+    # bounds it before the text is read
+    from wikimem.search.ranking import PhraseBonus, phrase_checks, phrase_scores, select_terms
+
+    many_notes(ws)
+    for i in range(30):
+        write(ws, f"more/m{i}.md", f"# Kelp {i}\n\n{('the widget uses kelp', 'uses of the widget')[i % 2]}, step {i}.\n")
+    eng = S.Engine(ws)
+    eng.refresh()
+    searcher = eng._searcher
+    held_common = 0
+    for question in ('"widget uses"', 'widget "uses kelp" step', '"widget uses" basalt stages', '"step 12" widget'):
+        parsed = S.parse_query(question)
+        rare, common = select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
+        fast = S.FastScorer(searcher)
+        expected = fast.accumulate(rare)
+        for d, added in phrase_scores(fast, parsed).items():
+            expected[d] = expected.get(d, 0.0) + added
+        fast.accumulate(common, into=expected, only=True)
+        fast = S.FastScorer(searcher)
+        got = fast.accumulate(rare)
+        bonus = PhraseBonus(phrase_checks(fast, parsed), got, [fast.term_total(t) for t in common])
+        bounds = {d: bonus.most(d) for d in bonus.of}
+        fast.accumulate(common, into=got, only=True)
+        for d in bonus.of:
+            score = bonus.score(d)
+            if score is not None:
+                got[d] = score
+                held_common += bool(common)
+            assert bounds[d] >= expected.get(d, 0.0), (question, d)
+        assert got == expected, question
+    assert held_common
+    eng.close()
 
 
 def test_warmed_and_one_shot_engines_rank_alike(ws):

@@ -419,21 +419,21 @@ class Engine:
         if not rare and not phrases:
             return []
         scores = fast.accumulate(rare)
-        # what the quoted phrases add: read now, for every candidate, when the common words add
-        # only to the entries scored so far, or when entries outside the window count (the
-        # latest releases'); else read while the window is taken, only for the candidates that
-        # may enter it (see read_phrases)
+        # what the quoted phrases add: read now, for every candidate, when entries outside the
+        # window count (the latest releases'); else while the window is taken, only for the
+        # candidates that may enter it (see read_phrases)
         unread: list[tuple[float, int]] = []
-        bonus = PhraseBonus(phrase_checks(fast, parsed)) if phrases else None
-        if bonus is not None and (common or parsed.latest):
-            for docnum in bonus.of:
-                added = bonus.add(docnum)
+        bonus: PhraseBonus | None = None
+        if phrases and parsed.latest:
+            eager = PhraseBonus(phrase_checks(fast, parsed))
+            for docnum in eager.of:
+                added = eager.add(docnum)
                 if added is not None:
                     scores[docnum] = scores.get(docnum, 0.0) + added
-        elif bonus is not None:
+        elif phrases:
+            bonus = PhraseBonus(phrase_checks(fast, parsed), scores, [fast.term_total(t) for t in common])
             allowed = fast.kind_entries(kinds) if kinds else None
-            unread = sorted(((scores.get(d, 0.0) + bonus.most(d)) * PHRASE_BOUND, -d) for d in bonus.of
-                             if allowed is None or d in allowed)
+            unread = sorted((bonus.most(d) * PHRASE_BOUND, -d) for d in bonus.of if allowed is None or d in allowed)
         if common:
             fast.accumulate(common, into=scores, only=True)
         if kinds:
@@ -591,9 +591,9 @@ def read_phrases(scores: dict[int, float], unread: list[tuple[float, int]], bonu
             if floor is not None and unread[-1] < floor:
                 break
             docnum = -unread.pop()[1]
-            added = bonus.add(docnum)
-            if added is not None:
-                scores[docnum] = scores.get(docnum, 0.0) + added
+            got = bonus.score(docnum)
+            if got is not None:
+                scores[docnum] = got
 
 
 def with_current_sources(ranked: list[tuple[float, str]], docs: Any,

@@ -185,23 +185,22 @@ def phrase_checks(fast: FastScorer, parsed: ParsedQuery) -> list[PhraseCheck]:
 
 
 class PhraseBonus:
-    """What a question's quoted phrases add to each entry, read lazily: `most(d)` bounds what
-    they may add to an entry without reading its text, `add(d)` reads it. The sums are those
-    of adding every held candidate in turn, phrase after phrase, as phrase_scores adds them."""
+    """What a question's quoted phrases add to each entry, read lazily: `most` bounds an entry's
+    score without reading its text, `score` reads it. The scores are those of adding every
+    held candidate in turn, phrase after phrase, as phrase_scores adds them, to the entry's
+    score from the question's words (`scores`, as it is when this is made), then the common
+    words' (`common`: term_total of each, added only to the entries scored so far, as
+    FastScorer.accumulate adds them)."""
 
-    def __init__(self, checks: list[PhraseCheck]) -> None:
+    def __init__(self, checks: list[PhraseCheck], scores: dict[int, float] | None = None,
+                 common: list[dict[int, float]] | None = None) -> None:
         self.of: dict[int, list[tuple[PhraseCheck, str, float]]] = {}
         for check in checks:
             for field, d, score in check.candidates:
                 self.of.setdefault(d, []).append((check, field, score))
-
-    def most(self, docnum: int) -> float:
-        """What the phrases add to the entry if all its candidates hold: no less than they do
-        (the scores are positive, and a rounded sum never falls when a term is added)."""
-        total = 0.0
-        for _, _, score in self.of[docnum]:
-            total += score
-        return total
+        scores = scores or {}
+        self.base = {d: scores[d] for d in self.of if d in scores}
+        self.common = common or []
 
     def add(self, docnum: int) -> float | None:
         """What the phrases add to the entry, None when none of its candidates holds."""
@@ -211,6 +210,28 @@ class PhraseBonus:
                 total += score
                 any_held = True
         return total if any_held else None
+
+    def most(self, docnum: int) -> float:
+        """The most the entry may score, its text unread: what it scores if all its candidates
+        hold, no less than it does (the scores are positive, and a rounded sum never falls when
+        a term is added or grows)."""
+        total = 0.0
+        for _, _, score in self.of[docnum]:
+            total += score
+        return self._with_common(self.base.get(docnum, 0.0) + total, docnum)
+
+    def score(self, docnum: int) -> float | None:
+        """The entry's score, its text read; None when no candidate holds (its score is then
+        the words' alone, already in place)."""
+        added = self.add(docnum)
+        return None if added is None else self._with_common(self.base.get(docnum, 0.0) + added, docnum)
+
+    def _with_common(self, score: float, docnum: int) -> float:
+        for scores in self.common:
+            got = scores.get(docnum)
+            if got is not None:
+                score += got
+        return score
 
 
 def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
