@@ -661,8 +661,10 @@ def test_a_query_goes_before_the_warm_ups_next_step(compiled, monkeypatch):
     import threading
     import time as _time
 
+    from wikimem import mcp_server
     from wikimem.mcp_server import Searching
 
+    monkeypatch.setattr(mcp_server, "WARM_SHARE", 0.0)  # the query goes after the step under way
     engine = importlib.import_module("wikimem.search.engine")
     events: list[str] = []
     searching = Searching(compiled)

@@ -61,7 +61,8 @@ NOTE_MAX_BYTES = 1_000_000
 # a server answers many queries in a row: a background thread walks the folders for changes
 # this often (a compile by the daemon updates the index itself, which queries see at once)
 FRESH_WITHIN_SECONDS = 2.0
-WARM_PAUSE = 0.0002  # seconds the warm-up pauses between its steps (see Searching._warm)
+WARM_PAUSE = 0.0002  # seconds the warm-up pauses after each step (see Searching._warm)
+WARM_SHARE = 0.005  # seconds of warm-up steps, at least, between two queries that wait
 WIKI_TOP_FILES = {"index.md", "log.md", "AGENTS.md", "lint.md"}
 
 INSTRUCTIONS = """This server serves a wikimem wiki: Markdown pages compiled from the documents in raw/.
@@ -376,19 +377,26 @@ class Searching:
         engine = self.engine
         done = object()
         try:
-            # the index, and the scorer's tables (a second at 10k sources), a step at a time: a
-            # query that waits goes before the next step (a first search that came in before
-            # the warm-up waited for none of it, and the next waited for all of it)
+            # the index, and the scorer's tables (half a second at 10k sources), a step at a
+            # time: a query that waits goes before the next step once the warm-up has had
+            # WARM_SHARE since the last query (a first search that came in before the warm-up
+            # waited for none of it, and the next one for all of it; yielding after every step,
+            # queries in a row held the warm-up to a step each)
             steps = engine.warm_steps()
-            while True:
-                # a moment without the interpreter's lock: a thread that has a query to ask gets
-                # to say so (else it may wait for the interpreter until the next step is under way)
-                time.sleep(WARM_PAUSE)
+            finished = False
+            while not finished:
                 with self._waits:
                     self._waits.wait_for(lambda: not self._waiting)
                 with self.lock:
-                    if next(steps, done) is done:
-                        break
+                    started = time.monotonic()
+                    while not finished:
+                        finished = next(steps, done) is done
+                        # a moment without the interpreter's lock after each step: a thread that
+                        # has a query gets to say so (else it waits for the interpreter until
+                        # its switch interval, 5 ms, is up)
+                        time.sleep(WARM_PAUSE)
+                        if self._waiting and time.monotonic() - started >= WARM_SHARE:
+                            break
         except Exception as exc:  # noqa: BLE001 - the first search reports it as a tool error
             log.warning("search index not ready: %s", exc)
         # from now on a background thread looks for changed files, and opens and warms a

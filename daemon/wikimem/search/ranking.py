@@ -652,6 +652,7 @@ class FastScorer:
         yield
         for fname in FIELD_BOOSTS:
             self.lengths(fname)
+            yield
         for reader, _ in self.leaves:
             if reader.doc_count_all():
                 reader.stored_fields(0)  # each segment opens its own
