@@ -681,10 +681,7 @@ class FastScorer:
         # segment by segment, each its own paths: asking every segment for every path
         # (most have not got it) was most of a warm-up at 10k sources
         for reader, offset in self.leaves:
-            for n, term in enumerate(reader.lexicon("path"), 1):
-                text = term.decode("utf-8") if isinstance(term, bytes) else term
-                ids: list[int] = []
-                self._read_leaf(reader, offset, "path", text, ids, [])
+            for n, (text, ids) in enumerate(_id_postings(reader, offset, "path"), 1):
                 for d in ids:
                     paths[d] = text
                     if not levels[d] and text not in first:
@@ -698,6 +695,42 @@ class FastScorer:
             self._levels, self._kinds, self.first_part = levels, kinds, first
             self._paths = paths  # last: entry() reads the tables once this is set
         yield
+
+
+def _id_postings(reader: Any, offset: int, field: str) -> Iterator[tuple[str, list[int]]]:
+    """Each term of the field in one segment and its live entries, numbered as the searcher
+    numbers them, in the segment's order of terms. With whoosh3's readers the terms' entries are
+    read in the order the terms file keeps them (a term found by its hash, then its postings'
+    weights read too, were most of the cost); else through the reader's own lexicon."""
+    terms = getattr(reader, "_terms", None)
+    items_from = getattr(terms, "items_from", None)
+    codec, postfile = getattr(terms, "_codec", None), getattr(terms, "_postfile", None)
+    if items_from is None or codec is None or postfile is None or field not in reader.schema:
+        for term in reader.lexicon(field):
+            text = term.decode("utf-8") if isinstance(term, bytes) else term
+            ids: list[int] = []
+            FastScorer._read_leaf(reader, offset, field, text, ids, [])
+            yield text, ids
+        return
+    deleted = reader.deleted_docs_set if reader.has_deletions() else None
+    fmt = reader.schema[field].format
+    for (name, tbytes), info in items_from(field, b""):
+        if name != field:
+            break
+        m = codec.postings_reader(postfile, info, fmt, term=(field, tbytes))
+        got: list[int] = []
+        if hasattr(m, "_read_ids") and hasattr(m, "_next_block"):
+            while m.is_active():
+                m._read_ids()
+                got.extend(m._ids)
+                m._next_block()
+        else:
+            while m.is_active():
+                got.append(m.id())
+                m.next()
+        if deleted:
+            got = [d for d in got if d not in deleted]
+        yield tbytes.decode("utf-8"), [d + offset for d in got] if offset else got
 
 
 def _column_bytes(column: Any, count: int) -> bytes:
