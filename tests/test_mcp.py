@@ -652,3 +652,40 @@ def test_first_search_is_answered_without_the_sdk(compiled):
     assert [r["id"] for r in replies] == [1, 2, 3, 4]
     assert "80 degrees" in replies[2]["result"]["structuredContent"]["results"][0]["snippet"]
     assert after == {"sdk imported": []}
+
+
+def test_a_query_goes_before_the_warm_ups_next_step(compiled, monkeypatch):
+    # the warm-up holds the query lock a step at a time and lets a query that waits go first:
+    # a search that comes in while it runs waits for the step under way, not for all of them
+    import importlib
+    import threading
+    import time as _time
+
+    from wikimem import mcp_server
+    from wikimem.mcp_server import Searching
+
+    monkeypatch.setattr(mcp_server, "WARM_SHARE", 0.0)  # the query goes after the step under way
+    engine = importlib.import_module("wikimem.search.engine")
+    events: list[str] = []
+    searching = Searching(compiled)
+
+    def steps(self):
+        events.append("step 1")
+        deadline = _time.monotonic() + 10
+        while not searching._waiting and _time.monotonic() < deadline:  # until the query waits
+            _time.sleep(0.001)
+        yield
+        events.append("step 2")
+        yield
+
+    monkeypatch.setattr(engine.Engine, "warm_steps", steps)
+    monkeypatch.setattr(searching, "_answer", lambda *args: events.append("query") or {"results": []})
+    monkeypatch.setattr(engine.Engine, "watch", lambda self, *args, **kwargs: None)
+    searching.start()
+    deadline = _time.monotonic() + 10
+    while "step 1" not in events and _time.monotonic() < deadline:
+        _time.sleep(0.001)
+    assert searching.answer("tea", 5, None) == {"results": []}
+    warming = next(t for t in threading.enumerate() if t.name == "wikimem-index")
+    warming.join(10)
+    assert events == ["step 1", "query", "step 2"]

@@ -349,7 +349,9 @@ def test_phrase_scores_are_whooshs_and_of_the_words_in_a_row(ws, edited):
         return any(phrase[0] in held and all(w in at.get(pos + j, ()) for j, w in enumerate(phrase[1:], 1))
                    for pos, held in at.items())
 
-    for question in ('"widget uses"', '"uses widget"', '"widget uses kelp"', '"note widget"', '"step 12 of"'):
+    fast = S.FastScorer(searcher)  # one for every question: a phrase asked again is read from its cache
+    for question in ('"widget uses"', '"uses widget"', '"widget uses kelp"', '"note widget"', '"step 12 of"',
+                     '"note widget" and "widget uses"', '"widget uses"'):
         parsed = S.parse_query(question)
         expected: dict[int, float] = {}
         for phrase in parsed.phrases:
@@ -359,10 +361,90 @@ def test_phrase_scores_are_whooshs_and_of_the_words_in_a_row(ws, edited):
                     text = searcher.stored_fields(docnum).get(field)
                     if isinstance(text, str) and in_a_row(text, phrase):
                         expected[docnum] = expected.get(docnum, 0.0) + boost * score
-        got = phrase_scores(S.FastScorer(searcher), parsed)
+        got = phrase_scores(fast, parsed)
         assert set(got) == set(expected), question
         assert got == pytest.approx(expected, rel=1e-9), question
+        # the same sums, bit for bit, from a scorer that never saw the phrase and from the cache
+        assert phrase_scores(S.FastScorer(searcher), parsed) == got == phrase_scores(fast, parsed), question
     assert phrase_scores(S.FastScorer(searcher), S.parse_query('"widget uses"'))
+    eng.close()
+
+
+@pytest.mark.parametrize("common", [False, True])
+def test_a_phrase_is_read_only_for_the_entries_that_may_reach_the_window(ws, monkeypatch, common):
+    # the quoted phrases' candidates are read while the window is taken, only those whose score
+    # could reach it with their bonus (engine.read_phrases): the results, their order and their
+    # scores are those of reading every candidate
+    import importlib
+
+    from wikimem.search import ranking as R
+
+    E = importlib.import_module("wikimem.search.engine")  # the package names a function `engine` too
+    many_notes(ws)
+    for i in range(40):
+        order = ("the widget uses kelp", "uses of the widget", "a widget that kelp uses", "widget_uses")[i % 4]
+        write(ws, f"more/m{i}.md", f"# Kelp {i}\n\nIn step {i}, {order}: widget {'uses ' * (i % 3)}basalt.\n")
+    if not common:
+        monkeypatch.setattr(R, "COMMON_FRACTION", 1.0)  # every word picks candidates: no AndMaybe
+    questions = ('"widget uses"', '"widget uses" basalt', '"uses widget"', 'kelp "widget uses" "step 12"',
+                 '"widget uses kelp"')
+    runs = [(q, limit, kinds) for q in questions for limit in (1, 3, 10) for kinds in (None, ("raw",))]
+
+    def answers(bound: float) -> tuple[list[list[dict]], int]:
+        monkeypatch.setattr(E, "PHRASE_BOUND", bound)
+        got, read = [], 0
+        for q, limit, kinds in runs:
+            eng = S.Engine(ws)  # a scorer of its own: no candidate read by an earlier question
+            eng.warm()
+            got.append([p.to_json() for p in eng.passages(q, limit, kinds)])
+            read += sum(len(check._held) for check in eng._fast_scorer()._phrases.values())
+            eng.close()
+        return got, read
+
+    bound = E.PHRASE_BOUND
+    every, read_all = answers(float("inf"))  # every candidate read, as phrase_scores reads them
+    lazy, read = answers(bound)
+    for run, want, got in zip(runs, every, lazy, strict=True):
+        assert got == want, run
+    # (with common words, this index's questions score fewer entries than a window from their
+    # other words: every candidate is read, PhraseBonus's own test holds the sums)
+    assert any(every) and (read <= read_all if common else read < read_all)
+
+
+def test_phrase_bonus_scores_as_the_phrases_then_the_common_words_add(ws):
+    # what an entry scores once its phrases are read (PhraseBonus.score) is, bit for bit, its
+    # words' score plus what phrase_scores adds, then the common words' (AndMaybe); and `most`
+    # bounds it before the text is read
+    from wikimem.search.ranking import PhraseBonus, phrase_checks, phrase_scores, select_terms
+
+    many_notes(ws)
+    for i in range(30):
+        write(ws, f"more/m{i}.md", f"# Kelp {i}\n\n{('the widget uses kelp', 'uses of the widget')[i % 2]}, step {i}.\n")
+    eng = S.Engine(ws)
+    eng.refresh()
+    searcher = eng._searcher
+    held_common = 0
+    for question in ('"widget uses"', 'widget "uses kelp" step', '"widget uses" basalt stages', '"step 12" widget'):
+        parsed = S.parse_query(question)
+        rare, common = select_terms(parsed, searcher.doc_frequency, searcher.doc_count())
+        fast = S.FastScorer(searcher)
+        expected = fast.accumulate(rare)
+        for d, added in phrase_scores(fast, parsed).items():
+            expected[d] = expected.get(d, 0.0) + added
+        fast.accumulate(common, into=expected, only=True)
+        fast = S.FastScorer(searcher)
+        got = fast.accumulate(rare)
+        bonus = PhraseBonus(phrase_checks(fast, parsed), got, [fast.term_total(t) for t in common])
+        bounds = {d: bonus.most(d) for d in bonus.of}
+        fast.accumulate(common, into=got, only=True)
+        for d in bonus.of:
+            score = bonus.score(d)
+            if score is not None:
+                got[d] = score
+                held_common += bool(common)
+            assert bounds[d] >= expected.get(d, 0.0), (question, d)
+        assert got == expected, question
+    assert held_common
     eng.close()
 
 
@@ -1040,6 +1122,59 @@ def test_a_segment_file_read_from_the_map_reads_as_whooshs_copy_of_it():
         ours.seek(-1)
 
 
+def test_a_pickle_read_from_the_map_reads_as_pickle_load_reads_it(monkeypatch):
+    # a block's header is read from a copy of the bytes it may need (mapped._load_pickle): the
+    # same object, and the stream left where pickle.load leaves it, for pickles short and long
+    # (read again wider), of every protocol, and a damaged one fails as pickle.load fails
+    from wikimem.search import mapped
+
+    monkeypatch.setattr(mapped, "PICKLE_READ", 8)
+    objects = [("block", 1, 2.5), list(range(3000)), {"x": "y" * 500}, None, b"\x00" * 70]
+    data = b"".join(pickle.dumps(o, protocol=n % (pickle.HIGHEST_PROTOCOL + 1)) for n, o in enumerate(objects))
+    ours, theirs = mapped._View(memoryview(data)), io.BytesIO(data)
+    for _ in objects:
+        assert mapped._load_pickle(memoryview(data), ours) == pickle.load(theirs)
+        assert ours.tell() == theirs.tell()
+    torn = memoryview(data[:-3])
+    ours, theirs = mapped._View(torn), io.BytesIO(bytes(torn))
+    for _ in objects[:-1]:
+        mapped._load_pickle(torn, ours)
+        pickle.load(theirs)
+    with pytest.raises(Exception) as ours_failed:
+        mapped._load_pickle(torn, ours)
+    with pytest.raises(Exception) as theirs_failed:
+        pickle.load(theirs)
+    assert type(ours_failed.value) is type(theirs_failed.value)
+
+
+def test_the_entry_tables_are_those_of_the_stored_fields(ws):
+    # FastScorer.entries reads each segment's own paths: the path, level and kind of every live
+    # entry, and each file's first passage, as the stored fields give them, also across segments
+    # with deleted entries
+    many_notes(ws)
+    S.update_index(ws)
+    write(ws, "many/n5.md", "# Widget note 5 on kelp\n\nRewritten: kelp stages, step 5.\n\n## More\n\nText.\n")
+    (ws.raw / "many" / "n7.md").unlink()
+    S.update_index(ws)
+    write(ws, "many/zz.md", "# New\n\nA new note.\n")
+    eng = S.Engine(ws)
+    eng.refresh()
+    fast = S.FastScorer(eng._searcher)
+    assert len(fast.leaves) > 1
+    paths, levels, kinds = fast.entries()
+    reader = eng._searcher.reader()
+    live = [d for d in range(eng._searcher.doc_count_all()) if not reader.is_deleted(d)]
+    assert len(live) < eng._searcher.doc_count_all()
+    first: dict[str, int] = {}
+    for d in live:
+        stored = eng._searcher.stored_fields(d)
+        assert (paths[d], bool(levels[d]), kinds[d]) == (stored["path"], stored["level"] == "doc", stored["kind"])
+        if stored["level"] != "doc":
+            first.setdefault(stored["path"], d)
+    assert fast.first_part == first
+    eng.close()
+
+
 def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(compiled):
     from wikimem.search import index as I
 
@@ -1406,3 +1541,36 @@ def test_a_phrase_is_checked_against_the_analyzers_terms_stemming_only_what_may_
             assert holds_phrase(text, phrase, unmade) is expected, (phrase, text)
             held += expected
     assert held >= 8
+
+
+@pytest.mark.parametrize("around", [1, 2, 24])
+def test_a_phrase_is_read_around_the_places_its_rarest_letters_occur(monkeypatch, around):
+    # Analyzer.in_a_row reads the words around each place the letters of one of the phrase's
+    # terms occur, wider until enough words that make terms stand on each side: it answers as
+    # the analyzer's whole list of terms does, across stop words, identifiers, dots, capitals,
+    # other scripts and the edges of the text
+    import random
+
+    from wikimem.search import analysis
+
+    monkeypatch.setattr(analysis, "READ_AROUND", around)
+    ana = S.analyzer()
+    vocab = ["trait", "traits", "Trait", "object", "objects", "OBJECTS", "of", "the", "a", "and", "trait_object",
+             "foo.trait", "trait.object", "objects_trait", "x", "1.2", "go1.21", "\u03a3\u0391\u03a3", "\u0130stanbul",
+             "stra\u00dfe", "na\u00efve", "ob", "t", "*", "relational", "databases", "relate", "hoping", "configured",
+             "minimum", "macOS", "versions", "__init__", "a.b.c", "trait..object", ".trait", "object."]
+    seps = [" ", " ", " ", ", ", ". ", "-", "\u2014", "\n", "..", "'", "(", ") ", "/", "\u201c", ": "]
+    phrases = [("trait", "object"), ("object", "trait"), ("relat", "databas"), ("hope", "configur"),
+               ("minimum", "maco", "version"), ("trait", "trait"), ("istanbul", "trait"), ("g", "trait")]
+    rnd = random.Random(around)
+    unmade: dict[tuple[str, ...], dict[str, tuple[None, ...]]] = {phrase: {} for phrase in phrases}
+    held = 0
+    for _ in range(1500):
+        text = "".join(rnd.choice(vocab) + rnd.choice(seps) for _ in range(rnd.randint(1, 40)))
+        text = (text, text.upper(), text.title())[rnd.randrange(3)]
+        terms = ana.terms(text)
+        for phrase in phrases:
+            expected = any(terms[i:i + len(phrase)] == list(phrase) for i in range(len(terms)))
+            assert ana.in_a_row(text, phrase, unmade[phrase]) is expected, (phrase, text)
+            held += expected
+    assert held > 1000

@@ -28,6 +28,7 @@ import re
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
@@ -60,6 +61,8 @@ NOTE_MAX_BYTES = 1_000_000
 # a server answers many queries in a row: a background thread walks the folders for changes
 # this often (a compile by the daemon updates the index itself, which queries see at once)
 FRESH_WITHIN_SECONDS = 2.0
+WARM_PAUSE = 0.0002  # seconds the warm-up pauses after each step (see Searching._warm)
+WARM_SHARE = 0.005  # seconds spent in warm-up steps, at least, between two queries that wait
 WIKI_TOP_FILES = {"index.md", "log.md", "AGENTS.md", "lint.md"}
 
 INSTRUCTIONS = """This server serves a wikimem wiki: Markdown pages compiled from the documents in raw/.
@@ -309,6 +312,8 @@ class Searching:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.lock = threading.Lock()  # sync tools run in worker threads; one searcher serves them in turn
+        self._waiting = 0  # queries waiting for the lock: the warm-up lets them go first
+        self._waits = threading.Condition()
         self._engine: Engine | None = None
         self._making = threading.Lock()
         self._started = False
@@ -330,9 +335,20 @@ class Searching:
         return self._engine is not None and self._engine.ready
 
     def answer(self, query: str, limit: int, kind: str | None) -> dict[str, Any]:
-        """The search tool's result, waiting for the index if it is being opened or warmed."""
-        with self.lock:
+        """The search tool's result, waiting for the index if it is being opened, or for the
+        warm-up's step under way."""
+        with self._waits:
+            self._waiting += 1
+        try:
+            self.lock.acquire()
+        finally:
+            with self._waits:
+                self._waiting -= 1
+                self._waits.notify_all()
+        try:
             return self._answer(query, limit, kind)
+        finally:
+            self.lock.release()
 
     def answer_now(self, query: str, limit: int, kind: str | None) -> dict[str, Any] | None:
         """As `answer` when the index is warm and free; None when a query would have to wait."""
@@ -359,9 +375,30 @@ class Searching:
 
     def _warm(self) -> None:
         engine = self.engine
+        done = object()
         try:
-            with self.lock:
-                engine.warm()  # the index, and the scorer's tables (a second at 10k sources)
+            # the index, and the scorer's tables (half a second at 10k sources), a step at a
+            # time: a query that waits goes before the next step once the warm-up has had
+            # WARM_SHARE since the last query (a first search that came in before the warm-up
+            # waited for none of it, and the next one for all of it; yielding after every step,
+            # queries in a row held the warm-up to a step each)
+            steps = engine.warm_steps()
+            finished = False
+            while not finished:
+                with self._waits:
+                    self._waits.wait_for(lambda: not self._waiting)
+                with self.lock:
+                    spent = 0.0  # in the steps themselves, not in pauses or waits for the interpreter
+                    while not finished:
+                        started = time.perf_counter()
+                        finished = next(steps, done) is done
+                        spent += time.perf_counter() - started
+                        # a moment without the interpreter's lock after each step: a thread that
+                        # has a query gets to say so (else it waits for the interpreter until
+                        # its switch interval, 5 ms, is up)
+                        time.sleep(WARM_PAUSE)
+                        if self._waiting and spent >= WARM_SHARE:
+                            break
         except Exception as exc:  # noqa: BLE001 - the first search reports it as a tool error
             log.warning("search index not ready: %s", exc)
         # from now on a background thread looks for changed files, and opens and warms a

@@ -166,8 +166,7 @@ class Analyzer:
             steps = self._steps = _chain_steps(self.chain)
         if steps is None:
             return list(self.terms(value))
-        stops, shortest, longest, _ignore, _stem = steps
-        starts = tuple({t[:max(1, len(t) - 4)] for t in wanted})
+        starts = _starts(wanted)
         words = _WORDS
         if others is None:
             others = {}
@@ -177,16 +176,82 @@ class Analyzer:
             if terms is None:
                 terms = others.get(word)
             if terms is None:
-                low = word.lower()
-                texts = (low, *identifier_parts(low)) if "_" in low or "." in low else (low,)
-                if any(text.startswith(starts) for text in texts):
-                    terms = self._terms(word)
-                else:
-                    terms = others[word] = (None,) if any(
-                        len(text) >= shortest and (longest is None or len(text) <= longest) and text not in stops
-                        for text in texts) else ()
+                terms = self._places(word, starts, steps, others)
             out += terms
         return out
+
+    def _places(self, word: str, starts: tuple[str, ...], steps: tuple[Any, ...],
+                others: dict[str, tuple[None, ...]]) -> tuple[str | None, ...]:
+        """What a word new to `others` stands as in terms_for: its terms when it may make a wanted
+        term (it starts with one of `starts`), else one None, or nothing for a stop word."""
+        stops, shortest, longest = steps[0], steps[1], steps[2]
+        low = word.lower()
+        texts = (low, *identifier_parts(low)) if "_" in low or "." in low else (low,)
+        if any(text.startswith(starts) for text in texts):
+            return self._terms(word)
+        made = others[word] = (None,) if any(
+            len(text) >= shortest and (longest is None or len(text) <= longest) and text not in stops
+            for text in texts) else ()
+        return made
+
+    def in_a_row(self, value: str, phrase: tuple[str, ...],
+                 others: dict[str, tuple[None, ...]] | None = None) -> bool:
+        """Whether the text's terms (`terms`) hold the phrase's terms one after another. Only the
+        words around each place one of the terms may come from are read (a text of a few hundred
+        words holds a phrase's rarest word a few times): every word that makes a term holds the
+        term's letters but its last four (see terms_for) at its start or an identifier part's,
+        so a word that makes the term is around one of the places those letters occur, and the
+        words around it are read until each side has as many words that make terms as the
+        phrase has terms but one, or the text ends. A text whose lower case is not one character
+        for each of its own (a dotted capital I), or where it depends on the letters around (a
+        capital sigma), is read whole."""
+        if others is None:
+            others = {}
+        steps = self.__dict__.get("_steps", False)
+        if steps is False:
+            steps = self._steps = _chain_steps(self.chain)
+        low = value.lower()
+        if steps is None or len(low) != len(value) or "\u03a3" in value or len(phrase) < 2:
+            return _holds(self.terms_for(value, phrase, others), phrase)
+        # the term whose letters occur least often: where the phrase may stand
+        letters = min((_starts((t,))[0] for t in phrase), key=low.count)
+        count = low.count(letters)
+        if count == 0:
+            return False
+        reach = READ_AROUND * (len(phrase) - 1)
+        if count * 2 * reach >= len(value):
+            return _holds(self.terms_for(value, phrase, others), phrase)
+        starts = _starts(phrase)
+        words = _WORDS
+        need = len(phrase) - 1
+        at = low.find(letters)
+        while at >= 0:
+            wide = reach
+            while True:
+                begin, end = _run_edges(value, at - wide, at + len(letters) + wide)
+                places: list[tuple[str | None, ...]] = []
+                home = -1  # the word that holds `at`
+                for match in TOKEN.finditer(value, begin, end):
+                    word = match.group()
+                    terms: tuple[str | None, ...] | None = words.get(word)
+                    if terms is None:
+                        terms = others.get(word)
+                    if terms is None:
+                        terms = self._places(word, starts, steps, others)
+                    if home < 0 and match.end() > at:
+                        home = len(places)
+                    places.append(terms)
+                if home < 0:
+                    home = len(places)
+                before = sum(1 for terms in places[:home] if terms)
+                after = sum(1 for terms in places[home + 1:] if terms)
+                if (before >= need or begin == 0) and (after >= need or end == len(value)):
+                    break
+                wide *= 4
+            if _holds([term for terms in places for term in terms], phrase):
+                return True
+            at = low.find(letters, at + 1)
+        return False
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
                  removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
@@ -216,6 +281,41 @@ class Analyzer:
                     pos = start_pos + i if pos is None else pos + 1
                     t.pos = pos
                 yield t
+
+
+# characters read on each side of a place a phrase may stand, per term of the phrase but one
+# (a word and the space after it, with a stop word or two between): read wider when too few
+READ_AROUND = 24
+
+
+def _run_edges(value: str, begin: int, end: int) -> tuple[int, int]:
+    """[begin, end) widened to the edges of the runs of word characters (\\w: str.isalnum and
+    the underscore), stars and dots they cut: TOKEN reads the same words inside them as in the
+    whole text."""
+    begin, end = max(0, begin), min(len(value), end)
+    while begin > 0 and (value[begin - 1].isalnum() or value[begin - 1] in "_*."):
+        begin -= 1
+    while end < len(value) and (value[end].isalnum() or value[end] in "_*."):
+        end += 1
+    return begin, end
+
+
+def _starts(wanted: Iterable[str]) -> tuple[str, ...]:
+    """The letters every word that makes one of the terms starts with (see Analyzer.terms_for)."""
+    return tuple({t[:max(1, len(t) - 4)] for t in wanted})
+
+
+def _holds(terms: list[str | None], phrase: tuple[str, ...]) -> bool:
+    """Whether `terms` has the phrase's terms at consecutive places."""
+    first, n, want = phrase[0], len(phrase), list(phrase)
+    at = -1
+    while True:
+        try:
+            at = terms.index(first, at + 1)
+        except ValueError:
+            return False
+        if terms[at:at + n] == want:
+            return True
 
 
 def _chain_steps(chain: Any) -> tuple[frozenset[str], int, int | None, frozenset[str], Any] | None:

@@ -27,11 +27,12 @@ from .ranking import (
     RECENCY,
     RECENCY_CURRENT,
     FastScorer,
+    PhraseBonus,
     asked_collection,
     boilerplate_key,
     coordination,
     parse_query,
-    phrase_scores,
+    phrase_checks,
     select_terms,
     weighting,
 )
@@ -278,8 +279,15 @@ class Engine:
 
     def warm(self) -> None:
         """Open the index and build the scorer's tables now (servers: before the first query)."""
+        for _ in self.warm_steps():
+            pass
+
+    def warm_steps(self) -> Iterator[None]:
+        """`warm`'s work, a step between yields: a server that holds its query lock for each step
+        lets the queries that wait go first (mcp_server.Searching)."""
         self.refresh()
-        self._fast_scorer().warm()
+        yield
+        yield from self._fast_scorer().warm_steps()
 
     def _newest_entries(self) -> list[int]:
         """The entries of the latest releases (see _latest)."""
@@ -396,7 +404,7 @@ class Engine:
         heads: dict[str, float] = {}
         kind_of: dict[str, str] = {}
         # the ranking whoosh gives build_query's query, with the words scored by FastScorer
-        # and the quoted phrases (if any) by phrase_scores
+        # and the quoted phrases (if any) by PhraseBonus
         fast = self._fast_scorer()
         # each word's document frequency, read once: it picks the words and weighs them
         df = {t: searcher.doc_frequency("body", t) for t in parsed.terms}
@@ -411,9 +419,21 @@ class Engine:
         if not rare and not phrases:
             return []
         scores = fast.accumulate(rare)
-        if phrases:
-            for docnum, score in phrase_scores(fast, parsed).items():
-                scores[docnum] = scores.get(docnum, 0.0) + score
+        # what the quoted phrases add: read now, for every candidate, when entries outside the
+        # window count (the latest releases'); else while the window is taken, only for the
+        # candidates that may enter it (see read_phrases)
+        unread: list[tuple[float, int]] = []
+        bonus: PhraseBonus | None = None
+        if phrases and parsed.latest:
+            eager = PhraseBonus(phrase_checks(fast, parsed))
+            for docnum in eager.of:
+                added = eager.add(docnum)
+                if added is not None:
+                    scores[docnum] = scores.get(docnum, 0.0) + added
+        elif phrases:
+            bonus = PhraseBonus(phrase_checks(fast, parsed), scores, [fast.term_total(t) for t in common])
+            allowed = fast.kind_entries(kinds) if kinds else None
+            unread = sorted((bonus.most(d) * PHRASE_BOUND, -d) for d in bonus.of if allowed is None or d in allowed)
         if common:
             fast.accumulate(common, into=scores, only=True)
         if kinds:
@@ -439,6 +459,8 @@ class Engine:
         head_entry: dict[str, int] = {}
         part_cands: dict[str, list[tuple[float, int]]] = {}
         while True:
+            if unread and bonus is not None:
+                read_phrases(scores, unread, bonus, want)
             # best first, ties to the lower entry number, as whoosh's collector orders them
             top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
             if parsed.latest:
@@ -546,6 +568,32 @@ class Engine:
                 line, fields.get("anchor") or "L", heading, fields.get("body") or "",
             ))
         return out
+
+
+# what bounds an entry's score with its phrases' bonus is raised by this much: the bound is
+# exact (positive scores, rounded sums that never fall), this keeps it so whatever the rounding
+PHRASE_BOUND = 1.0 + 1e-9
+
+
+def read_phrases(scores: dict[int, float], unread: list[tuple[float, int]], bonus: PhraseBonus, want: int) -> None:
+    """Add the quoted phrases' bonus to every entry that may be among the `want` best: `unread`
+    holds (the most the entry may score, minus its number), best last, for the entries whose
+    candidates' text was not read; it is read, a window's worth at a time, while the best of
+    them could reach the window as it stands. The window only rises as bonuses are added, so an
+    entry left unread cannot be in it: the window, and every score in it, are those of reading
+    every candidate."""
+    while unread:
+        top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
+        floor = top[-1] if len(top) >= want else None
+        if floor is not None and unread[-1] < floor:
+            return
+        for _ in range(min(want, len(unread))):
+            if floor is not None and unread[-1] < floor:
+                break
+            docnum = -unread.pop()[1]
+            got = bonus.score(docnum)
+            if got is not None:
+                scores[docnum] = got
 
 
 def with_current_sources(ranked: list[tuple[float, str]], docs: Any,

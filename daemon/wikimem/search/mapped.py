@@ -49,6 +49,29 @@ class _View(io.RawIOBase):
         return n
 
 
+PICKLE_READ = 1024  # bytes copied for a pickle at first: a block's header takes about a hundred
+
+
+def _load_pickle(buf: Any, view: _View) -> Any:
+    """The pickle at the view's position, the view moved past it, as pickle.load(view) would."""
+    import pickle
+
+    start = view.tell()
+    size = PICKLE_READ
+    while True:
+        chunk = io.BytesIO(buf[start:start + size])
+        try:
+            got = pickle.load(chunk)
+        except Exception:
+            if start + size >= len(buf):
+                view.seek(start)
+                return pickle.load(view)  # as whoosh would: its error, if any
+            size *= 16
+            continue
+        view.seek(start + chunk.tell())
+        return got
+
+
 def install() -> None:
     """From now on, this process's whoosh opens segment files without copying them (once)."""
     global _INSTALLED
@@ -66,6 +89,13 @@ def install() -> None:
             self.onclose = onclose
             self.is_real = False
             self.is_closed = False
+
+        def read_pickle(self) -> Any:
+            # each block of postings starts with a small pickle, which pickle.load reads from a
+            # stream a few bytes a call (twenty calls into _View for one block); here it reads
+            # from a copy of the bytes it may need, and the stream moves on by what it read
+            return _load_pickle(self._buf, self.file)
+
 
     compound.BufferFile = MappedFile  # the name CompoundStorage.open_file builds each file with
     _INSTALLED = True

@@ -5,7 +5,7 @@ question's rare words."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,32 +140,108 @@ PHRASE_CANDIDATES = 1000
 PHRASE_FIELDS = (("body", 2.0), ("title", 4.0), ("headings", 3.0))
 
 
-def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
-    """A quoted phrase of two words or more scores again, in the body, title or headings.
+class PhraseCheck:
+    """What a quoted phrase of two words or more may add to a question's entries, and what it
+    does add once its candidates are read.
 
     The index keeps no word positions (they were a third of the index build, and only quoted
-    phrases used them): the entries that hold all the phrase's words are scored as whoosh scores
-    an And of the words (the sum of their BM25F scores, from the fast scorer's posting lists,
-    not whoosh's matchers), and the best of them are read back from their stored text, analysed
-    as they were indexed, and kept when the words stand in a row."""
-    out: dict[int, float] = {}
-    for phrase in parsed.phrases:
-        if len(phrase) < 2:
-            continue
-        unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
+    phrases used them): the entries that hold all the phrase's words (its candidates, the best
+    PHRASE_CANDIDATES of each field) are scored as whoosh scores an And of the words (the sum of
+    their BM25F scores, from the fast scorer's posting lists, not whoosh's matchers), times the
+    field's weight, and that is added where their stored text, analysed as it was indexed, has
+    the words in a row. A candidate's text is read when `held` is first asked about it, and the
+    answer kept for the searcher's life (FastScorer.phrase_check), as the words' scores are."""
+
+    def __init__(self, fast: FastScorer, phrase: tuple[str, ...]) -> None:
+        self.fast, self.phrase = fast, phrase
+        # (field, entry, what it adds), fields in PHRASE_FIELDS' order, each best first with ties
+        # to the lower entry number, as whoosh's collector keeps them
+        self.candidates: list[tuple[str, int, float]] = []
         for field, boost in PHRASE_FIELDS:
             lists = [fast.field_scores(field, t) for t in phrase]
             smallest = min(lists, key=len)
             if not smallest:
                 continue
             others = [scores for scores in lists if scores is not smallest]
-            held = [(sum(scores[d] for scores in lists), d) for d in smallest
-                    if all(d in scores for scores in others)]
-            # best first, ties to the lower entry number, as whoosh's collector keeps them
-            for score, d in sorted(held, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]:
-                text = fast.fields(d).get(field)
-                if isinstance(text, str) and holds_phrase(text, phrase, unmade):
-                    out[d] = out.get(d, 0.0) + boost * score
+            anded = [(sum(scores[d] for scores in lists), d) for d in smallest
+                     if all(d in scores for scores in others)]
+            self.candidates += [(field, d, boost * score)
+                                for score, d in sorted(anded, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]]
+        self._held: dict[tuple[str, int], bool] = {}
+        self._unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
+
+    def held(self, field: str, docnum: int) -> bool:
+        """Whether the entry's text in `field` has the phrase's words in a row."""
+        got = self._held.get((field, docnum))
+        if got is None:
+            text = self.fast.fields(docnum).get(field)
+            got = self._held[(field, docnum)] = isinstance(text, str) and holds_phrase(text, self.phrase, self._unmade)
+        return got
+
+
+def phrase_checks(fast: FastScorer, parsed: ParsedQuery) -> list[PhraseCheck]:
+    """The question's quoted phrases of two words or more, each as a PhraseCheck."""
+    return [fast.phrase_check(phrase) for phrase in parsed.phrases if len(phrase) >= 2]
+
+
+class PhraseBonus:
+    """What a question's quoted phrases add to each entry, read lazily: `most` bounds an entry's
+    score without reading its text, `score` reads it. The scores are those of adding every
+    held candidate in turn, phrase after phrase, as phrase_scores adds them, to the entry's
+    score from the question's words (`scores`, as it is when this is made), then the common
+    words' (`common`: term_total of each, added only to the entries scored so far, as
+    FastScorer.accumulate adds them)."""
+
+    def __init__(self, checks: list[PhraseCheck], scores: dict[int, float] | None = None,
+                 common: list[dict[int, float]] | None = None) -> None:
+        self.of: dict[int, list[tuple[PhraseCheck, str, float]]] = {}
+        for check in checks:
+            for field, d, score in check.candidates:
+                self.of.setdefault(d, []).append((check, field, score))
+        scores = scores or {}
+        self.base = {d: scores[d] for d in self.of if d in scores}
+        self.common = common or []
+
+    def add(self, docnum: int) -> float | None:
+        """What the phrases add to the entry, None when none of its candidates holds."""
+        total, any_held = 0.0, False
+        for check, field, score in self.of[docnum]:
+            if check.held(field, docnum):
+                total += score
+                any_held = True
+        return total if any_held else None
+
+    def most(self, docnum: int) -> float:
+        """The most the entry may score, its text unread: what it scores if all its candidates
+        hold, no less than it does (the scores are positive, and a rounded sum never falls when
+        a term is added or grows)."""
+        total = 0.0
+        for _, _, score in self.of[docnum]:
+            total += score
+        return self._with_common(self.base.get(docnum, 0.0) + total, docnum)
+
+    def score(self, docnum: int) -> float | None:
+        """The entry's score, its text read; None when no candidate holds (its score is then
+        the words' alone, already in place)."""
+        added = self.add(docnum)
+        return None if added is None else self._with_common(self.base.get(docnum, 0.0) + added, docnum)
+
+    def _with_common(self, score: float, docnum: int) -> float:
+        for scores in self.common:
+            got = scores.get(docnum)
+            if got is not None:
+                score += got
+        return score
+
+
+def phrase_scores(fast: FastScorer, parsed: ParsedQuery) -> dict[int, float]:
+    """A quoted phrase of two words or more scores again, in the body, title or headings (see
+    PhraseCheck): entry -> what the question's phrases add to it, every candidate read."""
+    out: dict[int, float] = {}
+    for check in phrase_checks(fast, parsed):
+        for field, d, score in check.candidates:
+            if check.held(field, d):
+                out[d] = out.get(d, 0.0) + score
     return out
 
 
@@ -173,16 +249,7 @@ def holds_phrase(text: str, phrase: tuple[str, ...], others: dict[str, tuple[Non
     """Whether the analysed text has the phrase's terms at consecutive positions, as the
     analyzer numbers them (each term it keeps one after the one before). `others`: the words
     found unable to make the phrase's terms in the texts checked before (Analyzer.terms_for)."""
-    terms = analyzer().terms_for(text, phrase, others)
-    first, n, want = phrase[0], len(phrase), list(phrase)
-    at = -1
-    while True:
-        try:
-            at = terms.index(first, at + 1)
-        except ValueError:
-            return False
-        if terms[at:at + n] == want:
-            return True
+    return bool(analyzer().in_a_row(text, phrase, others))
 
 
 def build_query(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int = 0) -> Any:
@@ -296,8 +363,10 @@ class FastScorer:
     """
 
     # scored postings kept across queries, per field and per word (about 100 bytes each):
-    # past this both caches start over
+    # past this the caches start over
     CACHE_POSTINGS = 1_500_000
+
+    ENTRY_PATHS = 100  # paths read for the entry tables between a warm-up's yields (a few ms)
 
     def __init__(self, searcher: Any):
         from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
@@ -320,6 +389,7 @@ class FastScorer:
         self._entry_cache: dict[int, tuple[str, bool, str]] = {}
         self._fields: dict[int, dict[str, Any]] = {}
         self._kind_sets: dict[tuple[str, ...], set[int]] = {}
+        self._phrases: dict[tuple[str, ...], PhraseCheck] = {}
         self._eras: dict[int, int] | None = None
         self._collections: tuple[list[str], Any, list[int]] | None = None
 
@@ -369,35 +439,40 @@ class FastScorer:
         ids: list[int] = []
         weights: list[float] = []
         for reader, offset in self.leaves:
-            try:
-                m = reader.postings(field, term)
-            except Exception:  # noqa: BLE001 - TermNotFound: the word is not in this segment
-                continue
-            deleted = reader.deleted_docs_set if reader.has_deletions() else None
-            leaf = getattr(m, "child", m) if deleted else m
-            if hasattr(leaf, "_read_ids") and hasattr(leaf, "_next_block"):
-                # a block at a time: whoosh3's leaf matcher holds each block as two arrays
-                while leaf.is_active():
-                    leaf._read_ids()
-                    leaf._read_weights()
-                    bids, bw = leaf._ids, leaf._weights
-                    if deleted:
-                        pairs = [(d, w) for d, w in zip(bids, bw, strict=True) if d not in deleted]
-                        ids.extend(d + offset for d, _ in pairs)
-                        weights.extend(w for _, w in pairs)
-                    else:
-                        if offset:
-                            ids.extend(d + offset for d in bids)
-                        else:
-                            ids.extend(bids)
-                        weights.extend(bw)
-                    leaf._next_block()
-            else:
-                while m.is_active():
-                    ids.append(m.id() + offset)
-                    weights.append(m.weight())
-                    m.next()
+            self._read_leaf(reader, offset, field, term, ids, weights)
         return ids, weights
+
+    @staticmethod
+    def _read_leaf(reader: Any, offset: int, field: str, term: str, ids: list[int], weights: list[float]) -> None:
+        """One segment's postings of the term, its live entries only, numbered as the searcher numbers them."""
+        try:
+            m = reader.postings(field, term)
+        except Exception:  # noqa: BLE001 - TermNotFound: the word is not in this segment
+            return
+        deleted = reader.deleted_docs_set if reader.has_deletions() else None
+        leaf = getattr(m, "child", m) if deleted else m
+        if hasattr(leaf, "_read_ids") and hasattr(leaf, "_next_block"):
+            # a block at a time: whoosh3's leaf matcher holds each block as two arrays
+            while leaf.is_active():
+                leaf._read_ids()
+                leaf._read_weights()
+                bids, bw = leaf._ids, leaf._weights
+                if deleted:
+                    pairs = [(d, w) for d, w in zip(bids, bw, strict=True) if d not in deleted]
+                    ids.extend(d + offset for d, _ in pairs)
+                    weights.extend(w for _, w in pairs)
+                else:
+                    if offset:
+                        ids.extend(d + offset for d in bids)
+                    else:
+                        ids.extend(bids)
+                    weights.extend(bw)
+                leaf._next_block()
+        else:
+            while m.is_active():
+                ids.append(m.id() + offset)
+                weights.append(m.weight())
+                m.next()
 
     def term_scores(self, field: str, term: str) -> dict[int, float]:
         """entry -> BM25F score of one word in one field, times the field's boost."""
@@ -445,7 +520,19 @@ class FastScorer:
         if self._cached > self.CACHE_POSTINGS:
             self._cache.clear()
             self._totals.clear()
+            self._phrases.clear()
             self._cached = 0
+
+    def phrase_check(self, phrase: tuple[str, ...]) -> PhraseCheck:
+        """A quoted phrase's candidates and what is known of them, kept while the scores are:
+        reading its candidates' text is most of a phrase's cost."""
+        got = self._phrases.get(phrase)
+        if got is None:
+            got = PhraseCheck(self, phrase)
+            self._make_room()
+            self._phrases[phrase] = got
+            self._cached += len(got.candidates) + 1
+        return got
 
     def term_total(self, term: str) -> dict[int, float]:
         """entry -> one word's boosted score summed over every field, as whoosh's Or sums it."""
@@ -550,40 +637,100 @@ class FastScorer:
 
     def warm(self) -> None:
         """Build what later queries would otherwise build on first use (about a second at
-        10k sources): the entry tables, every field's lengths, the stored-fields file."""
-        self.entries()
+        10k sources): the entry tables, the collections, every field's lengths, the
+        stored-fields file of every segment."""
+        for _ in self.warm_steps():
+            pass
+
+    def warm_steps(self) -> Iterator[None]:
+        """`warm`'s work, a step between yields (the entry tables, a third of a second at 10k
+        sources, in steps of ENTRY_PATHS paths)."""
+        if self._paths is None:
+            yield from self._entry_steps()
         self.eras()
+        self.collections()  # a question's first look at them cost 25 ms at 10k sources
+        yield
         for fname in FIELD_BOOSTS:
             self.lengths(fname)
-        if self.searcher.doc_count_all():
-            self.searcher.stored_fields(0)
+            yield
+        for reader, _ in self.leaves:
+            if reader.doc_count_all():
+                reader.stored_fields(0)  # each segment opens its own
+        yield
 
     def entries(self) -> tuple[list[str], bytearray, list[str]]:
         """Path, level (1 = doc entry) and kind of every entry, from the short `path`,
         `level` and `kind` posting lists rather than the stored fields (a pickle with the
         passage text for each)."""
         if self._paths is None:
-            from .documents import KINDS  # here: a cold search never builds these tables
+            for _ in self._entry_steps():
+                pass
+        return self._paths, self._levels, self._kinds  # type: ignore[return-value]
 
-            total = self.searcher.doc_count_all()
-            paths = [""] * total
-            kinds = [""] * total
-            levels = bytearray(total)
-            for d in self._read("level", "doc")[0]:
-                levels[d] = 1
-            first: dict[str, int] = {}
-            for term in self.searcher.reader().lexicon("path"):
-                text = term.decode("utf-8") if isinstance(term, bytes) else term
-                for d in self._read("path", text)[0]:
+    def _entry_steps(self) -> Iterator[None]:
+        """`entries`' work, a step between yields, ENTRY_PATHS paths a step."""
+        from .documents import KINDS  # here: a cold search never builds these tables
+
+        total = self.searcher.doc_count_all()
+        paths = [""] * total
+        kinds = [""] * total
+        levels = bytearray(total)
+        for d in self._read("level", "doc")[0]:
+            levels[d] = 1
+        first: dict[str, int] = {}
+        # segment by segment, each its own paths: asking every segment for every path
+        # (most have not got it) was most of a warm-up at 10k sources
+        for reader, offset in self.leaves:
+            for n, (text, ids) in enumerate(_id_postings(reader, offset, "path"), 1):
+                for d in ids:
                     paths[d] = text
                     if not levels[d] and text not in first:
                         first[text] = d
-            for kind in KINDS:
-                for d in self._read("kind", kind)[0]:
-                    kinds[d] = kind
+                if n % self.ENTRY_PATHS == 0:
+                    yield
+        for kind in KINDS:
+            for d in self._read("kind", kind)[0]:
+                kinds[d] = kind
+        if self._paths is None:  # not built meanwhile by a query's entries()
             self._levels, self._kinds, self.first_part = levels, kinds, first
             self._paths = paths  # last: entry() reads the tables once this is set
-        return self._paths, self._levels, self._kinds  # type: ignore[return-value]
+        yield
+
+
+def _id_postings(reader: Any, offset: int, field: str) -> Iterator[tuple[str, list[int]]]:
+    """Each term of the field in one segment and its live entries, numbered as the searcher
+    numbers them, in the segment's order of terms. With whoosh3's readers the terms' entries are
+    read in the order the terms file keeps them (a term found by its hash, then its postings'
+    weights read too, were most of the cost); else through the reader's own lexicon."""
+    terms = getattr(reader, "_terms", None)
+    items_from = getattr(terms, "items_from", None)
+    codec, postfile = getattr(terms, "_codec", None), getattr(terms, "_postfile", None)
+    if items_from is None or codec is None or postfile is None or field not in reader.schema:
+        for term in reader.lexicon(field):
+            text = term.decode("utf-8") if isinstance(term, bytes) else term
+            ids: list[int] = []
+            FastScorer._read_leaf(reader, offset, field, text, ids, [])
+            yield text, ids
+        return
+    deleted = reader.deleted_docs_set if reader.has_deletions() else None
+    fmt = reader.schema[field].format
+    for (name, tbytes), info in items_from(field, b""):
+        if name != field:
+            break
+        m = codec.postings_reader(postfile, info, fmt, term=(field, tbytes))
+        got: list[int] = []
+        if hasattr(m, "_read_ids") and hasattr(m, "_next_block"):
+            while m.is_active():
+                m._read_ids()
+                got.extend(m._ids)
+                m._next_block()
+        else:
+            while m.is_active():
+                got.append(m.id())
+                m.next()
+        if deleted:
+            got = [d for d in got if d not in deleted]
+        yield tbytes.decode("utf-8"), [d + offset for d in got] if offset else got
 
 
 def _column_bytes(column: Any, count: int) -> bytes:
