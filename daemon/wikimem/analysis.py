@@ -1332,7 +1332,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 0.5
     if how:
         score += 1.5
-    listed = False  # an item of a short list of answers ("Here's what pytest uses rootdir for: ...")
+    listed = False  # an item of a short list of answers ("Here's what the runner uses the root directory for: ...")
     if s.kind == "item":
         # an item of a short list a sentence introduces ("the ownership rules: ...")
         first, last = (runs or _item_runs(sentences))[i]
@@ -1372,7 +1372,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
 
 
 # a list whose items answer one question: "the ownership rules:", "Here's a summary of what
-# pytest uses rootdir for:", "for two reasons:"
+# the runner uses the root directory for:", "for two reasons:"
 _LIST_OF_ANSWERS = re.compile(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties|reasons?|purposes?)\b"
                               r"|\b(?:is|are)\s+used\s+for\b|\buses?\s+[^:]{1,40}?\s+for\s*:\s*$", re.I)
 

@@ -268,9 +268,9 @@ _CHOICE_IS = re.compile(
     rf"\s+(?P<new>{_CHOICE_VALUE})", re.I)
 # "`utf8mb4` is now the default character set"
 _CHOICE_BECOMES = re.compile(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+(?P<what>{_CHOICE_WHAT})(?=\s*(?:[.;:,(]|$|\s+(?:for|in|on|when|if)\b))", re.I)
-# what a setting or a function named in code defaults to: "`Request.max_form_memory_size` defaults
-# to 500kB instead of unlimited" (a change), "`generate_password_hash` uses scrypt by default",
-# "`max_form_memory_size` is unlimited by default" (a state); a figure with its unit is a value here
+# what a setting or a function named in code defaults to: "`Request.max_upload_size` defaults
+# to 500kB instead of unlimited" (a change), "`hash_password` uses bcrypt by default",
+# "`max_upload_size` is unlimited by default" (a state); a figure with its unit is a value here
 _CODE_WHAT = r"`{1,2}[^`]{1,60}`{1,2}"
 _CHOICE_FIGURE = r"(?:\d[\d,.]*(?:\s?(?:[kKMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?))?(?![\w.,]))"
 _CHOICE_DEFAULTS = re.compile(
@@ -361,8 +361,8 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
             new = _choice_ok(sentence, m, "new" if m.group("new") is not None else "new2")
             if pattern is _CHOICE_DEFAULTS and subject is not None:
                 if "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
-                    continue  # "The `originalname` attribute of `Function` now defaults to ...": not its subject
-                subject = subject.rsplit(".", 1)[-1]  # "`Request.max_form_memory_size`": the setting's own name
+                    continue  # "The `label` attribute of `Widget` now defaults to ...": not its subject
+                subject = subject.rsplit(".", 1)[-1]  # "`Request.max_upload_size`": the setting's own name
             if subject is None or new is None or (product and subject == product):
                 continue
             value_group = "new" if m.group("new") is not None else "new2"

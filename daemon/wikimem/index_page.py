@@ -522,14 +522,14 @@ def _about(group: Group) -> str:
         name = " ".join(_words(start.title))
         at = {id(e): f" {' '.join(_words(e.description))} ".find(f" {name} ") for e in described} if name else {}
         # ... a sentence that introduces it, not a document's own label that names it in passing
-        # ("`ModelForm` API reference." under "API Reference")
+        # ("`FormBuilder` API reference." under "API Reference")
         naming = sorted((e for e in described if at.get(id(e), -1) >= 0 and start.title in e.description
                          and len(_first_sentence(e.description).split()) >= 6),
                         key=lambda e: at[id(e)])
         if naming:
             return inert(one_line(_titled(start.title, _first_sentence(naming[0].description))))
         # else what it holds, by its first documents' titles: one document's lead would describe
-        # the others wrongly ("API Reference: Django contains a registry of installed applications")
+        # the others wrongly ("API Reference: Acme contains a registry of installed applications")
         titles = [e.title for e in entries if e is not start][:3]
         more = ", …" if len(entries) > len(titles) + 1 else ""
         return inert(one_line(f"{start.title}: {', '.join(titles)}{more}" if titles else start.title))

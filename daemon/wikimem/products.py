@@ -20,7 +20,7 @@ each raw path gets its series, the key its facts are grouped under:
   set beside it (the only one, or one at least twice as large as any other);
 - a document whose title names a release of a product is that product's ("Gizmo 1.0 release
   notes" in a folder of Acme's), and so is a changelog whose title names one product beside the
-  words for its kind, in a folder that names none ("Hatch history" and "Hatchling history" in
+  words for its kind, in a folder that names none ("Acme history" and "Acmebuild history" in
   history/ are two products' changelogs, not one series "history");
 - anything else keeps the series raw_tree.fact_series gives by folder alone: a folder with a
   front page is one series, a folder of documents without one is each document alone, the
@@ -92,7 +92,7 @@ def _product(paths: list[str], profiles: Mapping[str, Profile]) -> tuple[str, bo
 
 
 def _titled_product(profile: Profile) -> str:
-    """The product a release document's title names beside the words for its kind ("Hatchling
+    """The product a release document's title names beside the words for its kind ("Acmebuild
     history", "Acme changelog"), or ""."""
     if profile.kind != "release":
         return ""
@@ -136,7 +136,7 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
             elif product[folder]:
                 out[p] = product[folder]
             elif titled := _titled_product(profiles[p]):
-                out[p] = titled  # "Hatchling history" beside "Hatch history": each changelog its product's
+                out[p] = titled  # "Acmebuild history" beside "Acme history": each changelog its product's
                 named_by_title.add(titled)
             elif not folder and beside and profiles[p].kind == "release" and not profiles[p].names:
                 out[p] = beside
