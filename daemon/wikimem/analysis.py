@@ -198,7 +198,8 @@ def tokens(text: str) -> list[str]:
 
 
 def is_content(word: str) -> bool:
-    return word not in STOPWORDS and not word[0].isdigit() and len(word) > 1 and not _V_VERSION.fullmatch(word)
+    return word not in STOPWORDS and not word[0].isdigit() and len(word) > 1 and not (
+        "." in word and _V_VERSION.fullmatch(word))
 
 
 _V_VERSION = re.compile(r"v[0-9]+(?:\.[0-9]+)+")
@@ -1085,16 +1086,17 @@ def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) ->
              and _CODE_TERM.search(section.title.strip())}
     asked = {j for j, section in enumerate(sections) if not section.version and _ASKED.search(section.title.strip())}
     out: set[int] = set()
-    tried: Counter[int] = Counter()
+    tried: Counter[int] = Counter()  # prose sentences looked at, per section
+    done: set[int] = set()  # sections whose opening is found
     for i, s in enumerate(sentences):
-        if s.kind not in ("para", "item") or (s.section not in named and s.section not in asked):
+        if s.kind not in ("para", "item") or s.section in done or (s.section not in named and s.section not in asked):
             continue
         tried[s.section] += 1
         if tried[s.section] > (3 if s.section in asked else 1):
             continue
         if _full_sentence(s.text) and not REFERS_BACK.match(s.text) and not CHATTY.match(s.text):
             out.add(i)
-            tried[s.section] = 3  # one opening a section
+            done.add(s.section)
     return out
 
 

@@ -358,14 +358,14 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
             if any(a <= m.start() < b for a, b in spans):
                 continue
             subject = _choice_subject(m.group("what"))
-            new = _choice_ok(sentence, m, "new" if m.group("new") is not None else "new2")
+            value_group = "new" if m.group("new") is not None else "new2"  # _CHOICE_DEFAULTS' "is X by default"
+            new = _choice_ok(sentence, m, value_group)
             if pattern is _CHOICE_DEFAULTS and subject is not None:
                 if "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
                     continue  # "The `label` attribute of `Widget` now defaults to ...": not its subject
                 subject = subject.rsplit(".", 1)[-1]  # "`Request.max_upload_size`": the setting's own name
             if subject is None or new is None or (product and subject == product):
                 continue
-            value_group = "new" if m.group("new") is not None else "new2"
             if _NEGATION.search(sentence[m.start(value_group) - 6 : m.start(value_group)]):
                 continue
             if _CHOICE_CASE.match(sentence, m.end(value_group)):
@@ -1053,7 +1053,7 @@ def _bare_drops(doc: Statements, found: list[Fact], own: str | None) -> list[Fac
     out: list[Fact] = []
     for entry in doc.sentences:
         sentence, line, release, release_date = entry[:4]
-        m = _DROP_BARE.search(sentence) if "support" in sentence else None
+        m = _DROP_BARE.search(sentence) if "support" in sentence.lower() else None
         if m is None or _INTENT.search(sentence[: m.start()]):
             continue
         versions = _versions(m.group("list"))
