@@ -106,6 +106,28 @@ def test_what_is_not_a_current_fact() -> None:
     assert fact.release == "3.1.0"
 
 
+def test_a_list_of_raised_minimums_gives_each_its_new_minimum(tmp_path: Path) -> None:
+    """"Minimum versions increased for these dependencies:" then "Twisted: 18.9.0 → 21.7.0": a
+    changelog said the minimum twice this way after an old "requires Twisted >= 13.1", and the
+    timeline called the old line current."""
+    from wikimem.analysis import analyze
+    from wikimem.facts import read_record, record
+    from wikimem.sources import load_source
+
+    text = ("Release notes\n=============\n\nQuill 2.12.0 (2024-11-18)\n-------------------------\n\n"
+            "-   Minimum versions increased for these dependencies:\n\n    -   Twisted_: 18.9.0 → 21.7.0\n\n"
+            "    -   lxml_: 4.4.1 -> 4.6.0\n\n-   Fixed a bug in 3 places.\n\n"
+            "Quill 1.3.0 (2016-12-21)\n------------------------\n\n- Quill now requires Twisted >= 13.1.\n\n"
+            ".. _Twisted: https://twisted.org/\n.. _lxml: https://lxml.de/\n")
+    (tmp_path / "news.rst").write_text(text)
+    doc = load_source(tmp_path / "news.rst", "raw/news.rst", max_bytes=10**6)
+    _, found = read_record("raw/news.rst", record(doc, analyze(doc).sentences))
+    raised = {(f.key, f.value, f.old, f.release) for f in found if f.change == "from"}
+    assert raised == {(("min", "twisted", ""), (21, 7, 0), (18, 9, 0), "2.12.0"),
+                      (("min", "lxml", ""), (4, 6, 0), (4, 4, 1), "2.12.0")}
+    assert not any(f.line and "Fixed a bug" in f.sentence for f in found)
+
+
 def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_it_too() -> None:
     entries = [("Drop support for 3.9", 3, "1.16.0", "2026-01-10"), ("Drop support for Python 3.8", 9, "1.14.0", "2025-01-01")]
     from wikimem.facts import Profile

@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 8  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 9  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -128,6 +128,14 @@ _SUPPORTS = re.compile(
 # a sentence that introduces a list of what the product supports ("The current version works on:")
 _LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s*:\s*$",
                       re.I)
+# a sentence that introduces a list of raised minimums ("Increased the minimum versions of the
+# following dependencies:"), and an item of it that gives one ("Twisted: 18.9.0 → 21.7.0",
+# "Pillow (images pipeline): 4.0.0 -> 7.1.0")
+_MIN_LEAD_IN = re.compile(r"\bminimum\s+(?:required\s+|supported\s+)?versions?\b[^.:]{0,80}:\s*$", re.I)
+_ARROW = r"(?P<name>[A-Za-z][\w.+-]*)\s*(?:\([^)]*\))?\s*:\s*v?(?P<old>\d+(?:\.\d+)*)\s*(?:→|->)\s*v?(?P<new>\d+(?:\.\d+)*)(?![\w.])"
+_ARROW_ITEM = re.compile(rf"^{_ARROW}")
+# ... and the item read with it ("Minimum versions increased for these dependencies: Twisted: 18.9.0 → 21.7.0")
+_RAISED = re.compile(rf"\bminimum\s+(?:required\s+|supported\s+)?versions?\b[^.:]{{0,80}}:\s+{_ARROW}", re.I)
 # what makes one version a lower bound: "3.9 and newer", "3.10+", ">= 3.5", "from 2.4 to 3.2"
 _OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|\bthrough\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
@@ -603,9 +611,17 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     table: Table | None = None  # the table the last rows were in: rows in a run, in one section, are one table
     table_section = -2
     lead_in: tuple[str, int] | None = None  # "X works on:" before a list, and the list's section
+    raised: tuple[str, int] | None = None  # "The minimum versions ... increased:" before a list, and its section
     for s in sentences:
         if s.kind == "data":
             continue  # a row of a long table (a list of plugins, an index) is data: it states no fact
+        if s.kind == "item" and raised is not None and raised[1] == s.section and _ARROW_ITEM.match(s.text):
+            # "Twisted: 18.9.0 → 21.7.0" under it: a minimum raised, read with the sentence before
+            s = replace(s, text=f"{raised[0]} {s.text}")
+        elif s.text.rstrip().endswith(":") and _MIN_LEAD_IN.search(s.text):
+            raised = (s.text.rstrip(), s.section)  # (an item may introduce the list it holds)
+        elif s.kind != "item":
+            raised = None
         if s.kind == "item" and lead_in is not None and s.section == lead_in[1]:
             # an item of a list a sentence introduces ("The current version works on:" then
             # "- CPython 3.10, 3.11 and 3.12.") is read as that sentence finished by the item
@@ -947,6 +963,13 @@ def extract(doc: Statements) -> list[Fact]:
                 taken.append((m.start(), m.end()))
                 add(("min", name, scope), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
                     at, "drop")
+        # --- a list of raised minimums: "Minimum versions increased for these dependencies: Twisted: 18.9.0 → 21.7.0"
+        if ("→" in sentence or "->" in sentence) and (raise_ := _RAISED.search(sentence)):
+            name = entity(raise_.group("name"))
+            if name and name not in STOPWORDS and not (product and name == product):
+                taken.append((raise_.start(), raise_.end()))  # the lead-in names no one: the product's own list
+                add(("min", name, ""), _version(raise_.group("new")), f"{raise_.group('name')} {raise_.group('new')}",
+                    plan_here, default_release, "from", _version(raise_.group("old")))
         # --- dependency bounds: "Require Toolkit >= 3.0.0", "toolkit>=8.1.3 is now required"
         if (">" in sentence or "≥" in sentence) and (_BOUND_CONTEXT.search(sentence) or _BOUNDS_ONLY.fullmatch(sentence)):
             for m in BOUND.finditer(sentence):
