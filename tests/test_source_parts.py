@@ -157,6 +157,43 @@ def test_a_section_of_many_settings_and_no_subsections_is_paged_along_its_settin
     assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
 
 
+def test_a_changelogs_page_links_its_newest_release_beside_its_date(ws: Workspace) -> None:
+    # a release series with sections of its own: the newest release's notes sit a part inside a
+    # part; the page's date line links them, so the newest release is one step from the page
+    releases = []
+    for n in range(40, 0, -1):
+        releases += [f"## Version 3.{n} (2026-{1 + n % 12:02d}-{1 + n % 27:02d})", ""]
+        for kind in ("Added", "Fixed", "Changed"):
+            releases += [f"### {kind}", ""] + [f"- {kind} thing {n * 10 + k} in the widget parser, see issue "
+                                               f"{n * 100 + k} for the whole story." for k in range(6)] + [""]
+    source = "\n".join(["# Changelog", "", *releases])
+    write(ws, "changes.md", source)
+    compile_(ws)
+    page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
+    assert parts(ws, "sources/changes")
+    newest = re.search(r"^Source: .*, on this wiki: \[([^\]]+)\]\(([^)]+)\)$", page, re.MULTILINE)
+    assert newest, page[:1500]
+    assert newest.group(1).startswith("Version 3.40")
+    part = (ws.wiki / "sources" / newest.group(2)).read_text(encoding="utf-8")
+    assert "thing 400 in the widget parser" in part and "thing 390 " not in part
+
+
+def test_a_table_sits_on_the_part_that_holds_its_section(ws: Workspace) -> None:
+    source = reference(groups=4, per=30)
+    table = "\n".join(["| Alias | Setting |", "|---|---|", *(f"| alias{k} | g3_c2_setting_number_{k} |" for k in range(4)), ""])
+    source = source.replace("### [group3 component2]\n", "### [group3 component2]\n\n" + table + "\n", 1)
+    write(ws, "reference.md", source)
+    compile_(ws)
+    page = (ws.wiki / PAGE).read_text(encoding="utf-8")
+    assert "alias2" not in page and "## Tables" not in page
+    holding = [rel for rel in parts(ws) if "alias2" in (ws.wiki / rel).read_text(encoding="utf-8")]
+    assert len(holding) == 1 and "component2" in holding[0], holding
+    text = (ws.wiki / holding[0]).read_text(encoding="utf-8")
+    assert "## Tables" in text and "| alias2 | g3_c2_setting_number_2 |" in text
+    findings = run_lint(ws, load_settings(ws.root, environ={})).findings
+    assert not [f for f in findings if f.rule in ("orphan", "broken-link")], findings
+
+
 def test_a_short_document_has_no_parts(ws: Workspace) -> None:
     write(ws, "reference.md", reference(groups=1, per=2))
     compile_(ws)

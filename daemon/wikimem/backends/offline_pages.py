@@ -346,9 +346,10 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     contents = _contents(page_path, hub, sections, data["title"])
     lines, parts, expanded = _layout(page_path, data, cite, in_outline, show_outline)
     if expanded:
-        for row in (*facts, *defaults):
+        for row in (*facts, *defaults, *tables):
             row["heading"] = _home_line(row["heading"], row["line"], expanded)
     homes = {line: part for part in parts for line in part.homes}
+    dated = _dated_part(data, parts)
     on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
                       [f for f in facts if f["heading"] not in homes])
     page_defaults = [d for d in defaults if d["heading"] not in homes]
@@ -362,11 +363,14 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         format=data["format"],
         date=data.get("date"),
         date_link=cite(data["date_line"]) if data.get("date_line") else None,
+        dated=({"name": escape_link_text(dated.name), "link": posixpath.join(
+            posixpath.splitext(posixpath.basename(page_path))[0], dated.slug + ".md")} if dated else None),
         version=data.get("version"),
         outline=lines,
         facts=_by_context(on_page),
         contents=_by_context(page_contents),
-        tables=tables,
+        # a table sits with its section: on the part that holds it, not on every reader's path
+        tables=[t for t in tables if t["heading"] not in homes],
         defaults=page_defaults,
         unit="page" if anchor.startswith("page") else "line",
         concepts=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in concepts],
@@ -389,8 +393,23 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
     return [Page(page_path, meta, body),
             *(_part_page(page_path, source_path, sha, data, part, [f for f in facts if homes.get(f["heading"]) is part],
                          [d for d in defaults if homes.get(d["heading"]) is part],
-                         [c for c in contents if homes.get(c["heading"]) is part])
+                         [c for c in contents if homes.get(c["heading"]) is part],
+                         [t for t in tables if homes.get(t["heading"]) is part])
               for part in parts)]
+
+
+def _dated_part(data: dict[str, Any], parts: Sequence[Part]) -> Part | None:
+    """The part page of the section whose heading states the document's date (a changelog's
+    newest release, dated in its heading), innermost first: the page links it beside the date,
+    so the newest release is a step from the page, not a walk down its parts."""
+    at = data.get("date_line")
+    if not at or not parts:
+        return None
+    heading = max((h[2] for h in data["outline"] if h[2] <= at), default=None)
+    if heading is None or at - heading > 2:
+        return None  # the date is the document's, not a section's
+    holding = [p for p in parts if p.first <= heading <= p.last or heading in p.homes]
+    return min(holding, key=lambda p: p.last - p.first) if holding else None
 
 
 def _contents(page_path: str, hub: Sequence[HubEntry], sections: list[list[Any]], title: str) -> list[dict[str, Any]]:
@@ -580,9 +599,10 @@ def part_holding(page_path: str, data: dict[str, Any], spans: list[tuple[int, in
 
 
 def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any], part: Part,
-               facts: list[dict[str, Any]], defaults: list[dict[str, Any]], contents: list[dict[str, Any]]) -> Page:
-    """A part of a long source's page (split_outline): its lines and its sections' key facts,
-    links rebased from the page to it."""
+               facts: list[dict[str, Any]], defaults: list[dict[str, Any]], contents: list[dict[str, Any]],
+               tables: Sequence[dict[str, Any]] = ()) -> Page:
+    """A part of a long source's page (split_outline): its lines, its sections' key facts and
+    tables, links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
     path = posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
 
@@ -610,6 +630,8 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
         facts=_by_context([{**f, "text": rebased(f["text"]), "link": rebase(f["link"])} for f in facts]),
         defaults=[{**d, "value": rebased(d["value"]), "link": rebase(d["link"])} for d in defaults],
         contents=_by_context([{**c, "link": rebase(c["link"])} for c in contents]),
+        tables=[{**t, "link": rebase(t["link"]), "header": rebased(t["header"]),
+                 "rows": [rebased(row) for row in t["rows"]]} for t in tables],
         unit="page" if data["anchor"].startswith("page") else "line",
     )
     meta: dict[str, Any] = {
@@ -669,9 +691,11 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any,
             budget -= len(row) + 4
         first = sentences[run[0]]
         title = ""
+        heading = None
         if 0 <= first.section < len(sections):
             title = escape_link_text(str(sections[first.section][0]).replace("*", ""))
-        out.append({"title": title, "link": cite(first.line), "line": first.line,
+            heading = sections[first.section][2]
+        out.append({"title": title, "link": cite(first.line), "line": first.line, "heading": heading,
                     "header": kept[0], "rule": "|" + "---|" * columns, "rows": kept[1:],
                     "more": len(run) - len(kept)})
     return out, shown
