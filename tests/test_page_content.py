@@ -219,6 +219,28 @@ def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_w
     assert not any(f.startswith("This is not a bug") for f in facts)
 
 
+def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(tmp_path: Path) -> None:
+    # a changelog of list items with no figure in them: the newest releases keep each change
+    # they state; an older release keeps what it broke before what it fixed
+    releases = []
+    for n in range(20, 0, -1):
+        releases += [f"## [3.{n}.0](https://example.org/{n}) - 2026-01-{n:02d}", ""]
+        if n == 5:
+            releases += ["### Backwards-incompatible Changes", "",
+                         "- When using `@frozen`, validators are now run when an instance is copied.",
+                         "  Meaning: copies are checked like new instances.", ""]
+        releases += ["### Changes", ""]
+        releases += [f"- Fix a crash in widget parser path {n}{k} when the input has a trailing comment." for k in range(5)]
+        releases += [""]
+        if n == 19:
+            releases += ["- `widget.validators.provides()` has been removed.",
+                         "- `widget.evolve()` doesn't accept the *inst* argument as a keyword argument anymore.", ""]
+    facts = fact_texts(analysed(tmp_path, "CHANGELOG.md", "\n".join(["# Changelog", "", *releases])))
+    for start in ("`widget.validators.provides()` has been removed", "`widget.evolve()` doesn't accept",
+                  "When using `@frozen`, validators are now run"):
+        assert any(f.startswith(start) for f in facts), (start, facts)
+
+
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
                                                 "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"

@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 89
+ANALYSIS_VERSION = 90
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -957,6 +957,34 @@ def _older_releases(sections: Sequence[Section]) -> set[int]:
     return set(ranked[RECENT_RELEASES:])
 
 
+# a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ..."
+_CHANGE = re.compile(r"^(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Changed|Replaced"
+                     r"|Made|Allows?|Allowed)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
+                     r"|instead\s+of|by\s+default)\b", re.I)
+# the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
+# towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
+_BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
+
+
+def _release_kinds(sections: Sequence[Section]) -> tuple[set[int], set[int]]:
+    """The sections of a changelog that say what a release breaks or removes, and the sections
+    of its newest RECENT_RELEASES releases (each release's own section and the ones in it)."""
+    if not any(section.version for section in sections):
+        return set(), set()
+    older = _older_releases(sections)
+    breaking: set[int] = set()
+    recent: set[int] = set()
+    for j, section in enumerate(sections):
+        release = _release_section(j, sections)
+        if release < 0:
+            continue
+        if release not in older:
+            recent.add(j)
+        if j != release and _BREAKING.search(section.title):
+            breaking.add(j)
+    return breaking, recent
+
+
 def _release_section(index: int, sections: Sequence[Section]) -> int:
     """The section heading the release a section sits in (itself, or the nearest one above), or -1."""
     seen = 0
@@ -999,6 +1027,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
 
     # what a defined term is or does ranks above what its version notes say of it
     defining = _term_openings(sentences, weigh)
+    breaking, recent = _release_kinds(sections)
     answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
@@ -1015,6 +1044,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             answers.add(i)
         elif answer or (i in introducing and score >= -1):
             answers.add(i)  # ... or how to do it: a sentence and the short command it introduces
+        elif score >= 0 and (s.section in recent or s.section in breaking) and _CHANGE.search(s.text):
+            answers.add(i)  # what a recent release, or any release's breaking changes, changed
+        if s.section in breaking and score >= 0:
+            score += 2  # an older release keeps what it broke before what it fixed
         if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
