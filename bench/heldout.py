@@ -87,7 +87,10 @@ def fetch(name: str, dest: Path) -> Path:
     archive = cache / manifest["sdist"]
     if not archive.is_file() or hashlib.sha256(archive.read_bytes()).hexdigest() != manifest["sdist_sha256"]:
         print(f"downloading {manifest['package']}=={manifest['version']} ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+        # only the package itself as an sdist: its build requirements may come as wheels (one built
+        # from source may need a compiler toolchain and its own registry, none of which the docs need)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        "--no-binary", manifest["package"],
                         f"{manifest['package']}=={manifest['version']}", "-d", str(cache)], check=True)
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     if digest != manifest["sdist_sha256"]:
