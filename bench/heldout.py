@@ -168,11 +168,22 @@ def titles(ws: Path, truth: Path) -> dict[str, Any]:
 def markup(ws: Path) -> dict[str, Any]:
     """Pages that show a role, a scope prefix (`_orm.Session`) or a reST label raw."""
     labels: set[str] = set()
+    prose: list[str] = []  # raw/ without its label definitions and the references that name them
+    stems: set[str] = set()
     for file in (ws / "raw").rglob("*"):
-        if file.suffix in (".rst", ".txt") and file.is_file():
-            labels |= {m.group(1).strip() for m in LABEL_DEF.finditer(file.read_text(encoding="utf-8", errors="replace"))}
-    # a label that is also an ordinary word or an identifier written in the text proves nothing
-    labels = {lab for lab in labels if len(lab) > 6 and re.search(r"[_-]", lab) and " " not in lab}
+        if not file.is_file():
+            continue
+        stems.add(file.stem)
+        if file.suffix in (".rst", ".txt", ".md"):
+            text = file.read_text(encoding="utf-8", errors="replace")
+            if file.suffix != ".md":
+                labels |= {m.group(1).strip() for m in LABEL_DEF.finditer(text)}
+            prose.append(re.sub(r"<[^<>`\n]+>`|:`[^`\n]+`", " ", LABEL_DEF.sub(" ", text)))
+    # a label that is also an ordinary word, a file's name (cited on every page that quotes it) or
+    # an identifier the text writes itself (an option named like its section's label) proves nothing
+    written = "\n".join(prose)
+    labels = {lab for lab in labels if len(lab) > 6 and re.search(r"[_-]", lab) and " " not in lab
+              and lab not in stems and not re.search(rf"(?<![\w-]){re.escape(lab)}(?![\w-])", written)}
     label_re = re.compile(r"(?<![\w./#-])(" + "|".join(map(re.escape, sorted(labels, key=len, reverse=True))) + r")(?![\w-])") \
         if labels else None
     role_pages, scope_pages, label_pages = [], [], []
@@ -187,7 +198,8 @@ def markup(ws: Path) -> dict[str, Any]:
         if m := SCOPE_PREFIX.search(text):
             scope_pages.append(rel)
             examples.append(f"{rel}: {text[max(0, m.start() - 30): m.end() + 20]!r}")
-        if label_re is not None and (m := label_re.search(text)):
+        # a page's note on a label it could not resolve names the label on purpose
+        if label_re is not None and (m := label_re.search(re.sub(r"(?m)^> Note:.*$", "", text))):
             label_pages.append(rel)
             examples.append(f"{rel}: label {m.group(1)!r}")
     return {"role_pages": len(role_pages), "scope_prefix_pages": len(scope_pages), "label_pages": len(label_pages),
