@@ -179,7 +179,9 @@ def test_what_is_no_word_default() -> None:
                      # a case after the value narrows the default to it
                      'Set the default encoding to "UTF-8" when loading `.env` files.',
                      # the code span is what the subject belongs to, not the subject
-                     "The `originalname` attribute of `_pytest.python.Function` now defaults to `name`."):
+                     "The `originalname` attribute of `_pytest.python.Function` now defaults to `name`.",
+                     # the default is the object of a preposition: what improved is the compatibility
+                     "Compatibility between mypy's default behavior and the `--local-partial-types` flag is now improved."):
         assert [f for f in facts_of(sentence, release="2.0") if f.key[0] == "choice"] == [], sentence
     # what another package changed is its own ("`asgiref` version 3.3.0 changed the default ...")
     (fact,) = facts_of("Warning: `asgiref` version 3.3.0 changed the default value of the `thread_sensitive` "

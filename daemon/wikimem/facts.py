@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 9  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 10  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -285,7 +285,7 @@ _CHOICE_DEFAULTS = re.compile(
     rf"(?P<what>{_CODE_WHAT})(?:\s*,\s*which)?\s+(?:(?P<now>now)\s+)?(?:defaults\s+to\s+(?P<new>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
     rf"(?:\s+instead\s+of\s+(?P<old>{_CHOICE_VALUE}|{_CHOICE_FIGURE}))?|(?:is|are|uses)\s+(?P<new2>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
     r"\s+by\s+default\b)", re.I)
-_OBJECT_BEFORE = re.compile(r"\b(?:of|for|in|on|from|to|with|by)\s*$", re.I)
+_OBJECT_BEFORE = re.compile(r"\b(?:of|for|in|on|from|to|with|by|between|about|against|than)\s*$", re.I)
 _CHOICE_NOT_WHAT = frozenset("value values version versions number setting settings option options one is be".split())
 # a bare word is a value where it ends its clause ("is eager: ..."), not where the sentence goes on
 # ("is fine for development"); a name spelled as code ("only-if-needed", "KeyValueRenderer") anywhere
@@ -368,9 +368,11 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
             subject = _choice_subject(m.group("what"))
             value_group = "new" if m.group("new") is not None else "new2"  # _CHOICE_DEFAULTS' "is X by default"
             new = _choice_ok(sentence, m, value_group)
+            if pattern is not _CHOICE_SET and "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
+                # "The `label` attribute of `Widget` now defaults to ...", "Compatibility between
+                # the default behavior and X is now improved": the default is not the subject
+                continue
             if pattern is _CHOICE_DEFAULTS and subject is not None:
-                if "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
-                    continue  # "The `label` attribute of `Widget` now defaults to ...": not its subject
                 subject = subject.rsplit(".", 1)[-1]  # "`Request.max_upload_size`": the setting's own name
             if subject is None or new is None or (product and subject == product):
                 continue
