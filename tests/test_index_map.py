@@ -336,3 +336,42 @@ def test_pages_that_share_a_title_are_told_apart_in_the_map_by_their_folders(ws:
     titles = sorted(p.read_text(encoding="utf-8").split("\ntitle: ", 1)[1].split("\n", 1)[0]
                     for p in (ws.wiki / "sources").glob("*.md") if p.name != "index.md")
     assert titles.count("The basics") == 2 and titles.count("Start") == 2, titles
+
+
+def test_every_setting_with_a_default_is_listed_with_it_in_a_catalog(ws: Workspace) -> None:
+    # a settings reference split into part pages: a question about one setting's default is
+    # answered from the settings catalog, cited at the line that states it, without walking
+    # index.md -> hub -> reference page -> part
+    lines = ["# Widget settings", "", "Widget reads its settings from `widget.toml` at start-up.", ""]
+    for g in range(3):
+        lines += [f"## Group {g}", "", f"The settings of group {g}.", ""]
+        for n in range(25):
+            lines += [f"### WIDGET_G{g}_SETTING_{n}", "", f"Default: `{g * 100 + n}`", "",
+                      f"Controls behaviour {n} of group {g}, which the widget applies on every request it serves.", ""]
+    write(ws, "settings.md", "\n".join(lines))
+    write(ws, "CHANGELOG.md", "# Changelog\n\n## 2.0 (2026-01-02)\n\n### WIDGET_NEW_SETTING\n\nDefault: `9999`\n\n"
+                              "Added a setting that applies on every request.\n\n## 1.0 (2025-01-02)\n\n- First release.\n")
+    compile_(ws)
+    index = (ws.wiki / "index.md").read_text(encoding="utf-8")
+    assert "](facts/defaults/index.md)" in index and "Settings and their defaults (75 settings)" in index
+    catalogs = {p.relative_to(ws.wiki).as_posix(): p.read_text(encoding="utf-8")
+                for p in (ws.wiki / "facts" / "defaults").glob("index*.md")}
+    listed = "".join(catalogs.values())
+    raw = (ws.root / "raw" / "settings.md").read_text(encoding="utf-8").split("\n")
+    for g in range(3):
+        for n in range(25):
+            m = re.search(rf"^- \[WIDGET_G{g}_SETTING_{n}\]\(([^)]+)\) = `{g * 100 + n}` "
+                          rf"\(\[settings\.md, line (\d+)\]\(\.\./\.\./\.\./raw/settings\.md#L\2\)\)$", listed, re.M)
+            assert m, (g, n)
+            assert raw[int(m.group(2)) - 1] == f"Default: `{g * 100 + n}`"
+            assert (ws.wiki / "facts" / "defaults" / m.group(1)).resolve().is_file()
+    assert "9999" not in listed  # what a release changed is the timeline's, not the reference's
+    assert all(len(text.encode("utf-8")) <= CATALOG_BYTES for text in catalogs.values())
+    pages = {p.relative_to(ws.wiki).as_posix(): p.read_text(encoding="utf-8") for p in ws.wiki.rglob("*.md")}
+    assert set(catalogs) <= _reachable(pages)
+    assert not broken_links(ws.wiki)
+    # the reference gone, its catalog goes with it
+    (ws.root / "raw" / "settings.md").unlink()
+    compile_(ws)
+    assert not (ws.wiki / "facts" / "defaults").exists()
+    assert "facts/defaults" not in (ws.wiki / "index.md").read_text(encoding="utf-8")

@@ -90,6 +90,9 @@ class Entry:
     version: str = ""
     date: str = ""
     collections: tuple[str, ...] = ()  # the top folders of raw/ its sources sit in
+    # the settings its page shows with their defaults: (name, value, "raw/path#L12" of the line stating it)
+    defaults: tuple[tuple[str, str, str], ...] = ()
+    cite: str = ""  # a setting's entry: the raw line that states its default ("raw/path#L12")
 
     def line(self, from_page: str) -> str:
         title = shorten(self.title, TITLE_CHARS)
@@ -97,6 +100,11 @@ class Entry:
         when = ", ".join(x for x in (f"version {self.version}" if shown_version else "", self.date) if x)
         meta = f" ({when})" if when else ""
         count = f" · {self.sources} sources" if self.kind == "concept" and self.sources > 1 else ""
+        if self.cite:
+            # a setting's default, stated on the line: the answer, cited where the document states it
+            target, _, at = self.cite.partition("#L")
+            return (f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}) = {self.description}"
+                    f" ([{posixpath.basename(target)}, line {at}]({relative_link(from_page, '../' + target)}#L{at}))")
         desc = f" — {inert(one_line(self.description))}" if self.description else ""
         return f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}){meta}{count}{desc}"
 
@@ -185,7 +193,34 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
     count = mentioned if isinstance(mentioned, int) and not isinstance(mentioned, bool) and mentioned >= len(sources) \
         else len(sources)
     return Entry(rel, one_line(plain_text(page.title)), describe(page), kind, sources[0] if sources else "", count,
-                 str(meta.get("version") or ""), str(meta.get("date") or ""), tops)
+                 str(meta.get("version") or ""), str(meta.get("date") or ""), tops,
+                 _page_defaults(rel, page.body) if kind in ("source", "part") and (" = " in page.body or "| setting |" in page.body)
+                 else ())
+
+
+# a setting's outline line with its default ("- [DOWNLOAD_DELAY](../raw/settings.rst#L740) = `1`", also
+# folded into its section's line: "- [Limits](...#L700): [MAX_SIZE](...#L712) = `1024`"), and a
+# row of a page's Defaults table ("| `--jobs` | `1` | [12](../raw/cli.rst#L12) |"), as source pages write them
+_OUTLINE_DEFAULT = re.compile(r"^\s*- (?:\[[^\]\n]*\]\([^)\s]*\):\s)?\[(?P<name>[^\]\n]{1,120})\]\((?P<link>[^)\s]+#L\d+(?:-L\d+)?)\) = (?P<value>.{1,160})$", re.M)
+_TABLE_DEFAULT = re.compile(r"^\| (?P<name>.{1,120}?) \| (?P<value>.{1,160}?) \| \[\d+\]\((?P<link>[^)\s]+#L\d+(?:-L\d+)?)\) \|$", re.M)
+
+
+def _page_defaults(rel: str, body: str) -> tuple[tuple[str, str, str], ...]:
+    """The settings a source page (or part) shows with their defaults, each with the raw line
+    that states it: its outline's "= value" lines and its Defaults table."""
+    out: dict[tuple[str, str], tuple[str, str, str]] = {}
+    folder = posixpath.dirname(rel)
+    for pattern in (_OUTLINE_DEFAULT, _TABLE_DEFAULT):
+        for m in pattern.finditer(body):
+            target = posixpath.normpath(posixpath.join(folder, m.group("link")))
+            if not target.startswith("../raw/"):
+                continue  # not a citation of the document
+            name = LINK_TEXT.sub(r"\1", m.group("name")).strip()
+            value = LINK_TEXT.sub(r"\1", m.group("value")).strip()  # its links are relative to the page
+            if name and value:
+                cite = target.removeprefix("../").split("-L", 1)[0]
+                out.setdefault((name, cite), (name, value, cite))
+    return tuple(out.values())
 
 
 def _top(raw: str) -> str:
@@ -301,6 +336,9 @@ def plan(sections: dict[str, list[Entry]], order: dict[str, int]) -> list[Group]
     answers = sections.get("answers", [])
     if answers:
         groups.append(Group("answers", "Answers", "answers", sorted(answers, key=lambda e: (_title_key(e.title), e.path))))
+    settings = sections.get(DEFAULTS, [])
+    if settings:
+        groups.append(Group(DEFAULTS, "Settings and their defaults", "facts/defaults", list(settings)))
     return groups
 
 
@@ -412,7 +450,7 @@ def _inline(groups: list[Group]) -> list[str]:
 def _heading(group: Group) -> str:
     n = len(group.all_entries())
     noun = ("concept" if group.key.startswith("concepts") else "answer" if group.key == "answers"
-            else "timeline" if group.key == "facts" else "source")
+            else "timeline" if group.key == "facts" else "setting" if group.key == DEFAULTS else "source")
     how = " · newest first" if group.series else " · in reading order" if group.ordered else ""
     return f"{escape_link_text(group.label)} ({n} {noun}{'s' if n != 1 else ''}{how})"
 
@@ -497,6 +535,8 @@ def _about(group: Group) -> str:
     entries = group.all_entries()
     if group.key == "facts":
         return "What is current for each fact the sources changed, and what it replaced."
+    if group.key == DEFAULTS:
+        return "Every setting the documents give a default for, A-Z: its default, its page, the line that states it."
     if group.key.startswith("concepts") or group.key == "answers":
         return ""
     # the page that speaks for the folder, nearest its top: one with a lead of its own first
@@ -564,6 +604,8 @@ def _highlights(group: Group) -> list[Entry]:
     """A group's pages, most important first: for concepts the most linked; for facts the
     current values the most sources state; for a series the newest; for a book its entry page
     and first chapters (reading order); then each part's first pages in turn."""
+    if group.key == DEFAULTS:
+        return []  # a name A-Z says nothing of which to read: the catalog is the way in
     if group.key.startswith("concepts"):
         return sorted(group.all_entries(), key=lambda e: (-e.sources, _title_key(e.title), e.path))
     if group.key == "facts":
@@ -602,7 +644,8 @@ def _group_catalogs(group: Group) -> dict[str, str]:
     lines = [e.line(top) for e in group.entries]
     links = [_child_line(top, c) for c in group.children if c.all_entries()]
     how = "newest first" if group.series else "in reading order" if group.ordered else "by title"
-    title = f"{group.label}: {len(group.all_entries())} pages"
+    unit = "settings" if group.key == DEFAULTS else "pages"
+    title = f"{group.label}: {len(group.all_entries())} {unit}"
     whole = _catalog_page(title, how, [*lines, *([""] if lines and links else []), *links], group.folder)
     if _fits_file(whole, len(lines) + len(links)):
         out[top] = whole
@@ -624,7 +667,7 @@ def _group_catalogs(group: Group) -> dict[str, str]:
             out[f"{group.folder}/{name}"] = _catalog_page(f"{group.label}, {label}", how, [x for x, _, _ in chunk],
                                                          group.folder, back=True)
             count = sum(1 for x, _, _ in chunk if x.startswith("- ["))
-            noun = "entries" if level > 1 else "pages"
+            noun = "entries" if level > 1 else unit
             uppers.append((f"- [{escape_link_text(label.capitalize())}: {escape_link_text(span)}]({name})"
                            f" — {count} {noun}", chunk[0][1], chunk[-1][2]))
         listing = [line for line, _, _ in uppers] + ([""] if links else []) + links
@@ -718,6 +761,7 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
     catalogs: set[str] = set()
     cached = state.catalog() if state is not None else {}
     fresh: dict[str, tuple[int, int, str, str]] = {}
+    shown: list[Entry] = []  # the pages and parts that show settings with their defaults
     for folder in sections:
         base = ws.wiki / folder
         if not base.is_dir():
@@ -744,10 +788,33 @@ def collect(ws: Workspace, state: State | None) -> tuple[dict[str, list[Entry]],
                 fresh[rel] = (st.st_mtime_ns, st.st_size, entry.title, _entry_to_cache(entry))
             if entry.kind != "part":
                 sections[folder].append(entry)
+            if entry.defaults:
+                shown.append(entry)
     if state is not None and fresh != cached:
         state.set_catalog(fresh, cached)
     sections["sources"] = told_apart(sections["sources"])
+    sections[DEFAULTS] = _settings(shown, sections["sources"])
     return sections, catalogs
+
+
+DEFAULTS = "defaults"  # the group of every setting the sources give a default for
+MIN_SETTINGS = 10  # fewer are found on their pages' outlines as easily
+
+
+def _settings(shown: list[Entry], sources: list[Entry]) -> list[Entry]:
+    """An entry per setting a source page or part shows with its default, A-Z: the page it is
+    on, its default, the raw line stating it. A release's notes (a dated or versioned page)
+    say what a default became then, which the reference and the timelines say now: left out."""
+    dated = {e.raw for e in sources if e.version or e.date}
+    out: list[Entry] = []
+    for entry in shown:
+        if entry.raw in dated:
+            continue
+        for name, value, cite in entry.defaults:
+            out.append(Entry(entry.path, name, value, DEFAULTS, entry.raw, 1, collections=entry.collections, cite=cite))
+    if len(out) < MIN_SETTINGS:
+        return []
+    return sorted(out, key=lambda e: (_title_key(e.title).lstrip("-"), e.path, e.cite))
 
 
 def told_apart(entries: list[Entry]) -> list[Entry]:
@@ -773,22 +840,23 @@ def told_apart(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-CATALOG_CACHE = 6  # bump when what an Entry holds, or how it is read from a page, changes
+CATALOG_CACHE = 7  # bump when what an Entry holds, or how it is read from a page, changes
 
 
 def _entry_to_cache(entry: Entry) -> str:
     return json.dumps([CATALOG_CACHE, entry.description, entry.kind, entry.raw, entry.sources, entry.version,
-                       entry.date, list(entry.collections)], ensure_ascii=False)
+                       entry.date, list(entry.collections), [list(d) for d in entry.defaults]], ensure_ascii=False)
 
 
 def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
     try:
-        cache, description, kind, raw, sources, version, date, collections = json.loads(data)
+        cache, description, kind, raw, sources, version, date, collections, defaults = json.loads(data)
     except (ValueError, TypeError):
         return None  # a row of an older format: the page is read again
     if cache != CATALOG_CACHE:
         return None
-    return Entry(rel, title, description, kind, raw, sources, version, date, tuple(collections))
+    return Entry(rel, title, description, kind, raw, sources, version, date, tuple(collections),
+                 tuple((str(a), str(b), str(c)) for a, b, c in defaults))
 
 
 def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) -> dict[str, int]:
@@ -863,7 +931,7 @@ def inputs_digest(ws: Workspace, sections: dict[str, list[Entry]], groups: list[
     out = {}
     for group in groups:
         digest = common.copy()
-        digest.update(json.dumps([(e.path, e.title, e.description, e.raw, e.sources, e.version, e.date)
+        digest.update(json.dumps([(e.path, e.title, e.description, e.raw, e.sources, e.version, e.date, e.cite)
                                   for e in group.all_entries()], ensure_ascii=False).encode("utf-8", "surrogatepass"))
         digest.update(json.dumps([order.get(e.raw) for e in group.all_entries()]).encode())
         out[group.key] = digest.hexdigest()
