@@ -219,6 +219,23 @@ def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_w
     assert not any(f.startswith("This is not a bug") for f in facts)
 
 
+def test_an_order_of_two_steps_what_a_function_returns_a_way_to_do_it_and_what_is_unsupported_are_key_facts(
+        tmp_path: Path) -> None:
+    filler = "".join(f"The widget reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
+    text = ("# Widgets\n\nWidgets are small classes that the library writes for you.\n\n## Hooks\n\nConverters are run *before* validators, so validators see the final value.\n\n"
+            "`widget.inspect(cls)` returns the class-wide parameters that were used to build the class.\n\n"
+            "If your taste differs, you can use the *alias* argument to `widget.field()` to explicitly set the name.\n\n"
+            "## Hashing\n\n- If you want to make objects hashable by value: use `@define(frozen=True)`.\n"
+            "- Leave the rest to the library, which knows its other parameters.\n\n"
+            "## Type checkers\n\n- Auto-aliasing of private attributes is not supported.\n"
+            "- Checkers read the stub files the package ships with it.\n\n" + filler)
+    facts = fact_texts(analysed(tmp_path, "widgets.md", text))
+    for start in ("Converters are run *before* validators", "`widget.inspect(cls)` returns",
+                  "If your taste differs, you can use", "If you want to make objects hashable",
+                  "Auto-aliasing of private attributes is not supported"):
+        assert any(f.startswith(start) for f in facts), (start, facts)
+
+
 def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(tmp_path: Path) -> None:
     # a changelog of list items with no figure in them: the newest releases keep each change
     # they state; an older release keeps what it broke before what it fixed

@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 90
+ANALYSIS_VERSION = 91
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1196,7 +1196,9 @@ _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\
                      r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b|"
                      r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|"
                      r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
-                     r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b", re.I)
+                     r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b|"
+                     r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
+                     r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b", re.I)
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
@@ -1219,7 +1221,7 @@ _BEST_WAY = re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quicke
 _LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
                          r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
                          r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
-                         r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b"
+                         r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
                          r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b",
                          re.I)
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
@@ -1229,6 +1231,11 @@ _MONTHS = re.compile(r"\b(?:January|February|March|April|May|June|July|August|Se
                      r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
 _MONTH_PARTS = ("uary", "March", "April", "May", "June", "July", "August", "ber", "day")  # one in each of _MONTHS' names
 _IN_ORDER = re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I)
+# which of two steps comes first ("Converters are run *before* validators"), what a function in code
+# returns ("`inspect(cls)` returns the parameters used to build the class")
+_BEFORE_AFTER = re.compile(r"\b(?:is|are)\s+(?:always\s+)?(?:run|called|applied|executed|evaluated|processed|invoked)\s+"
+                           r"[*_]*(?:before|after)\b", re.I)
+_RETURNS = re.compile(r"^`[^`]{1,80}`\s+(?:returns|yields)\b")
 _MIGRATE = re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I)
 _COUNTED_LIST = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
                            r"[^.;]{0,40}:$", re.I)
@@ -1354,6 +1361,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low or "omitted" in low or "unset" in low)
               and _LIMITATION.search(text) is not None) \
         or ("order" in low and _IN_ORDER.search(text) is not None) \
+        or (("before" in low or "after" in low) and _BEFORE_AFTER.search(text) is not None) \
+        or (text.startswith("`") and _RETURNS.match(text) is not None) \
         or (" to be " in low and _MIGRATE.search(text) is not None) \
         or ("instead" in low and _INSTEAD.search(text) is not None) \
         or (any(part in text for part in _MONTH_PARTS) and len(_MONTHS.findall(text)) >= 2) \
