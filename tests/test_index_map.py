@@ -375,3 +375,18 @@ def test_every_setting_with_a_default_is_listed_with_it_in_a_catalog(ws: Workspa
     compile_(ws)
     assert not (ws.wiki / "facts" / "defaults").exists()
     assert "facts/defaults" not in (ws.wiki / "index.md").read_text(encoding="utf-8")
+
+
+def test_a_groups_changelog_is_among_the_pages_index_md_names_first() -> None:
+    # a documentation set read in its table of contents' order puts its changelog last; index.md
+    # names it right after the entry page, since what is new is what a reader asks first
+    from wikimem.index_page import _highlights, plan
+
+    docs = ["index.rst", *(f"chapter{n:02d}.rst" for n in range(1, 40)), "CHANGES.rst"]
+    entries = [Entry(f"sources/{d.split('.')[0].lower()}.md", "Changes" if d == "CHANGES.rst" else f"Chapter {d}",
+                     "", kind="source", raw=f"raw/{d}") for d in docs]
+    order = {f"raw/{d}": n for n, d in enumerate(docs)}
+    (group,) = plan({"sources": entries}, order)
+    picked = _highlights(group)
+    assert [e.raw for e in picked[:2]] == ["raw/index.rst", "raw/CHANGES.rst"]
+    assert sorted(e.raw for e in picked) == sorted(order)  # nothing left out, nothing twice

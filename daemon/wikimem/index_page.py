@@ -627,7 +627,21 @@ def _highlights(group: Group) -> list[Entry]:
                 out.append(queue.pop(0))
         if firsts:
             out.append(firsts.pop(0))
+    # the group's changelog right after its entry page, wherever its reading order puts it: what
+    # is new, and the newest release, are what a reader asks of any documentation set first
+    logs = [e for e in out if not e.version and (_CHANGELOG.search(e.title) or _CHANGELOG.search(_stem(e.raw)))]
+    if logs and len(out) > 2:
+        log = min(logs, key=lambda e: (e.raw.count("/"), out.index(e)))
+        out.remove(log)
+        out.insert(1, log)
     return out
+
+
+_CHANGELOG = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes)\b", re.I)
+
+
+def _stem(raw: str) -> str:
+    return posixpath.splitext(posixpath.basename(raw))[0].replace("_", " ")
 
 
 def _group_catalogs(group: Group) -> dict[str, str]:
