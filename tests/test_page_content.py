@@ -1048,3 +1048,16 @@ def test_what_each_term_is_is_kept_however_many_answers_its_section_has(ws: Work
     page = (ws.wiki / "sources/tasks.md").read_text()
     for _, what in described:
         assert f'"{what}"' in page, what
+
+
+def test_an_options_default_said_in_its_description_is_its_default(tmp_path: Path) -> None:
+    # a command-line reference states defaults in prose: "The default option is `normal`",
+    # "Specifying `--jobs 0` (default) disables ..."
+    text = ("Command line\n============\n\nThe tool's flags.\n\n"
+            ".. option:: --follow {normal,skip}\n\n   Adjusts how imports are followed. The default option is ``normal``: "
+            "every module is read.\n\n"
+            ".. option:: --jobs N\n\n   Checks in N worker processes. Specifying ``--jobs 0`` (default) disables "
+            "parallel checking.\n\n"
+            ".. option:: --color\n\n   Colours the output, which is useful in a terminal that shows colours.\n")
+    rows = {row[0]: row[1] for row in analysed(tmp_path, "cli.rst", text).defaults}
+    assert rows == {"--follow": "`normal`", "--jobs": "`0`"}, rows

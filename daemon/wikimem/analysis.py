@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 91
+ANALYSIS_VERSION = 92
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -140,7 +140,11 @@ _DEFINES = re.compile(
     re.IGNORECASE)
 _CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE)
-_DEFAULT_VALUE = re.compile(r"^\s*default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$",
+# "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
+# default where it is described ("Specifying `--jobs 0` (default) disables ...")
+_DEFAULT_VALUE = re.compile(r"^\s*default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
+                            r"|^the\s+default\s+(?:option|value|setting|choice|mode)\s+is\s+(?P<value3>`[^`]{1,60}`)"
+                            r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)",
                             re.IGNORECASE)
 _REQUIRE = re.compile(
     r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|no\s+(?:more|less|later|earlier|longer)\s+than"
@@ -1492,7 +1496,8 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
         match = _DEFAULT_VALUE.search(s.text) if "default" in s.text.lower() else None
         if not match:
             continue
-        value = (match.group("value") or match.group("value2") or "").strip()
+        value = (match.group("value") or match.group("value2") or match.group("value3")
+                 or (f"`{match.group('value4')}`" if match.group("value4") else "")).strip()
         value = re.split(r"(?<=[.)\"'`”])\s+(?=[A-Z])", value)[0].rstrip(".")
         if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
