@@ -899,6 +899,33 @@ def test_a_note_stating_a_word_default_the_product_changed_is_stale(ws, settings
     assert not by_rule(report, "contradicted")
 
 
+def test_a_note_stating_another_default_than_the_reference_is_stale(ws, settings):
+    """No release changed it, so no timeline tracks it: the product's reference, which states
+    each setting's default under it, is the yardstick. A note that says another value (a switch
+    said as on/off, a number, a name in code) is stale; the same value written another way, a
+    value said in a phrase, and a setting the reference does not give are not."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/settings.rst", "Settings\n========\n\nQuill reads ``quill.toml``.\n\n"
+                                    ".. confval:: strict_links\n   :default: True\n\n   Fails the build on a broken link.\n\n"
+                                    ".. confval:: worker_count\n   :default: 4\n\n   How many pages render at once.\n\n"
+                                    ".. confval:: page_engine\n   :default: ``quill.engines.Fast``\n\n"
+                                    "   The engine that renders pages, which the guide compares.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- `strict_links` is off by default, so we turn it on in CI.\n"  # line 3: stale
+                                  "- `worker_count` defaults to 8 on the build hosts.\n"  # line 4: stale
+                                  "- `page_engine` defaults to `Fast`, which is what we want.\n"  # line 5: current
+                                  "- `page_engine` is the fast engine by default.\n"  # line 6: a phrase
+                                  "- `cache_dir` defaults to `/tmp/quill`.\n")  # line 7: not in the reference
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md") == [3, 4]
+    switch = next(f for f in found if f.lines[0] == 3)
+    assert switch.evidence["current"]["path"] == "raw/quill/settings.rst"
+    assert switch.evidence["note"]["value"] == "off" and switch.evidence["current"]["value"] == "True"
+    assert "update the note to True" in switch.message
+
+
 def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_warm(ws, settings):
     """Six copies of a note are one finding, not fifteen; and a lint with no cache and the next
     one with a warm cache report the same findings, facts and stale notes included."""

@@ -1057,8 +1057,10 @@ def _files_in(wiki: Path, folder: str, listed: dict[str, set[str]]) -> set[str]:
 
 
 def collect_entries(ws: Workspace, state: State | None = None) -> dict[str, list[index_page.Entry]]:
-    """One catalog entry per page; with state, pages unchanged since last time are not re-read."""
-    return index_page.collect(ws, state)[0]
+    """One catalog entry per page, by the folder it sits in (the settings catalog's entries are
+    the index's own); with state, pages unchanged since last time are not re-read."""
+    folders = {name for name, _ in index_page.SECTIONS}
+    return {folder: entries for folder, entries in index_page.collect(ws, state)[0].items() if folder in folders}
 
 
 write_index = index_page.write_index  # the compiler, lint, query and undo all regenerate it one way

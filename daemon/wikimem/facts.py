@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 10  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 11  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -326,6 +326,8 @@ def _choice_ok(sentence: str, m: re.Match[str], group: str) -> str | None:
     if raw is None:
         return None
     text = raw.strip("`'\"*")
+    if text.lower() in ("on", "off") and re.match(r"\s+by\s+default\b", sentence[m.end(group):], re.I):
+        return text  # a switch's state ("`X` is off by default"), though a stop word elsewhere
     if not text or text.lower() in STOPWORDS or '"' in text:
         return None  # a value with quote marks in it would open the timeline's quote of its sentence
     if raw[0] not in "`'\"*" and not _CODE_LIKE.search(text) and not _CHOICE_END.match(sentence, m.end(group)):
@@ -343,6 +345,41 @@ def _choice_subject(what: str) -> str | None:
     if not words or words[0].lower() in _CHOICE_NOT_WHAT or words[-1].lower() in STOPWORDS:
         return None
     return " ".join(words).lower()
+
+
+# "Default: ``180``" under the setting a reference describes (`.. confval:: name`, a section named for it)
+_STATED_DEFAULT = re.compile(r"^\s*Default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\.?\s*$", re.I)
+_SETTING_NAME = re.compile(r"[A-Za-z_][\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9]{2,}|--?[a-z][\w-]*")
+
+
+def atomic_value(text: str) -> str | None:
+    """A default as one word, number or code span ("``180``", "True", "`.mypy_cache`"), marks
+    dropped and an on/off word spelled as a boolean; None for a phrase ("the asyncio reactor"),
+    which says a value in words a comparison cannot weigh."""
+    text = text.strip()
+    code = re.match(r"^(`{1,2})([^`]+)\1", text)
+    value = code.group(2).strip() if code else text.strip("'\"*“”‘’ ").rstrip(".")
+    if not value or (not code and (" " in value or not re.fullmatch(r"[\w.:/+-]+", value))):
+        return None
+    low = value.lower()
+    return "true" if low in ("true", "on", "enabled", "yes") else "false" if low in ("false", "off", "disabled", "no") \
+        else value
+
+
+def _stated_default(doc: Statements, subject: str, sentence: str, line: int) -> list[Fact]:
+    """A reference's "Default: ``180``" under the setting it describes: the setting's default as
+    the documentation states it now (a note that says another value is stale, lint)."""
+    m = _STATED_DEFAULT.match(sentence)
+    name = subject.strip("`* ")
+    if m is None or doc.profile.kind != "reference" or not _SETTING_NAME.fullmatch(name):
+        return []
+    value = atomic_value(m.group("value"))
+    key = _choice_subject(f"`{name}`")
+    if value is None or key is None:
+        return []
+    shown = m.group("value").split(" (", 1)[0].strip().strip("`")  # as written, its fallback left out
+    return [Fact(("choice", key, ""), choice_value(value), shown, False, None, doc.path, sentence, line, None,
+                 doc.series)]
 
 
 def _on_title(doc: Statements) -> str:
@@ -857,6 +894,8 @@ def extract(doc: Statements) -> list[Fact]:
         date = release_date or (doc.date if not section_release else None)
         if len(sentence) <= 600 and not described and "default" in sentence.lower():
             out.extend(_choices(doc, sentence, line, default_release, date, product))
+            if not release_doc and not section_release and len(entry) > 6 and entry[6]:
+                out.extend(_stated_default(doc, entry[6], sentence, line))
         if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
             continue
 

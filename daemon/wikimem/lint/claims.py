@@ -22,13 +22,23 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..analysis import split_sentences
 from ..facts import DIGIT as _DIGIT
 from ..facts import Fact as Claim
-from ..facts import Statements, compatible, extract, has_hint, is_choice, product_role, title_words
+from ..facts import (
+    Statements,
+    atomic_value,
+    choice_key,
+    compatible,
+    extract,
+    has_hint,
+    is_choice,
+    product_role,
+    title_words,
+)
 from ..facts import label as fact_label
 from ..lexicon import release_numbers, version_key
 from ..products import Series, series_of
@@ -400,20 +410,69 @@ def stale_notes(ctx: Context) -> Iterator[Finding]:
         if t.product:
             tracked[(t.key[0], t.key[1], t.key[2])].append(t)
     yield from _disagreements(ctx, read)
-    if not tracked:
+    stated = _stated_defaults(read)
+    if not tracked and not stated:
         return
     titles = {d.path: d.profile.title for p in ctx.raw_files if (d := cache(ctx).get(p)) is not None}
-    products = {t.product for ts in tracked.values() for t in ts}
+    products = {t.product for ts in tracked.values() for t in ts} | {c.series for cs in stated.values() for c in cs}
     seen: set[tuple[str, int, str]] = set()
     for c in read.every:
         s = read.series.get(c.source)
         if s is None or (s.product and s.product in products):
             continue  # a product's own documentation is its evidence, not a note about it
         yield from _stale(ctx, read, tracked, c, title_words(titles.get(c.source, "")), c.source, c.line, seen)
+        yield from _stale_default(tracked, stated, c, c.source, c.line, seen)
     for page, claims in _person_pages(ctx):
         words = title_words(page.title)
         for c in claims:
             yield from _stale(ctx, read, tracked, c, words, page.wpath, page.body_offset + c.line, seen)
+            yield from _stale_default(tracked, stated, c, page.wpath, page.body_offset + c.line, seen)
+
+
+def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
+    """The defaults a product's reference pages state of its settings ("Default: ``180``" under
+    the setting), by setting: the yardstick for a note's default where no timeline tracks it."""
+    out: dict[str, list[Claim]] = defaultdict(list)
+    for c in read.every:
+        if c.key[0] != "choice" or c.key[2] or c.release or c.change or c.plan or read.kinds.get(c.source) != "reference":
+            continue
+        s = read.series.get(c.source)
+        if s is not None and s.product:
+            out[c.key[1]].append(replace(c, series=s.product))
+    return out
+
+
+def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: dict[str, list[Claim]], c: Claim,
+                   where: str, line: int, seen: set[tuple[str, int, str]]) -> Iterator[Finding]:
+    """A note's "`X` is off by default" where the product's reference says X's default is True:
+    only when the reference states one value, of one product, and both are a word, a number or
+    a code span (a value said in a phrase is not weighed)."""
+    if c.key[0] != "choice" or c.plan or c.change or (c.key[0], c.key[1], "") in tracked:
+        return
+    refs = stated.get(c.key[1], [])
+    if not refs or len({r.series for r in refs}) != 1 or (where, line, c.key[1]) in seen:
+        return
+    values = {atomic_value(r.value_text) for r in refs}
+    said = atomic_value(c.value_text)
+    if len(values) != 1 or None in values or said is None:
+        return
+    (current,) = values
+    if choice_key(said) == choice_key(str(current)):
+        return
+    ref = refs[0]
+    seen.add((where, line, c.key[1]))
+    label = f"Default of {c.key[1]} ({ref.series})"
+    yield Finding.make(
+        "stale-note", "warning",
+        f"{label}: {where} says {' '.join(c.value_text.split())}; the reference says {ref.value_text}, from "
+        f"{ref.source}: update the note to {ref.value_text}, or accept this if it means something else",
+        paths=[where, ref.source], lines=[line, ref.line],
+        evidence={
+            "fact": label,
+            "note": {"path": where, "sentence": c.sentence, "value": c.value_text},
+            "current": {"path": ref.source, "sentence": ref.sentence, "value": ref.value_text},
+        },
+    )
 
 
 def _whose_note(c: Claim, tracked: dict[tuple[str, str, str], list[Timeline]], title: tuple[str, ...],
