@@ -1061,3 +1061,25 @@ def test_an_options_default_said_in_its_description_is_its_default(tmp_path: Pat
             ".. option:: --color\n\n   Colours the output, which is useful in a terminal that shows colours.\n")
     rows = {row[0]: row[1] for row in analysed(tmp_path, "cli.rst", text).defaults}
     assert rows == {"--follow": "`normal`", "--jobs": "`0`"}, rows
+
+
+def test_a_version_in_a_releases_topic_heading_is_no_release_of_its_own(tmp_path: Path) -> None:
+    # "### Python 3.15 Support" and "### PEP 747" inside "## Tool 2.4" are topics of 2.4; counted
+    # as releases they pushed real releases out of the newest ten, whose changes a page keeps
+    from wikimem.analysis import _older_releases, _releases
+
+    lines = ["# Tool Release Notes", ""]
+    for minor in range(12, 0, -1):
+        lines += [f"## Tool 2.{minor}", "", f"Tool 2.{minor} brings speed-ups to the checker.", "",
+                  f"### Python 3.{minor + 3} Support", "", f"Tool now supports Python 3.{minor + 3}.", "",
+                  f"### PEP {700 + minor}: New forms", "", "Tool understands the new forms.", ""]
+        if minor % 4 == 0:
+            lines += [f"### Tool 2.{minor}.1", "", "Fixed a crash in the checker.", ""]
+    path = tmp_path / "CHANGELOG.md"
+    path.write_text("\n".join(lines))
+    sections = load_source(path, "raw/CHANGELOG.md", max_bytes=1_000_000).sections
+    titles = sorted(sections[j].title for j in _releases(sections))
+    assert titles == sorted([f"Tool 2.{m}" for m in range(1, 13)] + ["Tool 2.12.1", "Tool 2.8.1", "Tool 2.4.1"])
+    # the ten newest: 2.12.1, 2.12 ... 2.4.1 and 2.4 are older than them
+    assert {sections[j].title for j in _older_releases(sections)} >= {"Tool 2.1", "Tool 2.2"}
+    assert "Tool 2.9" not in {sections[j].title for j in _older_releases(sections)}

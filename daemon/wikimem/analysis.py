@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 92
+ANALYSIS_VERSION = 93
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -952,12 +952,38 @@ RECENT_RELEASES = 10  # the releases of a changelog, newest first, that keep a s
 OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
 
 
-def _older_releases(sections: Sequence[Section]) -> set[int]:
+def _releases(sections: Sequence[Section]) -> frozenset[int]:
+    """The sections that head a release. A versioned section inside a release whose version its
+    own does not refine, titled unlike that release ("Python 3.15 Support" or "PEP 747: ..."
+    inside "Mypy 2.4"), is a topic of it; "Mypy 2.4.1" inside it is a release of its own, and so
+    is "1.2.0 (2024-05-01)" under a heading "2024"."""
+    out: set[int] = set()
+    for j, section in enumerate(sections):
+        version = section.version
+        if not version:
+            continue
+        parent, seen, outer = section.parent, 0, -1
+        while 0 <= parent < len(sections) and seen < 64 and outer < 0:
+            if sections[parent].version:
+                outer = parent
+            parent, seen = sections[parent].parent, seen + 1
+        if outer < 0 or version.startswith(str(sections[outer].version) + ".") \
+                or _named_before(section) == _named_before(sections[outer]):
+            out.add(j)
+    return frozenset(out)
+
+
+def _named_before(section: Section) -> str:
+    """What a versioned heading says before its version ("mypy" of "Mypy 2.4", "" of "2024")."""
+    return section.title.split(str(section.version), 1)[0].strip(" #*`:-v").lower()
+
+
+def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None = None) -> set[int]:
     """The sections of a changelog that head a release older than its RECENT_RELEASES newest."""
-    releases = [j for j, section in enumerate(sections) if section.version]
-    if len(releases) <= RECENT_RELEASES:
+    ordered = sorted(_releases(sections) if releases is None else releases)
+    if len(ordered) <= RECENT_RELEASES:
         return set()
-    ranked = sorted(releases, key=lambda j: (version_key(sections[j].version), sections[j].date or ""), reverse=True)
+    ranked = sorted(ordered, key=lambda j: (version_key(sections[j].version), sections[j].date or ""), reverse=True)
     return set(ranked[RECENT_RELEASES:])
 
 
@@ -973,13 +999,14 @@ _BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecati
 def _release_kinds(sections: Sequence[Section]) -> tuple[set[int], set[int]]:
     """The sections of a changelog that say what a release breaks or removes, and the sections
     of its newest RECENT_RELEASES releases (each release's own section and the ones in it)."""
-    if not any(section.version for section in sections):
+    releases = _releases(sections)
+    if not releases:
         return set(), set()
-    older = _older_releases(sections)
+    older = _older_releases(sections, releases)
     breaking: set[int] = set()
     recent: set[int] = set()
     for j, section in enumerate(sections):
-        release = _release_section(j, sections)
+        release = _release_section(j, sections, releases)
         if release < 0:
             continue
         if release not in older:
@@ -989,11 +1016,12 @@ def _release_kinds(sections: Sequence[Section]) -> tuple[set[int], set[int]]:
     return breaking, recent
 
 
-def _release_section(index: int, sections: Sequence[Section]) -> int:
-    """The section heading the release a section sits in (itself, or the nearest one above), or -1."""
+def _release_section(index: int, sections: Sequence[Section], releases: frozenset[int]) -> int:
+    """The section heading the release a section sits in (itself, or the nearest one above), or -1.
+    `releases`: _releases(sections)."""
     seen = 0
     while 0 <= index < len(sections) and seen < 64:
-        if sections[index].version:
+        if index in releases:
             return index
         index = sections[index].parent
         seen += 1
@@ -1066,15 +1094,18 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     # a changelog, a release older than its newest RECENT_RELEASES keeps its few best (what it
     # dropped or now requires, which a timeline also follows)
     size: Counter[int] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
-    older = _older_releases(sections)
+    releases = _releases(sections)
+    older = _older_releases(sections, releases)
     taken: Counter[int] = Counter()
     kept: list[int] = []
-    for i in sorted(answers & scores.keys(), key=lambda i: (-scores[i], i)):
+    # a changelog's newest releases first: the document's cap (FACTS_MOST) falls on its oldest
+    for i in sorted(answers & scores.keys(), key=lambda i: (bool(recent) and sentences[i].section not in recent,
+                                                            -scores[i], i)):
         if i in defining:
             kept.append(i)  # what each term is: never crowded out by its section's other answers
             continue
         section = sentences[i].section
-        release = _release_section(section, sections) if older else -1
+        release = _release_section(section, sections, releases) if older else -1
         if release in older:
             section, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
         else:
