@@ -1078,8 +1078,18 @@ def test_a_version_in_a_releases_topic_heading_is_no_release_of_its_own(tmp_path
     path = tmp_path / "CHANGELOG.md"
     path.write_text("\n".join(lines))
     sections = load_source(path, "raw/CHANGELOG.md", max_bytes=1_000_000).sections
+    assert not [s.title for s in sections if s.version and s.title.startswith(("Python", "PEP"))]
     titles = sorted(sections[j].title for j in _releases(sections))
     assert titles == sorted([f"Tool 2.{m}" for m in range(1, 13)] + ["Tool 2.12.1", "Tool 2.8.1", "Tool 2.4.1"])
     # the ten newest: 2.12.1, 2.12 ... 2.4.1 and 2.4 are older than them
     assert {sections[j].title for j in _older_releases(sections)} >= {"Tool 2.1", "Tool 2.2"}
     assert "Tool 2.9" not in {sections[j].title for j in _older_releases(sections)}
+
+
+def test_releases_under_a_years_heading_stay_releases(tmp_path: Path) -> None:
+    path = tmp_path / "CHANGES.md"
+    path.write_text("# Changelog\n\n## 2024\n\n### 1.2.0 (2024-05-01)\n\n- Fixed a thing.\n\n"
+                    "### 1.1.0 (2024-02-01)\n\n- Fixed another.\n\n## 2023\n\n### 1.0.5 (2023-05-01)\n\n- First.\n")
+    sections = load_source(path, "raw/CHANGES.md", max_bytes=1_000_000).sections
+    assert {s.title: s.version for s in sections if s.version}.get("1.2.0 (2024-05-01)") == "1.2.0"
+    assert {s.title: s.version for s in sections if s.version}.get("1.1.0 (2024-02-01)") == "1.1.0"

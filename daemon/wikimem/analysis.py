@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 93
+ANALYSIS_VERSION = 94
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -953,29 +953,9 @@ OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
 
 
 def _releases(sections: Sequence[Section]) -> frozenset[int]:
-    """The sections that head a release. A versioned section inside a release whose version its
-    own does not refine, titled unlike that release ("Python 3.15 Support" or "PEP 747: ..."
-    inside "Mypy 2.4"), is a topic of it; "Mypy 2.4.1" inside it is a release of its own, and so
-    is "1.2.0 (2024-05-01)" under a heading "2024"."""
-    out: set[int] = set()
-    for j, section in enumerate(sections):
-        version = section.version
-        if not version:
-            continue
-        parent, seen, outer = section.parent, 0, -1
-        while 0 <= parent < len(sections) and seen < 64 and outer < 0:
-            if sections[parent].version:
-                outer = parent
-            parent, seen = sections[parent].parent, seen + 1
-        if outer < 0 or version.startswith(str(sections[outer].version) + ".") \
-                or _named_before(section) == _named_before(sections[outer]):
-            out.add(j)
-    return frozenset(out)
-
-
-def _named_before(section: Section) -> str:
-    """What a versioned heading says before its version ("mypy" of "Mypy 2.4", "" of "2024")."""
-    return section.title.split(str(section.version), 1)[0].strip(" #*`:-v").lower()
+    """The sections that head a release (a topic of a release titled with a number, "Python 3.15
+    Support" inside "Mypy 2.4", carries no version: sources.sections)."""
+    return frozenset(j for j, section in enumerate(sections) if section.version)
 
 
 def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None = None) -> set[int]:

@@ -144,7 +144,31 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
             date = release_date(said)
         out.append(dataclasses.replace(s, version=hv.version, date=date, unreleased=hv.unreleased or (
             date is None and (unreleased(lead[:60]) or (bool(said) and find_date(said) is not None)))))
-    return out
+    return [_topic(out, i) for i in range(len(out))]
+
+
+def _topic(sections: list[Section], index: int) -> Section:
+    """A numbered heading inside a release, whose number does not refine the release's and
+    which is titled unlike it ("Python 3.15 Support", "PEP 747: Type Forms" inside "Mypy 2.4"),
+    is a topic of that release, not a release: its version and date dropped. "Mypy 2.4.1"
+    inside "Mypy 2.4" stays a release, and so does "1.2.0 (2024-05-01)" under "2024"."""
+    section = sections[index]
+    if not section.version:
+        return section
+    parent, seen = section.parent, 0
+    while 0 <= parent < index and seen < 64:
+        outer = sections[parent]
+        if outer.version:
+            if section.version.startswith(outer.version + ".") or _named_before(section) == _named_before(outer):
+                return section
+            return dataclasses.replace(section, version=None, date=None, unreleased=False)
+        parent, seen = outer.parent, seen + 1
+    return section
+
+
+def _named_before(section: Section) -> str:
+    """What a versioned heading says before its version ("mypy" of "Mypy 2.4", "" of "2024")."""
+    return str(section.title).split(str(section.version), 1)[0].strip(" #*`:[-v").lower()
 
 
 _COMMENT_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
