@@ -104,6 +104,15 @@ def fact_texts(analysis) -> list[str]:
     return [analysis.sentences[i].text for i in analysis.facts]
 
 
+# prose around the sentences a test asks about: a document long enough to keep only its answers
+FILLER = "".join(f"The runner reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
+
+
+def assert_facts_start_with(facts: list[str], starts: tuple[str, ...]) -> None:
+    for start in starts:
+        assert any(f.startswith(start) for f in facts), (start, facts)
+
+
 def test_the_rules_a_list_states_and_a_spelled_out_acronym_are_key_facts(tmp_path: Path) -> None:
     facts = fact_texts(analysed(tmp_path, "own.md", OWNERSHIP))
     assert "There can only be one owner at a time." in facts
@@ -173,7 +182,6 @@ def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_
         tmp_path: Path) -> None:
     # what coverage.py's docs answered only in raw/ (its held-out questions): sentences with no
     # figure, code or name in them that still state what a reader asks
-    filler = "".join(f"The runner reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
     text = ("# Running\n\nThe tool runs your tests and measures them as they run.\n\n"
             "The tool works in three phases:\n\n- Execution: it runs your code.\n- Analysis: it reads your code.\n"
             "- Reporting: it writes what it found.\n\n"
@@ -182,15 +190,14 @@ def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_
             "Without its own file, the tool looks for settings in other files, in this order: setup.cfg, tox.ini.\n\n"
             "Patterns such as tests/x will need to be changed to tests/y in the new release.\n\n"
             "The old formatter is still shipped. Use the new renderer instead.\n\n"
-            "Our release months are January, April, July, October.\n\n" + filler)
+            "Our release months are January, April, July, October.\n\n" + FILLER)
     facts = fact_texts(analysed(tmp_path, "running.md", text))
-    for start in ("The tool works in three phases:", "The simplest way is to use", "The handler is only registered",
-                  "On Windows, this setting has no effect.", "Without its own file", "Patterns such as",
-                  "Use the new renderer instead.", "Our release months are"):
-        assert any(f.startswith(start) for f in facts), (start, facts)
+    assert_facts_start_with(facts, ("The tool works in three phases:", "The simplest way is to use", "The handler is only registered",
+                                    "On Windows, this setting has no effect.", "Without its own file", "Patterns such as",
+                                    "Use the new renderer instead.", "Our release months are"))
     # a list whose items name their fields answers by its items, not by the sentence counting them
     codes = ("# Exit codes\n\nRunning the tool can result in three different exit codes:\n\n"
-             "- Exit code 0: all passed\n- Exit code 1: some failed\n- Exit code 2: interrupted\n\n" + filler)
+             "- Exit code 0: all passed\n- Exit code 1: some failed\n- Exit code 2: interrupted\n\n" + FILLER)
     facts = fact_texts(analysed(tmp_path, "codes.md", codes))
     assert not any(f.startswith("Running the tool") for f in facts) and any(f.startswith("Exit code 2") for f in facts)
 
@@ -199,7 +206,6 @@ def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_w
         tmp_path: Path) -> None:
     # what held-out sets answered only in raw/: an FAQ's answer after "This is not a bug", an
     # option's two-word default, a fallback, where a feature does not work, a release policy
-    filler = "".join(f"The runner reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
     text = ("# Questions\n\n## Calling a command from Python\n\nI called my command and it exited.\n\n"
             "### Answer\n\nThis is not a bug. The decorator replaced the function with a command object.\n\n"
             "## Options\n\n#### `-l`, `--line-length`\n\nHow many characters per line to allow. The default is 88.\n\n"
@@ -210,30 +216,27 @@ def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_w
             "## Is the tool stable?\n\nYes, it is used by many large projects every day.\n\n"
             "## The root directory\n\nHere's a summary of what the runner uses the root directory for:\n\n"
             "- Each test is given a unique id which is rooted at the root directory.\n"
-            "- Plugins store their state under it between runs.\n\n" + filler)
+            "- Plugins store their state under it between runs.\n\n" + FILLER)
     facts = fact_texts(analysed(tmp_path, "faq.md", text))
-    for start in ("The decorator replaced the function", "Yes, it is used by many", "The default is 88.",
-                  "If `:tag` is omitted", "The interactive debugger does not work", "Deprecated features will only",
-                  "Line wrapping can be escaped", "Each test is given a unique id", "Plugins store their state"):
-        assert any(f.startswith(start) for f in facts), (start, facts)
+    assert_facts_start_with(facts, ("The decorator replaced the function", "Yes, it is used by many", "The default is 88.",
+                                    "If `:tag` is omitted", "The interactive debugger does not work", "Deprecated features will only",
+                                    "Line wrapping can be escaped", "Each test is given a unique id", "Plugins store their state"))
     assert not any(f.startswith("This is not a bug") for f in facts)
 
 
 def test_an_order_of_two_steps_what_a_function_returns_a_way_to_do_it_and_what_is_unsupported_are_key_facts(
         tmp_path: Path) -> None:
-    filler = "".join(f"The widget reads part {n} of the project file at start-up and keeps it.\n" for n in range(30))
     text = ("# Widgets\n\nWidgets are small classes that the library writes for you.\n\n## Hooks\n\nConverters are run *before* validators, so validators see the final value.\n\n"
             "`widget.inspect(cls)` returns the class-wide parameters that were used to build the class.\n\n"
             "If your taste differs, you can use the *alias* argument to `widget.field()` to explicitly set the name.\n\n"
             "## Hashing\n\n- If you want to make objects hashable by value: use `@define(frozen=True)`.\n"
             "- Leave the rest to the library, which knows its other parameters.\n\n"
             "## Type checkers\n\n- Auto-aliasing of private attributes is not supported.\n"
-            "- Checkers read the stub files the package ships with it.\n\n" + filler)
+            "- Checkers read the stub files the package ships with it.\n\n" + FILLER)
     facts = fact_texts(analysed(tmp_path, "widgets.md", text))
-    for start in ("Converters are run *before* validators", "`widget.inspect(cls)` returns",
-                  "If your taste differs, you can use", "If you want to make objects hashable",
-                  "Auto-aliasing of private attributes is not supported"):
-        assert any(f.startswith(start) for f in facts), (start, facts)
+    assert_facts_start_with(facts, ("Converters are run *before* validators", "`widget.inspect(cls)` returns",
+                                    "If your taste differs, you can use", "If you want to make objects hashable",
+                                    "Auto-aliasing of private attributes is not supported"))
 
 
 def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(tmp_path: Path) -> None:
@@ -253,9 +256,8 @@ def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(
             releases += ["- `widget.validators.provides()` has been removed.",
                          "- `widget.evolve()` doesn't accept the *inst* argument as a keyword argument anymore.", ""]
     facts = fact_texts(analysed(tmp_path, "CHANGELOG.md", "\n".join(["# Changelog", "", *releases])))
-    for start in ("`widget.validators.provides()` has been removed", "`widget.evolve()` doesn't accept",
-                  "When using `@frozen`, validators are now run"):
-        assert any(f.startswith(start) for f in facts), (start, facts)
+    assert_facts_start_with(facts, ("`widget.validators.provides()` has been removed", "`widget.evolve()` doesn't accept",
+                                    "When using `@frozen`, validators are now run"))
 
 
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
