@@ -976,13 +976,12 @@ _CHANGE = re.compile(r"^(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|D
 _BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
 
 
-def _release_kinds(sections: Sequence[Section]) -> tuple[set[int], set[int]]:
+def _release_kinds(sections: Sequence[Section], releases: frozenset[int], older: set[int]) -> tuple[set[int], set[int]]:
     """The sections of a changelog that say what a release breaks or removes, and the sections
-    of its newest RECENT_RELEASES releases (each release's own section and the ones in it)."""
-    releases = _releases(sections)
+    of its newest RECENT_RELEASES releases (each release's own section and the ones in it).
+    `releases`: _releases(sections); `older`: _older_releases of them."""
     if not releases:
         return set(), set()
-    older = _older_releases(sections, releases)
     breaking: set[int] = set()
     recent: set[int] = set()
     for j, section in enumerate(sections):
@@ -1039,7 +1038,9 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
 
     # what a defined term is or does ranks above what its version notes say of it
     defining = _term_openings(sentences, weigh)
-    breaking, recent = _release_kinds(sections)
+    releases = _releases(sections)
+    older = _older_releases(sections, releases)
+    breaking, recent = _release_kinds(sections, releases, older)
     answers: set[int] = set()
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
@@ -1074,8 +1075,6 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     # a changelog, a release older than its newest RECENT_RELEASES keeps its few best (what it
     # dropped or now requires, which a timeline also follows)
     size: Counter[int] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
-    releases = _releases(sections)
-    older = _older_releases(sections, releases)
     taken: Counter[int] = Counter()
     kept: list[int] = []
     # a changelog's newest releases first: the document's cap (FACTS_MOST) falls on its oldest

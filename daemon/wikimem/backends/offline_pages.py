@@ -363,8 +363,8 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         format=data["format"],
         date=data.get("date"),
         date_link=cite(data["date_line"]) if data.get("date_line") else None,
-        dated=({"name": escape_link_text(dated.name), "link": posixpath.join(
-            posixpath.splitext(posixpath.basename(page_path))[0], dated.slug + ".md")} if dated else None),
+        dated=({"name": escape_link_text(dated.name), "link": relative_link(page_path, part_path(page_path, dated.slug))}
+               if dated else None),
         version=data.get("version"),
         outline=lines,
         facts=_by_context(on_page),
@@ -583,9 +583,13 @@ def part_spans(page_path: str, source_path: str, data: dict[str, Any]) -> list[t
     show_outline, in_outline = _outline_defaults(data)
     _lines, parts, _ = _layout(page_path, data, lambda at: citation(page_path, source_path, data["anchor"], at),
                                in_outline, show_outline)
-    folder = posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0])
-    return sorted(((p.first, p.last, posixpath.join(folder, p.slug + ".md")) for p in parts),
-                  key=lambda span: span[1] - span[0])
+    return sorted(((p.first, p.last, part_path(page_path, p.slug)) for p in parts), key=lambda span: span[1] - span[0])
+
+
+def part_path(page_path: str, slug: str) -> str:
+    """Where a part page lives: beside its source page, in a folder named for it
+    (sources/<page stem>/<slug>.md)."""
+    return posixpath.join(posixpath.dirname(page_path), posixpath.splitext(posixpath.basename(page_path))[0], slug + ".md")
 
 
 def part_holding(page_path: str, data: dict[str, Any], spans: list[tuple[int, int, str]], line: int) -> str:
@@ -604,7 +608,7 @@ def _part_page(page_path: str, source_path: str, sha: str, data: dict[str, Any],
     """A part of a long source's page (split_outline): its lines, its sections' key facts and
     tables, links rebased from the page to it."""
     folder = posixpath.dirname(page_path)
-    path = posixpath.join(folder, posixpath.splitext(posixpath.basename(page_path))[0], part.slug + ".md")
+    path = part_path(page_path, part.slug)
 
     def rebase(link: str) -> str:
         if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:|[#/]", link):
