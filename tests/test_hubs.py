@@ -133,3 +133,27 @@ def test_a_long_hub_is_split_along_its_own_sections(ws: Workspace) -> None:
     for part in parts:
         assert len(part.read_bytes()) < 8_000
         assert f"(releases-index/{part.name})" in page
+
+
+def test_a_hub_whose_contents_sit_under_its_title_keeps_them_on_its_page(ws: Workspace) -> None:
+    """A root document whose toctrees all sit under its title's heading (the usual Sphinx
+    index.rst): split, its one part would hold the whole contents a step away from the page,
+    which would link nothing else; the page lists them itself."""
+    lines = ["Welcome to the gearbox documentation!", "=" * 38, "", "The gearbox turns jobs into schedules.", "",
+             "Contents", "--------", ""]
+    for group in range(4):
+        lines += [".. toctree::", f"   :caption: Group {group}", ""]
+        for n in range(10):
+            lines.append(f"   chapter{group}{n}")
+            write(ws, f"docs/chapter{group}{n}.rst", f"Chapter {group}.{n} of the gearbox\n{'=' * 30}\n\n"
+                                                     f"This chapter explains how the gearbox handles workload {group}{n} "
+                                                     "when the scheduler runs short of workers.\n")
+        lines.append("")
+    lines += ["Indices and tables", "==================", "", "* :ref:`genindex`", ""]
+    write(ws, "docs/index.rst", "\n".join(lines))
+    compile_(ws)
+    page = (ws.wiki / "sources" / "docs-index.md").read_text(encoding="utf-8")
+    assert not (ws.wiki / "sources" / "docs-index").exists()
+    listed = contents(page)
+    assert len(re.findall(r"\]\((docs-chapter\d+\.md)\)", listed)) == 40
+    assert "- *Group 3*:" in listed

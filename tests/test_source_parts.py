@@ -178,6 +178,39 @@ def test_a_changelogs_page_links_its_newest_release_beside_its_date(ws: Workspac
     assert "thing 400 in the widget parser" in part and "thing 390 " not in part
 
 
+def test_an_undated_changelog_links_its_newest_release_from_its_page_and_from_the_map(ws: Workspace) -> None:
+    # releases titled with a version and no date, oldest in the middle of the file's order (a
+    # "Next release" heading first, then newest first): the highest version is the newest
+    releases = ["## Next release", "", "Nothing yet.", ""]
+    for n in [*range(30, 0, -1)]:
+        releases += [f"## Gadget 2.{n}", ""]
+        for kind in ("Features", "Fixes"):
+            releases += [f"### {kind}", ""] + [f"- {kind} item {n * 10 + k}: the scheduler now handles case "
+                                               f"{n * 100 + k} without a restart." for k in range(6)] + [""]
+    write(ws, "CHANGES.md", "\n".join(["# Gadget release notes", "", *releases]))
+    write(ws, "guide.md", "# Guide\n\nGadget schedules jobs.\n")
+    compile_(ws)
+    page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
+    newest = re.search(r"^Source: .* · newest release: \[([^\]]+)\]\(([^)]+)\)$", page, re.MULTILINE)
+    assert newest, page[:1500]
+    assert newest.group(1).startswith("Gadget 2.30"), newest.group(1)
+    part = (ws.wiki / "sources" / newest.group(2)).read_text(encoding="utf-8")
+    assert "item 300:" in part and "item 290:" not in part
+    # index.md links that part beside the changelog: one step from the map
+    index = (ws.wiki / "index.md").read_text(encoding="utf-8")
+    assert f"(newest: [{newest.group(1)}](sources/{newest.group(2)}))" in index, index
+
+
+def test_a_run_of_sections_is_titled_as_its_headings_read(ws: Workspace) -> None:
+    # a run's title is its headings' text, escaped once where it is shown, as a section's is
+    write(ws, "reference.md", reference(groups=4, per=30))
+    compile_(ws)
+    for rel in parts(ws):
+        part = loads_page(rel, (ws.wiki / rel).read_text(encoding="utf-8"))
+        assert re.fullmatch(r"Widget settings reference: \[group\d component\d\]( – .*)?", part.title), part.title
+        assert "\\\\" not in part.body.split("\n## ", 1)[0], part.body[:600]
+
+
 def test_a_table_sits_on_the_part_that_holds_its_section(ws: Workspace) -> None:
     source = reference(groups=4, per=30)
     table = "\n".join(["| Alias | Setting |", "|---|---|", *(f"| alias{k} | g3_c2_setting_number_{k} |" for k in range(4)), ""])

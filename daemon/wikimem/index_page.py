@@ -66,7 +66,7 @@ ENTRY_BYTES = 22_000
 SECTIONS = (("sources", "Sources"), ("concepts", "Concepts"), ("facts", "Facts that changed"), ("answers", "Answers"))
 # a catalog file at most, its header included: an agent reads index.md (SOFT_BYTES) and then one
 # catalog whole to choose a page, and the two should stay under 10 KB
-CATALOG_BYTES = 5_800
+CATALOG_BYTES = 4_000
 TITLE_CHARS = 120
 DESCRIPTION_CHARS = 100
 # what index.md aims to stay under, its header included: an agent reads it whole before
@@ -93,6 +93,8 @@ class Entry:
     # the settings its page shows with their defaults: (name, value, "raw/path#L12" of the line stating it)
     defaults: tuple[tuple[str, str, str], ...] = ()
     cite: str = ""  # a setting's entry: the raw line that states its default ("raw/path#L12")
+    # a changelog's newest release, on a part of its page: (its name, its wiki-relative path)
+    newest: tuple[str, str] = ("", "")
 
     def line(self, from_page: str) -> str:
         title = shorten(self.title, TITLE_CHARS)
@@ -106,6 +108,9 @@ class Entry:
             return (f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}) = {self.description}"
                     f" ([{posixpath.basename(target)}, line {at}]({relative_link(from_page, '../' + target)}#L{at}))")
         desc = f" — {inert(one_line(self.description))}" if self.description else ""
+        name, newest = self.newest
+        if newest:  # a changelog's newest release: a step from the catalog, as from the map
+            meta += f" (newest: [{shorten(name, 60)}]({relative_link(from_page, newest)}))"
         return f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}){meta}{count}{desc}"
 
 
@@ -195,7 +200,21 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
     return Entry(rel, one_line(plain_text(page.title)), describe(page), kind, sources[0] if sources else "", count,
                  str(meta.get("version") or ""), str(meta.get("date") or ""), tops,
                  _page_defaults(rel, page.body) if kind in ("source", "part") and (" = " in page.body or "| setting |" in page.body)
-                 else ())
+                 else (), newest=_newest_release(rel, page.body) if kind == "source" else ("", ""))
+
+
+# the part page of a changelog's newest release, as its source page's "Source:" line links it
+# (source_page.md.j2: ", on this wiki: [name](part)" after the date, or " · newest release: ...")
+_NEWEST = re.compile(r"^Source: .*?(?:, on this wiki| · newest release): \[(?P<name>(?:[^\]\\\n]|\\.){1,200})\]\((?P<link>[^)\s]+\.md)\)",
+                     re.M)
+
+
+def _newest_release(rel: str, body: str) -> tuple[str, str]:
+    found = _NEWEST.search(body)
+    if found is None:
+        return ("", "")
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), found.group("link")))
+    return (found.group("name"), target) if not target.startswith("..") else ("", "")
 
 
 # a setting's outline line with its default ("- [DOWNLOAD_DELAY](../raw/settings.rst#L740) = `1`", also
@@ -514,6 +533,10 @@ def _compact(entry: Entry) -> str:
     tail = f" ({when})" if when else f" ({entry.sources})" if entry.kind == "concept" and entry.sources > 1 else ""
     if entry.kind == "fact" and entry.description:
         tail = ": " + inert(one_line(entry.description.removeprefix("currently ")))
+    name, newest = entry.newest
+    if newest:
+        # a changelog's newest release, a step from the map: what a reader asks of it first
+        tail += f" (newest: [{shorten(name, 60)}]({newest}))"
     return f"[{escape_link_text(title)}]({entry.path}){tail}"
 
 
@@ -854,23 +877,24 @@ def told_apart(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-CATALOG_CACHE = 7  # bump when what an Entry holds, or how it is read from a page, changes
+CATALOG_CACHE = 8  # bump when what an Entry holds, or how it is read from a page, changes
 
 
 def _entry_to_cache(entry: Entry) -> str:
     return json.dumps([CATALOG_CACHE, entry.description, entry.kind, entry.raw, entry.sources, entry.version,
-                       entry.date, list(entry.collections), [list(d) for d in entry.defaults]], ensure_ascii=False)
+                       entry.date, list(entry.collections), [list(d) for d in entry.defaults], list(entry.newest)],
+                      ensure_ascii=False)
 
 
 def _entry_from_cache(rel: str, title: str, data: str) -> Entry | None:
     try:
-        cache, description, kind, raw, sources, version, date, collections, defaults = json.loads(data)
+        cache, description, kind, raw, sources, version, date, collections, defaults, newest = json.loads(data)
     except (ValueError, TypeError):
         return None  # a row of an older format: the page is read again
     if cache != CATALOG_CACHE:
         return None
     return Entry(rel, title, description, kind, raw, sources, version, date, tuple(collections),
-                 tuple((str(a), str(b), str(c)) for a, b, c in defaults))
+                 tuple((str(a), str(b), str(c)) for a, b, c in defaults), newest=(str(newest[0]), str(newest[1])))
 
 
 def reading_order(ws: Workspace, state: State | None, entries: Iterable[Entry]) -> dict[str, int]:
@@ -945,7 +969,7 @@ def inputs_digest(ws: Workspace, sections: dict[str, list[Entry]], groups: list[
     out = {}
     for group in groups:
         digest = common.copy()
-        digest.update(json.dumps([(e.path, e.title, e.description, e.raw, e.sources, e.version, e.date, e.cite)
+        digest.update(json.dumps([(e.path, e.title, e.description, e.raw, e.sources, e.version, e.date, e.cite, e.newest)
                                   for e in group.all_entries()], ensure_ascii=False).encode("utf-8", "surrogatepass"))
         digest.update(json.dumps([order.get(e.raw) for e in group.all_entries()]).encode())
         out[group.key] = digest.hexdigest()

@@ -68,6 +68,10 @@ OUTLINE_BYTES = 4_000
 # a page whose outline and key facts pass this is split into parts too: each part carries its
 # sections' key facts (docs/compile.md, "Long documents")
 PAGE_BYTES = 6_000
+# a part page's outline and key facts, at most: the part is the last page on an agent's way to a
+# section's answer, read after index.md and the source page, so it is smaller than a whole page;
+# the source page's list of parts grows a line per part, which costs less than the bytes saved
+PART_BYTES = 4_500
 _LINK_BYTES = 40  # a link's target and a citation's "L12", as a layout counts them (_weights)
 LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist runs to analysis.GIST_CHARS)
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
@@ -169,7 +173,7 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
     """The outline a source page shows, and its part pages, for an outline too large for one page.
 
     Each section is a line of the page. A section whose outline (every subsection) fits
-    OUTLINE_BYTES, and PAGE_BYTES with its key facts (`weights`: the bytes of the facts under
+    OUTLINE_BYTES, and PART_BYTES with its key facts (`weights`: the bytes of the facts under
     each heading line), is a part page linked from its line, or, under PART_MIN_BYTES, stays on the page as it would
     without parts; a larger one is opened: its line, then its subsections one level in, each
     treated the same way. Where the lines of one section's subsections still pass
@@ -234,7 +238,7 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
                 size, facts = _size(inside), weight(i, j)
                 if size + facts < PART_MIN_BYTES:
                     own = shifted(outline(headings[i:j], cite, defaults), depth)
-                elif _fits(size, facts):
+                elif _fits(size, facts, PART_BYTES):
                     slug = slug_for(title)
                     item = entry(i, depth)
                     parts.append(home(Part(slug, title, trail, f"its section [{item['text']}]({cite(headings[i][2])})",
@@ -256,7 +260,7 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
         size = facts = 0
         for child in children:
             grows, more = _size(child[2]), weight(child[0], child[1])
-            if runs[-1] and not _fits(size + grows, facts + more):
+            if runs[-1] and not _fits(size + grows, facts + more, PART_BYTES):
                 runs.append([])
                 size = facts = 0
             runs[-1].append(child)
@@ -269,11 +273,13 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
                 continue
             first, last = run[0][0], run[-1][0]
             names = [_heading_text(headings[first][1]), _heading_text(headings[last][1])]
-            name = names[0] if first == last else f"{names[0]} – {names[1]}"
+            name = names[0] if first == last else f"{names[0]} – {names[1]}"  # as a link's text
+            plain = [headings[k][1].replace("`", "") for k in (first, last)]
+            title = plain[0] if first == last else f"{plain[0]} – {plain[1]}"  # the part's title, as a section's is
             slug = slug_for(headings[first][1] if first == last else f"{headings[first][1]} {headings[last][1]}")
             span = (f"its section [{names[0]}]({cite(headings[first][2])})" if first == last else
                     f"the sections [{names[0]}]({cite(headings[first][2])}) to [{names[1]}]({cite(headings[last][2])})")
-            parts.append(home(Part(slug, name, trail, span, shifted([x for _, _, own in run for x in own], -depth),
+            parts.append(home(Part(slug, title, trail, span, shifted([x for _, _, own in run for x in own], -depth),
                                    headings[first][2], headings[run[-1][1] - 1][2]), run[0][0], run[-1][1]))
             count = sum(j - i for i, j, _ in run)
             out.append({"text": name, "link": f"{stem}/{slug}.md", "indent": "  " * depth,
@@ -283,9 +289,9 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
     return lay_out(0, len(headings), 0, []), parts
 
 
-def _fits(outline_bytes: int, fact_bytes: int) -> bool:
-    """Whether an outline and its sections' key facts fit one page or part."""
-    return outline_bytes <= OUTLINE_BYTES and outline_bytes + fact_bytes <= PAGE_BYTES
+def _fits(outline_bytes: int, fact_bytes: int, page: int = PAGE_BYTES) -> bool:
+    """Whether an outline and its sections' key facts fit one page (or part: PART_BYTES)."""
+    return outline_bytes <= OUTLINE_BYTES and outline_bytes + fact_bytes <= page
 
 
 def _heading_text(text: str) -> str:
@@ -349,7 +355,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         for row in (*facts, *defaults, *tables):
             row["heading"] = _home_line(row["heading"], row["line"], expanded)
     homes = {line: part for part in parts for line in part.homes}
-    dated = _dated_part(data, parts)
+    dated = _newest_part(data, parts)
     on_page = _within(PAGE_BYTES - min(_size(lines), OUTLINE_BYTES // 2),
                       [f for f in facts if f["heading"] not in homes])
     page_defaults = [d for d in defaults if d["heading"] not in homes]
@@ -398,16 +404,27 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
               for part in parts)]
 
 
-def _dated_part(data: dict[str, Any], parts: Sequence[Part]) -> Part | None:
-    """The part page of the section whose heading states the document's date (a changelog's
-    newest release, dated in its heading), innermost first: the page links it beside the date,
-    so the newest release is a step from the page, not a walk down its parts."""
-    at = data.get("date_line")
-    if not at or not parts:
+def _newest_part(data: dict[str, Any], parts: Sequence[Part]) -> Part | None:
+    """The part page of the newest release's section, innermost first: the section whose heading
+    states the document's date (a changelog dated in its headings), else, in a changelog of two
+    releases or more, the section of the highest version. The page links it beside its date
+    (or as its newest release) and index.md beside the page, so the newest release is a step
+    from the map, not a walk down the parts."""
+    if not parts:
         return None
-    heading = max((h[2] for h in data["outline"] if h[2] <= at), default=None)
-    if heading is None or at - heading > 2:
-        return None  # the date is the document's, not a section's
+    at = data.get("date_line")
+    if at:
+        heading = max((h[2] for h in data["outline"] if h[2] <= at), default=None)
+        if heading is None or at - heading > 2:
+            return None  # the date is the document's, not a section's
+    else:
+        releases = [(version_key(str(s[4])), -j, int(s[2])) for j, s in enumerate(data.get("sections") or [])
+                    if len(s) > 4 and s[4]]
+        if len({key for key, _, _ in releases}) < 2:
+            return None
+        key, _, heading = max(releases)
+        if key[0] == 0:
+            return None  # no section's version reads as one: none is the newest
     holding = [p for p in parts if p.first <= heading <= p.last or heading in p.homes]
     return min(holding, key=lambda p: p.last - p.first) if holding else None
 
@@ -513,14 +530,24 @@ def _layout(page_path: str, data: dict[str, Any], cite: Callable[[int], str], in
                     moved = int(term_bytes.get(str(line), 0))
                     weights[line] = moved
                     weights[section_line] = weights.get(section_line, 0) - moved
-        lines, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
-        return lines, parts, {line: [t[2] for t in terms] for line, terms in expanded.items()}
+        split, parts = split_outline(heads, cite, in_outline, stem, data["title"], weights)
+        if not _all_in_one(parts, lines, weights):
+            return split, parts, {line: [t[2] for t in terms] for line, terms in expanded.items()}
     return lines, [], {}
+
+
+def _all_in_one(parts: list[Part], lines: list[dict[str, Any]], weights: dict[int, int]) -> bool:
+    """Whether one part would hold most of what the page shows (a hub whose contents all sit
+    under its title's heading): a step to it would save a reader nothing, so the page keeps it."""
+    if len(parts) != 1:
+        return False
+    held = sum(weights.get(line, 0) for line in parts[0].homes) + _size(parts[0].lines)
+    return held * 5 >= (sum(weights.values()) + _size(lines)) * 4
 
 
 def _expanded(data: dict[str, Any], weights: dict[int, int]) -> dict[int, list[tuple[int, str, int]]]:
     """The sections to split along the terms they define: each that has no subsections, whose
-    key facts alone pass a page (a reference's eighty settings under one heading), and that
+    key facts alone pass a part (a reference's eighty settings under one heading), and that
     defines two terms or more; each with its terms as headings one level in."""
     heads = data["outline"]
     sections = data.get("sections") or []
@@ -533,7 +560,7 @@ def _expanded(data: dict[str, Any], weights: dict[int, int]) -> dict[int, list[t
         if k + 1 < len(heads) and heads[k + 1][0] > level:
             continue  # it has subsections: split along them
         terms = by_section.get(section_at.get(line, -1), [])
-        if weights.get(line, 0) > PAGE_BYTES and len(terms) >= 2:
+        if weights.get(line, 0) > PART_BYTES and len(terms) >= 2:
             out[line] = [(level + 1, name, at) for name, at in terms if at > line]
     return {line: terms for line, terms in out.items() if len(terms) >= 2}
 
