@@ -390,3 +390,29 @@ def test_a_groups_changelog_is_among_the_pages_index_md_names_first() -> None:
     picked = _highlights(group)
     assert [e.raw for e in picked[:2]] == ["raw/index.rst", "raw/CHANGES.rst"]
     assert sorted(e.raw for e in picked) == sorted(order)  # nothing left out, nothing twice
+
+
+def test_a_group_of_release_notes_links_its_newest_release_whatever_room_is_left() -> None:
+    # many folders whose heads fill index.md, and a folder of release notes read in its toctree's
+    # order (not as a series): its head still names the newest release, the highest version
+    entries = []
+    for f in range(14):
+        for i in range(30):
+            entries.append(Entry(f"sources/area{f}-page-{i:02d}.md", f"Page {i} of area {f}",
+                                 "A one-line description of the page, about as long as the ones compile writes.",
+                                 "source", f"raw/area{f}/page-{i:02d}.txt", 1))
+    versions = ["5.2.19", "5.2.2", "5.2.10", "5.1", "4.2.30", "5.2"]
+    for v in versions:
+        entries.append(Entry(f"sources/releases-{v.replace('.', '-')}.md", f"Gadget {v} release notes",
+                             f"Gadget {v} fixes bugs.", "source", f"raw/releases/{v}.txt", 1, v))
+    entries.append(Entry("sources/releases-index.md", "Release notes", "Every release.", "source",
+                         "raw/releases/index.txt", 1))
+    order = {e.raw: n for n, e in enumerate(entries)}
+    pages = build({"sources": entries}, extra_links=[], order=order)
+    _check(pages, entries)
+    index = pages["index.md"]
+    head = index.split("## releases", 1)[1].split("\n## ", 1)[0]
+    assert "newest release: [Gadget 5.2.19 release notes](sources/releases-5-2-19.md)" in head, head
+    assert index.count("(sources/releases-5-2-19.md)") == 1
+    # a folder with a version or two among other pages names none
+    assert "newest release" not in index.split("## area3", 1)[1].split("\n## ", 1)[0]

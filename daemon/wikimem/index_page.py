@@ -200,7 +200,7 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
     return Entry(rel, one_line(plain_text(page.title)), describe(page), kind, sources[0] if sources else "", count,
                  str(meta.get("version") or ""), str(meta.get("date") or ""), tops,
                  _page_defaults(rel, page.body) if kind in ("source", "part") and (" = " in page.body or "| setting |" in page.body)
-                 else (), newest=_newest_release(rel, page.body) if kind == "source" else ("", ""))
+                 else (), newest=_newest_part(rel, page.body) if kind == "source" else ("", ""))
 
 
 # the part page of a changelog's newest release, as its source page's "Source:" line links it
@@ -209,7 +209,7 @@ _NEWEST = re.compile(r"^Source: .*?(?:, on this wiki| · newest release): \[(?P<
                      re.M)
 
 
-def _newest_release(rel: str, body: str) -> tuple[str, str]:
+def _newest_part(rel: str, body: str) -> tuple[str, str]:
     found = _NEWEST.search(body)
     if found is None:
         return ("", "")
@@ -491,12 +491,15 @@ def _map(groups: list[Group], budget: int = SOFT_BYTES) -> list[str]:
         parts = [c for c in group.children if c.all_entries()]
         # the link's target is the path: its text need not spell it again
         links = f"[Catalog]({group.catalog})"
+        newest = _newest_release(group)
+        if newest is not None:
+            links += f" · newest release: {_compact(newest)}"
         if parts:
             links += " · parts: " + " · ".join(
                 f"[{escape_link_text(c.label.split(' / ')[-1])} ({len(c.all_entries())})]({c.catalog})" for c in parts)
         head.append(links)
         heads.append(head)
-        picks.append(_highlights(group))
+        picks.append([e for e in _highlights(group) if e is not newest])
     label = {id(h): _pick_label(g) for h, g in zip(heads, [g for g in groups if g.all_entries()], strict=True)}
     used = sum(len(x.encode("utf-8")) + 1 for h in heads for x in h) + 2 * len(heads)
     lines_left = ENTRY_LINES - sum(len(h) + 2 for h in heads)
@@ -523,6 +526,20 @@ def _map(groups: list[Group], budget: int = SOFT_BYTES) -> list[str]:
             body.append(f"{label[id(head)]}: " + " · ".join(items))
         body.append("")
     return body
+
+
+MIN_RELEASES = 3  # release notes a group holds, at least, for index.md to name its newest
+
+
+def _newest_release(group: Group) -> Entry | None:
+    """The newest release of a group that is mostly release notes (pages with a version): its
+    head links it whatever room the map has left for highlights, as "the latest release" is
+    the first thing asked of a documentation set (a release series in a toctree's order, too)."""
+    entries = group.all_entries()
+    releases = [e for e in entries if e.kind == "source" and e.version]
+    if len(releases) < MIN_RELEASES or 2 * len(releases) < len(entries):
+        return None
+    return max(releases, key=lambda e: (version_key(e.version), e.date, e.path))
 
 
 def _compact(entry: Entry) -> str:
