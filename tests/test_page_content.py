@@ -202,6 +202,23 @@ def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_
     assert not any(f.startswith("Running the tool") for f in facts) and any(f.startswith("Exit code 2") for f in facts)
 
 
+def test_a_projects_policy_in_its_own_voice_is_a_key_fact_and_its_tutorial_voice_is_not(tmp_path: Path) -> None:
+    # versioning and deprecation pages speak as "we": how long deprecated things keep working, in
+    # which releases they go, what each number of a version means; a tutorial's "we will" is chatter
+    text = ("# Versioning\n\nThe gadget follows a release policy. Releases come out when they are ready.\n\n"
+            "## Version numbers\n\nThe **first number** of the version is the year.\n\n"
+            "- *A* is the major version.\n- *B* is the release number, bumped for new features.\n\n"
+            "## Deprecation policy\n\nWe aim to maintain support for deprecated gadget features for at least 1 year.\n\n"
+            "We will only start the removal of deprecated functionality in major releases, and keep it around "
+            "for at least two minor releases.\n\n"
+            "## Tutorial\n\nWe will now write a second gadget and run it.\n\n"
+            "We will add a few more lines to the gadget over the next three steps.\n\n" + FILLER)
+    facts = fact_texts(analysed(tmp_path, "versioning.md", text))
+    assert_facts_start_with(facts, ("The **first number** of the version is the year.", "*A* is the major version.",
+                                    "We aim to maintain support", "We will only start the removal"))
+    assert not any(f.startswith(("We will now write", "We will add")) for f in facts), facts
+
+
 def test_an_answer_a_short_default_what_is_used_when_omitted_and_what_does_not_work_are_key_facts(
         tmp_path: Path) -> None:
     # what held-out sets answered only in raw/: an FAQ's answer after "This is not a bug", an

@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 94
+ANALYSIS_VERSION = 95
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1384,6 +1384,11 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
             and _COUNTED_LIST.search(text) is not None
             # a list whose items name their fields ("Exit code 5: ...") answers by its items
             and not _FIELD_ITEM.match(sentences[i + 1].text))
+    # a project's commitment is no chatter, though it speaks as "we": how long it supports what
+    # it deprecates, in which releases it removes things, what each number of its versions means
+    policy = ("least" in low or "most" in low or "releases" in low or "number" in low or "version" in low) \
+        and _POLICY.search(text) is not None
+    stated = stated or policy
     if stated:
         score += 1.5
     if "`" in text:
@@ -1402,7 +1407,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
             score += 0.5  # a list item that states something, not a word or a link
     if s.kind == "table":
         score += 0.5
-    chatty = CHATTY.match(text) is not None or text.endswith("?")
+    chatty = not policy and (CHATTY.match(text) is not None or text.endswith("?"))
     if chatty:
         score -= 2
     if REFERS_BACK.match(text):
@@ -1427,6 +1432,18 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if "_" in text and _NAME_INTRODUCED.search(text):
         return score, True
     return score, any(w in low for w in _KIND_WORDS) and _NAMED_KIND.search(text) is not None
+
+
+# a project's policy: a commitment with a span ("support ... for at least 1 year", "keep it
+# around for at least two minor releases"), removals kept to a kind of release ("only ... in
+# major releases"), what a number of its version means ("The first number of the version is the
+# year", "A is the major version")
+_POLICY = re.compile(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|six|ten|twelve|eighteen|twenty-four)\s+"
+                     r"(?:(?:major|minor|feature|bugfix|patch)\s+)?(?:years?|months?|weeks?|releases?|versions?)\b"
+                     r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
+                     r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
+                     r"(?:version|release)"
+                     r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)", re.I)
 
 
 # a list whose items answer one question: "the ownership rules:", "Here's a summary of what
