@@ -983,6 +983,22 @@ def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -
     assert '"A build is started with the `gearbox-build` program:" `$ gearbox-build -M html sourcedir outputdir`' in page
 
 
+def test_a_sentence_may_start_with_a_code_span(tmp_path: Path) -> None:
+    # "... end with `# fmt: on`. `# fmt: skip` can be mixed ...": two sentences, the second
+    # opening on a code span; read as one they passed the length a fact may have
+    text = ("# Basics\n\nThe formatter rewrites whole files.\n\n## Ignoring code\n\n"
+            "The formatter will not reformat lines that contain `# fmt: skip` or blocks that start with "
+            "`# fmt: off` and end with `# fmt: on`. `# fmt: skip` can be mixed with other pragmas and comments "
+            "either with multiple comments or with a semicolon between them, and the formatter keeps all of "
+            "them in place on the same line as they were written, in the order they were written, whatever "
+            "the line's length, since the pragmas of other tools must stay where those tools look for them.\n\n"
+            + FILLER)
+    analysis = analysed(tmp_path, "basics.md", text)
+    texts = [s.text for s in analysis.sentences]
+    assert any(t.endswith("end with `# fmt: on`.") for t in texts), texts
+    assert any(t.startswith("`# fmt: skip` can be mixed") for t in texts), texts
+
+
 def test_a_fact_shows_the_code_of_the_first_tab_it_introduces(ws: Workspace, settings) -> None:
     """The same configuration shown in one tab a format ("mypy.ini", then "pyproject.toml"): the
     sentence introducing them comes with the first tab's code, not with its title."""

@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 96
+ANALYSIS_VERSION = 97
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -126,7 +126,8 @@ _WORD = re.compile(r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])|(?<![\w.])[A-Za-
                    r"|[0-9]+(?:\.[0-9]+)*")
 # the marks that close a sentence stay with it: "**Failures are retried.** A batch ..." is
 # "**Failures are retried.**" and "A batch ...", not an emphasis left open
-_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[`*_]*[A-Z0-9])")
+# the next sentence starts with a capital, a digit or a code span ("`# fmt: skip` can be mixed ...")
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[*_]*(?:[A-Z0-9]|`))")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
 _NEWLINE = re.compile("\n")
 _NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]")
