@@ -983,6 +983,23 @@ def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -
     assert '"A build is started with the `gearbox-build` program:" `$ gearbox-build -M html sourcedir outputdir`' in page
 
 
+def test_every_term_of_a_long_reference_keeps_its_own_answers(tmp_path: Path) -> None:
+    # forty settings under one heading: each keeps what it is and its own figures, not only the
+    # few that win the section's share; a term with much to say keeps more, past its own share
+    entries = []
+    for n in range(40):
+        entries += [f".. confval:: GEARBOX_SETTING_{n}", "",
+                    f"   The number of widgets the gearbox moves in phase {n}.", "",
+                    f"   Each phase must finish within {n + 2} seconds or the scheduler stops it.", "",
+                    f"   It is set with the ``GEARBOX_ENV_{n}`` environment variable.", ""]
+    text = "Settings\n========\n\nThe gearbox reads these settings at start-up.\n\nAll settings\n------------\n\n" \
+        + "\n".join(entries)
+    facts = fact_texts(analysed(tmp_path, "settings.rst", text))
+    for n in range(40):
+        assert any(f.startswith(f"Each phase must finish within {n + 2} seconds") for f in facts), (n, facts)
+        assert any(f.startswith(f"The number of widgets the gearbox moves in phase {n}.") for f in facts), n
+
+
 def test_a_sentence_may_start_with_a_code_span(tmp_path: Path) -> None:
     # "... end with `# fmt: on`. `# fmt: skip` can be mixed ...": two sentences, the second
     # opening on a code span; read as one they passed the length a fact may have

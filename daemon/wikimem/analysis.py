@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 98
+ANALYSIS_VERSION = 99
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -957,7 +957,7 @@ FACTS_PER_SECTION = 6  # the answers one section keeps, at least (a long section
 FACTS_MOST = 300  # the most a document keeps: a page too long for them is split into parts by section
 RECENT_RELEASES = 10  # the releases of a changelog, newest first, that keep a section's full share
 OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
-TERM_FACTS = 3  # the answers a term a section defines keeps besides what it is (its first sentence)
+TERM_FACTS = 3  # the answers a term a section defines keeps besides what it is (its first sentence), and one more for every 4 of its sentences
 
 
 def _releases(sections: Sequence[Section]) -> frozenset[int]:
@@ -1082,7 +1082,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     # the answers of each section, up to its share (a long section a larger one), best first; in
     # a changelog, a release older than its newest RECENT_RELEASES keeps its few best (what it
     # dropped or now requires, which a timeline also follows)
-    size: Counter[int] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
+    size: Counter[Any] = Counter(s.section for s in sentences if s.kind in ("para", "item", "table"))
+    size.update((s.section, s.subject) for s in sentences if s.subject and s.kind in ("para", "item", "table"))
     taken: Counter[Any] = Counter()
     kept: list[int] = []
     # a changelog's newest releases first: the document's cap (FACTS_MOST) falls on its oldest
@@ -1093,17 +1094,20 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             continue
         section = sentences[i].section
         release = _release_section(section, sections, releases) if older else -1
-        unit: Any = section
         if release in older:
-            unit, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
-        elif sentences[i].subject:
-            # a term the section defines (one of a reference's eighty settings) has a share of its
-            # own: what it says of itself is not crowded out by the other terms' answers
-            unit, share = (section, sentences[i].subject), TERM_FACTS
+            section, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
         else:
             share = FACTS_PER_SECTION + size[section] // 8
-        if taken[unit] < share:
-            taken[unit] += 1
+            term = (section, sentences[i].subject)
+            if sentences[i].subject and taken[term] < TERM_FACTS + size[term] // 4:
+                # a term the section defines (one of a reference's eighty settings) has a share of
+                # its own, what it says of itself never crowded out by the other terms' answers;
+                # past it, its answers compete for the section's share as before
+                taken[term] += 1
+                kept.append(i)
+                continue
+        if taken[section] < share:
+            taken[section] += 1
             kept.append(i)
     # the others fill what room the answers leave of the document's share, best first
     kept = kept[:FACTS_MOST]
