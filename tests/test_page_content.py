@@ -277,6 +277,41 @@ def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(
                                     "When using `@frozen`, validators are now run"))
 
 
+def test_the_release_that_opened_the_newest_major_series_keeps_what_it_broke(tmp_path: Path) -> None:
+    # 4.0.0 is older than the ten newest releases, yet what it broke is what 4.x still is; its
+    # items marked "Backwards-incompatible" inline are breaking changes as a section of them is
+    releases = []
+    for minor, patches in ((4, 3), (3, 3), (2, 3), (1, 3), (0, 2)):
+        for patch in range(patches, -1, -1):
+            releases += [f"4.{minor}.{patch} (2026-{minor + 1:02d}-{patch + 1:02d})", "-" * 18, ""]
+            releases += [f"- Fix a crash in the widget parser path {minor}{patch}{k} with a trailing comment." for k in range(3)]
+            releases += [""]
+    releases[-1:-1] = [f"- *Backwards-incompatible*: Rename ``old_hook_{k}`` parameter to ``new_hook_{k}`` in the "
+                       f"processing methods (#{k})." for k in range(4)]
+    releases += ["3.9.0 (2025-01-01)", "-" * 18, "", "- *Backwards-incompatible*: Rename ``ancient`` parameter to "
+                 "``older`` in the processing methods (#9).", "- Fix a crash in the widget parser.", ""]
+    text = "Changelog\n=========\n\n" + "\n".join(releases)
+    facts = fact_texts(analysed(tmp_path, "CHANGELOG.rst", text))
+    for k in range(4):
+        assert any(f.startswith(f"*Backwards-incompatible*: Rename `old_hook_{k}`") for f in facts), (k, facts)
+    from wikimem.analysis import _older_releases
+
+    sections = load_source(tmp_path / "CHANGELOG.rst", "raw/CHANGELOG.rst", max_bytes=1_000_000).sections
+    older = {sections[j].version for j in _older_releases(sections)}
+    assert "4.0.0" not in older and {"4.0.1", "4.0.2", "3.9.0"} <= older, older
+
+
+def test_how_to_set_a_value_use_a_name_or_what_named_parameters_mean_are_key_facts(tmp_path: Path) -> None:
+    text = ("# Quickstart\n\nThe gadget turns objects into data and back.\n\n## Collections\n\n"
+            "Set `many=True` when dealing with iterable collections of objects.\n\n"
+            "## Read-only fields\n\nIn the context of a web API, the `dump_only` and `load_only` parameters are "
+            "conceptually equivalent to read-only and write-only fields.\n\n## Nesting\n\n"
+            "You can replace nested data with a single value using the `Pluck` field.\n\n" + FILLER)
+    facts = fact_texts(analysed(tmp_path, "quickstart.md", text))
+    assert_facts_start_with(facts, ("Set `many=True` when", "In the context of a web API, the `dump_only`",
+                                    "You can replace nested data"))
+
+
 def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     summary = analysed(tmp_path, "SUMMARY.md", "# The Rust Programming Language\n\n"
                                                 "[The Rust Programming Language](title.md)\n[Foreword](foreword.md)\n"

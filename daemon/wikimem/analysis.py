@@ -28,7 +28,7 @@ from itertools import chain
 from typing import Any
 
 from .facts import record as fact_record
-from .lexicon import STOPWORDS, find_date, stem, version_key, word_key
+from .lexicon import STOPWORDS, find_date, parse_version, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
 from .sources.sections import release_of
 from .words import (
@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 99
+ANALYSIS_VERSION = 100
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -972,12 +972,23 @@ def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None
     if len(ordered) <= RECENT_RELEASES:
         return set()
     ranked = sorted(ordered, key=lambda j: (version_key(sections[j].version), sections[j].date or ""), reverse=True)
-    return set(ranked[RECENT_RELEASES:])
+    older = set(ranked[RECENT_RELEASES:])
+    # the release that opened the newest major series (4.0.0 when 4.4.0 is the newest) keeps its
+    # share however many came after it: what it broke is what the current releases still are
+    newest = parse_version(sections[ranked[0]].version)
+    if newest is not None and newest.release[0] > 0:
+        opening = [j for j in ranked if (v := parse_version(sections[j].version)) is not None and not v.is_prerelease
+                   and v.release[0] == newest.release[0] and not any(v.release[1:])]
+        older.difference_update(opening[-1:])
+    return older
 
 
 # a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ..."
-_CHANGE = re.compile(r"^(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Changed|Replaced"
-                     r"|Made|Allows?|Allowed)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
+# an item that marks itself as breaking ("*Backwards-incompatible*: Rename ...", "**Breaking:** ...")
+_BREAKING_MARK = re.compile(r"^[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*", re.I)
+_CHANGE = re.compile(r"^(?:[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*)?"
+                     r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
+                     r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
                      r"|instead\s+of|by\s+default)\b", re.I)
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
@@ -1065,9 +1076,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             answers.add(i)
         elif answer or (i in introducing and score >= -1):
             answers.add(i)  # ... or how to do it: a sentence and the short command it introduces
-        elif score >= 0 and (s.section in recent or s.section in breaking) and _CHANGE.search(s.text):
+        elif score >= 0 and (s.section in recent or s.section in breaking or _BREAKING_MARK.match(s.text)) \
+                and _CHANGE.search(s.text):
             answers.add(i)  # what a recent release, or any release's breaking changes, changed
-        if s.section in breaking and score >= 0:
+        if (s.section in breaking or (releases and _BREAKING_MARK.match(s.text))) and score >= 0:
             score += 2  # an older release keeps what it broke before what it fixed
         if score >= 1 or i in answers:
             scores[i] = score
@@ -1217,7 +1229,8 @@ _SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nin
             "twenty", "thirty", "sixty", "hundred", "thousand")
 _REQUIREMENT_WORDS = ("requir", "must", "minimum", "maximum", "at least", "at most", "than", "deprecated", "no longer",
                       "support")
-_KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "context manager", "hook", "variable",
+_KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "context manager", "hook", "variable", "parameter",
+               "argument",
                "directive", "signal", "fixture", "marker", "constant", "decorator")
 # how to do something with the code that does it, an answer to "how do I ...": "the correct way
 # to get X is to set `Y`", "To turn it off, pass `check=False`", "if you pass `order=True`, it
@@ -1225,7 +1238,8 @@ _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "cont
 # sentence names code)
 _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
                      r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b|"
-                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|"
+                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|^set\s+`[^`]+`\s+(?:when|if|to|for)\s|"
+                     r"\byou\s+can\s+[a-z]{3,}\b[^.;]{0,80}?\b(?:using|with)\s+(?:the\s+|a\s+)?`[^`]+`|"
                      r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
                      r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b|"
                      r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
@@ -1274,7 +1288,8 @@ _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
 # `--tab-width`" (not every function or class a tutorial mentions on its way)
-_KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:uration)?\s+(?:key|value|option)|"
+_KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:uration)?\s+(?:key|value|option)|parameter|"
+                   r"(?:keyword\s+)?argument|"
                    r"context\s+manager|hook|environment\s+variable|directive|signal|fixture|marker|constant|"
                    r"decorator)s?")
 # ... a name in code or emphasis ("the *field_transformer* hook"), or in capitals ("the TERM signal")
