@@ -406,3 +406,21 @@ def test_undo_takes_the_parts_back_with_the_page(tmp_path: Path, git_env: None) 
     compile_(ws)
     assert len(parts(ws)) == 6
     assert len(State(ws.state_db).pages_of_kind("part")) == 6
+
+
+def test_a_run_of_sections_is_searched_by_what_it_lists_not_by_its_ends(ws: Workspace) -> None:
+    # a run's title names its first and last section only: as a title in search, those two
+    # names outweighed pages about the question's words; it is indexed under its document's title
+    from wikimem.search.documents import load_wiki_page
+
+    write(ws, "changes.md", "\n".join(["# Changelog", ""] + [
+        line for n in range(150, 0, -1) for line in (f"## Version 2.{n}", "", f"Fixed issue {n * 7} in the parser.", "")]))
+    write(ws, "reference.md", reference(groups=4, per=30))
+    compile_(ws)
+    runs = parts(ws, "sources/changes")
+    assert len(runs) >= 2
+    for rel in runs:
+        assert " – " in loads_page(rel, (ws.wiki / rel).read_text(encoding="utf-8")).title
+        assert load_wiki_page(ws, rel).title == "Changelog", rel
+    for rel in parts(ws):  # a part holding one section keeps its title
+        assert load_wiki_page(ws, rel).title.startswith("Widget settings reference: ["), rel

@@ -23,6 +23,12 @@ MAX_STORED_CHARS = 12_000
 CONCEPT_INDEX_CHARS = 12_000  # text of a concept page that is indexed (see load_wiki_page)
 
 
+# a part page's opening line as the offline backend writes it for a run of sections
+# (source_part.md.j2: "Part of [Document](../page.md): the outline of the sections [A](..) to [B](..)")
+_RUN_PART = re.compile(r"^Part of \[(?P<doc>(?:[^\]\\\n]|\\.){1,300})\]\([^)\s]*\)[^\n]{0,300}?: the outline of the "
+                       r"sections \[", re.M)
+
+
 @dataclass(frozen=True)
 class Chunk:
     heading: str
@@ -198,6 +204,14 @@ def load_wiki_page(ws: Workspace, rel: str, text: str | None = None) -> Doc:
     sources = [str(s) for s in sources] if isinstance(sources, list) else [str(sources)]
     date = meta.get("date")
     part_of = meta.get("part_of")
+    if isinstance(part_of, str) and (run := _RUN_PART.search(body[:2000])):
+        # a part holding a run of sections is titled for its first and last ("Configuration:
+        # EXPLAIN_TEMPLATE_LOADING – PROVIDE_AUTOMATIC_OPTIONS"): a range's ends are not what it
+        # is about, and weighed as a title they outranked pages about the question's words; it
+        # is titled as its document, found by the sections its outline lists
+        from ..pages import plain_text
+
+        title = plain_text(run.group("doc"))
     if isinstance(part_of, str):
         # a part page is found by its sections' names; its key facts and defaults quote lines of
         # the raw file, which is indexed itself (they were a fifth of indexing a reference's
