@@ -30,6 +30,7 @@ from . import (
     merging,
     ownership,
     raw_tree,
+    templating,
     timelines,
     wiki_tree,
 )
@@ -326,8 +327,13 @@ class _Seeding:
         self.writer = "wikimem"  # what the compile's pages say wrote them (PageWriter.writer)
 
     def reading(self) -> None:
-        """The backend's workers are reading the sources and this process waits:
-        it loads search's modules now, not with a core idle once the workers are done (read)."""
+        """The backend's workers are reading the sources and this process waits: it loads
+        search's modules and compiles index.md's template now, not with a core idle once the
+        workers are done (read), or at the end, when nothing else is left to do."""
+        try:
+            templating.warm(self.ws.root, ["index.md.j2"])  # rendered once the pages are written
+        except Exception:  # noqa: BLE001 - compiled when index.md is rendered, which says why
+            log.debug("index.md's template not compiled", exc_info=True)
         if self.seed is not None or not self.files or (self.ws.state_dir / "search" / "manifest.json").exists():
             return  # no seed, or an index to update instead (search.start_seed)
         try:

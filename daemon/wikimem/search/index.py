@@ -1049,15 +1049,18 @@ SEED_NAME = INDEX_DIR + ".seed"
 def ready_seed() -> None:
     """Load what start_seed needs before it forks (whoosh's index and field modules, the schema),
     and what the compile needs after, to index the pages the seed has not taken and finish the
-    index (whoosh's writer, codec and reader, the page loader): for a compile to call while its
-    workers read the sources, rather than at start_seed, when the workers are done and a core
-    waits for the seed, or at the end, when nothing else is left to do."""
+    index (whoosh's writer, codec and reader, the page loader, the searcher repair opens): for a
+    compile to call while its workers read the sources, rather than at start_seed, when the
+    workers are done and a core waits for the seed, or at the end, when nothing else is left to
+    do."""
     import whoosh.codec.whoosh3  # noqa: F401 - loaded, for _codec
     import whoosh.reading  # noqa: F401
+    import whoosh.searching  # noqa: F401 - loaded, for repair's searcher, the compile's last step
     import whoosh.writing  # noqa: F401
     from whoosh import index as windex  # noqa: F401 - loaded, for start_seed
 
     from . import documents  # noqa: F401 - loaded, for the pages
+    from . import mapped, ranking  # noqa: F401 - loaded, for repair
 
     schema()
 
