@@ -1082,8 +1082,7 @@ def ready_seed() -> None:
     import whoosh.writing  # noqa: F401
     from whoosh import index as windex  # noqa: F401 - loaded, for start_seed
 
-    from . import documents  # noqa: F401 - loaded, for the pages
-    from . import mapped, ranking  # noqa: F401 - loaded, for repair
+    from . import documents, mapped, ranking  # noqa: F401 - loaded, for the pages, and for repair
 
     schema()
 
