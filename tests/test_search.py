@@ -869,6 +869,51 @@ def test_a_page_written_otherwise_than_offered_is_indexed_as_written(ws, setting
     assert [q[0][:3] for q in written[1]] == [q[0][:3] for q in again[1]]
 
 
+def test_the_compile_writes_the_page_texts_its_seed_made_as_it_would_make_them(ws, settings, tmp_path, monkeypatch):
+    # the seed makes every page offered as it will be written (the compile's _new_page_text), to
+    # index it, and hands the texts back (search.index._hand_back): the compile writes those
+    # rather than make them again (PageWriter.made), byte for byte the pages it makes itself
+    import time
+
+    from conftest import snapshot
+    from wikimem.config import load_settings
+    from wikimem.init import init_workspace
+    from wikimem.workspace import Workspace
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+    monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
+    written_text = S.Seed.written_text
+    used: list[bool] = []
+    handing = True
+
+    def once_handed_back(self, path, content):
+        deadline = time.monotonic() + (30 if handing else 0)  # the seed's last batch handed back
+        last = self.offers_folder(self.folder) / f"{len(self.batches) - 1}.texts.json"
+        while not last.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        text = written_text(self, path, content)
+        used.append(text is not None)
+        return text
+
+    monkeypatch.setattr(S.Seed, "written_text", once_handed_back)
+    compile_workspace(ws, settings)
+    assert seeds[0] is not None and len(seeds[0].batches) > 3
+    assert len(used) > 3 and all(used)
+
+    other = Workspace.at(tmp_path / "other")
+    init_workspace(other)
+    shutil.rmtree(other.raw)
+    shutil.copytree(ws.raw, other.raw)
+    monkeypatch.setattr("wikimem.search.index._hand_back", lambda *args: None)
+    handing = False
+    used.clear()
+    compile_workspace(other, load_settings(other.root, environ={}))
+    assert used and not any(used)  # made by the compile alone
+    mine, theirs = snapshot(ws.wiki), snapshot(other.wiki)
+    assert mine.pop("log.md") and theirs.pop("log.md")  # the compile's seconds aside
+    assert mine == theirs
+
+
 def _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lock_of):
     """Compile with a seed that takes the lock of `lock_of(its arguments)` and dies at once
     (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid, offers, ...); the

@@ -30,6 +30,7 @@ from . import (
     merging,
     ownership,
     raw_tree,
+    templating,
     timelines,
     wiki_tree,
 )
@@ -326,8 +327,13 @@ class _Seeding:
         self.writer = "wikimem"  # what the compile's pages say wrote them (PageWriter.writer)
 
     def reading(self) -> None:
-        """The backend's workers are reading the sources and this process waits:
-        it loads search's modules now, not with a core idle once the workers are done (read)."""
+        """The backend's workers are reading the sources and this process waits: it loads
+        search's modules and compiles index.md's template now, not with a core idle once the
+        workers are done (read), or at the end, when nothing else is left to do."""
+        try:
+            templating.warm(self.ws.root, ["index.md.j2"])  # rendered once the pages are written
+        except Exception:  # noqa: BLE001 - compiled when index.md is rendered, which says why
+            log.debug("index.md's template not compiled", exc_info=True)
         if self.seed is not None or not self.files or (self.ws.state_dir / "search" / "manifest.json").exists():
             return  # no seed, or an index to update instead (search.start_seed)
         try:
@@ -365,6 +371,17 @@ class _Seeding:
             self.seed.offer(pages)
         except Exception:  # noqa: BLE001 - derived data: the pages are indexed once written
             log.debug("pages not offered to the search seed", exc_info=True)
+
+    def made(self, rel: str, content: str, writer: str) -> str | None:
+        """The text PageWriter writes for a new page `rel` rendered as `content` (_new_page_text),
+        when the seed made it already from the page offered (rendered): None otherwise."""
+        if self.seed is None or writer != self.writer:
+            return None
+        try:
+            return self.seed.written_text("wiki/" + rel, content)
+        except Exception:  # noqa: BLE001 - derived: the writer makes the text itself
+            log.debug("page texts not read back from the search seed", exc_info=True)
+            return None
 
     def spare(self) -> bool:
         """Whether the seed leaves a core spare: it waits for pages, or there is none."""
@@ -599,10 +616,14 @@ class PageWriter:
     """
 
     def __init__(self, ws: Workspace, state: State, pages: Mapping[str, tuple[str, str, str | None]],
-                 report: CompileReport, writer: str = "wikimem"):
+                 report: CompileReport, writer: str = "wikimem",
+                 made: Callable[[str, str, str], str | None] | None = None):
         self.ws, self.state, self.report = ws, state, report
         self.pages = pages  # as planned: backends propose edits, only this writer records pages
         self.writer = writer  # the backend and version its pages say wrote them (pages.certify)
+        # (page, content, writer) -> the text to write for a new page rendered as `content`, made
+        # already in another process (_Seeding.made), or None: then made here (_new_page_text)
+        self.made = made
         self.planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
         self.intents: list[tuple[str, str, str, str | None, bool]] = []
 
@@ -642,6 +663,16 @@ class PageWriter:
             return
         disk = self._bytes(target)
         exists = disk is not None
+        if not exists and edit.content is not None and edit.base_sha256 is None and self.made is not None \
+                and rel == edit.path and (made := self.made(rel, edit.content, self.writer)) is not None:
+            # a new page whose text the search seed made already: what the last branch below writes
+            data = made.encode("utf-8")
+            digest = content_hash(data)
+            self.planned[target] = data
+            self.intents.append((rel, digest, edit.kind, edit.owner, True))
+            bucket["created"].append(rel)
+            state.put_page(rel, digest, edit.kind, edit.owner)
+            return
         human = exists and ownership.persons_page(disk or b"", self.pages.get(rel))
         proposed_edit = edit
         if edit.content is not None:
@@ -843,7 +874,8 @@ def apply(
     report.traffic = dict(result.stats)
 
     # --- guard and write
-    writer = PageWriter(ws, state, todo.pages, report, written_by(backend, settings))
+    writer = PageWriter(ws, state, todo.pages, report, written_by(backend, settings),
+                        seeding.made if seeding is not None else None)
     per_source: dict[str, _Bucket] = {}
     batch_changes = _bucket()
     for edit in result.edits:

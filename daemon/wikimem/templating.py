@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,12 @@ def render(name: str, root: Path | None = None, **context: Any) -> str:
     return str(_env_for(root).get_template(name).render(**context))
 
 
-def warm(root: Path | None = None) -> None:
-    """Compile every template now (the daemon, before it forks a process per batch); Jinja
-    still reloads one whose file changes."""
+def warm(root: Path | None = None, names: Iterable[str] | None = None) -> None:
+    """Compile every template now, or those `names` (the daemon, before it forks a process per
+    batch; a compile, while its workers read the sources); Jinja still reloads one whose file
+    changes."""
     env = _env_for(root)
-    for name in env.list_templates(extensions=["j2"]):
+    for name in env.list_templates(extensions=["j2"]) if names is None else names:
         env.get_template(name)
 
 

@@ -116,6 +116,20 @@ def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
         return "failed", f"{type(exc).__name__}: {exc}"
 
 
+PAGE_TEMPLATES = ("source_page.md.j2", "source_part.md.j2", "concept_page.md.j2")
+
+
+def _ready_pages() -> None:
+    """Load what the pages need and the workers do not (Jinja, the page templates compiled,
+    packaging's versions): for this process to do while the workers read the sources, rather
+    than after them, when it renders every page alone on its core."""
+    from packaging import version  # noqa: F401 - loaded, for lexicon.parse_version
+
+    from .. import templating
+
+    templating.warm(None, PAGE_TEMPLATES)
+
+
 class OfflineBackend:
     name = "offline"
     needs: str | None = None
@@ -285,6 +299,7 @@ class _Compile:
             parallel = self.backend._analyse_in_parallel(batch, todo, stack)
             if parallel is not None:
                 batch.listener.reading()  # this process waits for the workers: a moment for the compiler's own loading
+                _ready_pages()  # and for the backend's
             for path, result in parallel or ():
                 status, data = result
                 if status == "ok":

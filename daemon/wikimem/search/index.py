@@ -862,6 +862,9 @@ class Seed:
         self.waiting = waiting  # set while the seed has nothing to index (waits) or has ended
         self.offered: set[str] = set()  # the pages offered
         self.batches: list[list[str]] = []  # the pages of each batch offered
+        self.contents: dict[str, str] = {}  # what each page offered was offered as
+        self.texts: dict[str, str] = {}  # the text the seed made of each (_hand_back), as read so far
+        self.handed = 0  # batches whose texts were read
         self.pages: list[tuple[str, FileStat]] = []
         self.done = False
 
@@ -896,6 +899,7 @@ class Seed:
             log.debug("pages not offered to the search seed: %s", exc)
             return
         self.offered.update(path for path, _ in batch)
+        self.contents.update(batch)
         self.batches.append([path for path, _ in batch])
         self.offers.get_obj().value = n + 1
         self.signal.release()
@@ -954,6 +958,25 @@ class Seed:
                 continue
             pages.append((path, (st.st_size, st.st_mtime_ns, st.st_ctime_ns)))
         self.share(pages)
+
+    def written_text(self, path: str, content: str) -> str | None:
+        """The text the seed made (start_seed's `written_as`) of page `path` offered as `content`,
+        once it has handed back that page's batch; None otherwise (or if offered otherwise). Asked
+        once a page: the text is not kept after."""
+        if self.contents.get(path) != content:
+            return None
+        if path not in self.texts:
+            folder = self.offers_folder(self.folder)
+            while self.handed < len(self.batches):
+                try:
+                    texts = json.loads((folder / f"{self.handed}.texts.json").read_text(encoding="utf-8"))
+                except FileNotFoundError:
+                    break  # not yet: the seed takes the batches in turn
+                except (OSError, UnicodeError, ValueError):
+                    texts = []
+                self.texts.update((p, t) for p, t in texts if isinstance(p, str) and isinstance(t, str))
+                self.handed += 1
+        return self.texts.pop(path, None)  # each page is written once: not held after
 
     def waits(self) -> bool:
         """Whether the seed has nothing to index now (its core is spare). Read in any process."""
@@ -1049,15 +1072,17 @@ SEED_NAME = INDEX_DIR + ".seed"
 def ready_seed() -> None:
     """Load what start_seed needs before it forks (whoosh's index and field modules, the schema),
     and what the compile needs after, to index the pages the seed has not taken and finish the
-    index (whoosh's writer, codec and reader, the page loader): for a compile to call while its
-    workers read the sources, rather than at start_seed, when the workers are done and a core
-    waits for the seed, or at the end, when nothing else is left to do."""
+    index (whoosh's writer, codec and reader, the page loader, the searcher repair opens): for a
+    compile to call while its workers read the sources, rather than at start_seed, when the
+    workers are done and a core waits for the seed, or at the end, when nothing else is left to
+    do."""
     import whoosh.codec.whoosh3  # noqa: F401 - loaded, for _codec
     import whoosh.reading  # noqa: F401
+    import whoosh.searching  # noqa: F401 - loaded, for repair's searcher, the compile's last step
     import whoosh.writing  # noqa: F401
     from whoosh import index as windex  # noqa: F401 - loaded, for start_seed
 
-    from . import documents  # noqa: F401 - loaded, for the pages
+    from . import documents, mapped, ranking  # noqa: F401 - loaded, for the pages, and for repair
 
     schema()
 
@@ -1139,10 +1164,12 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
             while True:
                 while _claim(offers, claimed, seen):
                     batch = json.loads((Seed.offers_folder(folder) / f"{seen}.json").read_text(encoding="utf-8"))
-                    for path, content in batch:
+                    texts = [(path, written_as(content) if written_as is not None else content) for path, content in batch]
+                    if written_as is not None:
+                        _hand_back(Seed.offers_folder(folder), seen, texts)
+                    for path, text in texts:
                         if pages_writer is None:
                             pages_writer = _writer(windex.open_dir(str(folder)), limitmb=128)
-                        text = written_as(content) if written_as is not None else content
                         # its stat once its file is found to hold this text, none till then
                         _index_one(pages_writer, ws, path, (-1, -1), max_bytes, None, manifest, report,
                                    added=True, text=text)
@@ -1184,6 +1211,19 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
     finally:
         waiting.value = 1  # ended: its core is spare
         send.close()
+
+
+def _hand_back(offers: Path, n: int, texts: list[tuple[str, str]]) -> None:
+    """The texts the seed made of offered batch `n` (each page as it will be written), for the
+    compile to write rather than make them again (Seed.written_text): the seed's core has time to
+    spare while the compile renders, none of the compile's own. Renamed into place whole, or not
+    there at all (the compile then makes them itself)."""
+    try:
+        tmp = offers / f".{n}.texts.tmp"
+        tmp.write_text(json.dumps(texts), encoding="utf-8")
+        os.replace(tmp, offers / f"{n}.texts.json")
+    except (OSError, UnicodeError, ValueError):
+        log.debug("texts of offered pages not handed back", exc_info=True)
 
 
 def _claim(offers: Any, claimed: Any, seen: int, peek: bool = False) -> bool:
