@@ -416,3 +416,19 @@ def test_a_group_of_release_notes_links_its_newest_release_whatever_room_is_left
     assert index.count("(sources/releases-5-2-19.md)") == 1
     # a folder with a version or two among other pages names none
     assert "newest release" not in index.split("## area3", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_changelog_index_md_names_first_is_the_one_with_releases() -> None:
+    # a documentation set's changes.rst that only includes the real CHANGES.rst comes first in the
+    # reading order; index.md names the one whose page links its newest release
+    from wikimem.index_page import _highlights, plan
+
+    docs = ["index.rst", "changes.rst", *(f"chapter{n:02d}.rst" for n in range(1, 30)), "CHANGES.rst"]
+    entries = [Entry(f"sources/{d.split('.')[0].lower()}-{n}.md", "Changes" if d.lower() == "changes.rst" else f"Chapter {d}",
+                     "", kind="source", raw=f"raw/{d}",
+                     newest=("Version 3.1.3", f"sources/changes-{n}/version-3-1-3.md") if d == "CHANGES.rst" else ("", ""))
+               for n, d in enumerate(docs)]
+    order = {f"raw/{d}": n for n, d in enumerate(docs)}
+    (group,) = plan({"sources": entries}, order)
+    picked = _highlights(group)
+    assert [e.raw for e in picked[:2]] == ["raw/index.rst", "raw/CHANGES.rst"]

@@ -178,6 +178,22 @@ def test_a_changelogs_page_links_its_newest_release_beside_its_date(ws: Workspac
     assert "thing 400 in the widget parser" in part and "thing 390 " not in part
 
 
+def test_a_rst_changelog_dated_under_its_headings_links_its_newest_release(ws: Workspace) -> None:
+    # "Version 3.40\n------------\n\nReleased 2026-...": the date three lines under the heading
+    lines = []
+    for n in range(40, 0, -1):
+        lines += [f"Version 3.{n}", "-" * 12, "", f"Released 2026-{1 + n % 12:02d}-{1 + n % 27:02d}", ""]
+        for kind in ("Added", "Fixed"):
+            lines += [f"-   {kind} thing {n * 10 + k} in the widget parser, see issue {n * 100 + k} for the whole "
+                      "story of it." for k in range(6)] + [""]
+    write(ws, "CHANGES.rst", "\n".join(lines))
+    compile_(ws)
+    page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
+    newest = re.search(r"^Source: .*, on this wiki: \[([^\]]+)\]\(([^)]+)\)$", page, re.MULTILINE)
+    assert newest, page[:1500]
+    assert newest.group(1).startswith("Version 3.40")
+
+
 def test_an_undated_changelog_links_its_newest_release_from_its_page_and_from_the_map(ws: Workspace) -> None:
     # releases titled with a version and no date, oldest in the middle of the file's order (a
     # "Next release" heading first, then newest first): the highest version is the newest

@@ -671,7 +671,9 @@ def _highlights(group: Group) -> list[Entry]:
     # is new, and the newest release, are what a reader asks of any documentation set first
     logs = [e for e in out if not e.version and (_CHANGELOG.search(e.title) or _CHANGELOG.search(_stem(e.raw)))]
     if logs and len(out) > 2:
-        log = min(logs, key=lambda e: (e.raw.count("/"), out.index(e)))
+        # the changelog whose newest release the page links first: a page that only includes
+        # another ("Changes" holding `.. include:: ../CHANGES.rst`) says nothing itself
+        log = min(logs, key=lambda e: (not e.newest[1], e.raw.count("/"), out.index(e)))
         out.remove(log)
         out.insert(1, log)
     return out

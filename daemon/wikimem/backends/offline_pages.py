@@ -415,8 +415,8 @@ def _newest_part(data: dict[str, Any], parts: Sequence[Part]) -> Part | None:
     at = data.get("date_line")
     if at:
         heading = max((h[2] for h in data["outline"] if h[2] <= at), default=None)
-        if heading is None or at - heading > 2:
-            return None  # the date is the document's, not a section's
+        if heading is None or at - heading > 4:
+            return None  # the date is the document's, not a section's (a reST heading's underline and a blank line may come between)
     else:
         releases = [(version_key(str(s[4])), -j, int(s[2])) for j, s in enumerate(data.get("sections") or [])
                     if len(s) > 4 and s[4]]
