@@ -1016,6 +1016,17 @@ def test_a_fact_shows_the_short_command_it_introduces(ws: Workspace, settings) -
     compile_workspace(ws, settings)
     page = (ws.wiki / "sources" / "build.md").read_text()
     assert '"A build is started with the `gearbox-build` program:" `$ gearbox-build -M html sourcedir outputdir`' in page
+    # ... and as tabs show it, one a format: the first tab's code, not its title ("gearbox.ini")
+    write(ws, "imports.rst", "Imports\n=======\n\nThe gearbox checks every import it finds.\n\n"
+                             "You can silence the errors of one library by adding the following section to "
+                             "your config file:\n\n.. tab:: gearbox.ini\n\n    .. code-block:: ini\n\n"
+                             "        [gearbox-foobar.*]\n        ignore_missing = True\n\n"
+                             ".. tab:: pyproject.toml\n\n    .. code-block:: toml\n\n"
+                             "        [[tool.gearbox.overrides]]\n        module = [\"foobar.*\"]\n        ignore_missing = true\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "sources" / "imports.md").read_text()
+    assert '"You can silence the errors of one library by adding the following section to your config file:" ' \
+           '`[gearbox-foobar.*]` `ignore_missing = True`' in page, page
 
 
 def test_every_term_of_a_long_reference_keeps_its_own_answers(tmp_path: Path) -> None:
@@ -1049,21 +1060,6 @@ def test_a_sentence_may_start_with_a_code_span(tmp_path: Path) -> None:
     texts = [s.text for s in analysis.sentences]
     assert any(t.endswith("end with `# fmt: on`.") for t in texts), texts
     assert any(t.startswith("`# fmt: skip` can be mixed") for t in texts), texts
-
-
-def test_a_fact_shows_the_code_of_the_first_tab_it_introduces(ws: Workspace, settings) -> None:
-    """The same configuration shown in one tab a format ("mypy.ini", then "pyproject.toml"): the
-    sentence introducing them comes with the first tab's code, not with its title."""
-    write(ws, "imports.rst", "Imports\n=======\n\nThe gearbox checks every import it finds.\n\n"
-                             "You can silence the errors of one library by adding the following section to "
-                             "your config file:\n\n.. tab:: gearbox.ini\n\n    .. code-block:: ini\n\n"
-                             "        [gearbox-foobar.*]\n        ignore_missing = True\n\n"
-                             ".. tab:: pyproject.toml\n\n    .. code-block:: toml\n\n"
-                             "        [[tool.gearbox.overrides]]\n        module = [\"foobar.*\"]\n        ignore_missing = true\n")
-    compile_workspace(ws, settings)
-    page = (ws.wiki / "sources" / "imports.md").read_text()
-    assert '"You can silence the errors of one library by adding the following section to your config file:" ' \
-           '`[gearbox-foobar.*]` `ignore_missing = True`' in page, page
 
 
 def test_code_a_sentence_says_holds_the_defaults_comes_with_it_whole(ws: Workspace, settings) -> None:
