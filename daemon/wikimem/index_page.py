@@ -108,10 +108,14 @@ class Entry:
             return (f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}) = {self.description}"
                     f" ([{posixpath.basename(target)}, line {at}]({relative_link(from_page, '../' + target)}#L{at}))")
         desc = f" — {inert(one_line(self.description))}" if self.description else ""
+        return f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}){meta}{self.newest_link(from_page)}" \
+               f"{count}{desc}"
+
+    def newest_link(self, from_page: str) -> str:
+        """A changelog's newest release as its line in the map or a catalog links it, a step
+        from there (" (newest: [Version 3.1](...))"); "" for any other page."""
         name, newest = self.newest
-        if newest:  # a changelog's newest release: a step from the catalog, as from the map
-            meta += f" (newest: [{shorten(name, 60)}]({relative_link(from_page, newest)}))"
-        return f"- [{escape_link_text(title)}]({relative_link(from_page, self.path)}){meta}{count}{desc}"
+        return f" (newest: [{shorten(name, 60)}]({relative_link(from_page, newest)}))" if newest else ""
 
 
 # --- entries: what the map says of each page ----------------------------------------------------
@@ -550,11 +554,7 @@ def _compact(entry: Entry) -> str:
     tail = f" ({when})" if when else f" ({entry.sources})" if entry.kind == "concept" and entry.sources > 1 else ""
     if entry.kind == "fact" and entry.description:
         tail = ": " + inert(one_line(entry.description.removeprefix("currently ")))
-    name, newest = entry.newest
-    if newest:
-        # a changelog's newest release, a step from the map: what a reader asks of it first
-        tail += f" (newest: [{shorten(name, 60)}]({newest}))"
-    return f"[{escape_link_text(title)}]({entry.path}){tail}"
+    return f"[{escape_link_text(title)}]({entry.path}){tail}{entry.newest_link('index.md')}"
 
 
 def _pick_label(group: Group) -> str:
