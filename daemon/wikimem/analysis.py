@@ -983,10 +983,12 @@ def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None
     return older
 
 
-# a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ..."
 # an item that marks itself as breaking ("*Backwards-incompatible*: Rename ...", "**Breaking:** ...")
-_BREAKING_MARK = re.compile(r"^[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*", re.I)
-_CHANGE = re.compile(r"^(?:[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*)?"
+_BREAKING_PREFIX = r"[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*"
+_BREAKING_MARK = re.compile("^" + _BREAKING_PREFIX, re.I)
+# a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ...",
+# after a breaking mark too
+_CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
                      r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
                      r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
                      r"|instead\s+of|by\s+default)\b", re.I)
