@@ -452,6 +452,39 @@ def test_a_drop_with_nothing_stated_after_it_is_above_the_dropped_version(ws: Wo
     assert "drops" not in line.split(":", 2)[1]
 
 
+def test_a_drop_reads_as_the_next_version_when_the_documents_number_the_series_one_by_one(ws: Workspace) -> None:
+    """Nothing states the minimum after 4.1 drops Python 3.9, but the documents name 3.8 and 3.9
+    (consecutive) and 3.12: the series goes one by one past 3.9, so the minimum is 3.10, and the
+    page says it is the version after the one dropped."""
+    matrix = {"ref/matrix.md": "# Test matrix\n\nThe test suite runs on Python 3.12 in CI.\n"}
+    claims = _quill(ws, matrix, drop=("faq/install.md",))
+    line = claims["Minimum Python version (quill)"]
+    assert line.startswith("Current: **Python 3.10**, 4.1"), line
+    text = (ws.wiki / "facts" / "quill-minimum-python-version.md").read_text(encoding="utf-8")
+    assert "the version after Python 3.9, which it drops" in text
+    assert "description: currently Python 3.10 (4.1" in text
+
+
+def test_a_release_dropping_two_versions_in_two_items_drops_up_to_the_higher(ws: Workspace) -> None:
+    notes = ("# Quill 4.1 release notes\n\n*March 1, 2025*\n\n- Drop support for Python 3.8.\n"
+             "- Drop support for Python 3.9.\n\nThe test suite runs on Python 3.12 in CI.\n")
+    claims = _quill(ws, {"releases/4.1.md": notes}, drop=("faq/install.md",))
+    assert claims["Minimum Python version (quill)"].startswith("Current: **Python 3.10**"), claims
+
+
+def test_a_series_that_skips_numbers_gives_no_next_version() -> None:
+    """Even releases only (16, 18, 20), a next major version (4.2 then 5.0): what comes after a
+    dropped version cannot be told, and the claim stays "above" it."""
+    from wikimem.timelines import successor
+
+    assert successor((3, 9), [(3, 6), (3, 7), (3, 15)]) == (3, 10)  # one by one, and past 3.10
+    assert successor((3, 10), [(3, 11)]) == (3, 11)  # named
+    assert successor((16,), [(14,), (16,), (18,), (20,)]) is None
+    assert successor((4, 2), [(4, 0), (4, 1), (5, 0)]) is None
+    assert successor((3, 9), [(3, 6), (3, 7)]) is None  # nothing named past the drop
+    assert successor((3, 9), [(3, 9, 1), (3, 10, 2)]) is None  # patch releases are another series
+
+
 def test_a_support_table_states_the_oldest_version_it_lists(ws: Workspace) -> None:
     table = ("# Geo libraries\n\n| Program | Description | Required | Supported Versions |\n|---|---|---|---|\n"
              "| GEOS | Geometry engine | Yes | 3.13, 3.12, 3.11, 3.10, 3.9, 3.8 |\n"

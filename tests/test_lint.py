@@ -873,6 +873,26 @@ def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
     assert "update the note" in python.message and "raw/quill/install.md" in python.message
 
 
+def test_a_note_is_stale_against_the_version_after_a_drop(ws, settings):
+    """Nothing states Quill's minimum Python after 4.1 drops 3.9, but its documents number
+    Python one by one past it: the minimum is 3.10, a note stating 3.9 is stale and one stating
+    3.10 is current."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/install.md", "# Installing Quill\n\nQuill supports PostgreSQL 14 and higher.\n\n"
+                                  "The test suite runs on Python 3.12 and Python 3.13.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Quill supports Python 3.9 and newer, so the old build workers stay.\n"  # line 3: stale
+                                  "- We need Python 3.10 at least on new hosts.\n")  # line 4: current
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-minimum-python-version.md").read_text(encoding="utf-8")
+    assert "Current: **Python 3.10**" in timeline
+    (stale,) = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert (stale.paths[0], stale.lines[0]) == ("raw/notes/runbook.md", 3)
+    assert stale.evidence["current"]["sentence"] == "Drop support for Python 3.9."
+    assert "update the note to Python 3.10" in stale.message
+
+
 def test_a_note_stating_a_word_default_the_product_changed_is_stale(ws, settings):
     """A default that is a word, not a version: the changelog switched it, the timeline says
     so, and a note that still states the old value is a stale note; one that states the new

@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 12  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 13  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -507,16 +507,21 @@ class Profile:
     newest_date: str | None = None
     dated: tuple[tuple[str, str], ...] = ()  # (release, date) of every release it dates (an announcement dates its notes)
     subject: str = ""  # what its opening says it is ("Acme is a tool for ..."), keyed: a front page's product
+    # the versions it names of each versioned name ("Python 3.11" -> ("python", ("3.11",))): which
+    # versions of a runtime exist, for the minimum left after a drop (timelines.successor)
+    named: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> list[Any]:
         return [self.title, self.kind, [list(n) for n in self.names], list(self.words), self.newest, self.newest_date,
-                [list(d) for d in self.dated], self.subject]
+                [list(d) for d in self.dated], self.subject, [[n, list(v)] for n, v in self.named]]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> Profile:
-        title, kind, names, words, newest, newest_date, dated, subject = data
+        title, kind, names, words, newest, newest_date, dated, subject = data[:8]
+        named = data[8] if len(data) > 8 else []
         return cls(title, kind, tuple((str(n), int(c)) for n, c in names), tuple(words), newest, newest_date,
-                   tuple((str(v), str(d)) for v, d in dated), str(subject))
+                   tuple((str(v), str(d)) for v, d in dated), str(subject),
+                   tuple((str(n), tuple(str(x) for x in v)) for n, v in named))
 
 
 @dataclass
@@ -581,7 +586,10 @@ def _is_requirements(doc: Any) -> bool:
     return specs >= 2 and specs >= 0.6 * len(tokens)
 
 
-def profile_of(doc: Any) -> Profile:
+MAX_NAMED = 64  # versions kept of one name: enough to tell a series numbered one by one
+
+
+def profile_of(doc: Any, versions: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> Profile:
     names: Counter[str] = Counter()
     releases: list[tuple[str, str | None]] = []
     title = doc.title or ""
@@ -616,7 +624,20 @@ def profile_of(doc: Any) -> Profile:
     newest = max(releases, key=lambda r: (version_key(r[0]), r[1] or "")) if releases else None
     dated = tuple(dict.fromkeys((v, d) for v, d in releases if d))
     return Profile(title, kind, tuple(sorted(names.items())), title_words(title),
-                   newest[0] if newest else None, newest[1] if newest else None, dated, _opening_subject(doc))
+                   newest[0] if newest else None, newest[1] if newest else None, dated, _opening_subject(doc), versions)
+
+
+def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The versions each versioned name takes in these texts, in version order."""
+    seen: dict[str, set[str]] = {}
+    for text in texts:
+        for m in VERSIONED.finditer(text):
+            name = entity(m.group("name"))
+            if name:
+                found = seen.setdefault(name, set())
+                if len(found) < MAX_NAMED:
+                    found.add(m.group("ver"))
+    return tuple((n, tuple(sorted(v, key=version_numbers))) for n, v in sorted(seen.items()))
 
 
 # "Acme is a tool for ...", "*Acme* is the uncompromising ...": a name the opening defines
@@ -651,9 +672,12 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     table_section = -2
     lead_in: tuple[str, int] | None = None  # "X works on:" before a list, and the list's section
     raised: tuple[str, int] | None = None  # "The minimum versions ... increased:" before a list, and its section
+    versioned: list[str] = []  # texts that may name a version
     for s in sentences:
         if s.kind == "data":
             continue  # a row of a long table (a list of plugins, an index) is data: it states no fact
+        if DIGIT.search(s.text):
+            versioned.append(s.text)
         if s.kind == "item" and raised is not None and raised[1] == s.section and _ARROW_ITEM.match(s.text):
             # "Twisted: 18.9.0 → 21.7.0" under it: a minimum raised, read with the sentence before
             s = replace(s, text=f"{raised[0]} {s.text}")
@@ -691,7 +715,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     found = title_release(doc.title)
     product = (found[0], found[1]) if found else None
     return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out,
-                      [t for t in tables if t.rows], profile_of(doc))
+                      [t for t in tables if t.rows], profile_of(doc, _named_versions(versioned)))
 
 
 def _release_here(s: Any, sections: Any) -> tuple[str | None, str | None]:

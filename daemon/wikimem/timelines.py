@@ -20,7 +20,9 @@ Where the reference pages and the newest release disagree, the newer wins (the r
 ship with the newest release; a release of that same line is as new, and its explicit record
 wins the tie) and the page, like lint, names the statement that disagrees. "Drops X 3.0" is no
 value: the current value is then the oldest version the documentation still states or lists
-("3.1"), else "above X 3.0". A list of every version supported ("3.10, 3.11, 3.12") states its
+("3.1"), else the version after the dropped one where the documents show it exists (they name
+it, or a later one of a series they number one by one: "3.6", "3.7", ... "3.12"; see
+successor), else "above X 3.0". A list of every version supported ("3.10, 3.11, 3.12") states its
 oldest as the minimum. Statements that disagree with nothing to order them make no claim, and
 no page.
 
@@ -54,7 +56,7 @@ from .facts import (
     read_record,
     record,
 )
-from .lexicon import release_numbers, version_key
+from .lexicon import release_numbers, version_key, version_numbers
 from .pages import Page, certify, escape_link_text, inert, relative_link, slugify, today
 from .products import Series, series_of
 from .sources import SkipSource, load_source
@@ -85,6 +87,7 @@ class Timeline:
     above: bool = False  # the claim is "above `bound`" (a drop, and nothing the docs still state)
     product: str = ""  # the product whose fact it is ("" for a series of notes)
     disagrees: Fact | None = None  # a reference page (or release) that states another value
+    after: tuple[int, ...] = ()  # the claim is the version after this one, which `current` drops
 
     @property
     def page(self) -> str:
@@ -172,6 +175,23 @@ class _Claim:
     bound: tuple[int, ...]
     above: bool = False
     disagrees: Fact | None = None
+    after: tuple[int, ...] = ()  # the dropped version the claim's value follows (see successor)
+
+
+def successor(dropped: tuple[int, ...], named: Iterable[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The version after a dropped one ("3.9" -> "3.10"), when the documents show it exists: they
+    name it, or they name a later version of the same series and the series is numbered one by
+    one (two of its versions named are consecutive: "3.6" and "3.7"). None otherwise: a series
+    that skips numbers (even releases only) or a next major version gives no successor to infer."""
+    if not dropped:
+        return None
+    after = (*dropped[:-1], dropped[-1] + 1)
+    same = sorted({v[-1] for v in named if len(v) == len(dropped) and v[:-1] == dropped[:-1]})
+    if after[-1] in same:
+        return after
+    if any(x > after[-1] for x in same) and any(b - a == 1 for a, b in zip(same, same[1:])):
+        return after
+    return None
 
 
 def _agree(claim_value: tuple[int, ...], above: bool, f: Fact) -> bool:
@@ -181,7 +201,7 @@ def _agree(claim_value: tuple[int, ...], above: bool, f: Fact) -> bool:
 
 
 def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str, str], newest: str | None,
-            newest_date: str | None = None) -> _Claim | None:
+            newest_date: str | None = None, named: Iterable[tuple[int, ...]] = ()) -> _Claim | None:
     """The claim a timeline makes, or None when its evidence makes none (see the module's docstring)."""
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
@@ -209,6 +229,8 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         return None
     n = newest_statement
     if n.change in ("drop", "last"):
+        # a release that drops two versions in two items drops up to the higher one
+        n = max((f for f in same if f.change in ("drop", "last")), key=lambda f: f.value)
         # "drops X 3.0": the oldest version the documentation still states, else "above 3.0"
         still = [f for f in [*refs, *releases] if f.change in states and f.value > n.value
                  and not compatible(f.value, n.value) and (f.release is None or not _later(n.release or "", f))]
@@ -217,6 +239,9 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
             return _Claim(stated, True, _value_text(stated), stated.value)
         if stated is not None:
             claim = _Claim(stated, _strong(stated, newest, kinds, newest_date), _value_text(stated), stated.value)
+        elif (after := successor(n.value, named)) is not None:
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"{_name(n)} {_numbers(after)}".strip(), after,
+                           after=n.value)
         else:
             name = _name(n)
             claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"above {name} {_numbers(n.value)}".replace("  ", " "), n.value, True)
@@ -273,10 +298,12 @@ def whose(facts: Iterable[Fact], series: Mapping[str, Series]) -> Iterable[Fact]
 
 
 def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
-          kinds: Mapping[str, str] | None = None) -> list[Timeline]:
+          kinds: Mapping[str, str] | None = None,
+          named: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] | None = None) -> list[Timeline]:
     """The timelines of these facts. `series` (products.series_of) says whose each source's facts
-    are, `kinds` which sources are reference pages (Profile.kind); without them every fact
-    keeps the series it carries and every source counts as a reference page."""
+    are, `kinds` which sources are reference pages (Profile.kind), `named` the versions each
+    source names of each versioned name (Profile.named); without them every fact keeps the
+    series it carries, every source counts as a reference page, and none names a version."""
 
     facts = list(facts)
     if series is None:
@@ -293,6 +320,12 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
     newest_of = {s.name: s.newest for s in series.values()}
     newest_date_of = {s.name: s.newest_date for s in series.values()}
     product_of = {s.name: s.product for s in series.values()}
+    versions_of: dict[tuple[str, str], set[tuple[int, ...]]] = defaultdict(set)  # (series, name): versions named
+    for source, names in (named or {}).items():
+        s = series.get(source)
+        if s is not None:
+            for entity, versions in names:
+                versions_of[(s.name, entity)].update(version_numbers(v) for v in versions)
     out: list[Timeline] = []
     used: set[str] = set()
     for (name, key), group in sorted(groups.items()):
@@ -306,7 +339,8 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         values = {f.value for f in outcomes}
         if len(values) < 2 and not any(f.change for f in outcomes):
             continue
-        claim = _decide(key, outcomes, kinds, newest_of.get(name), newest_date_of.get(name))
+        claim = _decide(key, outcomes, kinds, newest_of.get(name), newest_date_of.get(name),
+                        versions_of.get((name, key[1]), ()))
         if claim is None:
             continue
         current = claim.cite
@@ -314,7 +348,8 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         # documentation page, of any release) that differs from it
         replaced = next((f for f in outcomes if f is not current and f.change != "last"
                          and not compatible(f.value, claim.bound)
-                         and not (claim.above and f.change == "drop" and compatible(f.value, claim.bound))
+                         and not ((claim.above or claim.after) and f.change == "drop"
+                                  and compatible(f.value, claim.after or claim.bound))
                          and (current.release is None or (f.release is not None and f.release_key < current.release_key))),  # type: ignore[operator]
                         None)
         said = label(key, current)
@@ -327,7 +362,8 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
             slug += "-2"
         used.add(slug)
         out.append(Timeline(name, key, title, slug, outcomes[:MAX_ROWS], plans[:10], current, replaced, claim.strong,
-                            claim.value, claim.bound, claim.above, product_of.get(name, ""), claim.disagrees))
+                            claim.value, claim.bound, claim.above, product_of.get(name, ""), claim.disagrees,
+                            claim.after))
     return out
 
 
@@ -381,6 +417,8 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
         now = claim_line(t)
     if t.current.newest:
         now += f" (the oldest listed, up to {_numbers(t.current.newest)})"
+    if t.after:
+        now += f", the version after {inert(_name(t.current))} {_numbers(t.after)}, which it drops".replace("  ", " ")
     now += f": {quote(t.current)}."
     if t.replaced is not None:
         if t.replaced.change == "drop":
@@ -439,7 +477,8 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
 
 def of_sources(facts: list[Fact], profiles: Mapping[str, Profile]) -> list[Timeline]:
     """The timelines of sources whose facts and profiles are known (the compile's, lint's)."""
-    return build(facts, series_of(profiles), {p: pr.kind for p, pr in profiles.items()})
+    return build(facts, series_of(profiles), {p: pr.kind for p, pr in profiles.items()},
+                 {p: pr.named for p, pr in profiles.items()})
 
 
 def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -> list[Timeline]:

@@ -137,7 +137,7 @@ def _read(ctx: Context) -> _Read:
     # the same series and the same product's facts as the timelines (timelines.whose)
     claims = [c for c in whose(every, series) if c.key[0] != "supported"]
     kinds = {p: pr.kind for p, pr in profiles.items()}
-    lines = build(every, series, kinds)
+    lines = build(every, series, kinds, {p: pr.named for p, pr in profiles.items()})
     result = _Read(claims, Order(docs), every, series, lines, kinds)
     ctx.run.claims = result
     return result
