@@ -43,6 +43,10 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Python 3.8 and Python 3.9 are no longer supported.", "python", (3, 9), "drop"),
     ("Drop support for Python 3.7, Python 3.8 and Python 3.9.", "python", (3, 9), "drop"),
     ("Support for Python 3.8 has been dropped.", "python", (3, 8), "drop"),
+    # what the dropped version is called before its name
+    ("Removed support for end-of-life Python 3.9.", "python", (3, 9), "drop"),
+    ("Removed support for the end-of-life Python 3.7. (#3143)", "python", (3, 7), "drop"),
+    ("Drop support for EOL Python 3.4 (Pull #1774)", "python", (3, 4), "drop"),
     # what changed is named nearest the verb, not at the sentence's start
     ("Safari 5.1+ support is dropped because jQuery version is updated from 1.11.0 to 3.1.0",
      "jquery", (3, 1, 0), "from"),

@@ -143,14 +143,16 @@ _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*
 # ... after a `name` group, which may say its name again before a version: "Docutils 0.18.1 and
 # Docutils 0.19"
 _NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=name)\s+)?\d+(?:\.\d+)*)*"
-# "Drop support for Python 3.8", "Python 2.6 and 3.3 are no longer supported"
-_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\s+"
+# what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
+_LAPSED = r"(?:the\s+)?(?:(?:end[- ]of[- ]life|eol|legacy|obsolete|unsupported|old(?:er)?)\s+)?"
+# "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9"
+_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\s+" + _LAPSED +
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
 _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
                          rf"(?P<list>{_NAMED_VERSIONS})\s+support\b", re.I)
 # "Support for Python 3.8 has been dropped"
-_DROPPED = re.compile(rf"\bsupport\s+for\s+(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
+_DROPPED = re.compile(r"\bsupport\s+for\s+" + _LAPSED + rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
 # "Support for GEOS 3.1 and GDAL 1.6 has been dropped": several names, each with its versions
 _DROPPED_MANY = re.compile(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
