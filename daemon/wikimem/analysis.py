@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 100
+ANALYSIS_VERSION = 101
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -957,6 +957,7 @@ FACTS_PER_SECTION = 6  # the answers one section keeps, at least (a long section
 FACTS_MOST = 300  # the most a document keeps: a page too long for them is split into parts by section
 RECENT_RELEASES = 10  # the releases of a changelog, newest first, that keep a section's full share
 OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
+OLDER_RELEASE_REMOVALS = 4  # and, besides, what it removed or dropped that it names
 TERM_FACTS = 3  # the answers a term a section defines keeps besides what it is (its first sentence), and one more for every 4 of its sentences
 
 
@@ -995,6 +996,16 @@ _CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
 _BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
+# a statement that a release took something away: "Remove `x`", "Drop support for Python 3.7",
+# "The `X` environment variable ... are removed"
+_REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:Remove[sd]?|Removing|Drop(?:ped|s)?)\b"
+                      r"|\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b", re.I)
+
+
+def _removes(text: str) -> bool:
+    """Whether a changelog's sentence says a release removed a thing it names (code, a version)."""
+    return ("`" in text or _DIGIT.search(text) is not None) and ("emov" in text or "rop" in text) \
+        and _REMOVAL.search(text) is not None
 
 
 def _release_kinds(sections: Sequence[Section], releases: frozenset[int], older: set[int]) -> tuple[set[int], set[int]]:
@@ -1081,8 +1092,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         elif score >= 0 and (s.section in recent or s.section in breaking or _BREAKING_MARK.match(s.text)) \
                 and _CHANGE.search(s.text):
             answers.add(i)  # what a recent release, or any release's breaking changes, changed
-        if (s.section in breaking or (releases and _BREAKING_MARK.match(s.text))) and score >= 0:
-            score += 2  # an older release keeps what it broke before what it fixed
+        if (s.section in breaking or (releases and (_BREAKING_MARK.match(s.text) or _removes(s.text)))) and score >= 0:
+            score += 2  # an older release keeps what it broke or took away before what it fixed
         if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
@@ -1108,7 +1119,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             continue
         section = sentences[i].section
         release = _release_section(section, sections, releases) if older else -1
-        if release in older:
+        if release in older and _removes(sentences[i].text):
+            # what it took away, which a reader still runs into, has a share of its own
+            section, share = (release, "removed"), OLDER_RELEASE_REMOVALS
+        elif release in older:
             section, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
         else:
             share = FACTS_PER_SECTION + size[section] // 8
@@ -1226,6 +1240,9 @@ _REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+le
 # a list item that is a field and its value: a short name (with a number or a name in code), a
 # colon, what it is
 _FIELD_ITEM = re.compile(r"(?=[^:]{0,40}(?:\d|`))[^:\n]{1,40}:\s+\S")
+# a figure named before its number ("uses port 5000", "a timeout of 30", "level 2"), on lowercased text
+_NAMED_NUMBER = re.compile(r"\b(?:port|limit|timeout|threshold|depth|level|priority|size|length|width|height)\s+"
+                           r"(?:of\s+|is\s+|=\s*)?\d")
 _NUMBER_UNIT_LOW = re.compile(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
 _SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "fifteen",
             "twenty", "thirty", "sixty", "hundred", "thousand")
@@ -1456,7 +1473,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if s.kind == "item" and _FIELD_ITEM.match(text):
         return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
     plain_low = plain.lower()
-    if number and (_NUMBER_UNIT_LOW.search(plain_low) or any(
+    if number and (_NUMBER_UNIT_LOW.search(plain_low) or _NAMED_NUMBER.search(plain_low) or any(
             not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
         return score, True
     if not number and any(w in plain_low for w in _SPELLED) and _NUMBER_UNIT_LOW.search(plain_low):
