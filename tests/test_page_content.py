@@ -301,6 +301,35 @@ def test_the_release_that_opened_the_newest_major_series_keeps_what_it_broke(tmp
     assert "4.0.0" not in older and {"4.0.1", "4.0.2", "3.9.0"} <= older, older
 
 
+def test_an_older_release_keeps_what_it_removed_before_what_it_fixed(tmp_path: Path) -> None:
+    # an old release's nested list of removals under "Remove previously deprecated code": a
+    # reader still asks whether a setting it removed is read; its fixes say more words
+    releases = []
+    for minor in range(14, -1, -1):
+        releases += [f"Version 2.{minor}.0", "-" * 13, "", f"Released 2024-{minor % 12 + 1:02d}-01", ""]
+        releases += [f"-   Fix `widget_{minor}_{k}` so it can be used instead of the older helper when loading." for k in range(3)]
+        if minor == 2:
+            releases += ["-   Remove previously deprecated code.", ""]
+            releases += [f"    -   The ``OLD_SETTING_{k}`` config key and ``app.old_{k}`` property are removed." for k in range(4)]
+        releases += [""]
+    facts = fact_texts(analysed(tmp_path, "CHANGES.rst", "Changes\n=======\n\n" + "\n".join(releases)))
+    for k in range(4):
+        assert any(f.startswith(f"The `OLD_SETTING_{k}` config key") for f in facts), (k, facts)
+
+
+def test_a_figure_named_before_its_number_is_a_key_fact(tmp_path: Path) -> None:
+    # a long page whose few kept sentences go to what says most: the port a service takes is
+    # one of them, though it has no unit after its number
+    filler = [f"The reloader watches the files of module {w} and restarts the server when they change."
+              for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa")] * 4
+    coded = [f"The `serve` command starts {n} copies of the server on a large machine." for n in (2, 3, 4, 6)]
+    text = ("# Development server\n\n## Address already in use\n\n" + "\n\n".join(filler[:20]) + "\n\n" +
+            "\n\n".join(coded) + "\n\nSome systems automatically start a service that uses port 5000.\n\n" +
+            "## Reloading\n\n" + "\n\n".join(filler[20:]) + "\n")
+    facts = fact_texts(analysed(tmp_path, "server.md", text))
+    assert any(f.startswith("Some systems automatically start a service that uses port 5000") for f in facts), facts
+
+
 def test_how_to_set_a_value_use_a_name_or_what_named_parameters_mean_are_key_facts(tmp_path: Path) -> None:
     text = ("# Quickstart\n\nThe gadget turns objects into data and back.\n\n## Collections\n\n"
             "Set `many=True` when dealing with iterable collections of objects.\n\n"
