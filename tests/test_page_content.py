@@ -330,6 +330,44 @@ def test_a_figure_named_before_its_number_is_a_key_fact(tmp_path: Path) -> None:
     assert any(f.startswith("Some systems automatically start a service that uses port 5000") for f in facts), facts
 
 
+def test_a_signatures_defaults_and_what_a_named_thing_lets_you_do_are_key_facts(tmp_path: Path) -> None:
+    filler = [f"The parser reads the body of part {w} and hands it to the handler as it arrives."
+              for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa")] * 4
+    coded = [f"The `serve` command starts {n} copies of the server on a large machine." for n in (2, 3, 4, 6, 8, 9)]
+    text = ("# Requests\n\n## Forms\n\n" + "\n\n".join(filler[:20]) + "\n\n" + "\n\n".join(coded) +
+            "\n\nSignature: `request.form(max_files=1000, max_fields=1000)`\n\n"
+            "For more control you can use a `Timeout` instance which lets you specify separate connect and read "
+            "timeouts.\n\n## Bodies\n\n" + "\n\n".join(filler[20:]) + "\n")
+    facts = fact_texts(analysed(tmp_path, "requests.md", text))
+    assert any(f.startswith("Signature: `request.form(max_files=1000") for f in facts), facts
+    assert any(f.startswith("For more control you can use a `Timeout` instance") for f in facts), facts
+
+
+def test_an_instruction_to_use_something_instead_comes_with_what_it_replaces(tmp_path: Path) -> None:
+    releases = ["# Release notes", "", "## 2.0.0 (2026-03-01)", "", "### Removed", ""]
+    releases += [f"* Remove `old_hook_{k}()` from `App`.\n  Use the `hooks_{k}` parameter instead." for k in range(14)]
+    releases += ["", "## 1.0.0 (2025-03-01)", "", "* Add `App`.", ""]
+    facts = fact_texts(analysed(tmp_path, "release-notes.md", "\n".join(releases)))
+    kept = [k for k in range(14) if f"Use the `hooks_{k}` parameter instead." in facts]
+    assert kept, facts
+    for k in kept:
+        assert f"Remove `old_hook_{k}()` from `App`." in facts, (k, facts)
+
+
+def test_the_pre_releases_of_the_newest_major_version_are_not_older_releases(tmp_path: Path) -> None:
+    releases = []
+    for minor in range(12, -1, -1):
+        releases += [f"## 1.{minor}.0 (2026-01-{minor + 1:02d})", "", f"* Fix widget {minor}.", ""]
+    releases += ["## 1.0.0rc1 (2025-12-01)", "", "### Removed", "", "* Remove `old_hook()` from `App`.", "",
+                 "## 0.9.0 (2025-06-01)", "", "* Fix widget.", ""]
+    (tmp_path / "notes.md").write_text("# Release notes\n\n" + "\n".join(releases), encoding="utf-8")
+    from wikimem.analysis import _older_releases
+
+    sections = load_source(tmp_path / "notes.md", "raw/notes.md", max_bytes=1_000_000).sections
+    older = {sections[j].version for j in _older_releases(sections)}
+    assert "1.0.0" not in older and "1.0.0rc1" not in older and {"1.1.0", "0.9.0"} <= older, older
+
+
 def test_how_to_set_a_value_use_a_name_or_what_named_parameters_mean_are_key_facts(tmp_path: Path) -> None:
     text = ("# Quickstart\n\nThe gadget turns objects into data and back.\n\n## Collections\n\n"
             "Set `many=True` when dealing with iterable collections of objects.\n\n"

@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 101
+ANALYSIS_VERSION = 103
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -975,12 +975,13 @@ def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None
     ranked = sorted(ordered, key=lambda j: (version_key(sections[j].version), sections[j].date or ""), reverse=True)
     older = set(ranked[RECENT_RELEASES:])
     # the release that opened the newest major series (4.0.0 when 4.4.0 is the newest) keeps its
-    # share however many came after it: what it broke is what the current releases still are
+    # share however many came after it: what it broke is what the current releases still are; so
+    # do its pre-releases (4.0.0rc1), whose notes often list what the major version took away
     newest = parse_version(sections[ranked[0]].version)
     if newest is not None and newest.release[0] > 0:
-        opening = [j for j in ranked if (v := parse_version(sections[j].version)) is not None and not v.is_prerelease
+        opening = [j for j in ranked if (v := parse_version(sections[j].version)) is not None
                    and v.release[0] == newest.release[0] and not any(v.release[1:])]
-        older.difference_update(opening[-1:])
+        older.difference_update(opening)
     return older
 
 
@@ -996,6 +997,8 @@ _CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
 _BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
+# an instruction in place of what the sentence before took away: "Use the `lifespan` parameter instead."
+_USE_INSTEAD = re.compile(r"^(?:please\s+)?(?:use|call|pass|import|set|write)\b[^.;]{0,160}?\binstead\b", re.I)
 # a statement that a release took something away: "Remove `x`", "Drop support for Python 3.7",
 # "The `X` environment variable ... are removed"
 _REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:Remove[sd]?|Removing|Drop(?:ped|s)?)\b"
@@ -1143,9 +1146,11 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     chosen = answered | set([i for i in others if i not in answered][: max(0, limit - len(kept))])
     for i in sorted(chosen):
         s = sentences[i]
-        if REFERS_BACK.match(s.text) and i > 0 and sentences[i - 1].kind in ("para", "item") \
-                and sentences[i - 1].line >= s.line - 3:
-            chosen.add(i - 1)  # "This practice ..." comes with the sentence it refers to
+        if (REFERS_BACK.match(s.text) or _USE_INSTEAD.match(s.text)) and i > 0 \
+                and sentences[i - 1].kind in ("para", "item") and sentences[i - 1].line >= s.line - 3:
+            # "This practice ..." comes with the sentence it refers to, "Use `x` instead." with
+            # what it replaces ("Remove `on_event()`.")
+            chosen.add(i - 1)
         if s.text.endswith(":") and s.kind == "para":
             items = _items_after(sentences, i)
             if items and len(items) <= 6:
@@ -1262,6 +1267,7 @@ _HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\
                      r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
                      r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b|"
                      r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
+                     r"`[^`]+`[^.;`]{0,40}?\b(?:lets|allows)\s+you\s+(?:to\s+)?[a-z]{3,}|"
                      r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b", re.I)
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
@@ -1532,7 +1538,12 @@ _CALLED_WORDS = ("called", "known", "referred", "named", "termed")
 
 
 def _says_default(text: str, low: str) -> bool:
-    return "default" in low and _DEFAULT.search(text) is not None
+    return ("default" in low and _DEFAULT.search(text) is not None) \
+        or ("=" in text and "(" in text and _SIGNATURE_DEFAULTS.search(text) is not None)
+
+
+# a call's signature shown with its keyword defaults: "Signature: `form(max_files=1000, max_fields=1000)`"
+_SIGNATURE_DEFAULTS = re.compile(r"`[A-Za-z_][\w.]*\((?:[^`()]*,\s*)?[A-Za-z_]\w*\s*=\s*[^,`()\s][^`]*\)`")
 
 
 def _requires(plain: str) -> bool:
