@@ -178,6 +178,30 @@ def test_a_changelogs_page_links_its_newest_release_beside_its_date(ws: Workspac
     assert "thing 400 in the widget parser" in part and "thing 390 " not in part
 
 
+def test_the_newest_releases_parts_are_linked_from_the_changelogs_page(ws: Workspace) -> None:
+    # releases with part pages of their own inside a run of releases: the run's page is only
+    # links, so its first release parts are listed on the source page under the run's line
+    releases = []
+    for n in range(40, 0, -1):
+        releases += [f"## Version 3.{n} (2026-{1 + n % 12:02d}-{1 + n % 27:02d})", ""]
+        for kind in ("Added", "Fixed", "Changed"):
+            releases += [f"### {kind}", ""] + [f"- {kind} thing {n * 10 + k} in the widget parser, see issue "
+                                               f"{n * 100 + k} for the whole story." for k in range(6)] + [""]
+    write(ws, "changes.md", "\n".join(["# Changelog", "", *releases]))
+    compile_(ws)
+    page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
+    outline = page.split("## Outline", 1)[1].split("\n## ", 1)[0]
+    runs = re.findall(r"^\s*- \[[^\]]+ – [^\]]+\]\((changes/[^)]+)\): \d+ sections$", outline, re.MULTILINE)
+    assert runs, outline
+    listed = re.findall(r"^\s+- \[(Version 3\.\d+)[^\]]*\]\((changes/[^)]+)\): 3 sections, from", outline, re.MULTILINE)
+    assert listed and listed[0][0] == "Version 3.40", outline
+    run_page = (ws.wiki / "sources" / runs[0]).read_text(encoding="utf-8")
+    for _, link in listed:
+        assert f"({link.split('/', 1)[1]})" in run_page  # the run's page links them too
+        assert (ws.wiki / "sources" / link).is_file()
+    assert len(outline.encode()) < 4_000
+
+
 def test_a_rst_changelog_dated_under_its_headings_links_its_newest_release(ws: Workspace) -> None:
     # "Version 3.40\n------------\n\nReleased 2026-...": the date three lines under the heading
     lines = []

@@ -72,6 +72,9 @@ PAGE_BYTES = 6_000
 # section's answer, read after index.md and the source page, so it is smaller than a whole page;
 # the source page's list of parts grows a line per part, which costs less than the bytes saved
 PART_BYTES = 4_500
+# a source page's outline lists the part pages a run of its sections links (a changelog's releases
+# with parts of their own) within this many bytes of lines, so they are a step from the page
+HOISTED_BYTES = 2_000
 _LINK_BYTES = 40  # a link's target and a citation's "L12", as a layout counts them (_weights)
 LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist runs to analysis.GIST_CHARS)
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
@@ -267,6 +270,7 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             size += grows
             facts += more
         out: list[dict[str, Any]] = []
+        hubs: list[tuple[int, list[dict[str, Any]]]] = []  # (where a run's line is, the part pages its lines link)
         for run in runs:
             if len(run) == 1 and len(run[0][2]) == 1 and weight(run[0][0], run[0][1]) < PART_MIN_BYTES:
                 out.extend(run[0][2])  # one line: a page for it would save nothing
@@ -284,6 +288,33 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             count = sum(j - i for i, j, _ in run)
             out.append({"text": name, "link": f"{stem}/{slug}.md", "indent": "  " * depth,
                         "tail": f": {count} {'section' if count == 1 else 'sections'}"})
+            nested = []
+            top = ""  # the run's line a deeper line sits under ("2.0.0" for its "Removed – Deprecated")
+            for x in (x for _, _, own in run for x in own):
+                if len(x["indent"]) <= 2 * depth:
+                    top = x["text"]
+                if x["link"].startswith(f"{stem}/") and x["link"].endswith(".md"):
+                    deeper = len(x["indent"]) > 2 * depth and top
+                    nested.append({**x, "text": f"{top}: {x['text']}" if deeper else x["text"]})
+            if nested:
+                hubs.append((len(out), nested))
+        # a run whose lines link part pages of their own (a changelog's releases) is a page of
+        # links: its first ones are linked from here too, under its line, while they take little
+        # room, so the newest release's part is one step from the source page, not two
+        room = HOISTED_BYTES - _size(out)
+        added: dict[int, list[dict[str, Any]]] = {}
+        for at, nested in hubs:
+            for x in nested:
+                x = {**x, "indent": "  " * (depth + 1)}
+                if _size([x]) > room:
+                    break
+                room -= _size([x])
+                added.setdefault(at, []).append(x)
+            else:
+                continue
+            break
+        for at in sorted(added, reverse=True):
+            out[at:at] = added[at]
         return out
 
     return lay_out(0, len(headings), 0, []), parts
