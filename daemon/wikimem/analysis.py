@@ -43,7 +43,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 103
+ANALYSIS_VERSION = 104
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1095,8 +1095,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         elif score >= 0 and (s.section in recent or s.section in breaking or _BREAKING_MARK.match(s.text)) \
                 and _CHANGE.search(s.text):
             answers.add(i)  # what a recent release, or any release's breaking changes, changed
-        if (s.section in breaking or (releases and (_BREAKING_MARK.match(s.text) or _removes(s.text)))) and score >= 0:
-            score += 2  # an older release keeps what it broke or took away before what it fixed
+        if (s.section in breaking or (releases and _BREAKING_MARK.match(s.text))) and score >= 0:
+            score += 2  # an older release keeps what it broke before what it fixed
+        elif releases and score >= 0 and _removes(s.text):
+            score += 1  # ... and what it took away, after what it marks as breaking
         if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
