@@ -74,7 +74,7 @@ PAGE_BYTES = 6_000
 PART_BYTES = 4_500
 # a source page's outline lists the part pages a run of its sections links (a changelog's releases
 # with parts of their own) within this many bytes of lines, so they are a step from the page
-HOISTED_BYTES = 2_000
+HOISTED_BYTES = 1_200
 _LINK_BYTES = 40  # a link's target and a citation's "L12", as a layout counts them (_weights)
 LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist runs to analysis.GIST_CHARS)
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
@@ -295,7 +295,9 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
                     top = x["text"]
                 if x["link"].startswith(f"{stem}/") and x["link"].endswith(".md"):
                     deeper = len(x["indent"]) > 2 * depth and top
-                    nested.append({**x, "text": f"{top}: {x['text']}" if deeper else x["text"]})
+                    # the part's own line says where it starts; here its name and link are enough
+                    nested.append({**x, "text": f"{top}: {x['text']}" if deeper else x["text"],
+                                   "tail": x["tail"].split(", from [line ", 1)[0]})
             if nested:
                 hubs.append((len(out), nested))
         # a run whose lines link part pages of their own (a changelog's releases) is a page of
