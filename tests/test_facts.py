@@ -489,6 +489,24 @@ def test_a_series_that_skips_numbers_gives_no_next_version() -> None:
     assert successor((3, 9), [(3, 9, 1), (3, 10, 2)]) is None  # patch releases are another series
 
 
+def test_the_names_a_release_removed_renamed_or_restored() -> None:
+    from wikimem.facts import removed_names
+
+    assert removed_names("Remove `isoformat`, `to_iso_time` and `to_iso_datetime` from `acme.utils` (#2766).") == [
+        ("to_iso_time", "removed"), ("to_iso_datetime", "removed")]  # a plain word is too common to follow
+    assert removed_names("The `ACME_ENV` environment variable, `ENV` config key, and `app.env` property are removed.") \
+        == [("ACME_ENV", "removed"), ("app.env", "removed")]
+    assert removed_names("*Backwards-incompatible*: Rename ``pass_many`` parameter to ``pass_all`` (#1369).".replace(
+        "``", "`")) == [("pass_many", "removed")]
+    assert removed_names("Remove `on_event()` decorator from `Acme` and `Router`.") == [("on_event", "removed")]
+    assert removed_names("Restore previously removed `Response.getheader()`.") == [("Response.getheader", "restored")]
+    # a signature, what a name belongs to, a plan, a deprecation: nothing named is gone
+    assert removed_names("Remove deprecated `render(name, context)` signature from `Templates`.") == []
+    assert removed_names("Remove `Schema`'s `context_vars` attribute.") == [("context_vars", "removed")]
+    assert removed_names("`old_hook` is deprecated and will be removed in 3.0.") == []
+    assert removed_names("Drop support for Python 3.7.") == []
+
+
 def test_a_support_table_states_the_oldest_version_it_lists(ws: Workspace) -> None:
     table = ("# Geo libraries\n\n| Program | Description | Required | Supported Versions |\n|---|---|---|---|\n"
              "| GEOS | Geometry engine | Yes | 3.13, 3.12, 3.11, 3.10, 3.9, 3.8 |\n"

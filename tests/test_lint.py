@@ -893,6 +893,35 @@ def test_a_note_is_stale_against_the_version_after_a_drop(ws, settings):
     assert "update the note to Python 3.10" in stale.message
 
 
+def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
+    """The changelog says `QUILL_ENV` and `site.theme_dir` went and `render_many` was renamed:
+    a note that still uses them is stale; one that says it moved off them, a name that came
+    back in a later release, and a name only deprecated are not."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "- Drop support for Python 3.9.\n",
+        "- Drop support for Python 3.9.\n"
+        "- The `QUILL_ENV` environment variable and `site.theme_dir` property are removed.\n"
+        "- Rename `render_many` parameter to `render_all` in page hooks.\n"
+        "- Remove `Site.page_cache` and `Site.asset_cache`.\n"
+        "- `legacy_links` is deprecated.\n"
+        "- Restore previously removed `Site.asset_cache`.\n"))
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Export `QUILL_ENV=dev` before `quill build` to get drafts.\n"  # line 3: stale
+                                  "- Page hooks pass `render_many=True` to get every page.\n"  # line 4: stale
+                                  "- We moved off `site.theme_dir` last spring.\n"  # line 5: says it went
+                                  "- Assets are read through `site.asset_cache`.\n"  # line 6: came back
+                                  "- Old pages still set `legacy_links = true`.\n")  # line 7: only deprecated
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    where = sorted((f.paths[0], f.lines[0]) for f in found if f.paths[0].startswith("raw/notes/"))
+    assert where == [("raw/notes/runbook.md", 3), ("raw/notes/runbook.md", 4)], [f.message for f in found]
+    env = next(f for f in found if f.lines[0] == 3)
+    assert env.evidence["current"]["path"] == "raw/quill/changes.md" and "QUILL_ENV" in env.message
+    assert "4.1" in env.message
+
+
 def test_a_note_stating_a_word_default_the_product_changed_is_stale(ws, settings):
     """A default that is a word, not a version: the changelog switched it, the timeline says
     so, and a note that still states the old value is a stale note; one that states the new

@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 13  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 14  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -708,7 +708,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
                 table.rows.append((cells, s.text, s.line, version, date))
             continue
         table = None
-        if s.kind == "heading" or not (DIGIT.search(s.text) or "default" in s.text.lower()):
+        if s.kind == "heading" or not (DIGIT.search(s.text) or "default" in s.text.lower() or may_remove(s.text)):
             continue  # extract() asks has_hint
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
@@ -901,6 +901,62 @@ def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
     return len(versions) >= 3 and not re.search(r"newer|later|higher|above|\+|>=|\bfrom\b|\bto\b|-|–", listed)
 
 
+# --- what a release took away, by name ------------------------------------------------------------
+# "Remove `isoformat` and `to_iso_time` from `utils`", "The `FLASK_ENV` environment variable ...
+# are removed", "Rename ``pass_many`` parameter to ``pass_collection``": the names a release's
+# notes say are gone, which a team's note that still uses them has not caught up with (lint's
+# stale-note). A name is a code span that reads as an identifier; a signature
+# (`TemplateResponse(name, context)`), what something belongs to (`Schema`'s) and where it was
+# removed from (the words after "from") are not what was removed.
+_REMOVE_HEAD = re.compile(r"^(?:[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*)?"
+                          r"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|Remove[sd]?|Removing|Drop(?:ped|s)?)\b"
+                          r"(?P<what>.*)", re.I)
+_REMOVED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b", re.I)
+_RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
+                      r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
+_WHERE_FROM = re.compile(r"\s(?:from|in|on|of)\s|\(", re.I)  # "... from `marshmallow.utils`": where, not what
+_SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
+_IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
+
+
+def may_remove(text: str) -> bool:
+    """Whether a sentence may say a release removed, renamed or restored a name (removed_names reads it)."""
+    return "`" in text and ("emov" in text or "enam" in text or "rop" in text or "estor" in text or "add" in text
+                            or "ntroduc" in text)
+
+
+def removed_names(sentence: str) -> list[tuple[str, str]]:
+    """The identifiers a release's sentence says were removed or renamed ("removed"), or
+    brought back ("restored": "Restore previously removed `X`"), as written."""
+    if _PLAN.search(sentence) or re.search(r"\b(?:not|n't|never)\b", sentence, re.I):
+        return []  # "will be removed", "is not removed": nothing is gone yet
+    chunks: list[str] = []
+    change = "removed"
+    if (head := _REMOVE_HEAD.match(sentence.strip())) is not None:
+        change = "restored" if head.group("back") else "removed"
+        what = head.group("what")
+        cut = _WHERE_FROM.search(_SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", what))
+        chunks.append(what[: cut.start()] if cut else what)
+    elif (tail := _REMOVED_TAIL.match(sentence.strip())) is not None:
+        chunks.append(tail.group("what"))
+    for m in _RENAMED.finditer(sentence):
+        chunks.append(m.group("old") or m.group("old2"))
+    names: list[str] = []
+    for chunk in chunks:
+        for span in _SPAN.finditer(chunk):
+            if span.group("owner"):
+                continue  # `Schema`'s `context`: what it belongs to stays
+            ident = _IDENTIFIER.fullmatch(span.group(1).strip())
+            if ident is None:
+                continue  # a signature, a command line, a value
+            name = ident.group("name")
+            distinct = "_" in name or "." in name or ident.group("call") is not None \
+                or (len(name) >= 4 and (name.isupper() or any(c.isupper() for c in name[1:])))
+            if distinct and len(name) >= 4 and name not in names:
+                names.append(name)
+    return [(name, change) for name in names]
+
+
 def extract(doc: Statements) -> list[Fact]:
     if doc.profile.kind == "requirements":
         return []  # a build's pins, not the product's facts
@@ -922,6 +978,9 @@ def extract(doc: Statements) -> list[Fact]:
             out.extend(_choices(doc, sentence, line, default_release, date, product))
             if not release_doc and not section_release and len(entry) > 6 and entry[6]:
                 out.extend(_stated_default(doc, entry[6], sentence, line))
+        if section_release and may_remove(sentence) and len(sentence) <= 600:
+            out.extend(Fact(("removed", name.lower(), ""), (), name, False, section_release, doc.path, sentence, line,
+                            date, doc.series, change) for name, change in removed_names(sentence))
         if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
             continue
 

@@ -312,8 +312,8 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
     now = today()
     groups: dict[tuple[str, tuple[str, str, str]], list[Fact]] = defaultdict(list)
     for f in whose(facts, series):
-        if f.key[0] == "supported":
-            continue  # a version said to be supported, no bound: lint's, not a timeline's
+        if f.key[0] in ("supported", "removed"):
+            continue  # a version said to be supported, no bound, or a name removed: lint's, not a timeline's
         if f.date and f.date > now and not f.plan:
             f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
         groups[(f.series, f.key)].append(f)

@@ -57,7 +57,7 @@ RULES: dict[str, Rule] = {r.name: r for r in (
     Rule("stale", sourcing.stale, "error", "source deleted (error) or changed (warning) since its page was compiled"),
     Rule("superseded", claims.superseded, "warning", "a newer source gives another value for the same fact"),
     Rule("contradicted", claims.contradicted, "warning", "a plan against its outcome, or same-time sources that disagree"),
-    Rule("stale-note", claims.stale_notes, "warning", "a note, README or page states an older value of a fact a product's timeline tracks, or a reference page the newest release contradicts"),
+    Rule("stale-note", claims.stale_notes, "warning", "a note, README or page states an older value of a fact a product's timeline tracks or uses a name a release removed, or a reference page the newest release contradicts"),
     Rule("ungrounded", sourcing.ungrounded_all, "error", "quoted words, or figures before a citation, not in the cited source"),
     Rule("secret", secrets.secrets, "error", "API key, token or private key on a page"),
     Rule("log-integrity", logcheck.log_integrity, "error", "an earlier log.md entry changed or removed"),

@@ -11,7 +11,8 @@ ten releases is one finding, not forty-five.
 
 The wiki's own timelines (timelines.py, built here from the same claims) are the yardstick for
 everything else: a note, a README or a person's page that states an older value of a fact a
-product's timeline tracks is a stale note, and so is a reference page that the newest release
+product's timeline tracks is a stale note, and so is one that still uses a name the product's
+release notes say was removed or renamed, and a reference page that the newest release
 contradicts (stale_notes). Whose fact a sentence states comes from the sentence ("Acme supports
 Python 3.8 and newer"), else from the note's title when it names the product, else from the
 only product the wiki tracks that fact for.
@@ -23,6 +24,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ..analysis import split_sentences
@@ -42,7 +44,7 @@ from ..facts import (
 from ..facts import label as fact_label
 from ..lexicon import release_numbers, version_key
 from ..products import Series, series_of
-from ..sources import load_markdown
+from ..sources import SkipSource, load_markdown, load_source
 from ..timelines import Timeline, build, whose
 from .context import Context
 from .corpus import SourceText, cache
@@ -135,7 +137,7 @@ def _read(ctx: Context) -> _Read:
     series = series_of(profiles)
     every = [c for d in docs for c in d.claims]
     # the same series and the same product's facts as the timelines (timelines.whose)
-    claims = [c for c in whose(every, series) if c.key[0] != "supported"]
+    claims = [c for c in whose(every, series) if c.key[0] not in ("supported", "removed")]
     kinds = {p: pr.kind for p, pr in profiles.items()}
     lines = build(every, series, kinds, {p: pr.named for p, pr in profiles.items()})
     result = _Read(claims, Order(docs), every, series, lines, kinds)
@@ -410,6 +412,7 @@ def stale_notes(ctx: Context) -> Iterator[Finding]:
         if t.product:
             tracked[(t.key[0], t.key[1], t.key[2])].append(t)
     yield from _disagreements(ctx, read)
+    yield from _removed_in_notes(ctx, read)
     stated = _stated_defaults(read)
     if not tracked and not stated:
         return
@@ -427,6 +430,79 @@ def stale_notes(ctx: Context) -> Iterator[Finding]:
         for c in claims:
             yield from _stale(ctx, read, tracked, c, words, page.wpath, page.body_offset + c.line, seen)
             yield from _stale_default(tracked, stated, c, page.wpath, page.body_offset + c.line, seen)
+
+
+# a note that says a name went, or that it still uses it only in the past, is up to date
+_GONE_ALREADY = re.compile(r"\b(?:no\s+longer|instead\s+of|replaced?d?|removed?|renamed?|deprecated|used\s+to|"
+                           r"migrat\w+|moved\s+(?:off|away)|switch(?:ed)?\s+(?:from|off)|not|n't|never|old)\b", re.I)
+
+
+def _short_name(name: str) -> str | None:
+    """The last part of a dotted name, where it is distinct enough to stand for it in a note
+    (`HTTPResponse.getheader` -> "getheader", written `response.getheader(...)`), else None."""
+    last = name.rsplit(".", 1)[-1]
+    if last == name:
+        return None
+    return last if "_" in last or any(c.isupper() for c in last[1:]) or len(last) >= 8 else None
+
+
+def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
+    """A note (a source outside a product's documentation) that still uses a name the product's
+    release notes say was removed or renamed (facts.removed_names): "Export `FLASK_ENV=development`"
+    after "The `FLASK_ENV` environment variable ... are removed". A note that says the name went,
+    or speaks of it in the past or in the negative, is not one."""
+    gone: dict[str, Claim] = {}  # the name as a note writes it, lowercased -> the newest statement of its removal
+    for c in read.every:
+        s = read.series.get(c.source)
+        if c.key[0] != "removed" or c.plan or s is None or not s.product:
+            continue
+        c = replace(c, series=s.product)
+        for key in filter(None, (c.value_text.lower(), _short_name(c.value_text))):
+            old = gone.get(key.lower())
+            # the newest release's word on it; one release that says both, brought back
+            if old is None or (c.release_key or ()) > (old.release_key or ()) \
+                    or ((c.release_key or ()) == (old.release_key or ()) and c.change == "restored"):
+                gone[key.lower()] = c
+    gone = {k: c for k, c in gone.items() if c.change == "removed"}  # the newest says it came back: not gone
+    if not gone:
+        return
+    products = {c.series for c in gone.values()}
+    docs = cache(ctx)
+    for path in sorted(ctx.raw_files):
+        d = docs.get(path)
+        s = read.series.get(path)
+        if d is None or d.skipped or s is None or (s.product and s.product in products):
+            continue
+        words = d.words
+        hits = [k for k in gone if f" {k} " in words or ("." in k and all(f" {w} " in words for w in k.split(".")))]
+        if not hits:
+            continue
+        try:
+            doc = load_source(Path(ctx.raw_files[path]), path, max_bytes=int(ctx.settings.max_source_mb * 1_000_000))
+        except (SkipSource, OSError, ValueError, RecursionError):
+            continue
+        for sentence in split_sentences(doc):
+            if sentence.kind == "heading" or _GONE_ALREADY.search(sentence.text):
+                continue
+            for key in hits:
+                c = gone[key]
+                short = key != c.value_text.lower()
+                pattern = rf"\.{re.escape(key)}\b" if short else rf"(?<![\w.]){re.escape(key)}(?![\w])"
+                if not re.search(pattern, sentence.text, re.I):
+                    continue
+                when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
+                yield Finding.make(
+                    "stale-note", "warning",
+                    f"{c.series} removed {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it; "
+                    f"update the note, or accept this if it means something else",
+                    paths=[path, c.source], lines=[sentence.line, c.line],
+                    evidence={
+                        "fact": f"{c.value_text} removed ({c.series})",
+                        "note": {"path": path, "sentence": sentence.text, "value": c.value_text},
+                        "current": {"path": c.source, "sentence": c.sentence, "value": "removed"},
+                    },
+                )
+                break
 
 
 def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
-from ..facts import DIGIT, HINT, Fact, Profile, extract, statements_of, title_version
+from ..facts import DIGIT, HINT, Fact, Profile, extract, may_remove, statements_of, title_version
 from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir, file_sha256
@@ -329,7 +329,7 @@ def _claim_blocks(doc: Document) -> Document:
     near_table = {i + d for i, b in enumerate(blocks) if b.kind == "table" for d in (-1, 0, 1)}
     kept = [b for i, b in enumerate(blocks)
             if i in near_table or (b.kind != "heading" and ((DIGIT.search(b.text) and hint.search(b.text))
-                                                           or "default" in b.text.lower()))]
+                                                           or "default" in b.text.lower() or may_remove(b.text)))]
     return replace(doc, blocks=kept)
 
 
