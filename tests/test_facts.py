@@ -98,9 +98,10 @@ def test_what_is_not_a_current_fact() -> None:
     assert all(f.plan for f in facts_of("Go 1.19 will require macOS 10.13 or later.", title="Go 1.18 Release Notes"))
     assert facts_of("This release does not require Python 3.6 or later.") == []  # a negation
     assert facts_of("v2-beta of the widget requires nothing new.") == []  # no value
-    # support added for a new version (Starlette's notes) says nothing of the oldest one supported
-    assert facts_of("Officially support Python 3.12 [#2214].") == []
-    assert facts_of("Add support for Python 3.13.") == []
+    # support added for a new version (Starlette's notes) says nothing of the oldest one supported:
+    # it is the newest one supported
+    assert [(f.key, f.value) for f in facts_of("Officially support Python 3.12 [#2214].")] == [(("max", "python", ""), (3, 12))]
+    assert [(f.key, f.value) for f in facts_of("Add support for Python 3.13.")] == [(("max", "python", ""), (3, 13))]
     # ... where a bound does: and an adverb is nobody's role ("(officially)" made a second timeline)
     (fact,) = facts_of("Requests officially supports Python 3.10+.")
     assert (fact.key, fact.value) == (("min", "python", "requests"), (3, 10))

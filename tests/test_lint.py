@@ -893,6 +893,23 @@ def test_a_note_is_stale_against_the_version_after_a_drop(ws, settings):
     assert "update the note to Python 3.10" in stale.message
 
 
+def test_the_newest_version_supported_has_a_timeline_and_an_older_one_in_a_note_is_stale(ws, settings):
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "- Drop support for Python 3.9.\n", "- Drop support for Python 3.9.\n- Test against Python 3.14.\n").replace(
+        "- Quill supports Python 3.9 and newer.\n", "- Quill supports Python 3.9 and newer.\n- Add support for Python 3.13.\n"))
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Quill supports Python up to 3.13, so the new CI image has to wait.\n"  # line 3: stale
+                                  "- Quill is tested against Python 3.14 at most.\n")  # line 4: current
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-newest-python-version-supported.md").read_text(encoding="utf-8")
+    assert "Current: **Python 3.14**, 4.1" in timeline and "Test against Python 3.14." in timeline
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    where = sorted((f.paths[0], f.lines[0]) for f in found if f.paths[0].startswith("raw/notes/"))
+    assert where == [("raw/notes/runbook.md", 3)], [f.message for f in found]
+
+
 def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     """The changelog says `QUILL_ENV` and `site.theme_dir` went and `render_many` was renamed:
     a note that still uses them is stale; one that says it moved off them, a name that came

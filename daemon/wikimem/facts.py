@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 14  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 15  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -125,6 +125,16 @@ _SUPPORTS = re.compile(
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
+# the newest version supported, as a release adds it: "Add support for Python 3.14", "Test against
+# Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
+# Python up to 3.13", "tested against Python 3.14 at most"
+_ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
+                           r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+(?:the\s+)?"
+                           r"(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
+                           r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
+                           r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+_UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
+                    r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
 _LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s*:\s*$",
                       re.I)
@@ -243,7 +253,8 @@ _BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with",
+                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
+                  r"up to|at most",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
@@ -462,7 +473,7 @@ def has_hint(text: str, release: bool = False) -> bool:
     return _HINT_LOW.search(low) is not None or (release and "use" in low)
 
 
-_LABELS = {"min": "minimum", "default": "default", "value": "version", "supported": "supported"}
+_LABELS = {"min": "minimum", "default": "default", "value": "version", "supported": "supported", "max": "newest"}
 
 
 @dataclass(frozen=True)
@@ -896,6 +907,15 @@ def _described(subject: str) -> str:
     return re.sub(r"\(.*$", "", name).lower()
 
 
+_VERB_BEFORE = re.compile(r"\b(?:is\s+|are\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
+                          r"runs?\s+on|works\s+(?:on|with)|handles?|works)\s*$", re.I)
+_ANY_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
+
+
+def _numbers_of(v: tuple[int, ...]) -> str:
+    return ".".join(map(str, v))
+
+
 def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
     """Three versions or more, none of them open-ended: every release supported, listed."""
     return len(versions) >= 3 and not re.search(r"newer|later|higher|above|\+|>=|\bfrom\b|\bto\b|-|–", listed)
@@ -1062,11 +1082,39 @@ def extract(doc: Statements) -> list[Fact]:
                 # lint compares it with the oldest the product supports now
                 if scope and not plan_here:
                     add(("supported", name, scope), versions[0], f"{m.group('name')} {listed}", False, at)
+                elif not scope and at and release_doc and not _ANY_DROP.search(sentence):
+                    add(("max", name, ""), versions[0], f"{m.group('name')} {listed}", plan_here, at)  # the newest, added
                 continue
             newest = max(versions) if _is_list(listed, versions) else ()
             # who supports it: "Six supports Python 2.7" is six's, not its folder's neighbours'
             # (the product itself, "it" and "this release" leave the role empty)
             add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
+            if newest:  # ... and its newest is the newest supported
+                add(("max", name, scope), newest, f"{m.group('name')} {_numbers_of(newest)}", plan_here, at)
+        # --- the newest version supported: added by a release ("Add support for Python 3.14"), or
+        # bounded ("supports Python up to 3.13", "tested against Python 3.14 at most")
+        for m in _ADDS_SUPPORT.finditer(sentence) if ("support" in low or "test" in low) and not past else ():
+            name = entity(m.group("name") or m.group("name2"))
+            versions = _versions(m.group("list") or m.group("list2"))
+            if not name or not versions or (product and name == product) or _ANY_DROP.search(sentence):
+                continue
+            if any(a <= m.start() < b for a, b in taken) or _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
+                continue
+            if _OPEN_ENDED.search(sentence[m.end() : m.end() + 12]):
+                continue  # "officially supports Python 3.10+": the oldest supported, not the newest
+            scope, at = whose(sentence[: m.start()])
+            taken.append((m.start(), m.end()))
+            add(("max", name, scope), max(versions), f"{m.group('name') or m.group('name2')} {_numbers_of(max(versions))}",
+                plan_here, at)
+        for m in _UP_TO.finditer(sentence) if ("up to" in low or "most" in low) and not past else ():
+            name = entity(m.group("name") or m.group("name2"))
+            ver = m.group("ver") or m.group("ver2")
+            if not name or name in STOPWORDS or (product and name == product) or any(a <= m.start() < b for a, b in taken):
+                continue
+            # who: the words before the verb ("attrs supports Python up to 3.13")
+            scope, at = whose(_VERB_BEFORE.sub("", sentence[: m.start()]))
+            taken.append((m.start(), m.end()))
+            add(("max", name, scope), _version(ver), f"{m.group('name') or m.group('name2')} {ver}", plan_here, at)
         drops = "support" in low or "dropped" in low
         for many in _DROPPED_MANY.finditer(sentence) if drops else ():
             scope, at = whose(sentence[: many.start()])
@@ -1421,4 +1469,6 @@ def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
     if relation == "value":
         return f"{shown} version" + (f" ({role})" if role else "")
     what = _LABELS.get(relation, relation)
+    if relation == "max":
+        return f"newest {shown} version supported" + (f" ({role})" if role else "")
     return f"{what} {shown} version" + (f" ({role})" if role else "")

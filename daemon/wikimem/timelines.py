@@ -203,6 +203,11 @@ def _agree(claim_value: tuple[int, ...], above: bool, f: Fact) -> bool:
 def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str, str], newest: str | None,
             newest_date: str | None = None, named: Iterable[tuple[int, ...]] = ()) -> _Claim | None:
     """The claim a timeline makes, or None when its evidence makes none (see the module's docstring)."""
+    if key[0] == "max":
+        # the newest version supported only grows: the highest any statement gives, the newest
+        # release's statement of it first
+        top = max(outcomes, key=lambda f: (f.value, f.release_key or (), f.date or ""))
+        return _Claim(top, _strong(top, newest, kinds, newest_date), _value_text(top), top.value)
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
                    and f.change in states), key=lambda f: (f.source, f.line))

@@ -583,7 +583,10 @@ def _stale(ctx: Context, read: _Read, tracked: dict[tuple[str, str, str], list[T
     mine = release_numbers(c.release)
     if mine and top and mine[:2] < top[:2]:
         return  # about an older release ("Acme 1.4 supported Python 3.6"): history, not a stale note
-    if wanted == "min":
+    if wanted == "max":
+        # an older newest version is stale; a newer one is the note's own hope
+        stale = c.value < t.bound and not compatible(c.value, t.bound)
+    elif wanted == "min":
         # an older minimum is stale; a higher one is the note's own choice, not the product's
         stale = (c.value <= t.bound or compatible(c.value, t.bound)) if t.above else \
             (c.value < t.bound and not compatible(c.value, t.bound))
