@@ -907,13 +907,14 @@ def _described(subject: str) -> str:
     return re.sub(r"\(.*$", "", name).lower()
 
 
+def dotted(v: tuple[int, ...]) -> str:
+    """A version's numbers as written: (3, 10) -> "3.10"."""
+    return ".".join(map(str, v))
+
+
 _VERB_BEFORE = re.compile(r"\b(?:is\s+|are\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
                           r"runs?\s+on|works\s+(?:on|with)|handles?|works)\s*$", re.I)
 _ANY_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
-
-
-def _numbers_of(v: tuple[int, ...]) -> str:
-    return ".".join(map(str, v))
 
 
 def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
@@ -941,8 +942,8 @@ _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
 
 def may_remove(text: str) -> bool:
     """Whether a sentence may say a release removed, renamed or restored a name (removed_names reads it)."""
-    return "`" in text and ("emov" in text or "enam" in text or "rop" in text or "estor" in text or "add" in text
-                            or "ntroduc" in text)
+    return "`" in text and ("emov" in text or "enam" in text or "Drop" in text or "drop" in text or "estor" in text
+                            or "e-add" in text or "eadd" in text or "eintroduc" in text)
 
 
 def removed_names(sentence: str) -> list[tuple[str, str]]:
@@ -1090,7 +1091,7 @@ def extract(doc: Statements) -> list[Fact]:
             # (the product itself, "it" and "this release" leave the role empty)
             add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
             if newest:  # ... and its newest is the newest supported
-                add(("max", name, scope), newest, f"{m.group('name')} {_numbers_of(newest)}", plan_here, at)
+                add(("max", name, scope), newest, f"{m.group('name')} {dotted(newest)}", plan_here, at)
         # --- the newest version supported: added by a release ("Add support for Python 3.14"), or
         # bounded ("supports Python up to 3.13", "tested against Python 3.14 at most")
         for m in _ADDS_SUPPORT.finditer(sentence) if ("support" in low or "test" in low) and not past else ():
@@ -1104,7 +1105,7 @@ def extract(doc: Statements) -> list[Fact]:
                 continue  # "officially supports Python 3.10+": the oldest supported, not the newest
             scope, at = whose(sentence[: m.start()])
             taken.append((m.start(), m.end()))
-            add(("max", name, scope), max(versions), f"{m.group('name') or m.group('name2')} {_numbers_of(max(versions))}",
+            add(("max", name, scope), max(versions), f"{m.group('name') or m.group('name2')} {dotted(max(versions))}",
                 plan_here, at)
         for m in _UP_TO.finditer(sentence) if ("up to" in low or "most" in low) and not past else ():
             name = entity(m.group("name") or m.group("name2"))

@@ -50,6 +50,7 @@ from .facts import (
     Profile,
     at_least,
     compatible,
+    dotted,
     is_choice,
     label,
     product_role,
@@ -114,10 +115,6 @@ def _name(f: Fact) -> str:
     return " ".join(names[: max(1, len(f.key[1].split()))]) if names else ""
 
 
-def _numbers(v: tuple[int, ...]) -> str:
-    return ".".join(map(str, v))
-
-
 def _value_text(f: Fact) -> str:
     text = " ".join(f.value_text.split())
     if is_choice(f):
@@ -127,9 +124,9 @@ def _value_text(f: Fact) -> str:
     if f.change == "last":
         return f"last release supporting {text}"
     if f.change == "from":
-        return _numbers(f.value) + " (was " + _numbers(f.old) + ")"
+        return dotted(f.value) + " (was " + dotted(f.old) + ")"
     if f.newest:
-        return f"{_name(f)} {_numbers(f.value)}".strip()
+        return f"{_name(f)} {dotted(f.value)}".strip()
     return text
 
 
@@ -189,7 +186,7 @@ def successor(dropped: tuple[int, ...], named: Iterable[tuple[int, ...]]) -> tup
     same = sorted({v[-1] for v in named if len(v) == len(dropped) and v[:-1] == dropped[:-1]})
     if after[-1] in same:
         return after
-    if any(x > after[-1] for x in same) and any(b - a == 1 for a, b in zip(same, same[1:])):
+    if any(x > after[-1] for x in same) and any(b - a == 1 for a, b in zip(same, same[1:], strict=False)):
         return after
     return None
 
@@ -245,11 +242,11 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         if stated is not None:
             claim = _Claim(stated, _strong(stated, newest, kinds, newest_date), _value_text(stated), stated.value)
         elif (after := successor(n.value, named)) is not None:
-            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"{_name(n)} {_numbers(after)}".strip(), after,
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"{_name(n)} {dotted(after)}".strip(), after,
                            after=n.value)
         else:
             name = _name(n)
-            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"above {name} {_numbers(n.value)}".replace("  ", " "), n.value, True)
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"above {name} {dotted(n.value)}".replace("  ", " "), n.value, True)
     else:
         claim = _Claim(n, _strong(n, newest, kinds, newest_date), _value_text(n), n.value)
     if key[0] != "min":
@@ -421,9 +418,9 @@ def render(t: Timeline, pages_of: dict[str, str]) -> str:
     else:
         now = claim_line(t)
     if t.current.newest:
-        now += f" (the oldest listed, up to {_numbers(t.current.newest)})"
+        now += f" (the oldest listed, up to {dotted(t.current.newest)})"
     if t.after:
-        now += f", the version after {inert(_name(t.current))} {_numbers(t.after)}, which it drops".replace("  ", " ")
+        now += f", the version after {inert(_name(t.current))} {dotted(t.after)}, which it drops".replace("  ", " ")
     now += f": {quote(t.current)}."
     if t.replaced is not None:
         if t.replaced.change == "drop":

@@ -35,6 +35,7 @@ from ..facts import (
     atomic_value,
     choice_key,
     compatible,
+    dotted,
     extract,
     has_hint,
     is_choice,
@@ -162,13 +163,9 @@ def _pages_for(ctx: Context, raw: str) -> list[str]:
     return list(index.get(raw, []))
 
 
-def _fmt(v: tuple[int, ...]) -> str:
-    return ".".join(map(str, v))
-
-
 def _said(c: Claim) -> str:
     """A claim's value for a finding's evidence: its numbers, or a word value as written."""
-    return " ".join(c.value_text.split()) if is_choice(c) else _fmt(c.value)
+    return " ".join(c.value_text.split()) if is_choice(c) else dotted(c.value)
 
 
 def _rkey(c: Claim) -> tuple[object, ...] | None:
