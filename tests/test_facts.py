@@ -506,6 +506,23 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("Remove `Schema`'s `context_vars` attribute.") == [("context_vars", "removed")]
     assert removed_names("`old_hook` is deprecated and will be removed in 3.0.") == []
     assert removed_names("Drop support for Python 3.7.") == []
+    # what went is not the name: a restriction on it, a use of it, or a name the reason mentions
+    assert removed_names("Remove `max_parts` restriction from form parsing.") == []
+    assert removed_names("Remove usage of `warnings.catch_warnings`.") == []
+    assert removed_names("Removed top-level imports to prevent errors when setting `ACME_REACTOR`.") == []
+
+
+def test_a_release_adding_a_version_states_the_newest_supported() -> None:
+    for sentence in ("Support Python 3.15 [#3508].", "Support for Python 3.15.", "Add official Python 3.15 support.",
+                     "Python 3.15 support.", "Python 3.15 is now supported. Wheels come later.",
+                     "Add syntactic support for Python 3.15 (#5048)", "Test against Python 3.15.",
+                     "Added explicit support for Python 3.15."):
+        assert [(f.key, f.value) for f in facts_of(sentence, "2.0")] == [(("max", "python", ""), (3, 15))], sentence
+    # a drop or a deprecation, an open end, and a feature of a version are not
+    for sentence in ("Support for Python 3.8 has been dropped.", "Python 3.7 support is deprecated.",
+                     "Add `partitioned` to `delete_cookie()` on Python 3.14 and later.",
+                     "Added support for the `zstd` module that is new in Python 3.14."):
+        assert not [f for f in facts_of(sentence, "2.0") if f.key[0] == "max"], sentence
 
 
 def test_a_support_table_states_the_oldest_version_it_lists(ws: Workspace) -> None:

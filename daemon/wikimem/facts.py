@@ -133,6 +133,15 @@ _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\
                            r"(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
                            r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
                            r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+# ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
+# support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
+# "Python 3.15 is now supported"
+_SUPPORT_ITEM = re.compile(r"^\W*(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
+                           r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
+                           r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
+                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support\b)"
+                           r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
+                           r"supported\b", re.I)
 _UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
                     r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
@@ -935,7 +944,18 @@ _REMOVE_HEAD = re.compile(r"^(?:[*_]*(?:backwards?[- ]incompatible|breaking(?:\s
 _REMOVED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b", re.I)
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
-_WHERE_FROM = re.compile(r"\s(?:from|in|on|of)\s|\(", re.I)  # "... from `marshmallow.utils`": where, not what
+# where what was removed ends: "... from `marshmallow.utils`" (where), "... to prevent errors when
+# setting `X`" (why); a comma or "and" between two names goes on
+_WHERE_FROM = re.compile(r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|"
+                         r"instead|now)\s|\(|[;]|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
+# what a name removed may be called after it ("`on_event()` decorator", "`FLASK_ENV` environment
+# variable"); another word there says something else went ("`max_form_parts` restriction")
+_CODE_KINDS = frozenset("""parameter parameters argument arguments attribute attributes method methods function functions
+class classes property properties decorator decorators module modules option options setting settings config
+configuration key keys variable variables environment field fields alias aliases flag flags constant constants hook hooks
+command commands keyword type types helper helpers shim shims extra extras entry entries object objects
+""".split())
+_USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
 _SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
 _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
 
@@ -967,6 +987,10 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         for span in _SPAN.finditer(chunk):
             if span.group("owner"):
                 continue  # `Schema`'s `context`: what it belongs to stays
+            after = re.match(r"\s*([A-Za-z]+)", chunk[span.end():])
+            if (after and after.group(1).lower() not in _CODE_KINDS and after.group(1).lower() not in ("and", "or")) \
+                    or _USE_OF.search(chunk[: span.start()]):
+                continue  # "`max_form_parts` restriction", "usage of `x`": the name stays
             ident = _IDENTIFIER.fullmatch(span.group(1).strip())
             if ident is None:
                 continue  # a signature, a command line, a value
@@ -1094,9 +1118,11 @@ def extract(doc: Statements) -> list[Fact]:
                 add(("max", name, scope), newest, f"{m.group('name')} {dotted(newest)}", plan_here, at)
         # --- the newest version supported: added by a release ("Add support for Python 3.14"), or
         # bounded ("supports Python up to 3.13", "tested against Python 3.14 at most")
-        for m in _ADDS_SUPPORT.finditer(sentence) if ("support" in low or "test" in low) and not past else ():
-            name = entity(m.group("name") or m.group("name2"))
-            versions = _versions(m.group("list") or m.group("list2"))
+        adds = [*_ADDS_SUPPORT.finditer(sentence), *(_SUPPORT_ITEM.finditer(sentence) if release_doc or section_release else ())] \
+            if ("support" in low or "test" in low) and not past else []
+        for m in adds:
+            name = entity(m.group("name") or m.group("name2") or m.groupdict().get("name3") or "")
+            versions = _versions(m.group("list") or m.group("list2") or m.groupdict().get("list3") or "")
             if not name or not versions or (product and name == product) or _ANY_DROP.search(sentence):
                 continue
             if any(a <= m.start() < b for a, b in taken) or _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
@@ -1105,8 +1131,8 @@ def extract(doc: Statements) -> list[Fact]:
                 continue  # "officially supports Python 3.10+": the oldest supported, not the newest
             scope, at = whose(sentence[: m.start()])
             taken.append((m.start(), m.end()))
-            add(("max", name, scope), max(versions), f"{m.group('name') or m.group('name2')} {dotted(max(versions))}",
-                plan_here, at)
+            written = m.group("name") or m.group("name2") or m.groupdict().get("name3") or ""
+            add(("max", name, scope), max(versions), f"{written} {dotted(max(versions))}", plan_here, at)
         for m in _UP_TO.finditer(sentence) if ("up to" in low or "most" in low) and not past else ():
             name = entity(m.group("name") or m.group("name2"))
             ver = m.group("ver") or m.group("ver2")
