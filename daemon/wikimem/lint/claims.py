@@ -465,13 +465,17 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
         return
     products = {c.series for c in gone.values()}
     docs = cache(ctx)
+    # one scan of a document's words finds every name it may use (a dotted name by its last part)
+    token = {k: k.rsplit(".", 1)[-1] for k in gone}
+    scan = re.compile(r"(?<= )(?:" + "|".join(sorted(map(re.escape, set(token.values())), key=len, reverse=True))
+                      + r")(?= )")
     for path in sorted(ctx.raw_files):
         d = docs.get(path)
         s = read.series.get(path)
         if d is None or d.skipped or s is None or (s.product and s.product in products):
             continue
-        words = d.words
-        hits = [k for k in gone if f" {k} " in words or ("." in k and all(f" {w} " in words for w in k.split(".")))]
+        found = set(scan.findall(d.words))
+        hits = [k for k in gone if token[k] in found]
         if not hits:
             continue
         try:
