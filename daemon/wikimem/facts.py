@@ -129,19 +129,22 @@ _SUPPORTS = re.compile(
 # Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
 # Python up to 3.13", "tested against Python 3.14 at most"
 _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
-                           r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+(?:the\s+)?"
+                           r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+"
                            r"(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
                            r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
                            r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
 # ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
 # support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
 # "Python 3.15 is now supported"
-_SUPPORT_ITEM = re.compile(r"^\W*(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
+_SUPPORT_ITEM = re.compile(r"^\W*(?:[^:]{1,40}:\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
                            r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
                            r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
-                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support\b)"
+                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\W*$|\s*[(\[]))"
                            r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
                            r"supported\b", re.I)
+# what may follow a version a release adds support for: the sentence's end, a reference, another
+# version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's)
+_ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially)\b)", re.I)
 _UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
                     r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
@@ -1129,6 +1132,8 @@ def extract(doc: Statements) -> list[Fact]:
                 continue
             if _OPEN_ENDED.search(sentence[m.end() : m.end() + 12]):
                 continue  # "officially supports Python 3.10+": the oldest supported, not the newest
+            if not _ADDED_ENDS.match(sentence, m.end()):
+                continue  # "Added support for Python 3.10 `match/case` syntax": a feature of it
             scope, at = whose(sentence[: m.start()])
             taken.append((m.start(), m.end()))
             written = m.group("name") or m.group("name2") or m.groupdict().get("name3") or ""

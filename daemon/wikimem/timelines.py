@@ -201,9 +201,10 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
             newest_date: str | None = None, named: Iterable[tuple[int, ...]] = ()) -> _Claim | None:
     """The claim a timeline makes, or None when its evidence makes none (see the module's docstring)."""
     if key[0] == "max":
-        # the newest version supported only grows: the highest any statement gives, the newest
-        # release's statement of it first
-        top = max(outcomes, key=lambda f: (f.value, f.release_key or (), f.date or ""))
+        # the newest version supported: the newest release's statement of it (its highest), since
+        # it grows release by release; the highest value of all could be another numbering of
+        # the name (a runtime's own versions before the language versions it implements)
+        top = max(outcomes, key=lambda f: (f.release is not None, f.release_key or (), f.date or "", f.value))
         return _Claim(top, _strong(top, newest, kinds, newest_date), _value_text(top), top.value)
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
