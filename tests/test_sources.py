@@ -735,3 +735,47 @@ def test_a_sentence_does_not_end_inside_a_code_span(tmp_path: Path) -> None:
     assert [s.text for s in analyze(doc).sentences if s.kind == "para"] == [
         "SQLite does not support the `SELECT ... FOR UPDATE` syntax.", "Calling it will have no effect.",
         "Use `a.b`.", "Done."]
+
+
+SETEXT_CASES = [
+    "Title\n=====\n\ntext\n",
+    "Title\n-----\nmore\n",
+    "one line\ntwo lines\n===\n",
+    "a paragraph\n- a list item that ends it\n- another\n---\n",
+    "a paragraph\n> a quote\n---\n",
+    "> quoted title\n> ---\n\n> quoted\n---\n",
+    "- item title\n  ---\n- item\n---\n",
+    "text\n    ---\n",
+    "text\n   ===\n",
+    "text\n= =\n",
+    "text\n--- a\n",
+    "text\n```\ncode\n```\n---\n",
+    "| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "term\n: its definition\n---\n",
+    "text[^1]\n\n[^1]: a note\n    ---\n",
+    "  indented\n  ---\n\n\tTabbed\n\t===\n",
+    "para\n<div>\n---\n</div>\n",
+    "para\n# heading\n---\n",
+    "lazy\n> quote\nlazy line\n===\n",
+]
+
+
+@pytest.mark.parametrize("text", SETEXT_CASES)
+def test_the_setext_heading_rule_asked_first_parses_as_markdown_its_own(text: str) -> None:
+    """sources.markdown asks whether a paragraph has a line that could underline it before
+    markdown-it's setext heading rule walks its lines: the tokens are markdown-it's own."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.deflist import deflist_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+
+    from wikimem.sources.markdown import _parser
+
+    plain = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    plain.use(deflist_plugin).use(footnote_plugin)
+    plain.disable("inline")
+
+    def shown(md: MarkdownIt) -> list[tuple]:
+        return [(t.type, t.tag, t.nesting, t.map, t.content, t.markup, t.info, t.level, t.hidden)
+                for t in md.parse(text, {})]
+
+    assert shown(_parser()) == shown(plain)

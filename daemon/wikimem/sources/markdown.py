@@ -59,7 +59,38 @@ def _parser() -> MarkdownIt:
     md.use(deflist_plugin).use(footnote_plugin)
     # inline parsing is run by hand (see MAX_INLINE)
     md.disable("inline")
+    md.block.ruler.at("lheading", _setext_heading(md.block.ruler.getRules("")))
     return md
+
+
+def _setext_heading(rules: list[Any]) -> Any:
+    """markdown-it's setext heading rule, asked first whether the paragraph that starts at a
+    line has a line that could underline it: one opening with `=` or `-` before the next blank
+    line. The rule itself walks those lines asking every rule that can end a paragraph about
+    each (in their silent mode, which changes nothing), and is tried at every paragraph before
+    the paragraph rule walks the same lines again: a sixth of reading a Markdown file. A
+    paragraph without such a line is no heading, and the rule leaves the state as it does when
+    it finds no underline (its parent type set to "paragraph")."""
+    from markdown_it.rules_block import lheading
+
+    original = next((rule for rule in rules if rule is lheading), lheading)
+
+    def setext_heading(state: Any, start: int, end: int, silent: bool) -> bool:
+        if state.is_code_block(start):
+            return False
+        src, begins, shifts, ends = state.src, state.bMarks, state.tShift, state.eMarks
+        line = start + 1
+        while line < end:
+            at = begins[line] + shifts[line]
+            if at >= ends[line]:
+                break  # a blank line ends the paragraph
+            if src[at] in "=-":
+                return bool(original(state, start, end, silent))
+            line += 1
+        state.parentType = "paragraph"
+        return False
+
+    return setext_heading
 
 
 def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None,
