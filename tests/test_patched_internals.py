@@ -4,8 +4,9 @@ sources/rst.py swaps parts of docutils' state machine and inliner for the time o
 sources/markdown.py asks a question before markdown-it's setext heading rule, and
 search/index.py subclasses whoosh's segment writer and codec and writes its files with whoosh's
 own packing (an ID field's posting made as whoosh's field, format and tokenizer make it).
-pyproject.toml bounds docutils and whoosh from above; this test fails, saying what changed, when an installed version (even a patch release within the bounds) changes the source
-of anything patched, or drops a name the patches use. Then: read the upstream change, make the
+pyproject.toml bounds docutils and whoosh from above; this test fails, saying what changed, when
+an installed version (even a patch release within the bounds) changes the source of anything
+patched, or drops a name the patches use. Then: read the upstream change, make the
 patch do what the new original does, and record the new fingerprint here.
 """
 
