@@ -1,7 +1,8 @@
 """The library internals wikimem patches or subclasses are the ones its patches were written for.
 
 sources/rst.py swaps parts of docutils' state machine and inliner for the time of a parse,
-sources/markdown.py asks a question before markdown-it's setext heading rule, and
+sources/markdown.py asks a question before markdown-it's setext heading rule and
+runs its paragraph rule asking one before the rules that end a paragraph, and
 search/index.py subclasses whoosh's segment writer and codec and writes its files with whoosh's
 own packing (an ID field's posting made as whoosh's field, format and tokenizer make it).
 pyproject.toml bounds docutils and whoosh from above; this test fails, saying what changed, when
@@ -73,7 +74,24 @@ WHOOSH = {
 
 MARKDOWN_IT = {
     ("markdown_it.rules_block.lheading", "lheading"): "fe2975a75a39",
+    ("markdown_it.rules_block.paragraph", "paragraph"): "252d4e2c8831",
     ("markdown_it.rules_block", "lheading"): None,
+    ("markdown_it.common.utils", "mdTrim"): None,
+    # the rules that can end a paragraph, each matching only lines that open with one of the
+    # characters sources/markdown.py's paragraph rule asks about first
+    ("markdown_it.rules_block.table", "table"): "b096f8abe5a0",
+    ("markdown_it.rules_block.fence", "make_fence_rule"): "904d28537ba5",
+    ("markdown_it.rules_block.blockquote", "blockquote"): "1968fd47b0b3",
+    ("markdown_it.rules_block.hr", "hr"): "7cdd114327ca",
+    ("markdown_it.rules_block.list", "list_block"): "8314bd73148c",
+    ("markdown_it.rules_block.list", "skipBulletListMarker"): "b4f699249043",
+    ("markdown_it.rules_block.list", "skipOrderedListMarker"): "1ed0fc512baf",
+    ("markdown_it.rules_block.html_block", "html_block"): "456ffdd65890",
+    ("markdown_it.rules_block.heading", "heading"): "cf98983ffc8f",
+}
+MDIT_PLUGINS = {
+    ("mdit_py_plugins.footnote.index", "footnote_def"): "e6b7cd6d1521",
+    ("mdit_py_plugins.deflist.index", "deflist_plugin"): "d32555d16955",
 }
 
 
@@ -95,6 +113,7 @@ def fingerprint(module: str, path: str) -> str | None:
     ("docutils", DOCUTILS, "daemon/wikimem/sources/rst.py"),
     ("whoosh-reloaded", WHOOSH, "daemon/wikimem/search/index.py"),
     ("markdown-it-py", MARKDOWN_IT, "daemon/wikimem/sources/markdown.py"),
+    ("mdit-py-plugins", MDIT_PLUGINS, "daemon/wikimem/sources/markdown.py"),
 ])
 def test_the_patched_internals_are_the_ones_the_patches_expect(library: str, table: dict, patcher: str) -> None:
     changed = []

@@ -757,13 +757,29 @@ SETEXT_CASES = [
     "para\n<div>\n---\n</div>\n",
     "para\n# heading\n---\n",
     "lazy\n> quote\nlazy line\n===\n",
+    "a paragraph\nheader | cells\n---|---\n1 | 2\n",
+    "a paragraph\n| a | b |\n|:-:|--|\n",
+    "a paragraph\n2. not a list that ends it\n1. a list that does\n",
+    "a paragraph\n* star item\n+ plus item\n",
+    "a paragraph\n***\n___\n",
+    "a paragraph\n~~~\ncode\n~~~\n",
+    "a paragraph\n<!-- comment -->\n<p>html</p>\n",
+    "a paragraph\n[^note]: a footnote\n[label]: /a/link\n",
+    "a term\n: its definition\n  more\n~ another\n",
+    "- item\n  lazy text\ncontinued\n  # heading in item\n",
+    "> quote\ncontinued lazily\n> > nested\nlazy again\n",
+    "para with trailing spaces  \nnext line\\\nlast\n",
+    "    code block\nparagraph\n    indented continuation\n",
+    "para\n:not a definition\n:: nor this\n",
+    "para\n１２. full-width digits\n",
 ]
 
 
 @pytest.mark.parametrize("text", SETEXT_CASES)
-def test_the_setext_heading_rule_asked_first_parses_as_markdown_its_own(text: str) -> None:
+def test_the_setext_heading_and_paragraph_rules_asked_first_parse_as_markdown_its_own(text: str) -> None:
     """sources.markdown asks whether a paragraph has a line that could underline it before
-    markdown-it's setext heading rule walks its lines: the tokens are markdown-it's own."""
+    markdown-it's setext heading rule walks its lines, and whether a line could end a paragraph
+    before asking the rules that end one: the tokens are markdown-it's own."""
     from markdown_it import MarkdownIt
     from mdit_py_plugins.deflist import deflist_plugin
     from mdit_py_plugins.footnote import footnote_plugin
