@@ -1,10 +1,13 @@
 """The library internals wikimem patches or subclasses are the ones its patches were written for.
 
-sources/rst.py swaps parts of docutils' state machine and inliner for the time of a parse, and
+sources/rst.py swaps parts of docutils' state machine and inliner for the time of a parse,
+sources/markdown.py asks a question before markdown-it's setext heading rule and
+runs its paragraph rule asking one before the rules that end a paragraph, and
 search/index.py subclasses whoosh's segment writer and codec and writes its files with whoosh's
-own packing. pyproject.toml bounds both libraries from above; this test fails, saying what
-changed, when an installed version (even a patch release within the bounds) changes the source
-of anything patched, or drops a name the patches use. Then: read the upstream change, make the
+own packing (an ID field's posting made as whoosh's field, format and tokenizer make it).
+pyproject.toml bounds docutils and whoosh from above; this test fails, saying what changed, when
+an installed version (even a patch release within the bounds) changes the source of anything
+patched, or drops a name the patches use. Then: read the upstream change, make the
 patch do what the new original does, and record the new fingerprint here.
 """
 
@@ -46,6 +49,9 @@ WHOOSH = {
     ("whoosh.codec.whoosh3", "W3FieldWriter.finish_term"): "ead26346d814",
     ("whoosh.codec.whoosh3", "W3TermInfo.to_bytes"): "182103aeda37",
     ("whoosh.codec.whoosh3", "_lenfield"): "efa07a8a57fa",
+    ("whoosh.fields", "FieldType.index"): "66eb1f868224",
+    ("whoosh.formats", "Existence.word_values"): "dd820da59a36",
+    ("whoosh.analysis.tokenizers", "IDTokenizer.__call__"): "63c12c40e518",
     ("whoosh.codec.whoosh3", "W3Codec"): None,
     ("whoosh.codec.whoosh3", "W3PerDocWriter"): None,
     ("whoosh.codec.whoosh3", "LENGTHS_COLUMN"): None,
@@ -66,6 +72,28 @@ WHOOSH = {
     ("whoosh.columns", "CompressedBytesColumn"): None,
 }
 
+MARKDOWN_IT = {
+    ("markdown_it.rules_block.lheading", "lheading"): "fe2975a75a39",
+    ("markdown_it.rules_block.paragraph", "paragraph"): "252d4e2c8831",
+    ("markdown_it.rules_block", "lheading"): None,
+    ("markdown_it.common.utils", "mdTrim"): None,
+    # the rules that can end a paragraph, each matching only lines that open with one of the
+    # characters sources/markdown.py's paragraph rule asks about first
+    ("markdown_it.rules_block.table", "table"): "b096f8abe5a0",
+    ("markdown_it.rules_block.fence", "make_fence_rule"): "904d28537ba5",
+    ("markdown_it.rules_block.blockquote", "blockquote"): "1968fd47b0b3",
+    ("markdown_it.rules_block.hr", "hr"): "7cdd114327ca",
+    ("markdown_it.rules_block.list", "list_block"): "8314bd73148c",
+    ("markdown_it.rules_block.list", "skipBulletListMarker"): "b4f699249043",
+    ("markdown_it.rules_block.list", "skipOrderedListMarker"): "1ed0fc512baf",
+    ("markdown_it.rules_block.html_block", "html_block"): "456ffdd65890",
+    ("markdown_it.rules_block.heading", "heading"): "cf98983ffc8f",
+}
+MDIT_PLUGINS = {
+    ("mdit_py_plugins.footnote.index", "footnote_def"): "e6b7cd6d1521",
+    ("mdit_py_plugins.deflist.index", "deflist_plugin"): "d32555d16955",
+}
+
 
 def fingerprint(module: str, path: str) -> str | None:
     """The named object's source fingerprint; raises LookupError when the name is gone."""
@@ -84,6 +112,8 @@ def fingerprint(module: str, path: str) -> str | None:
 @pytest.mark.parametrize(("library", "table", "patcher"), [
     ("docutils", DOCUTILS, "daemon/wikimem/sources/rst.py"),
     ("whoosh-reloaded", WHOOSH, "daemon/wikimem/search/index.py"),
+    ("markdown-it-py", MARKDOWN_IT, "daemon/wikimem/sources/markdown.py"),
+    ("mdit-py-plugins", MDIT_PLUGINS, "daemon/wikimem/sources/markdown.py"),
 ])
 def test_the_patched_internals_are_the_ones_the_patches_expect(library: str, table: dict, patcher: str) -> None:
     changed = []

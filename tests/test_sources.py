@@ -735,3 +735,63 @@ def test_a_sentence_does_not_end_inside_a_code_span(tmp_path: Path) -> None:
     assert [s.text for s in analyze(doc).sentences if s.kind == "para"] == [
         "SQLite does not support the `SELECT ... FOR UPDATE` syntax.", "Calling it will have no effect.",
         "Use `a.b`.", "Done."]
+
+
+SETEXT_CASES = [
+    "Title\n=====\n\ntext\n",
+    "Title\n-----\nmore\n",
+    "one line\ntwo lines\n===\n",
+    "a paragraph\n- a list item that ends it\n- another\n---\n",
+    "a paragraph\n> a quote\n---\n",
+    "> quoted title\n> ---\n\n> quoted\n---\n",
+    "- item title\n  ---\n- item\n---\n",
+    "text\n    ---\n",
+    "text\n   ===\n",
+    "text\n= =\n",
+    "text\n--- a\n",
+    "text\n```\ncode\n```\n---\n",
+    "| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "term\n: its definition\n---\n",
+    "text[^1]\n\n[^1]: a note\n    ---\n",
+    "  indented\n  ---\n\n\tTabbed\n\t===\n",
+    "para\n<div>\n---\n</div>\n",
+    "para\n# heading\n---\n",
+    "lazy\n> quote\nlazy line\n===\n",
+    "a paragraph\nheader | cells\n---|---\n1 | 2\n",
+    "a paragraph\n| a | b |\n|:-:|--|\n",
+    "a paragraph\n2. not a list that ends it\n1. a list that does\n",
+    "a paragraph\n* star item\n+ plus item\n",
+    "a paragraph\n***\n___\n",
+    "a paragraph\n~~~\ncode\n~~~\n",
+    "a paragraph\n<!-- comment -->\n<p>html</p>\n",
+    "a paragraph\n[^note]: a footnote\n[label]: /a/link\n",
+    "a term\n: its definition\n  more\n~ another\n",
+    "- item\n  lazy text\ncontinued\n  # heading in item\n",
+    "> quote\ncontinued lazily\n> > nested\nlazy again\n",
+    "para with trailing spaces  \nnext line\\\nlast\n",
+    "    code block\nparagraph\n    indented continuation\n",
+    "para\n:not a definition\n:: nor this\n",
+    "para\n１２. full-width digits\n",
+]
+
+
+@pytest.mark.parametrize("text", SETEXT_CASES)
+def test_the_setext_heading_and_paragraph_rules_asked_first_parse_as_markdown_its_own(text: str) -> None:
+    """sources.markdown asks whether a paragraph has a line that could underline it before
+    markdown-it's setext heading rule walks its lines, and whether a line could end a paragraph
+    before asking the rules that end one: the tokens are markdown-it's own."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.deflist import deflist_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+
+    from wikimem.sources.markdown import _parser
+
+    plain = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    plain.use(deflist_plugin).use(footnote_plugin)
+    plain.disable("inline")
+
+    def shown(md: MarkdownIt) -> list[tuple]:
+        return [(t.type, t.tag, t.nesting, t.map, t.content, t.markup, t.info, t.level, t.hidden)
+                for t in md.parse(text, {})]
+
+    assert shown(_parser()) == shown(plain)

@@ -443,6 +443,8 @@ def _segment_writer_class() -> type:
     through three generators and a call to the pool, a third of indexing a passage. What it
     writes is whoosh's own (tests/test_search.py builds both); fields of other types, and boosts,
     take whoosh's way."""
+    from whoosh.analysis import IDTokenizer
+    from whoosh.formats import Existence
     from whoosh.writing import SegmentWriter
 
     from .terms import Terms
@@ -450,8 +452,9 @@ def _segment_writer_class() -> type:
     class Writer(SegmentWriter):  # type: ignore[misc]
         def add_document(self, **fields: Any) -> None:
             schema = self.schema
+            known = schema._fields  # the schema's own fields by name (`in schema` also tries its dynamic ones)
             names = sorted(fields)
-            if any(name.startswith("_") or name not in schema for name in names):
+            if any(name.startswith("_") or (name not in known and name not in schema) for name in names):
                 SegmentWriter.add_document(self, **fields)  # boosts, custom stored values, unknown fields
                 return
             self._check_state()
@@ -465,7 +468,7 @@ def _segment_writer_class() -> type:
                     value = fields[name]
                     if value is None:
                         continue
-                    field = schema[name]
+                    field = known.get(name) or schema[name]
                     if field.separate_spelling() or field.vector:
                         raise NotImplementedError(f"field {name!r}: spelling or vectors (none in the index)")
                     length = 0
@@ -476,6 +479,12 @@ def _segment_writer_class() -> type:
                             if found:
                                 counted.append((name, found, field.format.field_boost))
                             length = sum(found.values())
+                        elif type(field.format) is Existence and type(field.analyzer) is IDTokenizer \
+                                and isinstance(value, str):
+                            # a whole value as one term (an ID field): the one posting field.index
+                            # makes of it, without its tokenizer and three generators
+                            other.append((name, [(value.encode("utf-8"), field.format.field_boost * 1.0, b"")]))
+                            length = 1
                         else:
                             items = []
                             for btext, n, weight, vbytes in field.index(value):

@@ -56,12 +56,19 @@ def clean_inline(text: str) -> str:
 
 
 def _clean(text: str) -> str:
+    # each pattern is run only on a text holding the two characters every match of it opens
+    # with or holds side by side, as the text stands after the patterns before it
     text = drop_comments(text)
-    text = MDBOOK.sub("", text)
-    text = SOURCE_IMAGE.sub(lambda m: m.group(1), text)
-    text = SOURCE_LINK.sub(_keep_absolute, text)
-    text = SOURCE_REF_LINK.sub(lambda m: m.group(1), text)
-    text = _FOOTNOTE.sub("", text)
+    if "{{#" in text:
+        text = MDBOOK.sub("", text)
+    if "![" in text:
+        text = SOURCE_IMAGE.sub(lambda m: m.group(1), text)
+    if "](" in text:
+        text = SOURCE_LINK.sub(_keep_absolute, text)
+    if "][" in text:
+        text = SOURCE_REF_LINK.sub(lambda m: m.group(1), text)
+    if "[^" in text:
+        text = _FOOTNOTE.sub("", text)
     if "<" in text:
         text = TAG.sub("", _BR.sub(" ", text))
     text = html.unescape(text) if "&" in text else text

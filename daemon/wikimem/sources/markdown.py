@@ -59,7 +59,90 @@ def _parser() -> MarkdownIt:
     md.use(deflist_plugin).use(footnote_plugin)
     # inline parsing is run by hand (see MAX_INLINE)
     md.disable("inline")
+    md.block.ruler.at("lheading", _setext_heading(md.block.ruler.getRules("")))
+    md.block.ruler.at("paragraph", _paragraph)
     return md
+
+
+# what the first character of a line (after its indent) must be for a rule that can end a
+# paragraph to match it: a fence, a quote, a rule, a list item, a footnote, an HTML block, a
+# heading, a definition; a table's header line is any line whose next line opens with | - or :
+_ENDS_PARAGRAPH = frozenset("`~>*-_+[<#:0123456789")
+_TABLE_RULE_OPENS = frozenset("|-:")
+
+
+def _paragraph(state: Any, start: int, end: int, silent: bool) -> bool:
+    """markdown-it's paragraph rule (rules_block/paragraph.py, the same steps), asking every rule
+    that can end a paragraph about a line only when its first character (or, for a table, the
+    next line's) is one such a rule opens with: each rule checks that character first and, asked
+    in its silent mode, changes nothing when it does not match. A paragraph of ten lines asked
+    nine rules about each."""
+    from markdown_it.common.utils import mdTrim
+
+    line = start + 1
+    terminators = state.md.block.ruler.getRules("paragraph")
+    end = state.lineMax
+    parent = state.parentType
+    state.parentType = "paragraph"
+    src, begins, shifts, ends, indents = state.src, state.bMarks, state.tShift, state.eMarks, state.sCount
+    while line < end:
+        at = begins[line] + shifts[line]
+        if at >= ends[line]:
+            break  # a blank line
+        # indented as code, or a quirk of block quotes: the paragraph goes on
+        if indents[line] - state.blkIndent > 3 or indents[line] < 0:
+            line += 1
+            continue
+        if src[at] not in _ENDS_PARAGRAPH:
+            below = line + 1
+            there = begins[below] + shifts[below] if below < end else 0
+            if below >= end or there >= ends[below] or src[there] not in _TABLE_RULE_OPENS:
+                line += 1
+                continue
+        if any(rule(state, line, end, True) for rule in terminators):
+            break
+        line += 1
+    content = mdTrim(state.getLines(start, line, state.blkIndent, False))
+    state.line = line
+    token = state.push("paragraph_open", "p", 1)
+    token.map = [start, state.line]
+    token = state.push("inline", "", 0)
+    token.content = content
+    token.map = [start, state.line]
+    token.children = []
+    token = state.push("paragraph_close", "p", -1)
+    state.parentType = parent
+    return True
+
+
+def _setext_heading(rules: list[Any]) -> Any:
+    """markdown-it's setext heading rule, asked first whether the paragraph that starts at a
+    line has a line that could underline it: one opening with `=` or `-` before the next blank
+    line. The rule itself walks those lines asking every rule that can end a paragraph about
+    each (in their silent mode, which changes nothing), and is tried at every paragraph before
+    the paragraph rule walks the same lines again: a sixth of reading a Markdown file. A
+    paragraph without such a line is no heading, and the rule leaves the state as it does when
+    it finds no underline (its parent type set to "paragraph")."""
+    from markdown_it.rules_block import lheading
+
+    original = next((rule for rule in rules if rule is lheading), lheading)
+
+    def setext_heading(state: Any, start: int, end: int, silent: bool) -> bool:
+        if state.is_code_block(start):
+            return False
+        src, begins, shifts, ends = state.src, state.bMarks, state.tShift, state.eMarks
+        line = start + 1
+        while line < end:
+            at = begins[line] + shifts[line]
+            if at >= ends[line]:
+                break  # a blank line ends the paragraph
+            if src[at] in "=-":
+                return bool(original(state, start, end, silent))
+            line += 1
+        state.parentType = "paragraph"
+        return False
+
+    return setext_heading
 
 
 def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None,
