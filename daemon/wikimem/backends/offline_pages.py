@@ -303,7 +303,8 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
         # a run whose lines link part pages of their own (a changelog's releases) is a page of
         # links: its first ones are linked from here too, under its line, while they take little
         # room, so the newest release's part is one step from the source page, not two
-        room = HOISTED_BYTES - _size(out)
+        # (only for the page's own top sections: a run deeper in sits in an outline long already)
+        room = HOISTED_BYTES - _size(out) if depth <= 1 else 0
         added: dict[int, list[dict[str, Any]]] = {}
         for at, nested in hubs:
             for x in nested:
