@@ -23,8 +23,9 @@ value: the current value is then the oldest version the documentation still stat
 ("3.1"), else the version after the dropped one where the documents show it exists (they name
 it, or a later one of a series they number one by one: "3.6", "3.7", ... "3.12"; see
 successor), else "above X 3.0". A list of every version supported ("3.10, 3.11, 3.12") states its
-oldest as the minimum. Statements that disagree with nothing to order them make no claim, and
-no page.
+oldest as the minimum. The newest version supported ("Add support for Python 3.14") only grows:
+its current value is the newest release's statement of it. Statements that disagree with
+nothing to order them make no claim, and no page.
 
 Why pages of their own rather than a section of concept pages: a fact's subject ("minimum
 macOS version") is rarely a concept page, search must be able to rank the timeline first for
