@@ -516,7 +516,9 @@ def test_a_release_adding_a_version_states_the_newest_supported() -> None:
     for sentence in ("Support Python 3.15 [#3508].", "Support for Python 3.15.", "Add official Python 3.15 support.",
                      "Python 3.15 support.", "Python 3.15 is now supported. Wheels come later.",
                      "Add syntactic support for Python 3.15 (#5048)", "Test against Python 3.15.",
-                     "Added explicit support for Python 3.15.", "#14524: Add official Python 3.15 support."):
+                     "Added explicit support for Python 3.15.", "#14524: Add official Python 3.15 support.",
+                     "[#14524](https://example.org/14524): Add official Python 3.15 support.",
+                     "Python 3.15 support. [#813](https://example.org/813)"):
         assert [(f.key, f.value) for f in facts_of(sentence, "2.0")] == [(("max", "python", ""), (3, 15))], sentence
     # a drop or a deprecation, an open end, and a feature of a version are not
     for sentence in ("Support for Python 3.8 has been dropped.", "Python 3.7 support is deprecated.",

@@ -136,10 +136,10 @@ _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\
 # ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
 # support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
 # "Python 3.15 is now supported"
-_SUPPORT_ITEM = re.compile(r"^\W*(?:[^:]{1,40}:\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
+_SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,39}):\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
                            r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
                            r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
-                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\W*$|\s*[(\[]))"
+                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\s*(?:[.;:]\s*)?(?:$|[(\[])))"
                            r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
                            r"supported\b", re.I)
 # what may follow a version a release adds support for: the sentence's end, a reference, another
