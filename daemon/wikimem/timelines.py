@@ -206,6 +206,8 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         # it grows release by release; the highest value of all could be another numbering of
         # the name (a runtime's own versions before the language versions it implements)
         top = max(outcomes, key=lambda f: (f.release is not None, f.release_key or (), f.date or "", f.value))
+        if _old(top, newest, newest_date):
+            return None  # the last said of it is majors behind the newest release, which added versions since
         return _Claim(top, _strong(top, newest, kinds, newest_date), _value_text(top), top.value)
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
