@@ -317,27 +317,28 @@ def test_an_older_release_keeps_what_it_removed_before_what_it_fixed(tmp_path: P
         assert any(f.startswith(f"The `OLD_SETTING_{k}` config key") for f in facts), (k, facts)
 
 
-def test_a_figure_named_before_its_number_is_a_key_fact(tmp_path: Path) -> None:
-    # a long page whose few kept sentences go to what says most: the port a service takes is
-    # one of them, though it has no unit after its number
-    filler = [f"The reloader watches the files of module {w} and restarts the server when they change."
+def crowded(title: str, section: str, answers: str, commands: int = 4) -> str:
+    """A long page whose few kept sentences go to what says most: forty plain sentences, a
+    handful that name a command and a number (answers of their own), and `answers` among them."""
+    filler = [f"The worker reads the files of module {w} and restarts the server when they change."
               for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa")] * 4
-    coded = [f"The `serve` command starts {n} copies of the server on a large machine." for n in (2, 3, 4, 6)]
-    text = ("# Development server\n\n## Address already in use\n\n" + "\n\n".join(filler[:20]) + "\n\n" +
-            "\n\n".join(coded) + "\n\nSome systems automatically start a service that uses port 5000.\n\n" +
-            "## Reloading\n\n" + "\n\n".join(filler[20:]) + "\n")
+    coded = [f"The `serve` command starts {n} copies of the server on a large machine." for n in (2, 3, 4, 6, 8, 9)]
+    return (f"# {title}\n\n## {section}\n\n" + "\n\n".join(filler[:20]) + "\n\n" + "\n\n".join(coded[:commands]) +
+            f"\n\n{answers}\n\n## More\n\n" + "\n\n".join(filler[20:]) + "\n")
+
+
+def test_a_figure_named_before_its_number_is_a_key_fact(tmp_path: Path) -> None:
+    # the port a service takes is one of the page's answers, though no unit follows its number
+    text = crowded("Development server", "Address already in use",
+                   "Some systems automatically start a service that uses port 5000.")
     facts = fact_texts(analysed(tmp_path, "server.md", text))
     assert any(f.startswith("Some systems automatically start a service that uses port 5000") for f in facts), facts
 
 
 def test_a_signatures_defaults_and_what_a_named_thing_lets_you_do_are_key_facts(tmp_path: Path) -> None:
-    filler = [f"The parser reads the body of part {w} and hands it to the handler as it arrives."
-              for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa")] * 4
-    coded = [f"The `serve` command starts {n} copies of the server on a large machine." for n in (2, 3, 4, 6, 8, 9)]
-    text = ("# Requests\n\n## Forms\n\n" + "\n\n".join(filler[:20]) + "\n\n" + "\n\n".join(coded) +
-            "\n\nSignature: `request.form(max_files=1000, max_fields=1000)`\n\n"
-            "For more control you can use a `Timeout` instance which lets you specify separate connect and read "
-            "timeouts.\n\n## Bodies\n\n" + "\n\n".join(filler[20:]) + "\n")
+    text = crowded("Requests", "Forms", "Signature: `request.form(max_files=1000, max_fields=1000)`\n\n"
+                   "For more control you can use a `Timeout` instance which lets you specify separate connect and "
+                   "read timeouts.", commands=6)
     facts = fact_texts(analysed(tmp_path, "requests.md", text))
     assert any(f.startswith("Signature: `request.form(max_files=1000") for f in facts), facts
     assert any(f.startswith("For more control you can use a `Timeout` instance") for f in facts), facts

@@ -157,17 +157,21 @@ def test_a_section_of_many_settings_and_no_subsections_is_paged_along_its_settin
     assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
 
 
+def changelog(releases: int = 40) -> str:
+    """A release series, newest first, each release with sections of its own."""
+    lines = ["# Changelog", ""]
+    for n in range(releases, 0, -1):
+        lines += [f"## Version 3.{n} (2026-{1 + n % 12:02d}-{1 + n % 27:02d})", ""]
+        for kind in ("Added", "Fixed", "Changed"):
+            lines += [f"### {kind}", ""] + [f"- {kind} thing {n * 10 + k} in the widget parser, see issue "
+                                            f"{n * 100 + k} for the whole story." for k in range(6)] + [""]
+    return "\n".join(lines)
+
+
 def test_a_changelogs_page_links_its_newest_release_beside_its_date(ws: Workspace) -> None:
     # a release series with sections of its own: the newest release's notes sit a part inside a
     # part; the page's date line links them, so the newest release is one step from the page
-    releases = []
-    for n in range(40, 0, -1):
-        releases += [f"## Version 3.{n} (2026-{1 + n % 12:02d}-{1 + n % 27:02d})", ""]
-        for kind in ("Added", "Fixed", "Changed"):
-            releases += [f"### {kind}", ""] + [f"- {kind} thing {n * 10 + k} in the widget parser, see issue "
-                                               f"{n * 100 + k} for the whole story." for k in range(6)] + [""]
-    source = "\n".join(["# Changelog", "", *releases])
-    write(ws, "changes.md", source)
+    write(ws, "changes.md", changelog())
     compile_(ws)
     page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
     assert parts(ws, "sources/changes")
@@ -181,13 +185,7 @@ def test_a_changelogs_page_links_its_newest_release_beside_its_date(ws: Workspac
 def test_the_newest_releases_parts_are_linked_from_the_changelogs_page(ws: Workspace) -> None:
     # releases with part pages of their own inside a run of releases: the run's page is only
     # links, so its first release parts are listed on the source page under the run's line
-    releases = []
-    for n in range(40, 0, -1):
-        releases += [f"## Version 3.{n} (2026-{1 + n % 12:02d}-{1 + n % 27:02d})", ""]
-        for kind in ("Added", "Fixed", "Changed"):
-            releases += [f"### {kind}", ""] + [f"- {kind} thing {n * 10 + k} in the widget parser, see issue "
-                                               f"{n * 100 + k} for the whole story." for k in range(6)] + [""]
-    write(ws, "changes.md", "\n".join(["# Changelog", "", *releases]))
+    write(ws, "changes.md", changelog())
     compile_(ws)
     page = (ws.wiki / "sources/changes.md").read_text(encoding="utf-8")
     outline = page.split("## Outline", 1)[1].split("\n## ", 1)[0]

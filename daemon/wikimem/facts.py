@@ -125,28 +125,6 @@ _SUPPORTS = re.compile(
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
-# the newest version supported, as a release adds it: "Add support for Python 3.14", "Test against
-# Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
-# Python up to 3.13", "tested against Python 3.14 at most"
-_ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
-                           r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+"
-                           r"(?P<name>[A-Z][\w+.]*)\s+(?P<list>\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
-                           r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
-                           r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
-# ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
-# support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
-# "Python 3.15 is now supported"
-_SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,39}):\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
-                           r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
-                           r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
-                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\s*(?:[.;:]\s*)?(?:$|[(\[])))"
-                           r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
-                           r"supported\b", re.I)
-# what may follow a version a release adds support for: the sentence's end, a reference, another
-# version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's)
-_ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially)\b)", re.I)
-_UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
-                    r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
 _LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s*:\s*$",
                       re.I)
@@ -165,6 +143,28 @@ _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*
 # ... after a `name` group, which may say its name again before a version: "Docutils 0.18.1 and
 # Docutils 0.19"
 _NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=name)\s+)?\d+(?:\.\d+)*)*"
+# the newest version supported, as a release adds it: "Add support for Python 3.14", "Test against
+# Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
+# Python up to 3.13", "tested against Python 3.14 at most"
+_ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
+                           r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+"
+                           rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
+                           r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
+                           r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+# ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
+# support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
+# "Python 3.15 is now supported"
+_SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,39}):\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
+                           r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
+                           r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
+                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\s*(?:[.;:]\s*)?(?:$|[(\[])))"
+                           r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
+                           r"supported\b", re.I)
+# what may follow a version a release adds support for: the sentence's end, a reference, another
+# version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's)
+_ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially)\b)", re.I)
+_UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
+                    r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
 # what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
 _LAPSED = r"(?:the\s+)?(?:(?:end[- ]of[- ]life|eol|legacy|obsolete|unsupported|old(?:er)?)\s+)?"
 # "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9"
