@@ -73,7 +73,8 @@ PAGE_BYTES = 6_000
 # the source page's list of parts grows a line per part, which costs less than the bytes saved
 PART_BYTES = 4_500
 # a source page's outline lists the part pages a run of its sections links (a changelog's releases
-# with parts of their own) within this many bytes of lines, so they are a step from the page
+# with parts of their own) while its lines at that level, the runs' own included, stay within this
+# many bytes, so they are a step from the page
 HOISTED_BYTES = 1_200
 _LINK_BYTES = 40  # a link's target and a citation's "L12", as a layout counts them (_weights)
 LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist runs to analysis.GIST_CHARS)
