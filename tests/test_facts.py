@@ -506,10 +506,18 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("Remove `Schema`'s `context_vars` attribute.") == [("context_vars", "removed")]
     assert removed_names("`old_hook` is deprecated and will be removed in 3.0.") == []
     assert removed_names("Drop support for Python 3.7.") == []
+
     # what went is not the name: a restriction on it, a use of it, or a name the reason mentions
     assert removed_names("Remove `max_parts` restriction from form parsing.") == []
     assert removed_names("Remove usage of `warnings.catch_warnings`.") == []
     assert removed_names("Removed top-level imports to prevent errors when setting `ACME_REACTOR`.") == []
+
+
+def test_a_drop_scoped_to_a_part_of_the_product_is_not_its_minimum() -> None:
+    assert facts_of("Remove TLS 1.3 support in SecureTransport due to the vendor removing support.", "1.25") == []
+    assert facts_of("Drop support for Python 3.7 on Windows.", "2.0") == []
+    assert [(f.key, f.value, f.change) for f in facts_of("Drop support for Python 3.8.", "2.0")] == [
+        (("min", "python", ""), (3, 8), "drop")]
 
 
 def test_a_release_adding_a_version_states_the_newest_supported() -> None:
@@ -518,7 +526,8 @@ def test_a_release_adding_a_version_states_the_newest_supported() -> None:
                      "Add syntactic support for Python 3.15 (#5048)", "Test against Python 3.15.",
                      "Added explicit support for Python 3.15.", "#14524: Add official Python 3.15 support.",
                      "[#14524](https://example.org/14524): Add official Python 3.15 support.",
-                     "Python 3.15 support. [#813](https://example.org/813)"):
+                     "Python 3.15 support. [#813](https://example.org/813)",
+                     "Added support for Python 3.15 free-threading builds explicitly."):
         assert [(f.key, f.value) for f in facts_of(sentence, "2.0")] == [(("max", "python", ""), (3, 15))], sentence
     # a drop or a deprecation, an open end, and a feature of a version are not
     for sentence in ("Support for Python 3.8 has been dropped.", "Python 3.7 support is deprecated.",

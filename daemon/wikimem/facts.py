@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 15  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 16  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -162,7 +162,13 @@ _SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,3
                            r"supported\b", re.I)
 # what may follow a version a release adds support for: the sentence's end, a reference, another
 # version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's)
-_ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially)\b)", re.I)
+_ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
+                         r"free-?thread\w*|builds?|alphas?|betas?|release\s+candidates?|pre-?releases?)\b)", re.I)
+# a version left open ("3.10+", "3.10 and newer", "3.10 - 3.12"): a range's start
+_OPEN_AFTER = re.compile(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
+                         r"onwards?\b)", re.I)
+# a drop scoped to a part of the product: "... support in SecureTransport", "... for the `X` backend"
+_IN_PART = re.compile(r"\s+(?:support\s+)?(?:in|within|for|from|on)\s+(?:the\s+)?(?:[A-Z][\w.]*[a-z][\w.]*|`[^`]+`)", )
 _UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
                     r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
 # what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
@@ -1130,7 +1136,7 @@ def extract(doc: Statements) -> list[Fact]:
                 continue
             if any(a <= m.start() < b for a, b in taken) or _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
                 continue
-            if _OPEN_ENDED.search(sentence[m.end() : m.end() + 12]):
+            if _OPEN_AFTER.match(sentence, m.end()):
                 continue  # "officially supports Python 3.10+": the oldest supported, not the newest
             if not _ADDED_ENDS.match(sentence, m.end()):
                 continue  # "Added support for Python 3.10 `match/case` syntax": a feature of it
@@ -1165,6 +1171,8 @@ def extract(doc: Statements) -> list[Fact]:
                     continue
                 if any(a <= m.start() < b for a, b in taken) or _INTENT.search(sentence[: m.start()]):
                     continue
+                if _IN_PART.match(sentence, m.end()):
+                    continue  # "Remove TLS 1.3 support in SecureTransport": a part's support, not the product's
                 scope, at = whose(sentence[: m.start()])
                 taken.append((m.start(), m.end()))
                 add(("min", name, scope), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
