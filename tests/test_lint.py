@@ -910,7 +910,7 @@ def test_the_newest_version_supported_has_a_timeline_and_an_older_one_in_a_note_
     assert where == [("raw/notes/runbook.md", 3)], [f.message for f in found]
 
 
-def test_a_newest_version_supported_said_only_majors_ago_makes_no_timeline(ws, settings):
+def test_a_newest_version_supported_said_majors_ago_is_no_current_value(ws, settings):
     """The last release that named a newest Python is two major versions behind the newest
     release: versions were added since without a word the rules read, so no claim is made."""
     for rel, body in QUILL.items():
@@ -921,6 +921,14 @@ def test_a_newest_version_supported_said_only_majors_ago_makes_no_timeline(ws, s
         "## Version 3.0 (2023-03-01)\n\n", "## Version 3.0 (2023-03-01)\n\n- Add support for Python 3.12.\n"))
     compile_workspace(ws, settings)
     assert not (ws.wiki / "facts" / "quill-newest-python-version-supported.md").exists()
+    # one major behind: the latest statement, not what holds now
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "## Version 4.1 (2025-03-01)", "## Version 5.0 (2026-03-01)\n\n- Faster builds.\n\n## Version 4.1 (2025-03-01)").replace(
+        "- Quill supports Python 3.9 and newer.\n", "- Quill supports Python 3.9 and newer.\n- Add support for Python 3.13.\n").replace(
+        "## Version 3.0 (2023-03-01)\n\n", "## Version 3.0 (2023-03-01)\n\n- Add support for Python 3.12.\n"))
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-newest-python-version-supported.md").read_text(encoding="utf-8")
+    assert "Latest statement (4.0, 2024-03-01): **Python 3.13**" in timeline, timeline
 
 
 def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):

@@ -208,7 +208,10 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         top = max(outcomes, key=lambda f: (f.release is not None, f.release_key or (), f.date or "", f.value))
         if _old(top, newest, newest_date):
             return None  # the last said of it is majors behind the newest release, which added versions since
-        return _Claim(top, _strong(top, newest, kinds, newest_date), _value_text(top), top.value)
+        # said by an earlier major series, it is the latest statement, not what holds now: the
+        # releases since may have added versions in words the rules do not read
+        strong = _strong(top, newest, kinds, newest_date) and (newest is None or _major(top.release) == _major(newest))
+        return _Claim(top, strong, _value_text(top), top.value)
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
                    and f.change in states), key=lambda f: (f.source, f.line))
