@@ -1124,11 +1124,12 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             continue
         section = sentences[i].section
         release = _release_section(section, sections, releases) if older else -1
+        slot: Any = section  # whose share the sentence takes
         if release in older and _removes(sentences[i].text):
             # what it took away, which a reader still runs into, has a share of its own
-            section, share = (release, "removed"), OLDER_RELEASE_REMOVALS
+            slot, share = (release, "removed"), OLDER_RELEASE_REMOVALS
         elif release in older:
-            section, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
+            slot, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
         else:
             share = FACTS_PER_SECTION + size[section] // 8
             term = (section, sentences[i].subject)
@@ -1139,8 +1140,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
                 taken[term] += 1
                 kept.append(i)
                 continue
-        if taken[section] < share:
-            taken[section] += 1
+        if taken[slot] < share:
+            taken[slot] += 1
             kept.append(i)
     # the others fill what room the answers leave of the document's share, best first
     kept = kept[:FACTS_MOST]
