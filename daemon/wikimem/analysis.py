@@ -584,7 +584,7 @@ DEFAULTS_CODE_LINES = 24
 DEFAULTS_CODE_CHARS = 1_200
 _DEFAULTS_INTRO = re.compile(r"\bdefaults?\b|\bassumed\b|\bequivalent\s+to\b", re.I)
 _PROMPT = ("$ ", "> ", ">>> ", "% ", "# ", "C:\\>")
-# a tab's title above the code it shows ("mypy.ini", "pyproject.toml", "Unix/macOS"): one short
+# a tab's title above the code it shows ("tool.ini", "pyproject.toml", "Unix/macOS"): one short
 # line, no sentence
 _LABEL = re.compile(r"[\w.()/+ -]{1,30}")
 
@@ -606,7 +606,7 @@ def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -
         code = doc.blocks[index + 1]
         if code.kind == "para" and index + 2 < len(doc.blocks) and _LABEL.fullmatch(code.text.strip()) \
                 and doc.blocks[index + 2].kind == "code":
-            code = doc.blocks[index + 2]  # the first of the tabs showing it in one format each ("mypy.ini")
+            code = doc.blocks[index + 2]  # the first of the tabs showing it in one format each ("tool.ini")
         # the next block, within the lines a code directive and its options take (`.. code-block::
         # console`, a `:caption:`, the blank lines around them)
         if code.kind != "code" or code.line > max(s.line, s.end) + 6:

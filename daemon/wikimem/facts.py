@@ -167,7 +167,7 @@ _ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to
 # a version left open ("3.10+", "3.10 and newer", "3.10 - 3.12"): a range's start
 _OPEN_AFTER = re.compile(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
                          r"onwards?\b)", re.I)
-# a drop scoped to a part of the product: "... support in SecureTransport", "... for the `X` backend"
+# a drop scoped to a part of the product: "... support in the Widget backend", "... for the `x` backend"
 _IN_PART = re.compile(r"\s+(?:support\s+)?(?:in|within|for|from|on)\s+(?:the\s+)?(?:[A-Z][\w.]*[a-z][\w.]*|`[^`]+`)", )
 _UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
                     r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
@@ -941,8 +941,8 @@ def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
 
 
 # --- what a release took away, by name ------------------------------------------------------------
-# "Remove `isoformat` and `to_iso_time` from `utils`", "The `FLASK_ENV` environment variable ...
-# are removed", "Rename ``pass_many`` parameter to ``pass_collection``": the names a release's
+# "Remove `isoformat` and `to_iso_time` from `utils`", "The `ACME_ENV` environment variable ...
+# are removed", "Rename ``render_many`` parameter to ``render_all``": the names a release's
 # notes say are gone, which a team's note that still uses them has not caught up with (lint's
 # stale-note). A name is a code span that reads as an identifier; a signature
 # (`TemplateResponse(name, context)`), what something belongs to (`Schema`'s) and where it was
@@ -953,12 +953,12 @@ _REMOVE_HEAD = re.compile(r"^(?:[*_]*(?:backwards?[- ]incompatible|breaking(?:\s
 _REMOVED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b", re.I)
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
-# where what was removed ends: "... from `marshmallow.utils`" (where), "... to prevent errors when
+# where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
 # setting `X`" (why); a comma or "and" between two names goes on
 _WHERE_FROM = re.compile(r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|"
                          r"instead|now)\s|\(|[;]|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
-# what a name removed may be called after it ("`on_event()` decorator", "`FLASK_ENV` environment
-# variable"); another word there says something else went ("`max_form_parts` restriction")
+# what a name removed may be called after it ("`on_event()` decorator", "`ACME_ENV` environment
+# variable"); another word there says something else went ("`max_parts` restriction")
 _CODE_KINDS = frozenset("""parameter parameters argument arguments attribute attributes method methods function functions
 class classes property properties decorator decorators module modules option options setting settings config
 configuration key keys variable variables environment field fields alias aliases flag flags constant constants hook hooks
@@ -999,7 +999,7 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
             after = re.match(r"\s*([A-Za-z]+)", chunk[span.end():])
             if (after and after.group(1).lower() not in _CODE_KINDS and after.group(1).lower() not in ("and", "or")) \
                     or _USE_OF.search(chunk[: span.start()]):
-                continue  # "`max_form_parts` restriction", "usage of `x`": the name stays
+                continue  # "`max_parts` restriction", "usage of `x`": the name stays
             ident = _IDENTIFIER.fullmatch(span.group(1).strip())
             if ident is None:
                 continue  # a signature, a command line, a value
@@ -1172,7 +1172,7 @@ def extract(doc: Statements) -> list[Fact]:
                 if any(a <= m.start() < b for a, b in taken) or _INTENT.search(sentence[: m.start()]):
                     continue
                 if _IN_PART.match(sentence, m.end()):
-                    continue  # "Remove TLS 1.3 support in SecureTransport": a part's support, not the product's
+                    continue  # "Remove TLS 1.3 support in the Widget backend": a part's support, not the product's
                 scope, at = whose(sentence[: m.start()])
                 taken.append((m.start(), m.end()))
                 add(("min", name, scope), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,

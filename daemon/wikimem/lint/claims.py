@@ -436,7 +436,7 @@ _GONE_ALREADY = re.compile(r"\b(?:no\s+longer|instead\s+of|replaced?d?|removed?|
 
 def _short_name(name: str) -> str | None:
     """The last part of a dotted name, where it is distinct enough to stand for it in a note
-    (`HTTPResponse.getheader` -> "getheader", written `response.getheader(...)`), else None."""
+    (`Response.get_header` -> "get_header", written `resp.get_header(...)`), else None."""
     last = name.rsplit(".", 1)[-1]
     if last == name:
         return None
@@ -445,8 +445,8 @@ def _short_name(name: str) -> str | None:
 
 def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
     """A note (a source outside a product's documentation) that still uses a name the product's
-    release notes say was removed or renamed (facts.removed_names): "Export `FLASK_ENV=development`"
-    after "The `FLASK_ENV` environment variable ... are removed". A note that says the name went,
+    release notes say was removed or renamed (facts.removed_names): "Export `ACME_ENV=development`"
+    after "The `ACME_ENV` environment variable ... are removed". A note that says the name went,
     or speaks of it in the past or in the negative, is not one."""
     gone: dict[str, Claim] = {}  # the name as a note writes it, lowercased -> the newest statement of its removal
     for c in read.every:
