@@ -27,6 +27,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
+from .facts import BREAKING_PREFIX, REMOVE_VERB, REMOVED_PASSIVE
 from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, parse_version, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
@@ -986,7 +987,7 @@ def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None
 
 
 # an item that marks itself as breaking ("*Backwards-incompatible*: Rename ...", "**Breaking:** ...")
-_BREAKING_PREFIX = r"[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*"
+_BREAKING_PREFIX = BREAKING_PREFIX
 _BREAKING_MARK = re.compile("^" + _BREAKING_PREFIX, re.I)
 # a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ...",
 # after a breaking mark too
@@ -1001,8 +1002,7 @@ _BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecati
 _USE_INSTEAD = re.compile(r"^(?:please\s+)?(?:use|call|pass|import|set|write)\b[^.;]{0,160}?\binstead\b", re.I)
 # a statement that a release took something away: "Remove `x`", "Drop support for Python 3.7",
 # "The `X` environment variable ... are removed"
-_REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:Remove[sd]?|Removing|Drop(?:ped|s)?)\b"
-                      r"|\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b", re.I)
+_REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PASSIVE}", re.I)
 
 
 def _removes(text: str) -> bool:

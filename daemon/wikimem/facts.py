@@ -947,10 +947,16 @@ def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
 # stale-note). A name is a code span that reads as an identifier; a signature
 # (`TemplateResponse(name, context)`), what something belongs to (`Schema`'s) and where it was
 # removed from (the words after "from") are not what was removed.
-_REMOVE_HEAD = re.compile(r"^(?:[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*)?"
-                          r"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|Remove[sd]?|Removing|Drop(?:ped|s)?)\b"
+# an item that marks itself as breaking ("*Backwards-incompatible*: Rename ...", "**Breaking:** ..."),
+# the verb of a removal, and its passive ("... are removed"): the analysis ranks a release's
+# sentences with the same words
+BREAKING_PREFIX = r"[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*"
+REMOVE_VERB = r"Remove[sd]?|Removing|Drop(?:ped|s)?"
+REMOVED_PASSIVE = r"\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b"
+_REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
+                          rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
                           r"(?P<what>.*)", re.I)
-_REMOVED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b", re.I)
+_REMOVED_TAIL = re.compile(rf"^(?P<what>.*?){REMOVED_PASSIVE}", re.I)
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
