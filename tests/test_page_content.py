@@ -1229,6 +1229,24 @@ def test_an_options_default_said_in_its_description_is_its_default(tmp_path: Pat
     assert rows == {"--follow": "`normal`", "--jobs": "`0`"}, rows
 
 
+def test_a_default_in_a_parameter_list_is_the_default_of_the_item_it_describes(tmp_path: Path) -> None:
+    # a Markdown parameter list under a section named for a class: each item opens on the
+    # parameter's name, and its "Defaults to ..." sentence is that parameter's default, told
+    # apart from another class's parameter of the same name; a sentence that names its subject
+    # just before "defaults to" is that subject's
+    text = ("# Middleware\n\nWhat the app wraps requests in.\n\n## RetryMiddleware\n\nRetries failed requests.\n\n"
+            "* `max_age` - How long an answer is cached, in seconds. Defaults to `600`.\n"
+            "* `attempts` - How often to try. Defaults to `3`.\n\n"
+            "## CacheMiddleware\n\nCaches answers.\n\n"
+            "* `max_age` - Cache expiry time in seconds. Defaults to 2 weeks.\n\n"
+            "## Errors\n\nThe `ErrorMiddleware` implementation defaults to plain-text responses.\n\n"
+            "## Timeout\n\nA request that takes too long fails. Defaults to 5 seconds.\n")
+    rows = [(row[0], row[1]) for row in analysed(tmp_path, "middleware.md", text).defaults]
+    assert rows == [("`max_age` (RetryMiddleware)", "`600`"), ("`attempts` (RetryMiddleware)", "`3`"),
+                    ("`max_age` (CacheMiddleware)", "2 weeks"), ("`ErrorMiddleware`", "plain-text responses"),
+                    ("Timeout", "5 seconds")], rows
+
+
 def test_a_version_in_a_releases_topic_heading_is_no_release_of_its_own(tmp_path: Path) -> None:
     # "### Python 3.15 Support" and "### PEP 747" inside "## Tool 2.4" are topics of 2.4; counted
     # as releases they pushed real releases out of the newest ten, whose changes a page keeps

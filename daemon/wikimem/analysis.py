@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 104
+ANALYSIS_VERSION = 105
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -507,7 +507,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         # a glossary or a reference that opens on its first entry: the lead says what it defines,
         # and that entry's definition is a key fact under its name, not the page's opening line
         description, lead = listed, []
-    defaults = _defaults(sentences, doc)
+    defaults = _defaults(sentences, doc, block_of)
     facts = _facts(sentences, lead, {d[2] for d in defaults}, doc.sections, doc.version, set(shown_code))
     kept_terms = {k: v for k, v in terms.items() if (k in signals or v >= 2 or k.count(" ") < 2) and not _generic(k)}
     # the bytes of key facts under each heading line, with the code each shows: what a page's
@@ -1573,14 +1573,28 @@ def _full_sentence(text: str) -> bool:
         and len(text.split()) >= 4
 
 
-def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
+# a list item that opens on the name it describes: "* `max_age` - Session expiry time in seconds.",
+# "- **timeout** (float): ...", "`retries`: how many times ..."
+_ITEM_NAME = re.compile(r"^(?:`(?P<code>[A-Za-z_-][^`\s]{0,59})`|\*\*(?P<bold>[^*\s]{1,60})\*\*)(?:\s*\([^()\n]{1,40}\))?\s*[-–—:]\s")
+# the code name a sentence gives its default right before saying it: "The `ExceptionMiddleware`
+# implementation defaults to ..." (two words at most between them)
+_NAMED_BEFORE = re.compile(r"`(?P<name>[A-Za-z_-][\w.:/()-]{0,59})`(?:\s+[a-z]+){0,2}\s+defaults?\s+to\b")
+# a section title that is a name (a capital inside, or code marks: "CORSMiddleware", "in_bulk()",
+# "CSRF_FAILURE_VIEW"), not a word ("Security", "Miscellaneous")
+_NAME_TITLE = re.compile(r"^.+[A-Z]|[_.`(]")
+
+
+def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] = ()) -> list[list[Any]]:
     """Every default the document states with what it is the default of: [subject, value, index,
     its sentence's section, its line] (the section and line let a page's outline be laid out
     from the analysis alone).
 
-    The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the section it
-    sits in when that section is named for one setting ("tab_width"); "Default: 8." alone
-    says nothing without it."""
+    The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the name its list
+    item opens on ("* `max_age` - ... Defaults to `600`."), else the code name the sentence says
+    it of ("The `X` implementation defaults to ..."), else the section it sits in when that
+    section is named for one setting ("tab_width"); "Default: 8." alone says nothing without it.
+    A name found in the sentence or its item under a section named for another name is told
+    apart by it ("`max_age` (CORSMiddleware)"): two sections' `max_age` are two settings."""
     out: list[list[Any]] = []
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
@@ -1593,13 +1607,35 @@ def _defaults(sentences: list[Sentence], doc: Document) -> list[list[Any]]:
         value = re.split(r"(?<=[.)\"'`”])\s+(?=[A-Z])", value)[0].rstrip(".")
         if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
-        subject = s.subject
-        if not subject and 0 <= s.section < len(doc.sections) and not doc.sections[s.section].version:
+        section = None
+        if 0 <= s.section < len(doc.sections) and not doc.sections[s.section].version:
             title = doc.sections[s.section].title
             if len(title.split()) == 1:
                 # a section named for one setting ("tab_width", "DEBUG"); not one named in words
                 # ("Values from Environment Variables") nor a release ("Version 3.1.0")
-                subject = title
+                section = title
+        subject = s.subject or _named_in(sentences, block_of, i) or section
+        if subject and section and not s.subject and subject.strip("`") != section.strip("`") \
+                and _NAME_TITLE.search(section):
+            subject = f"{subject} ({section})"
         if subject:
             out.append([subject, value, i, s.section, s.line])
     return out[:300]
+
+
+def _named_in(sentences: list[Sentence], block_of: Sequence[int], i: int) -> str | None:
+    """The name a default's sentence is about where the sentence or its list item says it (see
+    _defaults), as written in code."""
+    s = sentences[i]
+    before = _NAMED_BEFORE.search(s.text)
+    if before:
+        return f"`{before.group('name')}`"
+    if s.kind != "item" or len(block_of) <= i:
+        return None
+    first = i
+    while first > 0 and block_of[first - 1] == block_of[i]:
+        first -= 1
+    m = _ITEM_NAME.match(sentences[first].text)
+    if m is None:
+        return None
+    return f"`{m.group('code')}`" if m.group("code") else m.group("bold")
