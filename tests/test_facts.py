@@ -73,6 +73,24 @@ def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, val
     assert (found[0].value, found[0].change) == (value, change)
 
 
+@pytest.mark.parametrize(("sentence", "release", "expected"), [
+    # a release's item that adds a version in one clause and drops one in the other: both are the
+    # release's own (the version added is no release named in the sentence, and no scope)
+    ("Officially support Python 3.15 and drop support for Python 3.10", "3.11.0",
+     {("max", "python", "", (3, 15), ""), ("min", "python", "", (3, 10), "drop")}),
+    # a list goes on past "and" only with the same name again: PyPy's version is not Python's
+    ("Officially support Python 3.14 and PyPy 3.11 and drop support for Python 3.9 and PyPy 3.9.", "3.10.0",
+     {("max", "python", "", (3, 14), ""), ("min", "python", "", (3, 9), "drop")}),
+    ("Acme 2.0 requires Python 3.9 and drops support for Python 3.8.", "2.0",
+     {("min", "python", "acme", (3, 9), ""), ("min", "python", "acme", (3, 8), "drop")}),
+])
+def test_two_clauses_of_one_sentence_are_read_each_with_its_own_verb(sentence, release, expected) -> None:
+    found = {(f.key[0], f.key[1], f.key[2], f.value, f.change) for f in facts_of(sentence, release=release)
+             if f.key[1] == "python"}
+    assert found == expected, sentence
+    assert {f.release for f in facts_of(sentence, release=release) if f.key[1] == "python"} == {release}
+
+
 def test_a_chain_of_changes_states_the_last() -> None:
     # one sentence, two changes in turn (Sphinx's math extension): the timeline said 3
     (fact,) = facts_of("The default version of MathJax changed from version 2 to version 3 in Sphinx 4.0, "

@@ -72,7 +72,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 16  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 17  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -122,7 +122,7 @@ _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s
 _SUPPORTS = re.compile(
     r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|accepts?|targets?)\s+"
     r"(?:(?:the\s+)?versions?\s+of\s+)?"
-    r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+[A-Z][\w+.]*\s*(?:>=\s*)?(?=\d)|"
+    r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+(?P=name)\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
@@ -844,6 +844,10 @@ def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
     return best[1] if best else ""
 
 
+# the verbs of a statement of support, to find where a sentence's first one starts
+_CLAUSE_VERB = re.compile(r"\b(?:supports?|drops?|adds?|removes?|requires?|needs?|bumps?|raises?)\b")
+
+
 def _scope(lead: str, product: str | None) -> str:
     """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2".
     A requirement in parentheses is an aside on what comes before them ("make it wait for the
@@ -853,6 +857,11 @@ def _scope(lead: str, product: str | None) -> str:
         lead = lead[:opened]
     lead = re.sub(r"\([^()]*\)", " ", lead)  # "Acme 2.0 (released today) requires": the aside is no subject
     clause = re.split(r"[,;:()]|[.!?]\s", lead)[-1].lower()
+    first = _CLAUSE_VERB.search(clause)
+    if first is not None and re.search(r"\s(?:and|but|then)\s*$", clause[first.end():]):
+        # "Officially support Python 3.14 and PyPy 3.11 and drop ...", "Acme 2.0 requires Python
+        # 3.9 and drops ...": the second verb's subject is the first's, said before it
+        clause = clause[: first.start()]
     words = [w for w in re.findall(r"[\w./+-]+", clause) if re.search(r"\w", w)][-4:]
     # "this" is the product where it stands alone or for the release ("this release requires"),
     # not where it points at a part ("this option requires")
@@ -933,6 +942,16 @@ def dotted(v: tuple[int, ...]) -> str:
 _VERB_BEFORE = re.compile(r"\b(?:is\s+|are\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
                           r"runs?\s+on|works\s+(?:on|with)|handles?|works)\s*$", re.I)
 _ANY_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[,;:(]|\s(?:and|but|while|whereas)\s", re.I)
+
+
+def _drops_here(sentence: str, start: int, end: int) -> bool:
+    """Whether the clause holding sentence[start:end] drops or ends support: "the last release to
+    support Python 3.7" and "Support for Python 3.9 is dropped" do; "Officially support Python
+    3.15 and drop support for Python 3.10" adds 3.15 in one clause and drops 3.10 in the other."""
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
+    after = _CLAUSE_BREAK.search(sentence, end)
+    return bool(_ANY_DROP.search(sentence, breaks[-1] if breaks else 0, after.start() if after else len(sentence)))
 
 
 def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
@@ -1122,7 +1141,7 @@ def extract(doc: Statements) -> list[Fact]:
                 # lint compares it with the oldest the product supports now
                 if scope and not plan_here:
                     add(("supported", name, scope), versions[0], f"{m.group('name')} {listed}", False, at)
-                elif not scope and at and release_doc and not _ANY_DROP.search(sentence):
+                elif not scope and at and release_doc and not _drops_here(sentence, m.start(), m.end()):
                     add(("max", name, ""), versions[0], f"{m.group('name')} {listed}", plan_here, at)  # the newest, added
                 continue
             newest = max(versions) if _is_list(listed, versions) else ()
@@ -1138,7 +1157,7 @@ def extract(doc: Statements) -> list[Fact]:
         for m in adds:
             name = entity(m.group("name") or m.group("name2") or m.groupdict().get("name3") or "")
             versions = _versions(m.group("list") or m.group("list2") or m.groupdict().get("list3") or "")
-            if not name or not versions or (product and name == product) or _ANY_DROP.search(sentence):
+            if not name or not versions or (product and name == product) or _drops_here(sentence, m.start(), m.end()):
                 continue
             if any(a <= m.start() < b for a, b in taken) or _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
                 continue
