@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 105
+ANALYSIS_VERSION = 106
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1594,7 +1594,8 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
     it of ("The `X` implementation defaults to ..."), else the section it sits in when that
     section is named for one setting ("tab_width"); "Default: 8." alone says nothing without it.
     A name found in the sentence or its item under a section named for another name is told
-    apart by it ("`max_age` (CORSMiddleware)"): two sections' `max_age` are two settings."""
+    apart by it ("`max_age` (CORSMiddleware)"): two sections' `max_age` are two settings. A
+    release's notes say what a default became, not what it is: only their terms' defaults count."""
     out: list[list[Any]] = []
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
@@ -1608,13 +1609,15 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
         if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
         section = None
+        released = doc.version is not None or (0 <= s.section < len(doc.sections) and bool(doc.sections[s.section].version))
         if 0 <= s.section < len(doc.sections) and not doc.sections[s.section].version:
             title = doc.sections[s.section].title
             if len(title.split()) == 1:
                 # a section named for one setting ("tab_width", "DEBUG"); not one named in words
                 # ("Values from Environment Variables") nor a release ("Version 3.1.0")
                 section = title
-        subject = s.subject or _named_in(sentences, block_of, i) or section
+        # a release's "`X` defaults to True now" is a change, which the timelines read
+        subject = s.subject or (None if released else _named_in(sentences, block_of, i)) or section
         if subject and section and not s.subject and subject.strip("`") != section.strip("`") \
                 and _NAME_TITLE.search(section):
             subject = f"{subject} ({section})"
