@@ -109,6 +109,15 @@ def test_a_document_with_no_title_is_named_for_its_file(tmp_path: Path) -> None:
     assert [b.text for b in doc.blocks] == ["This page has moved to the new guide."]
 
 
+def test_a_module_page_without_a_heading_is_titled_for_the_object_it_documents(tmp_path: Path) -> None:
+    # mkdocstrings renders an API page from one directive; the page has no heading of its own
+    doc = load(tmp_path, "reference/api_page.md", "::: acme.text_tools\n    options:\n      show_root_heading: true\n")
+    assert doc.title == "acme.text_tools"
+    # a page named for a dotted module is named as the code is written, not as words
+    assert load(tmp_path, "reference/acme.text_tools.rst", ":orphan:\n\nThe text helpers.\n").title == "acme.text_tools"
+    assert load(tmp_path, "docs/getting_started.md", "Some words to begin with.\n").title == "Getting started"
+
+
 # --- roles: what Sphinx shows for a target --------------------------------------------------
 
 

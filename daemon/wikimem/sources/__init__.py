@@ -249,7 +249,7 @@ def load_markdown(path: str, text: str) -> Document:
     # a SUMMARY.md's lists are a book's chapters; another document's links that open a list item
     # (or make up a paragraph) and lead to another file of the set are its map (a MyST toctree too)
     blocks = parse_markdown(body, offset, toc=toc, summary=is_summary, labels=labels)
-    title = _meta_text(meta, "title") or _heading_title(blocks)
+    title = _meta_text(meta, "title") or _heading_title(blocks) or _documented_object(body)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
     title = clean_inline(title) if title and title == _meta_text(meta, "title") else title
@@ -259,6 +259,17 @@ def load_markdown(path: str, text: str) -> Document:
     if not title:
         doc = _change_entry(doc, 0)
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
+
+
+# the object an API page documents, by the autodoc directive it opens on (mkdocstrings' "::: acme.utils")
+_AUTODOC = re.compile(r"\A\s*:::[ \t]+(?P<name>[A-Za-z_][\w.]*)[ \t]*$", re.M)
+
+
+def _documented_object(body: str) -> str | None:
+    """The name an API page without a heading documents, where its text opens on the directive
+    that renders it: the page is the object's ("::: acme.utils.text" -> "acme.utils.text")."""
+    m = _AUTODOC.match(body)
+    return m.group("name") if m else None
 
 
 def _heading_title(blocks: list[Block]) -> str | None:

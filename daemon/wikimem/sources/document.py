@@ -110,10 +110,15 @@ class Document:
         return "\n\n".join(b.text for b in self.blocks)
 
 
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def title_from_name(path: str) -> str:
     stem = Path(path).stem
     if stem.lower() in ("readme", "index") and len(Path(path).parts) > 2:
         stem = Path(path).parent.name  # raw/attrs/README.md is attrs' README
+    if _DOTTED_NAME.fullmatch(stem):
+        return stem  # a module's page named for it ("acme.utils.text_tools"): code, as written
     title = re.sub(r"[-_]+", " ", stem).strip() or stem
     if title.isupper():
         title = title.lower()
