@@ -277,6 +277,24 @@ def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(
                                     "When using `@frozen`, validators are now run"))
 
 
+def test_every_item_of_the_newest_release_and_an_older_releases_replacements_are_key_facts(tmp_path: Path) -> None:
+    # the newest release's "Fixed" list says what it changed in items without a change verb;
+    # a release years back replaced one named thing with another, which a reader still meets
+    releases = []
+    for n in range(16, 0, -1):
+        releases += [f"## [2.{n}.0] - 2026-01-{n:02d}", "", "### Fixed", ""]
+        if n == 16:
+            releases += ["* Support automatic links with URL schemes other than HTTP, such as `<ssh://example.org>` (#1244).",
+                         "* Strip complete HTML tags with quoted `>` characters from generated heading IDs."]
+        if n == 2:
+            releases += ["* The `tables` extension now uses a `style` attribute instead of an `align` attribute."]
+        releases += [f"* Fix a crash in widget parser path {n}{k} when the input has a trailing comment." for k in range(3)]
+        releases += [""]
+    facts = fact_texts(analysed(tmp_path, "changelog.md", "\n".join(["# Changelog", "", *releases])))
+    assert_facts_start_with(facts, ("Support automatic links with URL schemes other than HTTP",
+                                    "Strip complete HTML tags with quoted", "The `tables` extension now uses a `style`"))
+
+
 def test_the_release_that_opened_the_newest_major_series_keeps_what_it_broke(tmp_path: Path) -> None:
     # 4.0.0 is older than the ten newest releases, yet what it broke is what 4.x still is; its
     # items marked "Backwards-incompatible" inline are breaking changes as a section of them is

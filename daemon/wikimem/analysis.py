@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 106
+ANALYSIS_VERSION = 107
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1005,8 +1005,15 @@ _USE_INSTEAD = re.compile(r"^(?:please\s+)?(?:use|call|pass|import|set|write)\b[
 _REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PASSIVE}", re.I)
 
 
+# "now uses a `style` attribute instead of an `align` attribute": one named thing replaces another
+_REPLACED = re.compile(r"`[^`]+`[^.;`]{0,60}\binstead\s+of\b[^.;`]{0,20}`[^`]+`", re.I)
+
+
 def _removes(text: str) -> bool:
-    """Whether a changelog's sentence says a release removed a thing it names (code, a version)."""
+    """Whether a changelog's sentence says a release removed a thing it names (code, a version),
+    or replaced one named thing with another."""
+    if "nstead" in text and _REPLACED.search(text):
+        return True
     return ("`" in text or _DIGIT.search(text) is not None) and ("emov" in text or "rop" in text) \
         and _REMOVAL.search(text) is not None
 
@@ -1077,6 +1084,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     older = _older_releases(sections, releases)
     breaking, recent = _release_kinds(sections, releases, older)
     answers: set[int] = set()
+    listed: set[int] = set()  # answers only as items of a recent release's lists
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
@@ -1095,10 +1103,16 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         elif score >= 0 and (s.section in recent or s.section in breaking or _BREAKING_MARK.match(s.text)) \
                 and _CHANGE.search(s.text):
             answers.add(i)  # what a recent release, or any release's breaking changes, changed
+        elif score >= 0 and s.section in recent and s.kind == "item":
+            # each item of a recent release's lists is a change too ("Support automatic links
+            # with other URL schemes", "Fix ..."): it fills what its section's share leaves
+            answers.add(i)
+            listed.add(i)
         if (s.section in breaking or (releases and _BREAKING_MARK.match(s.text))) and score >= 0:
             score += 2  # an older release keeps what it broke before what it fixed
         elif releases and score >= 0 and _removes(s.text):
             score += 1  # ... and what it took away, after what it marks as breaking
+            answers.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
@@ -1118,7 +1132,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     kept: list[int] = []
     # a changelog's newest releases first: the document's cap (FACTS_MOST) falls on its oldest
     for i in sorted(answers & scores.keys(), key=lambda i: (bool(recent) and sentences[i].section not in recent,
-                                                            -scores[i], i)):
+                                                            i in listed, -scores[i], i)):
         if i in defining:
             kept.append(i)  # what each term is: never crowded out by its section's other answers
             continue
