@@ -118,6 +118,53 @@ def test_a_module_page_without_a_heading_is_titled_for_the_object_it_documents(t
     assert load(tmp_path, "docs/getting_started.md", "Some words to begin with.\n").title == "Getting started"
 
 
+SERVER_REFERENCE = """\
+Server
+======
+
+.. function:: serve(app, *, host=None, port=None, \\
+                    shutdown_timeout=60.0, \\
+                    backlog=128)
+
+   Serve an application until it is interrupted.
+
+   :param app: the application to serve.
+
+   :param int backlog: the number of unaccepted connections that the
+                       system will allow before refusing new
+                       connections (``128`` by default).
+
+   :param float keepalive_timeout: a delay before a TCP connection is
+                                   closed after a request. The delay
+                                   allows for reuse of a TCP connection.
+
+      .. versionadded:: 3.8
+
+   :raises ValueError: if the port is taken.
+
+   :returns: nothing.
+"""
+
+
+def test_a_signature_over_several_lines_info_fields_and_a_hanging_field_read_as_sphinx_shows_them(tmp_path: Path) -> None:
+    doc = load(tmp_path, "server.rst", SERVER_REFERENCE)
+    blocks = [(b.kind, " ".join(b.text.split())) for b in doc.blocks]
+    # a line ended by a backslash goes on on the next: one signature, one term, shown with its defaults
+    assert [t for k, t in blocks if k == "term"] == ["serve"]
+    assert ("para", "Signature: `serve(app, *, host=None, port=None, shutdown_timeout=60.0, backlog=128)`.") in blocks
+    items = [t for k, t in blocks if k == "item"]
+    assert items[0] == "`app`: the application to serve."
+    assert items[1].startswith("`backlog` (int): the number of unaccepted connections")
+    # a field whose first line docutils reads as a term (its other lines indented deeper than the
+    # note that follows) is one paragraph, as written
+    assert items[2].startswith("`keepalive_timeout` (float): a delay before a TCP connection is closed after a request.")
+    assert items[3:] == ["Raises `ValueError`: if the port is taken.", "Returns: nothing."]
+    from wikimem.analysis import analyze
+
+    rows = {row[0]: row[1] for row in analyze(doc).defaults}
+    assert rows.get("`backlog` (serve)") == "`128`", rows
+
+
 # --- roles: what Sphinx shows for a target --------------------------------------------------
 
 

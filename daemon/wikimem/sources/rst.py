@@ -652,10 +652,19 @@ def _directive_table() -> dict[str, type]:
 
     class Api(Base):
         def run(self) -> list[Any]:
-            names = [n for n in (_api_name(line) for line in (self.arguments[0] if self.arguments else "").split("\n")) if n]
+            # a signature per line; a line ended by a backslash goes on on the next (Sphinx's
+            # "run_app(app, *, host=None, \" over several lines is one signature)
+            signatures = [" ".join(line.split()) for line in
+                          _CONTINUED.sub(" ", self.arguments[0] if self.arguments else "").split("\n")]
+            names = [n for n in (_api_name(line) for line in signatures) if n]
             if not names and self.name.rsplit(":", 1)[-1] == "module":
                 names = [a.strip() for a in self.arguments[:1]]
             node = self.container(wikimem_terms=names)
+            for signature in signatures:
+                if _KEYWORD_DEFAULT.search(signature) and "`" not in signature:
+                    # the page shows the signature, whose keyword defaults are the parameters'
+                    # defaults ("shutdown_timeout=60.0"): what a reader asks of them
+                    node += self.inline_para(f"Signature: ``{signature}``.")
             default = " ".join(str(self.options.get("default") or "").split())
             if default and names:
                 # a described object's `:default:` option (a setting's, in a configuration
@@ -883,6 +892,32 @@ def shown_in_html(expression: str) -> bool:
     except ValueError:
         return True
     return value if at == len(tokens) else True
+
+
+# Sphinx's info fields, as its pages show them: ":param int backlog:" is "`backlog` (int)",
+# ":raises ValueError:" is "Raises `ValueError`"
+_INFO_PARAM = re.compile(r"^(?:param|parameter|arg|argument|key|keyword|kwarg|kwparam|var|ivar|cvar)\s+"
+                         r"(?:(?P<type>.+?)\s+)?(?P<name>\**[A-Za-z_]\w*)$")
+_INFO_RAISES = re.compile(r"^(?:raises|raise|except|exception)\s+(?P<name>[\w.]+)$")
+_INFO_LABELS = {"returns": "Returns", "return": "Returns", "rtype": "Return type", "raises": "Raises", "yields": "Yields",
+                "ytype": "Yield type"}
+
+
+def _info_field(name: str) -> str:
+    """A field's name as the page shows it: a Sphinx info field as its rendered label (see
+    _INFO_PARAM), any other field as written."""
+    param = _INFO_PARAM.match(name)
+    if param:
+        return f"`{param.group('name')}` ({param.group('type')})" if param.group("type") else f"`{param.group('name')}`"
+    raises = _INFO_RAISES.match(name)
+    if raises:
+        return f"Raises `{raises.group('name')}`"
+    return _INFO_LABELS.get(name.lower(), name)
+
+
+_CONTINUED = re.compile(r"\\[ \t]*\n")
+# a keyword parameter with its default inside a signature's parentheses: "(app, *, port=None)"
+_KEYWORD_DEFAULT = re.compile(r"\([^()]*\b[A-Za-z_]\w*\s*=\s*[^,)\s]")
 
 
 def _api_name(signature: str) -> str | None:
@@ -1175,10 +1210,22 @@ class _Reader:
             if isinstance(child, nodes.definition):
                 self.children(child, depth, term or None, version, None)
 
+    @staticmethod
+    def hanging(dl: Any) -> bool:
+        """Whether a definition list opening a field's body is its first line read as a term: plain
+        words that end mid-sentence ("a delay before a TCP connection is"), no markup, no colon."""
+        from docutils import nodes
+
+        term = dl[0].next_node(nodes.term) if dl.children else None
+        if term is None or len(term.children) != 1 or not isinstance(term[0], nodes.Text):
+            return False
+        text = term.astext().strip()
+        return len(text.split()) >= 4 and not text.endswith((".", ":", "!", "?")) and text[:1].islower()
+
     def field(self, item: Any, depth: int, subject: str | None, version: str | None) -> None:
         from docutils import nodes
 
-        name = item[0].astext().strip() if item.children else ""
+        name = _info_field(item[0].astext().strip()) if item.children else ""
         body = item[1] if len(item.children) > 1 else None
         first = True
         if body is not None:
@@ -1187,6 +1234,22 @@ class _Reader:
                     self.add("item", f"{name}: {self.inline(child)}", self.line_of(item), subject=subject,
                              version=version)
                     first = False
+                elif first and isinstance(child, nodes.definition_list) and self.hanging(child):
+                    # the body's first line, and the lines under it indented deeper than what
+                    # follows (a note at the field's own indent): docutils reads a term and its
+                    # definition, the author wrote one paragraph
+                    opening, *rest = child.children
+                    definition = opening.next_node(nodes.definition)
+                    parts = list(definition.children) if definition is not None else []
+                    joined = self.inline(opening.next_node(nodes.term))
+                    if parts and isinstance(parts[0], nodes.paragraph):
+                        joined += " " + self.inline(parts.pop(0))
+                    self.add("item", f"{name}: {joined}", self.line_of(item), subject=subject, version=version)
+                    first = False
+                    for part in parts:
+                        self.node(part, depth, subject, version, None)
+                    for other in rest:
+                        self.definition(other, depth, version)
                 else:
                     self.node(child, depth, subject, version, None)
         if first and name:
