@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 107
+ANALYSIS_VERSION = 108
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -146,7 +146,8 @@ _DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b
 # default where it is described ("Specifying `--jobs 0` (default) disables ...")
 _DEFAULT_VALUE = re.compile(r"^\s*default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
                             r"|^the\s+default\s+(?:option|value|setting|choice|mode)\s+is\s+(?P<value3>`[^`]{1,60}`)"
-                            r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)",
+                            r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)"
+                            r"|^\s*default\s+is\s+(?P<value5>`[^`]{1,60}`)|\((?P<value6>`[^`]{1,60}`)\s+by\s+default\)",
                             re.IGNORECASE)
 _REQUIRE = re.compile(
     r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|no\s+(?:more|less|later|earlier|longer)\s+than"
@@ -1603,13 +1604,14 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
     its sentence's section, its line] (the section and line let a page's outline be laid out
     from the analysis alone).
 
-    The subject is the term the sentence describes (`.. py:data:: DEBUG`), else the name its list
-    item opens on ("* `max_age` - ... Defaults to `600`."), else the code name the sentence says
-    it of ("The `X` implementation defaults to ..."), else the section it sits in when that
-    section is named for one setting ("tab_width"); "Default: 8." alone says nothing without it.
-    A name found in the sentence or its item under a section named for another name is told
-    apart by it ("`max_age` (CORSMiddleware)"): two sections' `max_age` are two settings. A
-    release's notes say what a default became, not what it is: only their terms' defaults count."""
+    The subject is the name its list item opens on ("* `max_age` - ... Defaults to `600`.", a
+    reference's ":param int backlog:"), else the code name the sentence says it of ("The `X`
+    implementation defaults to ..."), else the term the sentence describes (`.. py:data:: DEBUG`),
+    else the section it sits in when that section is named for one setting ("tab_width"); "Default:
+    8." alone says nothing without it. A name found in the sentence or its item under a term or a
+    section named for another name is told apart by it ("`max_age` (CORSMiddleware)", "`backlog`
+    (run_app)"): two classes' `max_age` are two settings. A release's notes say what a default
+    became, not what it is: only their terms' defaults count."""
     out: list[list[Any]] = []
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
@@ -1618,7 +1620,8 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
         if not match:
             continue
         value = (match.group("value") or match.group("value2") or match.group("value3")
-                 or (f"`{match.group('value4')}`" if match.group("value4") else "")).strip()
+                 or (f"`{match.group('value4')}`" if match.group("value4") else "")
+                 or match.group("value5") or match.group("value6") or "").strip()
         value = re.split(r"(?<=[.)\"'`”])\s+(?=[A-Z])", value)[0].rstrip(".")
         if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
@@ -1631,10 +1634,12 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
                 # ("Values from Environment Variables") nor a release ("Version 3.1.0")
                 section = title
         # a release's "`X` defaults to True now" is a change, which the timelines read
-        subject = s.subject or (None if released else _named_in(sentences, block_of, i)) or section
-        if subject and section and not s.subject and subject.strip("`") != section.strip("`") \
-                and _NAME_TITLE.search(section):
-            subject = f"{subject} ({section})"
+        named = None if released else _named_in(sentences, block_of, i)
+        # a parameter of the function a reference describes ("`backlog` (int): ... (`128` by default)")
+        owner = s.subject or (section if section and _NAME_TITLE.search(section) else None)
+        if named and owner and named.strip("`") in (owner.strip("`"), owner.strip("`()").rsplit(".", 1)[-1]):
+            named = None  # the item names what the term does ("`orphans`" under `Paginator.orphans`)
+        subject = f"{named} ({owner})" if named and owner else named or s.subject or section
         if subject:
             out.append([subject, value, i, s.section, s.line])
     return out[:300]
