@@ -1210,17 +1210,15 @@ class _Reader:
             if isinstance(child, nodes.definition):
                 self.children(child, depth, term or None, version, None)
 
-    @staticmethod
-    def hanging(dl: Any) -> bool:
-        """Whether a definition list opening a field's body is its first line read as a term: plain
-        words that end mid-sentence ("a delay before a TCP connection is"), no markup, no colon."""
+    def hanging(self, dl: Any, field: Any) -> bool:
+        """Whether a definition list opening a field's body is the field's first line read as a
+        term: the term starts on the field's own line (":param x: Size of the read buffer" with
+        the lines after it indented deeper than a note that follows), which no author writes as
+        a term of a list."""
         from docutils import nodes
 
         term = dl[0].next_node(nodes.term) if dl.children else None
-        if term is None or len(term.children) != 1 or not isinstance(term[0], nodes.Text):
-            return False
-        text = term.astext().strip()
-        return len(text.split()) >= 4 and not text.endswith((".", ":", "!", "?")) and text[:1].islower()
+        return term is not None and self.line_of(term) == self.line_of(field)
 
     def field(self, item: Any, depth: int, subject: str | None, version: str | None) -> None:
         from docutils import nodes
@@ -1234,7 +1232,7 @@ class _Reader:
                     self.add("item", f"{name}: {self.inline(child)}", self.line_of(item), subject=subject,
                              version=version)
                     first = False
-                elif first and isinstance(child, nodes.definition_list) and self.hanging(child):
+                elif first and isinstance(child, nodes.definition_list) and self.hanging(child, item):
                     # the body's first line, and the lines under it indented deeper than what
                     # follows (a note at the field's own indent): docutils reads a term and its
                     # definition, the author wrote one paragraph
