@@ -462,3 +462,22 @@ def test_a_run_of_sections_is_searched_by_what_it_lists_not_by_its_ends(ws: Work
         assert load_wiki_page(ws, rel).title == "Changelog", rel
     for rel in parts(ws):  # a part holding one section keeps its title
         assert load_wiki_page(ws, rel).title.startswith("Widget settings reference: ["), rel
+
+
+def test_parts_of_one_name_in_two_sections_are_titled_with_the_section_each_sits_in(ws: Workspace) -> None:
+    # every release has "Features" long enough for a page: the pages are told apart by release
+    lines = ["# Widget changes", "", "What changed in each release.", ""]
+    for g in range(6):
+        lines += [f"## Version 2.{g}.0", "", f"Released 2026-0{g + 1}-01.", "", "### Bug fixes", ""]
+        for s in range(30):
+            lines += [f"#### Fixed parser path {g}{s:02d}", "", f"The parser no longer fails on input {g}{s:02d} of 4096 bytes.", ""]
+        lines += ["### Features", ""]
+        for s in range(30):
+            lines += [f"#### Faster path {g}{s:02d}", "", f"Path {g}{s:02d} now starts in 20 ms, not 80 ms.", ""]
+    write(ws, "changes.md", "\n".join(lines))
+    compile_(ws)
+    titles = [loads_page(p, (ws.wiki / p).read_text(encoding="utf-8")).title for p in parts(ws, "sources/changes")]
+    features = [t for t in titles if t.endswith(": Features")]
+    assert len(features) >= 2, titles
+    assert len(set(titles)) == len(titles), titles
+    assert all(re.search(r": Version 2\.\d\.0: Features$", t) for t in features), features

@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -321,7 +322,14 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             out[at:at] = added[at]
         return out
 
-    return lay_out(0, len(headings), 0, []), parts
+    lines = lay_out(0, len(headings), 0, [])
+    # parts of one name in two places ("Bug fixes" of two releases) are told apart by the section
+    # each sits in: "3.14.0 (2026-06-01): Bug fixes", not two pages titled alike
+    named = Counter(part.name for part in parts)
+    for part in parts:
+        if named[part.name] > 1 and part.trail:
+            part.name = f"{part.trail[-1]}: {part.name}"
+    return lines, parts
 
 
 def _fits(outline_bytes: int, fact_bytes: int, page: int = PAGE_BYTES) -> bool:
