@@ -295,6 +295,18 @@ def test_every_item_of_the_newest_release_and_an_older_releases_replacements_are
                                     "Strip complete HTML tags with quoted", "The `tables` extension now uses a `style`"))
 
 
+def test_what_the_author_flags_is_a_key_fact(tmp_path: Path) -> None:
+    # a warning, and a note that puts its point in bold; a note that only remarks is not
+    text = ("# Extensions\n\n" + FILLER + "\n\n"
+            "!!! info \"Note\"\n\n    All of the included extensions are in __maintenance mode__. We will fix bugs.\n\n"
+            + FILLER + "\n\n!!! warning\n\n    Enabling symlinks in the static folder can expose files outside of it.\n\n"
+            + FILLER + "\n\n!!! note\n\n    The examples on this page were written long ago by the first maintainers.\n\n" + FILLER + "\n")
+    facts = fact_texts(analysed(tmp_path, "extensions.md", text))
+    assert "Note: All of the included extensions are in **maintenance mode**." in facts, facts
+    assert "Warning: Enabling symlinks in the static folder can expose files outside of it." in facts, facts
+    assert not [f for f in facts if "written long ago" in f], facts
+
+
 def test_the_release_that_opened_the_newest_major_series_keeps_what_it_broke(tmp_path: Path) -> None:
     # 4.0.0 is older than the ten newest releases, yet what it broke is what 4.x still is; its
     # items marked "Backwards-incompatible" inline are breaking changes as a section of them is

@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 108
+ANALYSIS_VERSION = 109
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -156,6 +156,7 @@ _REQUIRE = re.compile(
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
 _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
                          r"|Sidebar|Topic)\b")
+_FLAGGED = re.compile(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip|Hint):\s")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
 _ACRONYM = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
 _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # "Listing 3-1" opens so
@@ -1463,7 +1464,11 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     # it deprecates, in which releases it removes things, what each number of its versions means
     policy = ("least" in low or "most" in low or "releases" in low or "number" in low or "version" in low) \
         and _POLICY.search(text) is not None
-    stated = stated or policy
+    # what the author flags: a warning, or a note that puts its point in bold ("Note: All of the
+    # included extensions are in **maintenance mode**.")
+    flagged = text[:1] in "NWICDAT" and (m := _FLAGGED.match(text)) is not None \
+        and (m.group(1) not in ("Note", "Tip", "Hint") or "**" in text)
+    stated = stated or policy or flagged
     if stated:
         score += 1.5
     if "`" in text:
