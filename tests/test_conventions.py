@@ -165,6 +165,24 @@ def test_a_signature_over_several_lines_info_fields_and_a_hanging_field_read_as_
     assert rows.get("`backlog` (serve)") == "`128`", rows
 
 
+def test_a_commands_help_output_in_a_code_block_is_read_as_its_options(tmp_path: Path) -> None:
+    text = ("# Command line\n\nRun the converter from a shell.\n\n```\nUsage: convert [options] [INPUTFILE]\n\nOptions:\n"
+            "  --version             show program's version number and exit\n"
+            "  -f OUTPUT_FILE, --file=OUTPUT_FILE\n                        Write output to OUTPUT_FILE. Defaults to STDOUT.\n"
+            "  -c CONFIG_FILE, --configs=CONFIG_FILE\n                        Read configurations from CONFIG_FILE.\n"
+            "                        It must be JSON.\n  -q, --quiet           Suppress all warnings.\n```\n\n"
+            "A shell session that is no listing:\n\n```\n$ convert -q in.txt\n$ convert --file=out.html in.txt\n```\n")
+    doc = load(tmp_path, "cli.md", text)
+    items = [(b.line, b.subject, b.text) for b in doc.blocks if b.kind == "item"]
+    assert items == [
+        (9, "--version", "`--version`: show program's version number and exit"),
+        (10, "--file", "`-f OUTPUT_FILE`, `--file=OUTPUT_FILE`: Write output to OUTPUT_FILE. Defaults to STDOUT."),
+        (12, "--configs", "`-c CONFIG_FILE`, `--configs=CONFIG_FILE`: Read configurations from CONFIG_FILE. It must be JSON."),
+        (15, "--quiet", "`-q`, `--quiet`: Suppress all warnings."),
+    ], items
+    assert [b.kind for b in doc.blocks].count("code") == 2  # the listing stays as written, too
+
+
 # --- roles: what Sphinx shows for a target --------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from ..pages import FrontMatterError, parse_meta, split_front_matter
 from . import xref
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .html import load_html
-from .inline import clean_inline, drop_comments
+from .inline import clean_inline, code_span, drop_comments
 from .markdown import parse_markdown
 from .pdf import load_pdf
 from .rst import NestedTooDeep, parse_rst
@@ -200,7 +200,7 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
     is the text of the document's first heading; when that heading is the first of several
     releases (a CHANGES.md of "## Version 8.5.0", "## Version 8.4.2", ...), it titles one
     release, not the document, which is then named for its file."""
-    blocks, sections = section_tree(doc.blocks)
+    blocks, sections = section_tree(help_options(doc.blocks))
     doc.blocks, doc.sections = blocks, sections
     if titled_by_heading:
         releases = [s for s in sections if s.version]
@@ -210,6 +210,45 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
         declared = re.search(r"\d+(?:\.\d+)+", str(doc.meta.get("version") or ""))
         doc.version = declared.group(0) if declared else (found[1] if (found := title_release(doc.title)) else None)
     return doc
+
+
+# a line of a command's --help output that lists an option: "  -c FILE, --config=FILE  Read ...",
+# its description on the line or on the lines under it, indented deeper
+_HELP_OPTION = re.compile(r"^(?P<indent>[ \t]{0,8})(?P<options>-{1,2}[A-Za-z0-9?][\w-]*(?:[ =][^\s,]+)?"
+                          r"(?:,[ \t]*-{1,2}[A-Za-z0-9][\w-]*(?:[ =][^\s,]+)?)*)(?:[ \t]{2,}(?P<text>\S.*))?$")
+_OPTION = re.compile(r"-{1,2}[A-Za-z0-9?][\w-]*(?:[ =][^\s,]+)?")
+HELP_OPTIONS_MIN = 3  # options with a description, at least, for a code block to be read as a --help listing
+
+
+def help_options(blocks: list[Block]) -> list[Block]:
+    """A command's --help output pasted as a code block ("Options:" and its options) read as the
+    option list it is, as reStructuredText's option lists are: an item per option after the
+    block ("`-c CONFIG_FILE`, `--extension_configs=CONFIG_FILE`: Read extension configurations
+    from CONFIG_FILE."), at the option's line. The code block stays as it is."""
+    out: list[Block] = []
+    for block in blocks:
+        out.append(block)
+        if block.kind != "code" or "-" not in block.text:
+            continue
+        found: list[tuple[int, str, list[str], int]] = []  # (line, options, description lines, indent)
+        for offset, line in enumerate(block.text.split("\n")):
+            m = _HELP_OPTION.match(line)
+            if m:
+                found.append((block.line + offset, m.group("options"), [m.group("text")] if m.group("text") else [],
+                              len(m.group("indent").expandtabs(4))))
+            elif found and line.strip() and len(line) - len(line.lstrip()) > found[-1][3] + 2:
+                found[-1][2].append(line.strip())  # the description goes on, indented under its option
+            elif line.strip():
+                found.append((0, "", [], 0))  # any other line ends the option before it
+        options = [f for f in found if f[0] and f[2]]
+        if len(options) < HELP_OPTIONS_MIN:
+            continue
+        for line, names, text, _ in options:
+            forms = _OPTION.findall(names)
+            shown = ", ".join(code_span(o) for o in forms)
+            # it describes the option, named by its last form without its argument ("--config")
+            out.append(Block("item", f"{shown}: {' '.join(text)}", line, subject=re.split(r"[ =]", forms[-1])[0]))
+    return out
 
 
 # a towncrier news fragment: `1234.bugfix.rst`, `1234.feature.1.md`, an orphan `+abc.misc.rst`
