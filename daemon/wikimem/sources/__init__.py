@@ -243,11 +243,11 @@ def help_options(blocks: list[Block]) -> list[Block]:
         options = [f for f in found if f[0] and f[2]]
         if len(options) < HELP_OPTIONS_MIN:
             continue
-        for line, names, text, _ in options:
+        for at, names, described, _ in options:
             forms = _OPTION.findall(names)
             shown = ", ".join(code_span(o) for o in forms)
             # it describes the option, named by its last form without its argument ("--config")
-            out.append(Block("item", f"{shown}: {' '.join(text)}", line, subject=re.split(r"[ =]", forms[-1])[0]))
+            out.append(Block("item", f"{shown}: {' '.join(described)}", at, subject=re.split(r"[ =]", forms[-1])[0]))
     return out
 
 
