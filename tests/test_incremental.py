@@ -236,6 +236,25 @@ def test_a_version_3_state_db_gains_the_postings_counts_without_reading_sources_
     assert_same(ws, tmp_path / "full", "migrating a version 3 state.db")
 
 
+def test_sentences_cached_without_their_tokens_give_the_same_pages(ws: Workspace) -> None:
+    """The pages read a sentence's tokens from its row in state.db (Sentence.words, as the
+    analysis made them); a row without them (an older cache) is tokenized again, to the same pages."""
+    for i in range(30):
+        (ws.raw / f"note-{i:02d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    before = pages(ws)
+    state = State(ws.state_db)
+    cached = state.db.execute("SELECT sha256, backend, sentences FROM analyses").fetchall()
+    assert all(row[7] is not None for _, _, text in cached for row in json.loads(text) if row[2] != "data")
+    state.db.executemany("UPDATE analyses SET sentences=? WHERE sha256=? AND backend=?",
+                         [(json.dumps([row[:7] for row in json.loads(text)]), sha, backend) for sha, backend, text in cached])
+    state.set_meta("backend.version", "offline:0")  # pages of another version: every page is rendered again
+    state.close()
+    report = compile_(ws)
+    assert any("re-rendered every page" in w for w in report.warnings)
+    assert pages(ws) == before
+
+
 def test_index_catalogs_a_person_touched_are_written_again(ws: Workspace, tmp_path: Path) -> None:
     for i in range(200):  # past one page of index.md: catalogs per folder
         (ws.raw / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")

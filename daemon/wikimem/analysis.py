@@ -300,6 +300,9 @@ class Sentence:
     subject: str | None = None  # the term the sentence defines or describes (`DEBUG`)
     version: str | None = None  # the release the markup ties it to
     end: int = 0  # the line it ends on, when it runs over several (a citation covers them all)
+    # its tokens (`tokens`) space-joined, as the analysis made them, for the pages to read rather
+    # than tokenize it again; None where the analysis kept none (a row of data, an older cache)
+    words: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -338,12 +341,20 @@ class SourceAnalysis:
     labels: list[list[Any]] = field(default_factory=list)  # `.. _label:`: [name, line, title or None]
     xrefs: list[list[str]] = field(default_factory=list)  # the references its sentences make: [kind, target]
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
+    tokens: list[list[str]] = field(default_factory=list)  # each sentence's (none for data): Sentence.words
 
     def to_json(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict deep-copies
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "tokens"}  # shallow: asdict deep-copies
         data["outline"] = [list(o) for o in self.outline]
-        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version, s.end] for s in self.sentences]
+        data["sentences"] = [[s.text, s.line, s.kind, s.section, s.subject, s.version, s.end, words]
+                             for s, words in zip(self.sentences, self._words(), strict=True)]
         return data
+
+    def _words(self) -> list[str | None]:
+        """Each sentence's Sentence.words: its tokens joined, as the analysis made them."""
+        if not self.tokens:
+            return [s.words for s in self.sentences]
+        return [" ".join(t) if s.kind != "data" else None for s, t in zip(self.sentences, self.tokens, strict=True)]
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SourceAnalysis:
@@ -562,6 +573,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         term_heads=term_heads,
         term_bytes=term_bytes,
         summary=lead,
+        tokens=toks,
         claims=fact_record(doc, _plain_sentences(sentences)),
         named=doc.title == title_from_name(doc.path),
         labels=[[name, line, title] for name, line, title in doc.labels],

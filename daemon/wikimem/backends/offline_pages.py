@@ -373,7 +373,7 @@ def source_pages(page_path: str, source_path: str, sha: str, data: dict[str, Any
         if s.subject and not says_name(s.text, s.subject):
             context = f"`{s.subject}`" if not s.subject.startswith("`") else s.subject
         elif 0 <= s.section < len(sections) and sections[s.section][1] > 1 and len(sections[s.section][0]) <= 60 \
-                and not _mentions_title(s.text, sections[s.section][0]):
+                and not _mentions_title(s, sections[s.section][0]):
             context = "*" + escape_link_text(sections[s.section][0].replace("*", "")) + "*"
         # one source per page: a citation needs only the line; the short code a fact introduces
         # is shown after it, and cited with it
@@ -775,11 +775,11 @@ def _tables(sentences: list[Sentence], sections: list[list[Any]], cite: Any,
     return out, shown
 
 
-def _mentions_title(text: str, title: str) -> bool:
+def _mentions_title(s: Sentence, title: str) -> bool:
     """Whether a sentence says every word of four letters or more of its section's title (as the
     title writes them: "Maps" counts, though its key "map" is three letters)."""
     words = _title_words(title)
-    return bool(words) and words <= set(_tokens_of(text))  # the tokens a concept page reads of it again
+    return bool(words) and words <= set(_words_of(s))
 
 
 @lru_cache(maxsize=4096)  # a section's facts ask of its title in turn
@@ -824,6 +824,19 @@ def _tokens_of(text: str) -> tuple[str, ...]:
     """A sentence's tokens, once for its folded forms (_folded: all of them, and the first eight
     a key point is weighed by); on the Sphinx trees one text in three was tokenized twice."""
     return tuple(tokens(text))
+
+
+def _words_of(s: Sentence, first: int | None = None) -> Sequence[str]:
+    """A sentence's tokens (its `first` ones): those its analysis made (Sentence.words, no token
+    holds a space), else made again."""
+    if s.words is None:
+        return _tokens_of(s.text)[:first]
+    return s.words.split(" ")[:first] if s.words else ()
+
+
+def _spaced(s: Sentence) -> str:
+    """_folded of a sentence's text, from the tokens its analysis made when it kept them."""
+    return f" {s.words} " if s.words is not None else _folded(s.text)
 
 
 def _needles(key: str) -> tuple[str, ...]:
@@ -974,7 +987,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
                 continue
             lower = s.text.lower()
             names_it = any(all(n in lower for n in group) for group in needles) \
-                and any(k in _without(_folded(s.text), longer_spaced) for k in keys)
+                and any(k in _without(_spaced(s), longer_spaced) for k in keys)
             if names_it or (s.subject and _folded(s.subject) in keys):
                 found.append((i, s))
                 by_name.add((m.path, i))
@@ -1002,7 +1015,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         for i, s in mentioning.get(m.path, []):
             if s is lead or s.kind in ("term", "table") or _release_of(m, s)[0]:
                 continue  # a statement tied to a release belongs to the changes over time
-            point = _as_point(s.text)
+            point = _as_point(s.text, " " + " ".join(_words_of(s, 8)) + " ")
             if point is None:
                 continue
             head, defined, bonus = point
@@ -1112,7 +1125,7 @@ def _other_senses(main: Sequence[Member], quoted: Sequence[Member], mentioning: 
     own = {w for k in concept.keys for w in k.split()}
 
     def words(m: Member) -> set[str]:
-        found = {w for _, s in mentioning.get(m.path, []) for w in _tokens_of(s.text)}
+        found = {w for _, s in mentioning.get(m.path, []) for w in _words_of(s)}
         found.update(_tokens_of(m.title))
         return {w for w in found if len(w) > 2 and w not in own and is_content(w) and not w.isdigit()}
 
@@ -1233,11 +1246,12 @@ _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 @lru_cache(maxsize=4096)  # a sentence is weighed for every concept it names
-def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | None:
+def _as_point(text: str, head: str) -> tuple[str, tuple[str, str, bool] | None, float] | None:
     """What a sentence is worth as a key point, whatever the concept: None for code, a bare link
-    or a pointer elsewhere ("For more, see ..."); else its first eight tokens (folded), the term
-    it defines, and its score from its own words (a default or requirement up; a pointer to a
-    later part, chatter, a question, a sentence that refers back or narrates, a long one down)."""
+    or a pointer elsewhere ("For more, see ..."); else `head`, its first eight tokens (folded, as
+    _folded gives them), the term it defines, and its score from its own words (a default or
+    requirement up; a pointer to a later part, chatter, a question, a sentence that refers back or
+    narrates, a long one down)."""
     if code_like(text) or _thin(text) or POINTER.match(text):
         return None
     score = 0.0
@@ -1254,7 +1268,7 @@ def _as_point(text: str) -> tuple[str, tuple[str, str, bool] | None, float] | No
         score -= 1.5
     if len(text) > 300:
         score -= 1
-    return _folded(text, 8), defined_term(text), score
+    return head, defined_term(text), score
 
 
 def _thin(text: str) -> bool:
