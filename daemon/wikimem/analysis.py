@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 110
+ANALYSIS_VERSION = 111
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
