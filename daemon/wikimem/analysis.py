@@ -44,7 +44,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 111
+ANALYSIS_VERSION = 112
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1097,8 +1097,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     releases = _releases(sections)
     older = _older_releases(sections, releases)
     breaking, recent = _release_kinds(sections, releases, older)
+    top = max(releases, key=lambda j: (version_key(sections[j].version), sections[j].date or "", -j)) if releases else -1
+    newest = {j for j in recent if _release_section(j, sections, releases) == top}
     answers: set[int] = set()
-    listed: set[int] = set()  # answers only as items of a recent release's lists
+    listed: set[int] = set()  # answers only as items of the newest release's lists
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
@@ -1117,8 +1119,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         elif score >= 0 and (s.section in recent or s.section in breaking or _BREAKING_MARK.match(s.text)) \
                 and _CHANGE.search(s.text):
             answers.add(i)  # what a recent release, or any release's breaking changes, changed
-        elif score >= 0 and s.section in recent and s.kind == "item":
-            # each item of a recent release's lists is a change too ("Support automatic links
+        elif score >= 0 and s.section in newest and s.kind == "item":
+            # each item of the newest release's lists is a change too ("Support automatic links
             # with other URL schemes", "Fix ..."): it fills what its section's share leaves
             answers.add(i)
             listed.add(i)
