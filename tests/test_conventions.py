@@ -163,6 +163,12 @@ def test_a_signature_over_several_lines_info_fields_and_a_hanging_field_read_as_
 
     rows = {row[0]: row[1] for row in analyze(doc).defaults}
     assert rows.get("`backlog` (serve)") == "`128`", rows
+    # a signature is a key fact however long it is: its keyword defaults are what a reader asks of it
+    many = ", \\\n                 ".join(f"option_number_{k}=None" for k in range(30))
+    long_doc = load(tmp_path, "long.rst", f"Long\n====\n\n.. function:: run(app, *, {many})\n\n   Run the app.\n")
+    analysis = analyze(long_doc)
+    facts = [analysis.sentences[i].text for i in analysis.facts]
+    assert [f for f in facts if f.startswith("Signature: `run(app, *, option_number_0=None,") and len(f) > 400], facts
 
 
 def test_a_commands_help_output_in_a_code_block_is_read_as_its_options(tmp_path: Path) -> None:

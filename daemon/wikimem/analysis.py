@@ -31,6 +31,7 @@ from .facts import BREAKING_PREFIX, REMOVE_VERB, REMOVED_PASSIVE
 from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, parse_version, stem, version_key, word_key
 from .sources import Document, Section, title_from_name, xref
+from .sources.document import SIGNATURE
 from .sources.sections import release_of
 from .words import (
     CHATTY,
@@ -44,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 112
+ANALYSIS_VERSION = 113
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1432,8 +1433,10 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     s = sentences[i]
     text = s.text
     low = text.lower()  # the case-blind patterns run on it (and only where their words are)
-    # a short sentence is kept only where it gives a default ("The default is 88.")
-    if not ((20 if "default" not in low else 12) <= len(text) <= 400) or code_like(text):
+    # a short sentence is kept only where it gives a default ("The default is 88."); a long one
+    # only where it is an API's signature, which a reference shows whole
+    if not ((20 if "default" not in low else 12) <= len(text) <= (400 if not text.startswith(SIGNATURE) else 1_200)) \
+            or code_like(text):
         return None, False
     plain = _plain(text)
     score = 0.0

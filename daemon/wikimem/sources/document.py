@@ -110,6 +110,7 @@ class Document:
         return "\n\n".join(b.text for b in self.blocks)
 
 
+SIGNATURE = "Signature: "  # the lead of the sentence that shows an API's signature (rst's Api directives)
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 

@@ -26,7 +26,7 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from . import xref
-from .document import Block, TocEntry, counted
+from .document import SIGNATURE, Block, TocEntry, counted
 from .inline import (
     ABSOLUTE_URL,
     ADMONITION_LABELS,
@@ -664,7 +664,7 @@ def _directive_table() -> dict[str, type]:
                 if _KEYWORD_DEFAULT.search(signature) and "`" not in signature:
                     # the page shows the signature, whose keyword defaults are the parameters'
                     # defaults ("shutdown_timeout=60.0"): what a reader asks of them
-                    node += self.inline_para(f"Signature: ``{signature}``.")
+                    node += self.inline_para(f"{SIGNATURE}``{signature}``.")
             default = " ".join(str(self.options.get("default") or "").split())
             if default and names:
                 # a described object's `:default:` option (a setting's, in a configuration
