@@ -66,6 +66,9 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("It is supported on Python 3.9 through 3.14 rc2, including free-threading.", "python", (3, 9), ""),
     ("Ideally, use Python 3.9 (the lowest version the tool supports).", "python", (3, 9), ""),
     ("The tool no longer supports Node 16.", "node", (16,), "drop"),
+    # the verb before the minimum it raised
+    ("Increased minimum yarl version to 1.25.1 -- by :user:`bdraco`.", "yarl", (1, 25, 1), ""),
+    ("Bump the minimum required version of Toolkit to 3.0.", "toolkit", (3, 0), ""),
 ])
 def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:
     found = [f for f in facts_of(sentence) if f.key[1] == entity]

@@ -57,6 +57,7 @@ import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 from .lexicon import (
@@ -72,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 17  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 18  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -229,6 +230,10 @@ _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+
                      r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
                      r"(?:(?:raised|increased|bumped)\s+to\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+# "Increased minimum yarl version to 1.25.1", "Bump the minimum required version of Toolkit to 3.0"
+_MIN_RAISED = re.compile(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
+                         r"(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.-]*)\s+version|version\s+of\s+(?P<name2>[A-Z][\w+.-]*))"
+                         r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
 # "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts",
 # "use Toolkit 3.0 (the lowest version the tool supports)"
 _IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)(?:\s+is\s+(?:now\s+)?|\s*\(\s*)the\s+"
@@ -1095,11 +1100,12 @@ def extract(doc: Statements) -> list[Fact]:
         # --- "The minimum Python version is now 3.10", "Toolkit 3.0 is the oldest version it accepts"
         low = sentence.lower()
         minimum = "minimum" in low or "oldest" in low or "lowest" in low or "earliest" in low
-        for m in _MIN_IS.finditer(sentence) if minimum else ():
+        for m in chain(_MIN_IS.finditer(sentence), _MIN_RAISED.finditer(sentence)) if minimum else ():
             name = entity(m.group("name") or m.group("name2"))
-            if not name or past or (product and name == product):
+            if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
-            scope, at = whose(sentence[: m.start()] + (" " + m.group("who") if m.group("who") else ""))
+            who = m.groupdict().get("who")
+            scope, at = whose(sentence[: m.start()] + (" " + who if who else ""))
             taken.append((m.start(), m.end()))
             add(("min", name, scope), _version(m.group("ver")), f"{m.group('name') or m.group('name2')} {m.group('ver')}",
                 plan_here, at)
