@@ -522,10 +522,14 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
         "``", "`")) == [("pass_many", "removed")]
     assert removed_names("Remove `on_event()` decorator from `Acme` and `Router`.") == [("on_event", "removed")]
     assert removed_names("Restore previously removed `Response.getheader()`.") == [("Response.getheader", "restored")]
-    # a signature, what a name belongs to, a plan, a deprecation: nothing named is gone
+    # a signature, what a name belongs to, a plan: nothing named is gone; a deprecation is one
     assert removed_names("Remove deprecated `render(name, context)` signature from `Templates`.") == []
     assert removed_names("Remove `Schema`'s `context_vars` attribute.") == [("context_vars", "removed")]
-    assert removed_names("`old_hook` is deprecated and will be removed in 3.0.") == []
+    assert removed_names("`old_hook` is deprecated and will be removed in 3.0.") == [("old_hook", "deprecated")]
+    assert removed_names("Deprecated `BasicAuth` and the `auth` / `proxy_auth` parameters.") == [
+        ("BasicAuth", "deprecated"), ("proxy_auth", "deprecated")]
+    assert removed_names("`old_hook` will be removed in 3.0.") == []
+    assert removed_names("`old_hook` is no longer deprecated.") == []
     assert removed_names("Drop support for Python 3.7.") == []
 
     # what went is not the name: a restriction on it, a use of it, or a name the reason mentions

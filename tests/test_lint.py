@@ -933,8 +933,9 @@ def test_a_newest_version_supported_said_majors_ago_is_no_current_value(ws, sett
 
 def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     """The changelog says `QUILL_ENV` and `site.theme_dir` went and `render_many` was renamed:
-    a note that still uses them is stale; one that says it moved off them, a name that came
-    back in a later release, and a name only deprecated are not."""
+    a note that still uses them is stale; one that says it moved off them and a name that came
+    back in a later release are not; a name only deprecated is worth an "info" finding, written
+    as the note writes it (qualified by its module)."""
     for rel, body in QUILL.items():
         write(ws, rel, body)
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
@@ -950,11 +951,14 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
                                   "- Page hooks pass `render_many=True` to get every page.\n"  # line 4: stale
                                   "- We moved off `site.theme_dir` last spring.\n"  # line 5: says it went
                                   "- Assets are read through `site.asset_cache`.\n"  # line 6: came back
-                                  "- Old pages still set `legacy_links = true`.\n")  # line 7: only deprecated
+                                  "- Every page sets `quill.legacy_links = true`.\n"  # line 7: only deprecated
+                                  "- We stopped using `legacy_links` when it was deprecated.\n")  # line 8: says so
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
-    where = sorted((f.paths[0], f.lines[0]) for f in found if f.paths[0].startswith("raw/notes/"))
-    assert where == [("raw/notes/runbook.md", 3), ("raw/notes/runbook.md", 4)], [f.message for f in found]
+    where = sorted((f.paths[0], f.lines[0], f.severity) for f in found if f.paths[0].startswith("raw/notes/"))
+    assert where == [("raw/notes/runbook.md", 3, "warning"), ("raw/notes/runbook.md", 4, "warning"),
+                     ("raw/notes/runbook.md", 7, "info")], [f.message for f in found]
+    assert "deprecated legacy_links in 4.1" in next(f for f in found if f.lines[0] == 7).message
     env = next(f for f in found if f.lines[0] == 3)
     assert env.evidence["current"]["path"] == "raw/quill/changes.md" and "QUILL_ENV" in env.message
     assert "4.1" in env.message

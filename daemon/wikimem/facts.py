@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 18  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 19  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -981,6 +981,8 @@ _REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
                           rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
                           r"(?P<what>.*)", re.I)
 _REMOVED_TAIL = re.compile(rf"^(?P<what>.*?){REMOVED_PASSIVE}", re.I)
+_DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
+_DEPRECATED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
@@ -1002,24 +1004,31 @@ _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
 def may_remove(text: str) -> bool:
     """Whether a sentence may say a release removed, renamed or restored a name (removed_names reads it)."""
     return "`" in text and ("emov" in text or "enam" in text or "Drop" in text or "drop" in text or "estor" in text
-                            or "e-add" in text or "eadd" in text or "eintroduc" in text)
+                            or "e-add" in text or "eadd" in text or "eintroduc" in text or "eprecat" in text)
 
 
 def removed_names(sentence: str) -> list[tuple[str, str]]:
-    """The identifiers a release's sentence says were removed or renamed ("removed"), or
-    brought back ("restored": "Restore previously removed `X`"), as written."""
-    if _PLAN.search(sentence) or re.search(r"\b(?:not|n't|never)\b", sentence, re.I):
-        return []  # "will be removed", "is not removed": nothing is gone yet
+    """The identifiers a release's sentence says were removed or renamed ("removed"), brought
+    back ("restored": "Restore previously removed `X`"), or deprecated ("Deprecated `X`", "`X` is
+    deprecated and will be removed in 4.0"), as written."""
+    if re.search(r"\b(?:not|n't|never|un-?deprecat\w*)\b", sentence, re.I):
+        return []  # "is not removed", "is no longer deprecated": nothing is gone
     chunks: list[str] = []
     change = "removed"
-    if (head := _REMOVE_HEAD.match(sentence.strip())) is not None:
+    deprecated = _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip())
+    if deprecated is not None:
+        change = "deprecated"  # whatever it says will happen later ("will be removed in 4.0")
+        chunks.append(deprecated.group("what"))
+    elif _PLAN.search(sentence):
+        return []  # "will be removed": nothing is gone yet
+    elif (head := _REMOVE_HEAD.match(sentence.strip())) is not None:
         change = "restored" if head.group("back") else "removed"
         what = head.group("what")
         cut = _WHERE_FROM.search(_SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", what))
         chunks.append(what[: cut.start()] if cut else what)
     elif (tail := _REMOVED_TAIL.match(sentence.strip())) is not None:
         chunks.append(tail.group("what"))
-    for m in _RENAMED.finditer(sentence):
+    for m in _RENAMED.finditer(sentence) if deprecated is None else ():
         chunks.append(m.group("old") or m.group("old2"))
     names: list[str] = []
     for chunk in chunks:

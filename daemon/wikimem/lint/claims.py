@@ -446,8 +446,9 @@ def _short_name(name: str) -> str | None:
 def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
     """A note (a source outside a product's documentation) that still uses a name the product's
     release notes say was removed or renamed (facts.removed_names): "Export `ACME_ENV=development`"
-    after "The `ACME_ENV` environment variable ... are removed". A note that says the name went,
-    or speaks of it in the past or in the negative, is not one."""
+    after "The `ACME_ENV` environment variable ... are removed"; or deprecated, as an "info"
+    finding (the name still works). A note that says the name went, or speaks of it in the past or
+    in the negative, is not one."""
     gone: dict[str, Claim] = {}  # the name as a note writes it, lowercased -> the newest statement of its removal
     for c in read.every:
         s = read.series.get(c.source)
@@ -460,7 +461,8 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
             if old is None or (c.release_key or ()) > (old.release_key or ()) \
                     or ((c.release_key or ()) == (old.release_key or ()) and c.change == "restored"):
                 gone[key.lower()] = c
-    gone = {k: c for k, c in gone.items() if c.change == "removed"}  # the newest says it came back: not gone
+    # the newest says it came back: not gone; deprecated, a note that uses it is out of date too
+    gone = {k: c for k, c in gone.items() if c.change in ("removed", "deprecated")}
     if not gone:
         return
     products = {c.series for c in gone.values()}
@@ -488,19 +490,21 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
             for key in hits:
                 c = gone[key]
                 short = key != c.value_text.lower()
-                pattern = rf"\.{re.escape(key)}\b" if short else rf"(?<![\w.]){re.escape(key)}(?![\w])"
+                # a name as written, or qualified by its module ("aiohttp.BasicAuth")
+                pattern = rf"\.{re.escape(key)}\b" if short else rf"(?<![\w]){re.escape(key)}(?![\w])"
                 if not re.search(pattern, sentence.text, re.I):
                     continue
                 when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
                 yield Finding.make(
-                    "stale-note", "warning",
-                    f"{c.series} removed {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it; "
+                    # a deprecated name still works: worth knowing, less pressing than a name that is gone
+                    "stale-note", "warning" if c.change == "removed" else "info",
+                    f"{c.series} {c.change} {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it; "
                     f"update the note, or accept this if it means something else",
                     paths=[path, c.source], lines=[sentence.line, c.line],
                     evidence={
-                        "fact": f"{c.value_text} removed ({c.series})",
+                        "fact": f"{c.value_text} {c.change} ({c.series})",
                         "note": {"path": path, "sentence": sentence.text, "value": c.value_text},
-                        "current": {"path": c.source, "sentence": c.sentence, "value": "removed"},
+                        "current": {"path": c.source, "sentence": c.sentence, "value": c.change},
                     },
                 )
                 break
