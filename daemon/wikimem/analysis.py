@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 113
+ANALYSIS_VERSION = 114
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -974,6 +974,7 @@ FACTS_MOST = 300  # the most a document keeps: a page too long for them is split
 RECENT_RELEASES = 10  # the releases of a changelog, newest first, that keep a section's full share
 OLDER_RELEASE_FACTS = 2  # what an older release's section keeps
 OLDER_RELEASE_REMOVALS = 4  # and, besides, what it removed or dropped that it names
+OLDER_RELEASE_REPLACED = 2  # and what it replaced ("now uses `style` instead of `align`")
 TERM_FACTS = 3  # the answers a term a section defines keeps besides what it is (its first sentence), and one more for every 4 of its sentences
 
 
@@ -1025,12 +1026,14 @@ _REPLACED = re.compile(r"`[^`]+`[^.;`]{0,60}\binstead\s+of\b[^.;`]{0,20}`[^`]+`"
 
 
 def _removes(text: str) -> bool:
-    """Whether a changelog's sentence says a release removed a thing it names (code, a version),
-    or replaced one named thing with another."""
-    if "nstead" in text and _REPLACED.search(text):
-        return True
+    """Whether a changelog's sentence says a release removed a thing it names (code, a version)."""
     return ("`" in text or _DIGIT.search(text) is not None) and ("emov" in text or "rop" in text) \
         and _REMOVAL.search(text) is not None
+
+
+def _replaces(text: str) -> bool:
+    """Whether a changelog's sentence says a release replaced one named thing with another."""
+    return "nstead" in text and _REPLACED.search(text) is not None
 
 
 def _release_kinds(sections: Sequence[Section], releases: frozenset[int], older: set[int]) -> tuple[set[int], set[int]]:
@@ -1102,6 +1105,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     newest = {j for j in recent if _release_section(j, sections, releases) == top}
     answers: set[int] = set()
     listed: set[int] = set()  # answers only as items of the newest release's lists
+    replaced: set[int] = set()  # answers for what a release replaced
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
@@ -1129,7 +1133,10 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             score += 2  # an older release keeps what it broke before what it fixed
         elif releases and score >= 0 and _removes(s.text):
             score += 1  # ... and what it took away, after what it marks as breaking
+        elif releases and score >= 0 and _replaces(s.text):
+            score += 1  # ... and what it replaced, which a reader still runs into
             answers.add(i)
+            replaced.add(i)
         if score >= 1 or i in answers:
             scores[i] = score
     limit = min(25, 5 + len(sentences) // 20)
@@ -1159,6 +1166,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if release in older and _removes(sentences[i].text):
             # what it took away, which a reader still runs into, has a share of its own
             slot, share = (release, "removed"), OLDER_RELEASE_REMOVALS
+        elif release in older and i in replaced:
+            slot, share = (release, "replaced"), OLDER_RELEASE_REPLACED  # beside what it removed, not in its place
         elif release in older:
             slot, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
         else:
