@@ -530,6 +530,10 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
         ("BasicAuth", "deprecated"), ("proxy_auth", "deprecated")]
     assert removed_names("`old_hook` will be removed in 3.0.") == []
     assert removed_names("`old_hook` is no longer deprecated.") == []
+    assert removed_names("The `schedule()` method is deprecated, use `crawl()` instead.") == [("schedule", "deprecated")]
+    # what is deprecated is not the names the sentence mentions: "except `X`", "strings in options like `X`"
+    assert removed_names("Everything in `fixers`, except `ProxyFix`, is deprecated.") == []
+    assert removed_names("Using strings for attribute names in loader options like `selectinload` is deprecated.") == []
     assert removed_names("Drop support for Python 3.7.") == []
 
     # what went is not the name: a restriction on it, a use of it, or a name the reason mentions

@@ -945,6 +945,7 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
         "- Rename `render_many` parameter to `render_all` in page hooks.\n"
         "- Remove `Site.page_cache` and `Site.asset_cache`.\n"
         "- `legacy_links` is deprecated.\n"
+        "- The `rebuild()` method is deprecated.\n"
         "- Restore previously removed `Site.asset_cache`.\n"))
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- Export `QUILL_ENV=dev` before `quill build` to get drafts.\n"  # line 3: stale
@@ -952,7 +953,8 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
                                   "- We moved off `site.theme_dir` last spring.\n"  # line 5: says it went
                                   "- Assets are read through `site.asset_cache`.\n"  # line 6: came back
                                   "- Every page sets `quill.legacy_links = true`.\n"  # line 7: only deprecated
-                                  "- We stopped using `legacy_links` when it was deprecated.\n")  # line 8: says so
+                                  "- We stopped using `legacy_links` when it was deprecated.\n"  # line 8: says so
+                                  "- CI jobs rebuild the site every night.\n")  # line 9: the word, not the method
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     where = sorted((f.paths[0], f.lines[0], f.severity) for f in found if f.paths[0].startswith("raw/notes/"))

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 19  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 20  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -982,7 +982,10 @@ _REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
                           r"(?P<what>.*)", re.I)
 _REMOVED_TAIL = re.compile(rf"^(?P<what>.*?){REMOVED_PASSIVE}", re.I)
 _DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
-_DEPRECATED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
+# "`old_hook` is deprecated", "The `schedule()` method is deprecated": the names open the sentence
+# ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
+_DEPRECATED_TAIL = re.compile(r"^(?:the\s+)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+[a-z]+)?\s+"
+                              r"(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
