@@ -157,7 +157,7 @@ _REQUIRE = re.compile(
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
 _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
                          r"|Sidebar|Topic)\b")
-_FLAGGED = re.compile(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip|Hint):\s")
+_FLAGGED = re.compile(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip):\s")  # _weigh's first letters: NWICDAT
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
 _ACRONYM = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
 _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # "Listing 3-1" opens so
@@ -1493,7 +1493,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     # what the author flags: a warning, or a note that puts its point in bold ("Note: All of the
     # included extensions are in **maintenance mode**.")
     flagged = text[:1] in "NWICDAT" and (m := _FLAGGED.match(text)) is not None \
-        and (m.group(1) not in ("Note", "Tip", "Hint") or "**" in text)
+        and (m.group(1) not in ("Note", "Tip") or "**" in text)
     stated = stated or policy or flagged
     if stated:
         score += 1.5
@@ -1635,9 +1635,9 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
     its sentence's section, its line] (the section and line let a page's outline be laid out
     from the analysis alone).
 
-    The subject is the name its list item opens on ("* `max_age` - ... Defaults to `600`.", a
-    reference's ":param int backlog:"), else the code name the sentence says it of ("The `X`
-    implementation defaults to ..."), else the term the sentence describes (`.. py:data:: DEBUG`),
+    The subject is the code name the sentence says it of ("The `X` implementation defaults to
+    ..."), else the name its list item opens on ("* `max_age` - ... Defaults to `600`.", a
+    reference's ":param int backlog:"), else the term the sentence describes (`.. py:data:: DEBUG`),
     else the section it sits in when that section is named for one setting ("tab_width"); "Default:
     8." alone says nothing without it. A name found in the sentence or its item under a term or a
     section named for another name is told apart by it ("`max_age` (CORSMiddleware)", "`backlog`
