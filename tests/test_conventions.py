@@ -140,6 +140,10 @@ Server
 
       .. versionadded:: 3.8
 
+   :param bool append_version: a flag for adding the file version.
+
+      By default it has the value given to the constructor (``False`` by default).
+
    :raises ValueError: if the port is taken.
 
    :returns: nothing.
@@ -158,11 +162,14 @@ def test_a_signature_over_several_lines_info_fields_and_a_hanging_field_read_as_
     # a field whose first line docutils reads as a term (its other lines indented deeper than the
     # note that follows) is one paragraph, as written
     assert items[2].startswith("`keepalive_timeout` (float): a delay before a TCP connection is closed after a request.")
-    assert items[3:] == ["Raises `ValueError`: if the port is taken.", "Returns: nothing."]
+    assert items[3] == "`append_version` (bool): a flag for adding the file version."
+    assert items[4:] == ["Raises `ValueError`: if the port is taken.", "Returns: nothing."]
     from wikimem.analysis import analyze
 
     rows = {row[0]: row[1] for row in analyze(doc).defaults}
     assert rows.get("`backlog` (serve)") == "`128`", rows
+    # "(`False` by default)" in a paragraph after a parameter's item says not whose default it is
+    assert "serve" not in rows and not [r for r in rows if "append_version" in r], rows
     # a signature is a key fact however long it is: its keyword defaults are what a reader asks of it
     many = ", \\\n                 ".join(f"option_number_{k}=None" for k in range(30))
     long_doc = load(tmp_path, "long.rst", f"Long\n====\n\n.. function:: run(app, *, {many})\n\n   Run the app.\n")

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 114
+ANALYSIS_VERSION = 115
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1666,6 +1666,9 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
                 section = title
         # a release's "`X` defaults to True now" is a change, which the timelines read
         named = None if released else _named_in(sentences, block_of, i)
+        if not named and (match.group("value5") or match.group("value6")) and s.kind == "para" and i > 0 \
+                and sentences[i - 1].kind == "item" and sentences[i - 1].subject == s.subject:
+            continue  # "(`False` by default)" in a paragraph after a parameter's item: whose, it does not say
         # a parameter of the function a reference describes ("`backlog` (int): ... (`128` by default)")
         owner = s.subject or (section if section and _NAME_TITLE.search(section) else None)
         if named and owner and named.strip("`") in (owner.strip("`"), owner.strip("`()").rsplit(".", 1)[-1]):
