@@ -288,11 +288,14 @@ def test_every_item_of_the_newest_release_and_an_older_releases_replacements_are
                          "* Strip complete HTML tags with quoted `>` characters from generated heading IDs."]
         if n == 2:
             releases += ["* The `tables` extension now uses a `style` attribute instead of an `align` attribute."]
+        if n == 14:  # a recent release, not the newest: its change statements are kept, "Switch" one of them
+            releases += ["* Switch static site generator for documentation from MkDocs to Zensical (#1627)."]
         releases += [f"* Fix a crash in widget parser path {n}{k} when the input has a trailing comment." for k in range(3)]
         releases += [""]
     facts = fact_texts(analysed(tmp_path, "changelog.md", "\n".join(["# Changelog", "", *releases])))
     assert_facts_start_with(facts, ("Support automatic links with URL schemes other than HTTP",
-                                    "Strip complete HTML tags with quoted", "The `tables` extension now uses a `style`"))
+                                    "Strip complete HTML tags with quoted", "The `tables` extension now uses a `style`",
+                                    "Switch static site generator for documentation from MkDocs to Zensical"))
 
 
 def test_what_the_author_flags_is_a_key_fact(tmp_path: Path) -> None:

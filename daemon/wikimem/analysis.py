@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 115
+ANALYSIS_VERSION = 116
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1009,7 +1009,7 @@ _BREAKING_MARK = re.compile("^" + _BREAKING_PREFIX, re.I)
 # after a breaking mark too
 _CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
                      r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
-                     r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
+                     r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed|Switch(?:ed|es)?|Migrated?|Migrates)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
                      r"|instead\s+of|by\s+default)\b", re.I)
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
