@@ -492,9 +492,12 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                 short = key != c.value_text.lower()
                 # a name as written, or qualified by its module ("aiohttp.BasicAuth"); a name that is a
                 # plain word (a method `schedule()`) only as code or a call, not "to schedule the spiders"
-                pattern = rf"\.{re.escape(key)}\b" if short else rf"(?<![\w]){re.escape(key)}(?![\w])"
-                if not short and c.value_text.isalpha() and c.value_text.islower():
+                if short:
+                    pattern = rf"\.{re.escape(key)}\b"
+                elif c.value_text.isalpha() and c.value_text.islower():
                     pattern = rf"`[^`\n]*(?<![\w]){re.escape(key)}(?![\w])[^`\n]*`|(?<![\w]){re.escape(key)}\("
+                else:
+                    pattern = rf"(?<![\w]){re.escape(key)}(?![\w])"
                 if not re.search(pattern, sentence.text, re.I):
                     continue
                 when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
