@@ -421,6 +421,35 @@ def test_a_table_of_contents_is_not_a_lead(tmp_path: Path) -> None:
     assert summary.lead == []
 
 
+def test_a_first_paragraph_far_into_the_document_gives_way_to_what_opens_it(tmp_path: Path) -> None:
+    # a README of badges, a feature list and code, whose first paragraph is a request near its end
+    code = "".join(f"    session.get(url_{n})\n" for n in range(60))
+    readme = analysed(tmp_path, "README.rst", "Async http client/server framework\n"
+                                              "==================================\n\n"
+                                              "Key Features\n============\n\n"
+                                              "- Supports both client and server side of HTTP protocol.\n"
+                                              "- Provides Web-server with middleware and pluggable routing.\n\n"
+                                              "Getting started\n===============\n\n.. code-block:: python\n\n" + code +
+                                              "\nPowered by\n==========\n\n"
+                                              "Feel free to make a Pull Request for adding your link to these pages!\n")
+    assert [readme.sentences[i].text for i in readme.lead] == ["Supports both client and server side of HTTP protocol."]
+    # a command's page whose opening is a note, its first paragraph a troubleshooting section
+    page = analysed(tmp_path, "freeze.rst", "freeze\n======\n\nDescription\n===========\n\n.. note::\n"
+                                            "   By default, ``freeze`` omits bootstrap packaging tools so the output "
+                                            "focuses on your project's dependencies.\n\n"
+                                            "Examples\n========\n\n.. code-block:: shell\n\n" + code +
+                                            "\nFixing errors\n=============\n\n"
+                                            "The purpose of this section is to provide practical suggestions to users "
+                                            "seeing a permission error.\n")
+    assert [page.sentences[i].text for i in page.lead] == [
+        "Note: By default, `freeze` omits bootstrap packaging tools so the output focuses on your project's dependencies."]
+    # near the opening, the first paragraph is the lead as before
+    near = analysed(tmp_path, "near.md", "# Tool\n\n- Reads the project file at start-up.\n\n"
+                                         "The tool formats the files of a project in place, one at a time.\n")
+    assert [near.sentences[i].text for i in near.lead] == [
+        "The tool formats the files of a project in place, one at a time."]
+
+
 def test_ownership_leads_with_its_definition_and_its_rules(ws: Workspace, settings) -> None:
     write(ws, "book/ch04-01-ownership.md", OWNERSHIP)
     write(ws, "book/ch04-02-borrowing.md", BORROWING)

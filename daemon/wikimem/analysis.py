@@ -22,7 +22,7 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from itertools import chain
 from typing import Any
@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 116
+ANALYSIS_VERSION = 117
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -882,6 +882,9 @@ def _usable(s: Sentence) -> bool:
     )
 
 
+LEAD_REACH = 50  # lines: a first paragraph further than this past an earlier note or list item is not the lead
+
+
 def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list[int]:
     """The document's own lead: the first real paragraph's first sentences (at most two, ~350
     characters); a description in the front matter is used by the page instead when given."""
@@ -889,11 +892,22 @@ def _lead(doc: Document, sentences: list[Sentence], block_of: list[int]) -> list
     for i, b in enumerate(block_of):
         members.setdefault(b, []).append(i)
     changelog = sum(1 for s in doc.sections if s.version) >= 2
+    early: tuple[int, list[int]] | None = None  # the first note or list item, with its first sentence
     for index, block in enumerate(doc.blocks):
-        if block.kind != "para" or len(block.text) < 40 or _NOTE_LABEL.match(block.text):
+        if len(block.text) < 40 or index not in members:
             continue
-        if changelog and (index not in members or release_of(doc.sections, sentences[members[index][0]].section)):
+        if changelog and release_of(doc.sections, sentences[members[index][0]].section):
             continue  # a changelog's lead is what comes before its releases, not one release's news
+        if block.kind == "item" or (block.kind == "para" and _NOTE_LABEL.match(block.text)):
+            first = sentences[members[index][0]]
+            said = _NOTE_LABEL.sub("", first.text).lstrip(": ")  # a note's label is not its length or its words
+            if early is None and _usable(replace(first, text=said)):
+                early = (block.line, members[index][:1])
+            continue
+        if block.kind != "para":
+            continue
+        if early is not None and block.line - early[0] > LEAD_REACH:
+            return early[1]  # the first paragraph is far into the document: what opens it says more
         if _is_toc_line(block.text, doc):
             continue  # a table of contents' titles run together ("Foreword Introduction") say nothing
         if block.text.rstrip().endswith(":") and len(block.text) < 120:
