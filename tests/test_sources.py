@@ -268,6 +268,28 @@ def test_changelog_sections_carry_their_version_and_date(tmp_path: Path) -> None
     assert all(s.version is None for s in notes.sections)
 
 
+def test_a_changelog_written_as_one_list_of_release_items_has_a_section_per_release(tmp_path: Path) -> None:
+    # the releases extension: one list, newest first; an item naming a release opens it, the
+    # items after it are its changes, each led by its kind and issue number
+    one_list = load(tmp_path, "changelog.rst", (
+        "=========\nChangelog\n=========\n\n"
+        "- :release:`3.0.3 <2026-04-07>`\n"
+        "- :support:`- backported` Reverted the `@task <invoke.tasks.task>` return value type hint change.\n"
+        "- :release:`3.0.0 <2026-04-05>`\n"
+        "- :support:`-` Dropped support for Python versions <3.9.\n"
+        "- :bug:`742 major` Define a custom ``__repr__`` for `~invoke.runners.Promise`.\n"
+        "- :release:`2.2.1`\n- :feature:`779` Runners include subprocess PIDs.\n"))
+    assert [(s.title, s.version, s.date) for s in one_list.sections] == [
+        ("Changelog", None, None), ("3.0.3 (2026-04-07)", "3.0.3", "2026-04-07"),
+        ("3.0.0 (2026-04-05)", "3.0.0", "2026-04-05"), ("2.2.1", "2.2.1", None)]
+    items = [(one_list.sections[b.section].version, b.text) for b in one_list.blocks if b.kind == "item"]
+    assert items == [
+        ("3.0.3", "Support (backported): Reverted the `@task` return value type hint change."),
+        ("3.0.0", "Support: Dropped support for Python versions <3.9."),
+        ("3.0.0", "Bug #742 (major): Define a custom `__repr__` for `Promise`."),
+        ("2.2.1", "Feature #779: Runners include subprocess PIDs.")]
+
+
 def test_a_block_placed_in_a_section_keeps_every_other_field() -> None:
     from dataclasses import fields, replace
 

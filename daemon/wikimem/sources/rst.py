@@ -238,6 +238,8 @@ def _inliner_class() -> type:
                 return super().interpreted(rawsource, text, role, lineno)
             if short in CODE_ROLES or short in REF_ROLES or (short in ("pep", "rfc") and not text.strip().isdigit()):
                 return [_role_node(short, text, rawsource)], []
+            if short == "release" or (short in _CHANGE_KINDS and _CHANGE_ROLE.fullmatch(text.strip())):
+                return [_changelog_role(short, text, rawsource)], []
             # the default role, or one the document defined with `.. role::`: docutils knows it
             known, _ = roles.role(role, self.language, lineno, self.reporter)
             if known is not None:
@@ -305,6 +307,30 @@ def _default_role_node(text: str, rawsource: str) -> Any:
         shown, _ = role_text("obj", written)
         return nodes.literal(rawsource, shown)
     return nodes.title_reference(rawsource, written)
+
+
+# a changelog written as one list (the releases extension): `:release:`3.0.3 <2026-04-07>`` is an
+# item that opens a release; `:bug:`742``, `:feature:`-``, `:support:`- backported`` say what
+# kind of change an item is, its issue number (or "-" for none) and keywords
+_CHANGE_KINDS = frozenset({"bug", "feature", "support"})
+_CHANGE_ROLE = re.compile(r"(?:\d+|-)(?:\s+[a-z][a-z-]*)*")
+
+
+def _changelog_role(role: str, text: str, rawsource: str) -> Any:
+    """A release's item (a node that knows its version and date; list_items makes it a heading),
+    or a change's kind, shown "Bug #742:" or "Support (backported):" before its text."""
+    from docutils import nodes, utils
+
+    written = " ".join(utils.unescape(text).split())
+    if role == "release":
+        explicit = EXPLICIT.match(written)
+        version, date = (explicit.group(1).strip(), explicit.group(2).strip()) if explicit else (written, "")
+        node = nodes.inline(rawsource, f"{version} ({date})" if date else version)
+        node["wikimem_release"] = version
+        return node
+    number, *keywords = written.split()
+    shown = role.title() + (f" #{number}" if number.isdigit() else "") + (f" ({', '.join(keywords)})" if keywords else "")
+    return nodes.Text(shown + ":")
 
 
 def _names_code(text: str) -> bool:
@@ -1091,6 +1117,12 @@ class _Reader:
             return
         if isinstance(node, (nodes.bullet_list, nodes.enumerated_list)):
             for item in node.children:
+                release = _release_item(item)
+                if release is not None:
+                    # an item that only names a release opens it: the items after it are its changes
+                    self.add("heading", release.astext(), self.line_of(item), level=depth,
+                             version=release["wikimem_release"])
+                    continue
                 self.list_item(item, depth, subject, version)
             return
         if isinstance(node, nodes.definition_list):
@@ -1347,6 +1379,18 @@ class _Reader:
         if isinstance(node, nodes.TextElement) and not isinstance(node, nodes.Inline) and "\n" in node.rawsource:
             text = keep_lines(node.rawsource, text)  # a sentence is cited at its own line
         return text
+
+
+def _release_item(item: Any) -> Any:
+    """The release an item of a list names and nothing else (`- :release:`3.0.3 <2026-04-07>``), or None."""
+    from docutils import nodes
+
+    if len(item.children) != 1 or not isinstance(item[0], nodes.paragraph):
+        return None
+    parts = [c for c in item[0].children if not (isinstance(c, nodes.Text) and not c.astext().strip())]
+    if len(parts) == 1 and isinstance(parts[0], nodes.inline) and parts[0].get("wikimem_release"):
+        return parts[0]
+    return None
 
 
 def _substitution(reference: Any) -> Any:
