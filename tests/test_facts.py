@@ -69,6 +69,11 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     # the verb before the minimum it raised
     ("Increased minimum yarl version to 1.25.1 -- by :user:`bdraco`.", "yarl", (1, 25, 1), ""),
     ("Bump the minimum required version of Toolkit to 3.0.", "toolkit", (3, 0), ""),
+    # the versions dropped said as those below one: that one is the oldest supported
+    ("Support: Dropped support for Python versions <3.9.", "python", (3, 9), ""),
+    ("Remove support for, and imports related to, all Python versions less than 3.6 - including Python 2.",
+     "python", (3, 6), ""),
+    ("Drop support for Python versions older than 3.10.", "python", (3, 10), ""),
 ])
 def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:
     found = [f for f in facts_of(sentence) if f.key[1] == entity]

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 20  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 21  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -180,6 +180,11 @@ _DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
 _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
                          rf"(?P<list>{_NAMED_VERSIONS})\s+support\b", re.I)
+# "Dropped support for Python versions <3.9", "Remove support for all Python versions less than 3.6":
+# the versions dropped are those below the one named, which is the oldest supported now
+_DROP_BELOW = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\b"
+                         r"[^.;]{0,40}?\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:<\s*|(?:less|older|lower|earlier)"
+                         r"\s+than\s+|below\s+|prior\s+to\s+)v?(?P<ver>\d+(?:\.\d+)+)", re.I)
 # "Support for Python 3.8 has been dropped"
 _DROPPED = re.compile(r"\bsupport\s+for\s+" + _LAPSED + rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
@@ -1220,6 +1225,15 @@ def extract(doc: Statements) -> list[Fact]:
                 taken.append((m.start(), m.end()))
                 add(("min", name, scope), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
                     at, "drop")
+        for m in _DROP_BELOW.finditer(sentence) if drops else ():
+            name = entity(m.group("name"))
+            if not name or name in STOPWORDS or (product and name == product):
+                continue
+            if any(a <= m.start("name") < b for a, b in taken) or _INTENT.search(sentence[: m.start()]):
+                continue
+            scope, at = whose(sentence[: m.start()])
+            taken.append((m.start(), m.end()))
+            add(("min", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", plan_here, at)
         # --- a list of raised minimums: "Minimum versions increased for these dependencies: Twisted: 18.9.0 → 21.7.0"
         if ("→" in sentence or "->" in sentence) and (raise_ := _RAISED.search(sentence)):
             name = entity(raise_.group("name"))
