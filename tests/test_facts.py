@@ -74,6 +74,8 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("Remove support for, and imports related to, all Python versions less than 3.6 - including Python 2.",
      "python", (3, 6), ""),
     ("Drop support for Python versions older than 3.10.", "python", (3, 10), ""),
+    ("NEW: Drop Python 3.10 and require Python >= 3.11.5 as possessive quantifiers are broken on lower versions.",
+     "python", (3, 11, 5), ""),
 ])
 def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, value, change) -> None:
     found = [f for f in facts_of(sentence) if f.key[1] == entity]
@@ -91,6 +93,9 @@ def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, val
      {("max", "python", "", (3, 14), ""), ("min", "python", "", (3, 9), "drop")}),
     ("Acme 2.0 requires Python 3.9 and drops support for Python 3.8.", "2.0",
      {("min", "python", "acme", (3, 9), ""), ("min", "python", "acme", (3, 8), "drop")}),
+    # the name before the verb is the one required again, not who requires it
+    ("NEW: Drop Python 3.10 and require Python >= 3.11.5 as possessive quantifiers are broken on lower versions.",
+     "13.0", {("min", "python", "", (3, 11, 5), "")}),
 ])
 def test_two_clauses_of_one_sentence_are_read_each_with_its_own_verb(sentence, release, expected) -> None:
     found = {(f.key[0], f.key[1], f.key[2], f.value, f.change) for f in facts_of(sentence, release=release)

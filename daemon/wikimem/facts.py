@@ -1088,6 +1088,10 @@ def extract(doc: Statements) -> list[Fact]:
         def add(key: tuple[str, str, str], value: tuple[int, ...], text: str, plan: bool,
                 at_release: str | None, change: str = "", old: tuple[int, ...] = (), newest: tuple[int, ...] = (),
                 sentence: str = sentence, line: int = line, date: str | None = date) -> None:
+            if key[2] == key[1]:
+                # "Drop Python 3.10 and require Python >= 3.11.5": the name before the verb is the
+                # one required again, not who requires it
+                key = (key[0], key[1], "")
             out.append(Fact(key, value, text, plan, at_release, doc.path, sentence, line, date, doc.series, change, old,
                             newest))
 
