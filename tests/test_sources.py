@@ -290,6 +290,16 @@ def test_a_changelog_written_as_one_list_of_release_items_has_a_section_per_rele
         ("2.2.1", "Feature #779: Runners include subprocess PIDs.")]
 
 
+def test_a_headings_attribute_list_is_no_part_of_its_title(tmp_path: Path) -> None:
+    # Python-Markdown's attr_list: `{: #id }`, an escaped id, classes, key=value pairs
+    doc = load(tmp_path, "notes.md", "# 6.0 Migration Notes {: #\\6.0}\n\nText.\n\n"
+                                     "## Phases of processing {: #stages }\n\nText.\n\n"
+                                     "## Tables {.wide data-x='1'}\n\nText.\n\n## The {name} placeholder\n\nText.\n")
+    assert doc.title == "6.0 Migration Notes"
+    assert [s.title for s in doc.sections] == ["6.0 Migration Notes", "Phases of processing", "Tables",
+                                               "The {name} placeholder"]
+
+
 def test_a_block_placed_in_a_section_keeps_every_other_field() -> None:
     from dataclasses import fields, replace
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # an inline run longer than this is not prose a person wrote (a line of 200,000 brackets):
 # markdown-it's inline rules are superlinear on some of them, so such runs are kept as text
 MAX_INLINE = 20_000
-_HEADING_ATTR = re.compile(r"\s*\{#[^{}]*+\}\s*$")
+_HEADING_ATTR = re.compile(r"\s*\{:?[ \t]*(?:[#.]|[A-Za-z_][\w-]*=)[^{}]*+\}\s*$")
 _SPACES = re.compile(r"[ \t]+")
 _HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
