@@ -818,3 +818,14 @@ def test_the_product_a_documentation_set_documents() -> None:
     series = series_of(histories)
     assert series["raw/history/quill.md"].name == "quill" and series["raw/history/quillbuild.md"].name == "quillbuild"
     assert series["raw/history/quillbuild.md"].product == "quillbuild"
+    # a changelog in a folder without a front page (a site's about/) is the product's that raw/'s
+    # front page names; a note beside it stays no one's
+    about = {
+        "raw/index.md": page("Quill"),
+        "raw/usage.md": page("Usage notes"),
+        "raw/about/changelog.md": page("Changelog", "release"),
+        "raw/about/contributing.md": page("Contributing"),
+    }
+    series = series_of(about)
+    assert series["raw/about/changelog.md"].name == "quill" and series["raw/about/changelog.md"].product == "quill"
+    assert series["raw/about/contributing.md"].name != "quill"

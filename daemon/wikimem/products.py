@@ -17,7 +17,8 @@ each raw path gets its series, the key its facts are grouped under:
   below it that name no product of their own (ref/ and howto/ of the set at the top), and
   folders that name the same product share its series;
 - a changelog directly in raw/ that names no product is the changelog of the documentation
-  set beside it (the only one, or one at least twice as large as any other);
+  set beside it (the only one, or one at least twice as large as any other); one in a folder
+  without a front page (about/changelog.md) is the product's that raw/'s front page names;
 - a document whose title names a release of a product is that product's ("Gizmo 1.0 release
   notes" in a folder of Acme's), and so is a changelog whose title names one product beside the
   words for its kind, in a folder that names none ("Acme history" and "Acmebuild history" in
@@ -125,6 +126,8 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
             sizes[product[f]] += len(members)
     ranked = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))
     beside = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] >= 2 * ranked[1][1]) else ""
+    # raw/'s front page names the product of a changelog that sits in a folder without one
+    home = product[""] if product.get("") and has_entry.get("") else ""
     out: dict[str, str] = {}
     named_by_title: set[str] = set()
     for folder, members in groups.items():
@@ -140,6 +143,8 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
                 named_by_title.add(titled)
             elif not folder and beside and profiles[p].kind == "release" and not profiles[p].names:
                 out[p] = beside
+            elif folder and home and not has_entry[folder] and profiles[p].kind == "release" and not profiles[p].names:
+                out[p] = home  # a changelog in a folder with no front page (about/) is raw/'s front page's
             elif folder and not by_folder[p]:
                 out[p] = folder  # a small folder of notes is a series of its own, not raw/'s loose files'
             else:
