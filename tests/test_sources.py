@@ -300,6 +300,15 @@ def test_a_headings_attribute_list_is_no_part_of_its_title(tmp_path: Path) -> No
                                                "The {name} placeholder"]
 
 
+def test_a_code_span_that_names_its_language_shows_its_code(tmp_path: Path) -> None:
+    # InlineHilite's `#!lang code`: the marker picks the colours, it is no part of the code
+    doc = load(tmp_path, "keys.md", "# Keys\n\nOption | Type | Default\n--- | --- | ---\n"
+                                    "`separator` | string | `#!py3 '+'`\n\n"
+                                    "Set `#!python strict=True` to fail, or `#!` alone.\n")
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "`'+'`" in text and "`strict=True`" in text and "#!py3" not in text and "`#!`" in text
+
+
 def test_a_block_placed_in_a_section_keeps_every_other_field() -> None:
     from dataclasses import fields, replace
 

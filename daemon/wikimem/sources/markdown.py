@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 MAX_INLINE = 20_000
 _HEADING_ATTR = re.compile(r"\s*\{:?[ \t]*(?:[#.]|[A-Za-z_][\w-]*=)[^{}]*+\}\s*$")
 _SPACES = re.compile(r"[ \t]+")
+# a code span that names its language for highlighting (`#!py3 True`, `#!python import os`):
+# the language is shown by its colours, not as text
+_INLINE_LANGUAGE = re.compile(r"^#![A-Za-z][\w+-]*[ \t]+(?=\S)")
 _HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
 _MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w:.+-]*)\}$")
@@ -545,7 +548,7 @@ def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = Tru
                 shown, how = role_text(name, child.content)
                 out.append(code_span(shown) if how == "code" else f"*{shown}*" if how == "emphasis" and emphasis else shown)
             else:
-                out.append(code_span(child.content))
+                out.append(code_span(_INLINE_LANGUAGE.sub("", child.content, count=1)))
         elif kind in ("softbreak", "hardbreak"):
             out.append("\n")
         elif kind in ("em_open", "em_close"):
