@@ -200,6 +200,9 @@ def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_
     ("`generate_password_hash` uses scrypt by default.", "generate_password_hash", "scrypt", ""),
     ("`max_form_memory_size` is unlimited by default, so we set it to 2 MB.", "max_form_memory_size", "unlimited", ""),
     ("Passwords are hashed with `generate_password_hash`, which defaults to PBKDF2.", "generate_password_hash", "PBKDF2", ""),
+    # what kind of setting it is between its name and its change
+    ("You use `invoke.context.MockContext`; its `repeat` init kwarg changed its default value from `False` to `True`.",
+     "repeat", "True (was False)", "from"),
 ])
 def test_a_default_that_is_a_word(sentence, subject, value, change) -> None:
     (fact,) = [f for f in facts_of(sentence, release="2.0") if f.key[0] == "choice"]

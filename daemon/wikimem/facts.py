@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 21  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 22  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -326,6 +326,12 @@ _CHOICE_DEFAULTS = re.compile(
     rf"(?P<what>{_CODE_WHAT})(?:\s*,\s*which)?\s+(?:(?P<now>now)\s+)?(?:defaults\s+to\s+(?P<new>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
     rf"(?:\s+instead\s+of\s+(?P<old>{_CHOICE_VALUE}|{_CHOICE_FIGURE}))?|(?:is|are|uses)\s+(?P<new2>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
     r"\s+by\s+default\b)", re.I)
+# "its `repeat` init kwarg changed its default value from `False` to `True`": a setting named in
+# code, what kind of setting it is, then its change
+_CHOICE_ITS = re.compile(
+    rf"(?P<what>{_CODE_WHAT})(?:\s+(?:init\s+|config\s+|keyword\s+)?(?:kwarg|argument|parameter|option|setting|attribute))?"
+    rf"\s+(?:has\s+)?changed\s+its\s+default(?:\s+value)?\s+(?:from\s+(?P<old>{_CHOICE_VALUE})\s+)?to\s+(?P<new>{_CHOICE_VALUE})",
+    re.I)
 _OBJECT_BEFORE = re.compile(r"\b(?:of|for|in|on|from|to|with|by|between|about|against|than)\s*$", re.I)
 _CHOICE_NOT_WHAT = frozenset("value values version versions number setting settings option options one is be".split())
 # a bare word is a value where it ends its clause ("is eager: ..."), not where the sentence goes on
@@ -439,7 +445,7 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
     if _PAST.search(sentence):
         return out
     spans: list[tuple[int, int]] = []
-    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES, _CHOICE_DEFAULTS):
+    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES, _CHOICE_DEFAULTS, _CHOICE_ITS):
         for m in pattern.finditer(sentence):
             if any(a <= m.start() < b for a, b in spans):
                 continue
