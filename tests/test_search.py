@@ -562,6 +562,26 @@ def test_a_changelog_answers_a_current_question_from_its_newest_entry(ws, settin
     assert "Blinker 1.9" in passage.hit.snippet, passage.hit.snippet
 
 
+def test_the_latest_release_named_in_a_question_is_its_changelogs_newest_release(ws, settings):
+    # the newest release's opening (its version and date) holds no word of the question; the
+    # older releases and the documentation around them hold many
+    write(ws, "CHANGES.rst", "Changes\n=======\n\nVersion 3.1.3\n-------------\n\nReleased 2026-02-18\n\n"
+          "- The session is marked as accessed for operations that only access the keys.\n\n"
+          + "".join(f"Version 3.0.{n}\n-------------\n\nReleased 2025-0{1 + n % 9}-10\n\n"
+                    f"- Fix how Gadget {n} release builds describe their changes.\n\n" for n in range(9, 0, -1)))
+    write(ws, "release-process.rst", "Release process\n===============\n\n"
+          "Each Gadget release is described in the changelog when it is released, a week after its branch.\n")
+    write(ws, "install.rst", "Installation\n============\n\nGadget is described in its own file.\n")
+    compile_workspace(ws, settings)
+    found = S.search_passages(ws, "What is the latest Gadget release described in the changelog, and when was it released?",
+                              limit=5)
+    newest = [p for p in found if p.hit.path == "raw/CHANGES.rst"]
+    assert newest and "2026-02-18" in newest[0].hit.snippet, [(p.hit.path, p.hit.snippet) for p in found]
+    # a current question that names no release keeps its best passage (the window is not the newest release's)
+    current = S.search_passages(ws, "which Gadget builds describe their changes in the current version", limit=3)
+    assert current and "2026-02-18" not in current[0].hit.snippet
+
+
 def test_a_timeline_answers_current_questions_with_its_source_next(compiled):
     found = S.search_passages(compiled, "What is the current minimum macOS version for Widget?", limit=5)
     assert found[0].hit.kind == "fact", [p.hit.path for p in found]

@@ -315,10 +315,14 @@ def load_raw_file(ws: Workspace, rel: str, max_bytes: int, outline: dict[str, An
     return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(release_eras(chunks, doc.sections)))
 
 
+NEWEST_ERA = 11  # the era of the newest release's passages: ranked as 10, found by FastScorer.newest_release
+
+
 def release_eras(chunks: list[Chunk], sections: list[Any]) -> list[Chunk]:
     """Tell each passage of a changelog how recent its release is (0 oldest .. 10 newest), so a
-    question about the current state prefers the newest entry that answers it. A file with
-    fewer than two releases is left as it is."""
+    question about the current state prefers the newest entry that answers it; the newest
+    release's own passages are NEWEST_ERA (ranked as 10), what "the latest release" asks for. A
+    file with fewer than two releases is left as it is."""
     import bisect
 
     releases = [s for s in sections if getattr(s, "version", None)]
@@ -326,11 +330,13 @@ def release_eras(chunks: list[Chunk], sections: list[Any]) -> list[Chunk]:
         return chunks
     order = sorted({_release_key(s.version) for s in releases})
     rank = {v: i / max(1, len(order) - 1) for i, v in enumerate(order)}
+    newest = order[-1]
     # each section's release: its own, or the nearest enclosing section's
     era_of: list[int | None] = []
     for i, sec in enumerate(sections):
         if getattr(sec, "version", None):
-            era_of.append(round(10 * rank[_release_key(sec.version)]))
+            key = _release_key(sec.version)
+            era_of.append(NEWEST_ERA if key == newest else round(10 * rank[key]))
         else:
             parent = sec.parent
             era_of.append(era_of[parent] if 0 <= parent < i else None)

@@ -493,6 +493,18 @@ class Engine:
         if parsed.latest:
             repeated = self._boilerplate(fast, part_cands)
             latest = self._latest()
+            # a question that names the release ("the latest Acme release") asks for each
+            # changelog's newest release, whose opening (its version and date) may hold none of
+            # the question's words: it ranks as the best passage found
+            found = max(((sc, d) for cands in part_cands.values() for sc, d in cands), default=None)
+            if parsed.release and found is not None:
+                best_score, best_entry = found
+                for path, first in fast.newest_release().items():
+                    masks[first] = mask(best_entry)
+                    cands = part_cands.setdefault(path, [])
+                    cands[:] = [c for c in cands if c[1] != first] + [(best_score, first)]
+                    kind_of.setdefault(path, entry(first)[2])
+                    repeated.discard(first)
         # a question whose words belong to one collection of several ranks that collection's
         # passages first: the others' count OTHER_COLLECTION
         others: Any = None

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..lexicon import QUERY_STOP
 from .analysis import analyzer
+from .documents import NEWEST_ERA
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
 # (title, aliases, headings) say more than a passing mention in the body
@@ -52,6 +53,8 @@ CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "st
 # of releases and what it says, not for what every release says alike
 RELEASE_WORDS = {"release", "releases", "released", "version", "versions", "changelog", "changes"}
 LATEST = {"latest", "newest", "recent", "last", "current"}
+# "the latest release", "the newest Acme release", "the most recent release": the release itself
+NAMED_RELEASE = re.compile(r"\b(?:latest|newest|last|most\s+recent)\s+(?:[\w.-]+\s+){0,2}?releases?\b", re.I)
 OLDER_RELEASE = 0.3  # ... then an older release's pages and passages count this much
 BOILERPLATE = 0.3  # ... and a passage that many releases repeat word for word (numbers aside)
 
@@ -69,6 +72,7 @@ class ParsedQuery:
     phrases: tuple[tuple[str, ...], ...]
     current: bool  # asks for the current value: favour the newest in a series
     latest: bool = False  # asks for the latest release itself: its pages and passages first
+    release: bool = False  # names it: "the latest release", "the newest Acme release"
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -96,7 +100,7 @@ def parse_query(text: str) -> ParsedQuery:
     seen: dict[str, None] = {}
     for term in terms:
         seen.setdefault(term, None)
-    return ParsedQuery(tuple(seen), phrases, current, latest)
+    return ParsedQuery(tuple(seen), phrases, current, latest, latest and bool(NAMED_RELEASE.search(text)))
 
 
 def weighting() -> Any:
@@ -592,6 +596,13 @@ class FastScorer:
         if self._eras is None:
             self._eras = {d: n for n in range(11) for d in self._read("era", str(n))[0]}
         return self._eras
+
+    def newest_release(self) -> dict[str, int]:
+        """path -> the first passage of its newest release, for each changelog (see release_eras)."""
+        first: dict[str, int] = {}
+        for d in sorted(self._read("era", str(NEWEST_ERA))[0]):
+            first.setdefault(self.entry(d)[0], d)
+        return first
 
     def collections(self) -> tuple[list[str], Any, list[int]]:
         """(names, entry -> index into names + 1 (0 for none), entries of each): the collection
