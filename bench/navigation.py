@@ -185,9 +185,14 @@ def locate(text: str, evidence: str) -> tuple[int, int] | None:
     return None
 
 
+# a code span's highlighting language (`#!py3 True`): markup, as a page shows the code alone
+INLINE_LANGUAGE = re.compile(r"`#![A-Za-z][\w+-]*[ \t]+")
+
+
 def words(text: str) -> list[str]:
     # \w includes "_", so Markdown emphasis would glue to its word ("_rust_", "(RAII)_"):
     # trimmed, that markup does not matter and snake_case names stay one word
+    text = INLINE_LANGUAGE.sub("`", text) if "`#!" in text else text
     found = (w.strip("_") for w in WORD.findall(LINK_DESTINATION.sub("]", text).lower()))
     return [w for w in found if w]
 
