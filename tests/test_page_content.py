@@ -1309,6 +1309,21 @@ def test_a_default_in_a_parameter_list_is_the_default_of_the_item_it_describes(t
                     ("Timeout", "5 seconds")], rows
 
 
+def test_a_table_with_a_default_column_states_each_rows_default(tmp_path: Path) -> None:
+    # an extension's options table: each row's option with its cell under "Default", told apart
+    # by the page it is on; a table without such a column, and a row named in words, state none
+    text = ("# Keys\n\nStyles keyboard keys.\n\n## Options\n\n"
+            "Option       | Type   | Default        | Description\n"
+            "------------ | ------ | -------------- | -----------\n"
+            "`separator`  | string | `#!py3 '+'`    | Define a separator.\n"
+            "`strict`     | bool   | `#!py3 False`  | Use strict HTML5 output.\n"
+            "`key_map`    | dict   | -              | Add keys to the key-map index.\n\n"
+            "## Keys\n\nName | Display | Aliases\n--- | --- | ---\n`ctrl` | Ctrl | `control`\n\n"
+            "## Modes\n\nMode | Default\n--- | ---\nNormal text | on\n")
+    rows = [(row[0], row[1]) for row in analysed(tmp_path, "keys.md", text).defaults]
+    assert rows == [("`separator` (Keys)", "`'+'`"), ("`strict` (Keys)", "`False`")], rows
+
+
 def test_a_version_in_a_releases_topic_heading_is_no_release_of_its_own(tmp_path: Path) -> None:
     # "### Python 3.15 Support" and "### PEP 747" inside "## Tool 2.4" are topics of 2.4; counted
     # as releases they pushed real releases out of the newest ten, whose changes a page keeps

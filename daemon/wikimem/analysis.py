@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 119
+ANALYSIS_VERSION = 120
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1658,9 +1658,15 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
     (run_app)"): two classes' `max_age` are two settings. A release's notes say what a default
     became, not what it is: only their terms' defaults count."""
     out: list[list[Any]] = []
+    column: dict[int, int | None] = {}  # a table's first row's block -> the column its header names "Default"
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table", "data"):  # a settings table of any length states defaults
             continue
+        if s.kind in ("table", "data") and len(block_of) > i:
+            row = _table_default(sentences, block_of, i, column, doc.title)
+            if row is not None:
+                out.append([*row, i, s.section, s.line])
+                continue
         match = _DEFAULT_VALUE.search(s.text) if "default" in s.text.lower() else None
         if not match:
             continue
@@ -1691,6 +1697,38 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
         if subject:
             out.append([subject, value, i, s.section, s.line])
     return out[:300]
+
+
+_DEFAULT_HEADER = re.compile(r"^\**defaults?(?:\s+values?)?\**$", re.I)
+_NO_VALUE = frozenset({"", "-", "—", "–", "n/a", "none given", "required"})
+
+
+def _table_default(sentences: list[Sentence], block_of: Sequence[int], i: int, column: dict[int, int | None],
+                   title: str) -> tuple[str, str] | None:
+    """(setting, default) of a table's row where the table's header names a column "Default"
+    (`Option | Type | Default | Description`): the row's first cell, told apart by the document's
+    title (two extensions' `class` option are two settings), and its cell in that column."""
+    # a table's rows are blocks of their own, one under the other (a rule may follow the header)
+    first = i
+    while (first > 0 and sentences[first - 1].kind in ("table", "data") and block_of[first - 1] >= block_of[first] - 1
+           and 0 < sentences[first].line - sentences[first - 1].line <= 2):
+        first -= 1
+    block = block_of[first]
+    if block not in column:
+        header = [c.strip() for c in sentences[first].text.split(" | ")]
+        found = [n for n, c in enumerate(header) if _DEFAULT_HEADER.match(c)]
+        column[block] = found[0] if len(found) == 1 and found[0] > 0 else None
+    at = column[block]
+    if at is None or i == first:
+        return None
+    cells = [c.strip() for c in sentences[i].text.split(" | ")]
+    header_cells = len(sentences[first].text.split(" | "))
+    if len(cells) != header_cells or cells[at].lower() in _NO_VALUE or len(cells[at]) > 120:
+        return None
+    name = cells[0]
+    if not name or len(name) > 60 or not (name.startswith("`") or len(name.split()) == 1):
+        return None  # a row named in words ("Normal text") is no setting
+    return (f"{name} ({title})" if title else name), cells[at]
 
 
 def _named_in(sentences: list[Sentence], block_of: Sequence[int], i: int) -> str | None:
