@@ -1309,6 +1309,18 @@ def test_a_default_in_a_parameter_list_is_the_default_of_the_item_it_describes(t
                     ("Timeout", "5 seconds")], rows
 
 
+def test_a_default_in_an_item_that_opens_on_what_a_setting_does_is_that_settings(tmp_path: Path) -> None:
+    # "`tasks.dedupe` controls deduping and defaults to `True`": the item opens on the setting's
+    # name and what it does, its default in the same sentence or a later one of the item
+    text = ("Configuration\n=============\n\nDefault configuration values\n----------------------------\n\n"
+            "- The ``tasks`` config tree holds settings relating to task execution.\n\n"
+            "    - ``tasks.dedupe`` controls deduping and defaults to ``True``.\n"
+            "    - ``sudo.prompt`` holds the sudo password prompt text, which is supplied to ``sudo -p``.\n"
+            "      Default: ``[sudo] password:``.\n")
+    rows = [(row[0], row[1]) for row in analysed(tmp_path, "configuration.rst", text).defaults]
+    assert rows == [("`tasks.dedupe`", "`True`"), ("`sudo.prompt`", "`[sudo] password:`")], rows
+
+
 def test_a_table_with_a_default_column_states_each_rows_default(tmp_path: Path) -> None:
     # an extension's options table: each row's option with its cell under "Default", told apart
     # by the page it is on; a table without such a column, and a row named in words, state none

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 120
+ANALYSIS_VERSION = 121
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1635,7 +1635,8 @@ def _full_sentence(text: str) -> bool:
 
 # a list item that opens on the name it describes: "* `max_age` - Session expiry time in seconds.",
 # "- **timeout** (float): ...", "`retries`: how many times ..."
-_ITEM_NAME = re.compile(r"^(?:`(?P<code>[A-Za-z_-][^`\s]{0,59})`|\*\*(?P<bold>[^*\s]{1,60})\*\*)(?:\s*\([^()\n]{1,40}\))?\s*[-–—:]\s")
+_ITEM_NAME = re.compile(r"^(?:`(?P<code>[A-Za-z_-][^`\s]{0,59})`|\*\*(?P<bold>[^*\s]{1,60})\*\*)(?:\s*\([^()\n]{1,40}\))?"
+                        r"(?:\s*[-–—:]\s|\s+(?=[a-z]+\b))")  # or what the name does: "`tasks.dedupe` controls ..."
 # the code name a sentence gives its default right before saying it: "The `ExceptionMiddleware`
 # implementation defaults to ..." (two words at most between them)
 _NAMED_BEFORE = re.compile(r"`(?P<name>[A-Za-z_-][\w.:/()-]{0,59})`(?:\s+[a-z]+){0,2}\s+defaults?\s+to\b")
