@@ -946,7 +946,8 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
         "- Remove `Site.page_cache` and `Site.asset_cache`.\n"
         "- `legacy_links` is deprecated.\n"
         "- The `rebuild()` method is deprecated.\n"
-        "- Restore previously removed `Site.asset_cache`.\n"))
+        "- Restore previously removed `Site.asset_cache`.\n"
+        "- Renamed the `--root` CLI flag to `--search-root`, for clarity.\n"))
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- Export `QUILL_ENV=dev` before `quill build` to get drafts.\n"  # line 3: stale
                                   "- Page hooks pass `render_many=True` to get every page.\n"  # line 4: stale
@@ -954,12 +955,15 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
                                   "- Assets are read through `site.asset_cache`.\n"  # line 6: came back
                                   "- Every page sets `quill.legacy_links = true`.\n"  # line 7: only deprecated
                                   "- We stopped using `legacy_links` when it was deprecated.\n"  # line 8: says so
-                                  "- CI jobs rebuild the site every night.\n")  # line 9: the word, not the method
+                                  "- CI jobs rebuild the site every night.\n"  # line 9: the word, not the method
+                                  "- `quill --root ci/ build` builds the CI site.\n"  # line 10: a renamed option
+                                  "- `quill --root-dir ci/` is our wrapper's flag.\n")  # line 11: another option
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     where = sorted((f.paths[0], f.lines[0], f.severity) for f in found if f.paths[0].startswith("raw/notes/"))
     assert where == [("raw/notes/runbook.md", 3, "warning"), ("raw/notes/runbook.md", 4, "warning"),
-                     ("raw/notes/runbook.md", 7, "info")], [f.message for f in found]
+                     ("raw/notes/runbook.md", 7, "info"), ("raw/notes/runbook.md", 10, "warning")], \
+        [f.message for f in found]
     assert "deprecated legacy_links in 4.1" in next(f for f in found if f.lines[0] == 7).message
     env = next(f for f in found if f.lines[0] == 3)
     assert env.evidence["current"]["path"] == "raw/quill/changes.md" and "QUILL_ENV" in env.message

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 22  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 23  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1013,6 +1013,7 @@ command commands keyword type types helper helpers shim shims extra extras entry
 _USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
 _SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
 _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
+_OPTION_NAME = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 def may_remove(text: str) -> bool:
@@ -1053,7 +1054,12 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
             if (after and after.group(1).lower() not in _CODE_KINDS and after.group(1).lower() not in ("and", "or")) \
                     or _USE_OF.search(chunk[: span.start()]):
                 continue  # "`max_parts` restriction", "usage of `x`": the name stays
-            ident = _IDENTIFIER.fullmatch(span.group(1).strip())
+            written = span.group(1).strip()
+            if _OPTION_NAME.fullmatch(written):
+                if written not in names:
+                    names.append(written)  # a command-line option: `--root`
+                continue
+            ident = _IDENTIFIER.fullmatch(written)
             if ident is None:
                 continue  # a signature, a command line, a value
             name = ident.group("name")

@@ -468,7 +468,7 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
     products = {c.series for c in gone.values()}
     docs = cache(ctx)
     # one scan of a document's words finds every name it may use (a dotted name by its last part)
-    token = {k: k.rsplit(".", 1)[-1] for k in gone}
+    token = {k: k.rsplit("-", 1)[-1] if k.startswith("--") else k.rsplit(".", 1)[-1] for k in gone}
     scan = re.compile(r"(?<= )(?:" + "|".join(sorted(map(re.escape, set(token.values())), key=len, reverse=True))
                       + r")(?= )")
     for path in sorted(ctx.raw_files):
@@ -494,6 +494,8 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                 # plain word (a method `schedule()`) only as code or a call, not "to schedule the spiders"
                 if short:
                     pattern = rf"\.{re.escape(key)}\b"
+                elif key.startswith("--"):
+                    pattern = rf"(?<![\w-]){re.escape(key)}(?![\w-])"  # an option: `--root`, not `--root-dir`
                 elif c.value_text.isalpha() and c.value_text.islower():
                     pattern = rf"`[^`\n]*(?<![\w]){re.escape(key)}(?![\w])[^`\n]*`|(?<![\w]){re.escape(key)}\("
                 else:
