@@ -970,6 +970,25 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     assert "4.1" in env.message
 
 
+def test_a_note_naming_the_product_as_its_front_page_titles_it_is_about_it(ws, settings):
+    """The product is known by one word of its front page's title ("gizmo"); a note that names it
+    in full ("Gizmo Extensions runs on ...") is about it, one naming another product that shares
+    the word ("Gizmo Cloud") is not."""
+    write(ws, "index.md", "# Gizmo Extensions\n\n## Overview\n\nGizmo Extensions is a collection of extensions "
+                          "for Markdown. Each gizmo extension is loaded by name.\n")
+    for name in ("tables", "keys", "tasks"):
+        write(ws, f"extensions/{name}.md", f"# {name.title()}\n\nThe gizmo {name} extension renders {name}.\n")
+    write(ws, "about/changelog.md", "# Changelog\n\n## 2.0\n\n- Drop Python 3.9 and require Python >= 3.10.\n\n"
+                                    "## 1.0\n\n- Require Python 3.8 or newer.\n\n## 0.9\n\n- First release.\n")
+    write(ws, "notes/platform.md", "# Platform notes\n\n"
+                                   "- Gizmo Extensions runs on Python 3.9 and newer, so the old builder stays.\n"  # line 3
+                                   "- Gizmo Cloud runs on Python 3.9 and newer, our vendor says.\n")  # line 4
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    lines = sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/platform.md")
+    assert lines == [3], [f.message for f in found]
+
+
 def test_a_note_stating_a_word_default_the_product_changed_is_stale(ws, settings):
     """A default that is a word, not a version: the changelog switched it, the timeline says
     so, and a note that still states the old value is a stale note; one that states the new

@@ -20,10 +20,11 @@ only product the wiki tracks that fact for.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from ..facts import (
 from ..facts import label as fact_label
 from ..lexicon import release_numbers, version_key
 from ..products import Series, series_of
+from ..raw_tree import ENTRY_NAMES
 from ..sources import SkipSource, load_markdown, load_source
 from ..timelines import Timeline, build, whose
 from .context import Context
@@ -126,6 +128,9 @@ class _Read:
     series: dict[str, Series]
     timelines: list[Timeline]
     kinds: dict[str, str]
+    # the words of each product's front-page titles: "PyMdown Extensions" for the product
+    # "pymdown", so a note naming it in full is about it
+    full_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def _read(ctx: Context) -> _Read:
@@ -141,7 +146,13 @@ def _read(ctx: Context) -> _Read:
     claims = [c for c in whose(every, series) if c.key[0] not in ("supported", "removed")]
     kinds = {p: pr.kind for p, pr in profiles.items()}
     lines = build(every, series, kinds, {p: pr.named for p, pr in profiles.items()})
-    result = _Read(claims, Order(docs), every, series, lines, kinds)
+    full_names: dict[str, set[str]] = defaultdict(set)
+    for d in docs:
+        s = series.get(d.path)
+        if s is not None and s.product and posixpath.basename(d.path).lower().startswith(ENTRY_NAMES):
+            full_names[s.product].update(title_words(d.profile.title))
+    result = _Read(claims, Order(docs), every, series, lines, kinds,
+                   {k: frozenset(v) for k, v in full_names.items()})
     ctx.run.claims = result
     return result
 
@@ -565,15 +576,21 @@ def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: 
 
 
 def _whose_note(c: Claim, tracked: dict[tuple[str, str, str], list[Timeline]], title: tuple[str, ...],
-                relation: str) -> Timeline | None:
-    """The product timeline a note's statement is about: the product its sentence names, else
-    the one its title names, else the only product tracking that fact."""
+                relation: str, full_names: Mapping[str, frozenset[str]] | None = None) -> Timeline | None:
+    """The product timeline a note's statement is about: the product its sentence names (by its
+    name, or by the words its front page titles it with: "PyMdown Extensions" for "pymdown"),
+    else the one its title names, else the only product tracking that fact."""
     _, name, role = c.key
     scope = role.split(", ")[-1] if role else ""
     named = "" if not scope or scope.startswith("on ") else scope
     candidates = [t for t in tracked.get((relation, name, ""), [])]
     if named:
-        return next((t for t in candidates if t.product == named and product_role(role, t.product) is not None), None)
+        words = named.split()
+
+        def names(t: Timeline) -> bool:
+            return t.product == named or (len(words) > 1 and words[0] == t.product
+                                          and set(words) <= (full_names or {}).get(t.product, frozenset()))
+        return next((t for t in candidates if names(t) and product_role(role, named) is not None), None)
     if role and product_role(role, "") is None and not scope.startswith("on "):
         return None
     by_title = [t for t in candidates if t.product in title]
@@ -588,7 +605,7 @@ def _stale(ctx: Context, read: _Read, tracked: dict[tuple[str, str, str], list[T
     if c.plan or c.change not in ("", "from"):
         return
     wanted = "min" if relation == "supported" else relation
-    t = _whose_note(c, tracked, title, wanted)
+    t = _whose_note(c, tracked, title, wanted, read.full_names)
     if t is None or (where, line, t.slug) in seen:
         return
     newest = read.series.get(t.current.source)
