@@ -309,6 +309,15 @@ def test_a_code_span_that_names_its_language_shows_its_code(tmp_path: Path) -> N
     assert "`'+'`" in text and "`strict=True`" in text and "#!py3" not in text and "`#!`" in text
 
 
+def test_an_icon_shortcode_and_a_paragraphs_attribute_list_are_no_text(tmp_path: Path) -> None:
+    doc = load(tmp_path, "extension.md", "# Snippets\n\n[:octicons-file-code-24: Source][src]{: .source-link }\n\n"
+                                         "Follow us on [:material-github: GitHub](https://github.com/acme) and "
+                                         "press *:material-play:* to run **now**.\n\n[src]: https://example.com/src\n")
+    texts = [b.text for b in doc.blocks if b.kind == "para"]
+    assert "Source" in texts[0] and ":octicons" not in texts[0] and "{:" not in texts[0], texts
+    assert ":material" not in texts[1] and "GitHub" in texts[1] and "**now**" in texts[1] and " ** " not in texts[1], texts
+
+
 def test_a_block_placed_in_a_section_keeps_every_other_field() -> None:
     from dataclasses import fields, replace
 

@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 MAX_INLINE = 20_000
 _HEADING_ATTR = re.compile(r"\s*\{:?[ \t]*(?:[#.]|[A-Za-z_][\w-]*=)[^{}]*+\}\s*$")
 _SPACES = re.compile(r"[ \t]+")
+# `[:material-github:]`, "*:material-play:* Run": not a line's first word (a directive's
+# `:start-after: text` option)
+_EMPTY_EMPHASIS = re.compile(r"(?<!\S)(?:\*\*|__)(?!\S)")
+_ICON = re.compile(r"(?<=[\s\[(*_\"'])(?<!^)(?<!\n):[a-z][a-z0-9]*(?:-[a-z0-9]+)+:(?![\w`])")
 # a code span that names its language for highlighting (`#!py3 True`, `#!python import os`):
 # the language is shown by its colours, not as text
 _INLINE_LANGUAGE = re.compile(r"^#![A-Za-z][\w+-]*[ \t]+(?=\S)")
@@ -577,6 +581,11 @@ def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = Tru
     text = "".join(out)
     if "*" in text:
         text = text.replace("****", "")  # emphasis around nothing (an image, a tag) leaves no marks
+    if "{" in text or ":" in text:
+        # an icon shortcode (`:octicons-file-code-24:`) draws a picture, and an attribute list
+        # that ends a paragraph (`{: .source-link }`) styles it: neither is text
+        if _ICON.search(text) or _HEADING_ATTR.search(text):
+            text = _EMPTY_EMPHASIS.sub("", _ICON.sub("", _HEADING_ATTR.sub("", text)))
     return keep_lines(token.content, text)  # a sentence is cited at its own line
 
 
