@@ -549,6 +549,17 @@ def test_rst_objects_are_passages_of_their_own(ws, settings):
     assert "timedelta(days=31)" in passage.text and "SECRET_KEY" not in passage.text
 
 
+def test_a_question_with_a_word_no_passage_holds_still_finds_its_other_words(ws, settings):
+    # every other word of the question is common (in more than 8% of the passages): the one word
+    # no passage holds must not be the only one that picks candidates
+    for n in range(24):
+        write(ws, f"guide/part-{n}.md", f"# Part {n}\n\n" + "".join(
+            f"## Step {n}.{k}\n\nThe gadget event dict of step {k} holds its keys.\n\n" for k in range(10)))
+    compile_workspace(ws, settings)
+    found = S.search_passages(ws, "What is an event dict in gadget terminology?", limit=3)
+    assert found and "event dict" in found[0].hit.snippet, [p.hit.snippet for p in found]
+
+
 def test_a_changelog_answers_a_current_question_from_its_newest_entry(ws, settings):
     write(ws, "CHANGES.rst", "Changes\n=======\n\nVersion 3.0\n-----------\n\n"
           "Released 2024-05-01\n\n- Requires Blinker 1.9 or later now.\n\n"
