@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 116
+ANALYSIS_VERSION = 117
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -483,11 +483,13 @@ def analyze(doc: Document) -> SourceAnalysis:
                 definitions.setdefault(defined, i)
     for term, _line in doc.keywords:
         signal(name_key(term), DEFINED, term)
-    # a term the author emphasized where it is introduced ("The *canary release* sends ...")
+    # a term the author emphasized where it is introduced ("The *canary release* sends ..."), and
+    # said again: a name set in bold once and never again is emphasis, not a term (the bold
+    # attribution of a quote, "**A. Person**, core developer:")
     for i in prose:
         for match in _EMPHASIS.finditer(sentences[i].text):
             emphasized = name_key(match.group(2))
-            if emphasized and emphasized not in signals and prose_terms.get(emphasized, 0) >= 1:
+            if emphasized and emphasized not in signals and prose_terms.get(emphasized, 0) >= 2:
                 signal(emphasized, HEADED, match.group(2))
                 definitions.setdefault(emphasized, i)
 
