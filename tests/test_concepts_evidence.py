@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wikimem.analysis import HEADED, analyze
+from wikimem.analysis import DEFINED, HEADED, analyze, code_token
 from wikimem.sources import load_source
 
 
@@ -26,3 +26,35 @@ def test_a_name_emphasized_once_and_never_said_again_is_no_term(tmp_path: Path) 
         "A canary release that fails is rolled back.\n"))
     assert "ada lovelace" not in signals
     assert signals["canary release"][0] == HEADED
+
+
+def test_a_heading_that_is_only_a_name_in_code_is_its_reference_entry(tmp_path: Path) -> None:
+    """An option reference whose headings are the options ("#### `-l`, `--line-length`",
+    Black's usage page) gave them no signal at all: the entry's text says what the option does,
+    not its name again. A section headed by a code name defines the name."""
+    signals = _signals(tmp_path, "options.md", (
+        "# Options\n\nThe command takes these options.\n\n"
+        "## `-l`, `--line-length`\n\nHow many characters per line to allow. The default is 88.\n\n"
+        "## `--fast` / `--safe`\n\nSkip the check that the output is equivalent.\n\n"
+        "## `Session`\n\nKeeps connections open between calls.\n\n"
+        "## Using `run()` in tests\n\nCall it once.\n"))
+    assert signals["--line-length"] == [DEFINED, "`--line-length`"]
+    assert signals["--fast"][0] == DEFINED and signals["--safe"][0] == DEFINED
+    assert signals["session"][0] == DEFINED
+    assert "run" not in signals  # words beside the code: a section about using it, no entry
+
+
+def test_a_release_section_headed_by_a_name_lists_its_changes_and_defines_nothing(tmp_path: Path) -> None:
+    """Release notes head a section per component ("`django.contrib.admin`", Django's 1.8
+    notes): what changed in it, not its entry."""
+    signals = _signals(tmp_path, "changes.md", (
+        "# Changelog\n\n## 2.0.0 (2024-01-02)\n\n### `pkg.admin`\n\n- The admin gained a search box.\n"
+        "- The admin lists filters.\n\n## 1.9.0 (2023-05-06)\n\n- The admin was sped up.\n"))
+    assert signals.get("pkg.admin", [0])[0] != DEFINED
+
+
+def test_a_long_option_is_a_name_in_code() -> None:
+    assert code_token("--line-length") == "--line-length"
+    assert code_token("--check") == "--check"
+    assert code_token("-l") is None
+    assert code_token("--") is None

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 117
+ANALYSIS_VERSION = 118
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -132,7 +132,10 @@ _WORD = re.compile(r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])|(?<![\w.])[A-Za-
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[*_]*(?:[A-Z0-9]|`))")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
 _NEWLINE = re.compile("\n")
-_NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]")
+_NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]|--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+# a command-line option's long name (`--line-length`): a name a reference documents, as a flag
+# or a setting is; its key keeps the dashes, and spelled without them it is the words' phrase
+_OPTION_NAME = re.compile(r"--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[ =][A-Z_<>\[\]]+)?")
 # code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
 
 # --- what a reader asks for -------------------------------------------------------------------
@@ -454,6 +457,16 @@ def analyze(doc: Document) -> SourceAnalysis:
     for index, section in enumerate(doc.sections):
         if section.level <= 1 and section.title == doc.title:
             continue
+        entry = _entry_names(section.title) if not doc.version and not release_of(doc.sections, index) else []
+        if entry:
+            # a section headed by nothing but a name in code (`ClientSession`, `--line-length`)
+            # is that name's entry in a reference: it defines the name, though its text, which
+            # describes it, need not say the name again. In a release's notes such a section
+            # lists what changed in the name, and defines nothing
+            for key, surface in entry:
+                signal(key, DEFINED, surface)
+                headed.setdefault(key, index)
+            continue
         for key, surface, _ in _subject_keys(section.title, by_section.get(index, Counter()), min_tf=1, limit=2):
             signal(key, HEADED, surface)
             headed.setdefault(key, index)
@@ -665,6 +678,27 @@ def forget_sentences() -> None:
     defined_term.cache_clear()
     _generic.cache_clear()
     _token_bits.cache_clear()
+
+
+# a heading made of code spans only, with separators between them ("`-l`, `--line-length`",
+# "`--fast` / `--safe`", "`ClientSession`")
+_CODE_HEADING = re.compile(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
+
+
+def _entry_names(title: str) -> list[tuple[str, str]]:
+    """The names a heading of code spans only stands for, as (key, surface): the names a
+    reference entry describes; none for a heading with words beside its code ("Using `foo`")
+    or code that names nothing (`x = 1`)."""
+    if "`" not in title or not _CODE_HEADING.fullmatch(title):
+        return []
+    out = []
+    for match in CODE_SPAN.finditer(title):
+        span = match.group(1).strip()
+        for part in span.split(", "):  # "`-x, --skip-source-first-line`": two spellings, one span
+            key = code_token(part) if _api_name(part) or _OPTION_NAME.fullmatch(part) else None
+            if key and all(k != key for k, _ in out):
+                out.append((key, f"`{part}`"))
+    return out[:2]
 
 
 def _looks_like_api(text: str) -> bool:
