@@ -58,3 +58,20 @@ def test_a_long_option_is_a_name_in_code() -> None:
     assert code_token("--check") == "--check"
     assert code_token("-l") is None
     assert code_token("--") is None
+
+
+def test_a_member_described_inside_its_owners_entry_is_weaker_evidence_than_the_owner(tmp_path: Path) -> None:
+    """A reference that describes methods inside their class's entry (aiohttp's client
+    reference: `.. method:: send_frame` in `.. class:: ClientWebSocketResponse`) made pages for
+    the methods ("send-frame", "filter-cookies") and none for classes (TCPConnector): the class
+    is what the reference is organised around, its members are found on its page."""
+    signals = _signals(tmp_path, "reference.rst", (
+        "Reference\n=========\n\n"
+        ".. class:: Connector(limit=100)\n\n   Opens connections.\n\n"
+        "   .. method:: close_all()\n\n      Closes every connection.\n\n"
+        "   .. attribute:: limit\n\n      How many connections at most.\n\n"
+        ".. function:: open_connection(url)\n\n   Opens one connection.\n"))
+    assert signals["connector"][0] == DEFINED
+    assert signals["open_connection"][0] == DEFINED
+    assert signals["close_all"][0] == HEADED
+    assert signals["limit"][0] == HEADED

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 118
+ANALYSIS_VERSION = 119
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -479,8 +479,11 @@ def analyze(doc: Document) -> SourceAnalysis:
             if term_key:
                 key = term_key
                 surface = f"`{s.text}`" if api else s.text
-                # a one-word term of a definition list is often a value ("strict", "none"), not a thing
-                signal(key, DEFINED if api or " " in key or s.text[:1].isupper() else HEADED, surface)
+                # a one-word term of a definition list is often a value ("strict", "none"), not a
+                # thing; a member described inside its owner's entry (a method in its class's) is
+                # found on the owner's page: the owner is what the reference is organised around
+                member = doc.blocks[block_of[i]].level > 0
+                signal(key, DEFINED if (api or " " in key or s.text[:1].isupper()) and not member else HEADED, surface)
                 definition = next((j for j in range(i + 1, min(i + 4, len(sentences)))
                                    if sentences[j].kind in ("para", "item") and sentences[j].subject == s.subject), None)
                 if definition is not None:
