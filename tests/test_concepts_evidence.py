@@ -75,3 +75,18 @@ def test_a_member_described_inside_its_owners_entry_is_weaker_evidence_than_the_
     assert signals["open_connection"][0] == DEFINED
     assert signals["close_all"][0] == HEADED
     assert signals["limit"][0] == HEADED
+
+
+def test_a_section_named_for_a_topic_two_more_sources_return_to_is_a_concept() -> None:
+    """The topics a user guide heads a section for ("Retrying Requests", "Timeouts" in
+    urllib3's; "Naming Conventions" in Alembic's cookbook) were never candidates: one section
+    heading was too little evidence, however many other sources came back to the topic. A
+    heading in one source and two more sources that say it is enough; code marks alone are not."""
+    from wikimem.backends.offline_concepts import eligible
+
+    n = 13
+    assert eligible(n, df=3, strength=3, signal_docs=1, strong_docs=0)  # one heading, two more say it
+    assert eligible(n, df=4, strength=5, signal_docs=2, strong_docs=0)  # a heading and a code mark
+    assert not eligible(n, df=2, strength=3, signal_docs=1, strong_docs=0)  # said nowhere else
+    assert not eligible(n, df=5, strength=4, signal_docs=2, strong_docs=0)  # marked as code twice only
+    assert not eligible(n, df=12, strength=3, signal_docs=1, strong_docs=0)  # a word nearly every source says
