@@ -90,3 +90,16 @@ def test_a_section_named_for_a_topic_two_more_sources_return_to_is_a_concept() -
     assert not eligible(n, df=2, strength=3, signal_docs=1, strong_docs=0)  # said nowhere else
     assert not eligible(n, df=5, strength=4, signal_docs=2, strong_docs=0)  # marked as code twice only
     assert not eligible(n, df=12, strength=3, signal_docs=1, strong_docs=0)  # a word nearly every source says
+
+
+def test_an_acronym_written_before_a_number_cites_a_series_and_names_no_thing(tmp_path: Path) -> None:
+    """"PEP 484", "PEP 561" made a page "PEP" in most Python sets (Black's, Hatch's, pip's): the
+    acronym names the documents of a series, each cited by its number; TLS, said alone, is a
+    thing."""
+    from wikimem.analysis import CODE
+
+    signals = _signals(tmp_path, "typing.md", (
+        "# Typing\n\nThe checker follows PEP 484 for annotations. Stubs follow PEP 561. "
+        "Connections use TLS by default. TLS certificates are verified.\n"))
+    assert "pep" not in signals
+    assert signals["tls"][0] == CODE

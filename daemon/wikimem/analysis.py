@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 119
+ANALYSIS_VERSION = 120
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -162,6 +162,7 @@ _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|At
                          r"|Sidebar|Topic)\b")
 _FLAGGED = re.compile(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip):\s")  # _weigh's first letters: NWICDAT
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
+_NUMBER_AFTER = re.compile(r"[ -]?[0-9]")  # "PEP 484", "RFC-7230": a number right after a name
 _ACRONYM = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
 _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # "Listing 3-1" opens so
 _XREF = re.compile(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
@@ -519,14 +520,22 @@ def analyze(doc: Document) -> SourceAnalysis:
             if token and ("." not in token or token.count(".") == 0) and _api_name(span):
                 code_counts[token] += 1
                 surfaces.setdefault(token, f"`{span}`")
-    # an acronym the text keeps using is a name too (WSGI, JSON, TLS)
+    # an acronym the text keeps using is a name too (WSGI, JSON, TLS); but one written before a
+    # number names the documents of a series ("PEP 484", "RFC 7230"), cited, not a thing
+    numbered: Counter[str] = Counter()
     for i in prose:
-        for match in _ACRONYM.finditer(CODE_SPAN.sub(" ", sentences[i].text)):
+        text = CODE_SPAN.sub(" ", sentences[i].text)
+        for match in _ACRONYM.finditer(text):
             word = match.group(0)
             token = word_key(word)  # the key the words of a sentence get (a heading's "OPTIONS" is "option")
             if token not in STOPWORDS:
                 code_counts[token] += 1
                 surfaces.setdefault(token, word)
+                if _NUMBER_AFTER.match(text, match.end()):
+                    numbered[token] += 1
+    for token, count in numbered.items():
+        if count * 2 >= code_counts[token]:
+            del code_counts[token]
     for token, count in code_counts.items():
         if count >= 2 and token not in signals:
             signal(token, CODE, surfaces[token])
