@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 122
+ANALYSIS_VERSION = 123
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -132,7 +132,10 @@ _WORD = re.compile(r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])|(?<![\w.])[A-Za-
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[*_]*(?:[A-Z0-9]|`))")
 _ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
 _NEWLINE = re.compile("\n")
-_NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]")
+_NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]|--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+# a command-line option's long name (`--line-length`): a name a reference documents, as a flag
+# or a setting is; its key keeps the dashes, and spelled without them it is the words' phrase
+_OPTION_NAME = re.compile(r"--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[ =][A-Z_<>\[\]]+)?")
 # code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
 
 # --- what a reader asks for -------------------------------------------------------------------
@@ -159,6 +162,7 @@ _NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|At
                          r"|Sidebar|Topic)\b")
 _FLAGGED = re.compile(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip):\s")  # _weigh's first letters: NWICDAT
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
+_NUMBER_AFTER = re.compile(r"[ -]?[0-9]")  # "PEP 484", "RFC-7230": a number right after a name
 _ACRONYM = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
 _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # "Listing 3-1" opens so
 _XREF = re.compile(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
@@ -454,6 +458,16 @@ def analyze(doc: Document) -> SourceAnalysis:
     for index, section in enumerate(doc.sections):
         if section.level <= 1 and section.title == doc.title:
             continue
+        entry = _entry_names(section.title) if not doc.version and not release_of(doc.sections, index) else []
+        if entry:
+            # a section headed by nothing but a name in code (`ClientSession`, `--line-length`)
+            # is that name's entry in a reference: it defines the name, though its text, which
+            # describes it, need not say the name again. In a release's notes such a section
+            # lists what changed in the name, and defines nothing
+            for key, surface in entry:
+                signal(key, DEFINED, surface)
+                headed.setdefault(key, index)
+            continue
         for key, surface, _ in _subject_keys(section.title, by_section.get(index, Counter()), min_tf=1, limit=2):
             signal(key, HEADED, surface)
             headed.setdefault(key, index)
@@ -466,8 +480,11 @@ def analyze(doc: Document) -> SourceAnalysis:
             if term_key:
                 key = term_key
                 surface = f"`{s.text}`" if api else s.text
-                # a one-word term of a definition list is often a value ("strict", "none"), not a thing
-                signal(key, DEFINED if api or " " in key or s.text[:1].isupper() else HEADED, surface)
+                # a one-word term of a definition list is often a value ("strict", "none"), not a
+                # thing; a member described inside its owner's entry (a method in its class's) is
+                # found on the owner's page: the owner is what the reference is organised around
+                member = doc.blocks[block_of[i]].level > 0
+                signal(key, DEFINED if (api or " " in key or s.text[:1].isupper()) and not member else HEADED, surface)
                 definition = next((j for j in range(i + 1, min(i + 4, len(sentences)))
                                    if sentences[j].kind in ("para", "item") and sentences[j].subject == s.subject), None)
                 if definition is not None:
@@ -483,11 +500,13 @@ def analyze(doc: Document) -> SourceAnalysis:
                 definitions.setdefault(defined, i)
     for term, _line in doc.keywords:
         signal(name_key(term), DEFINED, term)
-    # a term the author emphasized where it is introduced ("The *canary release* sends ...")
+    # a term the author emphasized where it is introduced ("The *canary release* sends ..."), and
+    # said again: a name set in bold once and never again is emphasis, not a term (the bold
+    # attribution of a quote, "**A. Person**, core developer:")
     for i in prose:
         for match in _EMPHASIS.finditer(sentences[i].text):
             emphasized = name_key(match.group(2))
-            if emphasized and emphasized not in signals and prose_terms.get(emphasized, 0) >= 1:
+            if emphasized and emphasized not in signals and prose_terms.get(emphasized, 0) >= 2:
                 signal(emphasized, HEADED, match.group(2))
                 definitions.setdefault(emphasized, i)
 
@@ -501,14 +520,22 @@ def analyze(doc: Document) -> SourceAnalysis:
             if token and ("." not in token or token.count(".") == 0) and _api_name(span):
                 code_counts[token] += 1
                 surfaces.setdefault(token, f"`{span}`")
-    # an acronym the text keeps using is a name too (WSGI, JSON, TLS)
+    # an acronym the text keeps using is a name too (WSGI, JSON, TLS); but one written before a
+    # number names the documents of a series ("PEP 484", "RFC 7230"), cited, not a thing
+    numbered: Counter[str] = Counter()
     for i in prose:
-        for match in _ACRONYM.finditer(CODE_SPAN.sub(" ", sentences[i].text)):
+        text = CODE_SPAN.sub(" ", sentences[i].text)
+        for match in _ACRONYM.finditer(text):
             word = match.group(0)
             token = word_key(word)  # the key the words of a sentence get (a heading's "OPTIONS" is "option")
             if token not in STOPWORDS:
                 code_counts[token] += 1
                 surfaces.setdefault(token, word)
+                if _NUMBER_AFTER.match(text, match.end()):
+                    numbered[token] += 1
+    for token, count in numbered.items():
+        if count * 2 >= code_counts[token]:
+            del code_counts[token]
     for token, count in code_counts.items():
         if count >= 2 and token not in signals:
             signal(token, CODE, surfaces[token])
@@ -663,6 +690,27 @@ def forget_sentences() -> None:
     defined_term.cache_clear()
     _generic.cache_clear()
     _token_bits.cache_clear()
+
+
+# a heading made of code spans only, with separators between them ("`-l`, `--line-length`",
+# "`--fast` / `--safe`", "`ClientSession`")
+_CODE_HEADING = re.compile(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
+
+
+def _entry_names(title: str) -> list[tuple[str, str]]:
+    """The names a heading of code spans only stands for, as (key, surface): the names a
+    reference entry describes; none for a heading with words beside its code ("Using `foo`")
+    or code that names nothing (`x = 1`)."""
+    if "`" not in title or not _CODE_HEADING.fullmatch(title):
+        return []
+    out: list[tuple[str, str]] = []
+    for match in CODE_SPAN.finditer(title):
+        span = match.group(1).strip()
+        for part in span.split(", "):  # "`-x, --skip-source-first-line`": two spellings, one span
+            key = code_token(part) if _api_name(part) or _OPTION_NAME.fullmatch(part) else None
+            if key and all(k != key for k, _ in out):
+                out.append((key, f"`{part}`"))
+    return out[:2]
 
 
 def _looks_like_api(text: str) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from ..analysis import ABOUT, CODE, DEFINED, NAMED_THINGS
+from ..analysis import ABOUT, CODE, DEFINED, HEADED, NAMED_THINGS
 from ..lexicon import run_together, stem
 from ..pages import slugify
 from ..raw_tree import collections as collections_of
@@ -111,11 +111,16 @@ def budget(n: int) -> int:
 
 def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int) -> bool:
     """Does a candidate name a thing worth a page? Some source must be about it or define it
-    (or several must head a section for it, or mark it as an API name); and a phrase that
-    nearly every source mentions needs more than one source about it."""
+    (or several must head a section for it, or mark it as an API name, or one heads a section
+    for it and two more return to it); and a phrase that nearly every source mentions needs
+    more than one source about it."""
     if df < 2:
         return False
     named = strong_docs >= 1 or (signal_docs >= 2 and strength >= 2 * 3) or (signal_docs >= 3 and strength >= 3 * CODE)
+    # a topic the documentation is organised around: a section of one source is named for it
+    # (a signal above a code mark: what the others give adds at most CODE each) and at least
+    # two other sources say it
+    named = named or (df >= 3 and strength - CODE * (signal_docs - 1) >= HEADED)
     if n < 10:
         named = named or signal_docs >= 1  # a handful of notes: a heading or a marked term is enough
     if not named:

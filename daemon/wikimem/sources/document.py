@@ -27,7 +27,8 @@ class Block:
 
     kind: heading | para | item | table | code | term. A `term` is a name the document
     defines (a glossary or definition-list term, an API description such as
-    `.. py:data:: DEBUG`); the blocks that define it carry its name as `subject`. A `table`
+    `.. py:data:: DEBUG`); the blocks that define it carry its name as `subject`; an API
+    description given inside another's (a method in its class's) is a member, level 1. A `table`
     block is one row of a table (its cells joined by " | "), and knows how many rows the
     table has (`rows`; `data` for a long one).
     """
@@ -35,7 +36,7 @@ class Block:
     kind: str
     text: str
     line: int  # 1-based line in the raw file (page number for PDF)
-    level: int = 0  # headings: 1 for the document's title, 2 for its sections, ...
+    level: int = 0  # headings: 1 for the document's title, 2 for its sections, ...; terms: 1 for a member (below)
     section: int = -1  # index into Document.sections of the innermost section holding it
     subject: str | None = None  # the term or API name this block defines or describes
     version: str | None = None  # a fact the markup ties to a version (`.. versionadded:: 2.0`)

@@ -685,7 +685,7 @@ def _directive_table() -> dict[str, type]:
             names = [n for n in (_api_name(line) for line in signatures) if n]
             if not names and self.name.rsplit(":", 1)[-1] == "module":
                 names = [a.strip() for a in self.arguments[:1]]
-            node = self.container(wikimem_terms=names)
+            node = self.container(wikimem_terms=names, wikimem_api=True)
             for signature in signatures:
                 if _KEYWORD_DEFAULT.search(signature) and "`" not in signature:
                     # the page shows the signature, whose keyword defaults are the parameters'
@@ -865,6 +865,16 @@ def _directive_table() -> dict[str, type]:
         table[name] = Container
     table["glossary"] = Glossary  # entries of several names over one definition (Glossary)
     return table
+
+
+def _inside_api(node: Any) -> bool:
+    """Whether an API description sits in another's content (`.. method::` in `.. class::`)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.get("wikimem_api") if hasattr(parent, "get") else False:
+            return True
+        parent = parent.parent
+    return False
 
 
 # the tags Sphinx's HTML builder sets: its format, its name, and both with their prefixes
@@ -1204,8 +1214,10 @@ class _Reader:
         if isinstance(node, nodes.container):
             terms = node.get("wikimem_terms")
             if terms:
+                # a description inside another's (a method's in its class's): a member, level 1
+                member = node.get("wikimem_api") and _inside_api(node)
                 for term in terms:
-                    self.add("term", term, self.line_of(node), subject=term)
+                    self.add("term", term, self.line_of(node), level=1 if member else 0, subject=term)
                 subject = terms[0]
             if node.get("wikimem_version"):
                 version = node["wikimem_version"]
