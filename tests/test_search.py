@@ -560,6 +560,23 @@ def test_a_question_with_a_word_no_passage_holds_still_finds_its_other_words(ws,
     assert found and "event dict" in found[0].hit.snippet, [p.hit.snippet for p in found]
 
 
+def test_what_a_thing_is_is_answered_by_the_page_titled_with_it(ws, settings):
+    # "What does DBAPI stand for in the docs?": the page titled DBAPI opens on what it is; many
+    # pages hold "docs" and "stand", or repeat the name more often (its own second section too)
+    write(ws, "reference/dbapi.md", "# DBAPI\n\nDBAPI is shorthand for the phrase Python Database API "
+                                    "Specification.\n\n## Connections\n\nA DBAPI connection opens a DBAPI cursor; "
+                                    "the DBAPI pool keeps each DBAPI connection.\n")
+    for n in range(8):
+        write(ws, f"guide/engine-{n}.md", f"# Engine part {n}\n\nThe engine docs stand by the DBAPI driver {n}: "
+              f"every DBAPI connection of the DBAPI pool is a DBAPI cursor's, as the docs say.\n")
+    compile_workspace(ws, settings)
+    found = S.search_passages(ws, "What does DBAPI stand for in the docs?", limit=3)
+    assert found and "shorthand" in found[0].text, [(p.hit.path, p.text[:80]) for p in found]
+    # a question that asks nothing of the kind ranks as before
+    plain = S.search_passages(ws, "DBAPI driver", limit=3)
+    assert plain and plain[0].hit.path.startswith(("raw/guide/", "wiki/sources/guide")), [p.hit.path for p in plain]
+
+
 def test_a_changelog_answers_a_current_question_from_its_newest_entry(ws, settings):
     write(ws, "CHANGES.rst", "Changes\n=======\n\nVersion 3.0\n-----------\n\n"
           "Released 2024-05-01\n\n- Requires Blinker 1.9 or later now.\n\n"

@@ -19,6 +19,7 @@ from ..workspace import Workspace
 from .index import NUMBER, index_dir, is_current, log, read_parts, update_index
 from .ranking import (
     BOILERPLATE,
+    DEFINED_BY_TITLE,
     DUPLICATE_DEMOTE,
     KIND_PRIOR,
     LARGE_INDEX,
@@ -34,6 +35,7 @@ from .ranking import (
     parse_query,
     phrase_checks,
     select_terms,
+    title_key,
     weighting,
 )
 from .snippets import make_snippet
@@ -413,6 +415,11 @@ class Engine:
             # "the latest release": its page says "release" and the product's name, the words every
             # release says; they pick candidates too, or the newest release is never among them
             rare, common = rare + common, []
+        if parsed.subject and common:
+            # "what does DBAPI stand for": the words of what it asks about pick candidates, however
+            # common, as its other words ("stand", "docs") would otherwise do alone
+            named = set(parsed.subject_terms)
+            rare, common = rare + [t for t in common if t in named], [t for t in common if t not in named]
         phrases = any(len(p) > 1 for p in parsed.phrases)
         if not rare and not phrases:
             rare, common = common, []
@@ -515,6 +522,7 @@ class Engine:
                 if asked:
                     others = (of, asked)
         eras = fast.eras()
+        defined: set[str] = set()  # pages titled with what the question asks the meaning of
         for path, cands in part_cands.items():
             hm = head_mask.get(path, 0)
             # in a changelog, a newer release's entry beats an older one's (strongly when the
@@ -523,6 +531,11 @@ class Engine:
                                 * (BOILERPLATE if d in repeated else 1.0)
                                 * (OLDER_RELEASE if parsed.latest and eras.get(d, 10) < 10 else 1.0), d)
                                for sc, d in cands), key=lambda x: (x[0], -x[1]))
+            if parsed.subject and title_key(str(self._docs.get(path, _NO_DOC)[_TITLE] or "")) == parsed.subject:
+                # "what is X": the page titled X answers it, with its opening (its definition), not
+                # the passage that repeats X most
+                defined.add(path)
+                parts[path] = (parts[path][0], min(d for _, d in cands))
 
         def final(path: str) -> float:
             if path in parts:
@@ -535,6 +548,8 @@ class Engine:
             if parsed.latest and path not in latest and (
                     prior is not None or _RELEASE_TITLE.search(str(doc[_TITLE] or ""))):
                 factor = OLDER_RELEASE  # a release that is not the latest of its folder
+            if parsed.subject and path not in parts and title_key(str(doc[_TITLE] or "")) == parsed.subject:
+                defined.add(path)
             if others is not None:
                 of, asked = others
                 entry_of = parts[path][1] if path in parts else head_entry.get(path)
@@ -543,6 +558,11 @@ class Engine:
             return base * factor * KIND_PRIOR.get(kind_of[path], 1.0) * (1 + recency * (prior or 0.0))
 
         by_path = {p: final(p) for p in kind_of}
+        if defined and by_path:
+            # "what is X": the pages titled X come first, whatever other words the question has
+            best = max(by_path.values())
+            for p in defined:
+                by_path[p] = max(by_path[p], best) * DEFINED_BY_TITLE
         if DUPLICATE_DEMOTE < 1:
             # a source page and the raw file it was compiled from say the same thing: keep the
             # better of the two where it ranks and move the other down, so other documents

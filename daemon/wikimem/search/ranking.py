@@ -25,6 +25,7 @@ KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
 
 
 DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
+DEFINED_BY_TITLE = 1.05  # the page titled with what a question asks the meaning of, over the best other
 
 
 COORD_POWER = 1.5  # how much the share of the question's words held counts (see coordination)
@@ -53,6 +54,20 @@ CURRENT_WORDS = {"current", "currently", "latest", "newest", "now", "today", "st
 # of releases and what it says, not for what every release says alike
 RELEASE_WORDS = {"release", "releases", "released", "version", "versions", "changelog", "changes"}
 LATEST = {"latest", "newest", "recent", "last", "current"}
+# a question that asks what something is: "What is an event dict in structlog terminology?",
+# "What does DBAPI stand for in the docs?", "Define rollback"; a page titled with it answers it
+_DEFINES = re.compile(r"^\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<a>.+?)|what\s+does\s+(?P<b>.+?)\s+(?:stand\s+for|mean)"
+                      r"|(?:define|definition\s+of|meaning\s+of)\s+(?P<c>.+?))"
+                      r"(?:\s+(?:in|of|for)\s+(?:the\s+)?[\w .-]+?)?\s*[?.!]*\s*$", re.I)
+
+
+def title_key(text: str) -> str:
+    """A title or a question's subject as compared: lowercase words, code marks and a plural's
+    "s" dropped ("`Event dicts`" and "event dict" are one)."""
+    words = re.findall(r"[\w.-]+", text.lower().replace("()", ""))
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
 # "the latest release", "the newest Acme release", "the most recent release": the release itself
 NAMED_RELEASE = re.compile(r"\b(?:latest|newest|last|most\s+recent)\s+(?:[\w.-]+\s+){0,2}?releases?\b", re.I)
 OLDER_RELEASE = 0.3  # ... then an older release's pages and passages count this much
@@ -73,6 +88,8 @@ class ParsedQuery:
     current: bool  # asks for the current value: favour the newest in a series
     latest: bool = False  # asks for the latest release itself: its pages and passages first
     release: bool = False  # names it: "the latest release", "the newest Acme release"
+    subject: str = ""  # what a question asks the meaning of ("what is an event dict"), as title_key writes it
+    subject_terms: tuple[str, ...] = ()  # its analysed terms
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -100,7 +117,10 @@ def parse_query(text: str) -> ParsedQuery:
     seen: dict[str, None] = {}
     for term in terms:
         seen.setdefault(term, None)
-    return ParsedQuery(tuple(seen), phrases, current, latest, latest and bool(NAMED_RELEASE.search(text)))
+    defines = _DEFINES.match(text)
+    asked = next(g for g in defines.groups() if g) if defines else ""
+    return ParsedQuery(tuple(seen), phrases, current, latest, latest and bool(NAMED_RELEASE.search(text)),
+                       title_key(asked), tuple(t.text for t in ana(asked)) if asked else ())
 
 
 def weighting() -> Any:
