@@ -828,7 +828,9 @@ def test_the_product_a_documentation_set_documents() -> None:
         "raw/usage.md": page("Usage notes"),
         "raw/about/changelog.md": page("Changelog", "release"),
         "raw/about/contributing.md": page("Contributing"),
+        # a team's runbook that quotes versions reads as releases: it is no changelog of the product
+        "raw/notes/runbook.md": page("Database migrations runbook (orders service)", "release"),
     }
     series = series_of(about)
     assert series["raw/about/changelog.md"].name == "quill" and series["raw/about/changelog.md"].product == "quill"
-    assert series["raw/about/contributing.md"].name != "quill"
+    assert series["raw/about/contributing.md"].name != "quill" and series["raw/notes/runbook.md"].name != "quill"

@@ -92,6 +92,15 @@ def _product(paths: list[str], profiles: Mapping[str, Profile]) -> tuple[str, bo
     return max(candidates, key=lambda w: (used[w], -candidates.index(w))), False
 
 
+def _only_a_changelog(profile: Profile) -> bool:
+    """A document of releases titled only as one ("Changelog", "Release Notes"): it names no
+    product, nor anything else it might be (a team's "Database migrations runbook" that quotes
+    versions is theirs)."""
+    # title_words leaves out the words for a document's kind: a changelog's title has no other
+    return profile.kind == "release" and not profile.names and bool(profile.title.strip()) \
+        and not title_words(profile.title)
+
+
 def _titled_product(profile: Profile) -> str:
     """The product a release document's title names beside the words for its kind ("Acmebuild
     history", "Acme changelog"), or ""."""
@@ -143,7 +152,7 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
                 named_by_title.add(titled)
             elif not folder and beside and profiles[p].kind == "release" and not profiles[p].names:
                 out[p] = beside
-            elif folder and home and not has_entry[folder] and profiles[p].kind == "release" and not profiles[p].names:
+            elif folder and home and not has_entry[folder] and _only_a_changelog(profiles[p]):
                 out[p] = home  # a changelog in a folder with no front page (about/) is raw/'s front page's
             elif folder and not by_folder[p]:
                 out[p] = folder  # a small folder of notes is a series of its own, not raw/'s loose files'
