@@ -69,6 +69,9 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     # the verb before the minimum it raised
     ("Increased minimum yarl version to 1.25.1 -- by :user:`bdraco`.", "yarl", (1, 25, 1), ""),
     ("Bump the minimum required version of Toolkit to 3.0.", "toolkit", (3, 0), ""),
+    # the minimum said of a name without the word "version"
+    ("The minimum supported Python is 3.9 (3.8+ for 1.0.x and older)", "python", (3, 9), ""),
+    ("The minimum supported CMake is 3.15", "cmake", (3, 15), ""),
     # the versions dropped said as those below one: that one is the oldest supported
     ("Support: Dropped support for Python versions <3.9.", "python", (3, 9), ""),
     ("Remove support for, and imports related to, all Python versions less than 3.6 - including Python 2.",
@@ -93,6 +96,9 @@ def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, val
      {("max", "python", "", (3, 14), ""), ("min", "python", "", (3, 9), "drop")}),
     ("Acme 2.0 requires Python 3.9 and drops support for Python 3.8.", "2.0",
      {("min", "python", "acme", (3, 9), ""), ("min", "python", "acme", (3, 8), "drop")}),
+    # a release's item that only drops a versioned name
+    ("Drop Python 3.8 in #1281", "1.1.0", {("min", "python", "", (3, 8), "drop")}),
+    ("Support: Removed Python 3.7.", "0.11.0", {("min", "python", "", (3, 7), "drop")}),
     # the name before the verb is the one required again, not who requires it
     ("NEW: Drop Python 3.10 and require Python >= 3.11.5 as possessive quantifiers are broken on lower versions.",
      "13.0", {("min", "python", "", (3, 11, 5), "")}),
@@ -129,6 +135,10 @@ def test_what_is_not_a_current_fact() -> None:
     assert all(f.plan for f in facts_of("Go 1.19 will require macOS 10.13 or later.", title="Go 1.18 Release Notes"))
     assert facts_of("This release does not require Python 3.6 or later.") == []  # a negation
     assert facts_of("v2-beta of the widget requires nothing new.") == []  # no value
+    assert facts_of("The minimum supported version is 3.2.") == []  # of nothing named ("supported" is no name)
+    assert facts_of("The minimum value is 3.5 seconds.") == []
+    assert facts_of("Remove Python 3.8 from CI", release="1.1.0") == []  # what else went, not its support
+    assert facts_of("Drop Python 2 compat code", release="1.1.0") == []
     # support added for a new version (Starlette's notes) says nothing of the oldest one supported:
     # it is the newest one supported
     assert [(f.key, f.value) for f in facts_of("Officially support Python 3.12 [#2214].")] == [(("max", "python", ""), (3, 12))]

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 23  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 24  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -185,6 +185,11 @@ _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<
 _DROP_BELOW = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\b"
                          r"[^.;]{0,40}?\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:<\s*|(?:less|older|lower|earlier)"
                          r"\s+than\s+|below\s+|prior\s+to\s+)v?(?P<ver>\d+(?:\.\d+)+)", re.I)
+# a release's item that drops a versioned name and says no more of it: "Drop Python 3.8 in #1281",
+# "Support: Removed Python 3.7." (not "Drop Python 2 compat code", "Remove Python 3.8 from CI")
+_DROP_ITEM = re.compile(r"^\W*(?:[A-Z][\w ()#,-]{0,30}:\s+)?(?:drop(?:ped|s)?|remove[sd]?)\s+"
+                        rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
+                        r"(?![\d.]*\d)(?=\s*(?:$|\.(?:\s|$)|[;,(]|in\s+#|by\s+@|\[#))", re.I)
 # "Support for Python 3.8 has been dropped"
 _DROPPED = re.compile(r"\bsupport\s+for\s+" + _LAPSED + rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
@@ -229,9 +234,10 @@ _USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|b
                    r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
                    r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
 _NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
-# "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14"
-_MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.]*)\s+version|"
-                     r"version\s+of\s+(?P<name2>[A-Z][\w+.]*))\s+"
+# "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
+# "The minimum supported Python is 3.9"
+_MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.]*)\s+version|"
+                     r"version\s+of\s+(?P<name2>[A-Z][\w+.]*)|(?P<name3>(?-i:[A-Z][\w+.]*))(?=\s+(?:is|has\s+been|becomes?)\s))\s+"
                      r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
                      r"(?:(?:raised|increased|bumped)\s+to\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
@@ -1094,7 +1100,9 @@ def extract(doc: Statements) -> list[Fact]:
         if section_release and may_remove(sentence) and len(sentence) <= 600:
             out.extend(Fact(("removed", name.lower(), ""), (), name, False, section_release, doc.path, sentence, line,
                             date, doc.series, change) for name, change in removed_names(sentence))
-        if len(sentence) > 600 or not DIGIT.search(sentence) or not has_hint(sentence, release_doc):
+        # a release's item that only drops a versioned name ("Drop Python 3.8 in #1281") has no hint word
+        bare_drop = bool(section_release or release_doc) and _DROP_ITEM.match(sentence) is not None
+        if len(sentence) > 600 or not DIGIT.search(sentence) or not (bare_drop or has_hint(sentence, release_doc)):
             continue
 
         def add(key: tuple[str, str, str], value: tuple[int, ...], text: str, plan: bool,
@@ -1134,14 +1142,14 @@ def extract(doc: Statements) -> list[Fact]:
         low = sentence.lower()
         minimum = "minimum" in low or "oldest" in low or "lowest" in low or "earliest" in low
         for m in chain(_MIN_IS.finditer(sentence), _MIN_RAISED.finditer(sentence)) if minimum else ():
-            name = entity(m.group("name") or m.group("name2"))
+            written = m.group("name") or m.group("name2") or m.groupdict().get("name3") or ""
+            name = entity(written)
             if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
             who = m.groupdict().get("who")
             scope, at = whose(sentence[: m.start()] + (" " + who if who else ""))
             taken.append((m.start(), m.end()))
-            add(("min", name, scope), _version(m.group("ver")), f"{m.group('name') or m.group('name2')} {m.group('ver')}",
-                plan_here, at)
+            add(("min", name, scope), _version(m.group("ver")), f"{written} {m.group('ver')}", plan_here, at)
         for m in _IS_MIN.finditer(sentence) if minimum else ():
             name = entity(m.group("name"))
             if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):
@@ -1227,7 +1235,8 @@ def extract(doc: Statements) -> list[Fact]:
                     add(("min", name, scope), max(versions), f"{pair.group('name')} {pair.group('list').strip()}",
                         plan_here, at, "drop")
             taken.append((many.start(), many.end()))
-        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NO_LONGER_SUPPORTS, _NAME_DROPPED) if drops else ():
+        for pattern in (_DROP, _DROP_AFTER, _DROPPED, _NO_LONGER, _NO_LONGER_SUPPORTS, _NAME_DROPPED,
+                        *((_DROP_ITEM,) if bare_drop else ())) if drops or bare_drop else ():
             for m in pattern.finditer(sentence):
                 name = entity(m.group("name"))
                 versions = _versions(m.group("list"))

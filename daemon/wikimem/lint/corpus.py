@@ -324,7 +324,7 @@ def _claim_blocks(doc: Document) -> Document:
     it is kept wherever it is, the extractor decides.
     """
 
-    hint = _block_hint(HINT.pattern + "|use")
+    hint = _block_hint(HINT.pattern + "|use|drop|remov")  # "Drop Python 3.8 in #1281" (facts._DROP_ITEM)
     blocks = doc.blocks
     near_table = {i + d for i, b in enumerate(blocks) if b.kind == "table" for d in (-1, 0, 1)}
     kept = [b for i, b in enumerate(blocks)
