@@ -1321,6 +1321,17 @@ def test_a_default_in_an_item_that_opens_on_what_a_setting_does_is_that_settings
     assert rows == [("`tasks.dedupe`", "`True`"), ("`sudo.prompt`", "`[sudo] password:`")], rows
 
 
+def test_what_an_older_release_renamed_is_kept_with_what_it_replaced() -> None:
+    from wikimem.analysis import _replaces
+
+    # a rename says what replaced a name, as "instead of" does: an older release keeps it
+    assert _replaces("Coq renamed to Rocq (#2883, #2908)")
+    assert _replaces("`Group.resultcallback` is renamed to `result_callback`.")
+    assert _replaces("Rename `VerifiedHTTPSConnection` to `HTTPSConnection` (Pull #1805)")
+    assert not _replaces("The option was renamed to make it clearer.")
+    assert not _replaces("Uploaded files are renamed to their hash.")
+
+
 def test_a_table_with_a_default_column_states_each_rows_default(tmp_path: Path) -> None:
     # an extension's options table: each row's option with its cell under "Default", told apart
     # by the page it is on; a table without such a column, and a row named in words, state none

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 123
+ANALYSIS_VERSION = 124
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1093,9 +1093,15 @@ def _removes(text: str) -> bool:
         and _REMOVAL.search(text) is not None
 
 
+# "Coq renamed to Rocq", "`foo` was renamed to `bar`", "Rename `x` option to `y`": a name replaced
+_RENAMED_TO = re.compile(r"(?:`[^`]+`|\b[A-Z][\w.+-]*)\s+(?:(?:is|was|has\s+been)\s+)?(?i:renamed)\s+(?:to|as)\s+"
+                         r"(?:`[^`]+`|[A-Z][\w.+-]*)"
+                         r"|\b(?i:rename[ds]?)\s+(?:the\s+)?(?:`[^`]+`|[A-Z][\w.+-]*)[^.;`]{0,30}?\s+to\s+(?:`[^`]+`|[A-Z][\w.+-]*)")
+
+
 def _replaces(text: str) -> bool:
     """Whether a changelog's sentence says a release replaced one named thing with another."""
-    return "nstead" in text and _REPLACED.search(text) is not None
+    return ("nstead" in text and _REPLACED.search(text) is not None) or ("ename" in text and _RENAMED_TO.search(text) is not None)
 
 
 def _release_kinds(sections: Sequence[Section], releases: frozenset[int], older: set[int]) -> tuple[set[int], set[int]]:
