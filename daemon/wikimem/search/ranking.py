@@ -25,6 +25,7 @@ KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
 
 
 DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
+SUBJECT_WORDS = 4  # what "what is X" asks the meaning of is a name or a term of at most this many words
 DEFINED_BY_TITLE = 1.05  # the page titled with what a question asks the meaning of, over the best other
 
 
@@ -119,6 +120,8 @@ def parse_query(text: str) -> ParsedQuery:
         seen.setdefault(term, None)
     defines = _DEFINES.match(text)
     asked = next(g for g in defines.groups() if g) if defines else ""
+    if len(asked.split()) > SUBJECT_WORDS:
+        asked = ""  # "what is the recommended way now to find out ...": a question, not a name
     return ParsedQuery(tuple(seen), phrases, current, latest, latest and bool(NAMED_RELEASE.search(text)),
                        title_key(asked), tuple(t.text for t in ana(asked)) if asked else ())
 
