@@ -261,6 +261,9 @@ def _tables(text: str) -> list[tuple[int, int]]:
             while i < len(lines) and borders < 3:
                 if re.fullmatch(r"\s*=+(?:\s+=+)+\s*", lines[i]):
                     borders += 1
+                    if borders == 2 and (i + 1 >= len(lines) or not lines[i + 1].strip()):
+                        i += 1
+                        break  # a table without a header row: its second border ends it
                 elif not lines[i].strip() and borders == 1:
                     break
                 i += 1
