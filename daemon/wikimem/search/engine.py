@@ -328,6 +328,14 @@ class Engine:
             self._newest_of, self._newest, self._latest_paths = docs, found, latest
         return self._latest_paths
 
+    def _opening(self, path: str, entry: Any) -> int | None:
+        """The first passage of a page (the entry after its own), or None."""
+        try:
+            found = sorted(self._searcher.reader().postings("path", path).all_ids())
+        except Exception:  # noqa: BLE001 - TermNotFound: not in this index any more
+            return None
+        return next((d for d in found if not entry(d)[1]), None)
+
     def _boilerplate(self, fast: FastScorer, cands: dict[str, list[tuple[float, int]]]) -> set[int]:
         """The candidate passages whose text (numbers aside) BOILERPLATE_FILES files or more among
         the candidates share: what every release note of a series says alike."""
@@ -535,7 +543,7 @@ class Engine:
                 # "what is X": the page titled X answers it, with its opening (its definition), not
                 # the passage that repeats X most
                 defined.add(path)
-                parts[path] = (parts[path][0], min(d for _, d in cands))
+                parts[path] = (parts[path][0], self._opening(path, entry) or min(d for _, d in cands))
 
         def final(path: str) -> float:
             if path in parts:

@@ -144,9 +144,11 @@ def select_terms(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int 
         cutoff = COMMON_FRACTION * doc_count
         df = {t: doc_frequency("body", t) for t in parsed.terms}
         common = [t for t in parsed.terms if df[t] > cutoff]
-        # a word no entry holds picks nothing: with it alone among the rare words, a question
-        # whose other words are all common found no answer at all
-        rare = [t for t in parsed.terms if t not in common and df[t] > 0]
+        rare = [t for t in parsed.terms if t not in common]
+        if common and not any(df[t] for t in rare):
+            # words no entry holds pick nothing: with only them among the rare words, a question
+            # whose other words are all common found no answer at all
+            rare, common = [*rare, *common], []
         # bound the candidates on a large wiki: the rarest words pick the passages, up to a
         # budget of postings. On a small wiki every word fits and this changes nothing.
         budget, total = POSTINGS_BUDGET, 0
