@@ -325,6 +325,15 @@ def test_a_phrase_in_its_short_form_is_the_same_concept() -> None:
     found = [c for c in concepts.values() if {"env var", "environment variable"} & set(c.keys)]
     assert len(found) == 1 and set(found[0].keys) == {"env var", "environment variable"}
     assert found[0].slug == "environment-variable"
+    # a logging library's glossary: "Event Dictionary ... often abbreviated as event dict"
+    analyses = {}
+    for n in range(8):
+        for name, key in (("glossary", "event dictionary"), ("processors", "event dict")):
+            analyses[f"raw/docs/{name}-{n}.md"] = {
+                "terms": {key: 3, f"topic {n}": 1}, "signals": {key: [3, key]}}
+    concepts = choose_concepts(MemoryStats(analyses))
+    found = [c for c in concepts.values() if {"event dict", "event dictionary"} & set(c.keys)]
+    assert len(found) == 1 and found[0].slug == "event-dictionary", [(c.key, c.slug) for c in found]
 
 
 def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws: Workspace, tmp_path: Path) -> None:

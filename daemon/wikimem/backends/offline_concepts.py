@@ -285,7 +285,8 @@ ABBREVIATIONS = {
     "repo": "repository", "spec": "specification", "param": "parameter", "arg": "argument", "auth": "authentication",
     "impl": "implementation", "pkg": "package", "lib": "library", "info": "information", "doc": "documentation",
     "msg": "message", "req": "request", "res": "response", "tmpl": "template", "func": "function",
-    "var": "variable", "cmd": "command", "prod": "production",
+    "var": "variable", "cmd": "command", "prod": "production", "dict": "dictionary", "attr": "attribute",
+    "ctx": "context", "conn": "connection", "obj": "object",
 }
 
 
