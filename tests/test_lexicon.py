@@ -452,3 +452,25 @@ def test_the_lexicon_imports_nothing_of_wikimems() -> None:
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m.startswith(("wikimem", "."))]
     assert "packaging" not in [m.split(".")[0] for m in imported if not m.startswith("packaging.version")]
+
+
+WORD_CASES = [
+    "Workspaces arrived in v1.16.0 with V8.",
+    "Edit conf.py, then run node.js and coverage.py on src/lib.rs.",
+    "crypto/tls and net/http speak TCP/IP at 1.2.3; see path/to/file.txt here",
+    "a/b.py c.d/e x_y.md/z 3.14/2 it’s v2.0. foo.Bar baz.qux a.b.c.d",
+    "The end. Next sentence, no file and no path: just words 42 and 7.5",
+    "`code/x` then y.js and `pkg.json.dumps` or `a b` and tail/end",
+    "V1.2 v1 and.py .py x.PY x.toolong",
+]
+
+
+@pytest.mark.parametrize("text", WORD_CASES)
+def test_a_texts_words_are_read_by_the_pattern_without_the_alternatives_it_cannot_hold(text: str) -> None:
+    """tokens() reads a text without a file name's or a path's mark by _WORD less that
+    alternative: the same words as _WORD finds, in the text and in every part of it."""
+    from wikimem import analysis
+
+    for part in {text, *text.split("`"), text[: len(text) // 2], text[len(text) // 2:]}:
+        assert analysis._words_in(text)(part) == analysis._WORD.findall(part)
+        assert analysis._words_in(part)(part) == analysis._WORD.findall(part)
