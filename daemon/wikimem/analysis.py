@@ -159,6 +159,8 @@ _DEFINES = re.compile(
     r"(?:\s*\([^()]{1,40}\))?,?\s+(?:is|are|refers\s+to|means|describes|represents|stands\s+for)\s+"
     r"(?:(?:an?|the|one|any|how|what|where|when|used|also|essentially|simply|basically|called)\b|[a-z]+(?:ed|ing)\b)",
     re.IGNORECASE)
+# what every match of _DEFINES holds: its verb with a space on each side (a test before it)
+_DEFINES_VERB = re.compile(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE)
 _CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE)
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
@@ -817,16 +819,20 @@ _DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
 @lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
-def defined_term(text: str) -> tuple[str, str, bool] | None:
+def defined_term(text: str, called: re.Match[str] | None | bool = False) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
-    (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
-    called = _called(text)
+    (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence. `called`: _called(text),
+    when the caller has it."""
+    if called is False:
+        called = _called(text)
     if called and not _modifies_next(text, called.end()):
         term = called.group("term").strip()
         code = called.group(1) == "`"
         key = name_key(f"`{term}`") if code else name_key(term)
         if key:
             return key, (f"`{term}`" if code else term), True
+    if _DEFINES_VERB.search(text) is None:
+        return None  # most sentences: none of the verbs _DEFINES needs, between spaces
     match = _DEFINES.match(text)
     if not match:
         return None
@@ -1322,15 +1328,32 @@ _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "cont
 # to get X is to set `Y`", "To turn it off, pass `check=False`", "if you pass `order=True`, it
 # also creates ...", "Use `0` to close connections at the end of each request" (only where the
 # sentence names code)
-_HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
-                     r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b|"
-                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|^set\s+`[^`]+`\s+(?:when|if|to|for)\s|"
-                     r"\byou\s+can\s+[a-z]{3,}\b[^.;]{0,80}?\b(?:using|with)\s+(?:the\s+|a\s+)?`[^`]+`|"
-                     r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
-                     r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b|"
-                     r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
-                     r"`[^`]+`[^.;`]{0,40}?\b(?:lets|allows)\s+you\s+(?:to\s+)?[a-z]{3,}|"
-                     r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b", re.I)
+_HOW_TO_WAY = r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+"
+_HOW_TO_TO = r"^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|give|write)\b"
+_HOW_TO_IF_YOU = r"\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b"
+_HOW_TO_USE = r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|^set\s+`[^`]+`\s+(?:when|if|to|for)\s"
+_HOW_TO_YOU_CAN = r"\byou\s+can\s+[a-z]{3,}\b[^.;]{0,80}?\b(?:using|with)\s+(?:the\s+|a\s+)?`[^`]+`"
+_HOW_TO_CAN_BE = (r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
+                  r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b")
+_HOW_TO_YOU = (r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
+               r"`[^`]+`[^.;`]{0,40}?\b(?:lets|allows)\s+you\s+(?:to\s+)?[a-z]{3,}|"
+               r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b")
+_HOW_TO = re.compile("|".join((_HOW_TO_WAY, _HOW_TO_TO, _HOW_TO_IF_YOU, _HOW_TO_USE, _HOW_TO_YOU_CAN, _HOW_TO_CAN_BE,
+                               _HOW_TO_YOU)), re.I)
+# _HOW_TO's alternatives grouped by a word each of their matches holds: a group is searched for
+# only where its word is (_how_to), not all ten alternatives wherever one of the words is
+_HOW_TO_PARTS = (
+    (("way", "how"), re.compile(_HOW_TO_WAY, re.I)),
+    (("to",), re.compile(_HOW_TO_TO, re.I)),
+    (("you",), re.compile("|".join((_HOW_TO_IF_YOU, _HOW_TO_YOU_CAN, _HOW_TO_YOU)), re.I)),
+    (("use", "pass", "set"), re.compile(_HOW_TO_USE, re.I)),
+    (("can",), re.compile(_HOW_TO_CAN_BE, re.I)),
+)
+
+
+def _how_to(text: str, low: str) -> bool:
+    """Whether _HOW_TO matches `text` (`low`: text.lower())."""
+    return any(may_hold(text, low, words) and part.search(text) is not None for words, part in _HOW_TO_PARTS)
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
@@ -1468,8 +1491,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         return None, False
     plain = _plain(text)
     score = 0.0
-    defined = defined_term(text)
     called = _called(text)
+    defined = defined_term(text, called)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
     introduced = bool(defined) or _introduces_name(called) or _expands_acronym(text)
@@ -1488,7 +1511,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 1
     if s.version:
         score += 1
-    how = ("`" in text and (((low.startswith("to") or may_hold(text, low, _HOW_TO_WORDS)) and _HOW_TO.search(text) is not None)
+    how = ("`" in text and (((low.startswith("to") or may_hold(text, low, _HOW_TO_WORDS)) and _how_to(text, low))
                             or (may_hold(text, low, _VALUES_OR_NAMING_WORDS) and _VALUES_OR_NAMING.search(text) is not None))) \
         or (may_hold(text, low, _STANDS_FOR_WORDS) and _STANDS_FOR.search(text) is not None) \
         or ("way" in low and _BEST_WAY.search(text) is not None)
