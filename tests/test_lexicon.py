@@ -508,4 +508,4 @@ def test_patterns_searched_only_where_their_words_are_answer_as_the_whole_patter
     assert analysis._how_to(text, text.lower()) == (analysis._HOW_TO.search(text) is not None)
     if analysis._DEFINES.match(text):
         assert analysis._DEFINES_VERB.search(text)
-    assert analysis.defined_term(text) == analysis.defined_term(text, analysis._called(text))
+    assert analysis.defined_term(text) == analysis._defined_term(text, analysis._called(text))

@@ -819,12 +819,14 @@ _DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
 @lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
-def defined_term(text: str, called: re.Match[str] | None | bool = False) -> tuple[str, str, bool] | None:
+def defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
-    (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence. `called`: _called(text),
-    when the caller has it."""
-    if called is False:
-        called = _called(text)
+    (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
+    return _defined_term(text, _called(text))
+
+
+def _defined_term(text: str, called: re.Match[str] | None) -> tuple[str, str, bool] | None:
+    """defined_term, given `called`: _called(text)."""
     if called and not _modifies_next(text, called.end()):
         term = called.group("term").strip()
         code = called.group(1) == "`"
@@ -1492,7 +1494,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     plain = _plain(text)
     score = 0.0
     called = _called(text)
-    defined = defined_term(text, called)
+    defined = _defined_term(text, called)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
     introduced = bool(defined) or _introduces_name(called) or _expands_acronym(text)
