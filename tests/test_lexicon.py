@@ -452,3 +452,60 @@ def test_the_lexicon_imports_nothing_of_wikimems() -> None:
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m.startswith(("wikimem", "."))]
     assert "packaging" not in [m.split(".")[0] for m in imported if not m.startswith("packaging.version")]
+
+
+WORD_CASES = [
+    "Workspaces arrived in v1.16.0 with V8.",
+    "Edit conf.py, then run node.js and coverage.py on src/lib.rs.",
+    "crypto/tls and net/http speak TCP/IP at 1.2.3; see path/to/file.txt here",
+    "a/b.py c.d/e x_y.md/z 3.14/2 it’s v2.0. foo.Bar baz.qux a.b.c.d",
+    "The end. Next sentence, no file and no path: just words 42 and 7.5",
+    "`code/x` then y.js and `pkg.json.dumps` or `a b` and tail/end",
+    "V1.2 v1 and.py .py x.PY x.toolong",
+]
+
+
+@pytest.mark.parametrize("text", WORD_CASES)
+def test_a_texts_words_are_read_by_the_pattern_without_the_alternatives_it_cannot_hold(text: str) -> None:
+    """tokens() reads a text without a file name's or a path's mark by _WORD less that
+    alternative: the same words as _WORD finds, in the text and in every part of it."""
+    from wikimem import analysis
+
+    for part in {text, *text.split("`"), text[: len(text) // 2], text[len(text) // 2:]}:
+        assert analysis._words_in(text)(part) == analysis._WORD.findall(part)
+        assert analysis._words_in(part)(part) == analysis._WORD.findall(part)
+
+
+HOW_TO_AND_DEFINES_CASES = [
+    "The correct way to get the value is to set `x`.",
+    "To turn it off, pass `check=False`.",
+    "If you pass `order=True`, it also creates methods.",
+    "Use `0` to close connections at the end of each request.",
+    "Set `DEBUG` when you develop.",
+    "You can configure it using the `--config` flag.",
+    "It can be disabled by setting `enabled = false`.",
+    "You can use `--jobs` to explicitly parallelize.",
+    "`pytest.raises` lets you assert an exception.",
+    "If you want to, use `git` instead.",
+    "YOU CAN USE `A` TO RUN IT.",
+    "Ｙou and ſet `x` for the İnstance.",
+    "The house is big, the mouse is small: nothing to use here.",
+    "A *widget* is a small thing that renders.",
+    "Foo\tis a library.",
+    "The `x` (a value), refers\u00a0to how it works.",
+    "ORM stands for object relational mapping.",
+    "Kubernetes  means   a helmsman.",
+    "Thisis not a definition and neither isthat.",
+]
+
+
+@pytest.mark.parametrize("text", HOW_TO_AND_DEFINES_CASES)
+def test_patterns_searched_only_where_their_words_are_answer_as_the_whole_pattern(text: str) -> None:
+    """_how_to searches each group of _HOW_TO's alternatives only where a word of the group is,
+    and defined_term asks _DEFINES only where its verb stands between spaces: the same answers."""
+    from wikimem import analysis
+
+    assert analysis._how_to(text, text.lower()) == (analysis._HOW_TO.search(text) is not None)
+    if analysis._DEFINES.match(text):
+        assert analysis._DEFINES_VERB.search(text)
+    assert analysis.defined_term(text) == analysis._defined_term(text, analysis._called(text))

@@ -88,10 +88,29 @@ MARKDOWN_IT = {
     ("markdown_it.rules_block.list", "skipOrderedListMarker"): "1ed0fc512baf",
     ("markdown_it.rules_block.html_block", "html_block"): "456ffdd65890",
     ("markdown_it.rules_block.heading", "heading"): "cf98983ffc8f",
+    # the text rule stops where the enabled inline rules open (sources.markdown._RULE_OPENS),
+    # and where a link label's scan (skipToken, run on from the text rule's stop) must see `]`
+    ("markdown_it.rules_inline.text", "text"): "04f43125e9ac",
+    ("markdown_it.parser_inline", "ParserInline.tokenize"): "20437a24f834",
+    ("markdown_it.parser_inline", "ParserInline.skipToken"): "f83d6241b825",
+    ("markdown_it.parser_inline", "_default_terminator_re"): None,
+    ("markdown_it.helpers.parse_link_label", "parseLinkLabel"): "0ede8bbe9674",
+    ("markdown_it.rules_inline.newline", "newline"): "c75c6a7832fc",
+    ("markdown_it.rules_inline.escape", "escape"): "1797fccad4fa",
+    ("markdown_it.rules_inline.backticks", "backtick"): "509e73e4bcfe",
+    ("markdown_it.rules_inline.strikethrough", "tokenize"): "7e3c0e5f41f3",
+    ("markdown_it.rules_inline.emphasis", "tokenize"): "0615c8be9117",
+    ("markdown_it.rules_inline.link", "link"): "2660e61ee934",
+    ("markdown_it.rules_inline.image", "image"): "d62e611f0b57",
+    ("markdown_it.rules_inline.autolink", "autolink"): "b6851a05ecfc",
+    ("markdown_it.rules_inline.html_inline", "html_inline"): "270b89dadc03",
+    ("markdown_it.rules_inline.entity", "entity"): "77870fc69f35",
 }
 MDIT_PLUGINS = {
     ("mdit_py_plugins.footnote.index", "footnote_def"): "e6b7cd6d1521",
     ("mdit_py_plugins.deflist.index", "deflist_plugin"): "d32555d16955",
+    ("mdit_py_plugins.footnote.index", "footnote_inline"): "df7327fd0c3f",
+    ("mdit_py_plugins.footnote.index", "footnote_ref"): "5305b17794e3",
 }
 
 

@@ -845,3 +845,67 @@ def test_the_setext_heading_and_paragraph_rules_asked_first_parse_as_markdown_it
                 for t in md.parse(text, {})]
 
     assert shown(_parser()) == shown(plain)
+
+
+INLINE_CASES = [
+    "a well-known key: value, x = 1 + 2 and 50% of $5 @user {curly} #hash > quote",
+    "[a-link: with = signs](https://example.com/a-b?c=d#e) and [nested [brackets]-x](/y)",
+    "![an image-name](img.png) ![not an image] !- bang",
+    "a *star-emphasis*: **strong-one** and _under_score_ and snake_case_name and 2*3*4",
+    "a ~~struck-through~~ word, ~single~ tilde, and -- dashes --- here",
+    "code `a-b: c` and ``double `tick` span`` and ` unclosed-tick",
+    "an autolink <https://a-b.example/c:d> and <mail@example.com> and <span class=x-y>html</span> and a < b > c",
+    "entities &amp; &#45; &#x2D; &copy- & not-one; &nbsp:",
+    "a footnote[^note-1] and an inline one^[with-text: here] and a caret ^ alone",
+    "escapes \\- \\* \\[ \\: \\{ and a backslash at the end\\",
+    "hard break with spaces  \nnext-line\\\nlast: line\nsoft - break",
+    "[label-with\n- a line]: /ref and [label-with\n- a line]",
+    "a [link *with-emphasis* inside](u) and [`code-label`](v) and [x]: not a ref",
+    "unclosed [bracket-and: colon, and ] closed ] and [[double]-x]",
+    "**bold:**text and *a*-b and a-*b* and _a_-b and a-_b_ and __x__: y",
+    "{#anchor-id} ::: colons ::: === equals === +++ plus +++",
+    "<!-- a-comment: x --> <?pi-x?> <![CDATA[x-y]]> </close-tag>",
+    "emoji-like :smile: and time 10:30-11:45, ratio 3:2, arrow -> and <- and => here",
+]
+
+
+@pytest.mark.parametrize("text", INLINE_CASES)
+def test_the_text_rule_stopping_only_where_our_inline_rules_open_gives_markdown_its_tokens(text: str) -> None:
+    """sources.markdown's text rule runs on over a hyphen, a colon, an `=` and the other
+    characters markdown-it stops at for rules it does not enable: the tokens are markdown-it's
+    own, as with its full list of stops."""
+    from markdown_it.parser_inline import _default_terminator_re
+
+    from wikimem.sources.markdown import _parser
+
+    md = _parser()
+
+    def shown(tokens: list) -> list[tuple]:
+        return [(t.type, t.tag, t.nesting, t.content, t.markup, t.info, t.level, t.hidden,
+                 sorted((t.attrs or {}).items()), shown(t.children or [])) for t in tokens]
+
+    def parsed() -> list[tuple]:
+        env: dict = {}
+        tokens = md.parse(text, env)
+        for token in tokens:
+            if token.type == "inline":
+                token.children = []
+                md.inline.parse(token.content, md, env, token.children)
+        return shown(tokens)
+
+    ours = md.inline.terminator_re
+    assert ours.pattern != _default_terminator_re().pattern  # the shorter list is in use
+    mine = parsed()
+    md.inline.terminator_re = _default_terminator_re()
+    try:
+        theirs = parsed()
+    finally:
+        md.inline.terminator_re = ours
+    assert mine == theirs
+
+
+def test_the_text_rules_stops_are_markdown_its_own_for_an_inline_rule_not_known() -> None:
+    from wikimem.sources.markdown import _inline_stops
+
+    assert _inline_stops(["text", "newline", "link"]) == frozenset("\n[]")
+    assert _inline_stops(["text", "linkify", "link"]) is None  # linkify opens at any ':' of a scheme

@@ -123,9 +123,27 @@ _TITLE_LEAD = re.compile(
 # a name joined by a dot to a short lowercase ending is one word: a file or a name spelled with
 # its extension ("coverage.py", "conf.py", "node.js"), never "coverage" and a word "py"; a
 # version written with its "v" ("v1.16.0") is one number, never a word "v1"
-_WORD = re.compile(r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])|(?<![\w.])[A-Za-z][A-Za-z0-9_]*\.[a-z]{2,4}(?![\w.])"
-                   r"|[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])|[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?"
-                   r"|[0-9]+(?:\.[0-9]+)*")
+_VERSION_WORD = r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])"
+_FILE_WORD = r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\.[a-z]{2,4}(?![\w.])"
+_PATH_WORD = r"[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])"
+_PLAIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?|[0-9]+(?:\.[0-9]+)*"
+_WORD = re.compile("|".join((_VERSION_WORD, _FILE_WORD, _PATH_WORD, _PLAIN_WORD)))
+# A file's name and a path each need a mark in the text (a letter, digit or underscore, a dot, a
+# lowercase letter; a slash): a text without it is read by _WORD less that alternative, which
+# finds the same words, each read once rather than once more for each alternative that fails
+# on it (most sentences have neither: half the time of reading their words)
+_WORD_NO_FILE = re.compile("|".join((_VERSION_WORD, _PATH_WORD, _PLAIN_WORD)))
+_WORD_NO_PATH = re.compile("|".join((_VERSION_WORD, _FILE_WORD, _PLAIN_WORD)))
+_WORD_NEITHER = re.compile("|".join((_VERSION_WORD, _PLAIN_WORD)))
+_FILE_MARK = re.compile(r"[A-Za-z0-9_]\.[a-z]")
+
+
+def _words_in(text: str) -> Callable[[str], list[str]]:
+    """_WORD.findall, or that of the variant that finds the same words in `text` (and in any part
+    of it)."""
+    if "/" in text:
+        return (_WORD if _FILE_MARK.search(text) else _WORD_NO_FILE).findall
+    return (_WORD_NO_PATH if _FILE_MARK.search(text) else _WORD_NEITHER).findall
 # the marks that close a sentence stay with it: "**Failures are retried.** A batch ..." is
 # "**Failures are retried.**" and "A batch ...", not an emphasis left open
 # the next sentence starts with a capital, a digit or a code span ("`# fmt: skip` can be mixed ...")
@@ -144,6 +162,8 @@ _DEFINES = re.compile(
     r"(?:\s*\([^()]{1,40}\))?,?\s+(?:is|are|refers\s+to|means|describes|represents|stands\s+for)\s+"
     r"(?:(?:an?|the|one|any|how|what|where|when|used|also|essentially|simply|basically|called)\b|[a-z]+(?:ed|ing)\b)",
     re.IGNORECASE)
+# what every match of _DEFINES holds: its verb with a space on each side (a test before it)
+_DEFINES_VERB = re.compile(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE)
 _CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE)
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
@@ -196,17 +216,18 @@ def tokens(text: str) -> list[str]:
     """Word keys (lexicon.word_key: lowercase, possessives dropped, plurals folded, acronyms
     and names decided on the words as written); a code span that names something is one token
     (so `pkg.json.dumps` is never split into phrases), other code none."""
+    words = _words_in(text)
     if "`" not in text:
-        return list(map(_fold, _WORD.findall(text)))
+        return list(map(_fold, words(text)))
     out: list[str] = []
     at = 0
     for match in CODE_SPAN.finditer(text):
-        out.extend(map(_fold, _WORD.findall(text[at:match.start()])))
+        out.extend(map(_fold, words(text[at:match.start()])))
         token = code_token(match.group(1))
         if token:
             out.append(token)
         at = match.end()
-    out.extend(map(_fold, _WORD.findall(text[at:])))
+    out.extend(map(_fold, words(text[at:])))
     return out
 
 
@@ -849,13 +870,19 @@ _DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 def defined_term(text: str) -> tuple[str, str, bool] | None:
     """A term the sentence defines: (key, surface, strong). Strong when the author marked it
     (emphasis, code, "called *X*"); plain "X is a ..." is weaker evidence."""
-    called = _called(text)
+    return _defined_term(text, _called(text))
+
+
+def _defined_term(text: str, called: re.Match[str] | None) -> tuple[str, str, bool] | None:
+    """defined_term, given `called`: _called(text)."""
     if called and not _modifies_next(text, called.end()):
         term = called.group("term").strip()
         code = called.group(1) == "`"
         key = name_key(f"`{term}`") if code else name_key(term)
         if key:
             return key, (f"`{term}`" if code else term), True
+    if _DEFINES_VERB.search(text) is None:
+        return None  # most sentences: none of the verbs _DEFINES needs, between spaces
     match = _DEFINES.match(text)
     if not match:
         return None
@@ -1371,15 +1398,32 @@ _KIND_WORDS = ("command", "option", "flag", "switch", "setting", "config", "cont
 # to get X is to set `Y`", "To turn it off, pass `check=False`", "if you pass `order=True`, it
 # also creates ...", "Use `0` to close connections at the end of each request" (only where the
 # sentence names code)
-_HOW_TO = re.compile(r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+|^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|"
-                     r"give|write)\b|\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b|"
-                     r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|^set\s+`[^`]+`\s+(?:when|if|to|for)\s|"
-                     r"\byou\s+can\s+[a-z]{3,}\b[^.;]{0,80}?\b(?:using|with)\s+(?:the\s+|a\s+)?`[^`]+`|"
-                     r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
-                     r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b|"
-                     r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
-                     r"`[^`]+`[^.;`]{0,40}?\b(?:lets|allows)\s+you\s+(?:to\s+)?[a-z]{3,}|"
-                     r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b", re.I)
+_HOW_TO_WAY = r"\b(?:way|how)[*_]*\s+to\b[^.;]{0,80}?\bis\s+to\s+\w+"
+_HOW_TO_TO = r"^to\s+\w+[^.;]{0,80}?,\s*(?:set|use|pass|call|add|run|give|write)\b"
+_HOW_TO_IF_YOU = r"\b(?:if|when|unless)\s+you\s+(?:pass|set|use|give|specify|enable|disable|add)\b"
+_HOW_TO_USE = r"\b(?:use|pass|set\s+(?:it|this|them)\s+to)\s+`[^`]+`\s+(?:to|for)\s|^set\s+`[^`]+`\s+(?:when|if|to|for)\s"
+_HOW_TO_YOU_CAN = r"\byou\s+can\s+[a-z]{3,}\b[^.;]{0,80}?\b(?:using|with)\s+(?:the\s+|a\s+)?`[^`]+`"
+_HOW_TO_CAN_BE = (r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|passing|setting|using|calling|giving|"
+                  r"specifying|writing|defining|overriding|providing|enabling|disabling|registering|changing)\b")
+_HOW_TO_YOU = (r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
+               r"`[^`]+`[^.;`]{0,40}?\b(?:lets|allows)\s+you\s+(?:to\s+)?[a-z]{3,}|"
+               r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b")
+_HOW_TO = re.compile("|".join((_HOW_TO_WAY, _HOW_TO_TO, _HOW_TO_IF_YOU, _HOW_TO_USE, _HOW_TO_YOU_CAN, _HOW_TO_CAN_BE,
+                               _HOW_TO_YOU)), re.I)
+# _HOW_TO's alternatives grouped by a word each of their matches holds: a group is searched for
+# only where its word is (_how_to), not all ten alternatives wherever one of the words is
+_HOW_TO_PARTS = (
+    (("way", "how"), re.compile(_HOW_TO_WAY, re.I)),
+    (("to",), re.compile(_HOW_TO_TO, re.I)),
+    (("you",), re.compile("|".join((_HOW_TO_IF_YOU, _HOW_TO_YOU_CAN, _HOW_TO_YOU)), re.I)),
+    (("use", "pass", "set"), re.compile(_HOW_TO_USE, re.I)),
+    (("can",), re.compile(_HOW_TO_CAN_BE, re.I)),
+)
+
+
+def _how_to(text: str, low: str) -> bool:
+    """Whether _HOW_TO matches `text` (`low`: text.lower())."""
+    return any(may_hold(text, low, words) and part.search(text) is not None for words, part in _HOW_TO_PARTS)
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
@@ -1517,8 +1561,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         return None, False
     plain = _plain(text)
     score = 0.0
-    defined = defined_term(text)
     called = _called(text)
+    defined = _defined_term(text, called)
     if defined and called and called.group(1) == "`" and not _api_name(called.group("term")):
         defined = None  # "the variable named `second`" names an example's variable, not a thing
     introduced = bool(defined) or _introduces_name(called) or _expands_acronym(text)
@@ -1537,7 +1581,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         score += 1
     if s.version:
         score += 1
-    how = ("`" in text and (((low.startswith("to") or may_hold(text, low, _HOW_TO_WORDS)) and _HOW_TO.search(text) is not None)
+    how = ("`" in text and (((low.startswith("to") or may_hold(text, low, _HOW_TO_WORDS)) and _how_to(text, low))
                             or (may_hold(text, low, _VALUES_OR_NAMING_WORDS) and _VALUES_OR_NAMING.search(text) is not None))) \
         or (may_hold(text, low, _STANDS_FOR_WORDS) and _STANDS_FOR.search(text) is not None) \
         or ("way" in low and _BEST_WAY.search(text) is not None)

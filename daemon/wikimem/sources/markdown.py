@@ -68,7 +68,31 @@ def _parser() -> MarkdownIt:
     md.disable("inline")
     md.block.ruler.at("lheading", _setext_heading(md.block.ruler.getRules("")))
     md.block.ruler.at("paragraph", _paragraph)
+    stops = _inline_stops([rule.name for rule in md.inline.ruler.__rules__ if rule.enabled])
+    if stops is not None:
+        md.inline.terminator_re = re.compile("[" + re.escape("".join(sorted(stops))) + "]")
     return md
+
+
+# The characters an inline rule of ours can open at (a link label also ends at `]`, where the
+# link rule's label scan must stop). markdown-it's text rule stops at a longer list, kept for
+# rules it or a plugin may add ('{}$%@~+=:' "reserved for extensions", `#`, `-`, `>`); at such a
+# character no rule of ours matches, so markdown-it tries every rule there in vain and then
+# takes the character as text, as the text rule now takes it with the words around it: the
+# same tokens, a character at a time less often (a hyphen, a colon, an `=` in prose).
+_RULE_OPENS = {
+    "text": "", "newline": "\n", "escape": "\\", "backticks": "`", "strikethrough": "~", "emphasis": "*_",
+    "link": "[]", "image": "!", "footnote_inline": "^", "footnote_ref": "[", "autolink": "<",
+    "html_inline": "<", "entity": "&",
+}
+
+
+def _inline_stops(enabled: list[str]) -> frozenset[str] | None:
+    """Where the text rule must stop for the `enabled` inline rules; None (markdown-it's own
+    list) when one of them is not a rule whose opening characters are known here."""
+    if any(name not in _RULE_OPENS for name in enabled):
+        return None
+    return frozenset("".join(_RULE_OPENS[name] for name in enabled))
 
 
 # what the first character of a line (after its indent) must be for a rule that can end a
