@@ -72,6 +72,8 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     # the minimum said of a name without the word "version"
     ("The minimum supported Python is 3.9 (3.8+ for 1.0.x and older)", "python", (3, 9), ""),
     ("The minimum supported CMake is 3.15", "cmake", (3, 15), ""),
+    # the newest said the same way
+    ("The latest supported Python version is 3.14.", "python", (3, 14), ""),
     # the versions dropped said as those below one: that one is the oldest supported
     ("Support: Dropped support for Python versions <3.9.", "python", (3, 9), ""),
     ("Remove support for, and imports related to, all Python versions less than 3.6 - including Python 2.",
@@ -138,6 +140,10 @@ def test_what_is_not_a_current_fact() -> None:
     assert facts_of("The minimum supported version is 3.2.") == []  # of nothing named ("supported" is no name)
     assert facts_of("The minimum value is 3.5 seconds.") == []
     assert facts_of("Remove Python 3.8 from CI", release="1.1.0") == []  # what else went, not its support
+    # a team's note: who supports it stands between the name and the verb; "is" names nothing
+    assert [(f.key, f.value) for f in facts_of("The newest Python scikit-build-core officially supports is 3.13, so "
+                                               "the 3.14 job is allowed to fail.")] == [
+        (("max", "python", "scikit-build-core"), (3, 13))]
     assert facts_of("Drop Python 2 compat code", release="1.1.0") == []
     # support added for a new version (Starlette's notes) says nothing of the oldest one supported:
     # it is the newest one supported

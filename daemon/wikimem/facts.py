@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 24  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 25  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -150,7 +150,7 @@ _NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=na
 _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
                            r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+"
                            rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
-                           r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
+                           r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?!(?:is|are|was|were)\s)(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
                            r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
 # ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
 # support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
@@ -245,6 +245,10 @@ _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+
 _MIN_RAISED = re.compile(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
                          r"(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.-]*)\s+version|version\s+of\s+(?P<name2>[A-Z][\w+.-]*))"
                          r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+# "The newest Python Acme officially supports is 3.13", "the latest supported Python version is 3.14"
+_MAX_IS = re.compile(r"\b(?i:newest|latest|highest|maximum)\s+(?:(?i:supported)\s+)?(?P<name>[A-Z][\w+.]*)(?:\s+(?i:version))?\s+"
+                     r"(?:(?:that\s+)?(?P<who>[\w.+-]+)\s+(?:officially\s+|fully\s+)?(?:supports|accepts|runs\s+on)\s+)?"
+                     r"(?:is|becomes)\s+(?:now\s+)?v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts",
 # "use Toolkit 3.0 (the lowest version the tool supports)"
 _IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)(?:\s+is\s+(?:now\s+)?|\s*\(\s*)the\s+"
@@ -690,7 +694,8 @@ def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 found = seen.setdefault(name, set())
                 if len(found) < MAX_NAMED:
                     found.add(m.group("ver"))
-    return tuple((n, tuple(sorted(v, key=version_numbers))) for n, v in sorted(seen.items()))
+    # "4.01" and "4.1" are one version in numbers: the text breaks the tie, whatever order the set holds them in
+    return tuple((n, tuple(sorted(v, key=lambda x: (version_numbers(x), x)))) for n, v in sorted(seen.items()))
 
 
 # "Acme is a tool for ...", "*Acme* is the uncompromising ...": a name the opening defines
@@ -1159,6 +1164,16 @@ def extract(doc: Statements) -> list[Fact]:
             taken.append((m.start(), m.end()))
             add(("min", name, scope if scope != product else ""), _version(m.group("ver")),
                 f"{m.group('name')} {m.group('ver')}", plan_here, default_release)
+        for m in _MAX_IS.finditer(sentence) if ("newest" in low or "latest" in low or "highest" in low
+                                                 or "maximum" in low) else ():
+            name = entity(m.group("name"))
+            if not name or name in STOPWORDS or past or (product and name == product) \
+                    or any(a <= m.start() < b for a, b in taken):
+                continue
+            who = m.group("who")
+            scope, at = whose(sentence[: m.start()] + (" " + who if who else ""))
+            taken.append((m.start(), m.end()))
+            add(("max", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", plan_here, at)
         # --- support statements: last versions, ranges, lists, drops
         for m in _LAST.finditer(sentence) if "last" in low else ():
             name = entity(m.group("name"))
