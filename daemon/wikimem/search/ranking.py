@@ -25,7 +25,7 @@ KIND_PRIOR = {"source": 1.15, "concept": 0.7, "answer": 1.2, "raw": 1.0}
 
 
 DUPLICATE_DEMOTE = 0.5  # score factor for the lower of a source page and its own raw file
-SUBJECT_WORDS = 4  # what "what is X" asks the meaning of is a name or a term of at most this many words
+SUBJECT_WORDS = 3  # what "what is X" asks the meaning of is a name or a term of at most this many words
 DEFINED_BY_TITLE = 1.05  # the page titled with what a question asks the meaning of, over the best other
 
 
@@ -59,7 +59,7 @@ LATEST = {"latest", "newest", "recent", "last", "current"}
 # "What does DBAPI stand for in the docs?", "Define rollback"; a page titled with it answers it
 _DEFINES = re.compile(r"^\s*(?:what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<a>.+?)|what\s+does\s+(?P<b>.+?)\s+(?:stand\s+for|mean)"
                       r"|(?:define|definition\s+of|meaning\s+of)\s+(?P<c>.+?))"
-                      r"(?:\s+(?:in|of|for)\s+(?:the\s+)?[\w .-]+?)?\s*[?.!]*\s*$", re.I)
+                      r"(?:\s+(?:in|for)\s+(?:the\s+)?[\w .-]+?)?\s*[?.!]*\s*$", re.I)
 
 
 def title_key(text: str) -> str:
@@ -120,8 +120,11 @@ def parse_query(text: str) -> ParsedQuery:
         seen.setdefault(term, None)
     defines = _DEFINES.match(text)
     asked = next(g for g in defines.groups() if g) if defines else ""
-    if len(asked.split()) > SUBJECT_WORDS:
-        asked = ""  # "what is the recommended way now to find out ...": a question, not a name
+    if len(asked.split()) > SUBJECT_WORDS or "'s " in asked or "’s " in asked \
+            or re.search(r"\s(?:for|of|in|to|with|by|on|used|made)$", asked, re.I):
+        # "what is the recommended way now to find out ...", "what is Black's default line length",
+        # "what is flask.g used for": a question, a thing's setting or its use, not a name
+        asked = ""
     return ParsedQuery(tuple(seen), phrases, current, latest, latest and bool(NAMED_RELEASE.search(text)),
                        title_key(asked), tuple(t.text for t in ana(asked)) if asked else ())
 
