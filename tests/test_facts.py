@@ -101,6 +101,11 @@ def test_one_extractor_reads_the_ways_release_notes_say_it(sentence, entity, val
     # a release's item that only drops a versioned name
     ("Drop Python 3.8 in #1281", "1.1.0", {("min", "python", "", (3, 8), "drop")}),
     ("Support: Removed Python 3.7.", "0.11.0", {("min", "python", "", (3, 7), "drop")}),
+    # a version added to those supported, said as an addition
+    ("Drop Python 3.8, and add Python 3.14 as a supported version (#2987, #3012)", "2.20.0",
+     {("max", "python", "", (3, 14), ""), ("min", "python", "", (3, 8), "drop")}),
+    ("NEW: Drop Python 3.6 support and formally add Python 3.10 support.", "9.0",
+     {("max", "python", "", (3, 10), ""), ("min", "python", "", (3, 6), "drop")}),
     # the name before the verb is the one required again, not who requires it
     ("NEW: Drop Python 3.10 and require Python >= 3.11.5 as possessive quantifiers are broken on lower versions.",
      "13.0", {("min", "python", "", (3, 11, 5), "")}),
@@ -145,6 +150,8 @@ def test_what_is_not_a_current_fact() -> None:
                                                "the 3.14 job is allowed to fail.")] == [
         (("max", "python", "scikit-build-core"), (3, 13))]
     assert facts_of("Drop Python 2 compat code", release="1.1.0") == []
+    assert facts_of("Add Python 3.10 support for the match statement.", release="9.0") == []  # a feature of it
+    assert facts_of("Add Python 2.6 support to ``contrib.securetransport`` (Pull #1359)", release="1.22") == []  # a part's
     # support added for a new version (Starlette's notes) says nothing of the oldest one supported:
     # it is the newest one supported
     assert [(f.key, f.value) for f in facts_of("Officially support Python 3.12 [#2214].")] == [(("max", "python", ""), (3, 12))]

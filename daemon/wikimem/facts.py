@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 25  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 26  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -151,7 +151,11 @@ _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\
                            r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+"
                            rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
                            r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?!(?:is|are|was|were)\s)(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
-                           r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)", re.I)
+                           r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
+                           # "add Python 3.14 as a supported version", "formally add Python 3.10 support"
+                           r"|\badd(?:ed|s|ing)?\s+(?:official\s+)?(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+"
+                           r"(?=as\s+an?\s+(?:officially\s+)?supported\s+version|support\b(?!\s+(?:for|of|in|to|on|within)\b)|to\s+the\s+(?:list\s+of\s+)?supported\s+versions)",
+                           re.I)
 # ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
 # support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
 # "Python 3.15 is now supported"
@@ -1229,6 +1233,8 @@ def extract(doc: Statements) -> list[Fact]:
                 continue  # "Added support for Python 3.10 `match/case` syntax": a feature of it
             scope, at = whose(sentence[: m.start()])
             taken.append((m.start(), m.end()))
+            if any(f.key == ("max", name, scope) and f.value == max(versions) for f in out[first:]):
+                continue  # read already: "Add official Python 3.14 support" is a release's item and an addition
             written = m.group("name") or m.group("name2") or m.groupdict().get("name3") or ""
             add(("max", name, scope), max(versions), f"{written} {dotted(max(versions))}", plan_here, at)
         for m in _UP_TO.finditer(sentence) if ("up to" in low or "most" in low) and not past else ():
