@@ -318,23 +318,20 @@ class Engine:
                 elif order == got[0]:
                     got[1].append(path)
             latest = {p for _, paths in best.values() for p in paths}
-            reader = self._searcher.reader()
-            found: list[int] = []
-            for path in sorted(latest):
-                try:
-                    found.extend(reader.postings("path", path).all_ids())
-                except Exception:  # noqa: BLE001 - TermNotFound: not in this index any more
-                    continue
+            found = [d for path in sorted(latest) for d in self._entries_of(path)]
             self._newest_of, self._newest, self._latest_paths = docs, found, latest
         return self._latest_paths
 
+    def _entries_of(self, path: str) -> list[int]:
+        """A file's entries in the index (its own and its passages'), none when it is not there."""
+        try:
+            return list(self._searcher.reader().postings("path", path).all_ids())
+        except Exception:  # noqa: BLE001 - TermNotFound: not in this index any more
+            return []
+
     def _opening(self, path: str, entry: Any) -> int | None:
         """The first passage of a page (the entry after its own), or None."""
-        try:
-            found = sorted(self._searcher.reader().postings("path", path).all_ids())
-        except Exception:  # noqa: BLE001 - TermNotFound: not in this index any more
-            return None
-        return next((d for d in found if not entry(d)[1]), None)
+        return next((d for d in sorted(self._entries_of(path)) if not entry(d)[1]), None)
 
     def _boilerplate(self, fast: FastScorer, cands: dict[str, list[tuple[float, int]]]) -> set[int]:
         """The candidate passages whose text (numbers aside) BOILERPLATE_FILES files or more among
@@ -514,8 +511,9 @@ class Engine:
             found = max(((sc, d) for cands in part_cands.values() for sc, d in cands), default=None)
             if parsed.release and found is not None:
                 best_score, best_entry = found
+                best_mask = mask(best_entry)
                 for path, first in fast.newest_release().items():
-                    masks[first] = mask(best_entry)
+                    masks[first] = best_mask
                     cands = part_cands.setdefault(path, [])
                     cands[:] = [c for c in cands if c[1] != first] + [(best_score, first)]
                     kind_of.setdefault(path, entry(first)[2])
@@ -530,7 +528,9 @@ class Engine:
                 if asked:
                     others = (of, asked)
         eras = fast.eras()
-        defined: set[str] = set()  # pages titled with what the question asks the meaning of
+        # the pages titled with what the question asks the meaning of ("what is X")
+        defined = {p for p in kind_of if parsed.subject
+                   and title_key(str(self._docs.get(p, _NO_DOC)[_TITLE] or "")) == parsed.subject}
         for path, cands in part_cands.items():
             hm = head_mask.get(path, 0)
             # in a changelog, a newer release's entry beats an older one's (strongly when the
@@ -539,10 +539,9 @@ class Engine:
                                 * (BOILERPLATE if d in repeated else 1.0)
                                 * (OLDER_RELEASE if parsed.latest and eras.get(d, 10) < 10 else 1.0), d)
                                for sc, d in cands), key=lambda x: (x[0], -x[1]))
-            if parsed.subject and title_key(str(self._docs.get(path, _NO_DOC)[_TITLE] or "")) == parsed.subject:
+            if path in defined:
                 # "what is X": the page titled X answers it, with its opening (its definition), not
                 # the passage that repeats X most
-                defined.add(path)
                 parts[path] = (parts[path][0], self._opening(path, entry) or min(d for _, d in cands))
 
         def final(path: str) -> float:
@@ -556,8 +555,6 @@ class Engine:
             if parsed.latest and path not in latest and (
                     prior is not None or _RELEASE_TITLE.search(str(doc[_TITLE] or ""))):
                 factor = OLDER_RELEASE  # a release that is not the latest of its folder
-            if parsed.subject and path not in parts and title_key(str(doc[_TITLE] or "")) == parsed.subject:
-                defined.add(path)
             if others is not None:
                 of, asked = others
                 entry_of = parts[path][1] if path in parts else head_entry.get(path)
