@@ -17,6 +17,7 @@ from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.raw_tree import scan
 from wikimem.sources import SkipSource, load_source, sniff_format
+from wikimem.sources.sections import release_of
 from wikimem.workspace import Workspace
 
 ROLE_DEBRIS = re.compile(r":[A-Za-z][\w:+-]*:`")
@@ -288,6 +289,35 @@ def test_a_changelog_written_as_one_list_of_release_items_has_a_section_per_rele
         ("3.0.0", "Support: Dropped support for Python versions <3.9."),
         ("3.0.0", "Bug #742 (major): Define a custom `__repr__` for `Promise`."),
         ("2.2.1", "Feature #779: Runners include subprocess PIDs.")]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("versionhistory.rst", "Version history\n===============\n\n.. towncrier release notes start\n\n"
+                           "**4.16.0**\n\n*New features*\n\n- Added ``call_async()``.\n\n*Bug fixes*\n\n"
+                           "- Fixed ``aclose()`` hanging.\n\n**4.15.0** (2025-08-01)\n\n- Dropped support for Python 3.9\n\n"
+                           "**1.0.0rc2**\n\n- First release candidate.\n"),
+    ("HISTORY.md", "# Version history\n\n**4.16.0**\n\n*New features*\n\n- Added `call_async()`.\n\n"
+                   "*Bug fixes*\n\n- Fixed `aclose()` hanging.\n\n**4.15.0** (2025-08-01)\n\n"
+                   "- Dropped support for Python 3.9\n\n**1.0.0rc2**\n\n- First release candidate.\n"),
+])
+def test_a_changelog_that_sets_its_releases_in_bold_has_a_section_per_release(tmp_path: Path, name: str,
+                                                                               text: str) -> None:
+    # no heading per release: a paragraph that is only a bold version stands for one, and the
+    # short emphasized lines above a release's lists for its kinds of change
+    doc = load(tmp_path, name, text)
+    assert [(s.title, s.level, s.version, s.date) for s in doc.sections] == [
+        ("Version history", 1, None, None), ("4.16.0", 2, "4.16.0", None), ("New features", 3, None, None),
+        ("Bug fixes", 3, None, None), ("4.15.0 (2025-08-01)", 2, "4.15.0", "2025-08-01"),
+        ("1.0.0rc2", 2, "1.0.0rc2", None)]
+    items = [(release_of(doc.sections, b.section).version, b.text) for b in doc.blocks if b.kind == "item"]
+    assert items[-2:] == [("4.15.0", "Dropped support for Python 3.9"), ("1.0.0rc2", "First release candidate.")]
+
+
+def test_a_bold_version_alone_or_a_bold_product_version_is_no_release(tmp_path: Path) -> None:
+    # one bold version is emphasis; "**Python 3.12**" names another product's release
+    one = load(tmp_path, "notes.rst", "Notes\n=====\n\n**2.0**\n\nThe new API.\n")
+    other = load(tmp_path, "matrix.md", "# Matrix\n\n**Python 3.12**\n\n- works\n\n**Python 3.13**\n\n- works\n")
+    assert [s.title for s in one.sections] == ["Notes"] and [s.title for s in other.sections] == ["Matrix"]
 
 
 def test_a_headings_attribute_list_is_no_part_of_its_title(tmp_path: Path) -> None:

@@ -39,7 +39,10 @@ log = logging.getLogger("wikimem.lint")
 
 # records are keyed by the code that makes them: the loaders' use here, the claim rules, the sketch
 CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "extract.py", "../facts.py",
-                             "../lexicon/__init__.py", "../lexicon/english.txt", "../links.py")
+                             "../lexicon/__init__.py", "../lexicon/english.txt", "../links.py",
+                             # how a document is read: its sections and releases date each claim
+                             "../sources/__init__.py", "../sources/sections.py", "../sources/rst.py",
+                             "../sources/markdown.py")
 _WORDS = re.compile(r"\w+")
 
 

@@ -34,7 +34,7 @@ INDEX_DIR = "search"
 
 
 # bump when the schema, chunking or analysis changes: an old index is then rebuilt
-INDEX_VERSION = 23
+INDEX_VERSION = 24
 # a file as the manifest records it: (size, mtime_ns, ctime_ns); a racily clean raw file as
 # (size, -1, digest of the bytes indexed, or -1), so that the next check judges it by its content
 # (see _smudge_racy, _confirmed)

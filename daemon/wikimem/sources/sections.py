@@ -69,6 +69,53 @@ def heading_version(title: str) -> HeadingVersion | None:
     return HeadingVersion(version.lstrip("vV"), date, marked, product, upcoming)
 
 
+# a paragraph that is only a release set in bold ("**4.16.0**", "**Version 2.1** (2024-03-01)")
+_BOLD_RELEASE = re.compile(r"^\*\*(?P<name>[^*\n]{1,60})\*\*(?P<rest>[^*\n]{0,60})$")
+# a paragraph that is only a short emphasized name ("*Bug fixes*", "**Other changes:**")
+_EMPHASIZED_LABEL = re.compile(r"^(?P<mark>\*{1,2})(?P<name>[^*\n]{1,40}?):?(?P=mark):?$")
+BOLD_RELEASES_MIN = 2  # paragraphs of a document that name a release in bold, for them to be its releases
+LABEL_WORDS = 4  # words of such a name, at most, for it to head a release's lists
+_VERSION_START = re.compile(r"\s*v?\d")
+
+
+def bold_releases(blocks: list[Block]) -> list[Block]:
+    """Releases a changelog marks with bold paragraphs rather than headings ("**4.16.0**" alone on
+    its line, its changes below it), read as the headings they stand for: each one level under
+    the heading before it, when the document has at least two such paragraphs (one bold version
+    is emphasis), and the short emphasized paragraphs that head a release's lists ("*New
+    features*", "*Bug fixes*") one level under their release."""
+    releases = {i for i, b in enumerate(blocks) if b.kind == "para" and _bold_release(b.text)}
+    if len(releases) < BOLD_RELEASES_MIN:
+        return blocks
+    out: list[Block] = []
+    heading_level = 1  # the level of the last heading the markup gives
+    release_level = 0  # the level given to the release being read, 0 outside one
+    for i, block in enumerate(blocks):
+        if block.kind == "heading":
+            heading_level, release_level = block.level, 0
+        elif i in releases:
+            release_level = heading_level + 1
+            block = Block("heading", " ".join(block.text.replace("**", " ").split()), block.line, release_level,
+                          subject=block.subject)
+        elif release_level and block.kind == "para" and i + 1 < len(blocks) and blocks[i + 1].kind == "item":
+            label = _EMPHASIZED_LABEL.match(block.text)
+            if label and len(label.group("name").split()) <= LABEL_WORDS and not _VERSION_START.match(label.group("name")):
+                block = Block("heading", label.group("name").strip(), block.line, release_level + 1,
+                              subject=block.subject)
+        out.append(block)
+    return out
+
+
+def _bold_release(text: str) -> bool:
+    """Whether a paragraph's text is only a release in bold: a version, said bare or as a
+    release ("Version 2.1", not "Python 3.12"), with at most a date or a codename after it."""
+    m = _BOLD_RELEASE.match(text)
+    if m is None or not _MARKED.match(m.group("name").strip()):
+        return False
+    found = heading_version(m.group("name") + m.group("rest"))
+    return found is not None and (found.date is not None or len(m.group("rest").split()) <= 3)
+
+
 def section_tree(blocks: list[Block]) -> tuple[list[Block], list[Section]]:
     """Sections from the heading blocks, every block told the innermost section it sits in,
     and the release sections given their version and date."""
