@@ -16,7 +16,7 @@ import pytest
 
 from conftest import corpus, git, snapshot, write
 from wikimem import history
-from wikimem.backends.offline_pages import OUTLINE_BYTES, PAGE_BYTES
+from wikimem.backends.offline_pages import OUTLINE_BYTES, PAGE_BYTES, PART_BYTES
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.init import init_workspace
@@ -29,7 +29,7 @@ PAGE = "sources/reference.md"
 PARTS = "sources/reference"
 
 
-def reference(groups: int = 4, per: int = 30, title: str = "Widget settings reference") -> str:
+def reference(groups: int = 4, per: int = 20, title: str = "Widget settings reference") -> str:
     """A settings reference: groups of components, each a list of settings with a default."""
     lines = [f"# {title}", "", "Widget reads its settings from `widget.toml` at start-up.", ""]
     for g in range(groups):
@@ -152,7 +152,8 @@ def test_a_section_of_many_settings_and_no_subsections_is_paged_along_its_settin
     for n in range(60):  # every setting says what it does, on the part that lists it
         assert f"case {n} when it meets one" in shown
     first = loads_page(found[0], (ws.wiki / found[0]).read_text(encoding="utf-8"))
-    assert re.fullmatch(r"Reference: option_number_\d+ – option_number_\d+", first.title), first.title
+    # a run's title names the section it is a run of, then its ends
+    assert re.fullmatch(r"Reference: Configuration options: option_number_\d+ – option_number_\d+", first.title), first.title
     findings = run_lint(ws, load_settings(ws.root, environ={})).findings
     assert not [f for f in findings if f.rule in ("orphan", "broken-link", "missing-from-index")], findings
 
@@ -239,13 +240,31 @@ def test_an_undated_changelog_links_its_newest_release_from_its_page_and_from_th
     assert f"(newest: [{newest.group(1)}](sources/{newest.group(2)}))" in index, index
 
 
+def test_a_section_too_large_for_one_part_is_cut_into_parts_of_about_equal_size(ws: Workspace) -> None:
+    # each component of group 0 says a little more than a part holds: two parts of fifteen
+    # settings, not one of twenty-seven and a remnant of three, and not its thirty settings
+    # listed on the source page itself
+    write(ws, "reference.md", reference(groups=4, per=30))
+    compile_(ws)
+    page = (ws.wiki / PAGE).read_text(encoding="utf-8")
+    found = parts(ws)
+    halves = [f"{PARTS}/g0-c{c}-setting-number-{a}-g0-c{c}-setting-number-{b}.md"
+              for c in range(3) for a, b in ((0, 14), (15, 29))]
+    assert set(halves) <= set(found), found
+    sizes = {rel: len((ws.wiki / rel).read_bytes()) for rel in found}
+    assert max(sizes.values()) < 1.5 * PART_BYTES and min(sizes[h] for h in halves) > PART_BYTES // 2, sizes
+    assert "g0_c0_setting_number_3" not in page and len(page.encode()) < OUTLINE_BYTES
+    assert all(f"]({rel.removeprefix('sources/')})" in page for rel in halves)
+
+
 def test_a_run_of_sections_is_titled_as_its_headings_read(ws: Workspace) -> None:
     # a run's title is its headings' text, escaped once where it is shown, as a section's is
     write(ws, "reference.md", reference(groups=4, per=30))
     compile_(ws)
     for rel in parts(ws):
         part = loads_page(rel, (ws.wiki / rel).read_text(encoding="utf-8"))
-        assert re.fullmatch(r"Widget settings reference: \[group\d component\d\]( – .*)?", part.title), part.title
+        assert re.fullmatch(r"Widget settings reference: \[group\d component\d\]"
+                            r"(: g\d_c\d_setting_number_\d+ – g\d_c\d_setting_number_\d+)?", part.title), part.title
         assert "\\\\" not in part.body.split("\n## ", 1)[0], part.body[:600]
 
 
@@ -418,7 +437,13 @@ def test_the_docutils_configuration_reference_reads_in_parts(ws: Workspace) -> N
     assert re.search(r"\[raw_enabled\]\([^)]*#L\d+\) = enabled", texts[raw[0]])
     assert re.search(r"\[tab_width\]\([^)]*#L\d+\) = 8", texts[tab[0]])
     assert "Number of spaces for hard tab expansion." in texts[tab[0]].split("## Key facts", 1)[1]
-    assert tab[0].parent.name == "config" and f"(config/{tab[0].name})" in page
+    # the page links that part, or the run of sections that lists it: at most two steps, and
+    # fewer bytes on the way than the one 9 KB page of before
+    assert tab[0].parent.name == "config"
+    hub = [f for f, t in texts.items() if f.parent.name == "config" and f"({tab[0].name})" in t]
+    assert f"(config/{tab[0].name})" in page or (
+        len(hub) == 1 and f"(config/{hub[0].name})" in page), page
+    assert len(page.encode()) + sum(len(texts[f].encode()) for f in [*hub, tab[0]]) < 11_000
 
 
 # --- undo, with git -------------------------------------------------------------------------------
@@ -460,8 +485,10 @@ def test_a_run_of_sections_is_searched_by_what_it_lists_not_by_its_ends(ws: Work
     for rel in runs:
         assert " – " in loads_page(rel, (ws.wiki / rel).read_text(encoding="utf-8")).title
         assert load_wiki_page(ws, rel).title == "Changelog", rel
-    for rel in parts(ws):  # a part holding one section keeps its title
-        assert load_wiki_page(ws, rel).title.startswith("Widget settings reference: ["), rel
+    for rel in parts(ws):  # a part holding one section keeps its title; a run, its document's
+        run = " – " in loads_page(rel, (ws.wiki / rel).read_text(encoding="utf-8")).title
+        title = load_wiki_page(ws, rel).title
+        assert title == "Widget settings reference" if run else title.startswith("Widget settings reference: ["), rel
 
 
 def test_parts_of_one_name_in_two_sections_are_titled_with_the_section_each_sits_in(ws: Workspace) -> None:

@@ -68,11 +68,11 @@ OUTLINE_DEPTH = 2  # levels of the outline shown as nested lines; deeper ones ar
 OUTLINE_BYTES = 4_000
 # a page whose outline and key facts pass this is split into parts too: each part carries its
 # sections' key facts (docs/compile.md, "Long documents")
-PAGE_BYTES = 6_000
+PAGE_BYTES = 5_000
 # a part page's outline and key facts, at most: the part is the last page on an agent's way to a
 # section's answer, read after index.md and the source page, so it is smaller than a whole page;
 # the source page's list of parts grows a line per part, which costs less than the bytes saved
-PART_BYTES = 4_500
+PART_BYTES = 3_500
 # a source page's outline lists the part pages a run of its sections links (a changelog's releases
 # with parts of their own) while its lines at that level, the runs' own included, stay within this
 # many bytes, so they are a step from the page
@@ -259,13 +259,19 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             children.append((i, j, own))
             i = j
         lines = [x for _, _, own in children for x in own]
-        if _fits(_size(lines), weight(start, end)) or len(children) < 2:
+        # the page's own sections may take a page; an opened section's, no more than a part, or
+        # its lines would fill the page with what a part page holds better
+        if _fits(_size(lines), weight(start, end), PAGE_BYTES if not trail else PART_BYTES) or len(children) < 2:
             return lines
         runs: list[list[tuple[int, int, list[dict[str, Any]]]]] = [[]]
         size = facts = 0
+        # runs of about equal size: as few as the parts' budget allows, none left with a remnant
+        total = sum(_size(own) + weight(i, j) for i, j, own in children)
+        target = total / max(1, -(-total // PART_BYTES))
         for child in children:
             grows, more = _size(child[2]), weight(child[0], child[1])
-            if runs[-1] and not _fits(size + grows, facts + more, PART_BYTES):
+            if runs[-1] and (not _fits(size + grows, facts + more, PART_BYTES)
+                             or size + facts + (grows + more) / 2 > target):
                 runs.append([])
                 size = facts = 0
             runs[-1].append(child)
@@ -282,6 +288,8 @@ def split_outline(headings: list[Any], cite: Any, defaults: dict[int, tuple[str,
             name = names[0] if first == last else f"{names[0]} – {names[1]}"  # as a link's text
             plain = [headings[k][1].replace("`", "") for k in (first, last)]
             title = plain[0] if first == last else f"{plain[0]} – {plain[1]}"  # the part's title, as a section's is
+            if first != last and trail:
+                title = f"{trail[-1]}: {title}"  # a run's two ends do not say which section it is a run of
             slug = slug_for(headings[first][1] if first == last else f"{headings[first][1]} {headings[last][1]}")
             span = (f"its section [{names[0]}]({cite(headings[first][2])})" if first == last else
                     f"the sections [{names[0]}]({cite(headings[first][2])}) to [{names[1]}]({cite(headings[last][2])})")
