@@ -783,6 +783,11 @@ def test_a_release_states_the_version_it_bundles() -> None:
 
     (fact,) = read("Core: Upgrade to CLDR 45 by a contributor.", "release")
     assert (fact.key, fact.value) == (("value", "cldr", ""), (45,)) and label(fact.key, fact) == "CLDR version"
+    # an item's area label: the core is the product itself; another area keeps its own
+    (fact,) = read("Core: Use CLDR 47 by a contributor in 1210", "release")
+    assert (fact.key, fact.value) == (("value", "cldr", ""), (47,))
+    (fact,) = read("Docs: Use Sphinx 7 for the manual", "release")
+    assert fact.key == ("value", "sphinx", "docs")
     (fact,) = read("The jQuery library is upgraded to jQuery 3.7.1.", "release")
     assert fact.key == ("value", "jquery", "")
     assert read("The examples use Django 4.2 throughout.", "reference") == []

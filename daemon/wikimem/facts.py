@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 26  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 27  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -288,7 +288,7 @@ make makes made current latest newest present""".split())  # "the current versio
 # what "this" or "the" may name and still be the product ("this release requires Python 3.9",
 # "the oldest version the framework supports")
 _THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
-software product""".split())
+software product core""".split())  # a changelog's "Core: Use CLDR 49" is the product's own
 # a list item that is only a versioned name, open-ended: "Python 3.10+ or PyPy 3", "cPython 3.11 and higher"
 _BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
                         r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
