@@ -211,11 +211,14 @@ def test_a_projects_policy_in_its_own_voice_is_a_key_fact_and_its_tutorial_voice
             "## Deprecation policy\n\nWe aim to maintain support for deprecated gadget features for at least 1 year.\n\n"
             "We will only start the removal of deprecated functionality in major releases, and keep it around "
             "for at least two minor releases.\n\n"
+            "## Reporting a vulnerability\n\nOnce you've submitted an issue via email, you should receive an "
+            "acknowledgment within 48 hours, and you may receive further follow-up emails.\n\n"
             "## Tutorial\n\nWe will now write a second gadget and run it.\n\n"
             "We will add a few more lines to the gadget over the next three steps.\n\n" + FILLER)
     facts = fact_texts(analysed(tmp_path, "versioning.md", text))
     assert_facts_start_with(facts, ("The **first number** of the version is the year.", "*A* is the major version.",
-                                    "We aim to maintain support", "We will only start the removal"))
+                                    "We aim to maintain support", "We will only start the removal",
+                                    "Once you've submitted an issue"))  # a time it promises
     assert not any(f.startswith(("We will now write", "We will add")) for f in facts), facts
 
 

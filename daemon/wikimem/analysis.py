@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 125
+ANALYSIS_VERSION = 126
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1600,8 +1600,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
             and not _FIELD_ITEM.match(sentences[i + 1].text))
     # a project's commitment is no chatter, though it speaks as "we": how long it supports what
     # it deprecates, in which releases it removes things, what each number of its versions means
-    policy = ("least" in low or "most" in low or "releases" in low or "number" in low or "version" in low) \
-        and _POLICY.search(text) is not None
+    policy = ("least" in low or "most" in low or "releases" in low or "number" in low or "version" in low
+              or "within" in low) and _POLICY.search(text) is not None
     # what the author flags: a warning, or a note that puts its point in bold ("Note: All of the
     # included extensions are in **maintenance mode**.")
     flagged = text[:1] in "NWICDAT" and (m := _FLAGGED.match(text)) is not None \
@@ -1661,7 +1661,10 @@ _POLICY = re.compile(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|si
                      r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
                      r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
                      r"(?:version|release)"
-                     r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)", re.I)
+                     r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)"
+                     # a time it promises: "you should receive an acknowledgment within 48 hours"
+                     r"|\bwithin\s+(?:\d+|one|two|three|five|seven|ten|fourteen|thirty|ninety)\s+(?:business\s+|working\s+)?"
+                     r"(?:hours?|days?|weeks?)\b", re.I)
 
 
 # a list whose items answer one question: "the ownership rules:", "Here's a summary of what
