@@ -656,6 +656,21 @@ def test_the_reference_page_and_the_newest_release_disagree(ws: Workspace) -> No
     assert found.evidence["current"]["path"] == "raw/releases/4.1.md"
 
 
+def test_reference_pages_that_disagree_and_an_old_release_make_no_current_value(ws: Workspace) -> None:
+    """The install page says 3.10 and newer, the requirements page 3.12 or newer, and the last
+    release to state a minimum is a major behind (3.0: Python 3.8): neither page is shown to be
+    current and 3.8 is history both have moved past, so the timeline states no value; lint
+    reports the two pages."""
+    from wikimem.lint import run_lint
+
+    newest = "# Quill 4.1 release notes\n\n*March 1, 2025*\n\nBuilds are faster.\n"
+    claims = _quill(ws, {"faq/requirements.md": "# Requirements\n\nQuill requires Python 3.12 or newer.\n",
+                         "releases/4.1.md": newest}, drop=("releases/4.0.md",))
+    assert "Minimum Python version (quill)" not in claims, claims
+    report = run_lint(ws, load_settings(ws.root, environ={}), write=False)
+    assert [f for f in report.findings if f.rule == "contradicted" and "Python" in f.message], report.findings
+
+
 def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Workspace) -> None:
     """No dates, a date in the future, one version twice, versions that do not parse, a table of
     a thousand plugin rows, a note about a product the wiki has no timeline of."""

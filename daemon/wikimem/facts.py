@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 27  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 28  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -121,7 +121,8 @@ _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s
                             r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = re.compile(
-    r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|accepts?|targets?)\s+"
+    # a feature list's "Compatible with Python 3.10+" opens on its verb; "Support HTTP 308" is a feature
+    r"\b(?:supports?|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|accepts?|targets?)\s+"
     r"(?:(?:the\s+)?versions?\s+of\s+)?"
     r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+(?P=name)\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"

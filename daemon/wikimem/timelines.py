@@ -230,6 +230,14 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         same = sorted((f for f in releases if f.release_key == top.release_key),
                       key=lambda f: kinds.get(f.source, "reference") != "release")
         newest_statement = next((f for f in same if f.change in states), same[0])
+    if refs and reference is None and newest_statement is not None and newest_statement.change in states:
+        # reference pages that disagree among themselves ("3.10+" on one, "3.12 or newer" on
+        # another): the newest release settles it only where it is recent and states one of
+        # their values; an older release's word is history both pages have moved past
+        agreeing = [r for r in refs if compatible(r.value, newest_statement.value)]
+        if not (agreeing and _recent(newest_statement, newest)):
+            return None
+        reference = agreeing[0]
     if newest_statement is None:
         if reference is not None:
             return _Claim(reference, True, _value_text(reference), reference.value)
