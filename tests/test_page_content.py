@@ -491,6 +491,17 @@ def test_a_settings_default_is_on_its_outline_line_and_tables_are_kept(ws: Works
     assert "[tab_width](../../raw/config.txt#L11) = 8" in config
     assert "[raw_enabled](../../raw/config.txt#L18) = enabled (True)" in config
     assert "## Defaults" not in config  # listed once, on the outline
+    # a generated reference sets the label in bold ("**Default:** `2`"); a value shown in the
+    # block below the label ("**Default:**" alone) is not read as the label's own emphasis
+    write(ws, "settings.md", "# Settings\n\n### `keepalive`\n\n**Command line:** `--keep-alive INT`\n\n"
+                             "**Default:** `2`\n\nSeconds to wait on a Keep-Alive connection.\n\n"
+                             "### `timeout`\n\n**Default**: `30`\n\nWorkers silent longer are killed.\n\n"
+                             "### `control_socket`\n\n**Default:**\n\n    $HOME/.acme/acme.ctl\n")
+    compile_workspace(ws, settings)
+    reference = (ws.wiki / "sources/settings.md").read_text()
+    assert "[keepalive](../../raw/settings.md#L7) = `2`" in reference, reference
+    assert "[timeout](../../raw/settings.md#L13) = `30`" in reference
+    assert "[control_socket](../../raw/settings.md#L17)\n" in reference
     # a section named in words is named for no setting: its default is a fact, not its value
     write(ws, "options.md", "# Options\n\n## Values from Environment Variables\n\n"
                             "The `envvar` parameter defaults to `None` when no prefix is set.\n")

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 126
+ANALYSIS_VERSION = 127
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -168,7 +168,7 @@ _CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s
 _DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE)
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
 # default where it is described ("Specifying `--jobs 0` (default) disables ...")
-_DEFAULT_VALUE = re.compile(r"^\s*default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
+_DEFAULT_VALUE = re.compile(r"^\s*[*_]{0,2}default(?:\s+value)?(?:\s*[:=][*_]{0,2}|[*_]{0,2}\s*[:=])\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
                             r"|^the\s+default\s+(?:option|value|setting|choice|mode)\s+is\s+(?P<value3>`[^`]{1,60}`)"
                             r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)"
                             r"|^\s*default\s+is\s+(?P<value5>`[^`]{1,60}`)|\((?P<value6>`[^`]{1,60}`)\s+by\s+default\)",
@@ -1774,7 +1774,7 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
             continue
         value = (match.group("value") or match.group("value2") or match.group("value3")
                  or (f"`{match.group('value4')}`" if match.group("value4") else "")
-                 or match.group("value5") or match.group("value6") or "").strip()
+                 or match.group("value5") or match.group("value6") or "").strip().strip("*").strip()
         value = re.split(r"(?<=[.)\"'`”])\s+(?=[A-Z])", value)[0].rstrip(".")
         if not value or len(value) > 120 or REFERS_BACK.match(value):
             continue  # "Each request defaults to this config": the value is elsewhere
