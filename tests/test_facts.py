@@ -659,16 +659,24 @@ def test_the_reference_page_and_the_newest_release_disagree(ws: Workspace) -> No
 def test_reference_pages_that_disagree_and_an_old_release_make_no_current_value(ws: Workspace) -> None:
     """The install page says 3.10 and newer, the requirements page 3.12 or newer, and the last
     release to state a minimum is a major behind (3.0: Python 3.8): neither page is shown to be
-    current and 3.8 is history both have moved past, so the timeline states no value; lint
-    reports the two pages."""
+    current and 3.8 is history both have moved past, so the timeline states both values and
+    that the documentation disagrees; lint reports the two pages, and a note below both."""
     from wikimem.lint import run_lint
 
     newest = "# Quill 4.1 release notes\n\n*March 1, 2025*\n\nBuilds are faster.\n"
     claims = _quill(ws, {"faq/requirements.md": "# Requirements\n\nQuill requires Python 3.12 or newer.\n",
                          "releases/4.1.md": newest}, drop=("releases/4.0.md",))
-    assert "Minimum Python version (quill)" not in claims, claims
+    line = claims["Minimum Python version (quill)"]
+    assert line.startswith("Current: **Python 3.10 or Python 3.12**, the current documentation disagrees"), line
+    page = (ws.wiki / "facts" / "quill-minimum-python-version.md").read_text(encoding="utf-8")
+    assert "Stated otherwise (current documentation): **Python 3.12**" in page and "It replaced Python 3.12" not in page
+    write(ws, "notes/ops.md", "# Ops notes\n\nQuill supports Python 3.9 and newer, so the old box stays.\n\n"
+                              "Quill supports Python 3.10 and newer.\n")
+    compile_workspace(ws, load_settings(ws.root, environ={}))
     report = run_lint(ws, load_settings(ws.root, environ={}), write=False)
     assert [f for f in report.findings if f.rule == "contradicted" and "Python" in f.message], report.findings
+    stale = [f for f in report.findings if f.rule == "stale-note" and "Python" in f.message]
+    assert [f.evidence["note"]["sentence"] for f in stale] == ["Quill supports Python 3.9 and newer, so the old box stays."]
 
 
 def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Workspace) -> None:

@@ -90,6 +90,7 @@ class Timeline:
     product: str = ""  # the product whose fact it is ("" for a series of notes)
     disagrees: Fact | None = None  # a reference page (or release) that states another value
     after: tuple[int, ...] = ()  # the claim is the version after this one, which `current` drops
+    split: bool = False  # the current documentation states two values (`current` the lower, `disagrees` the higher)
 
     @property
     def page(self) -> str:
@@ -174,6 +175,7 @@ class _Claim:
     above: bool = False
     disagrees: Fact | None = None
     after: tuple[int, ...] = ()  # the dropped version the claim's value follows (see successor)
+    split: bool = False  # reference pages that disagree, and nothing newer to settle it (Timeline.split)
 
 
 def successor(dropped: tuple[int, ...], named: Iterable[tuple[int, ...]]) -> tuple[int, ...] | None:
@@ -221,7 +223,7 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
     loose = [f for f in outcomes if f.release is None and f not in refs and f.change in states]
     reference = refs[0] if refs and all(compatible(r.value, refs[0].value) for r in refs) else None
     if refs and reference is None and not releases:
-        return None  # reference pages that disagree, and no release to say which is current
+        return _split(key, refs)  # reference pages that disagree, and no release to say which is current
     newest_statement = None
     if releases:
         top = releases[0]
@@ -236,7 +238,7 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         # their values; an older release's word is history both pages have moved past
         agreeing = [r for r in refs if compatible(r.value, newest_statement.value)]
         if not (agreeing and _recent(newest_statement, newest)):
-            return None
+            return _split(key, refs)
         reference = agreeing[0]
     if newest_statement is None:
         if reference is not None:
@@ -285,6 +287,18 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         claim.disagrees = reference
         return claim
     return _Claim(reference, True, _value_text(reference), reference.value)
+
+
+def _split(key: tuple[str, str, str], refs: list[Fact]) -> _Claim | None:
+    """The claim of reference pages that disagree with nothing newer to settle it: for a minimum,
+    both values, the lower first (a note below both is stale whichever page is right); for any
+    other fact, none."""
+    values = {r.value for r in refs}
+    if key[0] != "min" or len(values) != 2:
+        return None
+    low, high = min(refs, key=lambda f: f.value), max(refs, key=lambda f: f.value)
+    shown = f"{_name(low)} {dotted(low.value)} or {_name(high)} {dotted(high.value)}".replace("  ", " ").strip()
+    return _Claim(low, False, shown, low.value, disagrees=high, split=True)
 
 
 def _later(release: str, f: Fact) -> bool:
@@ -363,7 +377,7 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         current = claim.cite
         # what the current value replaced: the newest value of an earlier release (or, for a
         # documentation page, of any release) that differs from it
-        replaced = next((f for f in outcomes if f is not current and f.change != "last"
+        replaced = next((f for f in outcomes if f is not current and f is not claim.disagrees and f.change != "last"
                          and not compatible(f.value, claim.bound)
                          and not ((claim.above or claim.after) and f.change == "drop"
                                   and compatible(f.value, claim.after or claim.bound))
@@ -380,7 +394,7 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         used.add(slug)
         out.append(Timeline(name, key, title, slug, outcomes[:MAX_ROWS], plans[:10], current, replaced, claim.strong,
                             claim.value, claim.bound, claim.above, product_of.get(name, ""), claim.disagrees,
-                            claim.after))
+                            claim.after, claim.split))
     return out
 
 
@@ -408,6 +422,8 @@ def _when(f: Fact, inside: bool = False) -> str:
 def claim_line(t: Timeline) -> str:
     """The claim as the page's first line says it, without its quote: "Current: **3.10**" or
     "Latest statement (2.5.0, 2013-12-12): **py>=1.4.19**"."""
+    if t.split:
+        return f"Current: **{inert(t.value)}**, the current documentation disagrees"
     if t.strong:
         return f"Current: **{inert(t.value)}**"
     return f"Latest statement ({t.current.release or 'no release'}, {t.current.date or 'undated'}): **{inert(t.value)}**"
@@ -415,6 +431,8 @@ def claim_line(t: Timeline) -> str:
 
 def summary(t: Timeline) -> str:
     """One line for index.md and search: "currently 3.10 (5.2, 2025-04-02)" or "latest statement ..."."""
+    if t.split:
+        return f"currently {t.value}: the current documentation disagrees"
     if t.strong:
         return f"currently {t.value} ({_when(t.current, inside=True)})"
     return f"latest statement {t.value} ({t.current.release or 'no release'}, {t.current.date or 'undated'})"
