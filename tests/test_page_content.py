@@ -502,6 +502,7 @@ def test_a_settings_default_is_on_its_outline_line_and_tables_are_kept(ws: Works
     assert "[keepalive](../../raw/settings.md#L7) = `2`" in reference, reference
     assert "[timeout](../../raw/settings.md#L13) = `30`" in reference
     assert "[control_socket](../../raw/settings.md#L17)\n" in reference
+    assert '"**Default:**"' not in reference  # the label alone says nothing
     # a section named in words is named for no setting: its default is a fact, not its value
     write(ws, "options.md", "# Options\n\n## Values from Environment Variables\n\n"
                             "The `envvar` parameter defaults to `None` when no prefix is set.\n")
