@@ -1557,7 +1557,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     # a short sentence is kept only where it gives a default ("The default is 88."); a long one
     # only where it is an API's signature, which a reference shows whole
     if not ((20 if "default" not in low else 12) <= len(text) <= (400 if not text.startswith(SIGNATURE) else 1_200)) \
-            or code_like(text) or (len(text) < 20 and _LABEL_ONLY.match(text) is not None):
+            or code_like(text) or (len(text) < 20 and _DEFAULT_HEADER.match(text.replace(":", "").strip()) is not None):
         return None, False
     plain = _plain(text)
     score = 0.0
@@ -1801,8 +1801,8 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
     return out[:300]
 
 
-# a label whose value is in the block below it ("**Default:**"): no statement of its own
-_LABEL_ONLY = re.compile(r"^[*_]*default(?:\s+value)?[*_]*\s*:?\s*[*_]*$", re.I)
+# a table's "Default" column; a label whose value is in the block below it ("**Default:**", its
+# colon left out) is no statement of its own
 _DEFAULT_HEADER = re.compile(r"^\**defaults?(?:\s+values?)?\**$", re.I)
 _NO_VALUE = frozenset({"", "-", "—", "–", "n/a", "none given", "required"})
 
