@@ -68,6 +68,34 @@ def test_the_first_section_titles_a_document_whatever_comes_before_it(tmp_path: 
     assert load(tmp_path, "release-2.6.rst", several).title == "widget-2.6: fixes and a feature"
 
 
+def test_a_titles_dashes_are_the_dashes_sphinx_shows(tmp_path: Path) -> None:
+    # Sphinx's smart quotes make `---` an em dash and `--` an en dash in text, not in code
+    module = "``acme.web`` --- Handlers and ``Application`` classes\n" + "=" * 55 + "\n\nText.\n"
+    assert load(tmp_path, "web.rst", module).title == "`acme.web` \u2014 Handlers and `Application` classes"
+    assert load(tmp_path, "locks.rst", "``acme.locks`` -- Primitives\n" + "=" * 29 + "\n\nText.\n").title \
+        == "`acme.locks` \u2013 Primitives"
+    # an option written in a title keeps its dashes, in code or not
+    option = "The ``--root`` option and --verbose\n" + "=" * 35 + "\n\nText.\n"
+    assert load(tmp_path, "opt.rst", option).title == "The `--root` option and --verbose"
+
+
+def test_sections_in_a_modules_description_are_sections(tmp_path: Path) -> None:
+    # autodoc reads a module's description with titles (nested_parse_with_titles): a hand-written
+    # module reference keeps its headings, each at its own line, its text under it
+    text = ("``acme.web`` --- Handlers\n=========================\n\n.. automodule:: acme.web\n\n"
+            "   Request handlers\n   ----------------\n\n   Text one.\n\n"
+            "   Application settings\n   --------------------\n\n   * ``debug``: a setting.\n\n"
+            "   .. autoclass:: Application\n\n      Unexpected\n      ----------\n\n      Text.\n")
+    doc = load(tmp_path, "web.rst", text)
+    headings = [(b.text, b.line) for b in doc.blocks if b.kind == "heading"]
+    assert headings[1:] == [("Request handlers", 6), ("Application settings", 11)], headings
+    item = next(b for b in doc.blocks if b.kind == "item")
+    assert item.line == 14 and [b.text for b in doc.blocks if b.kind == "heading" and b.line < item.line][-1] == \
+        "Application settings"
+    # a class's description is read as before: a title there is no section (nor in Sphinx)
+    assert not any(b.text == "Unexpected" and b.kind == "heading" for b in doc.blocks)
+
+
 @pytest.mark.parametrize("mark", ["=", "#", "*", "-", "~", "+"])
 def test_an_overlined_title_is_a_title_in_any_punctuation_and_any_file(tmp_path: Path, mark: str) -> None:
     title = "Widget 1.2.1 release notes"

@@ -640,9 +640,33 @@ def _directive_table() -> dict[str, type]:
             lines = self.block_text.split("\n")
             return self.lineno + next((k for k, text in enumerate(lines) if text.strip().startswith(f":{name}:")), 0)
 
-        def body(self, node: Any) -> Any:
-            if self.content:
+        def body(self, node: Any, titles: bool = False) -> Any:
+            """The content parsed into `node`; with `titles`, section titles in it open sections
+            of their own levels, as Sphinx's nested_parse_with_titles reads a module's page."""
+            if not self.content:
+                return node
+            if not titles:
                 self.state.nested_parse(self.content, self.content_offset, node)
+                return node
+            memo = self.state.memo
+            styles, level = memo.title_styles, memo.section_level
+            memo.title_styles, memo.section_level = [], 0
+            try:
+                self.state.nested_parse(self.content, self.content_offset, node, match_titles=True)
+            finally:
+                memo.title_styles, memo.section_level = styles, level
+            # docutils gives a section opened in nested content no line: its title's, found in
+            # the content in turn (the line of its underline, as a top-level section's)
+            at = 0
+            for section in node.findall(nodes.section):
+                if section.line or not section.children or not isinstance(section[0], nodes.title):
+                    continue
+                title = section[0].rawsource.strip()
+                for k in range(at, len(self.content) - 1):
+                    if self.content[k].strip() == title:
+                        section.line = section[0].line = self.content_offset + k + 2
+                        at = k + 1
+                        break
             return node
 
     class Code(Base):
@@ -698,7 +722,9 @@ def _directive_table() -> dict[str, type]:
                 para = self.inline_para(f"Default: {default}.")
                 para.line = self.option_line("default")
                 node += para
-            return [self.body(node)]
+            # a module's description may hold sections (autodoc parses it with titles): a
+            # hand-written reference of a module, its settings listed under their own headings
+            return [self.body(node, titles=self.name.rsplit(":", 1)[-1] == "automodule")]
 
     class ClassDirective(Api):
         """`.. class::` is Sphinx's Python class in a Sphinx tree and docutils' class attribute
@@ -1048,7 +1074,7 @@ class _Reader:
         lone = len(sections) == 1 and top and top[0] is sections[0]
         first = sections[0] if lone else next(document.findall(nodes.section), None)
         if first is not None and first.children and isinstance(first[0], nodes.title):
-            self.title = xref.plain(self.inline(first[0]))
+            self.title = xref.plain(self.inline(first[0], dashes=True))
             self.first_of_several = not lone
         if document.get("title"):
             self.title = str(document["title"])  # `.. title::`: the author named the document
@@ -1103,7 +1129,7 @@ class _Reader:
         if isinstance(node, nodes.Text):
             return
         if isinstance(node, nodes.section):
-            title = self.inline(node[0]) if node.children and isinstance(node[0], nodes.title) else ""
+            title = self.inline(node[0], dashes=True) if node.children and isinstance(node[0], nodes.title) else ""
             if title:
                 at = self.line_of(node[0])
                 self.labelled(xref.plain(title), at)
@@ -1351,13 +1377,15 @@ class _Reader:
         parts = [self.inline(p) for p in node.findall(nodes.TextElement) if not isinstance(p.parent, nodes.TextElement)]
         return " ".join(p for p in parts if p)
 
-    def inline(self, node: Any) -> str:
+    def inline(self, node: Any, dashes: bool = False) -> str:
+        """The node's text as Markdown. `dashes`: a title's `---` and `--` outside code are the
+        em and en dashes Sphinx shows (its smart quotes, on by default, set them)."""
         from docutils import nodes
 
         out: list[str] = []
         for child in node.children:
             if isinstance(child, nodes.Text):
-                out.append(child.astext())
+                out.append(_DASHES.sub(_dash, child.astext()) if dashes and "--" in child else child.astext())
             elif isinstance(child, (nodes.literal, nodes.math)):
                 out.append(code_span(child.astext()))
             elif isinstance(child, nodes.emphasis):
@@ -1386,11 +1414,20 @@ class _Reader:
             elif isinstance(child, nodes.problematic):
                 out.append(_strip_markup(child.astext()))
             elif isinstance(child, nodes.Element):
-                out.append(self.inline(child))
+                out.append(self.inline(child, dashes))
         text = "".join(out).strip()
         if isinstance(node, nodes.TextElement) and not isinstance(node, nodes.Inline) and "\n" in node.rawsource:
             text = keep_lines(node.rawsource, text)  # a sentence is cited at its own line
         return text
+
+
+# Sphinx's dashes: `---` an em dash, `--` an en dash, between words or spaces (an option's
+# `--name` written outside code stays as written)
+_DASHES = re.compile(r"(?<![-\w])(-{2,3})(?![-\w])")
+
+
+def _dash(m: re.Match[str]) -> str:
+    return "\u2014" if len(m.group(1)) == 3 else "\u2013"
 
 
 def _release_item(item: Any) -> Any:
