@@ -232,6 +232,26 @@ def test_a_default_that_is_a_word(sentence, subject, value, change) -> None:
     assert (fact.key[1], fact.value_text, fact.change) == (subject, value, change)
 
 
+@pytest.mark.parametrize("sentence", [
+    "When using `pyproject.toml` metadata, the default value of `include_package_data` is changed to `True`.",
+    "This differs from `setup.cfg` (where `include_package_data` is `False` by default), for compatibility.",
+    "When `ca_certs` is given, `cert_reqs` defaults to `'CERT_REQUIRED'`.",
+])
+def test_the_default_of_one_case_is_not_the_default(sentence) -> None:
+    """A default stated under a condition ("When using X, ...", "(where ...)") is that case's:
+    the same setting has another default otherwise."""
+    assert [f for f in facts_of(sentence, release="2.0") if f.key[0] == "choice"] == []
+
+
+@pytest.mark.parametrize(("sentence", "subject", "value"), [
+    ("If omitted, the default timeout is `30s`.", "timeout", "30s"),
+    ("When no `cert_reqs` is given, `cert_reqs` defaults to `'CERT_NONE'`.", "cert_reqs", "CERT_NONE"),
+])
+def test_a_default_under_a_condition_of_absence_is_the_default(sentence, subject, value) -> None:
+    (fact,) = [f for f in facts_of(sentence) if f.key[0] == "choice"]
+    assert (fact.key[1], fact.value_text) == (subject, value)
+
+
 def test_what_is_no_word_default() -> None:
     # a bare word the sentence goes on after is no value; nor a stop word, a negation or the past
     for sentence in ("The default renderer is fine for development.", "The default is used when nothing is set.",
@@ -571,6 +591,17 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("Everything in `fixers`, except `ProxyFix`, is deprecated.") == []
     assert removed_names("Using strings for attribute names in loader options like `selectinload` is deprecated.") == []
     assert removed_names("Drop support for Python 3.7.") == []
+    # what is deprecated ends before what replaces it or where it lives; a form of a name is no name
+    assert removed_names("Deprecate `json_module` option in favor of `render_module`.") == [("json_module", "deprecated")]
+    assert removed_names("Deprecated `ssl_version`, `ssl_ctx` and `ssl_opts` in favor of `ssl_minimum_version`.") == [
+        ("ssl_version", "deprecated"), ("ssl_ctx", "deprecated"), ("ssl_opts", "deprecated")]
+    assert removed_names("Deprecated the `strict_mode` parameter of `Pool.connection_from_url()`.") == [
+        ("strict_mode", "deprecated")]
+    assert removed_names("Deprecated `project.license` as a TOML table in `pyproject.toml`.") == []
+    # Sphinx's note: "Deprecated since version 3.1:", then what it says is deprecated, if it says
+    assert removed_names("Deprecated since version 3.14: The `proxy_auth` parameter is deprecated and will be removed "
+                         "in 4.0.") == [("proxy_auth", "deprecated")]
+    assert removed_names("Deprecated since version 3.14: Use `encode_basic_auth()` with `headers`.") == []
 
     # what went is not the name: a restriction on it, a use of it, or a name the reason mentions
     assert removed_names("Remove `max_parts` restriction from form parsing.") == []
@@ -813,6 +844,14 @@ def test_a_release_states_the_version_it_bundles() -> None:
     assert fact.key == ("value", "sphinx", "docs")
     (fact,) = read("The jQuery library is upgraded to jQuery 3.7.1.", "release")
     assert fact.key == ("value", "jquery", "")
+    # a vendored dependency, named in lower case or as code, in each way a changelog says it
+    for text in ("Updated vendored packaging version to 26.3, which adds support for abi3t.",
+                 "Updated vendored packaging to version 26.3.",
+                 "Updated vendored `packaging` version from 24.2 to 26.3 -- by a contributor",
+                 "Bump vendored version of `packaging` to 26.3"):
+        (fact,) = read(text, "release")
+        assert (fact.key, fact.value) == (("value", "packaging", ""), (26, 3)), text
+    assert read("Updated the packaging docs to version 2 of the guide.", "release") == []
     assert read("The examples use Django 4.2 throughout.", "reference") == []
 
 

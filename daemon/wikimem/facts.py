@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 29  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 30  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -238,6 +238,13 @@ _FROM_NEXT = re.compile(r"(?:[^.;]|\.(?=\d)){0,40}?\bfrom\s+(?:[A-Za-z][\w+.]*\s
 _USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
                    r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
                    r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
+# the version a release vendors of a dependency, named in any case: "Updated vendored packaging
+# version to 26.3", "Updated vendored `packaging` version from 23.0 to 23.1", "Bump vendored
+# version of `packaging` to 23.0", "Update the bundled acme to version 2.1"
+_VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:e[sd])?)\s+(?:the\s+)?"
+                       r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+                       r"(?:(?i:version)\s+)?(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
+                       r"(?![\w.]*\w)")
 _NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
 # "The minimum supported Python is 3.9"
@@ -295,7 +302,7 @@ _BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)
                         r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
-                  r"compatible|>=|>|increased|raised|bumped|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
+                  r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
                   r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
                   r"up to|at most",
                   re.IGNORECASE)
@@ -357,6 +364,17 @@ _CHOICE_END = re.compile(r"\s*(?:[.;:,()]|$|\s+(?:by\s+default|instead|now)\b)")
 _CHOICE_CASE = re.compile(r"[`'\"*]*\s+(?:when|if|while|whenever)\b(?![^.;:]{0,40}?(?:\bno\b|\bnot\b|n't\b|\bnothing\b))",
                           re.I)
 _CODE_LIKE = re.compile(r"[-_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
+# the clause a default is stated in opens with a condition ("When using X, the default ...",
+# "(where `x` is False by default)"): the default of that case, not the default. A condition of
+# absence ("If omitted, the default is 5", "When no timeout is given") states the default itself
+_CASE_OPENS = re.compile(r"(?:^|[(;:]|\*\*|\])\s*(?:when|if|where|whenever|for\s+projects?)\b(?P<rest>[^.;:()]*)$", re.I)
+_ABSENT = re.compile(r"\b(?:no|not|n't|nothing|none|omit\w*|unset|unspecified|missing|absent|empty|otherwise)\b", re.I)
+
+
+def _case_before(sentence: str, at: int) -> bool:
+    """Whether the clause holding `at` opens with a condition other than absence (see _CASE_OPENS)."""
+    m = _CASE_OPENS.search(_mask_spans(sentence), 0, at)  # a name's dots end no clause
+    return m is not None and not _ABSENT.search(m.group("rest"))
 
 
 def choice_key(value: str) -> str:
@@ -479,6 +497,8 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
                 continue
             if _CHOICE_CASE.match(sentence, m.end(value_group)):
                 continue  # "the default encoding to UTF-8 when loading X": the default of one case
+            if _case_before(sentence, m.start()):
+                continue  # "When using X, the default is Y", "(where `x` is False by default)": one case's
             groups = m.groupdict()
             old = _choice_ok(sentence, m, "old") if groups.get("old") else None
             if pattern is _CHOICE_DEFAULTS:
@@ -1019,6 +1039,13 @@ _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bt
 # setting `X`" (why); a comma or "and" between two names goes on
 _WHERE_FROM = re.compile(r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|"
                          r"instead|now)\s|\(|[;]|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
+# where what a release deprecates ends: as a removal's, but a list goes on past "and" and commas
+# ("Deprecate `X`, `Y` and the `Z` parameter in favor of `W`")
+_DEPRECATED_UNTIL = re.compile(r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|"
+                               r"if|instead|now)\s|\(|;", re.I)
+# a deprecation note's own heading ("Deprecated since version 3.1: ...", as Sphinx writes it)
+_DEPRECATED_SINCE = re.compile(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*", re.I)
+_SAID_DEPRECATED = re.compile(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
 # what a name removed may be called after it ("`on_event()` decorator", "`ACME_ENV` environment
 # variable"); another word there says something else went ("`max_parts` restriction")
 _CODE_KINDS = frozenset("""parameter parameters argument arguments attribute attributes method methods function functions
@@ -1030,6 +1057,12 @@ _USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s
 _SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
 _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
 _OPTION_NAME = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _mask_spans(text: str) -> str:
+    """The text with each code span's inside blanked out (same length), so that the words that
+    end what a release removed are not read inside a name."""
+    return _SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
 
 
 def may_remove(text: str) -> bool:
@@ -1049,13 +1082,24 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
     deprecated = _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip())
     if deprecated is not None:
         change = "deprecated"  # whatever it says will happen later ("will be removed in 4.0")
-        chunks.append(deprecated.group("what"))
+        what = deprecated.group("what")
+        if (since := _DEPRECATED_SINCE.match(what)) is not None:
+            # "Deprecated since version 3.1: The `x` parameter is deprecated ...": the note says
+            # what; one that only says what to use instead ("Use `y`.") names no deprecated name
+            said = _SAID_DEPRECATED.search(what, since.end())
+            what = what[since.end(): said.start()] if said else ""
+        cut = _DEPRECATED_UNTIL.search(_mask_spans(what))
+        if cut is None or cut.group(0).strip().lower() != "as":
+            # what is deprecated ends before what replaces it ("Deprecate `X` in favor of `Y`")
+            # or where it was ("... parameter of `Y`"); "Deprecated `X` as a table in `Y`"
+            # deprecates one way of writing X, not a name
+            chunks.append(what[: cut.start()] if cut else what)
     elif _PLAN.search(sentence):
         return []  # "will be removed": nothing is gone yet
     elif (head := _REMOVE_HEAD.match(sentence.strip())) is not None:
         change = "restored" if head.group("back") else "removed"
         what = head.group("what")
-        cut = _WHERE_FROM.search(_SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", what))
+        cut = _WHERE_FROM.search(_mask_spans(what))
         chunks.append(what[: cut.start()] if cut else what)
     elif (tail := _REMOVED_TAIL.match(sentence.strip())) is not None:
         chunks.append(tail.group("what"))
@@ -1308,11 +1352,12 @@ def extract(doc: Statements) -> list[Fact]:
         uses = "use" in low or "upgrade" in low or "update" in low or "bump" in low or "brings" in low or "bundles" in low \
             or "ships" in low
         if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
-            for m in _USES.finditer(sentence):
+            vendored = list(_VENDORED.finditer(sentence)) if "vendored" in low or "bundled" in low or "embedded" in low else []
+            for m in [*vendored, *_USES.finditer(sentence)]:
                 if any(a <= m.start("name") < b for a, b in taken):
                     continue
                 clause = sentence[m.start() : m.start("name")].lower()
-                if not re.search(r"upgrade|update|bump|brings|bundles|ships|\buse", clause):
+                if not re.search(r"upgrade|update|bump|brings|bundles|ships|refresh|\buse", clause):
                     continue  # a name after a colon alone says nothing of using it
                 name = entity(m.group("name"))
                 if not name or name in STOPWORDS or (product and name == product):
