@@ -669,6 +669,25 @@ def test_an_old_or_undated_statement_is_only_the_latest_statement(ws: Workspace)
     assert "Latest statement (2.0, 2022-03-01)" in said and "Current: **SQLite" not in said
 
 
+def test_an_undated_changelog_that_goes_up_to_the_newest_release_states_the_current_value(ws: Workspace) -> None:
+    """A changelog with no dates that records every release to the newest (5.1.0): what it said
+    last of the minimum (5.0.0) still holds. An undated release page of its own, which the
+    newest release does not follow, stays the latest statement."""
+    write(ws, "kite/NEWS.rst", "v5.1.0\n======\n\n- Fix a crash.\n\nv5.0.0\n======\n\n- Require Python 3.10 or later.\n\n"
+                               "v4.0.0\n======\n\n- Require Python 3.9 or later.\n")
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite builds wheels.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "gizmo/index.rst", "Gizmo\n=====\n\nGizmo builds sites.\n")
+    write(ws, "gizmo/news/5.0.rst", "Gizmo 5.0 release notes\n=======================\n\n- Require Python 3.10 or later.\n")
+    write(ws, "gizmo/news/4.0.rst", "Gizmo 4.0 release notes\n=======================\n\n- Require Python 3.9 or later.\n")
+    write(ws, "gizmo/news/5.1.rst", "Gizmo 5.1 release notes\n=======================\n\n- Fix a crash.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    claims = _claims(ws)
+    assert claims["Minimum Python version (kite)"].startswith("Current: **Python 3.10**"), claims
+    assert claims["Minimum Python version (gizmo)"].startswith("Latest statement (5.0"), claims
+
+
 def test_the_reference_page_and_the_newest_release_disagree(ws: Workspace) -> None:
     """The newest release (4.1, dated) raises the minimum the install page still gives: 4.1's
     value is current, the page names the other statement, and lint reports both sentences."""
@@ -759,6 +778,24 @@ def test_a_list_a_support_sentence_introduces_states_the_oldest_version(ws: Work
     assert report.failed == []
     (line,) = [line for title, line in _claims(ws).items() if "python" in title.lower()]
     assert line.startswith("Current:") and "3.10" in line.split("**")[1], line
+
+
+def test_the_newest_releases_minimum_refines_a_pages_coarser_one(ws: Workspace) -> None:
+    """The front page says "requires Python 3"; the newest release dropped 3.9 and 3.10, and an
+    earlier one names 3.11: the current minimum is 3.11, which the page's "3" allows."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite is a web server.\n\n**Prerequisites**: Kite requires Python 3.\n")
+    write(ws, "kite/guide.rst", "Guide\n=====\n\nRun Kite behind a proxy.\n")
+    write(ws, "kite/releases/v2.0.0.rst", "What's new in Kite 2.0.0\n========================\n\n"
+                                          "Oct 21, 2026\n------------\n\n"
+                                          "- Python 3.9 and 3.10 are no longer supported; 3.11 is the minimum.\n"
+                                          "- Kite now supports Python 3.14.\n")
+    write(ws, "kite/releases/v1.0.0.rst", "What's new in Kite 1.0.0\n========================\n\n"
+                                          "May 1, 2025\n-----------\n\n- The minimum supported Python version is 3.9.\n"
+                                          "- Python 3.11 and 3.12 are now supported.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    (line,) = [line for title, line in _claims(ws).items() if title.startswith("Minimum Python")]
+    assert line.startswith("Current: **Python 3.11**"), line
 
 
 def test_a_front_page_titled_by_a_slogan_names_its_product_in_its_opening(ws: Workspace) -> None:

@@ -13,8 +13,9 @@ The claim at the top says how strong its evidence is:
   release of the product's series states it and that release is less than two major versions
   behind the newest release the documentation names;
 - `Latest statement (RELEASE, DATE): **VALUE**` when the evidence is weaker: the newest
-  statement is an old release's, or undated (an announcement, a changelog whose releases carry
-  no date).
+  statement is an old release's, or undated (an announcement). A changelog whose releases carry
+  no date but that goes up to the newest release is a running record: what it said last, not
+  two majors back, is current.
 
 Where the reference pages and the newest release disagree, the newer wins (the reference pages
 ship with the newest release; a release of that same line is as new, and its explicit record
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -155,15 +156,18 @@ def _old(f: Fact, newest: str | None, newest_date: str | None) -> bool:
     return mine <= top - OLD_MAJORS
 
 
-def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str], newest_date: str | None = None) -> bool:
+def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str], newest_date: str | None = None,
+            running: Collection[str] = ()) -> bool:
     """A release's statement is evidence of the current value when it is not old, and dated, or
     of the newest release itself, or on a reference page ("Acme 9.0+ needs Python 3.10+" in a
-    support table). An undated statement of an older release (an announcement) is weaker."""
+    support table), or in a changelog that goes up to the newest release (`running`: it records
+    every release, so what it says last of a fact still holds, dated or not). An undated
+    statement of an older release elsewhere (an announcement) is weaker."""
     if f.release is None:
         return False
     old = _old(f, newest, newest_date)
     newest_itself = newest is not None and version_key(f.release)[:2] == version_key(newest)[:2]
-    return bool(f.date or newest_itself or kinds.get(f.source) == "reference") and not old
+    return bool(f.date or newest_itself or kinds.get(f.source) == "reference" or f.source in running) and not old
 
 
 @dataclass
@@ -201,7 +205,8 @@ def _agree(claim_value: tuple[int, ...], above: bool, f: Fact) -> bool:
 
 
 def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str, str], newest: str | None,
-            newest_date: str | None = None, named: Iterable[tuple[int, ...]] = ()) -> _Claim | None:
+            newest_date: str | None = None, named: Iterable[tuple[int, ...]] = (),
+            running: Collection[str] = ()) -> _Claim | None:
     """The claim a timeline makes, or None when its evidence makes none (see the module's docstring)."""
     if key[0] == "max":
         # the newest version supported: the newest release's statement of it (its highest), since
@@ -212,7 +217,7 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
             return None  # the last said of it is majors behind the newest release, which added versions since
         # said by an earlier major series, it is the latest statement, not what holds now: the
         # releases since may have added versions in words the rules do not read
-        strong = _strong(top, newest, kinds, newest_date) and (newest is None or _major(top.release) == _major(newest))
+        strong = _strong(top, newest, kinds, newest_date, running) and (newest is None or _major(top.release) == _major(newest))
         return _Claim(top, strong, _value_text(top), top.value)
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
@@ -257,15 +262,15 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         if stated is not None and stated.release is None:
             return _Claim(stated, True, _value_text(stated), stated.value)
         if stated is not None:
-            claim = _Claim(stated, _strong(stated, newest, kinds, newest_date), _value_text(stated), stated.value)
+            claim = _Claim(stated, _strong(stated, newest, kinds, newest_date, running), _value_text(stated), stated.value)
         elif (after := successor(n.value, named)) is not None:
-            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"{_name(n)} {dotted(after)}".strip(), after,
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date, running), f"{_name(n)} {dotted(after)}".strip(), after,
                            after=n.value)
         else:
             name = _name(n)
-            claim = _Claim(n, _strong(n, newest, kinds, newest_date), f"above {name} {dotted(n.value)}".replace("  ", " "), n.value, True)
+            claim = _Claim(n, _strong(n, newest, kinds, newest_date, running), f"above {name} {dotted(n.value)}".replace("  ", " "), n.value, True)
     else:
-        claim = _Claim(n, _strong(n, newest, kinds, newest_date), _value_text(n), n.value)
+        claim = _Claim(n, _strong(n, newest, kinds, newest_date, running), _value_text(n), n.value)
     if key[0] != "min":
         if reference is not None and not compatible(reference.value, claim.bound):
             if _recent(claim.cite, newest) and not (reference.date and claim.cite.date and reference.date > claim.cite.date):
@@ -278,6 +283,10 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
     if _agree(claim.bound, claim.above, reference) or compatible(reference.value, claim.bound):
         if claim.strong and not claim.above and claim.cite.change in states:
             return claim  # the newest release states the value the reference pages state: its words
+        if claim.strong and not claim.above and len(reference.value) < len(claim.bound):
+            # the pages say less than the newest release ("requires Python 3"; it dropped 3.10,
+            # so 3.11): the release's value is within the pages' and says which
+            return claim
         return _Claim(reference, True, _value_text(reference), reference.value)
     # they disagree: the newest release's line is as new as the reference pages, and its dated
     # record wins (unless the page is dated later); an older release's statement is history the
@@ -330,11 +339,14 @@ def whose(facts: Iterable[Fact], series: Mapping[str, Series]) -> Iterable[Fact]
 
 def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
           kinds: Mapping[str, str] | None = None,
-          named: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] | None = None) -> list[Timeline]:
+          named: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] | None = None,
+          newest: Mapping[str, str | None] | None = None) -> list[Timeline]:
     """The timelines of these facts. `series` (products.series_of) says whose each source's facts
     are, `kinds` which sources are reference pages (Profile.kind), `named` the versions each
-    source names of each versioned name (Profile.named); without them every fact keeps the
-    series it carries, every source counts as a reference page, and none names a version."""
+    source names of each versioned name (Profile.named), `newest` the newest release each
+    source names (Profile.newest: a changelog that names its series' newest is a running record);
+    without them every fact keeps the series it carries, every source counts as a reference
+    page, none names a version and none is a running record."""
 
     facts = list(facts)
     if series is None:
@@ -349,6 +361,10 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
             f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
         groups[(f.series, f.key)].append(f)
     newest_of = {s.name: s.newest for s in series.values()}
+    # the changelogs that go up to their series' newest release
+    running = {source for source, top in (newest or {}).items()
+               if top and kinds.get(source) == "release" and (s := series.get(source)) is not None and s.newest
+               and version_key(top) == version_key(s.newest)}
     newest_date_of = {s.name: s.newest_date for s in series.values()}
     product_of = {s.name: s.product for s in series.values()}
     versions_of: dict[tuple[str, str], set[tuple[int, ...]]] = defaultdict(set)  # (series, name): versions named
@@ -371,7 +387,7 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         if len(values) < 2 and not any(f.change for f in outcomes):
             continue
         claim = _decide(key, outcomes, kinds, newest_of.get(name), newest_date_of.get(name),
-                        versions_of.get((name, key[1]), ()))
+                        versions_of.get((name, key[1]), ()), running)
         if claim is None:
             continue
         current = claim.cite
@@ -513,7 +529,7 @@ def facts_of(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -
 def of_sources(facts: list[Fact], profiles: Mapping[str, Profile]) -> list[Timeline]:
     """The timelines of sources whose facts and profiles are known (the compile's, lint's)."""
     return build(facts, series_of(profiles), {p: pr.kind for p, pr in profiles.items()},
-                 {p: pr.named for p, pr in profiles.items()})
+                 {p: pr.named for p, pr in profiles.items()}, {p: pr.newest for p, pr in profiles.items()})
 
 
 def current(ws: Workspace, state: State, sources: dict[str, tuple[str, str]]) -> list[Timeline]:

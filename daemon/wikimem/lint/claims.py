@@ -145,7 +145,8 @@ def _read(ctx: Context) -> _Read:
     # the same series and the same product's facts as the timelines (timelines.whose)
     claims = [c for c in whose(every, series) if c.key[0] not in ("supported", "removed")]
     kinds = {p: pr.kind for p, pr in profiles.items()}
-    lines = build(every, series, kinds, {p: pr.named for p, pr in profiles.items()})
+    lines = build(every, series, kinds, {p: pr.named for p, pr in profiles.items()},
+                  {p: pr.newest for p, pr in profiles.items()})
     full_names: dict[str, set[str]] = defaultdict(set)
     for d in docs:
         s = series.get(d.path)
