@@ -948,6 +948,17 @@ def test_the_product_a_documentation_set_documents() -> None:
     series = series_of(histories)
     assert series["raw/history/quill.md"].name == "quill" and series["raw/history/quillbuild.md"].name == "quillbuild"
     assert series["raw/history/quillbuild.md"].product == "quillbuild"
+    # a README whose only heading no other title uses ("Code of Conduct", under its badges): the
+    # front page a level down names what the set's titles share
+    badges = {
+        "raw/README.rst": page("Code of Conduct"),
+        "raw/docs/index.rst": page("Building and Shipping Packages with Quill"),
+        **{f"raw/docs/{n}.rst": page(t) for n, t in (("a", "Quill quickstart"), ("b", "Configuring Quill"),
+                                                      ("c", "Quill and data files"), ("d", "Packages"))},
+        "raw/NEWS.rst": page("v84.2.1", "release"),
+    }
+    series = series_of(badges)
+    assert series["raw/docs/a.rst"].product == "quill" and series["raw/NEWS.rst"].product == "quill"
     # a changelog in a folder without a front page (a site's about/) is the product's that raw/'s
     # front page names; a note beside it stays no one's
     about = {

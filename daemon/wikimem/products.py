@@ -34,6 +34,7 @@ of its documents names, which is what "current" is measured against (timelines.p
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -107,7 +108,9 @@ def _titled_product(profile: Profile) -> str:
     if profile.kind != "release":
         return ""
     words = [w for w in title_words(profile.title) if w not in DOC_WORDS]
-    return product_key(words[0]) if len(words) == 1 else ""
+    if len(words) != 1 or re.fullmatch(r"v?\d+(?:\.\d+)*\w*", words[0]):
+        return ""  # "v84.2.1", a changelog titled by its newest release, names a release, not a product
+    return product_key(words[0])
 
 
 def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
@@ -119,6 +122,16 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
         groups[top_folder(p)].append(p)
     found = {folder: _product(members, profiles) for folder, members in groups.items()}
     product = {folder: name for folder, (name, _) in found.items()}
+    if product.get("") and not found[""][1]:
+        # raw/'s front page names its product by its title's words; where no other title of raw/
+        # uses the word (a README whose only heading, under its badges, is "Code of Conduct"), its
+        # opening does not say it, and a folder's front page names what other titles share
+        # ("Building Packages with Quill" beside "Quill quickstart"), it is that folder's product
+        used = Counter(w for p in paths for w in profiles[p].words)
+        said = {profiles[p].subject for p in groups[""] if _entry(p)}
+        if product[""] not in said and used[product[""]] < 2 \
+                and any(folder and name and used[name] >= 2 for folder, name in product.items()):
+            product[""] = ""
     has_entry = {folder: any(_entry(p) for p in members) for folder, members in groups.items()}
     # raw/'s own front page speaks for the folders below it with a front page of their own that
     # name no releases of their own ("API Details" of Acme's docs is Acme's)
