@@ -79,6 +79,33 @@ def test_a_titles_dashes_are_the_dashes_sphinx_shows(tmp_path: Path) -> None:
     assert load(tmp_path, "opt.rst", option).title == "The `--root` option and --verbose"
 
 
+def test_a_reference_written_as_one_long_definition_list_has_a_section_per_entry(tmp_path: Path, monkeypatch) -> None:
+    # forty keywords under one title: each entry a section one level under the title, its term
+    # kept, its description under it; with headings of its own, or a short list, nothing changes
+    entries = "".join(f"``key_{n}``\n    What key {n} does. The default value is ``{n}``.\n\n" for n in range(40))
+    doc = load(tmp_path, "keywords.rst", "Keywords\n========\n\nThe keywords it accepts.\n\n" + entries)
+    headings = [(b.text, b.level) for b in doc.blocks if b.kind == "heading"]
+    assert headings[0] == ("Keywords", 1) and headings[1:] == [(f"`key_{n}`", 2) for n in range(40)]
+    described = next(b for b in doc.blocks if b.text.startswith("What key 7 does"))
+    assert doc.sections[described.section].title == "`key_7`"
+    assert sum(b.kind == "term" for b in doc.blocks) == 40
+    sectioned = load(tmp_path, "other.rst", "Keywords\n========\n\nMore\n----\n\n" + entries)
+    assert [b.text for b in sectioned.blocks if b.kind == "heading"] == ["Keywords", "More"]
+    short = load(tmp_path, "short.rst", "Keywords\n========\n\n" + entries.split("``key_11``")[0])
+    assert [b.text for b in short.blocks if b.kind == "heading"] == ["Keywords"]
+    # the analysis reads each entry once, as the term it is: no heading sentence beside it
+    from wikimem.analysis import analyze, split_sentences
+
+    said = [(s.kind, s.text) for s in split_sentences(doc) if s.text == "`key_7`"]
+    assert said == [("term", "`key_7`")]
+    # and its evidence of concepts is the list's, as before the entries were sections
+    import wikimem.sources
+
+    monkeypatch.setattr(wikimem.sources, "term_sections", lambda blocks: blocks)
+    plain = load(tmp_path, "plain.rst", "Keywords\n========\n\nThe keywords it accepts.\n\n" + entries)
+    assert len(plain.sections) == 1 and analyze(doc).signals == analyze(plain).signals
+
+
 def test_sections_in_a_modules_description_are_sections(tmp_path: Path) -> None:
     # autodoc reads a module's description with titles (nested_parse_with_titles): a hand-written
     # module reference keeps its headings, each at its own line, its text under it

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 129
+ANALYSIS_VERSION = 130
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -390,6 +390,16 @@ class SourceAnalysis:
         return cls(**data)
 
 
+def _entry_heading(blocks: list[Any], index: int) -> bool:
+    """Whether the block at `index` is a heading that stands for the definition list entry right
+    under it (sources.sections.term_sections): the term says it, once."""
+    block = blocks[index]
+    if block.kind != "heading" or index + 1 >= len(blocks):
+        return False
+    term = blocks[index + 1]
+    return term.kind == "term" and term.line == block.line and term.text == block.text
+
+
 def split_sentences(doc: Document) -> list[Sentence]:
     return _split(doc)[0]
 
@@ -399,7 +409,7 @@ def _split(doc: Document) -> tuple[list[Sentence], list[int]]:
     out: list[Sentence] = []
     block_of: list[int] = []
     for index, block in enumerate(doc.blocks):
-        if block.kind == "code":
+        if block.kind == "code" or _entry_heading(doc.blocks, index):
             continue
         before = len(out)
         if block.kind in ("heading", "table", "term"):
@@ -476,9 +486,12 @@ def analyze(doc: Document) -> SourceAnalysis:
         in_section.setdefault(sentences[i].section, []).append(i)
     by_section = {section_index: Counter(chain.from_iterable(keys_of[i] for i in members))
                   for section_index, members in in_section.items()}
+    entry_lines = {b.line for i, b in enumerate(doc.blocks) if _entry_heading(doc.blocks, i)}
     for index, section in enumerate(doc.sections):
         if section.level <= 1 and section.title == doc.title:
             continue
+        if section.line in entry_lines:
+            continue  # a definition list's entry read as a section: its term is the evidence
         entry = _entry_names(section.title) if not doc.version and not release_of(doc.sections, index) else []
         if entry:
             # a section headed by nothing but a name in code (`ClientSession`, `--line-length`)

@@ -27,7 +27,7 @@ from .inline import clean_inline, code_span, drop_comments
 from .markdown import parse_markdown
 from .pdf import load_pdf
 from .rst import NestedTooDeep, parse_rst
-from .sections import bold_releases, comment_meta, section_tree
+from .sections import bold_releases, comment_meta, section_tree, term_sections
 
 __all__ = [
     "Block", "Document", "Section", "SkipSource", "TocEntry", "clean_inline", "drop_comments", "find_date",
@@ -200,7 +200,7 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
     is the text of the document's first heading; when that heading is the first of several
     releases (a CHANGES.md of "## Version 8.5.0", "## Version 8.4.2", ...), it titles one
     release, not the document, which is then named for its file."""
-    blocks, sections = section_tree(bold_releases(help_options(doc.blocks)))
+    blocks, sections = section_tree(term_sections(bold_releases(help_options(doc.blocks))))
     doc.blocks, doc.sections = blocks, sections
     if titled_by_heading:
         releases = [s for s in sections if s.version]

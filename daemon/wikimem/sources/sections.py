@@ -106,6 +106,32 @@ def bold_releases(blocks: list[Block]) -> list[Block]:
     return out
 
 
+# a document of one heading whose body is a definition list of at least this many entries (a
+# reference of keywords, options, a glossary) has a section per entry
+TERM_SECTIONS_MIN = 12
+
+
+def term_sections(blocks: list[Block]) -> list[Block]:
+    """A reference written as one long definition list under its title (`name`, then what it
+    is; forty keywords in a row) read as the sections it stands for: each entry a heading one
+    level under the title, its term kept under it, so that its page can be read by parts, an
+    entry's description in the part that names it. A document with headings of its own below
+    its title keeps its sections as they are."""
+    headings = [b for b in blocks if b.kind == "heading"]
+    if len(headings) > 1:
+        return blocks
+    terms = [b for b in blocks if b.kind == "term" and b.level == 0 and b.subject == b.text]
+    if len(terms) < TERM_SECTIONS_MIN:
+        return blocks
+    level = headings[0].level + 1 if headings else 1
+    out: list[Block] = []
+    for block in blocks:
+        if block.kind == "term" and block.level == 0 and block.subject == block.text:
+            out.append(Block("heading", block.text, block.line, level, subject=block.subject))
+        out.append(block)
+    return out
+
+
 def _bold_release(text: str) -> bool:
     """Whether a paragraph's text is only a release in bold: a version, said bare or as a
     release ("Version 2.1", not "Python 3.12"), with at most a date or a codename after it."""
