@@ -780,6 +780,29 @@ def test_a_list_a_support_sentence_introduces_states_the_oldest_version(ws: Work
     assert line.startswith("Current:") and "3.10" in line.split("**")[1], line
 
 
+def test_a_list_of_one_version_an_item_is_read_as_one_list(ws: Workspace) -> None:
+    """ "The supported Python versions are:" then "- CPython 3.11" ... "- CPython 3.15": the oldest
+    listed is the minimum, the newest the newest supported. The newest release's overview says
+    "3.10 to 3.14" too; the README beside the docs ("runs on: - Python (3.11+)") says which holds."""
+    write(ws, "README.rst", "Donations\n=========\n\nGive.\n\nWhat do I need?\n===============\n\n"
+                            "Kite version 5.7.x runs on:\n\n- Python (3.11+)\n- PyPy3.11+ (v8+)\n")
+    write(ws, "docs/index.rst", "Kite\n====\n\nKite runs tasks.\n")
+    write(ws, "docs/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "docs/history/whatsnew-5.7.rst", "What's new in Kite 5.7\n======================\n\n"
+                                               "This version is officially supported on CPython 3.10, 3.11, 3.12, 3.13 "
+                                               "and 3.14.\n\nSupported Python Versions\n-------------------------\n\n"
+                                               "The supported Python versions are:\n\n- CPython 3.11\n- CPython 3.12\n"
+                                               "- CPython 3.13\n- CPython 3.14\n- CPython 3.15\n- PyPy3.11 (``pypy3``)\n")
+    write(ws, "docs/history/whatsnew-5.6.rst", "What's new in Kite 5.6\n======================\n\n"
+                                               "This version is officially supported on CPython 3.9, 3.10, 3.11, 3.12 "
+                                               "and 3.13.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    claims = _claims(ws)
+    assert claims["Minimum Python version (kite)"].startswith("Current: **CPython 3.11**"), claims
+    assert claims["Newest Python version supported (kite)"].startswith("Current: **CPython 3.15**"), claims
+
+
 def test_the_newest_releases_minimum_refines_a_pages_coarser_one(ws: Workspace) -> None:
     """The front page says "requires Python 3"; the newest release dropped 3.9 and 3.10, and an
     earlier one names 3.11: the current minimum is 3.11, which the page's "3" allows."""
@@ -959,6 +982,11 @@ def test_the_product_a_documentation_set_documents() -> None:
     }
     series = series_of(badges)
     assert series["raw/docs/a.rst"].product == "quill" and series["raw/NEWS.rst"].product == "quill"
+    # ... and that README, naming nothing of its own, is the set's front page; a changelog titled
+    # "Change history" names no product "change"
+    assert series["raw/README.rst"].product == "quill"
+    history = {**badges, "raw/NEWS.rst": page("Change history", "release")}
+    assert series_of(history)["raw/NEWS.rst"].product == "quill"
     # a changelog in a folder without a front page (a site's about/) is the product's that raw/'s
     # front page names; a note beside it stays no one's
     about = {

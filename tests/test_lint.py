@@ -857,6 +857,28 @@ RUNBOOK = ("# Our runbook (Quill)\n\n"
            "- Redis 7.2 is what we run; do not go below 7.\n")  # line 7: no timeline tracks it
 
 
+def test_a_list_a_sentence_introduces_is_read_by_lint_as_by_the_timelines(ws, settings):
+    """ "The supported Python versions are:" then one version an item: lint reads the list as the
+    timeline does (a note's "runs on Python 3.10" is stale against its oldest, 3.11), and the
+    timeline page quotes the list in the file's own words (no ungrounded finding)."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite runs tasks.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "kite/history/whatsnew-5.7.rst", "What's new in Kite 5.7\n======================\n\n"
+                                               "The supported Python versions are:\n\n- CPython 3.11\n- CPython 3.12\n"
+                                               "- CPython 3.13\n")
+    write(ws, "kite/history/whatsnew-5.6.rst", "What's new in Kite 5.6\n======================\n\n"
+                                               "The supported Python versions are:\n\n- CPython 3.9\n- CPython 3.10\n"
+                                               "- CPython 3.11\n")
+    write(ws, "notes/runbook.md", "# Runbook\n\n- Kite still runs on Python 3.10, so the batch hosts stay.\n")
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "kite-minimum-python-version.md").read_text(encoding="utf-8")
+    assert "Current: **CPython 3.11**" in timeline, timeline
+    report = run_lint(ws, settings, ["stale-note", "ungrounded"], write=False)
+    assert by_rule(report, "ungrounded") == []
+    (stale,) = by_rule(report, "stale-note")
+    assert stale.paths[0] == "raw/notes/runbook.md" and "CPython 3.11" in stale.message
+
+
 def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
     for rel, body in QUILL.items():
         write(ws, rel, body)

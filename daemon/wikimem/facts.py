@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 30  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 32  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -122,14 +122,16 @@ _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = re.compile(
     # a feature list's "Compatible with Python 3.10+" opens on its verb; "Support HTTP 308" is a feature
-    r"\b(?:supports?|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|accepts?|targets?)\s+"
+    r"\b(?:supports?|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|accepts?|targets?|"
+    # "The supported Python versions are: CPython 3.11, 3.12" (a list that sentence introduces)
+    r"supported\s+(?:[A-Z][\w+.]*\s+)?versions?\s+(?:are|include)\s*:?)\s+"
     r"(?:(?:the\s+)?versions?\s+of\s+)?"
-    r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:and\s+(?P=name)\s*(?:>=\s*)?(?=\d)|"
+    r"(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?P<list>(?:from\s+)?(?:>=\s*)?\d+(?:\.\d+)*(?:\s*(?:(?:,\s*|and\s+)(?P=name)\s*(?:>=\s*)?(?=\d)|"
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
-_LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on)\s*:\s*$",
-                      re.I)
+_LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|"
+                      r"supported\s+(?:[\w.+-]+\s+){0,2}versions?\s+(?:are|include))\s*:\s*$", re.I)
 # a sentence that introduces a list of raised minimums ("Increased the minimum versions of the
 # following dependencies:"), and an item of it that gives one ("Twisted: 18.9.0 → 21.7.0",
 # "Pillow (images pipeline): 4.0.0 -> 7.1.0")
@@ -744,6 +746,51 @@ def _opening_subject(doc: Any) -> str:
     return ""
 
 
+def introduces_list(text: str) -> bool:
+    """Whether a text ends on a sentence that introduces a list the extractor reads with it
+    ("Acme 5.7 runs on:", "The supported Python versions are:", "The minimum versions of these
+    dependencies increased:")."""
+    text = text.rstrip()
+    return text.endswith(":") and (_LEAD_IN.search(text) is not None or _MIN_LEAD_IN.search(text) is not None)
+
+
+# an item of a list that names one version of one thing: "CPython 3.11", "Python (3.11+)"
+_ONE_VERSION_ITEM = re.compile(r"^(?P<name>[A-Za-z][\w+.-]*?)\s*(?P<open>\()?\s*v?(?P<ver>\d+(?:\.\d+)*)(?P<plus>\+)?"
+                               r"(?(open)\))\s*\.?$")
+
+
+def _version_lists(sentences: Any) -> list[Any]:
+    """The sentences, where a list that a sentence introduces ("The supported Python versions
+    are:", "Acme 5.7 runs on:") names one version an item ("- CPython 3.11", "- CPython 3.12")
+    read as one item that lists them all ("CPython 3.11, CPython 3.12"), at its first item's line; an
+    item that puts its version in brackets ("Python (3.11+)") read as it is said elsewhere
+    ("Python 3.11+")."""
+    out: list[Any] = []
+    lead: int | None = None  # the section of the list being read, after a sentence that introduces it
+    run: list[tuple[Any, str, str]] = []  # (sentence, name, version) of the items read
+
+    def flush() -> None:
+        if len(run) >= 2 and len({name for _, name, _ in run}) == 1 and not any(v.endswith("+") for _, _, v in run):
+            # the items' own words, in their order (a page quotes it as the file has it)
+            text = ", ".join(f"{name} {version}" for _, name, version in run)
+            out.append(replace(run[0][0], text=text, end=run[-1][0].end or run[-1][0].line))
+        else:
+            out.extend(replace(item, text=f"{name} {version}") for item, name, version in run)
+        run.clear()
+
+    for s in sentences:
+        item = _ONE_VERSION_ITEM.match(s.text.strip()) if s.kind == "item" and lead == s.section else None
+        if item is None:
+            flush()
+            if s.kind != "item":
+                lead = s.section if s.text.rstrip().endswith(":") and _LEAD_IN.search(s.text) else None
+            out.append(s)
+            continue
+        run.append((s, item.group("name"), item.group("ver") + (item.group("plus") or "")))
+    flush()
+    return out
+
+
 def statements_of(doc: Any, sentences: Any) -> Statements:
     """Statements from a loaded Document and its analysis sentences (each knows its section).
     The series is the product the title names; products.py names the others' from the
@@ -756,7 +803,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     lead_in: tuple[str, int] | None = None  # "X works on:" before a list, and the list's section
     raised: tuple[str, int] | None = None  # "The minimum versions ... increased:" before a list, and its section
     versioned: list[str] = []  # texts that may name a version
-    for s in sentences:
+    for s in _version_lists(sentences):
         if s.kind == "data":
             continue  # a row of a long table (a list of plugins, an index) is data: it states no fact
         if DIGIT.search(s.text):

@@ -163,8 +163,8 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
             elif titled := _titled_product(profiles[p]):
                 out[p] = titled  # "Acmebuild history" beside "Acme history": each changelog its product's
                 named_by_title.add(titled)
-            elif not folder and beside and profiles[p].kind == "release" and not profiles[p].names:
-                out[p] = beside
+            elif not folder and beside and ((profiles[p].kind == "release" and not profiles[p].names) or _entry(p)):
+                out[p] = beside  # and raw/'s front page, when it names no product of its own (a README)
             elif folder and home and not has_entry[folder] and _only_a_changelog(profiles[p]):
                 out[p] = home  # a changelog in a folder with no front page (about/) is raw/'s front page's
             elif folder and not by_folder[p]:

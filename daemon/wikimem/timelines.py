@@ -237,6 +237,11 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         same = sorted((f for f in releases if f.release_key == top.release_key),
                       key=lambda f: kinds.get(f.source, "reference") != "release")
         newest_statement = next((f for f in same if f.change in states), same[0])
+        said = [f for f in same if f.change in states]
+        if reference is not None and any(not compatible(f.value, newest_statement.value) for f in said):
+            # the newest release's notes state two values (an overview's "3.10 to 3.14" and its
+            # list "3.11 ... 3.15"): the one the reference pages state is the one that holds
+            newest_statement = next((f for f in said if compatible(f.value, reference.value)), newest_statement)
     if refs and reference is None and newest_statement is not None and newest_statement.change in states:
         # reference pages that disagree among themselves ("3.10+" on one, "3.12 or newer" on
         # another): the newest release settles it only where it is recent and states one of

@@ -36,6 +36,7 @@ from ..analysis import (
     tokens,
 )
 from ..config import Settings
+from ..facts import FORMAT as FACTS_FORMAT
 from ..lexicon import read_word_list
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
@@ -139,7 +140,8 @@ class OfflineBackend:
         # the analysis cache key: a new analyser version never reuses old analyses, and the
         # compiler re-renders every page when the version it last compiled with differs
         self.cache_key = f"{self.name}:{ANALYSIS_VERSION}"
-        self.version = f"{self.cache_key}.{RENDER_VERSION}.{STORE_FORMAT}"  # the store chooses the concepts
+        # the store chooses the concepts; the facts' format is what the timeline pages are read from
+        self.version = f"{self.cache_key}.{RENDER_VERSION}.{STORE_FORMAT}.{FACTS_FORMAT}"
 
     # the offline analysis, cached in state.db by content hash
     def _analysis(self, batch: Batch, path: str, sha: str) -> dict[str, Any]:

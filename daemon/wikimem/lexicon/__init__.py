@@ -83,7 +83,7 @@ INDEX_STOP = frozenset(
 (whoosh's own default list, kept as the index format has it; "tbd" stands for a missing value)."""
 
 DOC_WORDS = frozenset(
-    """about api apis appendix changelog changes contents doc docs documentation faq getting glossary guide
+    """about api apis appendix change changelog changes contents doc docs documentation faq getting glossary guide
     guides handbook history home how-to howto index install installation intro introduction manual news note
     notes overview page pages project quickstart readme reference release releases started table tutorial
     tutorials unreleased user users welcome""".split()

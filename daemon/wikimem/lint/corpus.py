@@ -23,7 +23,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import split_sentences
-from ..facts import DIGIT, HINT, Fact, Profile, extract, may_remove, statements_of, title_version
+from ..facts import (
+    DIGIT,
+    HINT,
+    Fact,
+    Profile,
+    extract,
+    introduces_list,
+    may_remove,
+    statements_of,
+    title_version,
+)
 from ..links import LINK_TARGET
 from ..sources import Block, Document, SkipSource, clean_inline, load_source
 from ..workspace import ensure_state_dir, file_sha256
@@ -330,9 +340,20 @@ def _claim_blocks(doc: Document) -> Document:
     hint = _block_hint(HINT.pattern + "|use|drop|remov")  # "Drop Python 3.8 in #1281" (facts._DROP_ITEM)
     blocks = doc.blocks
     near_table = {i + d for i, b in enumerate(blocks) if b.kind == "table" for d in (-1, 0, 1)}
+    # a sentence that introduces a list ("Acme 5.7 runs on:"), and the items of the list, which
+    # the extractor reads with it ("- CPython 3.11"): neither need hold both a digit and a hint
+    listed: set[int] = set()
+    for i, b in enumerate(blocks):
+        if b.kind != "item" and b.kind != "heading" and introduces_list(b.text):
+            listed.add(i)
+            j = i + 1
+            while j < len(blocks) and blocks[j].kind == "item":
+                listed.add(j)
+                j += 1
     kept = [b for i, b in enumerate(blocks)
-            if i in near_table or (b.kind != "heading" and ((DIGIT.search(b.text) and hint.search(b.text))
-                                                           or "default" in b.text.lower() or may_remove(b.text)))]
+            if i in near_table or i in listed
+            or (b.kind != "heading" and ((DIGIT.search(b.text) and hint.search(b.text))
+                                         or "default" in b.text.lower() or may_remove(b.text)))]
     return replace(doc, blocks=kept)
 
 
