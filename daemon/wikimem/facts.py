@@ -746,12 +746,17 @@ def _opening_subject(doc: Any) -> str:
     return ""
 
 
+def _leads_in(text: str) -> bool:
+    """Whether a text ends on a sentence that introduces a list of what the product supports
+    ("Acme 5.7 runs on:", "The supported Python versions are:")."""
+    return text.rstrip().endswith(":") and _LEAD_IN.search(text) is not None  # the pattern ends a text on a colon
+
+
 def introduces_list(text: str) -> bool:
-    """Whether a text ends on a sentence that introduces a list the extractor reads with it
-    ("Acme 5.7 runs on:", "The supported Python versions are:", "The minimum versions of these
+    """Whether a text ends on a sentence that introduces a list the extractor reads with it: one
+    of what the product supports, or of raised minimums ("The minimum versions of these
     dependencies increased:")."""
-    text = text.rstrip()
-    return text.endswith(":") and (_LEAD_IN.search(text) is not None or _MIN_LEAD_IN.search(text) is not None)
+    return _leads_in(text) or (text.rstrip().endswith(":") and _MIN_LEAD_IN.search(text) is not None)
 
 
 # an item of a list that names one version of one thing: "CPython 3.11", "Python (3.11+)"
@@ -783,7 +788,7 @@ def _version_lists(sentences: Any) -> list[Any]:
         if item is None:
             flush()
             if s.kind != "item":
-                lead = s.section if s.text.rstrip().endswith(":") and _LEAD_IN.search(s.text) else None
+                lead = s.section if _leads_in(s.text) else None
             out.append(s)
             continue
         run.append((s, item.group("name"), item.group("ver") + (item.group("plus") or "")))
@@ -821,7 +826,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
             s = replace(s, text=f"{lead_in[0]} {s.text}")
         elif s.kind != "item":
             lead_in = None
-            if s.text.rstrip().endswith(":") and _LEAD_IN.search(s.text):  # the pattern ends a text on a colon
+            if _leads_in(s.text):
                 lead_in = (s.text.rstrip().rstrip(":").rstrip(), s.section)
         if s.kind == "table":
             cells = [c.strip() for c in s.text.split(" | ")]
@@ -1084,12 +1089,11 @@ _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bt
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
 # setting `X`" (why); a comma or "and" between two names goes on
-_WHERE_FROM = re.compile(r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|"
-                         r"instead|now)\s|\(|[;]|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
+_WHAT_ENDS = r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|instead|now)\s|\(|;"
+_WHERE_FROM = re.compile(_WHAT_ENDS + r"|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
 # where what a release deprecates ends: as a removal's, but a list goes on past "and" and commas
 # ("Deprecate `X`, `Y` and the `Z` parameter in favor of `W`")
-_DEPRECATED_UNTIL = re.compile(r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|"
-                               r"if|instead|now)\s|\(|;", re.I)
+_DEPRECATED_UNTIL = re.compile(_WHAT_ENDS, re.I)
 # a deprecation note's own heading ("Deprecated since version 3.1: ...", as Sphinx writes it)
 _DEPRECATED_SINCE = re.compile(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*", re.I)
 _SAID_DEPRECATED = re.compile(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
