@@ -317,12 +317,14 @@ def test_every_fact_that_changed_on_the_go_release_notes(tmp_path: Path) -> None
         "Minimum Linux kernel version (go)": ("Linux kernel version 3.2", "go1.24.md"),
         "Minimum Go version (bootstrap) (go)": ("Go 1.24.6", "go1.26.md"),
         "Default TLS version (server) (go)": ("TLS 1.2", "go1.22.md"),
-        "Minimum OpenBSD version (go)": ("OpenBSD 6.2", "go1.11.md"),
         "Unicode (go)": ("17 (was 15)", "go1.27.md"),
     }
     for title, (value, where) in expected.items():
         assert title in current, (title, sorted(current))
         assert f"**{value}**" in current[title] and where in current[title], (title, current[title])
+    # the OpenBSD minimum was last stated by Go 1.11, eight years before Go 1.27: the latest statement
+    openbsd = _claims(ws)["Minimum OpenBSD version (go)"]
+    assert openbsd.startswith("Latest statement (1.11, 2018-08-24): **OpenBSD 6.2**"), openbsd
     assert broken_links(ws.wiki) == []
 
 
@@ -667,6 +669,20 @@ def test_an_old_or_undated_statement_is_only_the_latest_statement(ws: Workspace)
     assert found[0].hit.kind == "fact" and found[0].hit.snippet.startswith("Latest statement (2.0, 2022-03-01)")
     said = answer(ws, load_settings(ws.root, environ={}), "what is the current minimum SQLite version").text
     assert "Latest statement (2.0, 2022-03-01)" in said and "Current: **SQLite" not in said
+
+
+def test_a_statement_years_older_than_the_newest_release_is_only_the_latest_statement(ws: Workspace) -> None:
+    """A project whose majors come a decade apart: 1.5 (2014) said "requires WebOb 1.3 or newer",
+    and 2.1 (2026) says nothing of it. One major behind, but twelve years: the latest statement."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite serves web apps.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "kite/CHANGES.rst", "Changes\n=======\n\n2.1 (2026-03-01)\n----------------\n\n- Fix a crash.\n\n"
+                                  "1.5 (2014-04-08)\n----------------\n\n- Kite now requires WebOb 1.3 or newer.\n\n"
+                                  "1.0 (2011-01-30)\n----------------\n\n- Kite now requires WebOb 1.0 or newer.\n")
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    claims = _claims(ws)
+    assert claims["Minimum WebOb version (kite)"].startswith("Latest statement (1.5, 2014-04-08)"), claims
 
 
 def test_an_undated_changelog_that_goes_up_to_the_newest_release_states_the_current_value(ws: Workspace) -> None:

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 FOLDER = "facts"
 MAX_ROWS = 40
 OLD_MAJORS = 2  # a release this many major versions behind the newest is an old one: its statement is weak evidence
+OLD_YEARS = 5  # ... and so is a release dated this many years before the newest, whatever its number
 
 
 @dataclass
@@ -146,10 +147,15 @@ def _recent(f: Fact, newest: str | None) -> bool:
 
 def _old(f: Fact, newest: str | None, newest_date: str | None) -> bool:
     """A release OLD_MAJORS major versions behind the newest; where the major version is the
-    year (calendar versions: "24.3.0" of 2024), OLD_MAJORS years behind by date."""
+    year (calendar versions: "24.3.0" of 2024), OLD_MAJORS years behind by date; and any release
+    dated OLD_YEARS years or more before the newest (a project whose majors come a decade apart:
+    what its 1.5 said in 2014 is no evidence of what its 2.1 needs in 2026)."""
     mine, top = _major(f.release), _major(newest)
     if mine is None or top is None:
         return False
+    if f.date and newest_date and int(newest_date[:4]) - int(f.date[:4]) > OLD_YEARS or \
+            (f.date and newest_date and int(newest_date[:4]) - int(f.date[:4]) == OLD_YEARS and newest_date[5:] >= f.date[5:]):
+        return True
     if f.date and newest_date and (top == int(newest_date[:4]) or top == int(newest_date[2:4])):
         return int(newest_date[:4]) - int(f.date[:4]) > OLD_MAJORS or \
             (int(newest_date[:4]) - int(f.date[:4]) == OLD_MAJORS and newest_date[5:] >= f.date[5:])
