@@ -10,8 +10,8 @@ The claim at the top says how strong its evidence is:
 
 - `Current: **VALUE**` when the product's current reference documentation (a page that is no
   release note, changelog, announcement or migration guide) states the value, or a dated
-  release of the product's series states it and that release is less than two major versions
-  behind the newest release the documentation names;
+  release of the product's series states it and that release is less than two major versions,
+  and less than five years, behind the newest release the documentation names;
 - `Latest statement (RELEASE, DATE): **VALUE**` when the evidence is weaker: the newest
   statement is an old release's, or undated (an announcement). A changelog whose releases carry
   no date but that goes up to the newest release is a running record: what it said last, not
