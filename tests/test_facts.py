@@ -903,6 +903,19 @@ def test_more_ways_a_statement_is_read_and_whose_it_is(sentence: str, facts: lis
     assert [(f.key, f.value, f.change) for f in facts_of(sentence)] == facts
 
 
+@pytest.mark.parametrize(("sentence", "low", "high"), [
+    ("SQLAlchemy 1.4.x to 2.1.x is now supported in Acme 5.7.", (1, 4), (2, 1)),
+    ("Acme now supports SQLAlchemy 1.4 to 2.1.", (1, 4), (2, 1)),
+    ("Acme supports Python 3.9 through 3.14, including free-threading.", (3, 9), (3, 14)),
+])
+def test_a_closed_range_supported_states_the_oldest_and_the_newest(sentence, low, high) -> None:
+    """ "X 1.4 to 2.1 is supported", "supports X 1.4 to 2.1": the range's ends are the minimum and
+    the newest supported; "are not supported" states neither."""
+    facts = {f.key[0]: f.value for f in facts_of(sentence, release="5.7") if f.key[0] in ("min", "max")}
+    assert facts == {"min": low, "max": high}, facts
+    assert facts_of("SQLAlchemy 1.4 to 2.1 are not supported.", release="5.7") == []
+
+
 def test_a_release_states_the_version_it_bundles() -> None:
     """ "Upgrade to CLDR 45" in a release's notes: the version of what the release bundles, a
     timeline of its own ("CLDR version"); a reference page's "uses" says nothing of a release."""

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 33  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 34  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1059,8 +1059,18 @@ def _drops_here(sentence: str, start: int, end: int) -> bool:
 
 
 def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
-    """Three versions or more, none of them open-ended: every release supported, listed."""
+    """Three versions or more, none of them open-ended: every release supported, listed; or a
+    closed range ("from 1.4 to 2.1", "3.9 through 3.12"): its ends are the oldest and the newest."""
+    if _CLOSED_RANGE.fullmatch(listed.strip()) and len(versions) == 2 and versions[0] < versions[1]:
+        return True
     return len(versions) >= 3 and not re.search(r"newer|later|higher|above|\+|>=|\bfrom\b|\bto\b|-|–", listed)
+
+
+_CLOSED_RANGE = re.compile(r"(?:from\s+)?v?\d+(?:\.\d+)*\s*(?:to|through|–|-)\s*v?\d+(?:\.\d+)*")
+# "SQLAlchemy 1.4.x to 2.1.x is now supported": a closed range said of what is supported
+_SUPPORTED_RANGE = re.compile(r"\b(?P<name>[A-Z][\w+.]*?)\s+v?(?P<low>\d+(?:\.\d+)*)(?:\.x)?\s+(?:to|through|–|-)\s+"
+                              r"v?(?P<high>\d+(?:\.\d+)*)(?:\.x)?\s+(?:is|are)\s+(?:(?:now|also|officially|fully)\s+)*"
+                              r"supported\b(?!\s+(?:by|for|with)\b)")
 
 
 # --- what a release took away, by name ------------------------------------------------------------
@@ -1312,6 +1322,18 @@ def extract(doc: Statements) -> list[Fact]:
             add(("min", name, scope), min(versions), f"{m.group('name')} {listed}", plan_here, at, newest=newest)
             if newest:  # ... and its newest is the newest supported
                 add(("max", name, scope), newest, f"{m.group('name')} {dotted(newest)}", plan_here, at)
+        for m in _SUPPORTED_RANGE.finditer(sentence) if supports and not past else ():
+            name = entity(m.group("name"))
+            low, high = _version(m.group("low")), _version(m.group("high"))
+            if not name or (product and name == product) or not low < high or any(a <= m.start() < b for a, b in taken):
+                continue
+            if _NEGATION.search(sentence[m.start() : m.end()]):
+                continue
+            scope, at = whose(sentence[: m.start()])
+            taken.append((m.start(), m.end()))
+            said = f"{m.group('name')} {m.group('low')} to {m.group('high')}"
+            add(("min", name, scope), low, said, plan_here, at, newest=high)
+            add(("max", name, scope), high, f"{m.group('name')} {m.group('high')}", plan_here, at)
         # --- the newest version supported: added by a release ("Add support for Python 3.14"), or
         # bounded ("supports Python up to 3.13", "tested against Python 3.14 at most")
         adds = [*_ADDS_SUPPORT.finditer(sentence), *(_SUPPORT_ITEM.finditer(sentence) if release_doc or section_release else ())] \
