@@ -153,13 +153,18 @@ def _old(f: Fact, newest: str | None, newest_date: str | None) -> bool:
     mine, top = _major(f.release), _major(newest)
     if mine is None or top is None:
         return False
-    if f.date and newest_date and int(newest_date[:4]) - int(f.date[:4]) > OLD_YEARS or \
-            (f.date and newest_date and int(newest_date[:4]) - int(f.date[:4]) == OLD_YEARS and newest_date[5:] >= f.date[5:]):
-        return True
-    if f.date and newest_date and (top == int(newest_date[:4]) or top == int(newest_date[2:4])):
-        return int(newest_date[:4]) - int(f.date[:4]) > OLD_MAJORS or \
-            (int(newest_date[:4]) - int(f.date[:4]) == OLD_MAJORS and newest_date[5:] >= f.date[5:])
+    if f.date and newest_date:
+        if _years_behind(f.date, newest_date, OLD_YEARS):
+            return True
+        if top == int(newest_date[:4]) or top == int(newest_date[2:4]):
+            return _years_behind(f.date, newest_date, OLD_MAJORS)
     return mine <= top - OLD_MAJORS
+
+
+def _years_behind(date: str, newest_date: str, years: int) -> bool:
+    """Whether `date` is `years` years or more before `newest_date` (ISO dates)."""
+    gap = int(newest_date[:4]) - int(date[:4])
+    return gap > years or (gap == years and newest_date[5:] >= date[5:])
 
 
 def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str], newest_date: str | None = None,

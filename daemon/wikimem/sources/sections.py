@@ -120,13 +120,13 @@ def term_sections(blocks: list[Block]) -> list[Block]:
     headings = [b for b in blocks if b.kind == "heading"]
     if len(headings) > 1:
         return blocks
-    terms = [b for b in blocks if b.kind == "term" and b.level == 0 and b.subject == b.text]
-    if len(terms) < TERM_SECTIONS_MIN:
+    entries = {i for i, b in enumerate(blocks) if b.kind == "term" and b.level == 0 and b.subject == b.text}
+    if len(entries) < TERM_SECTIONS_MIN:
         return blocks
     level = headings[0].level + 1 if headings else 1
     out: list[Block] = []
-    for block in blocks:
-        if block.kind == "term" and block.level == 0 and block.subject == block.text:
+    for i, block in enumerate(blocks):
+        if i in entries:
             out.append(Block("heading", block.text, block.line, level, subject=block.subject))
         out.append(block)
     return out
