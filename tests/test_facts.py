@@ -488,6 +488,13 @@ def _quill(ws: Workspace, extra: dict[str, str] | None = None, drop: tuple[str, 
     return _claims(ws)
 
 
+def _compiled_claims(ws: Workspace) -> dict[str, str]:
+    """Compile the workspace (nothing may fail) and give its timelines' claim lines (_claims)."""
+    report = compile_workspace(ws, load_settings(ws.root, environ={}))
+    assert report.failed == []
+    return _claims(ws)
+
+
 def _claims(ws: Workspace) -> dict[str, str]:
     """{timeline title: its claim line} for every timeline page (Current or Latest statement)."""
     out = {}
@@ -679,9 +686,7 @@ def test_a_statement_years_older_than_the_newest_release_is_only_the_latest_stat
     write(ws, "kite/CHANGES.rst", "Changes\n=======\n\n2.1 (2026-03-01)\n----------------\n\n- Fix a crash.\n\n"
                                   "1.5 (2014-04-08)\n----------------\n\n- Kite now requires WebOb 1.3 or newer.\n\n"
                                   "1.0 (2011-01-30)\n----------------\n\n- Kite now requires WebOb 1.0 or newer.\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    claims = _claims(ws)
+    claims = _compiled_claims(ws)
     assert claims["Minimum WebOb version (kite)"].startswith("Latest statement (1.5, 2014-04-08)"), claims
 
 
@@ -697,9 +702,7 @@ def test_an_undated_changelog_that_goes_up_to_the_newest_release_states_the_curr
     write(ws, "gizmo/news/5.0.rst", "Gizmo 5.0 release notes\n=======================\n\n- Require Python 3.10 or later.\n")
     write(ws, "gizmo/news/4.0.rst", "Gizmo 4.0 release notes\n=======================\n\n- Require Python 3.9 or later.\n")
     write(ws, "gizmo/news/5.1.rst", "Gizmo 5.1 release notes\n=======================\n\n- Fix a crash.\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    claims = _claims(ws)
+    claims = _compiled_claims(ws)
     assert claims["Minimum Python version (kite)"].startswith("Current: **Python 3.10**"), claims
     assert claims["Minimum Python version (gizmo)"].startswith("Latest statement (5.0"), claims
 
@@ -766,9 +769,7 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     for rel in ("index.md", "install.md", "themes.md", "hosting.md"):
         write(ws, f"quill/{rel}", f"# Quill {rel[:-3]}\n\nQuill builds static sites.\n")
     write(ws, "notes.md", "# Our notes\n\n- Redis 7.2 is what we run; Redis requires 6.2 or later for streams.\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    claims = _claims(ws)
+    claims = _compiled_claims(ws)
     # no dates: the newest release's statement, but only as the latest statement
     nodates = [line for title, line in claims.items() if title.endswith("(nodates/changes)")]
     assert nodates == [] or all(line.startswith(("Latest statement (2.0", "Current: **Python 3.9")) for line in nodates)
@@ -790,9 +791,7 @@ def test_a_list_a_support_sentence_introduces_states_the_oldest_version(ws: Work
     write(ws, "kite/index.md", "# Kite\n\nKite flies.\n")
     write(ws, "kite/NEWS.md", "# Changelog\n\n## 4.0 (2025-05-01)\n\n- Drop support for Python 3.9.\n\n"
                               "## 3.0 (2024-05-01)\n\n- Drop support for Python 3.8.\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    (line,) = [line for title, line in _claims(ws).items() if "python" in title.lower()]
+    (line,) = [line for title, line in _compiled_claims(ws).items() if "python" in title.lower()]
     assert line.startswith("Current:") and "3.10" in line.split("**")[1], line
 
 
@@ -812,9 +811,7 @@ def test_a_list_of_one_version_an_item_is_read_as_one_list(ws: Workspace) -> Non
     write(ws, "docs/history/whatsnew-5.6.rst", "What's new in Kite 5.6\n======================\n\n"
                                                "This version is officially supported on CPython 3.9, 3.10, 3.11, 3.12 "
                                                "and 3.13.\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    claims = _claims(ws)
+    claims = _compiled_claims(ws)
     assert claims["Minimum Python version (kite)"].startswith("Current: **CPython 3.11**"), claims
     assert claims["Newest Python version supported (kite)"].startswith("Current: **CPython 3.15**"), claims
 
@@ -831,9 +828,7 @@ def test_the_newest_releases_minimum_refines_a_pages_coarser_one(ws: Workspace) 
     write(ws, "kite/releases/v1.0.0.rst", "What's new in Kite 1.0.0\n========================\n\n"
                                           "May 1, 2025\n-----------\n\n- The minimum supported Python version is 3.9.\n"
                                           "- Python 3.11 and 3.12 are now supported.\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    (line,) = [line for title, line in _claims(ws).items() if title.startswith("Minimum Python")]
+    (line,) = [line for title, line in _compiled_claims(ws).items() if title.startswith("Minimum Python")]
     assert line.startswith("Current: **Python 3.11**"), line
 
 
@@ -848,9 +843,7 @@ def test_a_front_page_titled_by_a_slogan_names_its_product_in_its_opening(ws: Wo
     write(ws, "CHANGES.md", "# Change Log\n\n## 25.1.0\n\n### Stable style\n\n- Fix a crash.\n\n"
                             "## 24.10.0\n\n### Highlights\n\n- Gizmo no longer supports running with Python 3.8 (#4452)\n\n"
                             "## 22.1.0\n\n- Remove Python 2 support (#2740)\n")
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    (title,) = [title for title in _claims(ws) if "python" in title.lower()]
+    (title,) = [title for title in _compiled_claims(ws) if "python" in title.lower()]
     assert title == "Minimum Python version (gizmo)", title
     page = next((ws.wiki / "facts").glob("*python*.md")).read_text(encoding="utf-8")
     assert "It replaced Python 3.8, dropped in 24.10.0" in page, page
@@ -864,9 +857,7 @@ def test_changes_not_released_yet_state_plans_not_the_current_value(ws: Workspac
         "## [Unreleased]\n\n### Changed\n\n- Requires Python 3.13 or later.\n\n"
         "## [2.0.0] - 2024-05-01\n\n### Changed\n\n- Requires Python 3.10 or later.\n\n"
         "## [1.0.0] - 2022-03-01\n\n### Added\n\n- Requires Python 3.8 or later.\n"))
-    report = compile_workspace(ws, load_settings(ws.root, environ={}))
-    assert report.failed == []
-    (line,) = [line for title, line in _claims(ws).items() if "python" in title.lower()]
+    (line,) = [line for title, line in _compiled_claims(ws).items() if "python" in title.lower()]
     assert "3.10" in line.split("**")[1] and "3.13" not in line.split("**")[1], line
 
 
