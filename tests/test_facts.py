@@ -72,6 +72,10 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     # the minimum said of a name without the word "version"
     ("The minimum supported Python is 3.9 (3.8+ for 1.0.x and older)", "python", (3, 9), ""),
     ("The minimum supported CMake is 3.15", "cmake", (3, 15), ""),
+    # a dependency's minimum said as the dependency, raised "or later" (celery's 5.7 notes)
+    ("The minimum Billiard dependency is updated to ``4.3.1``.", "billiard", (4, 3, 1), ""),
+    ("Update the ``billiard`` dependency to 4.3.1 or later (#10802)", "billiard", (4, 3, 1), ""),
+    ("Bump the kombu requirement to 5.3.0+.", "kombu", (5, 3, 0), ""),
     # the newest said the same way
     ("The latest supported Python version is 3.14.", "python", (3, 14), ""),
     # the versions dropped said as those below one: that one is the oldest supported
@@ -198,6 +202,24 @@ def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_
     # without a named drop beside it, a bare version is nobody's
     alone = Statements("raw/history/quill.md", "Quill history", None, "quill", None, entries[:1], profile=release)
     assert [f for f in extract(alone) if f.key[0] == "min"] == []
+
+
+def test_a_dependency_set_to_a_version_without_or_later_may_be_a_pin() -> None:
+    assert not facts_of("Update the kombu dependency to 5.3.0.", "5.7.0")
+
+
+@pytest.mark.parametrize(("heading", "expected"), [
+    ("Billiard", [(("min", "billiard", ""), (4, 3, 0))]),
+    ("``billiard``", [(("min", "billiard", ""), (4, 3, 0))]),
+    # a heading that says the section's kind names nothing the minimum is of
+    ("Dependencies", []),
+    ("Requirements", []),
+    ("Upgrading Billiard", []),
+])
+def test_a_minimum_without_a_name_is_of_the_thing_its_section_is_named_after(heading, expected) -> None:
+    statements = Statements("raw/whatsnew.rst", "What's new", None, "", None,
+                            [("Minimum required version is now 4.3.0+.", 9, "5.7.0", None, heading, "para")])
+    assert [(f.key, f.value) for f in extract(statements)] == expected
 
 
 @pytest.mark.parametrize(("sentence", "subject", "value", "change"), [
@@ -780,6 +802,22 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     assert not [t for t in claims if t.endswith("(quill)")], sorted(claims)
     findings = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note", "contradicted"], write=False).findings
     assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]
+
+
+def test_two_minimums_in_the_newest_release_and_no_reference_page_the_higher_holds(ws: Workspace) -> None:
+    """The newest release's notes give a dependency's minimum twice, "4.3.0+" under its heading
+    and "updated to 4.3.1" in a list, and no reference page states it: only 4.3.1 meets both."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite runs tasks.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "kite/whatsnew-5.7.rst", "What's new in Kite 5.7\n======================\n\n"
+                                       "Billiard\n--------\n\nMinimum required version is now 4.3.0+.\n\n"
+                                       "Dependencies\n------------\n\n"
+                                       "* The minimum Billiard dependency is updated to ``4.3.1``.\n")
+    write(ws, "kite/whatsnew-5.6.rst", "What's new in Kite 5.6\n======================\n\n"
+                                       "Billiard\n--------\n\nMinimum required version is now 4.2.4.\n")
+    claims = _compiled_claims(ws)
+    line = next(line for title, line in claims.items() if title.startswith("Minimum Billiard version"))
+    assert "4.3.1" in line.split("**")[1] and "4.3.0" not in line.split("**")[1], line
 
 
 def test_a_list_a_support_sentence_introduces_states_the_oldest_version(ws: Workspace) -> None:

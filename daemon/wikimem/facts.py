@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 34  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 35  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -249,16 +249,31 @@ _VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:
                        r"(?![\w.]*\w)")
 _NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
-# "The minimum supported Python is 3.9"
-_MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.]*)\s+version|"
+# "The minimum supported Python is 3.9", "The minimum Toolkit dependency is updated to ``4.3.1``"
+_MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.]*)\s+(?:version|dependency|requirement)|"
                      r"version\s+of\s+(?P<name2>[A-Z][\w+.]*)|(?P<name3>(?-i:[A-Z][\w+.]*))(?=\s+(?:is|has\s+been|becomes?)\s))\s+"
                      r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
-                     r"(?:(?:raised|increased|bumped)\s+to\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+                     r"(?:(?:raised|increased|bumped|updated|upgraded)\s+to\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
 # "Increased minimum yarl version to 1.25.1", "Bump the minimum required version of Toolkit to 3.0"
 _MIN_RAISED = re.compile(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
                          r"(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.-]*)\s+version|version\s+of\s+(?P<name2>[A-Z][\w+.-]*))"
                          r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+# a minimum said without a name, in a section named after one thing: "Toolkit" over "Minimum
+# required version is now 4.3.0+." (a release's notes that give each dependency a heading)
+_UNNAMED_MIN = re.compile(r"^(?:the\s+)?(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?version\s+"
+                          r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?(?:(?:raised|increased|bumped|updated)\s+to\s+)?"
+                          r"[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+_ONE_NAME = re.compile(r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*")
+# the words such a heading uses for the section's kind, or the document's parts, not for what it is about
+_SECTION_KINDS = frozenset("""dependencies dependency requirements requirement prerequisites compatibility support
+supported platforms platform versions version minimum minimums runtime packaging""".split()) | DOC_WORDS | STOPWORDS
+# a dependency raised to a version "or later", its name in any case: "Update the ``toolkit``
+# dependency to 4.3.1 or later", "Bump the toolkit requirement to 2.0+" (without "or later" the
+# version may be a pin, not a minimum)
+_DEP_RAISED = re.compile(r"\b(?i:updat|upgrad|bump|rais|increas)\w*\s+(?i:the\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+                         r"(?i:dependency|requirement)\s+(?i:to)\s+[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)[`'*]*"
+                         r"(?=\+|\s+(?i:or\s+(?:later|newer|higher|above)))")
 # "The newest Python Acme officially supports is 3.13", "the latest supported Python version is 3.14"
 _MAX_IS = re.compile(r"\b(?i:newest|latest|highest|maximum)\s+(?:(?i:supported)\s+)?(?P<name>[A-Z][\w+.]*)(?:\s+(?i:version))?\s+"
                      r"(?:(?:that\s+)?(?P<who>[\w.+-]+)\s+(?:officially\s+|fully\s+)?(?:supports|accepts|runs\s+on)\s+)?"
@@ -1247,6 +1262,15 @@ def extract(doc: Statements) -> list[Fact]:
                 add(("min", name, ""), max(versions), f"{item.group('name')} {item.group('list').strip()}", False,
                     default_release, "drop")
                 continue
+        # --- a section named after one thing, whose sentence gives its minimum without its name
+        if heading and (unnamed := _UNNAMED_MIN.match(sentence.strip())) \
+                and (one := _ONE_NAME.fullmatch(heading.strip())) \
+                and one.group("name").lower() not in _SECTION_KINDS:
+            name = entity(one.group("name"))
+            if name and name != product and not past:
+                add(("min", name, ""), _version(unnamed.group("ver")), f"{one.group('name')} {unnamed.group('ver')}",
+                    plan_here, default_release)
+                continue
         # --- a list item that is only a versioned name, open-ended ("Requirements: - Python 3.10+")
         if kind == "item" and (bare := _BARE_ITEM.match(sentence.strip())) and not _HEAD_TRIGGER.match(bare.group("name")):
             name = entity(bare.group("name"))
@@ -1265,6 +1289,14 @@ def extract(doc: Statements) -> list[Fact]:
             scope, at = whose(sentence[: m.start()] + (" " + who if who else ""))
             taken.append((m.start(), m.end()))
             add(("min", name, scope), _version(m.group("ver")), f"{written} {m.group('ver')}", plan_here, at)
+        for m in _DEP_RAISED.finditer(sentence) if ("dependency" in low or "requirement" in low) else ():
+            name = entity(m.group("name"))
+            if not name or name in STOPWORDS or past or (product and name == product) \
+                    or any(a <= m.start("name") < b for a, b in taken):
+                continue
+            scope, at = whose(sentence[: m.start()])
+            taken.append((m.start(), m.end()))
+            add(("min", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", plan_here, at)
         for m in _IS_MIN.finditer(sentence) if minimum else ():
             name = entity(m.group("name"))
             if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):

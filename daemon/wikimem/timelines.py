@@ -253,6 +253,11 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
             # the newest release's notes state two values (an overview's "3.10 to 3.14" and its
             # list "3.11 ... 3.15"): the one the reference pages state is the one that holds
             newest_statement = next((f for f in said if compatible(f.value, reference.value)), newest_statement)
+        elif key[0] == "min" and not refs and any(not compatible(f.value, newest_statement.value) for f in said):
+            # two minimums in the newest release's notes and no reference page: both are
+            # requirements, and only the higher meets both ("4.3.0+" in an overview, "updated to
+            # 4.3.1" in its list of dependencies)
+            newest_statement = max(said, key=lambda f: f.value)
     if refs and reference is None and newest_statement is not None and newest_statement.change in states:
         # reference pages that disagree among themselves ("3.10+" on one, "3.12 or newer" on
         # another): the newest release settles it only where it is recent and states one of
