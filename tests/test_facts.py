@@ -76,6 +76,8 @@ def facts_of(text: str, release: str | None = None, title: str = "Notes") -> lis
     ("The minimum Billiard dependency is updated to ``4.3.1``.", "billiard", (4, 3, 1), ""),
     ("Update the ``billiard`` dependency to 4.3.1 or later (#10802)", "billiard", (4, 3, 1), ""),
     ("Bump the kombu requirement to 5.3.0+.", "kombu", (5, 3, 0), ""),
+    # the name said before, with the version the change fixed compatibility with (apscheduler's history)
+    ("Fixed compatibility with SQLAlchemy 2.0 and bumped minimum supported version to 1.4", "sqlalchemy", (1, 4), ""),
     # the newest said the same way
     ("The latest supported Python version is 3.14.", "python", (3, 14), ""),
     # the versions dropped said as those below one: that one is the oldest supported
@@ -206,6 +208,16 @@ def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_
 
 def test_a_dependency_set_to_a_version_without_or_later_may_be_a_pin() -> None:
     assert not facts_of("Update the kombu dependency to 5.3.0.", "5.7.0")
+
+
+@pytest.mark.parametrize("sentence", [
+    # "supported" is no name: the minimum of what is not said
+    "Bumped minimum supported version to 1.4",
+    # a release of something before the verb is not what the minimum is of
+    "Acme 2.0 now bumped the minimum supported version to 1.4",
+])
+def test_a_raised_minimum_that_names_nothing_states_nothing(sentence) -> None:
+    assert not facts_of(sentence, "3.10.0")
 
 
 @pytest.mark.parametrize(("heading", "expected"), [
@@ -802,6 +814,36 @@ def test_bad_changelogs_and_tables_give_no_false_current_and_no_crash(ws: Worksp
     assert not [t for t in claims if t.endswith("(quill)")], sorted(claims)
     findings = run_lint(ws, load_settings(ws.root, environ={}), ["stale-note", "contradicted"], write=False).findings
     assert not [f for f in findings if "raw/notes.md" in f.paths or "plugins.md" in " ".join(f.paths)]
+
+
+def test_a_page_of_notes_titled_by_its_release_alone_is_that_releases(ws: Workspace) -> None:
+    """One page per release, titled "13.0.0" and "12.0.0" alone, each dropping a Python under a
+    heading "Python 3.10": the drop is 13.0.0's (not a release "3.10"), and the minimum is the
+    version after it."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite reads images.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite on Python 3.11 or 3.12.\n")
+    for new, old in (("13.0.0", "3.10"), ("12.0.0", "3.9")):
+        write(ws, f"kite/releasenotes/{new}.rst",
+              f"{new}\n------\n\nBackwards incompatible changes\n==============================\n\n"
+              f"Python {old}\n^^^^^^^^^^\n\nKite has dropped support for Python {old},\n"
+              "which reached end-of-life.\n\nOther changes\n=============\n\nFaster reads.\n")
+    claims = _compiled_claims(ws)
+    line = claims["Minimum Python version (kite)"]
+    assert line.startswith("Current: **Python 3.11**, 13.0.0"), line
+
+
+def test_a_front_page_that_gives_its_short_name_names_the_product(ws: Workspace) -> None:
+    """A front page titled with the long name ("Advanced Python Toolkit"), whose opening gives the
+    short one in brackets: the timelines are the short name's, not "advanced"'s."""
+    write(ws, "README.rst", ".. image:: https://example.org/badge.svg\n\n"
+                            "Advanced Python Toolkit (APToolkit) is a Python library that runs tasks later.\n")
+    write(ws, "docs/index.rst", "Advanced Python Toolkit\n=======================\n\n.. include:: ../README.rst\n")
+    write(ws, "docs/guide.rst", "User guide\n==========\n\nRun it.\n")
+    write(ws, "docs/extending.rst", "Extending APToolkit\n===================\n\nWrite plugins.\n")
+    write(ws, "docs/history.rst", "Version history\n===============\n\n**3.11.0**\n\n- Dropped support for Python 3.6 and 3.7\n\n"
+                                  "**3.10.0**\n\n- Dropped support for Python versions older than 3.6\n")
+    claims = _compiled_claims(ws)
+    assert any(t.startswith("Minimum Python version (aptoolkit)") for t in claims), sorted(claims)
 
 
 def test_two_minimums_in_the_newest_release_and_no_reference_page_the_higher_holds(ws: Workspace) -> None:

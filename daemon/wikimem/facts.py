@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 35  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 36  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -256,9 +256,13 @@ _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
                      r"(?:(?:raised|increased|bumped|updated|upgraded)\s+to\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
 # "Increased minimum yarl version to 1.25.1", "Bump the minimum required version of Toolkit to 3.0"
+# ... and, said after the name's version, without it: "compatibility with Toolkit 2.0 and
+# bumped minimum supported version to 1.4" (the name is the nearest versioned one before)
 _MIN_RAISED = re.compile(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
-                         r"(?:supported\s+|required\s+)?(?:(?P<name>[A-Z][\w+.-]*)\s+version|version\s+of\s+(?P<name2>[A-Z][\w+.-]*))"
+                         r"(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.-]*)\s+version|"
+                         r"version\s+of\s+(?P<name2>[A-Z][\w+.-]*)|(?P<back>(?<=\s)version))"
                          r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+_NAMED_BEFORE = re.compile(r"\b(?:with|for|on|of)\s+(?P<name>[A-Z][\w+.-]*)\s+v?\d+(?:\.\d+)*(?![\w.]*\w)(?=[^.;]{0,60}$)")
 # a minimum said without a name, in a section named after one thing: "Toolkit" over "Minimum
 # required version is now 4.3.0+." (a release's notes that give each dependency a heading)
 _UNNAMED_MIN = re.compile(r"^(?:the\s+)?(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?version\s+"
@@ -699,6 +703,11 @@ def profile_of(doc: Any, versions: tuple[tuple[str, tuple[str, ...]], ...] = ())
         releases.append((own[1], doc.date))
     if doc.version:
         releases.append((doc.version, doc.date))
+    # a document titled by its release alone ("13.0.0"): that release's notes
+    titled = bool(doc.sections and doc.sections[0].version and doc.sections[0].parent < 0
+                  and " ".join(str(doc.sections[0].title).split()) == " ".join(title.split()))
+    if titled and not own:
+        releases.append((doc.sections[0].version, doc.sections[0].date or doc.date))
     release_sections = 0
     changelog = bool(_RELEASE_TITLE.search(title))
     for section in doc.sections:
@@ -716,7 +725,7 @@ def profile_of(doc: Any, versions: tuple[tuple[str, tuple[str, ...]], ...] = ())
             names[key] += 1
     if _is_requirements(doc):
         kind = "requirements"
-    elif own is not None or doc.version or release_sections >= 2 or _RELEASE_TITLE.search(title):
+    elif own is not None or doc.version or titled or release_sections >= 2 or _RELEASE_TITLE.search(title):
         kind = "release"
     else:
         kind = "reference"
@@ -740,8 +749,11 @@ def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((n, tuple(sorted(v, key=lambda x: (version_numbers(x), x)))) for n, v in sorted(seen.items()))
 
 
-# "Acme is a tool for ...", "*Acme* is the uncompromising ...": a name the opening defines
-_DEFINES_ITSELF = re.compile(r"^[\W_]{0,3}(?P<name>[A-Za-z][\w.+-]*?)[*_`]{0,2}\s+is\s+(?:a|an|the)\s", re.M)
+# "Acme is a tool for ...", "*Acme* is the uncompromising ...": a name the opening defines; a
+# name of several words is the short name it gives in brackets ("Advanced Python Toolkit (APT)
+# is a library ...")
+_DEFINES_ITSELF = re.compile(r"^[\W_]{0,3}(?:[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){1,5}[*_`]{0,2}\s+\([*_`]{0,2}(?P<short>[A-Za-z][\w.+-]*)[*_`]{0,2}\)|"
+                             r"(?P<name>[A-Za-z][\w.+-]*?)[*_`]{0,2})\s+is\s+(?:a|an|the)\s", re.M)
 
 
 def _opening_subject(doc: Any) -> str:
@@ -755,7 +767,7 @@ def _opening_subject(doc: Any) -> str:
         seen += 1
         m = _DEFINES_ITSELF.match(block.text)
         if m is not None:
-            return _name_key(m.group("name")) or ""  # "This is a ..." names nothing (a stop word has no key)
+            return _name_key(m.group("short") or m.group("name")) or ""  # "This is a ..." names nothing (a stop word has no key)
         if seen >= 6:
             break
     return ""
@@ -1282,11 +1294,14 @@ def extract(doc: Statements) -> list[Fact]:
         minimum = "minimum" in low or "oldest" in low or "lowest" in low or "earliest" in low
         for m in chain(_MIN_IS.finditer(sentence), _MIN_RAISED.finditer(sentence)) if minimum else ():
             written = m.group("name") or m.group("name2") or m.groupdict().get("name3") or ""
+            if m.groupdict().get("back"):
+                before = list(_NAMED_BEFORE.finditer(sentence[: m.start()]))
+                written = before[-1].group("name") if before else ""
             name = entity(written)
             if not name or past or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
             who = m.groupdict().get("who")
-            scope, at = whose(sentence[: m.start()] + (" " + who if who else ""))
+            scope, at = ("", default_release) if m.groupdict().get("back") else whose(sentence[: m.start()] + (" " + who if who else ""))
             taken.append((m.start(), m.end()))
             add(("min", name, scope), _version(m.group("ver")), f"{written} {m.group('ver')}", plan_here, at)
         for m in _DEP_RAISED.finditer(sentence) if ("dependency" in low or "requirement" in low) else ():

@@ -179,9 +179,13 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
     """Give release sections their version and date.
 
     A bare number in a heading is a release only among siblings that are releases too (a
-    changelog has many); "Version 2.0", "Release 0.16" and "[1.2.0]" are releases alone.
+    changelog has many), or as the title of a document of its own (one page of notes per
+    release, "13.0.0" over "Backwards incompatible changes"); "Version 2.0", "Release 0.16" and
+    "[1.2.0]" are releases alone.
     """
     found = {i: heading_version(s.title) for i, s in enumerate(sections)}
+    top = [i for i, s in enumerate(sections) if s.parent < 0]
+    titled = top[0] if len(top) == 1 and top[0] == 0 and (hv0 := found[0]) is not None and hv0.product is None else None
     siblings: dict[int, int] = {}
     for i, s in enumerate(sections):
         if found[i] is not None:
@@ -205,7 +209,7 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
             # says it is unreleased, "1.4.2 (unreleased)", is a release without a date below)
             out.append(dataclasses.replace(s, unreleased=True))
             continue
-        if hv is None or not (hv.marked or siblings.get(s.parent, 0) >= 2):
+        if hv is None or not (hv.marked or siblings.get(s.parent, 0) >= 2 or i == titled):
             out.append(s)
             continue
         date = hv.date
