@@ -185,7 +185,7 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
     """
     found = {i: heading_version(s.title) for i, s in enumerate(sections)}
     top = [i for i, s in enumerate(sections) if s.parent < 0]
-    titled = top[0] if len(top) == 1 and top[0] == 0 and (hv0 := found[0]) is not None and hv0.product is None else None
+    titled = top[0] if len(top) == 1 and top[0] == 0 and _only_a_release(sections[0].title, found[0]) else None
     siblings: dict[int, int] = {}
     for i, s in enumerate(sections):
         if found[i] is not None:
@@ -222,6 +222,16 @@ def _versions(blocks: list[Block], sections: list[Section]) -> list[Section]:
         out.append(dataclasses.replace(s, version=hv.version, date=date, unreleased=hv.unreleased or (
             date is None and (unreleased(lead[:60]) or (bool(said) and find_date(said) is not None)))))
     return [_topic(out, i) for i in range(len(out))]
+
+
+def _only_a_release(title: str, found: HeadingVersion | None) -> bool:
+    """Whether a heading says a release and nothing else: its number, perhaps its date ("13.0.0",
+    "v2.1 (2024-05-01)"); "2.0 Changelog" and "Python 3.15" say more."""
+    if found is None or found.product is not None:
+        return False
+    rest = " ".join(_HEADING_LINK.sub(r"\1", title).split()).strip(" #*=[]").lstrip("vV")
+    rest = rest[len(found.version):] if rest.startswith(found.version) else rest
+    return found.date is not None or not re.search(r"[^\W\d_]", rest)
 
 
 def _topic(sections: list[Section], index: int) -> Section:
