@@ -339,6 +339,51 @@ def test_a_ref_shown_elsewhere_follows_a_change_of_the_section_it_names(ws: Work
     assert incremental == full
 
 
+def test_a_document_that_includes_a_file_before_any_title_shows_that_files_title(ws: Workspace) -> None:
+    """`docs/changelog.rst` holding only `.. include:: ../CHANGES.rst` is the changelog, shown by
+    Sphinx under CHANGES.rst's title: its page takes that title and links the file's page, and so
+    does a document that includes the file before its own sections. An include after a title of
+    its own, or of a part from a marker on, leaves the title alone. When the included file's
+    title changes, an incremental compile retitles the page, as a full compile would."""
+    write(ws, "CHANGES.rst", "Widget Changelog\n================\n\nVersion 2.0\n-----------\n\n- Faster.\n")
+    write(ws, "docs/changelog.rst", ".. include:: ../CHANGES.rst\n")
+    write(ws, "docs/history.rst", ".. _history:\n\n.. include:: ../CHANGES.rst\n\nVersion 1.0\n-----------\n\n- Slower.\n")
+    write(ws, "docs/license.rst", "License\n=======\n\nThe terms.\n\n.. include:: ../CHANGES.rst\n")
+    write(ws, "docs/part.rst", ".. include:: ../CHANGES.rst\n   :start-after: Version 2.0\n")
+    write(ws, "docs/index.rst", "Widgets\n=======\n\n.. toctree::\n\n   changelog\n   license\n")
+    compile_(ws)
+    changes_file, _ = page(ws, "CHANGES.rst")
+    _, changelog = page(ws, "docs/changelog.rst")
+    assert changelog.title == "Widget Changelog"
+    assert f"Includes [Widget Changelog]({changes_file.name})." in changelog.body
+    assert page(ws, "docs/history.rst")[1].title == "Widget Changelog"
+    assert page(ws, "docs/license.rst")[1].title == "License"
+    assert page(ws, "docs/part.rst")[1].title == "Part"
+    assert "[Widget Changelog (docs/changelog.rst)]" in (ws.wiki / "index.md").read_text(encoding="utf-8")
+
+    write(ws, "CHANGES.rst", "Release history\n===============\n\nVersion 2.0\n-----------\n\n- Faster.\n")
+    report = compile_(ws)
+    assert report.compiled == ["raw/CHANGES.rst"]
+    _, changelog = page(ws, "docs/changelog.rst")
+    assert changelog.title == "Release history" and "Includes [Release history](" in changelog.body
+    assert "[Release history](" in page(ws, "docs/index.rst")[1].body  # the table of contents lists it so
+    incremental = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
+    import shutil
+
+    for folder in ("sources", "concepts"):
+        shutil.rmtree(ws.wiki / folder)
+    shutil.rmtree(ws.state_dir)
+    compile_(ws)
+    full = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
+    assert incremental == full
+
+    # the included file gone: the page is named for its own file again
+    (ws.raw / "CHANGES.rst").unlink()
+    compile_(ws)
+    _, changelog = page(ws, "docs/changelog.rst")
+    assert changelog.title == "Changelog" and "Includes `../CHANGES.rst`." in changelog.body
+
+
 def test_a_ref_links_the_part_page_that_holds_its_section(ws: Workspace) -> None:
     sections = "".join(f".. _topic-{n}:\n\nTopic number {n} of the reference\n{'-' * 34}\n\n"
                        + "".join(f"Item {n}.{m}\n{'~' * (7 + len(str(n)) + len(str(m)))}\n\nText {m}.\n\n"

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 131
+ANALYSIS_VERSION = 132
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -366,6 +366,7 @@ class SourceAnalysis:
     named: bool = False  # the title is the file's name (sources.title_from_name): the document gives none
     labels: list[list[Any]] = field(default_factory=list)  # `.. _label:`: [name, line, title or None]
     xrefs: list[list[str]] = field(default_factory=list)  # the references its sentences make: [kind, target]
+    title_from: str | None = None  # the file whose title the document shows (Document.title_from)
     summary: list[int] = field(default_factory=list)  # kept for older callers: same as lead
     tokens: list[list[str]] = field(default_factory=list)  # each sentence's (none for data): Sentence.words
 
@@ -575,6 +576,8 @@ def analyze(doc: Document) -> SourceAnalysis:
             signal(token, CODE, surfaces[token])
 
     lead = _lead(doc, sentences, block_of)
+    if not lead and doc.title_from and sentences:
+        lead = [0]  # what it shows is the file it includes first: the page says so, with a link
     shown_code = _code_after(doc, sentences, block_of)
     description = doc.description or (None if lead else _release_span(doc))
     listed = None if doc.description else _terms_defined(sentences, lead, doc.title)
@@ -640,6 +643,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         named=doc.title == title_from_name(doc.path),
         labels=[[name, line, title] for name, line, title in doc.labels],
         xrefs=[list(k) for k in dict.fromkeys(k for s in sentences if xref.OPEN in s.text for k in xref.references(s.text))],
+        title_from=doc.title_from,
     )
 
 

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ from .offline_pages import (
     source_pages,
 )
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
-from .offline_xrefs import Resolver, XrefIndex
+from .offline_xrefs import Resolver, XrefIndex, document_named
 
 RENDER_VERSION = 41  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
@@ -109,7 +110,7 @@ def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
         toc = outline(doc)
         counted = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
                    "terms": data["terms"], "signals": data["signals"], "labels": data["labels"],
-                   "xrefs": data["xrefs"], "named": data["named"]}
+                   "xrefs": data["xrefs"], "named": data["named"], "title_from": data.get("title_from")}
         return "ok", (counted, toc, encode_analysis(data, toc))
     except SkipSource as exc:
         return "skipped", str(exc)
@@ -204,6 +205,7 @@ class OfflineBackend:
         run.sort_sources()
         run.read_changed()
         run.count()
+        run.included_titles()
         run.choose_concepts()
         run.sources_to_rank()
         run.hubs_to_list_again()
@@ -266,6 +268,7 @@ class _Compile:
         self.weight_of: dict[str, dict[int, tuple[int, int]]] = {}
         self.edits: list[PageEdit] = []
         self.offered = 0  # edits the listener was told of
+        self.includes: dict[str, str] = {}  # of the sources that came: the file each includes before its title
 
     def analysis_of(self, doc: Doc) -> dict[str, Any]:
         if doc.path not in self.analyses:
@@ -339,6 +342,8 @@ class _Compile:
                     continue
             doc = Doc(0, path, ref.sha256, ref.page, data["title"], data.get("date"), data["anchor"], None)
             self.ok[path] = doc
+            if data.get("title_from"):
+                self.includes[path] = str(data["title_from"])
             self.tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
             self.dirty.update(self.index.record(path, data.get("labels") or [], data.get("xrefs") or []))
             yield doc, data
@@ -349,6 +354,40 @@ class _Compile:
         self.added = {p for p in self.coming if p in self.ok}
         self.n = len(self.ok)
         self.collections = sorted({self.collection(p) for p in self.ok})
+
+    # --- a document that includes another file before any title of its own shows that file's
+    # title, as Sphinx does (sources/rst.py): looked up among the counted sources at every
+    # compile, so an edit of the file included retitles what includes it
+    def included_titles(self) -> None:
+        state, ok = self.state, self.ok
+        known: dict[str, str] = {} if self.cleared else dict(state.get_meta("offline.includes") or {})
+        for path in [*self.leaving, *self.added]:
+            known.pop(path, None)
+        known.update(self.includes)
+        shown: dict[str, str] = {}
+
+        def title_of(path: str, depth: int = 0) -> str | None:
+            """The title a source shows: its own, else (it includes a file first) that file's."""
+            if path in shown:
+                return shown[path]
+            target = known.get(path)
+            named = document_named(ok, path, target) if target and depth < 4 else None
+            if named is None or named == path:
+                return None if self.analysis_of(ok[path]).get("named") else ok[path].title
+            return title_of(named, depth + 1) or (None if self.analysis_of(ok[path]).get("named") else ok[path].title)
+
+        for path in sorted(known):
+            if path in ok and (title := title_of(path)) is not None and title != ok[path].title:
+                shown[path] = title
+        for path, title in shown.items():
+            self.ok[path] = replace(ok[path], title=title)
+        before = {} if self.cleared else dict(state.get_meta("offline.include_titles") or {})
+        self.retitled = shown
+        self.retitle_moved = {p for p in set(shown) | set(before) if p in ok and shown.get(p) != before.get(p)}
+        if known != (state.get_meta("offline.includes") or {}):
+            state.set_meta("offline.includes", known)
+        if shown != before:
+            state.set_meta("offline.include_titles", shown)
 
     # --- concepts, from the totals, per collection
     def choose_concepts(self) -> None:
@@ -414,6 +453,7 @@ class _Compile:
         self.lost = {owner for rel, owner in self.state.pages_of_kind("part").items()
                      if owner in ok and not (self.batch.workspace.wiki / rel).is_file()}
         rank.update(self.lost)
+        rank.update(self.retitle_moved)
         self.rank = rank
 
     # --- hubs (offline_hubs): a source whose table of contents names a document that came,
@@ -428,7 +468,8 @@ class _Compile:
                 known_hubs[path] = targets
             else:
                 known_hubs.pop(path, None)
-        self.hub_moved = {h for h in offline_hubs.moved(known_hubs, set(self.leaving) | self.added) if h in self.ok}
+        self.hub_moved = {h for h in offline_hubs.moved(known_hubs, set(self.leaving) | self.added | self.retitle_moved)
+                          if h in self.ok}
         self.rank.update(self.hub_moved)
         if known_hubs != (state.get_meta("offline.hubs") or {}):
             state.set_meta("offline.hubs", known_hubs)
@@ -474,6 +515,8 @@ class _Compile:
         for path in sorted(self.rank):
             doc = ok[path]
             data = self.analysis_of(doc)
+            if path in self.retitled:
+                data = {**data, "title": doc.title}  # the title of the file it includes first
             counts: dict[str, int] = {}
             own = self.collection(path)
             for term, count in data["terms"].items():

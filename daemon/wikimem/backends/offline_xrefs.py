@@ -54,6 +54,29 @@ def _keys(kind: str, target: str) -> set[str]:
     return {target} if kind == "ref" else {doc_key(target)} if kind == "doc" else {target, doc_key(target)}
 
 
+def document_named(docs: Mapping[str, Any], source: str, target: str) -> str | None:
+    """The source of `docs` a `:doc:` target (or an included file) names, seen from `source`:
+    relative to its folder, or with a leading "/" to the nearest folder above it that holds the
+    document."""
+    written = target.strip()
+    if written.startswith("/"):
+        folder = posixpath.dirname(source)
+        bases = []
+        while folder.startswith("raw"):
+            bases.append(folder)
+            folder = posixpath.dirname(folder)
+        tails = [written.lstrip("/")]
+    else:
+        bases, tails = [posixpath.dirname(source)], [written]
+    for base in bases:
+        for tail in tails:
+            stem = posixpath.normpath(posixpath.join(base, tail))
+            for suffix in _SUFFIXES:
+                if stem + suffix in docs:
+                    return stem + suffix
+    return None
+
+
 class XrefIndex:
     """The labels and references of the counted sources (tables in state.db, state.XREF_SCHEMA)."""
 
@@ -138,25 +161,7 @@ class Resolver:
         return part_holding(doc.page, data, self._spans[path], line)
 
     def _document(self, source: str, target: str) -> str | None:
-        """The source a `:doc:` target names, seen from `source`: relative to its folder, or with a
-        leading "/" to the nearest folder above it that holds the document."""
-        written = target.strip()
-        if written.startswith("/"):
-            folder = posixpath.dirname(source)
-            bases = []
-            while folder.startswith("raw"):
-                bases.append(folder)
-                folder = posixpath.dirname(folder)
-            tails = [written.lstrip("/")]
-        else:
-            bases, tails = [posixpath.dirname(source)], [written]
-        for base in bases:
-            for tail in tails:
-                stem = posixpath.normpath(posixpath.join(base, tail))
-                for suffix in _SUFFIXES:
-                    if stem + suffix in self.docs:
-                        return stem + suffix
-        return None
+        return document_named(self.docs, source, target)
 
     def resolved(self, source: str, refs: Iterable[Any]) -> tuple[dict[tuple[str, str], Resolved], list[str], str]:
         """How `source`'s references resolve ((kind, target) -> (title, page)), the notes its page
@@ -210,4 +215,4 @@ class Resolver:
         return self._done[source]
 
 
-__all__ = ["Resolver", "XrefIndex", "doc_key"]
+__all__ = ["Resolver", "XrefIndex", "doc_key", "document_named"]

@@ -352,7 +352,7 @@ def load_rst(path: str, text: str) -> Document:
     doc = Document(path, "rst", title or title_from_name(path), result.blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "abstract", "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords],
-                   labels=result.labels)
+                   labels=result.labels, title_from=None if _meta_text(meta, "title") else result.title_from)
     if not title:
         doc = _change_entry(doc, result.changes)
     return _finish(doc, titled_by_heading=result.first_of_several and title == result.title)

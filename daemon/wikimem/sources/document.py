@@ -105,6 +105,9 @@ class Document:
     # what `:ref:` may name here (`.. _label:`): (label, line, the title it shows: a section's, a
     # caption; None for what has none)
     labels: list[tuple[str, int, str | None]] = field(default_factory=list)
+    # the file an include before the document's first title brings in (`.. include:: ../CHANGES.rst`),
+    # as written: Sphinx shows that file's title, which the offline backend looks up
+    title_from: str | None = None
 
     @property
     def text(self) -> str:

@@ -77,6 +77,7 @@ class RstResult:
     first_of_several: bool = False  # the title is the first of the document's sections, not its own
     changes: int = 0  # `.. change::` entries (a changelog extension's), for a fragment that holds only them
     labels: list[tuple[str, int, str | None]] = field(default_factory=list)  # `.. _label:` (name, line, title)
+    title_from: str | None = None  # an include before the first title: the file whose title Sphinx shows
 
 
 MAX_NESTING = 100  # levels of indented structure (lists in lists, quotes, directive bodies) docutils is given
@@ -137,7 +138,7 @@ def parse_rst(text: str, line_offset: int = 0) -> RstResult:
                        [TocEntry(t, title, line + offset, group) for t, title, line, group in document["wikimem_toc"]],
                        [(k, line + offset) for k, line in document["wikimem_keywords"]], errors,
                        reader.first_of_several, document.get("wikimem_changes", 0),
-                       [(name, line, title) for name, line, title in reader.labels])
+                       [(name, line, title) for name, line, title in reader.labels], reader.title_from)
     return result
 
 
@@ -780,8 +781,14 @@ def _directive_table() -> dict[str, type]:
             target = self.arguments[0].strip()
             if target.startswith("<"):
                 return []  # one of docutils' own definition files (<s5defs.txt>, <isonum.txt>)
-            para = self.inline_para(f"Includes ``{target}``.")
-            para["wikimem_include"] = True
+            # a reference to the file included, as a page shows a `:doc:` (its title, linked):
+            # parsing reads no other file
+            para = nodes.paragraph("", "", nodes.Text("Includes "), nodes.Text(xref.mark("doc", target)),
+                                   nodes.Text("."))
+            para["wikimem_include"] = target
+            # from its top: a part that starts after a marker may not hold the file's title
+            para["wikimem_from_top"] = not ({"start-after", "start-line"} & set(self.options))
+            para.line = self.lineno
             return [para]
 
     class Container(Base):
@@ -1013,6 +1020,7 @@ class _Reader:
         self.blocks: list[Block] = []
         self.meta: dict[str, str] = {}
         self.title: str | None = None
+        self.title_from: str | None = None  # the file an include before the first title brings in
         self.first_of_several = False  # the title is the first of the document's sections, not its own
         self.seen_body = False
         self.labels: list[tuple[str, int, str | None]] = []  # `.. _label:`: (name, line, title it shows)
@@ -1076,9 +1084,18 @@ class _Reader:
         if first is not None and first.children and isinstance(first[0], nodes.title):
             self.title = xref.plain(self.inline(first[0], dashes=True))
             self.first_of_several = not lone
+        # a file included before any title of the document's own: Sphinx shows that file's
+        # title, if it has one (the backend knows every file's; parsing reads no other file)
+        for child in document.children:
+            if isinstance(child, nodes.section):
+                break
+            if child.get("wikimem_include"):
+                self.title_from = child["wikimem_include"] if child.get("wikimem_from_top") else None
+                break
         if document.get("title"):
             self.title = str(document["title"])  # `.. title::`: the author named the document
             self.first_of_several = False
+            self.title_from = None
         self.children(document, 1, None, None, None)
         for name, line in self.pending_labels:  # labels nothing follows: they name their own place
             self.labels.append((name, line, None))

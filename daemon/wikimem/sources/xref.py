@@ -78,12 +78,14 @@ def references(text: str) -> list[tuple[str, str]]:
 def readable(kind: str, target: str) -> str:
     """What a reference shows when nothing in the set answers it: a label or a document's name
     made readable ("session_forcing_null" is "session forcing null", "/ref/models/index" is
-    "models")."""
+    "models", a file named with its suffix is its path: "`../CHANGES.rst`")."""
     if ":" in target and re.fullmatch(r"[\w.-]+:[^:].*", target) and kind != "doc":
         target = target.split(":", 1)[1]  # another project's label (intersphinx): its own name
     if kind == "any":
         return target  # a name as written: nothing says what kind of name it is
     if kind == "doc":
+        if re.search(r"\.[A-Za-z]\w*$", target.strip()):
+            return f"`{target.strip()}`"  # a file named with its suffix (an include's): its path, as code
         path = target.strip().strip("/").removesuffix("/index")
         name = path.rsplit("/", 1)[-1] or path
         return re.sub(r"[-_]+", " ", name).strip() or name
