@@ -384,6 +384,17 @@ def test_a_document_that_includes_a_file_before_any_title_shows_that_files_title
     assert changelog.title == "Changelog" and "Includes `../CHANGES.rst`." in changelog.body
 
 
+def test_a_myst_include_before_any_heading_shows_the_included_files_title(ws: Workspace) -> None:
+    write(ws, "CHANGES.md", "# Widget changes\n\n## 2.0\n\n- Faster.\n")
+    write(ws, "docs/changes.md", "```{include} ../CHANGES.md\n:end-before: Unreleased\n```\n")
+    write(ws, "docs/license.md", "# License\n\n```{include} ../CHANGES.md\n```\n")
+    compile_(ws)
+    changes_file, _ = page(ws, "CHANGES.md")
+    _, changes = page(ws, "docs/changes.md")
+    assert changes.title == "Widget changes" and f"Includes [Widget changes]({changes_file.name})." in changes.body
+    assert page(ws, "docs/license.md")[1].title == "License"
+
+
 def test_a_ref_links_the_part_page_that_holds_its_section(ws: Workspace) -> None:
     sections = "".join(f".. _topic-{n}:\n\nTopic number {n} of the reference\n{'-' * 34}\n\n"
                        + "".join(f"Item {n}.{m}\n{'~' * (7 + len(str(n)) + len(str(m)))}\n\nText {m}.\n\n"

@@ -288,14 +288,20 @@ def load_markdown(path: str, text: str) -> Document:
     labels: list[tuple[str, int, str | None]] = []
     # a SUMMARY.md's lists are a book's chapters; another document's links that open a list item
     # (or make up a paragraph) and lead to another file of the set are its map (a MyST toctree too)
-    blocks = parse_markdown(body, offset, toc=toc, summary=is_summary, labels=labels)
+    includes: list[tuple[str, int, bool]] = []
+    blocks = parse_markdown(body, offset, toc=toc, summary=is_summary, labels=labels, includes=includes)
     title = _meta_text(meta, "title") or _heading_title(blocks) or _documented_object(body)
+    # a file included before any heading: Sphinx (MyST) shows that file's title
+    first_heading = next((b.line for b in blocks if b.kind == "heading"), None)
+    title_from = next((target for target, line, from_top in includes[:1]
+                       if from_top and (first_heading is None or line < first_heading)), None)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     # a heading's text is clean already; a front matter title may hold markup
     title = clean_inline(title) if title and title == _meta_text(meta, "title") else title
     doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
-                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta), labels=labels)
+                   toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta), labels=labels,
+                   title_from=None if _meta_text(meta, "title") else title_from)
     if not title:
         doc = _change_entry(doc, 0)
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))

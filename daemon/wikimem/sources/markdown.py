@@ -177,11 +177,14 @@ def _setext_heading(rules: list[Any]) -> Any:
 
 
 def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | None = None,
-                   summary: bool = True, labels: list[tuple[str, int, str | None]] | None = None) -> list[Block]:
+                   summary: bool = True, labels: list[tuple[str, int, str | None]] | None = None,
+                   includes: list[tuple[str, int, bool]] | None = None) -> list[Block]:
     """Blocks of a Markdown text; `line_offset` lines come before it in the file (front matter).
 
     Links of a list of links (a SUMMARY.md that is a book's table of contents) go to `toc` when it is given;
-    MyST's targets (`(label)=` before what they name) to `labels` when it is given.
+    MyST's targets (`(label)=` before what they name) to `labels` when it is given; MyST's
+    includes (```{include} ../CHANGES.md```: the file as written, the line, whether from its top)
+    to `includes`.
     """
     md = _parser()
     env: dict[str, Any] = {}
@@ -193,7 +196,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
                 md.inline.parse(token.content, md, env, token.children)
             else:
                 token.children = []
-    return _Walker(line_offset, toc, labels, summary).walk(tokens)
+    return _Walker(line_offset, toc, labels, summary, includes).walk(tokens)
 
 
 _MKDOCS_MARKS = ("!!!", "???", "===", "///", ":::")
@@ -341,10 +344,12 @@ _MYST_TARGET = re.compile(r"^\(([^()\s][^()\n]*)\)=$")
 
 class _Walker:
     def __init__(self, line_offset: int, toc: list[TocEntry] | None,
-                 labels: list[tuple[str, int, str | None]] | None = None, summary: bool = True):
+                 labels: list[tuple[str, int, str | None]] | None = None, summary: bool = True,
+                 includes: list[tuple[str, int, bool]] | None = None):
         self.offset = line_offset
         self.toc = toc
         self.labels = labels
+        self.includes = includes
         self.pending: list[tuple[str, int]] = []  # MyST targets waiting for what they name
         self.summary = summary  # a book's table of contents: every link of its lists is a chapter
         self.blocks: list[Block] = []
@@ -458,6 +463,16 @@ class _Walker:
                     title, target = (explicit.group(1).strip(), explicit.group(2).strip()) if explicit else (None, entry)
                     if target and target != "self" and not ABSOLUTE_URL.match(target):
                         self.toc.append(TocEntry(target, title, body_start + 1 + skip + at, caption))
+                return
+            if name == "include":
+                # the file it brings in, as reST's `.. include::` reads (a reference to it, shown
+                # as a `{doc}` is: parsing reads no other file)
+                target = (myst.group(2) or "").strip()
+                if target:
+                    self.blocks.append(Block("para", f"Includes {xref.mark('doc', target)}.", body_start))
+                    if self.includes is not None:
+                        options = {line.split(":", 2)[1] for line in lines[:skip] if line.count(":") >= 2}
+                        self.includes.append((target, body_start, not ({"start-after", "start-line"} & options)))
                 return
             if name == "eval-rst":
                 try:
