@@ -351,7 +351,11 @@ def test_a_document_that_includes_a_file_before_any_title_shows_that_files_title
     write(ws, "docs/license.rst", "License\n=======\n\nThe terms.\n\n.. include:: ../CHANGES.rst\n")
     write(ws, "docs/part.rst", ".. include:: ../CHANGES.rst\n   :start-after: Version 2.0\n")
     write(ws, "docs/index.rst", "Widgets\n=======\n\n.. toctree::\n\n   changelog\n   license\n")
+    # two files that include each other before any title: each keeps the name of its file
+    write(ws, "loop/one.rst", ".. include:: two.rst\n")
+    write(ws, "loop/two.rst", ".. include:: one.rst\n")
     compile_(ws)
+    assert (page(ws, "loop/one.rst")[1].title, page(ws, "loop/two.rst")[1].title) == ("One", "Two")
     changes_file, _ = page(ws, "CHANGES.rst")
     _, changelog = page(ws, "docs/changelog.rst")
     assert changelog.title == "Widget Changelog"

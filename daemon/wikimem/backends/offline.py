@@ -367,14 +367,12 @@ class _Compile:
         shown: dict[str, str] = {}
 
         def title_of(path: str, depth: int = 0) -> str | None:
-            """The title a source shows: its own, else (it includes a file first) that file's."""
-            if path in shown:
-                return shown[path]
+            """The title a source shows: the title of the file it includes first, if that file has
+            one (it may include another), else its own; None for a title made of its file's name."""
             target = known.get(path)
             named = document_named(ok, path, target) if target and depth < 4 else None
-            if named is None or named == path:
-                return None if self.analysis_of(ok[path]).get("named") else ok[path].title
-            return title_of(named, depth + 1) or (None if self.analysis_of(ok[path]).get("named") else ok[path].title)
+            included = title_of(named, depth + 1) if named is not None and named != path else None
+            return included or (None if ok[path].title == title_from_name(path) else ok[path].title)
 
         for path in sorted(known):
             if path in ok and (title := title_of(path)) is not None and title != ok[path].title:
