@@ -646,6 +646,11 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
                          "in 4.0.") == [("proxy_auth", "deprecated")]
     assert removed_names("Deprecated since version 3.14: Use `encode_basic_auth()` with `headers`.") == []
 
+    # a dependency that went: the package, however plain its name, when written as code
+    assert removed_names("Removed the dependency on ``six``".replace("``", "`")) == [("six", "removed")]
+    assert removed_names("Dropped the runtime dependency on `setuptools` and `pkg_resources`.") == [
+        ("setuptools", "removed"), ("pkg_resources", "removed")]
+    assert removed_names("Removed the dependency on six.") == []
     # what went is not the name: a restriction on it, a use of it, or a name the reason mentions
     assert removed_names("Remove `max_parts` restriction from form parsing.") == []
     assert removed_names("Remove usage of `warnings.catch_warnings`.") == []

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 36  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 37  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1117,6 +1117,8 @@ _REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
                           rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
                           r"(?P<what>.*)", re.I)
 _REMOVED_TAIL = re.compile(rf"^(?P<what>.*?){REMOVED_PASSIVE}", re.I)
+_DEPENDENCY_ON = re.compile(r"\s+(?:the\s+|its\s+)?(?:(?:hard|runtime|install|optional)\s+)?(?:dependency|dependencies|requirement)\s+"
+                            r"(?:on|of)\s+", re.I)
 _DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
 # "`old_hook` is deprecated", "The `schedule()` method is deprecated": the names open the sentence
 # ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
@@ -1167,6 +1169,7 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         return []  # "is not removed", "is no longer deprecated": nothing is gone
     chunks: list[str] = []
     change = "removed"
+    package = False  # what went is a dependency, named as a package is
     deprecated = _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip())
     if deprecated is not None:
         change = "deprecated"  # whatever it says will happen later ("will be removed in 4.0")
@@ -1187,6 +1190,10 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
     elif (head := _REMOVE_HEAD.match(sentence.strip())) is not None:
         change = "restored" if head.group("back") else "removed"
         what = head.group("what")
+        # "Removed the dependency on `six`": what went is what was depended on, a package's name
+        # however plain
+        if (dep := _DEPENDENCY_ON.match(what)) is not None:
+            what, package = what[dep.end():], True
         cut = _WHERE_FROM.search(_mask_spans(what))
         chunks.append(what[: cut.start()] if cut else what)
     elif (tail := _REMOVED_TAIL.match(sentence.strip())) is not None:
@@ -1213,7 +1220,7 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
             name = ident.group("name")
             distinct = "_" in name or "." in name or ident.group("call") is not None \
                 or (len(name) >= 4 and (name.isupper() or any(c.isupper() for c in name[1:])))
-            if distinct and len(name) >= 4 and name not in names:
+            if ((distinct and len(name) >= 4) or (package and len(name) >= 3)) and name not in names:
                 names.append(name)
     return [(name, change) for name in names]
 
