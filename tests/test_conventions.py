@@ -74,6 +74,10 @@ def test_a_titles_dashes_are_the_dashes_sphinx_shows(tmp_path: Path) -> None:
     assert load(tmp_path, "web.rst", module).title == "`acme.web` \u2014 Handlers and `Application` classes"
     assert load(tmp_path, "locks.rst", "``acme.locks`` -- Primitives\n" + "=" * 29 + "\n\nText.\n").title \
         == "`acme.locks` \u2013 Primitives"
+    # between words too (networkx's "DiGraph---Directed graphs with self loops"), and in a range
+    assert load(tmp_path, "dg.rst", "DiGraph---Directed graphs\n" + "=" * 25 + "\n\nText.\n").title \
+        == "DiGraph\u2014Directed graphs"
+    assert load(tmp_path, "pp.rst", "Pages 3--5\n" + "=" * 10 + "\n\nText.\n").title == "Pages 3\u20135"
     # an option written in a title keeps its dashes, in code or not
     option = "The ``--root`` option and --verbose\n" + "=" * 35 + "\n\nText.\n"
     assert load(tmp_path, "opt.rst", option).title == "The `--root` option and --verbose"

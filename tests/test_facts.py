@@ -206,6 +206,14 @@ def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_
     assert [f for f in extract(alone) if f.key[0] == "min"] == []
 
 
+def test_a_requirement_any_of_a_closed_list_meets_names_the_newest_supported() -> None:
+    said = {(f.key[0], f.value) for f in facts_of("NetworkX requires Python 3.11, 3.12, 3.13, or 3.14.")}
+    assert said == {("min", (3, 11)), ("max", (3, 14))}
+    # open at its end, or two versions only: the oldest alone
+    assert {f.key[0] for f in facts_of("Requires Python 3.9, 3.10 or 3.11 or later.")} == {"min"}
+    assert {f.key[0] for f in facts_of("Acme requires Python 3.11 or 3.12.")} == {"min"}
+
+
 def test_a_dependency_set_to_a_version_without_or_later_may_be_a_pin() -> None:
     assert not facts_of("Update the kombu dependency to 5.3.0.", "5.7.0")
 

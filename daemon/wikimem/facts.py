@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 37  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 38  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1690,7 +1690,19 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
         value_text = sentence[start : m.end() + len(_trailing_name(after))].strip()
         out.append(Fact((relation, name, role), _version(m.group("ver")), value_text, plan, subject, doc.path,
                         sentence, line, date, doc.series))
+        # "requires Python 3.11, 3.12, 3.13, or 3.14": a closed list of every version that will do
+        # names the newest supported too
+        listed = _LIST_ON.match(sentence, m.end()) if relation == "min" else None
+        if listed is not None and not _OR_LATER.match(sentence[listed.end():]):
+            versions = [_version(m.group("ver")), *_versions(listed.group(0))]
+            if _is_list(m.group("ver") + listed.group(0), versions):
+                out.append(Fact(("max", name, role), max(versions), f"{raw_name[head.end():] if head else raw_name} "
+                                f"{dotted(max(versions))}", plan, subject, doc.path, sentence, line, date, doc.series))
     return out
+
+
+# the versions a list goes on with after its first ("3.11" then ", 3.12, 3.13, or 3.14")
+_LIST_ON = re.compile(r"(?:\s*,\s*(?:(?:or|and)\s+)?v?\d+(?:\.\d+)*|\s+(?:or|and)\s+v?\d+(?:\.\d+)*(?![\w.]*\w))+")
 
 
 def _cell(text: str) -> str:

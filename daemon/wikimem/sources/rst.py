@@ -1438,13 +1438,19 @@ class _Reader:
         return text
 
 
-# Sphinx's dashes: `---` an em dash, `--` an en dash, between words or spaces (an option's
-# `--name` written outside code stays as written)
-_DASHES = re.compile(r"(?<![-\w])(-{2,3})(?![-\w])")
+# Sphinx's dashes: `---` an em dash and `--` an en dash, between spaces or words alike
+# ("DiGraph---Directed graphs", "pages 3--5"); an option's `--name` written outside code stays
+# as written
+_DASHES = re.compile(r"(?<!-)(-{2,3})(?!-)")
 
 
 def _dash(m: re.Match[str]) -> str:
-    return "\u2014" if len(m.group(1)) == 3 else "\u2013"
+    if len(m.group(1)) == 3:
+        return "\u2014"
+    text, at, end = m.string, m.start(), m.end()
+    if (at == 0 or not text[at - 1].isalnum()) and end < len(text) and text[end].isalpha():
+        return m.group(1)  # `--name`: an option
+    return "\u2013"
 
 
 def _release_item(item: Any) -> Any:
