@@ -859,6 +859,24 @@ def test_a_front_page_that_gives_its_short_name_names_the_product(ws: Workspace)
     assert any(t.startswith("Minimum Python version (aptoolkit)") for t in claims), sorted(claims)
 
 
+def test_the_install_page_names_a_newer_supported_version_than_an_older_release_did(ws: Workspace) -> None:
+    """The 3.4 notes (dated) say "Supports Python 3.10, 3.11, 3.12, and 3.13"; the newest
+    release, 3.6, says nothing of Python; the install page requires "3.11, 3.12, 3.13, or 3.14":
+    the newest supported is the page's 3.14. Where the newest release's own notes name a newer
+    one than the page, the notes hold."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite draws graphs.\n")
+    write(ws, "kite/install.rst", "Install\n=======\n\nKite requires Python 3.11, 3.12, 3.13, or 3.14.\n")
+    write(ws, "kite/release/release_3.4.rst", "Kite 3.4\n========\n\nRelease date: 10 October 2024\n\n"
+                                              "Supports Python 3.10, 3.11, 3.12, and 3.13.\n")
+    write(ws, "kite/release/release_3.6.rst", "Kite 3.6\n========\n\nFaster layouts.\n")
+    line = _compiled_claims(ws)["Newest Python version supported (kite)"]
+    assert line.startswith("Current: **Python 3.14**"), line
+    write(ws, "kite/release/release_3.6.rst", "Kite 3.6\n========\n\nRelease date: 1 December 2025\n\n"
+                                              "Supports Python 3.11, 3.12, 3.13, 3.14, and 3.15.\n")
+    line = _compiled_claims(ws)["Newest Python version supported (kite)"]
+    assert line.startswith("Current: **Python 3.15**"), line
+
+
 def test_two_minimums_in_the_newest_release_and_no_reference_page_the_higher_holds(ws: Workspace) -> None:
     """The newest release's notes give a dependency's minimum twice, "4.3.0+" under its heading
     and "updated to 4.3.1" in a list, and no reference page states it: only 4.3.1 meets both."""

@@ -229,6 +229,16 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         # said by an earlier major series, it is the latest statement, not what holds now: the
         # releases since may have added versions in words the rules do not read
         strong = _strong(top, newest, kinds, newest_date, running) and (newest is None or _major(top.release) == _major(newest))
+        if top.release is not None and not _recent(top, newest):
+            # the current documentation names a newer version of the same numbering than an older
+            # release's notes did ("requires Python 3.11, ..., or 3.14" on the install page, 3.13
+            # the last a release's notes said): the pages are as new as the newest release
+            newer = [f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
+                     and f.change in ("", "from") and f.value[:1] == top.value[:1] and f.value > top.value
+                     and not compatible(f.value, top.value)]
+            if newer:
+                page = max(newer, key=lambda f: f.value)
+                return _Claim(page, True, _value_text(page), page.value)
         return _Claim(top, strong, _value_text(top), top.value)
     states = ("", "from")
     refs = sorted((f for f in outcomes if f.release is None and kinds.get(f.source, "reference") == "reference"
