@@ -392,6 +392,36 @@ def test_a_document_that_includes_a_file_before_any_title_shows_that_files_title
     assert changelog.title == "Changelog" and "Includes `../CHANGES.rst`." in changelog.body
 
 
+def test_a_substitution_defined_in_an_included_file_shows_its_text(ws: Workspace) -> None:
+    """`|project_name|` defined in `global.rst.inc` (a file of definitions the pages include)
+    shows "Widget", as Sphinx shows it; one defined nowhere in raw/ (conf.py's `|release|`) is
+    its name, with no note; an edit of the definition reaches the pages on an incremental
+    compile, as a full compile would."""
+    write(ws, "docs/global.rst.inc", ".. |project_name| replace:: Widget\n.. |author| replace:: Ann Example\n")
+    write(ws, "docs/intro.rst", ".. include:: global.rst.inc\n\nIntroduction\n============\n\n"
+                                "|project_name| watches folders; this is release |release|.\n")
+    compile_(ws)
+    _, intro = page(ws, "docs/intro.rst")
+    assert "Widget watches folders; this is release release." in intro.body, intro.body
+    assert "> Note:" not in intro.body and "project_name" not in intro.body
+    write(ws, "docs/global.rst.inc", ".. |project_name| replace:: Gadget\n.. |author| replace:: Ann Example\n")
+    compile_(ws)
+    assert "Gadget watches folders" in page(ws, "docs/intro.rst")[1].body
+    incremental = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
+    import shutil
+
+    for folder in ("sources", "concepts"):
+        shutil.rmtree(ws.wiki / folder)
+    shutil.rmtree(ws.state_dir)
+    compile_(ws)
+    full = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
+    assert incremental == full
+    # an include file that holds no reST is no source
+    write(ws, "docs/consts.inc", "#define WIDGET_MAX 10\n#define WIDGET_MIN 1\n")
+    report = compile_(ws)
+    assert [p for p, _ in report.skipped] == ["raw/docs/consts.inc"]
+
+
 def test_a_myst_include_before_any_heading_shows_the_included_files_title(ws: Workspace) -> None:
     write(ws, "CHANGES.md", "# Widget changes\n\n## 2.0\n\n- Faster.\n")
     write(ws, "docs/changes.md", "```{include} ../CHANGES.md\n:end-before: Unreleased\n```\n")

@@ -30,6 +30,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..sources import xref
 from .offline_pages import Resolved, part_holding, part_spans
 from .offline_store import CHUNK, Doc
 
@@ -183,6 +184,11 @@ class Resolver:
                 continue
             if kind in ("ref", "any"):
                 found = self._labels.get(target, [])
+                if xref.is_substitution(target):
+                    # a substitution another file defines: its text, no link; one defined nowhere
+                    # in raw/ (conf.py's) is its name, as before, with no note
+                    out[(kind, target)] = (found[0][2] if found else None, None)
+                    continue
                 if not found:
                     out[(kind, target)] = (BUILT_IN.get(target), None)
                     if target not in BUILT_IN:

@@ -39,7 +39,10 @@ MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdown", ".mkd", ".mdx"}
 RST_SUFFIXES = {".rst", ".rest"}
 PLAIN_SUFFIXES = {".txt", ".text"}
 PRESENT_SUFFIXES = {".article", ".slide"}
-TEXT_SUFFIXES = MARKDOWN_SUFFIXES | RST_SUFFIXES | PLAIN_SUFFIXES | PRESENT_SUFFIXES
+# a fragment a Sphinx set includes (`.. include:: global.rst.inc`: substitutions, a shared
+# section): read when it holds reStructuredText, skipped otherwise (a C include is no document)
+INCLUDE_SUFFIXES = {".inc"}
+TEXT_SUFFIXES = MARKDOWN_SUFFIXES | RST_SUFFIXES | PLAIN_SUFFIXES | PRESENT_SUFFIXES | INCLUDE_SUFFIXES
 HTML_SUFFIXES = {".html", ".htm", ".xhtml"}
 PDF_SUFFIXES = {".pdf"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | PDF_SUFFIXES
@@ -80,7 +83,8 @@ def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str
 
 # --- knowing the format by content ------------------------------------------------------------
 
-_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. [A-Za-z][\w:-]*::", re.MULTILINE)
+# a directive, or a substitution's definition (`.. |acme| replace:: Acme`)
+_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. (?:\|[^|\n]+\|\s+)?[A-Za-z][\w:-]*::", re.MULTILINE)
 _RST_TARGET = re.compile(r"^\.\. _[^:\n]+:", re.MULTILINE)
 _RST_ROLE = re.compile(r":[A-Za-z][\w:+-]*:`[^`\n]+`")
 _RST_FIELD = re.compile(r"^:[A-Za-z][\w -]*: \S", re.MULTILINE)
@@ -481,11 +485,14 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int, xrefs: bool = Fals
     elif suffix in PRESENT_SUFFIXES:
         doc = load_present(rel_path, text)
     else:
-        fmt = sniff_format(text, suffix)
+        fmt = sniff_format(text, ".txt" if suffix in INCLUDE_SUFFIXES else suffix)
+        if suffix in INCLUDE_SUFFIXES and fmt != "rst":
+            raise SkipSource("an include file that holds no reStructuredText")
         doc = load_rst(rel_path, text) if fmt == "rst" else load_markdown(rel_path, text) if fmt == "markdown" \
             else load_plain(rel_path, text)
     doc.warnings[:0] = warnings
-    if not any(b.kind != "code" for b in doc.blocks):
+    if not any(b.kind != "code" for b in doc.blocks) and not doc.labels:
+        # (a file of definitions alone, `.. |acme| replace:: Acme`, is what others include)
         raise SkipSource("no prose found to compile")
     if not xrefs and doc.format in ("rst", "markdown"):
         doc.blocks = [b if xref.OPEN not in b.text else dataclasses.replace(b, text=xref.plain(b.text))

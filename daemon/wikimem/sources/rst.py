@@ -1139,6 +1139,16 @@ class _Reader:
                 if block.astext().strip():
                     self.blocks.append(Block("code", block.astext(), self.written_at(block.astext(), node.get("line"))))
             return
+        if isinstance(node, nodes.substitution_definition):
+            # what another file that includes this one shows for it: a label only a substitution
+            # reference can name (sources/xref.py)
+            if node.get("names") and not _is_badge(node) and id(node) not in self.expanding:
+                self.expanding.add(id(node))
+                text = self.inline(node)
+                self.expanding.discard(id(node))
+                if text and xref.OPEN not in text:
+                    self.labels.append((xref.substitution(node["names"][0]), self.line_of(node), text))
+            return
         if isinstance(node, (nodes.comment, nodes.substitution_definition,
                              nodes.pending, nodes.raw, nodes.meta if hasattr(nodes, "meta") else nodes.pending,
                              nodes.transition, nodes.image, nodes.decoration, nodes.label)):
@@ -1422,8 +1432,13 @@ class _Reader:
                 out.append(child.get("alt", ""))
             elif isinstance(child, nodes.substitution_reference):
                 definition = _substitution(child)
-                if definition is None or id(definition) in self.expanding:
-                    out.append(self.inline(child))  # defined elsewhere (Sphinx's |version|): its name
+                if definition is None:
+                    # defined in another file (one the document includes): a mark the offline
+                    # backend resolves against every file's definitions, else its name (Sphinx's
+                    # |version|, from conf.py)
+                    out.append(xref.mark("ref", xref.substitution(child.get("refname", "") or child.astext())))
+                elif id(definition) in self.expanding:
+                    out.append(self.inline(child))
                 elif not _is_badge(definition):  # |PyPI| |CI| ...: a README's badges say nothing
                     self.expanding.add(id(definition))  # (one that refers to itself is its name)
                     out.append(self.inline(definition))

@@ -75,6 +75,16 @@ def references(text: str) -> list[tuple[str, str]]:
     return [(kind, target) for _, _, kind, target, _ in marks(text)]
 
 
+def substitution(name: str) -> str:
+    """The label a reST substitution's definition is kept under (`.. |acme| replace:: Acme`):
+    "|acme|", a form no `:ref:` target takes."""
+    return "|" + " ".join(name.lower().split()) + "|"
+
+
+def is_substitution(target: str) -> bool:
+    return len(target) > 2 and target.startswith("|") and target.endswith("|")
+
+
 def readable(kind: str, target: str) -> str:
     """What a reference shows when nothing in the set answers it: a label or a document's name
     made readable ("session_forcing_null" is "session forcing null", "/ref/models/index" is
@@ -83,6 +93,8 @@ def readable(kind: str, target: str) -> str:
         target = target.split(":", 1)[1]  # another project's label (intersphinx): its own name
     if kind == "any":
         return target  # a name as written: nothing says what kind of name it is
+    if is_substitution(target):
+        return target[1:-1]  # a substitution defined nowhere in raw/ (Sphinx's |version|): its name
     if kind == "doc":
         if re.search(r"\.[A-Za-z]\w*$", target.strip()):
             return f"`{target.strip()}`"  # a file named with its suffix (an include's): its path, as code
