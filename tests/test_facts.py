@@ -654,6 +654,9 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
                          "in 4.0.") == [("proxy_auth", "deprecated")]
     assert removed_names("Deprecated since version 3.14: Use `encode_basic_auth()` with `headers`.") == []
 
+    # an item tagged with the part it is about, a kind of name after where it is used
+    assert removed_names("[watchmedo] Removed the `--trace` CLI argument from the `watchmedo log` command.") == [
+        ("--trace", "removed")]
     # a dependency that went: the package, however plain its name, when written as code
     assert removed_names("Removed the dependency on ``six``".replace("``", "`")) == [("six", "removed")]
     assert removed_names("Dropped the runtime dependency on `setuptools` and `pkg_resources`.") == [

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 39  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 40  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1138,6 +1138,10 @@ _DEPRECATED_SINCE = re.compile(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*"
 _SAID_DEPRECATED = re.compile(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
 # what a name removed may be called after it ("`on_event()` decorator", "`ACME_ENV` environment
 # variable"); another word there says something else went ("`max_parts` restriction")
+# a changelog item's tag for the part of the product it is about: "[watchmedo] Removed ...", "[core] ..."
+_AREA_TAG = re.compile(r"^\s*\[[\w .:/-]{1,30}\]\s*")
+_WHERE_USED = frozenset("cli command command-line line keyword positional optional config configuration public private "
+                        "internal undocumented deprecated legacy".split())
 _CODE_KINDS = frozenset("""parameter parameters argument arguments attribute attributes method methods function functions
 class classes property properties decorator decorators module modules option options setting settings config
 configuration key keys variable variables environment field fields alias aliases flag flags constant constants hook hooks
@@ -1167,6 +1171,7 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
     deprecated and will be removed in 4.0"), as written."""
     if re.search(r"\b(?:not|n't|never|un-?deprecat\w*)\b", sentence, re.I):
         return []  # "is not removed", "is no longer deprecated": nothing is gone
+    sentence = _AREA_TAG.sub("", sentence, count=1)  # "[cli] Removed ...": the part of the product it is
     chunks: list[str] = []
     change = "removed"
     package = False  # what went is a dependency, named as a package is
@@ -1205,8 +1210,11 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         for span in _SPAN.finditer(chunk):
             if span.group("owner"):
                 continue  # `Schema`'s `context`: what it belongs to stays
-            after = re.match(r"\s*([A-Za-z]+)", chunk[span.end():])
-            if (after and after.group(1).lower() not in _CODE_KINDS and after.group(1).lower() not in ("and", "or")) \
+            # the kind of name it is may come after a word that says where it is used ("the
+            # `--trace` CLI argument", "the `timeout` keyword argument")
+            after = re.match(r"\s*([A-Za-z]+)(?:[\s-]+([A-Za-z]+))?", chunk[span.end():])
+            if (after and after.group(1).lower() not in _CODE_KINDS and after.group(1).lower() not in ("and", "or")
+                    and not (after.group(1).lower() in _WHERE_USED and (after.group(2) or "").lower() in _CODE_KINDS)) \
                     or _USE_OF.search(chunk[: span.start()]):
                 continue  # "`max_parts` restriction", "usage of `x`": the name stays
             written = span.group(1).strip()
