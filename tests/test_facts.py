@@ -880,6 +880,19 @@ def test_the_install_page_names_a_newer_supported_version_than_an_older_release_
     assert line.startswith("Current: **Python 3.15**"), line
 
 
+def test_a_setting_named_as_code_and_in_words_is_one_timeline(ws: Workspace) -> None:
+    """3.0 "changed the default language level to `3str`" (in words), 3.1 says "`language_level=3`
+    is now the default" (the setting as code, with its value): one timeline, current 3."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite compiles modules.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "kite/CHANGES.rst", "Kite Changelog\n==============\n\n3.1.0 (2025-05-08)\n==================\n\n"
+                                  "* ``language_level=3`` is now the default.\n\n3.0.0 (2023-07-17)\n==================\n\n"
+                                  "* The default language level was changed to ``3str``, i.e. Python 3 semantics.\n")
+    claims = _compiled_claims(ws)
+    (title,) = [t for t in claims if "language" in t.lower()]
+    assert claims[title].startswith("Current: **3**, 3.1.0") and "It replaced 3str" in claims[title], claims
+
+
 def test_two_minimums_in_the_newest_release_and_no_reference_page_the_higher_holds(ws: Workspace) -> None:
     """The newest release's notes give a dependency's minimum twice, "4.3.0+" under its heading
     and "updated to 4.3.1" in a list, and no reference page states it: only 4.3.1 meets both."""

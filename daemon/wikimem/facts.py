@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 40  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 41  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -360,6 +360,10 @@ _CHOICE_IS = re.compile(
     rf"\s+(?P<new>{_CHOICE_VALUE})", re.I)
 # "`utf8mb4` is now the default character set"
 _CHOICE_BECOMES = re.compile(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+(?P<what>{_CHOICE_WHAT})(?=\s*(?:[.;:,(]|$|\s+(?:for|in|on|when|if)\b))", re.I)
+# a setting's value written as code, said to be the default: "`language_level=3` is now the
+# default", "`binding=True` is the default"
+_CHOICE_ASSIGNED = re.compile(r"`{1,2}(?P<what>[A-Za-z_][\w.-]*)\s*=\s*(?P<new>[^`\s=]{1,40})`{1,2}\s+is\s+"
+                              r"(?P<now>now\s+)?the\s+default\b(?!\s+(?:for|in|on|when|if)\b)", re.I)
 # what a setting or a function named in code defaults to: "`Request.max_upload_size` defaults
 # to 500kB instead of unlimited" (a change), "`hash_password` uses bcrypt by default",
 # "`max_upload_size` is unlimited by default" (a state); a figure with its unit is a value here
@@ -499,13 +503,14 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
     if _PAST.search(sentence):
         return out
     spans: list[tuple[int, int]] = []
-    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES, _CHOICE_DEFAULTS, _CHOICE_ITS):
+    for pattern in (_CHOICE_SET, _CHOICE_IS, _CHOICE_BECOMES, _CHOICE_DEFAULTS, _CHOICE_ITS, _CHOICE_ASSIGNED):
         for m in pattern.finditer(sentence):
             if any(a <= m.start() < b for a, b in spans):
                 continue
             subject = _choice_subject(m.group("what"))
             value_group = "new" if m.group("new") is not None else "new2"  # _CHOICE_DEFAULTS' "is X by default"
-            new = _choice_ok(sentence, m, value_group)
+            # a value written inside the code that names its setting is a value as it stands
+            new = m.group("new") if pattern is _CHOICE_ASSIGNED else _choice_ok(sentence, m, value_group)
             if pattern is not _CHOICE_SET and "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
                 # "The `label` attribute of `Widget` now defaults to ...", "Compatibility between
                 # the default behavior and X is now improved": the default is not the subject
@@ -522,7 +527,7 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
                 continue  # "When using X, the default is Y", "(where `x` is False by default)": one case's
             groups = m.groupdict()
             old = _choice_ok(sentence, m, "old") if groups.get("old") else None
-            if pattern is _CHOICE_DEFAULTS:
+            if pattern is _CHOICE_DEFAULTS or pattern is _CHOICE_ASSIGNED:
                 changes = bool(groups.get("old") or groups.get("now"))
             else:
                 changes = pattern is not _CHOICE_IS or bool(groups.get("change") or groups.get("now"))

@@ -391,6 +391,14 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
         if f.date and f.date > now and not f.plan:
             f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
         groups[(f.series, f.key)].append(f)
+    # a setting named as code and in words ("`language_level=3` is now the default", "the default
+    # language level was changed to 3str"): one timeline, under its name as code
+    as_code = {(name, key[0], key[1].replace("_", " "), key[2]): key for name, key in groups
+               if key[0] == "choice" and "_" in key[1]}
+    for name, key in list(groups):
+        code = as_code.get((name, *key)) if key[0] == "choice" and "_" not in key[1] else None
+        if code is not None:
+            groups[(name, code)].extend(replace(f, key=code) for f in groups.pop((name, key)))
     newest_of = {s.name: s.newest for s in series.values()}
     # the changelogs that go up to their series' newest release
     running = {source for source, top in (newest or {}).items()
