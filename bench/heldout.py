@@ -60,6 +60,7 @@ import navigation  # noqa: E402
 
 VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)*")  # not the digit of a name ("psycopg2 2.8.4" is 2.8.4)
 ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`")
+CODE_SPAN = re.compile(r"``.+?``|(?<![:`])`[^`\n]+`")
 SCOPE_PREFIX = re.compile(r"(?<![\w/.-])_[a-z][a-z0-9]*\.[A-Za-z_]")
 LABEL_DEF = re.compile(r"^\.\. _([^:`\n]+):\s*$", re.M)
 CODE_SPAN = re.compile(r"``([^`\n]+)``|(?<!`)`([^`\n]+)`(?!`)")
@@ -193,7 +194,9 @@ def markup(ws: Path) -> dict[str, Any]:
         if rel in ("log.md", "AGENTS.md"):
             continue
         text = LINK_TARGET.sub("]", file.read_text(encoding="utf-8", errors="replace"))
-        if ROLE.search(text):
+        # a role written as code is shown on purpose (a page about reST: "the `:collapsible:`
+        # option", "`` :func:`spam` ``"); a role's own backquote follows its colon
+        if ROLE.search(CODE_SPAN.sub(" ", text)):
             role_pages.append(rel)
         if m := SCOPE_PREFIX.search(text):
             scope_pages.append(rel)

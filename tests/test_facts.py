@@ -214,6 +214,15 @@ def test_a_requirement_any_of_a_closed_list_meets_names_the_newest_supported() -
     assert {f.key[0] for f in facts_of("Acme requires Python 3.11 or 3.12.")} == {"min"}
 
 
+def test_a_relative_clause_is_said_of_the_name_before_it() -> None:
+    """A team's note: "Our theme is Furo 2024.8.6, which needs Python 3.8 or newer" is Furo's
+    need, not the product's, nor the note's."""
+    (fact,) = facts_of("Our theme is Furo 2024.8.6, which needs Python 3.8 or newer.", None, "Team notes")
+    assert (fact.key, fact.value) == (("min", "python", "furo"), (3, 8))
+    (fact,) = facts_of("Our app is on Django, which requires Python 3.10 or newer.", None, "Team notes")
+    assert fact.key == ("min", "python", "django")
+
+
 def test_a_dependency_set_to_a_version_without_or_later_may_be_a_pin() -> None:
     assert not facts_of("Update the kombu dependency to 5.3.0.", "5.7.0")
 
@@ -891,6 +900,19 @@ def test_a_setting_named_as_code_and_in_words_is_one_timeline(ws: Workspace) -> 
     claims = _compiled_claims(ws)
     (title,) = [t for t in claims if "language" in t.lower()]
     assert claims[title].startswith("Current: **3**, 3.1.0") and "It replaced 3str" in claims[title], claims
+
+
+def test_a_version_named_after_a_verb_shows_the_version_after_a_drop(ws: Workspace) -> None:
+    """7.0 "Support Docutils 0.20", 7.4 "Drop Docutils 0.18.1 and Docutils 0.19 support": the
+    minimum is 0.20, the version the notes name after the one dropped (not "above 0.19")."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite builds documentation.\n")
+    write(ws, "kite/guide.rst", "Kite guide\n==========\n\nRun Kite.\n")
+    write(ws, "kite/changes/7.4.rst", "Kite 7.4\n========\n\nRelease 7.4.0 (released Jul 15, 2024)\n"
+                                      "=====================================\n\n* Drop Docutils 0.18.1 and Docutils 0.19 support.\n")
+    write(ws, "kite/changes/7.0.rst", "Kite 7.0\n========\n\nRelease 7.0.0 (released Apr 29, 2023)\n"
+                                      "=====================================\n\n* Support Docutils 0.20.\n")
+    line = _compiled_claims(ws)["Minimum Docutils version (kite)"]
+    assert "**Docutils 0.20**" in line, line
 
 
 def test_two_minimums_in_the_newest_release_and_no_reference_page_the_higher_holds(ws: Workspace) -> None:

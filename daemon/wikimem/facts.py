@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 41  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 42  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -746,10 +746,13 @@ def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     for text in texts:
         for m in VERSIONED.finditer(text):
             name = entity(m.group("name"))
-            if name:
-                found = seen.setdefault(name, set())
-                if len(found) < MAX_NAMED:
-                    found.add(m.group("ver"))
+            # a name of two words may be a verb and the name ("Support Docutils 0.20", "Drop
+            # Docutils 0.19"): the version is the last word's too
+            for each in (name, name.rsplit(" ", 1)[-1] if name and " " in name else None):
+                if each:
+                    found = seen.setdefault(each, set())
+                    if len(found) < MAX_NAMED:
+                        found.add(m.group("ver"))
     # "4.01" and "4.1" are one version in numbers: the text breaks the tie, whatever order the set holds them in
     return tuple((n, tuple(sorted(v, key=lambda x: (version_numbers(x), x)))) for n, v in sorted(seen.items()))
 
@@ -992,7 +995,16 @@ def _scope(lead: str, product: str | None) -> str:
     if opened > closed:
         lead = lead[:opened]
     lead = re.sub(r"\([^()]*\)", " ", lead)  # "Acme 2.0 (released today) requires": the aside is no subject
-    clause = re.split(r"[,;:()]|[.!?]\s", lead)[-1].lower()
+    parts = re.split(r"[,;:()]|[.!?]\s", lead)
+    clause = parts[-1].lower()
+    if clause.strip() in ("which", "that", "who") and len(parts) > 1:
+        # "Our theme is Furo 2024.8.6, which needs Python 3.8": the relative clause is said of
+        # what ends the clause before it, a versioned name there
+        named = [m for m in VERSIONED.finditer(parts[-2]) if not parts[-2][m.end():].strip()]
+        if named:
+            name = entity(named[-1].group("name")) or ""
+            return "" if name == product else name
+        clause = " ".join(parts[-2].lower().split()[-1:])  # ... or its last word ("on Django, which")
     first = _CLAUSE_VERB.search(clause)
     if first is not None and re.search(r"\s(?:and|but|then)\s*$", clause[first.end():]):
         # "Officially support Python 3.14 and PyPy 3.11 and drop ...", "Acme 2.0 requires Python
