@@ -214,6 +214,22 @@ def test_a_requirement_any_of_a_closed_list_meets_names_the_newest_supported() -
     assert {f.key[0] for f in facts_of("Acme requires Python 3.11 or 3.12.")} == {"min"}
 
 
+def test_a_settings_default_stated_under_its_description_whatever_its_name(ws: Workspace) -> None:
+    """`.. confval:: language` with ":default: 'en'": a setting named by one plain word has its
+    default read as the reference states it, current where an old release (5.0, four majors
+    behind the newest) changed it."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite builds documentation.\n")
+    write(ws, "kite/configuration.rst", "Configuration\n=============\n\n.. confval:: language\n   :type: str\n"
+                                        "   :default: ``'en'``\n\n   The language the documents are written in.\n")
+    write(ws, "kite/changes/5.0.rst", "Kite 5.0\n========\n\nRelease 5.0.0 (released May 30, 2022)\n"
+                                      "=====================================\n\n"
+                                      "* Change the default language to ``'en'`` if no language is set.\n")
+    write(ws, "kite/changes/9.0.rst", "Kite 9.0\n========\n\nRelease 9.0.0 (released Nov 20, 2025)\n"
+                                      "=====================================\n\n* Faster builds.\n")
+    line = _compiled_claims(ws)["Default language (kite)"]
+    assert line.startswith("Current: **'en'**") or line.startswith("Current: **en**"), line
+
+
 def test_a_relative_clause_is_said_of_the_name_before_it() -> None:
     """A team's note: "Our theme is Furo 2024.8.6, which needs Python 3.8 or newer" is Furo's
     need, not the product's, nor the note's."""

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 42  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 43  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -454,7 +454,9 @@ def _choice_subject(what: str) -> str | None:
 
 # "Default: ``180``" under the setting a reference describes (`.. confval:: name`, a section named for it)
 _STATED_DEFAULT = re.compile(r"^\s*Default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\.?\s*$", re.I)
-_SETTING_NAME = re.compile(r"[A-Za-z_][\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9]{2,}|--?[a-z][\w-]*")
+# a setting's name: dotted or joined words, a constant, an option, or one lowercase word as code
+# names it (`.. confval:: language`); "Timeouts" or "Build options" name a part of a page
+_SETTING_NAME = re.compile(r"[A-Za-z_][\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9]{2,}|--?[a-z][\w-]*|[a-z][a-z0-9]{2,}")
 
 
 def atomic_value(text: str) -> str | None:
