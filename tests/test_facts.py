@@ -230,6 +230,19 @@ def test_a_settings_default_stated_under_its_description_whatever_its_name(ws: W
     assert line.startswith("Current: **'en'**") or line.startswith("Current: **en**"), line
 
 
+def test_a_default_said_in_a_settings_description_is_that_settings() -> None:
+    """Under `.. confval:: html_theme`, "The default theme is now 'alabaster'" is html_theme's
+    default, one timeline with its ":default:"; under another setting's it stays "theme"."""
+    def keys(setting: str) -> list[tuple[str, str, str]]:
+        statements = Statements("raw/conf.rst", "Configuration", None, "", None,
+                                [("Changed in version 1.3: The default theme is now 'alabaster'.", 9, "1.3", None,
+                                  setting, "para", setting)])
+        return [f.key for f in extract(statements)]
+
+    assert keys("html_theme") == [("choice", "html_theme", "")]
+    assert keys("html_title") == [("choice", "theme", "")]
+
+
 def test_a_relative_clause_is_said_of_the_name_before_it() -> None:
     """A team's note: "Our theme is Furo 2024.8.6, which needs Python 3.8 or newer" is Furo's
     need, not the product's, nor the note's."""

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 43  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 44  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -487,6 +487,23 @@ def _stated_default(doc: Statements, subject: str, sentence: str, line: int) -> 
     shown = m.group("value").split(" (", 1)[0].strip().strip("`")  # as written, its fallback left out
     return [Fact(("choice", key, ""), choice_value(value), shown, False, None, doc.path, sentence, line, None,
                  doc.series)]
+
+
+def _within_setting(facts: list[Fact], subject: str | None) -> list[Fact]:
+    """Defaults said in the description of a setting, of a word its name ends with ("The default
+    theme is now 'alabaster'" under `.. confval:: html_theme`): that setting's."""
+    name = (subject or "").strip("`* ")
+    if not facts or not name or not _SETTING_NAME.fullmatch(name):
+        return facts
+    words = re.split(r"[_.\s-]+", name.lower())
+    key = _choice_subject(f"`{name}`")
+    out = []
+    for f in facts:
+        said = f.key[1].split()
+        if key and f.key[0] == "choice" and not f.key[2] and f.key[1] != key and words[-len(said):] == said:
+            f = replace(f, key=(f.key[0], key, f.key[2]))
+        out.append(f)
+    return out
 
 
 def _on_title(doc: Statements) -> str:
@@ -1270,7 +1287,8 @@ def extract(doc: Statements) -> list[Fact]:
         default_release = section_release or own
         date = release_date or (doc.date if not section_release else None)
         if len(sentence) <= 600 and not described and "default" in sentence.lower():
-            out.extend(_choices(doc, sentence, line, default_release, date, product))
+            out.extend(_within_setting(_choices(doc, sentence, line, default_release, date, product),
+                                       entry[6] if len(entry) > 6 else None))
             if not release_doc and not section_release and len(entry) > 6 and entry[6]:
                 out.extend(_stated_default(doc, entry[6], sentence, line))
         if section_release and may_remove(sentence) and len(sentence) <= 600:
