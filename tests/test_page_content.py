@@ -1392,3 +1392,18 @@ def test_releases_under_a_years_heading_stay_releases(tmp_path: Path) -> None:
     sections = load_source(path, "raw/CHANGES.md", max_bytes=1_000_000).sections
     assert {s.title: s.version for s in sections if s.version}.get("1.2.0 (2024-05-01)") == "1.2.0"
     assert {s.title: s.version for s in sections if s.version}.get("1.1.0 (2024-02-01)") == "1.1.0"
+
+
+def test_a_releases_ci_chores_give_way_to_what_changed_for_users(tmp_path: Path) -> None:
+    """A release's maintenance list: bumps of CI actions and "CI:" items are the project's own
+    machinery; the removal of an entry point and an undeprecation are what a user asks about."""
+    chores = "".join(f"- Bump actions/tool-{n} from {n}.0 to {n}.1 (#70{n:02d}).\n"
+                     f"- CI: Update org/upload-nightly-action from 0.{n} to 0.{n + 1} (#71{n:02d}).\n" for n in range(12))
+    text = ("Acme 3.3\n========\n\nRelease date: 6 April 2024\n\nMaintenance\n-----------\n\n" + chores
+            + "- Remove ``acme.plugins`` and ``acme.plugin_info`` entry-points (#7192).\n"
+            + "- Undeprecate ``nx_pydot`` now that pydot is maintained again (#7204).\n"
+            + "- Drop Python 3.9 support (#7028).\n")
+    analysis = analysed(tmp_path, "release_3.3.rst", text)
+    shown = [analysis.sentences[i].text for i in analysis.facts]
+    assert any("entry-points" in s for s in shown) and any("Undeprecate" in s for s in shown), shown
+    assert not [s for s in shown if "actions/" in s or s.startswith("CI:")], shown

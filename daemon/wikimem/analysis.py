@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 134
+ANALYSIS_VERSION = 135
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1645,6 +1645,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     chatty = not policy and (CHATTY.match(text) is not None or text.endswith("?"))
     if chatty:
         score -= 2
+    elif s.kind == "item" and _INFRASTRUCTURE.match(text) is not None:
+        return score - 2, False  # the project's own CI or test rig ("CI: ...", "Bump actions/checkout from 3 to 4")
     if REFERS_BACK.match(text):
         score -= 1  # kept only when it says much; then it comes with the sentence before
     narrated = narrates(text, low)
@@ -1667,6 +1669,14 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if "_" in text and _NAME_INTRODUCED.search(text):
         return score, True
     return score, any(w in low for w in _KIND_WORDS) and _NAMED_KIND.search(text) is not None
+
+
+# a release item about the project's own build and test machinery, not the product: a CI or
+# test prefix ("CI: ...", "TST: ...", "[ci] ..."), or a bump of a CI action ("Bump
+# actions/setup-python from 4 to 5", "Update org/upload-nightly-action to 0.5.0")
+_INFRASTRUCTURE = re.compile(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|build|tests?|dev)\]\s)"
+                             r"|\W{0,3}(?:bump|update|upgrade)[sd]?\s+`?(?:actions/[\w.-]+|[\w.-]+/[\w.-]*-action\b[\w.-]*)`?\s+"
+                             r"(?:from|to)\s", re.I)
 
 
 # a project's policy: a commitment with a span ("support ... for at least 1 year", "keep it
