@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,19 @@ def load(tmp_path: Path, name: str, text: str, *, xrefs: bool = False):
 
 def compile_(ws: Workspace):
     return compile_workspace(ws, load_settings(ws.root, environ={}))
+
+
+def assert_same_as_a_full_compile(ws: Workspace) -> None:
+    """The wiki an incremental compile left is the one a full compile of the same raw/ writes."""
+    def pages() -> dict[str, str]:
+        return {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
+
+    incremental = pages()
+    for folder in ("sources", "concepts"):
+        shutil.rmtree(ws.wiki / folder)
+    shutil.rmtree(ws.state_dir)
+    compile_(ws)
+    assert incremental == pages()
 
 
 def page(ws: Workspace, raw: str):
@@ -330,17 +344,7 @@ def test_a_ref_shown_elsewhere_follows_a_change_of_the_section_it_names(ws: Work
     assert report.compiled == ["raw/docs/guide/usage.rst"]
     _, index = page(ws, "docs/index.rst")
     assert "Read [Setting up](" in index.body and "Installing" not in index.body
-    # the same pages as a full compile of the same raw/
-    incremental = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md")
-                   if p.name not in ("log.md",)}
-    import shutil
-
-    shutil.rmtree(ws.wiki / "sources")
-    shutil.rmtree(ws.wiki / "concepts")
-    shutil.rmtree(ws.state_dir)
-    compile_(ws)
-    full = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
-    assert incremental == full
+    assert_same_as_a_full_compile(ws)
 
 
 def test_a_document_that_includes_a_file_before_any_title_shows_that_files_title(ws: Workspace) -> None:
@@ -375,15 +379,7 @@ def test_a_document_that_includes_a_file_before_any_title_shows_that_files_title
     _, changelog = page(ws, "docs/changelog.rst")
     assert changelog.title == "Release history" and "Includes [Release history](" in changelog.body
     assert "[Release history](" in page(ws, "docs/index.rst")[1].body  # the table of contents lists it so
-    incremental = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
-    import shutil
-
-    for folder in ("sources", "concepts"):
-        shutil.rmtree(ws.wiki / folder)
-    shutil.rmtree(ws.state_dir)
-    compile_(ws)
-    full = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
-    assert incremental == full
+    assert_same_as_a_full_compile(ws)
 
     # the included file gone: the page is named for its own file again
     (ws.raw / "CHANGES.rst").unlink()
@@ -407,15 +403,7 @@ def test_a_substitution_defined_in_an_included_file_shows_its_text(ws: Workspace
     write(ws, "docs/global.rst.inc", ".. |project_name| replace:: Gadget\n.. |author| replace:: Ann Example\n")
     compile_(ws)
     assert "Gadget watches folders" in page(ws, "docs/intro.rst")[1].body
-    incremental = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
-    import shutil
-
-    for folder in ("sources", "concepts"):
-        shutil.rmtree(ws.wiki / folder)
-    shutil.rmtree(ws.state_dir)
-    compile_(ws)
-    full = {p.relative_to(ws.wiki).as_posix(): p.read_text() for p in ws.wiki.rglob("*.md") if p.name != "log.md"}
-    assert incremental == full
+    assert_same_as_a_full_compile(ws)
     # an include file that holds no reST is no source
     write(ws, "docs/consts.inc", "#define WIDGET_MAX 10\n#define WIDGET_MIN 1\n")
     report = compile_(ws)

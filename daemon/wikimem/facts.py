@@ -1023,7 +1023,7 @@ def _scope(lead: str, product: str | None) -> str:
         if named:
             name = entity(named[-1].group("name")) or ""
             return "" if name == product else name
-        clause = " ".join(parts[-2].lower().split()[-1:])  # ... or its last word ("on Django, which")
+        clause = " ".join(parts[-2].lower().split()[-1:])  # ... or its last word ("runs on Toolkit, which")
     first = _CLAUSE_VERB.search(clause)
     if first is not None and re.search(r"\s(?:and|but|then)\s*$", clause[first.end():]):
         # "Officially support Python 3.14 and PyPy 3.11 and drop ...", "Acme 2.0 requires Python
@@ -1130,7 +1130,7 @@ def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
 
 
 _CLOSED_RANGE = re.compile(r"(?:from\s+)?v?\d+(?:\.\d+)*\s*(?:to|through|–|-)\s*v?\d+(?:\.\d+)*")
-# "SQLAlchemy 1.4.x to 2.1.x is now supported": a closed range said of what is supported
+# "Toolkit 1.4.x to 2.1.x is now supported": a closed range said of what is supported
 _SUPPORTED_RANGE = re.compile(r"\b(?P<name>[A-Z][\w+.]*?)\s+v?(?P<low>\d+(?:\.\d+)*)(?:\.x)?\s+(?:to|through|–|-)\s+"
                               r"v?(?P<high>\d+(?:\.\d+)*)(?:\.x)?\s+(?:is|are)\s+(?:(?:now|also|officially|fully)\s+)*"
                               r"supported\b(?!\s+(?:by|for|with)\b)")

@@ -1143,9 +1143,7 @@ class _Reader:
             # what another file that includes this one shows for it: a label only a substitution
             # reference can name (sources/xref.py)
             if node.get("names") and not _is_badge(node) and id(node) not in self.expanding:
-                self.expanding.add(id(node))
-                text = self.inline(node)
-                self.expanding.discard(id(node))
+                text = self.expand(node)
                 if text and xref.OPEN not in text:
                     self.labels.append((xref.substitution(node["names"][0]), self.line_of(node), text))
             return
@@ -1404,6 +1402,14 @@ class _Reader:
         parts = [self.inline(p) for p in node.findall(nodes.TextElement) if not isinstance(p.parent, nodes.TextElement)]
         return " ".join(p for p in parts if p)
 
+    def expand(self, definition: Any) -> str:
+        """A substitution's definition read as text (one that refers to itself is its name)."""
+        self.expanding.add(id(definition))
+        try:
+            return self.inline(definition)
+        finally:
+            self.expanding.discard(id(definition))
+
     def inline(self, node: Any, dashes: bool = False) -> str:
         """The node's text as Markdown. `dashes`: a title's `---` and `--` outside code are the
         em and en dashes Sphinx shows (its smart quotes, on by default, set them)."""
@@ -1440,9 +1446,7 @@ class _Reader:
                 elif id(definition) in self.expanding:
                     out.append(self.inline(child))
                 elif not _is_badge(definition):  # |PyPI| |CI| ...: a README's badges say nothing
-                    self.expanding.add(id(definition))  # (one that refers to itself is its name)
-                    out.append(self.inline(definition))
-                    self.expanding.discard(id(definition))
+                    out.append(self.expand(definition))
             elif isinstance(child, nodes.problematic):
                 out.append(_strip_markup(child.astext()))
             elif isinstance(child, nodes.Element):
