@@ -810,7 +810,7 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
 
     n = 12
     limit = budget(n)
-    names = [f"gadget{chr(97 + i)}" for i in range(limit + 3)]
+    names = [f"gadget{a}{b}" for a in "bcdfghjk" for b in "lmnpqrtv"][: limit + 3]  # no plural among them
 
     class Stats:
         def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
@@ -988,6 +988,8 @@ def test_a_concept_named_in_code_then_words_keeps_its_spelling() -> None:
     assert title_of("mdBook") == "mdBook" and title_of("macOS versions") == "macOS versions"
     assert title_of("rollback") == "Rollback" and title_of("error handling") == "Error handling"
     assert title_of("hash maps") == "Hash maps"
+    # a path is a package's or a file's name: no text writes "Html/template"
+    assert title_of("html/template") == "html/template" and title_of("archive/tar package") == "archive/tar package"
 
 
 NAMES = ("north", "south", "east", "west", "upper", "lower", "inner", "outer", "front", "back", "left", "right")
@@ -1407,3 +1409,21 @@ def test_a_releases_ci_chores_give_way_to_what_changed_for_users(tmp_path: Path)
     shown = [analysis.sentences[i].text for i in analysis.facts]
     assert any("entry-points" in s for s in shown) and any("Undeprecate" in s for s in shown), shown
     assert not [s for s in shown if "actions/" in s or s.startswith("CI:")], shown
+
+
+def test_a_small_reference_gets_a_page_for_each_thing_it_defines(ws: Workspace, settings) -> None:
+    """Twelve pages of an API reference define twenty-four classes, each named again in the next
+    page's text: a reader looks each one up. A budget of two thirds of the sources (and eight)
+    gave at most sixteen of them a page; a small collection may have a concept a source and sixteen more."""
+    names = [f"Gear{a}{b}" for a in "BCDFGH" for b in "KLMNP"][:24]
+    for i in range(12):
+        mine = names[i * 24 // 12:(i + 1) * 24 // 12]
+        nxt = names[(i + 1) * 24 // 12 % 24:(i + 2) * 24 // 12 % 24 or 24]
+        sections = "\n\n".join(
+            f"## `{name}`\n\nThe `{name}` class turns a shaft at its own speed and stops when asked. "
+            f"Make one `{name}` for each shaft." for name in mine)
+        also = " ".join(f"See `{name}` for the next shaft." for name in nxt)
+        write(ws, f"ref{i:02d}.md", f"# Shaft reference {i}\n\nPart {i} of the shaft reference. {also}\n\n{sections}\n")
+    compile_workspace(ws, settings)
+    pages = {p.stem.lower() for p in (ws.wiki / "concepts").glob("*.md")}
+    assert len([n for n in names if n.lower() in pages]) == len(names), sorted(pages)

@@ -105,8 +105,13 @@ class MemoryStats:
 
 def budget(n: int) -> int:
     """How many concepts a collection of n sources may have at most: what the documents
-    support decides below that (most collections choose fewer)."""
-    return 8 + (2 * n) // 3 if n <= 400 else 274 + (n - 400) // 8
+    support decides below that (most collections choose fewer). A small set of documents still
+    names a good many things, each page of a reference several: up to 60 sources, one
+    concept a source and 16 more; then no fewer than that, and two thirds of the sources as the
+    collection grows; past 400 sources, an eighth of each source more."""
+    if n <= 60:
+        return 16 + n
+    return max(76, 8 + (2 * n) // 3) if n <= 400 else 274 + (n - 400) // 8
 
 
 def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int) -> bool:
@@ -292,6 +297,7 @@ ABBREVIATIONS = {
 
 _ESCAPED = re.compile(r"\\([<>\[\]\\`*_])")
 _ONE_SPAN = re.compile(r"``?[^`]+``?")
+_PATH_NAME = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+")
 
 
 def title_of(surface: str) -> str:
@@ -304,8 +310,11 @@ def title_of(surface: str) -> str:
     if surface.startswith("`"):
         return surface  # code, then words ("`typer` command"): as the source writes it
     surface = surface.strip("*_")
-    if not surface[:1].islower() or any(c.isupper() for c in surface[1:].split(" ", 1)[0]):
+    first = surface.split(" ", 1)[0]
+    if not surface[:1].islower() or any(c.isupper() for c in first[1:]):
         return surface  # a name spelled with its capitals inside: "eBay", "macOS", "iPhone"
+    if _PATH_NAME.fullmatch(first):
+        return surface  # a path names a package or a file as it is spelled: "archive/tar", not "Archive/tar"
     return surface[:1].upper() + surface[1:]
 
 
