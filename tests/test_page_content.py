@@ -1417,8 +1417,7 @@ def test_a_small_reference_gets_a_page_for_each_thing_it_defines(ws: Workspace, 
     gave at most sixteen of them a page; a small collection may have a concept a source and sixteen more."""
     names = [f"Gear{a}{b}" for a in "BCDFGH" for b in "KLMNP"][:24]
     for i in range(12):
-        mine = names[i * 24 // 12:(i + 1) * 24 // 12]
-        nxt = names[(i + 1) * 24 // 12 % 24:(i + 2) * 24 // 12 % 24 or 24]
+        mine, nxt = names[2 * i:2 * i + 2], names[(2 * i + 2) % 24:(2 * i + 2) % 24 + 2]
         sections = "\n\n".join(
             f"## `{name}`\n\nThe `{name}` class turns a shaft at its own speed and stops when asked. "
             f"Make one `{name}` for each shaft." for name in mine)
