@@ -44,6 +44,24 @@ def test_a_heading_that_is_only_a_name_in_code_is_its_reference_entry(tmp_path: 
     assert "run" not in signals  # words beside the code: a section about using it, no entry
 
 
+def test_an_unmarked_heading_that_is_one_identifier_is_its_reference_entry(tmp_path: Path) -> None:
+    """A settings reference whose headings are the names unmarked ("DOWNLOAD_DELAY" in Scrapy's
+    reStructuredText, no backquotes) read as words: no entry, so no page led by the entry. One
+    identifier as only code writes it is the name's entry; a word, a name in capitals inside
+    prose ("JavaScript") or a version is not."""
+    from wikimem.analysis import entry_names
+
+    signals = _signals(tmp_path, "settings.rst", (
+        "Settings\n========\n\nThe tool reads these.\n\nMAX_RETRIES\n-----------\n\nDefault: ``3``\n\n"
+        "How many times a fetch is tried again.\n\nSession.close()\n---------------\n\nEnds the session.\n\n"
+        "Overview\n--------\n\nThe overview of the settings.\n"))
+    assert signals["max_retries"] == [DEFINED, "`MAX_RETRIES`"]
+    assert signals["session.close"][0] == DEFINED
+    assert entry_names("MAX_RETRIES") == [("max_retries", "`MAX_RETRIES`")]
+    for word in ("Overview", "FAQ", "JavaScript", "v1.2.3", "README.md", "setup.py", "Two words_here"):
+        assert entry_names(word) == [], word
+
+
 def test_a_release_section_headed_by_a_name_lists_its_changes_and_defines_nothing(tmp_path: Path) -> None:
     """Release notes head a section per component ("`django.contrib.admin`", Django's 1.8
     notes): what changed in it, not its entry."""

@@ -1426,3 +1426,134 @@ def test_a_small_reference_gets_a_page_for_each_thing_it_defines(ws: Workspace, 
     compile_workspace(ws, settings)
     pages = {p.stem.lower() for p in (ws.wiki / "concepts").glob("*.md")}
     assert len([n for n in names if n.lower() in pages]) == len(names), sorted(pages)
+
+
+SETTINGS_REFERENCE = """Settings
+========
+
+The crawler reads these settings.
+
+.. setting:: MAX_RETRIES
+
+MAX_RETRIES
+-----------
+
+Default: ``3`` (:ref:`fallback <defaults>`: ``1``)
+
+How many times a failed fetch is tried again.
+
+Use :setting:`MAX_RETRIES` to give flaky servers a second chance.
+
+.. setting:: PASSWORD
+
+PASSWORD
+--------
+
+Default: ``''``
+
+The secret sent to a server that asks for one.
+
+.. setting:: STORE
+
+STORE
+-----
+
+Default: ``{}``
+
+Where fetched pages are kept.
+
+STORE options
+~~~~~~~~~~~~~
+
+TIMEOUT_SECONDS
+^^^^^^^^^^^^^^^
+
+Default: ``5``
+
+How long the store waits for a write.
+
+.. setting:: TIMEOUT_SECONDS
+
+TIMEOUT_SECONDS
+---------------
+
+Default: ``30``
+
+How long a fetch may take before it is given up.
+
+.. _defaults:
+
+Defaults
+--------
+
+A setting left out takes its fallback value.
+"""
+
+
+def test_a_settings_entry_leads_its_concept_page_with_what_it_is_and_its_default(ws: Workspace, settings) -> None:
+    """A reference whose headings are the settings' names, unmarked ("DOWNLOAD_DELAY" over
+    "Default: ``1`` (fallback: ``0``)" and "Minimum seconds to wait ...", Scrapy's settings),
+    gave the setting's concept page a lead from whatever sentence named it ("Use DOWNLOAD_DELAY
+    to throttle ...") and no default at all, though the question a reader brings is its value.
+    The entry's description leads and its default follows; the outer of two entries of one name
+    is the setting's own (a TIME_ZONE option inside DATABASES, and the TIME_ZONE setting); a
+    concept that is a word ("Password") is no setting's entry spelled otherwise."""
+    write(ws, "docs/settings.rst", SETTINGS_REFERENCE)
+    write(ws, "docs/guide.rst", "Guide\n=====\n\nA crawl that hits a flaky server retries it: raise "
+          "``MAX_RETRIES`` for such servers. Set ``TIMEOUT_SECONDS`` lower for fast sites.\n\n"
+          "Passwords\n---------\n\nA password is never written to the log. Each password is kept "
+          "in the keyring, and the password of a site is asked for once.\n")
+    write(ws, "docs/faq.rst", "FAQ\n===\n\nWhy does a fetch run twice? Because ``MAX_RETRIES`` is "
+          "more than zero. A slow site fails when it takes longer than ``TIMEOUT_SECONDS``. A "
+          "password is asked for once.\n")
+    write(ws, "docs/tuning.rst", "Tuning\n======\n\nLower ``MAX_RETRIES`` and ``TIMEOUT_SECONDS`` "
+          "for a quick crawl. A password prompt pauses the crawl.\n")
+    compile_workspace(ws, settings)
+    retries = (ws.wiki / "concepts/max-retries.md").read_text().split("\n# MAX_RETRIES\n", 1)[1]
+    lead = [line for line in retries.strip().splitlines() if line and not line.startswith("Also called")]
+    assert lead[0].startswith("How many times a failed fetch is tried again. ([settings.rst, line 13]")
+    assert lead[1].startswith("Default: `3` (") and ": `1`) ([settings.rst, line 11](" in lead[1]
+    assert retries.count("Default: `3`") == 1  # not a key point as well
+    timeout = (ws.wiki / "concepts/timeout-seconds.md").read_text()
+    assert "How long a fetch may take before it is given up." in timeout
+    assert "Default: `30`" in timeout and "Default: `5`" not in timeout
+    password = (ws.wiki / "concepts/password.md").read_text()
+    assert "The secret sent to a server" not in password and "Default: `''`" not in password
+
+
+def test_a_name_qualified_by_its_module_and_the_name_alone_are_one_page(ws: Workspace, settings) -> None:
+    """An API reference lists `pkg.CancelScope` where the guides write `CancelScope` (AnyIO's
+    docs): two pages, "anyio.CancelScope" and "CancelScope", for one class. The qualified name
+    is the short one's alias. A lowercase short name (`pkg.skip` beside a `skip` marker) may be
+    another thing, and keeps its page."""
+    write(ws, "docs/api.rst", "API reference\n=============\n\n.. class:: gearbox.ShaftLock(limit)\n\n"
+          "   Holds a shaft still.\n\n.. function:: gearbox.skip(reason)\n\n   Skips a turn at once.\n\n"
+          "See :class:`gearbox.ShaftLock` and :func:`gearbox.skip` for the details.\n")
+    for name in ("guide", "howto", "faq"):
+        write(ws, f"docs/{name}.rst", f"{name.title()}\n{'=' * len(name)}\n\nA ``ShaftLock`` holds a shaft "
+              f"still while it is serviced. Take a ``ShaftLock`` before opening the case, and mark a "
+              f"slow turn with the ``skip`` marker; ``skip`` turns are counted. The reference has "
+              f":class:`gearbox.ShaftLock` and :func:`gearbox.skip`.\n")
+    write(ws, "docs/markers.rst", "Markers\n=======\n\n``skip``\n--------\n\nMarks a turn as slow; a "
+          "``skip`` turn is counted apart.\n\n``hold``\n--------\n\nKeeps a turn back.\n")
+    compile_workspace(ws, settings)
+    pages = {p.stem: p.read_text() for p in (ws.wiki / "concepts").glob("*.md")}
+    assert "shaftlock" in pages and "gearbox-shaftlock" not in pages, sorted(pages)
+    assert "gearbox.ShaftLock" in pages["shaftlock"].split("\n# ", 1)[1].split("\n\n")[1]  # "Also called"
+    assert "gearbox-skip" in pages and "skip" in pages, sorted(pages)
+
+
+def test_a_version_note_is_no_lead(ws: Workspace, settings) -> None:
+    """ "*New in version 1.12:* In ABI mode, you can also pass `pack=n`" led cffi's page *ABI
+    mode*: when something came says nothing of what it is. A plain statement leads instead."""
+    write(ws, "docs/modes.rst", "Modes\n=====\n\nThe builder has modes.\n\nTurbo mode\n----------\n\n"
+          "*New in version 1.2:* In turbo mode, you can also pass ``pack=n`` to the builder.\n\n"
+          "In turbo mode, the builder skips the checks that the safe mode runs.\n")
+    for name in ("guide", "faq", "howto", "tuning", "nightly", "release"):
+        write(ws, f"docs/{name}.rst", f"{name.title()}\n{'=' * len(name)}\n\nUse turbo mode for a quick "
+              f"build. Turbo mode is fast, and turbo mode is what the nightly job uses.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts/turbo-mode.md").read_text()
+    lead = [line for line in page.split("\n# Turbo mode\n", 1)[1].strip().splitlines()
+            if line and not line.startswith("Also called")][0]
+    assert not lead.startswith("*New in version"), lead

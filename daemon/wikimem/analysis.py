@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 135
+ANALYSIS_VERSION = 136
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -493,7 +493,7 @@ def analyze(doc: Document) -> SourceAnalysis:
             continue
         if section.line in entry_lines:
             continue  # a definition list's entry read as a section: its term is the evidence
-        entry = _entry_names(section.title) if not doc.version and not release_of(doc.sections, index) else []
+        entry = entry_names(section.title) if not doc.version and not release_of(doc.sections, index) else []
         if entry:
             # a section headed by nothing but a name in code (`ClientSession`, `--line-length`)
             # is that name's entry in a reference: it defines the name, though its text, which
@@ -501,7 +501,10 @@ def analyze(doc: Document) -> SourceAnalysis:
             # lists what changed in the name, and defines nothing
             for key, surface in entry:
                 signal(key, DEFINED, surface)
-                headed.setdefault(key, index)
+                # of two entries for one name, the outer one is its own (a top-level setting's,
+                # not that of the option of the same name inside another setting's entry)
+                if key not in headed or doc.sections[headed[key]].level > section.level:
+                    headed[key] = index
             continue
         for key, surface, _ in _subject_keys(section.title, by_section.get(index, Counter()), min_tf=1, limit=2):
             signal(key, HEADED, surface)
@@ -732,14 +735,27 @@ def forget_sentences() -> None:
 
 # a heading made of code spans only, with separators between them ("`-l`, `--line-length`",
 # "`--fast` / `--safe`", "`ClientSession`")
+# one identifier that only code writes so: with an underscore, a dot or "::" inside, or a
+# call's "()"; not a word ("Overview", "FAQ"), nor a name in capitals inside ("JavaScript"),
+# which prose writes too
+_BARE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:[_.]|::)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\)")
+_VERSION_LIKE = re.compile(r"[vV]?\d+(?:\.\w+)*")
 _CODE_HEADING = re.compile(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
 
 
-def _entry_names(title: str) -> list[tuple[str, str]]:
+def entry_names(title: str) -> list[tuple[str, str]]:
     """The names a heading of code spans only stands for, as (key, surface): the names a
     reference entry describes; none for a heading with words beside its code ("Using `foo`")
-    or code that names nothing (`x = 1`)."""
-    if "`" not in title or not _CODE_HEADING.fullmatch(title):
+    or code that names nothing (`x = 1`). A heading that is one identifier as code spells it,
+    unmarked ("MAX_RETRIES", "Session.close()", "open_session()"), is such an entry too: a
+    reference whose headings are its names need not mark them as code."""
+    if "`" not in title:
+        bare = title.strip()
+        if _BARE_NAME.fullmatch(bare) and not _VERSION_LIKE.fullmatch(bare) and _api_name(bare):
+            key = code_token(bare)
+            return [(key, f"`{bare}`")] if key else []
+        return []
+    if not _CODE_HEADING.fullmatch(title):
         return []
     out: list[tuple[str, str]] = []
     for match in CODE_SPAN.finditer(title):

@@ -54,6 +54,7 @@ from .offline_pages import (
     Member,
     Sentences,
     concept_page,
+    is_entry_for,
     read_by_concept_page,
     recent,
     shows,
@@ -62,7 +63,7 @@ from .offline_pages import (
 from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
 from .offline_xrefs import Resolver, XrefIndex, document_named
 
-RENDER_VERSION = 42  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 43  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -765,7 +766,28 @@ def _member(doc: Doc, data: dict[str, Any], concept: Concept) -> Member:
         headed=next((headed[k] for k in concept.keys if k in headed), None),
         sections=data.get("sections") or [],
         facts=frozenset(data.get("facts") or ()),
+        default=_default_of(data, concept, next((headed[k] for k in concept.keys if k in headed), None)),
     )
+
+
+ENTRY_OPENING = 12  # the lines under a reference entry's heading that open it: its default, its versions
+
+
+def _default_of(data: dict[str, Any], concept: Concept, headed: int | None) -> tuple[str, int] | None:
+    """The default a source states for the concept itself, (value, sentence): the one its
+    reference entry for the name states ("Default: `1`" under `DOWNLOAD_DELAY`), not one of a
+    parameter's that a class's entry lists, nor one a release's notes tell of. The entry opens
+    with it, right under its heading: further down it is an attribute's ("It defaults to 5.")."""
+    sections = data.get("sections") or []
+    if headed is None or not is_entry_for(sections, headed, concept.title):
+        return None
+    heading_line = int(sections[headed][2])
+    for row in data.get("defaults") or ():
+        if len(row) >= 5 and row[3] == headed and isinstance(row[2], int) \
+                and 0 < int(row[4]) - heading_line <= ENTRY_OPENING \
+                and str(row[0]).strip("`*").removesuffix("()") == concept.title.removesuffix("()"):
+            return str(row[1]), row[2]
+    return None
 
 
 def _related(concept: Concept, main: list[Doc], concepts: dict[str, Concept]) -> list[Concept]:

@@ -244,6 +244,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         if spelled != squashed and merged.get(spelled):
             merged[spelled].extend(group)
             merged[squashed] = []
+    _qualified_into_short(stats, collection, merged)
     groups = sorted((g for g in merged.values() if g), key=lambda g: min(g))
     surfaces = stats.surfaces(collection, [k for g in groups for k in g])
     out: list[Concept] = []
@@ -255,8 +256,10 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         as_one = {k for k in group if " " not in k and any(" " in g and run_together(g) == run_together(k) for g in group)}
         one_word = [k for k in group if k in as_one and k in surfaces]
         # ... and a phrase spelled out over its short form ("environment variable", "env var")
+        # ... and a name over its qualified form ("CancelScope", not "pkg.CancelScope")
         key = one_word[0] if one_word else max(sorted(group), key=lambda k: (
-            " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()), df.get(k, 0)))
+            " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()),
+            not any(k.endswith("." + other) for other in group), df.get(k, 0)))
         own = surfaces.get(key) or Counter({key: 1})
         forms: Counter[str] = Counter()
         for k in group:
@@ -283,6 +286,30 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
                          key=lambda a: (a.lower(), a))[:8]
         out.append(Concept(key, title, aliases, "", keys=tuple(sorted(group)), collections=(collection,)))
     return out
+
+
+def _qualified_into_short(stats: TermStats, collection: str, merged: dict[str, list[str]]) -> None:
+    """A name in code qualified by its module ("pkg.CancelScope", an API reference's entry) is
+    the name the guides write alone (`CancelScope`): one thing, one page. Only where the texts
+    write the short name as code, spelled as an API name is (a capital or an underscore in it):
+    `pkg.xfail` and a plain "xfail" may be a function and a marker."""
+    pairs: list[tuple[str, str]] = []
+    for squashed, group in sorted(merged.items()):
+        if len(group) != 1 or "." not in group[0].strip("."):
+            continue
+        short = group[0].rsplit(".", 1)[1]
+        host = merged.get(run_together(short))
+        if short and host and short in host:
+            pairs.append((squashed, run_together(short)))
+    if not pairs:
+        return
+    forms = stats.surfaces(collection, sorted({k for _, short in pairs for k in merged[short]}))
+    for qualified, short in pairs:
+        spelled = [f.strip("`") for k in merged[short] for f in forms.get(k, ())
+                   if f.startswith("`") and f.strip("`").lower() == merged[qualified][0].rsplit(".", 1)[1]]
+        if any(f != f.lower() or "_" in f for f in spelled):
+            merged[short].extend(merged[qualified])
+            merged[qualified] = []
 
 
 ABBREVIATIONS = {

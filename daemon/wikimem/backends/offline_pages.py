@@ -23,7 +23,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..analysis import ABOUT, DEFINED, HEADED, Sentence, defined_term, is_content, tokens
+from ..analysis import (
+    ABOUT,
+    DEFINED,
+    HEADED,
+    Sentence,
+    defined_term,
+    entry_names,
+    is_content,
+    tokens,
+)
 from ..analysis import forget_sentences as analysis_forget
 from ..lexicon import version_key
 from ..links import LINK_OR_URL, LINK_TARGET, RELATIVE_LINK_OPENING
@@ -814,6 +823,7 @@ class Member:
     headed: int | None = None  # its section named for the concept
     sections: list[list[Any]] = field(default_factory=list)
     facts: frozenset[int] = frozenset()  # the sentences its source page shows as key facts
+    default: tuple[str, int] | None = None  # the default it states for the concept: (value, sentence)
 
     @property
     def score(self) -> float:
@@ -1015,6 +1025,14 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # an aside that points elsewhere ("..., a feature that we'll discuss in Chapter 10"), chatter,
     # or a sentence that only refers back
     lead, lead_member = _choose_lead(concept, main, quoted, sentences_of, mentioning, by_name, named_for)
+    # what it is when left alone: the default its reference states, from the source that leads
+    # ("Default: `1` (fallback: `0`)" under a setting's entry)
+    stated = next((m for m in (lead_member, *main, *quoted)
+                   if m is not None and m.default is not None and 0 <= m.default[1] < len(sentences_of(m))), None)
+    default = None
+    if stated is not None and stated.default is not None:
+        said = sentences_of(stated)[stated.default[1]]
+        default = {**cite(stated, said), "value": quote(stated, stated.default[0])}
 
     # key points: what the most relevant sources say about it, each cited, a handful
     scored: list[tuple[float, int, Member, Sentence]] = []
@@ -1043,6 +1061,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     points: list[dict[str, Any]] = []
     per_member: dict[str, int] = {}
     seen_text: set[str] = {lead.text} if lead is not None else set()
+    if default is not None and stated is not None and stated.default is not None:
+        seen_text.add(sentences_of(stated)[stated.default[1]].text)
     for score, _, m, s in scored:
         if len(points) >= KEY_POINTS or score < 1:
             break
@@ -1083,6 +1103,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     shown = {m.path for m in (*main, *listed[:ALSO_LISTED])} | cited
     if lead_member is not None:
         shown.add(lead_member.path)
+    if default is not None and stated is not None:
+        shown.add(stated.path)
     body = render(
         "concept_page.md.j2",
         title=concept.title,
@@ -1090,6 +1112,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         lead={**cite(lead_member, lead), "text": quote(lead_member, _lead_text(lead.text))}
         if lead is not None and lead_member is not None else None,
         lead_source={"title": escape_link_text(lead_member.title), "link": link(lead_member)} if lead_member else None,
+        default=default,
         main=[{"title": escape_link_text(m.title), "link": link(m), "section": _section_note(m, page_path)} for m in main],
         points=points,
         changes=timeline,
@@ -1208,6 +1231,10 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
     for group, strict in ((main, False), (others, True)):
         for m in group:
             sentences = sentences_of(m)
+            # a reference's entry for it says what it is first, before any sentence that names it
+            described = None if strict else _entry_description(m, sentences, concept)
+            if described is not None:
+                return described, m
             if m.definition is not None and m.definition < len(sentences) \
                     and _defines_plainly(sentences[m.definition]):
                 penalty = _lead_penalty(sentences[m.definition].text)
@@ -1248,6 +1275,47 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
             if found:
                 return found[0], m
     return None, None
+
+
+def _entry_description(m: Member, sentences: Sequence[Sentence], concept: Concept) -> Sentence | None:
+    """The description a reference gives a name in code under a heading that is that name alone
+    (`DOWNLOAD_DELAY`, then "Minimum seconds to wait between ..."): the entry's first statement,
+    which says what it is without naming it again; its default and version notes passed over."""
+    headed = m.headed
+    if headed is None or not is_entry_for(m.sections, headed, concept.title):
+        return None
+    looked = 0
+    for s in sentences:
+        if s.section < headed:
+            continue
+        if s.section > headed or looked >= 3:
+            break
+        if s.kind not in ("para", "item"):
+            continue
+        looked += 1
+        if _NOT_A_DESCRIPTION.match(s.text) or _release_of(m, s)[0]:
+            continue
+        if 15 <= len(s.text) <= 300 and _OPENS_SENTENCE.match(s.text) and s.text.rstrip("*_\"'”)").endswith(".") \
+                and not REFERS_BACK.match(s.text) and _lead_penalty(s.text) == 0:
+            return s
+        return None
+    return None
+
+
+def is_entry_for(sections: Sequence[Sequence[Any]], index: int | None, title: str) -> bool:
+    """Whether section `index` is a reference's entry for the name `title`: its heading is that
+    name in code and nothing else, spelled as the title is ("`PASSWORD`" is a setting's entry,
+    not the entry of a concept "Password")."""
+    if index is None or not 0 <= index < len(sections):
+        return False
+    named = entry_names(str(sections[index][0]))
+    return len(named) == 1 and named[0][1].strip("`").removesuffix("()") == title.removesuffix("()")
+
+
+# an entry's line that is no description of it: its default, a version note, a signature
+# ("Default: `1`", "**Type**: int"; "Default broker URL." describes it)
+_NOT_A_DESCRIPTION = re.compile(r"[*_]*(?:(?:defaults?|type|signature)[*_]*\s*(?::|=|is\b|to\b|values?\b)|"
+                                r"(?:new|changed|added|deprecated)\s+(?:in|since)\b|deprecated\b|since\b)", re.IGNORECASE)
 
 
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
@@ -1366,6 +1434,8 @@ def _lead_penalty(text: str) -> float:
         penalty -= 2  # what it introduces is not shown, and no clause says what the thing is alone
     if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
         penalty -= 2  # a pointer elsewhere
+    if _VERSION_NOTE.match(text):
+        penalty -= 2  # when it changed ("*New in version 1.12:* In ABI mode, ..."), not what it is
     if CHATTY.match(text):
         penalty -= 3
     if points_forward(text):
@@ -1375,6 +1445,9 @@ def _lead_penalty(text: str) -> float:
     if len(text) > 250:
         penalty -= 1
     return penalty
+
+
+_VERSION_NOTE = re.compile(r"[*_]*(?:new|changed|added|deprecated)\s+(?:in|since)\s+(?:version\s+)?v?\d", re.IGNORECASE)
 
 
 def _release_of(m: Member, s: Sentence) -> tuple[str | None, str | None]:
