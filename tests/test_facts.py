@@ -252,6 +252,19 @@ def test_a_relative_clause_is_said_of_the_name_before_it() -> None:
     assert fact.key == ("min", "python", "django")
 
 
+def test_it_in_a_later_clause_is_what_the_sentence_opened_on() -> None:
+    """A release note (cffi's 1.14.2): "This flag is not added if you run the compilation with
+    CPython 3.4, as it only works with CPython >= 3.5" made CPython 3.5 the product's minimum:
+    "it" is the flag. A sentence that opens on the product, or on "This release", keeps it."""
+    (fact,) = facts_of("This flag is not added if you run the compilation with CPython 3.4, as it only "
+                       "works with CPython >= 3.5, but by now this version is quite old.", "1.14.2", "Acme")
+    assert fact.key == ("min", "python", "flag")
+    (fact,) = facts_of("This release is tested on many systems, as it only works with CPython >= 3.5.", "1.14.2", "Acme")
+    assert fact.key == ("min", "python", "")
+    (fact,) = facts_of("Acme is fast, and it only works with CPython >= 3.5.", "1.14.2", "Acme")
+    assert fact.key == ("min", "python", "")
+
+
 def test_a_dependency_set_to_a_version_without_or_later_may_be_a_pin() -> None:
     assert not facts_of("Update the kombu dependency to 5.3.0.", "5.7.0")
 

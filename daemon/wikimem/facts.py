@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 44  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 45  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1006,6 +1006,11 @@ def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
 _CLAUSE_VERB = re.compile(r"\b(?:supports?|drops?|adds?|removes?|requires?|needs?|bumps?|raises?)\b")
 
 
+# a sentence that opens on a thing it names: "This flag ...", "The `--fast` option ..."
+_OPENS_ON = re.compile(r"\W*(?:this|that|the)\s+[`*]*([A-Za-z][\w.-]*)[`*]*\s+(?:is|are|was|does|do|can|only|will|must|"
+                       r"should|has|needs?|requires?|works?)\b", re.I)
+
+
 def _scope(lead: str, product: str | None) -> str:
     """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2".
     A requirement in parentheses is an aside on what comes before them ("make it wait for the
@@ -1034,6 +1039,13 @@ def _scope(lead: str, product: str | None) -> str:
     # not where it points at a part ("this option requires")
     this = words.index("this") if "this" in words else -1
     alone = this >= 0 and (this == len(words) - 1 or words[this + 1] in _THIS_WHOLE)
+    if "it" in words and len(parts) > 1 and not (product and product in words):
+        # "This flag is not added on X 3.4, as it only works with X >= 3.5": in a clause after
+        # the first, "it" is what the sentence opened on, when that is a thing named in it
+        subject = _OPENS_ON.match(lead)
+        if subject is not None and subject.group(1).lower() not in _THIS_WHOLE | _SCOPE_SKIP \
+                and entity(subject.group(1)) != product:
+            return subject.group(1).lower()
     if product and product in words or any(w in ("it", "we") for w in words) or alone:
         return ""
     kept = [w for w in words if w not in _SCOPE_SKIP and not re.fullmatch(r"v?\d[\w.]*", w)][-2:]
