@@ -1064,6 +1064,28 @@ def test_a_note_stating_another_default_than_the_reference_is_stale(ws, settings
     assert "update the note to True" in switch.message
 
 
+def test_a_note_stating_another_default_than_the_newest_release_says_is_stale(ws, settings):
+    """A default one release's notes state once ("`generate_password_hash` uses scrypt by
+    default", Werkzeug 3.0.0) makes no timeline, and no reference page states it: a team's note
+    that says the hash defaults to PBKDF2 went unflagged. The newest release that says what the
+    default is states it, when no reference does; a note that agrees is not stale."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "- Drop support for Python 3.9.\n",
+        "- Drop support for Python 3.9.\n- ``seal_page`` uses blake2 by default.\n").replace(
+        "- Quill supports Python 3.9 and newer.\n", "- Quill supports Python 3.9 and newer.\n"
+        "- ``pack_site`` uses zstd by default.\n"))
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Pages are sealed with `seal_page`, which defaults to md5.\n"  # line 3: stale
+                                  "- `pack_site` defaults to zstd, which the mirror reads.\n")  # line 4: current
+    compile_workspace(ws, settings)
+    found = [f for f in by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+             if f.paths[0] == "raw/notes/runbook.md"]
+    assert [f.lines[0] for f in found] == [3]
+    assert found[0].evidence["current"]["value"] == "blake2" and "the notes of 4.1 say blake2" in found[0].message
+
+
 def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_warm(ws, settings):
     """Six copies of a note are one finding, not fifteen; and a lint with no cache and the next
     one with a warm cache report the same findings, facts and stale notes included."""

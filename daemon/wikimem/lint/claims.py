@@ -532,14 +532,28 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
 
 def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
     """The defaults a product's reference pages state of its settings ("Default: ``180``" under
-    the setting), by setting: the yardstick for a note's default where no timeline tracks it."""
+    the setting), by setting: the yardstick for a note's default where no timeline tracks it.
+    Where no reference states one, the newest release that says what the default is
+    ("`generate_password_hash` uses scrypt by default", said once, in 3.0.0) states it."""
     out: dict[str, list[Claim]] = defaultdict(list)
+    released: dict[str, list[Claim]] = {}
     for c in read.every:
-        if c.key[0] != "choice" or c.key[2] or c.release or c.change or c.plan or read.kinds.get(c.source) != "reference":
+        if c.key[0] != "choice" or c.key[2] or c.change or c.plan:
             continue
         s = read.series.get(c.source)
-        if s is not None and s.product:
+        if s is None or not s.product:
+            continue
+        if not c.release and read.kinds.get(c.source) == "reference":
             out[c.key[1]].append(replace(c, series=s.product))
+        elif c.release_key:
+            newest = released.get(c.key[1])
+            if newest is None or c.release_key > (newest[0].release_key or ()):
+                released[c.key[1]] = [replace(c, series=s.product)]
+            elif c.release_key == newest[0].release_key:
+                newest.append(replace(c, series=s.product))
+    for key, claims in released.items():
+        if key not in out:
+            out[key] = claims
     return out
 
 
@@ -563,9 +577,10 @@ def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: 
     ref = refs[0]
     seen.add((where, line, c.key[1]))
     label = f"Default of {c.key[1]} ({ref.series})"
+    says = f"the notes of {ref.release} say" if ref.release else "the reference says"
     yield Finding.make(
         "stale-note", "warning",
-        f"{label}: {where} says {' '.join(c.value_text.split())}; the reference says {ref.value_text}, from "
+        f"{label}: {where} says {' '.join(c.value_text.split())}; {says} {ref.value_text}, from "
         f"{ref.source}: update the note to {ref.value_text}, or accept this if it means something else",
         paths=[where, ref.source], lines=[line, ref.line],
         evidence={
