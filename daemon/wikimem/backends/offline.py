@@ -775,7 +775,7 @@ ENTRY_OPENING = 12  # the lines under a reference entry's heading that open it: 
 
 def _default_of(data: dict[str, Any], concept: Concept, headed: int | None) -> tuple[str, int] | None:
     """The default a source states for the concept itself, (value, sentence): the one its
-    reference entry for the name states ("Default: `1`" under `DOWNLOAD_DELAY`), not one of a
+    reference entry for the name states ("Default: `1`" under `MAX_RETRIES`), not one of a
     parameter's that a class's entry lists, nor one a release's notes tell of. The entry opens
     with it, right under its heading: further down it is an attribute's ("It defaults to 5.")."""
     sections = data.get("sections") or []

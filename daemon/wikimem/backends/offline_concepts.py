@@ -256,7 +256,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         as_one = {k for k in group if " " not in k and any(" " in g and run_together(g) == run_together(k) for g in group)}
         one_word = [k for k in group if k in as_one and k in surfaces]
         # ... and a phrase spelled out over its short form ("environment variable", "env var")
-        # ... and a name over its qualified form ("CancelScope", not "pkg.CancelScope")
+        # ... and a name over its qualified form ("ShaftLock", not "pkg.ShaftLock")
         key = one_word[0] if one_word else max(sorted(group), key=lambda k: (
             " " in k, " " in k and not any(w in ABBREVIATIONS for w in k.split()),
             not any(k.endswith("." + other) for other in group), df.get(k, 0)))
@@ -289,8 +289,8 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
 
 
 def _qualified_into_short(stats: TermStats, collection: str, merged: dict[str, list[str]]) -> None:
-    """A name in code qualified by its module ("pkg.CancelScope", an API reference's entry) is
-    the name the guides write alone (`CancelScope`): one thing, one page. Only where the texts
+    """A name in code qualified by its module ("pkg.ShaftLock", an API reference's entry) is
+    the name the guides write alone (`ShaftLock`): one thing, one page. Only where the texts
     write the short name as code, spelled as an API name is (a capital or an underscore in it):
     `pkg.xfail` and a plain "xfail" may be a function and a marker."""
     pairs: list[tuple[str, str]] = []

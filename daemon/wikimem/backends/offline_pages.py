@@ -1279,7 +1279,7 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
 
 def _entry_description(m: Member, sentences: Sequence[Sentence], concept: Concept) -> Sentence | None:
     """The description a reference gives a name in code under a heading that is that name alone
-    (`DOWNLOAD_DELAY`, then "Minimum seconds to wait between ..."): the entry's first statement,
+    (`MAX_RETRIES`, then "How many times a failed fetch is tried again."): the entry's first statement,
     which says what it is without naming it again; its default and version notes passed over."""
     headed = m.headed
     if headed is None or not is_entry_for(m.sections, headed, concept.title):

@@ -534,7 +534,7 @@ def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
     """The defaults a product's reference pages state of its settings ("Default: ``180``" under
     the setting), by setting: the yardstick for a note's default where no timeline tracks it.
     Where no reference states one, the newest release that says what the default is
-    ("`generate_password_hash` uses scrypt by default", said once, in 3.0.0) states it."""
+    ("`seal_page` uses blake2 by default", said once, in 4.1) states it."""
     out: dict[str, list[Claim]] = defaultdict(list)
     released: dict[str, list[Claim]] = {}
     for c in read.every:
