@@ -59,7 +59,21 @@ def test_an_unmarked_heading_that_is_one_identifier_is_its_reference_entry(tmp_p
     assert signals["session.close"][0] == DEFINED
     assert entry_names("MAX_RETRIES") == [("max_retries", "`MAX_RETRIES`")]
     for word in ("Overview", "FAQ", "JavaScript", "v1.2.3", "README.md", "setup.py", "Two words_here"):
-        assert entry_names(word) == [], word
+        assert entry_names(word, lambda name: False) == [], word  # the section writes none of them as code
+
+
+def test_a_heading_in_capitals_inside_is_an_entry_where_its_section_writes_it_as_code(tmp_path: Path) -> None:
+    """A reference whose headings are its classes, unmarked ("### JSONResponse", "## CORSMiddleware"
+    in Starlette's Markdown docs), gave them no entry, and none a page. Such a name is the
+    section's entry where the section writes it as code (its import, a span); "GitHub" as a
+    section of prose is not."""
+    signals = _signals(tmp_path, "responses.md", (
+        "# Responses\n\nWhat a handler returns.\n\n## ShaftResponse\n\nReturns a shaft's state.\n\n"
+        "```python\nfrom gearbox.responses import ShaftResponse\n```\n\n## GearBox\n\nA `GearBox()` holds gears.\n\n"
+        "## GitHub\n\nThe code lives on GitHub, where issues are filed.\n"))
+    assert signals["shaftresponse"] == [DEFINED, "`ShaftResponse`"]
+    assert signals["gearbox"][0] == DEFINED
+    assert signals.get("github", [0])[0] != DEFINED
 
 
 def test_a_release_section_headed_by_a_name_lists_its_changes_and_defines_nothing(tmp_path: Path) -> None:

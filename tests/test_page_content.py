@@ -1557,3 +1557,21 @@ def test_a_version_note_is_no_lead(ws: Workspace, settings) -> None:
     lead = [line for line in page.split("\n# Turbo mode\n", 1)[1].strip().splitlines()
             if line and not line.startswith("Also called")][0]
     assert not lead.startswith("*New in version"), lead
+
+
+def test_a_lead_is_weighed_on_its_words_not_on_its_links_targets(ws: Workspace, settings) -> None:
+    """An entry's first statement, "Adds appropriate [CORS headers](https://.../en-US/docs/...)
+    to outgoing responses ...", was no lead: the "us" of the URL's "en-US" read as narration
+    ("let us"). A link's target is not the sentence's words."""
+    write(ws, "docs/middleware.md", "# Middleware\n\nWhat wraps the app.\n\n## ShaftMiddleware\n\n"
+          "Adds [shaft headers](https://example.org/en-US/docs/Shaft) to outgoing responses from the app.\n\n"
+          "```python\nfrom gearbox.middleware import ShaftMiddleware\n```\n\nWhen using ShaftMiddleware with "
+          "your app, headers are sent even on errors.\n")
+    for name in ("guide", "faq", "howto", "tuning", "deploy", "release"):
+        write(ws, f"docs/{name}.md", f"# {name.title()}\n\nAdd `ShaftMiddleware` to the app, and "
+              f"`ShaftMiddleware` sends the headers.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts/shaftmiddleware.md").read_text()
+    lead = [line for line in page.split("\n# ShaftMiddleware\n", 1)[1].strip().splitlines()
+            if line and not line.startswith("Also called")][0]
+    assert lead.startswith("Adds [shaft headers](https://example.org/en-US/docs/Shaft) to outgoing"), lead

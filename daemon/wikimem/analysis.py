@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain
 from typing import Any
 
@@ -493,7 +493,8 @@ def analyze(doc: Document) -> SourceAnalysis:
             continue
         if section.line in entry_lines:
             continue  # a definition list's entry read as a section: its term is the evidence
-        entry = entry_names(section.title) if not doc.version and not release_of(doc.sections, index) else []
+        entry = entry_names(section.title, partial(_written_as_code, doc, index)) \
+            if not doc.version and not release_of(doc.sections, index) else []
         if entry:
             # a section headed by nothing but a name in code (`ClientSession`, `--line-length`)
             # is that name's entry in a reference: it defines the name, though its text, which
@@ -739,19 +740,25 @@ def forget_sentences() -> None:
 # call's "()"; not a word ("Overview", "FAQ"), nor a name in capitals inside ("JavaScript"),
 # which prose writes too
 _BARE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:[_.]|::)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\)")
+# one identifier with a capital inside after a small letter or two capitals ("PlainTextResponse",
+# "JSONResponse", "GZipMiddleware"): a class's name, or a word prose spells so ("GitHub")
+_CAMEL_NAME = re.compile(r"[A-Z][A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
 _VERSION_LIKE = re.compile(r"[vV]?\d+(?:\.\w+)*")
 _CODE_HEADING = re.compile(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
 
 
-def entry_names(title: str) -> list[tuple[str, str]]:
+def entry_names(title: str, as_code: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
     """The names a heading of code spans only stands for, as (key, surface): the names a
     reference entry describes; none for a heading with words beside its code ("Using `foo`")
     or code that names nothing (`x = 1`). A heading that is one identifier as code spells it,
     unmarked ("MAX_RETRIES", "Session.close()", "open_session()"), is such an entry too: a
-    reference whose headings are its names need not mark them as code."""
+    reference whose headings are its names need not mark them as code. A name in capitals inside
+    ("JSONResponse") is one only where `as_code(name)` says its section writes it as code (prose
+    writes "JavaScript" too); without `as_code`, wherever it heads a section."""
     if "`" not in title:
         bare = title.strip()
-        if _BARE_NAME.fullmatch(bare) and not _VERSION_LIKE.fullmatch(bare) and _api_name(bare):
+        if (_BARE_NAME.fullmatch(bare) and not _VERSION_LIKE.fullmatch(bare) and _api_name(bare)) \
+                or (_CAMEL_NAME.fullmatch(bare) and (as_code is None or as_code(bare))):
             key = code_token(bare)
             return [(key, f"`{bare}`")] if key else []
         return []
@@ -765,6 +772,20 @@ def entry_names(title: str) -> list[tuple[str, str]]:
             if key and all(k != key for k, _ in out):
                 out.append((key, f"`{part}`"))
     return out[:2]
+
+
+def _written_as_code(doc: Document, section: int, name: str) -> bool:
+    """Whether the section's own blocks write `name` as code: in a code span (`` `JSONResponse` ``,
+    `` `JSONResponse(content)` ``) or in its code (``from pkg import JSONResponse``)."""
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    for b in doc.blocks:
+        if b.section != section:
+            continue
+        if b.kind == "code" and word.search(b.text):
+            return True
+        if "`" in b.text and any(word.match(span.group(1).strip()) for span in CODE_SPAN.finditer(b.text)):
+            return True
+    return False
 
 
 def _looks_like_api(text: str) -> bool:

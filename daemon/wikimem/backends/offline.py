@@ -759,14 +759,18 @@ def _level(data: dict[str, Any], keys: tuple[str, ...]) -> int:
 def _member(doc: Doc, data: dict[str, Any], concept: Concept) -> Member:
     definitions = data.get("definitions") or {}
     headed = data.get("headed") or {}
+    sections = data.get("sections") or []
+    # its section: the reference's entry for its name, where one of its keys has one
+    entry = next((headed[k] for k in concept.keys if k in headed and is_entry_for(sections, headed[k], concept.title)),
+                 None)
     return Member(
         path=doc.path, page=doc.page, title=doc.title, date=doc.date, version=data.get("version"), anchor=doc.anchor,
         level=_level(data, concept.keys), mentions=sum(data["terms"].get(k, 0) for k in concept.keys),
         definition=next((definitions[k] for k in concept.own_keys if k in definitions), None),
-        headed=next((headed[k] for k in concept.keys if k in headed), None),
-        sections=data.get("sections") or [],
+        headed=entry if entry is not None else next((headed[k] for k in concept.keys if k in headed), None),
+        sections=sections,
         facts=frozenset(data.get("facts") or ()),
-        default=_default_of(data, concept, next((headed[k] for k in concept.keys if k in headed), None)),
+        default=_default_of(data, concept, entry),
     )
 
 

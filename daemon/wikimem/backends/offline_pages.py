@@ -1428,8 +1428,11 @@ def _lead_text(text: str) -> str:
 
 def _lead_penalty(text: str) -> float:
     """What makes a sentence a poor lead: chatter, narration, a pointer elsewhere, length, an end
-    that introduces what follows it ("Images are a common use for substitution references:")."""
+    that introduces what follows it ("Images are a common use for substitution references:").
+    Weighed on its words, not on its links' targets ("en-US" in a URL is no "us" narrating)."""
     penalty = 0.0
+    if "](" in text or "://" in text:
+        text = _LINK_TARGET.sub("", text)
     if text.endswith(":") and _INTRODUCER.search(text) is None:
         penalty -= 2  # what it introduces is not shown, and no clause says what the thing is alone
     if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
@@ -1447,6 +1450,7 @@ def _lead_penalty(text: str) -> float:
     return penalty
 
 
+_LINK_TARGET = re.compile(r"(?<=\])\([^()\s]*\)|<?https?://[^\s>)]+>?")
 _VERSION_NOTE = re.compile(r"[*_]*(?:new|changed|added|deprecated)\s+(?:in|since)\s+(?:version\s+)?v?\d", re.IGNORECASE)
 
 
