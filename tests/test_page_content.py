@@ -353,6 +353,25 @@ def test_an_older_release_keeps_what_it_removed_before_what_it_fixed(tmp_path: P
         assert any(f.startswith(f"The `OLD_SETTING_{k}` config key") for f in facts), (k, facts)
 
 
+def test_a_release_keeps_every_thing_it_removed(tmp_path: Path) -> None:
+    """A first major release's "Removed" list of a dozen items, each "Remove X from Y. Use Z
+    instead." (Starlette's 1.0.0rc1): its section's share kept nine of its sentences, and the
+    page had no word of `on_event()`'s removal, which is what a reader asks. Each removal is kept."""
+    releases = []
+    for minor in range(3, 0, -1):
+        releases += [f"## 1.{minor}.0 (2026-0{minor}-01)", ""]
+        releases += [f"* Fix `widget_{minor}_{k}` so it can be used when loading files." for k in range(3)]
+        releases += [""]
+    releases += ["## 1.0.0 (2025-12-01)", "", "The first stable release.", "", "#### Removed", ""]
+    for k in range(12):
+        releases += [f"* Remove `old_hook_{k}()` from `App` and `Router`.",
+                     "  Use the `lifespan` parameter instead [#31](https://example.org/31)."]
+    releases += ["", "#### Fixed", ""] + [f"* Fix a crash in the parser path {k}." for k in range(6)] + [""]
+    facts = fact_texts(analysed(tmp_path, "release-notes.md", "# Release notes\n\n" + "\n".join(releases)))
+    for k in range(12):
+        assert any(f.startswith(f"Remove `old_hook_{k}()`") for f in facts), (k, facts)
+
+
 def crowded(title: str, section: str, answers: str, commands: int = 4) -> str:
     """A long page whose few kept sentences go to what says most: forty plain sentences, a
     handful that name a command and a number (answers of their own), and `answers` among them."""

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 136
+ANALYSIS_VERSION = 137
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1255,6 +1255,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     answers: set[int] = set()
     listed: set[int] = set()  # answers only as items of the newest release's lists
     replaced: set[int] = set()  # answers for what a release replaced
+    removal: set[int] = set()  # what a release took away ("Remove `on_event()` ...")
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
@@ -1278,6 +1279,9 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             # with other URL schemes", "Fix ..."): it fills what its section's share leaves
             answers.add(i)
             listed.add(i)
+        if releases and score >= 0 and s.kind == "item" and _removes(s.text):
+            answers.add(i)  # a thing a release took away, which a reader still runs into
+            removal.add(i)
         if (s.section in breaking or (releases and _BREAKING_MARK.match(s.text))) and score >= 0:
             score += 2  # an older release keeps what it broke before what it fixed
         elif releases and score >= 0 and _removes(s.text):
@@ -1319,6 +1323,9 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
             slot, share = (release, "replaced"), OLDER_RELEASE_REPLACED  # beside what it removed, not in its place
         elif release in older:
             slot, share = release, OLDER_RELEASE_FACTS  # the release's share, whatever its sub-sections
+        elif i in removal:
+            kept.append(i)  # each thing a release took away, which a reader still runs into: none crowded out
+            continue
         else:
             share = FACTS_PER_SECTION + size[section] // 8
             term = (section, sentences[i].subject)
