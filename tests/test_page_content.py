@@ -839,6 +839,9 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
         def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
             return []
 
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+            return []
+
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {}
 
@@ -893,6 +896,9 @@ def test_one_name_is_one_page_across_collections() -> None:
             return rows[collection][:limit]
 
         def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
 
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
@@ -1594,3 +1600,51 @@ def test_a_lead_is_weighed_on_its_words_not_on_its_links_targets(ws: Workspace, 
     lead = [line for line in page.split("\n# ShaftMiddleware\n", 1)[1].strip().splitlines()
             if line and not line.startswith("Also called")][0]
     assert lead.startswith("Adds [shaft headers](https://example.org/en-US/docs/Shaft) to outgoing"), lead
+
+
+def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() -> None:
+    """Trio's docs name `trio.CancelScope` in an API entry, and "cancel scope", `cancel_scope` and
+    `CancelScope` in prose: each spelling alone ranked below the budget, and a concept every
+    page of the reference turns on had no page. A thing's spellings are weighed together; a
+    qualified name joins its short form only where the short form is written as code so spelled,
+    and not where two qualified names end alike (`to_thread.run_sync`, `from_thread.run_sync`)."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import _choose_in, budget
+
+    n = 12
+    limit = budget(n)
+    fillers = [(f"gadget{a}{b}", 4, 6, 2, 1) for a in "bcdfghjk" for b in "lmnpqrtv"][: limit + 4]
+    weak = [("pkg.shaftlock", 3, 4, 1, 1), ("pkg.to_thread.run_sync", 3, 4, 1, 1),
+            ("pkg.from_thread.run_sync", 3, 4, 1, 1), ("os.path", 3, 4, 1, 1)]
+    spelled = {"shaftlock": [("shaft lock", 3, 3, 1, 0), ("shaftlock", 2, 2, 1, 0), ("shaft_lock", 1, 2, 1, 0)],
+               "runsync": [("run_sync", 3, 3, 1, 0)], "path": [("path", 4, 3, 1, 0)]}
+    written = {"pkg.shaftlock": "`pkg.ShaftLock`", "shaftlock": "`ShaftLock`", "shaft lock": "cancel scopes",
+               "pkg.to_thread.run_sync": "`pkg.to_thread.run_sync()`", "run_sync": "`run_sync()`",
+               "pkg.from_thread.run_sync": "`pkg.from_thread.run_sync()`", "os.path": "`os.path`", "path": "`path`"}
+
+    class Stats:
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            return (fillers + weak)[:limit]
+
+        def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
+            return [(k, d) for rows in spelled.values() for k, d, *_ in rows if k.replace(" ", "").replace("_", "")
+                    in squashed and d >= 2]
+
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+            return [r for thing, rows in spelled.items() if thing in squashed for r in rows]
+
+        def union(self, collection: str, keys) -> tuple[int, int, int, int]:
+            # five sources say the lock one way or another, three name it, the reference defines it
+            if "pkg.shaftlock" in set(keys):
+                return 5, 9, 3, 1
+            rows = [r for r in weak + [r for rows in spelled.values() for r in rows] if r[0] in set(keys)]
+            return max(r[1] for r in rows), sum(r[2] for r in rows), max(r[3] for r in rows), max(r[4] for r in rows)
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {k: Counter({written[k]: 3}) for k in keys if k in written}
+
+    concepts = _choose_in(Stats(), "docs", n)
+    lock = [c for c in concepts if "shaftlock" in c.keys]
+    assert len(lock) == 1 and {"pkg.shaftlock", "shaft lock"} <= set(lock[0].keys), [c.keys for c in concepts]
+    assert not [c for c in concepts if "run_sync" in c.keys or "path" in c.keys]

@@ -740,8 +740,8 @@ def forget_sentences() -> None:
 # call's "()"; not a word ("Overview", "FAQ"), nor a name in capitals inside ("JavaScript"),
 # which prose writes too
 _BARE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:[_.]|::)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\)")
-# one identifier with a capital inside after a small letter or two capitals ("PlainTextResponse",
-# "JSONResponse", "GZipMiddleware"): a class's name, or a word prose spells so ("GitHub")
+# one identifier with a capital inside after a small letter or two capitals ("PlainTextReply",
+# "JSONReply", "GZipFilter"): a class's name, or a word prose spells so ("GitHub")
 _CAMEL_NAME = re.compile(r"[A-Z][A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
 _VERSION_LIKE = re.compile(r"[vV]?\d+(?:\.\w+)*")
 _CODE_HEADING = re.compile(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
@@ -753,7 +753,7 @@ def entry_names(title: str, as_code: Callable[[str], bool] | None = None) -> lis
     or code that names nothing (`x = 1`). A heading that is one identifier as code spells it,
     unmarked ("MAX_RETRIES", "Session.close()", "open_session()"), is such an entry too: a
     reference whose headings are its names need not mark them as code. A name in capitals inside
-    ("JSONResponse") is one only where `as_code(name)` says its section writes it as code (prose
+    ("JSONReply") is one only where `as_code(name)` says its section writes it as code (prose
     writes "JavaScript" too); without `as_code`, wherever it heads a section."""
     if "`" not in title:
         bare = title.strip()
@@ -775,8 +775,8 @@ def entry_names(title: str, as_code: Callable[[str], bool] | None = None) -> lis
 
 
 def _written_as_code(doc: Document, section: int, name: str) -> bool:
-    """Whether the section's own blocks write `name` as code: in a code span (`` `JSONResponse` ``,
-    `` `JSONResponse(content)` ``) or in its code (``from pkg import JSONResponse``)."""
+    """Whether the section's own blocks write `name` as code: in a code span (`` `JSONReply` ``,
+    `` `JSONReply(content)` ``) or in its code (``from pkg import JSONReply``)."""
     word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
     for b in doc.blocks:
         if b.section != section:
@@ -1255,7 +1255,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     answers: set[int] = set()
     listed: set[int] = set()  # answers only as items of the newest release's lists
     replaced: set[int] = set()  # answers for what a release replaced
-    removal: set[int] = set()  # what a release took away ("Remove `on_event()` ...")
+    removal: set[int] = set()  # what a release took away ("Remove `on_startup()` ...")
     for i, s in enumerate(sentences):
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue

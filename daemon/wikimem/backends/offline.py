@@ -60,10 +60,10 @@ from .offline_pages import (
     shows,
     source_pages,
 )
-from .offline_store import STORE_FORMAT, Doc, Store, StoredConcept, scoped
+from .offline_store import STORE_FORMAT, STRONG, Doc, Store, StoredConcept, scoped
 from .offline_xrefs import Resolver, XrefIndex, document_named
 
-RENDER_VERSION = 43  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 44  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -823,6 +823,14 @@ class _StoreStats:
 
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
         return self.store.partners(collection, squashed)
+
+    def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+        return self.store.spellings(collection, squashed)
+
+    def union(self, collection: str, keys: Iterable[str]) -> tuple[int, int, int, int]:
+        found = self.store.mentions(scoped(collection, k) for k in keys)
+        levels = [level for _, level in found.values()]
+        return len(levels), sum(levels), sum(level > 0 for level in levels), sum(level >= STRONG for level in levels)
 
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Any]:
         return self.store.surfaces(collection, keys)

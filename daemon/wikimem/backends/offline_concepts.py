@@ -59,6 +59,8 @@ class TermStats(Protocol):
     def collections(self) -> dict[str, int]: ...  # collection -> sources counted in it
     def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]: ...
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]: ...
+    def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]: ...
+    def union(self, collection: str, keys: Iterable[str]) -> tuple[int, int, int, int]: ...
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]: ...
 
 
@@ -73,9 +75,11 @@ class MemoryStats:
         self.strong_docs: dict[str, Counter[str]] = defaultdict(Counter)
         self.signal_docs: dict[str, Counter[str]] = defaultdict(Counter)
         self.by_surface: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+        self.analyses: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for path, data in analyses.items():
             c = collection[path]
             self.docs[c] += 1
+            self.analyses[c].append(data)
             self.df[c].update(data["terms"].keys())
             for key, (level, surface) in data["signals"].items():
                 self.strength[c][key] += level
@@ -97,6 +101,24 @@ class MemoryStats:
 
     def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
         return [(k, d) for k, d in self.df[collection].items() if d >= 2 and run_together(k) in squashed]
+
+    def union(self, collection: str, keys: Iterable[str]) -> tuple[int, int, int, int]:
+        wanted = set(keys)
+        df = strength = signal = strong = 0
+        for data in self.analyses[collection]:
+            if not wanted & data["terms"].keys():
+                continue
+            level = max((data["signals"][k][0] for k in wanted if k in data["signals"]), default=0)
+            df += 1
+            strength += level
+            signal += level > 0
+            strong += level >= STRONG
+        return df, strength, signal, strong
+
+    def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+        df, strength = self.df[collection], self.strength[collection]
+        signal, strong = self.signal_docs[collection], self.strong_docs[collection]
+        return sorted((k, d, strength[k], signal[k], strong[k]) for k, d in df.items() if run_together(k) in squashed)
 
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         table = self.by_surface[collection]
@@ -183,8 +205,8 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     # a kind of thing all technical writing names ("function", "option") is a concept where a
     # source is about it or defines it ("Functions", "Options"), not for a section of that name;
     # and, a few words at most, it takes no other candidate's place (RefCell, interior mutability)
-    ranked = [r for r in stats.candidates(collection, limit * 4) if eligible(n, *r[1:])
-              and (r[4] >= 1 or r[0] not in NAMED_THINGS)]
+    things, spelled_also = _as_things(stats, collection, stats.candidates(collection, limit * 4))
+    ranked = [r for r in things if eligible(n, *r[1:]) and (r[4] >= 1 or r[0] not in NAMED_THINGS)]
     # weight ties between unrelated candidates are broken by key, so the choice is stable
     rows = []
     others = 0
@@ -194,6 +216,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
                 break
             others += 1
         rows.append(row)
+        rows.extend(spelled_also.get(row[0], ()))  # its other spellings: one thing, one place
     df: dict[str, int] = {r[0]: r[1] for r in rows}
     strong: dict[str, int] = {r[0]: r[4] for r in rows}
     merged: dict[str, list[str]] = defaultdict(list)
@@ -286,6 +309,86 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
                          key=lambda a: (a.lower(), a))[:8]
         out.append(Concept(key, title, aliases, "", keys=tuple(sorted(group)), collections=(collection,)))
     return out
+
+
+Row = tuple[str, int, int, int, int]  # (key, df, strength, signal_docs, strong_docs)
+UNION_READ = 400  # the most sources a thing's spellings are in, together, whose union is read source by source
+
+
+def _as_things(stats: TermStats, collection: str, candidates: list[Row]) -> tuple[list[Row], dict[str, list[Row]]]:
+    """The candidates as things: the evidence for one thing spelled several ways ("shaft lock",
+    `shaft_lock`, `ShaftLock`, and `pkg.ShaftLock` where a reference qualifies it) counted
+    together, each spelling weak alone. A thing's row is its best spelling's key with the counts
+    of the sources that say it any way; the other spellings said in two sources or more come
+    beside it (`also`). A name qualified by its
+    module joins its short form only where the texts write the short form as code spelled as it
+    is (`ShaftLock`: a capital or an underscore in it, so `os.path` is no "path"), and only where
+    no other qualified candidate ends the same way (`in_thread.run_one`, `on_loop.run_one`)."""
+    thing_of = {r[0]: run_together(r[0]) for r in candidates}
+    lasts: dict[str, str] = {}  # a qualified candidate -> its last part as the texts write it
+    dotted = [r[0] for r in candidates if "." in r[0].strip(".") and " " not in r[0]]
+    forms = stats.surfaces(collection, dotted) if dotted else {}
+    for key in dotted:
+        if key not in forms:
+            continue
+        written = max(sorted(forms[key]), key=lambda f: forms[key][f]).strip("`").removesuffix("()")
+        last = written.rsplit(".", 1)[-1]
+        if re.fullmatch(r"\w+", last) and (last != last.lower() or "_" in last.strip("_")):
+            lasts[key] = last
+    ends = Counter(run_together(last.lower()) for last in lasts.values())
+    lasts = {k: v for k, v in lasts.items() if ends[run_together(v.lower())] == 1}
+    spellings: dict[str, dict[str, Row]] = defaultdict(dict)
+    for row in stats.spellings(collection, {thing_of[r[0]] for r in candidates} | {
+            run_together(v.lower()) for v in lasts.values()}):
+        spellings[run_together(row[0])].setdefault(row[0], row)
+    if lasts:
+        shorts = sorted({k for v in lasts.values() for k in spellings.get(run_together(v.lower()), {})})
+        written_as = stats.surfaces(collection, shorts) if shorts else {}
+        for key, last in lasts.items():
+            short = run_together(last.lower())
+            if any(f.strip("`").removesuffix("()") == last for k in spellings.get(short, {})
+                   for f in written_as.get(k, ()) if f.startswith("`")):
+                thing_of[key] = short
+    for row in candidates:
+        spellings[thing_of[row[0]]][row[0]] = row
+    singles: list[Row] = []
+    grouped: list[tuple[float, Row]] = []
+    also: dict[str, list[Row]] = {}
+    seen: set[str] = set()
+    for row in candidates:
+        thing = thing_of[row[0]]
+        if thing in seen:
+            continue
+        seen.add(thing)
+        group = list(spellings[thing].values())
+        if len(group) == 1:
+            singles.append(row)
+            continue
+        # the thing's name: its best spelling not qualified by a module; its counts, those of
+        # the sources that say it any way (one source writing two spellings counts once)
+        plain = [r for r in group if r[0] not in lasts] or group
+        best = max(plain, key=lambda r: (term_weight(r[1], r[2], r[0], r[3], r[4]), r[0]))
+        if sum(r[1] for r in group) <= UNION_READ:
+            combined = (best[0], *stats.union(collection, [r[0] for r in group]))
+        else:  # said in hundreds of sources: their union is not read, the most of any spelling stands for it
+            df = max(r[1] for r in group)
+            signal = min(sum(r[3] for r in group), df)
+            combined = (best[0], df, sum(r[2] for r in group), signal, min(sum(r[4] for r in group), signal))
+        grouped.append((term_weight(combined[1], combined[2], combined[0], combined[3], combined[4]), combined))
+        also[best[0]] = [r for r in group if r[0] != best[0] and r[1] >= 2]
+    # the candidates keep their order; a thing of several spellings goes before the first
+    # candidate weaker than all its spellings together
+    grouped.sort(key=lambda t: (-t[0], t[1][0]))
+    out: list[Row] = []
+    at = 0
+    for row in singles:
+        weight = term_weight(row[1], row[2], row[0], row[3], row[4])
+        while at < len(grouped) and grouped[at][0] > weight:
+            out.append(grouped[at][1])
+            at += 1
+        out.append(row)
+    out.extend(r for _, r in grouped[at:])
+    return out, also
 
 
 def _qualified_into_short(stats: TermStats, collection: str, merged: dict[str, list[str]]) -> None:

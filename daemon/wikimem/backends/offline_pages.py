@@ -1438,7 +1438,7 @@ def _lead_penalty(text: str) -> float:
     if re.match(r"(?:Note|See|Warning|Tip|Hint)\b", text) or re.search(r"\bsee\s+[“\"`*_]", text):
         penalty -= 2  # a pointer elsewhere
     if _VERSION_NOTE.match(text):
-        penalty -= 2  # when it changed ("*New in version 1.12:* In ABI mode, ..."), not what it is
+        penalty -= 2  # when it changed ("*New in version 1.2:* In turbo mode, ..."), not what it is
     if CHATTY.match(text):
         penalty -= 3
     if points_forward(text):

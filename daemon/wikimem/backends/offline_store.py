@@ -300,6 +300,17 @@ class Store:
                 f"SELECT key, df FROM offline_terms WHERE squashed IN ({','.join('?' * len(part))}) AND df >= 2", part))
         return out
 
+    def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+        """Every key of a collection spelled as one of `squashed` without spaces, hyphens and
+        underscores, with its counts: (key, df, strength, signal_docs, strong_docs)."""
+        out: list[tuple[str, int, int, int, int]] = []
+        items = sorted(collection + SEP + s for s in squashed)
+        for part in _chunks(items):
+            out.extend((unscoped(r[0]), r[1], r[2], r[3], r[4]) for r in self.db.execute(
+                "SELECT key, df, strength, signal_docs, strong_docs FROM offline_terms"
+                f" WHERE squashed IN ({','.join('?' * len(part))})", part))
+        return sorted(out)
+
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = defaultdict(Counter)
         items = sorted({collection + SEP + k for k in keys})
