@@ -368,6 +368,9 @@ def whose(facts: Iterable[Fact], series: Mapping[str, Series]) -> Iterable[Fact]
         yield replace(f, series=s.name, key=(relation, name, role))
 
 
+_STILL = re.compile(r"\b(?:still|continues?\s+to|keeps?)\b", re.IGNORECASE)  # no addition: what it kept
+
+
 def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
           kinds: Mapping[str, str] | None = None,
           named: Mapping[str, tuple[tuple[str, tuple[str, ...]], ...]] | None = None,
@@ -386,7 +389,11 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
     now = today()
     groups: dict[tuple[str, tuple[str, str, str]], list[Fact]] = defaultdict(list)
     for f in whose(facts, series):
-        if f.key[0] in ("supported", "removed"):
+        if f.key[0] == "supported" and not f.key[2] and f.release and not f.plan and not _STILL.search(f.sentence):
+            # the product's own release saying it supports a version ("Acme now supports Python
+            # 3.11", in 0.21.0's notes): the newest it supports, added then
+            f = replace(f, key=("max", f.key[1], ""))
+        elif f.key[0] in ("supported", "removed"):
             continue  # a version said to be supported, no bound, or a name removed: lint's, not a timeline's
         if f.date and f.date > now and not f.plan:
             f = replace(f, plan=True)  # a release dated in the future is not out: what it says is a plan
