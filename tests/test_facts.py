@@ -935,19 +935,21 @@ def test_the_products_own_release_saying_it_now_supports_a_version_adds_the_newe
     """Trio's history says "Trio now supports Python 3.10." (0.19.0), "Trio now supports Python
     3.11." (0.21.0) and "Support Python 3.15, as of beta 4." (0.34.0): the first two named the
     product, and were read as a support a note might compare with, not as the newest supported;
-    one statement made no timeline. A release that says it "still" supports a version adds none."""
+    one statement made no timeline. A release that says it "still" supports a version, or is the
+    last to support one (Babel's "the last version of Babel to support Python 3.7"), adds none."""
     write(ws, "kite/index.rst", "Kite\n====\n\nKite runs tasks.\n")
     write(ws, "kite/guide.rst", "Guide\n=====\n\nRun Kite.\n")
     write(ws, "kite/history.rst", "Release history\n===============\n\n"
           "kite 0.34.0 (2026-08-10)\n------------------------\n\n- Support Python 3.15, as of beta 4.\n"
-          "- Kite still supports Python 3.8 on old hosts.\n\n"
+          "- Kite still supports Python 3.8 on old hosts.\n"
+          "- This version, Kite 0.34, is the last version of Kite to support Python 3.9.\n\n"
           "kite 0.21.0 (2022-06-07)\n------------------------\n\n- Kite now supports Python 3.11.\n\n"
           "kite 0.19.0 (2021-06-15)\n------------------------\n\n- Kite now supports Python 3.10.\n")
     claims = _compiled_claims(ws)
     line = claims["Newest Python version supported (kite)"]
     assert line.startswith("Current: **Python 3.15**") and "It replaced Python 3.11 (0.21.0" in line, line
     page = (ws.wiki / "facts" / "kite-newest-python-version-supported.md").read_text()
-    assert "| Python 3.10 | 0.19.0" in page and "3.8" not in page
+    assert "| Python 3.10 | 0.19.0" in page and "3.8" not in page and "3.9" not in page
 
 
 def test_a_setting_named_as_code_and_in_words_is_one_timeline(ws: Workspace) -> None:

@@ -368,7 +368,10 @@ def whose(facts: Iterable[Fact], series: Mapping[str, Series]) -> Iterable[Fact]
         yield replace(f, series=s.name, key=(relation, name, role))
 
 
-_STILL = re.compile(r"\b(?:still|continues?\s+to|keeps?)\b", re.IGNORECASE)  # no addition: what it kept
+# a support the release adds ("now supports", "added support for"), not one it kept ("still
+# supports") or ends ("the last version to support")
+_NOW_SUPPORTS = re.compile(r"\b(?:now\s+(?:officially\s+|fully\s+)?supports?|add(?:s|ed)?\s+(?:official\s+|full\s+)?"
+                           r"support)\b", re.IGNORECASE)
 
 
 def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
@@ -389,9 +392,9 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
     now = today()
     groups: dict[tuple[str, tuple[str, str, str]], list[Fact]] = defaultdict(list)
     for f in whose(facts, series):
-        if f.key[0] == "supported" and not f.key[2] and f.release and not f.plan and not _STILL.search(f.sentence):
-            # the product's own release saying it supports a version ("Acme now supports Python
-            # 3.11", in 0.21.0's notes): the newest it supports, added then
+        if f.key[0] == "supported" and not f.key[2] and f.release and not f.plan and _NOW_SUPPORTS.search(f.sentence):
+            # the product's own release saying it now supports a version ("Acme now supports
+            # Python 3.11", in 0.21.0's notes): the newest it supports, added then
             f = replace(f, key=("max", f.key[1], ""))
         elif f.key[0] in ("supported", "removed"):
             continue  # a version said to be supported, no bound, or a name removed: lint's, not a timeline's
