@@ -1453,6 +1453,12 @@ def test_a_small_reference_gets_a_page_for_each_thing_it_defines(ws: Workspace, 
     assert len([n for n in names if n.lower() in pages]) == len(names), sorted(pages)
 
 
+def lead_lines(page: str, title: str) -> list[str]:
+    """A concept page's lines after its title, its "Also called" line left out: the lead first."""
+    body = page.split(f"\n# {title}\n", 1)[1]
+    return [line for line in body.strip().splitlines() if line and not line.startswith("Also called")]
+
+
 SETTINGS_REFERENCE = """Settings
 ========
 
@@ -1534,8 +1540,8 @@ def test_a_settings_entry_leads_its_concept_page_with_what_it_is_and_its_default
     write(ws, "docs/tuning.rst", "Tuning\n======\n\nLower ``MAX_RETRIES`` and ``TIMEOUT_SECONDS`` "
           "for a quick crawl. A password prompt pauses the crawl.\n")
     compile_workspace(ws, settings)
-    retries = (ws.wiki / "concepts/max-retries.md").read_text().split("\n# MAX_RETRIES\n", 1)[1]
-    lead = [line for line in retries.strip().splitlines() if line and not line.startswith("Also called")]
+    retries = (ws.wiki / "concepts/max-retries.md").read_text()
+    lead = lead_lines(retries, "MAX_RETRIES")
     assert lead[0].startswith("How many times a failed fetch is tried again. ([settings.rst, line 13]")
     assert lead[1].startswith("Default: `3` (") and ": `1`) ([settings.rst, line 11](" in lead[1]
     assert retries.count("Default: `3`") == 1  # not a key point as well
@@ -1578,9 +1584,7 @@ def test_a_version_note_is_no_lead(ws: Workspace, settings) -> None:
         write(ws, f"docs/{name}.rst", f"{name.title()}\n{'=' * len(name)}\n\nUse turbo mode for a quick "
               f"build. Turbo mode is fast, and turbo mode is what the nightly job uses.\n")
     compile_workspace(ws, settings)
-    page = (ws.wiki / "concepts/turbo-mode.md").read_text()
-    lead = [line for line in page.split("\n# Turbo mode\n", 1)[1].strip().splitlines()
-            if line and not line.startswith("Also called")][0]
+    lead = lead_lines((ws.wiki / "concepts/turbo-mode.md").read_text(), "Turbo mode")[0]
     assert not lead.startswith("*New in version"), lead
 
 
@@ -1596,9 +1600,7 @@ def test_a_lead_is_weighed_on_its_words_not_on_its_links_targets(ws: Workspace, 
         write(ws, f"docs/{name}.md", f"# {name.title()}\n\nAdd `ShaftMiddleware` to the app, and "
               f"`ShaftMiddleware` sends the headers.\n")
     compile_workspace(ws, settings)
-    page = (ws.wiki / "concepts/shaftmiddleware.md").read_text()
-    lead = [line for line in page.split("\n# ShaftMiddleware\n", 1)[1].strip().splitlines()
-            if line and not line.startswith("Also called")][0]
+    lead = lead_lines((ws.wiki / "concepts/shaftmiddleware.md").read_text(), "ShaftMiddleware")[0]
     assert lead.startswith("Adds [shaft headers](https://example.org/en-US/docs/Shaft) to outgoing"), lead
 
 

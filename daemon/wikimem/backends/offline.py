@@ -770,24 +770,25 @@ def _member(doc: Doc, data: dict[str, Any], concept: Concept) -> Member:
         headed=entry if entry is not None else next((headed[k] for k in concept.keys if k in headed), None),
         sections=sections,
         facts=frozenset(data.get("facts") or ()),
-        default=_default_of(data, concept, entry),
+        default=_default_of(data, concept, sections, entry),
     )
 
 
 ENTRY_OPENING = 12  # the lines under a reference entry's heading that open it: its default, its versions
 
 
-def _default_of(data: dict[str, Any], concept: Concept, headed: int | None) -> tuple[str, int] | None:
+def _default_of(data: dict[str, Any], concept: Concept, sections: list[list[Any]], entry: int | None
+                ) -> tuple[str, int] | None:
     """The default a source states for the concept itself, (value, sentence): the one its
-    reference entry for the name states ("Default: `1`" under `MAX_RETRIES`), not one of a
-    parameter's that a class's entry lists, nor one a release's notes tell of. The entry opens
-    with it, right under its heading: further down it is an attribute's ("It defaults to 5.")."""
-    sections = data.get("sections") or []
-    if headed is None or not is_entry_for(sections, headed, concept.title):
+    reference entry for the name (section `entry`, is_entry_for) states ("Default: `1`" under
+    `MAX_RETRIES`), not one of a parameter's that a class's entry lists, nor one a release's notes
+    tell of. The entry opens with it, right under its heading: further down it is an attribute's
+    ("It defaults to 5.")."""
+    if entry is None:
         return None
-    heading_line = int(sections[headed][2])
+    heading_line = int(sections[entry][2])
     for row in data.get("defaults") or ():
-        if len(row) >= 5 and row[3] == headed and isinstance(row[2], int) \
+        if len(row) >= 5 and row[3] == entry and isinstance(row[2], int) \
                 and 0 < int(row[4]) - heading_line <= ENTRY_OPENING \
                 and str(row[0]).strip("`*").removesuffix("()") == concept.title.removesuffix("()"):
             return str(row[1]), row[2]

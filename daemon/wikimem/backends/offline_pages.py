@@ -1029,9 +1029,9 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     # ("Default: `1` (fallback: `0`)" under a setting's entry)
     stated = next((m for m in (lead_member, *main, *quoted)
                    if m is not None and m.default is not None and 0 <= m.default[1] < len(sentences_of(m))), None)
+    said = sentences_of(stated)[stated.default[1]] if stated is not None and stated.default is not None else None
     default = None
-    if stated is not None and stated.default is not None:
-        said = sentences_of(stated)[stated.default[1]]
+    if stated is not None and stated.default is not None and said is not None:
         default = {**cite(stated, said), "value": quote(stated, stated.default[0])}
 
     # key points: what the most relevant sources say about it, each cited, a handful
@@ -1061,8 +1061,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     points: list[dict[str, Any]] = []
     per_member: dict[str, int] = {}
     seen_text: set[str] = {lead.text} if lead is not None else set()
-    if default is not None and stated is not None and stated.default is not None:
-        seen_text.add(sentences_of(stated)[stated.default[1]].text)
+    if said is not None:
+        seen_text.add(said.text)
     for score, _, m, s in scored:
         if len(points) >= KEY_POINTS or score < 1:
             break
@@ -1103,7 +1103,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     shown = {m.path for m in (*main, *listed[:ALSO_LISTED])} | cited
     if lead_member is not None:
         shown.add(lead_member.path)
-    if default is not None and stated is not None:
+    if said is not None and stated is not None:
         shown.add(stated.path)
     body = render(
         "concept_page.md.j2",
