@@ -1650,3 +1650,25 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
     lock = [c for c in concepts if "shaftlock" in c.keys]
     assert len(lock) == 1 and {"pkg.shaftlock", "shaft lock"} <= set(lock[0].keys), [c.keys for c in concepts]
     assert not [c for c in concepts if "run_sync" in c.keys or "path" in c.keys]
+
+
+def test_an_entry_led_by_its_fields_is_described_by_its_first_statement(ws: Workspace, settings) -> None:
+    """A generated settings reference opens each entry with fields ("**Command line:**
+    `--keep-alive INT`", then "**Default:** `2`", Gunicorn's): the first field stopped the search
+    for the description, and the page led with a changelog line. A default said of something
+    else in an entry ("When `detail` is not provided, it defaults to ...") is no line of its own."""
+    write(ws, "docs/settings.md", "# Settings\n\nThe server reads these.\n\n### `keep_alive`\n\n"
+          "**Command line:** `--keep-alive INT`\n\n**Default:** `2`\n\n"
+          "The number of seconds to wait for requests on a Keep-Alive connection.\n\n"
+          "## GearError\n\nThe `GearError` class is the base of the errors a gear raises.\n\n"
+          "When `detail` is not provided, it defaults to the standard phrase for the code.\n\n"
+          "```python\nfrom gearbox import GearError\n```\n")
+    for name in ("guide", "faq", "howto", "tuning", "deploy", "release"):
+        write(ws, f"docs/{name}.md", f"# {name.title()}\n\nRaise `keep_alive` behind a proxy, and catch "
+              f"`GearError` when `keep_alive` is too low.\n")
+    compile_workspace(ws, settings)
+    lead = lead_lines((ws.wiki / "concepts/keep-alive.md").read_text(), "keep_alive")
+    assert lead[0].startswith("The number of seconds to wait for requests on a Keep-Alive connection."), lead
+    assert lead[1].startswith("Default: `2` ([settings.md, line 9]"), lead
+    error = (ws.wiki / "concepts/gearerror.md").read_text()
+    assert "\nDefault: " not in error

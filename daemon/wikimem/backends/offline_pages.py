@@ -1030,6 +1030,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
     stated = next((m for m in (lead_member, *main, *quoted)
                    if m is not None and m.default is not None and 0 <= m.default[1] < len(sentences_of(m))), None)
     said = sentences_of(stated)[stated.default[1]] if stated is not None and stated.default is not None else None
+    if said is not None and not _DEFAULT_LABEL.match(said.text):
+        said = None  # a default said of something else in the entry: a key point, if anything
     default = None
     if stated is not None and stated.default is not None and said is not None:
         default = {**cite(stated, said), "value": quote(stated, stated.default[0])}
@@ -1315,7 +1317,12 @@ def is_entry_for(sections: Sequence[Sequence[Any]], index: int | None, title: st
 # an entry's line that is no description of it: its default, a version note, a signature
 # ("Default: `1`", "**Type**: int"; "Default broker URL." describes it)
 _NOT_A_DESCRIPTION = re.compile(r"[*_]*(?:(?:defaults?|type|signature)[*_]*\s*(?::|=|is\b|to\b|values?\b)|"
-                                r"(?:new|changed|added|deprecated)\s+(?:in|since)\b|deprecated\b|since\b)", re.IGNORECASE)
+                                r"(?:new|changed|added|deprecated)\s+(?:in|since)\b|deprecated\b|since\b)"
+                                r"|[*_]{1,2}[^*_:\n]{1,40}(?::[*_]{1,2}|[*_]{1,2}:)", re.IGNORECASE)  # a field: "**Command line:** ..."
+# a line that states a default as its label does ("Default: `1`", "**Default:** `30`"), not a
+# sentence that says what something in the entry defaults to ("When `detail` is not provided, it
+# defaults to ...")
+_DEFAULT_LABEL = re.compile(r"[*_]*defaults?[*_]*\s*[:=]", re.IGNORECASE)
 
 
 _PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
