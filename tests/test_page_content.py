@@ -836,9 +836,6 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
             rows = [("function", 7, 5, 1, 1), ("type", 6, 5, 1, 1)]  # the strongest, about them
             return (rows + [(k, 4, 10, 2, 1) for k in names])[:limit]
 
-        def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-            return []
-
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
 
@@ -894,9 +891,6 @@ def test_one_name_is_one_page_across_collections() -> None:
 
         def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
             return rows[collection][:limit]
-
-        def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-            return []
 
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
@@ -1628,10 +1622,6 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
     class Stats:
         def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
             return (fillers + weak)[:limit]
-
-        def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-            return [(k, d) for rows in spelled.values() for k, d, *_ in rows if k.replace(" ", "").replace("_", "")
-                    in squashed and d >= 2]
 
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return [r for thing, rows in spelled.items() if thing in squashed for r in rows]

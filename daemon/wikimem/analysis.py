@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache, partial
 from itertools import chain
@@ -488,12 +488,20 @@ def analyze(doc: Document) -> SourceAnalysis:
     by_section = {section_index: Counter(chain.from_iterable(keys_of[i] for i in members))
                   for section_index, members in in_section.items()}
     entry_lines = {b.line for i, b in enumerate(doc.blocks) if _entry_heading(doc.blocks, i)}
+    blocks_in: dict[int, list[Any]] = {}  # section -> its blocks, gathered once a heading asks
+
+    def written_as_code(section: int, name: str) -> bool:
+        if not blocks_in:
+            for b in doc.blocks:
+                blocks_in.setdefault(b.section, []).append(b)
+        return _written_as_code(blocks_in.get(section, ()), name)
+
     for index, section in enumerate(doc.sections):
         if section.level <= 1 and section.title == doc.title:
             continue
         if section.line in entry_lines:
             continue  # a definition list's entry read as a section: its term is the evidence
-        entry = entry_names(section.title, partial(_written_as_code, doc, index)) \
+        entry = entry_names(section.title, partial(written_as_code, index)) \
             if not doc.version and not release_of(doc.sections, index) else []
         if entry:
             # a section headed by nothing but a name in code (`ClientSession`, `--line-length`)
@@ -774,13 +782,11 @@ def entry_names(title: str, as_code: Callable[[str], bool] | None = None) -> lis
     return out[:2]
 
 
-def _written_as_code(doc: Document, section: int, name: str) -> bool:
-    """Whether the section's own blocks write `name` as code: in a code span (`` `JSONReply` ``,
+def _written_as_code(blocks: Iterable[Any], name: str) -> bool:
+    """Whether a section's own blocks write `name` as code: in a code span (`` `JSONReply` ``,
     `` `JSONReply(content)` ``) or in its code (``from pkg import JSONReply``)."""
     word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
-    for b in doc.blocks:
-        if b.section != section:
-            continue
+    for b in blocks:
         if b.kind == "code" and word.search(b.text):
             return True
         if "`" in b.text and any(word.match(span.group(1).strip()) for span in CODE_SPAN.finditer(b.text)):

@@ -822,9 +822,6 @@ class _StoreStats:
     def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
         return self.store.candidates(collection, limit)
 
-    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-        return self.store.partners(collection, squashed)
-
     def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
         return self.store.spellings(collection, squashed)
 

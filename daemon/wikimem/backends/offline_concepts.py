@@ -58,7 +58,6 @@ class TermStats(Protocol):
 
     def collections(self) -> dict[str, int]: ...  # collection -> sources counted in it
     def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]: ...
-    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]: ...
     def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]: ...
     def union(self, collection: str, keys: Iterable[str]) -> tuple[int, int, int, int]: ...
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]: ...
@@ -98,9 +97,6 @@ class MemoryStats:
         rows.sort(key=lambda r: (-r[0], r[1]))
         return [(k, df[k], strength[k], self.signal_docs[collection][k], self.strong_docs[collection][k])
                 for _, k in rows[:limit]]
-
-    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-        return [(k, d) for k, d in self.df[collection].items() if d >= 2 and run_together(k) in squashed]
 
     def union(self, collection: str, keys: Iterable[str]) -> tuple[int, int, int, int]:
         wanted = set(keys)
@@ -222,7 +218,8 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     merged: dict[str, list[str]] = defaultdict(list)
     for key, *_ in rows:
         merged[run_together(key)].append(key)
-    for key, docs in sorted(stats.partners(collection, set(merged))):
+    # the other spellings of a chosen key said in two sources or more
+    for key, docs in sorted((k, d) for k, d, *_ in stats.spellings(collection, set(merged)) if d >= 2):
         squashed = run_together(key)
         df.setdefault(key, docs)
         if squashed in merged and key not in merged[squashed] and docs >= 2:

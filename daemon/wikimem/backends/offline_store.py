@@ -290,16 +290,6 @@ class Store:
             " WHERE key >= ? AND key < ? AND weight IS NOT NULL AND df >= 2"
             " ORDER BY weight DESC, key LIMIT ?", (low, high, limit))]
 
-    def partners(self, collection: str, squashed: set[str]) -> list[tuple[str, int]]:
-        """Keys of a collection (with their document count, at least 2) spelled as one of
-        `squashed` without spaces, hyphens and underscores (see lexicon.run_together)."""
-        out: list[tuple[str, int]] = []
-        items = sorted(collection + SEP + s for s in squashed)
-        for part in _chunks(items):
-            out.extend((unscoped(k), df) for k, df in self.db.execute(
-                f"SELECT key, df FROM offline_terms WHERE squashed IN ({','.join('?' * len(part))}) AND df >= 2", part))
-        return out
-
     def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
         """Every key of a collection spelled as one of `squashed` without spaces, hyphens and
         underscores, with its counts: (key, df, strength, signal_docs, strong_docs)."""
