@@ -313,6 +313,7 @@ _SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 _SAFE_AUTOLINK = re.compile(r"<(?:https?://|mailto:)[^\s<>\x00-\x1f]*>", re.IGNORECASE)
 _ACTIVE = re.compile(r"<|\][(:]")
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
+_INDENTED_FENCE = re.compile(r"( {1,3})(?:`{3}|~{3})")
 
 
 def safe_destination(target: str) -> bool:
@@ -424,7 +425,10 @@ def inert_markdown(body: str) -> str:
                 fence = opening.group(1)
                 out.append(line)
             else:
-                prose.append(line)
+                # a fence indented by one to three spaces opens code for a renderer but not here:
+                # its first mark is escaped, so what follows stays prose to both
+                indented = _INDENTED_FENCE.match(line)
+                prose.append(line if indented is None else line[: indented.end(1)] + "\\" + line[indented.end(1):])
             continue
         out.append(line)
         stripped = line[: 4].lstrip(" ") + line[4:] if line.startswith(" ") else line
