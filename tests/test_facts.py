@@ -714,6 +714,17 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
         ("setuptools", "removed"), ("pkg_resources", "removed")]
     assert removed_names("Removed the dependency on six.") == []
     # what went is not the name: a restriction on it, a use of it, or a name the reason mentions
+    # names without marks where nothing is marked, a plain word said to be a name, a string's name,
+    # a name "dropped", a title that is the name and the word
+    assert removed_names("Removed easy_setup and pkg_index modules.") == [("easy_setup", "removed")]
+    assert removed_names("Removed support for the --dry-run parameter to setup.py.") == [("--dry-run", "removed")]
+    assert removed_names("Removed the setup.py file.") == []
+    assert removed_names("The `ordered` class Meta option is removed.") == [("ordered", "removed")]
+    assert removed_names("Remove `Schema`'s `context` attribute.") == [("context", "removed")]
+    assert removed_names('Remove `"acme.plugins"` entry-points.') == [("acme.plugins", "removed")]
+    assert removed_names("The `gevent` worker class has been dropped.") == [("gevent", "removed")]
+    assert removed_names("Python 3.7 support has been dropped.") == []
+    assert removed_names("`acme.util.etree` deprecated") == [("acme.util.etree", "deprecated")]
     assert removed_names("Remove `max_parts` restriction from form parsing.") == []
     assert removed_names("Remove usage of `warnings.catch_warnings`.") == []
     assert removed_names("Removed top-level imports to prevent errors when setting `ACME_REACTOR`.") == []

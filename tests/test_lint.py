@@ -992,6 +992,38 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     assert "4.1" in env.message
 
 
+def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_stale(ws, settings):
+    """Release notes write what went in more ways than code spans: a name without marks
+    ("Removed ink_cache and ..."), an option ("support for the --dry-run parameter"), a plain
+    word the item says is a name ("The `ordered` option is removed"), a worker that "has been
+    dropped", a title that is only the name and "deprecated". A note using any of them is
+    stale, also where a "not" stands elsewhere in its sentence; one that says it does not
+    use the name, and one that only has the plain word as a word, are not."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "- Drop support for Python 3.9.\n",
+        "- Drop support for Python 3.9.\n"
+        "- Removed ink_cache and page_index modules.\n"
+        "- Removed support for the --dry-run parameter to quill build.\n"
+        "- The `ordered` class Meta option is removed. Field order is kept by default.\n"
+        "- The `gevent` worker class has been dropped.\n"
+        "- `quill.util.tree` deprecated\n"))
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- The bootstrap imports `ink_cache` to warm the pages.\n"  # line 3: stale
+                                  "- Release checks run `quill build --dry-run` first.\n"  # line 4: stale
+                                  "- Schemas keep `ordered = True` in their Meta.\n"  # line 5: stale
+                                  "- Pages that are not drafts are then served by `-k gevent` workers.\n"  # line 6: stale
+                                  "- Our plugin builds elements with `quill.util.tree`.\n"  # line 7: deprecated
+                                  "- We do not use `ink_cache` any more.\n"  # line 8: says it does not
+                                  "- Menus are ordered by weight.\n")  # line 9: the word, not the option
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    where = sorted((f.lines[0], f.severity) for f in found if f.paths[0] == "raw/notes/runbook.md")
+    assert where == [(3, "warning"), (4, "warning"), (5, "warning"), (6, "warning"), (7, "info")], \
+        [f.message for f in found]
+
+
 def test_a_note_naming_the_product_as_its_front_page_titles_it_is_about_it(ws, settings):
     """The product is known by one word of its front page's title ("gizmo"); a note that names it
     in full ("Gizmo Extensions runs on ...") is about it, one naming another product that shares

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 45  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 46  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1164,14 +1164,20 @@ REMOVED_PASSIVE = r"\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?re
 _REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
                           rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
                           r"(?P<what>.*)", re.I)
-_REMOVED_TAIL = re.compile(rf"^(?P<what>.*?){REMOVED_PASSIVE}", re.I)
+# "`X` has been removed", and "`X` has been dropped" where what went is a name (not "support for ...")
+_REMOVED_TAIL = re.compile(rf"^(?P<what>.*?)(?:{REMOVED_PASSIVE}|\b(?:is|are|has\s+been|have\s+been|was|were)\s+"
+                           r"(?:now\s+)?dropped\b)", re.I)
+# "Removed support for the `--dry-run` parameter": what went is the parameter
+_SUPPORT_FOR = re.compile(r"^\s*(?:the\s+)?support\s+(?:for|of)\s+", re.I)
 _DEPENDENCY_ON = re.compile(r"\s+(?:the\s+|its\s+)?(?:(?:hard|runtime|install|optional)\s+)?(?:dependency|dependencies|requirement)\s+"
                             r"(?:on|of)\s+", re.I)
 _DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
 # "`old_hook` is deprecated", "The `schedule()` method is deprecated": the names open the sentence
 # ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
+# ... or a changelog item's title that is only the name and the word ("`acme.util.etree` deprecated")
 _DEPRECATED_TAIL = re.compile(r"^(?:the\s+)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+[a-z]+)?\s+"
-                              r"(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
+                              r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
+                              r"|deprecated\s*[.:]?\s*$)", re.I)
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
@@ -1194,9 +1200,13 @@ _CODE_KINDS = frozenset("""parameter parameters argument arguments attribute att
 class classes property properties decorator decorators module modules option options setting settings config
 configuration key keys variable variables environment field fields alias aliases flag flags constant constants hook hooks
 command commands keyword type types helper helpers shim shims extra extras entry entries object objects
+worker workers backend backends plugin plugins extension extensions handler handlers
 """.split())
 _USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
 _SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
+# a name a release item writes without marks, where nothing in it is marked: an option
+# ("--dry-run") or an identifier spelled with an underscore ("easy_install")
+_UNMARKED = re.compile(r"(?<![\w`/.-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z]\w*_\w*[A-Za-z0-9](?:\(\))?)(?![\w`/-]|\.\w)")
 _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
 _OPTION_NAME = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
@@ -1209,7 +1219,7 @@ def _mask_spans(text: str) -> str:
 
 def may_remove(text: str) -> bool:
     """Whether a sentence may say a release removed, renamed or restored a name (removed_names reads it)."""
-    return "`" in text and ("emov" in text or "enam" in text or "Drop" in text or "drop" in text or "estor" in text
+    return ("`" in text or "_" in text or "--" in text) and ("emov" in text or "enam" in text or "Drop" in text or "drop" in text or "estor" in text
                             or "e-add" in text or "eadd" in text or "eintroduc" in text or "eprecat" in text)
 
 
@@ -1247,6 +1257,8 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         # however plain
         if (dep := _DEPENDENCY_ON.match(what)) is not None:
             what, package = what[dep.end():], True
+        elif (support := _SUPPORT_FOR.match(what)) is not None:
+            what = " " + what[support.end():]
         cut = _WHERE_FROM.search(_mask_spans(what))
         chunks.append(what[: cut.start()] if cut else what)
     elif (tail := _REMOVED_TAIL.match(sentence.strip())) is not None:
@@ -1255,17 +1267,20 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         chunks.append(m.group("old") or m.group("old2"))
     names: list[str] = []
     for chunk in chunks:
-        for span in _SPAN.finditer(chunk):
-            if span.group("owner"):
+        spans = list(_SPAN.finditer(chunk)) or list(_UNMARKED.finditer(chunk))
+        for span in spans:
+            if span.groupdict().get("owner"):
                 continue  # `Schema`'s `context`: what it belongs to stays
             # the kind of name it is may come after a word that says where it is used ("the
             # `--trace` CLI argument", "the `timeout` keyword argument")
             after = re.match(r"\s*([A-Za-z]+)(?:[\s-]+([A-Za-z]+))?", chunk[span.end():])
-            if (after and after.group(1).lower() not in _CODE_KINDS and after.group(1).lower() not in ("and", "or")
-                    and not (after.group(1).lower() in _WHERE_USED and (after.group(2) or "").lower() in _CODE_KINDS)) \
+            kind = after is not None and (after.group(1).lower() in _CODE_KINDS or (
+                after.group(1).lower() in _WHERE_USED and (after.group(2) or "").lower() in _CODE_KINDS))
+            if (after and not kind and after.group(1).lower() not in ("and", "or")) \
                     or _USE_OF.search(chunk[: span.start()]):
                 continue  # "`max_parts` restriction", "usage of `x`": the name stays
-            written = span.group(1).strip()
+            # a name written as a string (`"acme.plugins"` entry point) is that name
+            written = span.group(1).strip().strip("\"'")
             if _OPTION_NAME.fullmatch(written):
                 if written not in names:
                     names.append(written)  # a command-line option: `--root`
@@ -1276,7 +1291,10 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
             name = ident.group("name")
             distinct = "_" in name or "." in name or ident.group("call") is not None \
                 or (len(name) >= 4 and (name.isupper() or any(c.isupper() for c in name[1:])))
-            if ((distinct and len(name) >= 4) or (package and len(name) >= 3)) and name not in names:
+            # a plain word is too common to follow, unless the item says what kind of name it is
+            # ("The `ordered` option is removed")
+            if ((distinct and len(name) >= 4) or (package and len(name) >= 3) or (kind and len(name) >= 5)) \
+                    and name not in names:
                 names.append(name)
     return [(name, change) for name in names]
 

@@ -443,7 +443,17 @@ def stale_notes(ctx: Context) -> Iterator[Finding]:
 
 # a note that says a name went, or that it still uses it only in the past, is up to date
 _GONE_ALREADY = re.compile(r"\b(?:no\s+longer|instead\s+of|replaced?d?|removed?|renamed?|deprecated|used\s+to|"
-                           r"migrat\w+|moved\s+(?:off|away)|switch(?:ed)?\s+(?:from|off)|not|n't|never|old)\b", re.I)
+                           r"migrat\w+|moved\s+(?:off|away)|switch(?:ed)?\s+(?:from|off)|old)\b", re.I)
+# ... or that it does not use it ("we never set `X`", "`X` is not needed"): a negation near the
+# name, not one elsewhere in the sentence ("strings that are not valid fall back on `X`")
+_NOT = re.compile(r"\b(?:not|never)\b|n't\b", re.I)
+
+
+def _negated_near(text: str, start: int, end: int) -> bool:
+    """Whether a negation stands within four words before text[start:end] or three after it."""
+    before = re.search(r"(?:\S+\s+){0,4}\S*$", text[:start])
+    after = re.match(r"(?:\s*\S+){0,3}", text[end:])
+    return bool(_NOT.search((before.group(0) if before else "") + " " + (after.group(0) if after else "")))
 
 
 def _short_name(name: str) -> str | None:
@@ -512,7 +522,8 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                     pattern = rf"`[^`\n]*(?<![\w]){re.escape(key)}(?![\w])[^`\n]*`|(?<![\w]){re.escape(key)}\("
                 else:
                     pattern = rf"(?<![\w]){re.escape(key)}(?![\w])"
-                if not re.search(pattern, sentence.text, re.I):
+                used = re.search(pattern, sentence.text, re.I)
+                if used is None or _negated_near(sentence.text, used.start(), used.end()):
                     continue
                 when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
                 yield Finding.make(
