@@ -725,6 +725,13 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("The `gevent` worker class has been dropped.") == [("gevent", "removed")]
     assert removed_names("Python 3.7 support has been dropped.") == []
     assert removed_names("`acme.util.etree` deprecated") == [("acme.util.etree", "deprecated")]
+    # "..., which has been removed": the last thing named went, not the others
+    assert removed_names("The `Page` and `Site` classes no longer share a base `Renderable` class, which has been "
+                         "removed.") == [("Renderable", "removed")]
+    # a rename says what kind of name went, and where it was, in code too
+    assert removed_names("Renamed the `timeout` argument in `acme.run_task()` to `deadline`.") == [("timeout", "removed")]
+    assert removed_names("Renamed the `timeout` argument in `acme.run_task()` to `deadline` (and deprecated the old "
+                         "parameter name)") == [("timeout", "deprecated")]
     assert removed_names("Remove `max_parts` restriction from form parsing.") == []
     assert removed_names("Remove usage of `warnings.catch_warnings`.") == []
     assert removed_names("Removed top-level imports to prevent errors when setting `ACME_REACTOR`.") == []

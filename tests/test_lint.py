@@ -1008,7 +1008,8 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
         "- Removed support for the --dry-run parameter to quill build.\n"
         "- The `ordered` class Meta option is removed. Field order is kept by default.\n"
         "- The `gevent` worker class has been dropped.\n"
-        "- `quill.util.tree` deprecated\n"))
+        "- `quill.util.tree` deprecated\n"
+        "- The `Layout` class is removed.\n"))
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- The bootstrap imports `ink_cache` to warm the pages.\n"  # line 3: stale
                                   "- Release checks run `quill build --dry-run` first.\n"  # line 4: stale
@@ -1016,7 +1017,8 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
                                   "- Pages that are not drafts are then served by `-k gevent` workers.\n"  # line 6: stale
                                   "- Our plugin builds elements with `quill.util.tree`.\n"  # line 7: deprecated
                                   "- We do not use `ink_cache` any more.\n"  # line 8: says it does not
-                                  "- Menus are ordered by weight.\n")  # line 9: the word, not the option
+                                  "- Menus are ordered by weight.\n"  # line 9: the word, not the option
+                                  "- The layout of each page is set in its header.\n")  # line 10: the word, not the class
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     where = sorted((f.lines[0], f.severity) for f in found if f.paths[0] == "raw/notes/runbook.md")
@@ -1116,6 +1118,39 @@ def test_a_note_stating_another_default_than_the_newest_release_says_is_stale(ws
              if f.paths[0] == "raw/notes/runbook.md"]
     assert [f.lines[0] for f in found] == [3]
     assert found[0].evidence["current"]["value"] == "blake2" and "the notes of 4.1 say blake2" in found[0].message
+
+
+def test_a_default_under_a_settings_heading_or_changed_by_a_release_is_the_yardstick(ws, settings):
+    """A settings reference that heads each setting with its name (a section titled
+    ``render_timeout``, "Default: ``30``" under it, no directive naming it) states that
+    setting's default; a release item that says a default changed ("defaults to 500kB instead
+    of unlimited") states the new one. A note that says the old value of either is stale; one
+    that agrees, and a "Default:" under a heading of words, are not weighed against it."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    write(ws, "quill/settings.rst", "Settings\n========\n\nQuill reads ``quill.toml``.\n\n"
+                                    "``render_timeout``\n------------------\n\nDefault: ``30``\n\n"
+                                    "How long a page may render.\n\n"
+                                    "``link_retries``\n----------------\n\nDefault: ``3``\n\n"
+                                    "How often a link is tried.\n\n"
+                                    "Page cache\n----------\n\nDefault: ``64``\n\nThe cache's size.\n")
+    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
+        "- Drop support for Python 3.9.\n",
+        "- Drop support for Python 3.9.\n- ``max_page_size`` defaults to 500kB instead of unlimited.\n"))
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- `render_timeout` defaults to 60, so slow pages pass.\n"  # line 3: stale
+                                  "- `link_retries` defaults to 3, enough for CI.\n"  # line 4: current
+                                  "- `max_page_size` is unlimited by default, so big pages build.\n"  # line 5: stale
+                                  "- `page_cache` defaults to 128.\n")  # line 6: no setting of that name
+    compile_workspace(ws, settings)
+    found = [f for f in by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+             if f.paths[0] == "raw/notes/runbook.md"]
+    assert sorted(f.lines[0] for f in found) == [3, 5], [f.message for f in found]
+    timeout = next(f for f in found if f.lines[0] == 3)
+    assert timeout.evidence["current"] == {"path": "raw/quill/settings.rst", "sentence": "Default: `30`",
+                                           "value": "30"}, timeout.evidence
+    size = next(f for f in found if f.lines[0] == 5)
+    assert size.evidence["current"]["path"] == "raw/quill/changes.md" and "500kB" in size.message
 
 
 def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_warm(ws, settings):

@@ -73,7 +73,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 46  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 47  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -465,7 +465,7 @@ def atomic_value(text: str) -> str | None:
     which says a value in words a comparison cannot weigh."""
     text = text.strip()
     code = re.match(r"^(`{1,2})([^`]+)\1", text)
-    value = code.group(2).strip() if code else text.strip("'\"*“”‘’ ").rstrip(".")
+    value = code.group(2).strip() if code else text.strip("'\"*“”‘’ ").rstrip(".,;:")
     if not value or (not code and (" " in value or not re.fullmatch(r"[\w.:/+-]+", value))):
         return None
     low = value.lower()
@@ -487,6 +487,17 @@ def _stated_default(doc: Statements, subject: str, sentence: str, line: int) -> 
     shown = m.group("value").split(" (", 1)[0].strip().strip("`")  # as written, its fallback left out
     return [Fact(("choice", key, ""), choice_value(value), shown, False, None, doc.path, sentence, line, None,
                  doc.series)]
+
+
+_HEADING_NAME = re.compile(r"`([^`\s]+)`|([A-Za-z]\w*[_.][\w.]*\w|[A-Z][A-Z0-9_]{2,})")
+
+
+def _heading_name(heading: str) -> str:
+    """The setting a section is named for, where its heading is that name alone: as code
+    ("`render_timeout`"), or spelled as only a name is ("RENDER_TIMEOUT", "render.timeout"),
+    else ""."""
+    m = _HEADING_NAME.fullmatch(heading.strip())
+    return (m.group(1) or m.group(2)) if m else ""
 
 
 def _within_setting(facts: list[Fact], subject: str | None) -> list[Fact]:
@@ -1178,7 +1189,8 @@ _DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Depreca
 _DEPRECATED_TAIL = re.compile(r"^(?:the\s+)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+[a-z]+)?\s+"
                               r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
                               r"|deprecated\s*[.:]?\s*$)", re.I)
-_RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)[^`.;]{0,40}?\bto\s+`[^`]+`"
+# (what it was in may be code: "Renamed the `x` argument in `pkg.run()` to `y`")
+_RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)(?:[^`.;]|`[^`]+`){0,60}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
 # setting `X`" (why); a comma or "and" between two names goes on
@@ -1262,9 +1274,20 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         cut = _WHERE_FROM.search(_mask_spans(what))
         chunks.append(what[: cut.start()] if cut else what)
     elif (tail := _REMOVED_TAIL.match(sentence.strip())) is not None:
-        chunks.append(tail.group("what"))
+        what = tail.group("what")
+        if (which := re.search(r",?\s*which\s*$", what)) is not None:
+            # "`A` and `B` no longer share a `Base` class, which has been removed": what went is
+            # the last thing named before "which"
+            what = what[: which.start()]
+            what = what[max(0, what.rfind("`", 0, what.rfind("`"))):] if what.count("`") >= 2 else ""
+        chunks.append(what)
+    if not chunks and "eprecat" in sentence and _RENAMED.search(sentence):
+        change = "deprecated"  # "Renamed `x` to `y` (and deprecated the old name)": x still works
     for m in _RENAMED.finditer(sentence) if deprecated is None else ():
-        chunks.append(m.group("old") or m.group("old2"))
+        # the old name, and what kind of name it is, up to where it was or what it became
+        what = sentence[m.start("old" if m.group("old") else "old2"): m.end()]
+        cut = _WHERE_FROM.search(_mask_spans(what))
+        chunks.append(what[: cut.start()] if cut else what)
     names: list[str] = []
     for chunk in chunks:
         spans = list(_SPAN.finditer(chunk)) or list(_UNMARKED.finditer(chunk))
@@ -1319,8 +1342,10 @@ def extract(doc: Statements) -> list[Fact]:
         if len(sentence) <= 600 and not described and "default" in sentence.lower():
             out.extend(_within_setting(_choices(doc, sentence, line, default_release, date, product),
                                        entry[6] if len(entry) > 6 else None))
-            if not release_doc and not section_release and len(entry) > 6 and entry[6]:
-                out.extend(_stated_default(doc, entry[6], sentence, line))
+            # the setting it is under: a directive's, or a section's that is named for it alone
+            setting = (entry[6] if len(entry) > 6 else "") or _heading_name(heading)
+            if not release_doc and not section_release and setting:
+                out.extend(_stated_default(doc, setting, sentence, line))
         if section_release and may_remove(sentence) and len(sentence) <= 600:
             out.extend(Fact(("removed", name.lower(), ""), (), name, False, section_release, doc.path, sentence, line,
                             date, doc.series, change) for name, change in removed_names(sentence))

@@ -518,7 +518,8 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                     pattern = rf"\.{re.escape(key)}\b"
                 elif key.startswith("--"):
                     pattern = rf"(?<![\w-]){re.escape(key)}(?![\w-])"  # an option: `--root`, not `--root-dir`
-                elif c.value_text.isalpha() and c.value_text.islower():
+                elif c.value_text.isalpha() and (c.value_text.islower() or c.value_text[1:].islower()):
+                    # a plain word (`schedule()`, the `Engine` class) only as code or a call
                     pattern = rf"`[^`\n]*(?<![\w]){re.escape(key)}(?![\w])[^`\n]*`|(?<![\w]){re.escape(key)}\("
                 else:
                     pattern = rf"(?<![\w]){re.escape(key)}(?![\w])"
@@ -549,7 +550,9 @@ def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
     out: dict[str, list[Claim]] = defaultdict(list)
     released: dict[str, list[Claim]] = {}
     for c in read.every:
-        if c.key[0] != "choice" or c.key[2] or c.change or c.plan:
+        # a release's change states the new default ("defaults to 500kB instead of unlimited")
+        if c.key[0] != "choice" or c.key[2] or c.change not in ("", "from") or c.plan \
+                or (c.change and not c.release_key):
             continue
         s = read.series.get(c.source)
         if s is None or not s.product:
@@ -568,6 +571,9 @@ def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
     return out
 
 
+_WAS = re.compile(r"\s+\(was [^()]*\)$")  # a change's new value, the old one beside it ("500kB (was unlimited)")
+
+
 def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: dict[str, list[Claim]], c: Claim,
                    where: str, line: int, seen: set[tuple[str, int, str]]) -> Iterator[Finding]:
     """A note's "`X` is off by default" where the product's reference says X's default is True:
@@ -578,7 +584,7 @@ def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: 
     refs = stated.get(c.key[1], [])
     if not refs or len({r.series for r in refs}) != 1 or (where, line, c.key[1]) in seen:
         return
-    values = {atomic_value(r.value_text) for r in refs}
+    values = {atomic_value(_WAS.sub("", r.value_text)) for r in refs}
     said = atomic_value(c.value_text)
     if len(values) != 1 or None in values or said is None:
         return
@@ -586,18 +592,19 @@ def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: 
     if choice_key(said) == choice_key(str(current)):
         return
     ref = refs[0]
+    now = _WAS.sub("", ref.value_text)
     seen.add((where, line, c.key[1]))
     label = f"Default of {c.key[1]} ({ref.series})"
     says = f"the notes of {ref.release} say" if ref.release else "the reference says"
     yield Finding.make(
         "stale-note", "warning",
-        f"{label}: {where} says {' '.join(c.value_text.split())}; {says} {ref.value_text}, from "
-        f"{ref.source}: update the note to {ref.value_text}, or accept this if it means something else",
+        f"{label}: {where} says {' '.join(c.value_text.split())}; {says} {now}, from "
+        f"{ref.source}: update the note to {now}, or accept this if it means something else",
         paths=[where, ref.source], lines=[line, ref.line],
         evidence={
             "fact": label,
             "note": {"path": where, "sentence": c.sentence, "value": c.value_text},
-            "current": {"path": ref.source, "sentence": ref.sentence, "value": ref.value_text},
+            "current": {"path": ref.source, "sentence": ref.sentence, "value": now},
         },
     )
 
