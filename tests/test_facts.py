@@ -1250,3 +1250,21 @@ def test_the_product_a_documentation_set_documents() -> None:
     series = series_of(about)
     assert series["raw/about/changelog.md"].name == "quill" and series["raw/about/changelog.md"].product == "quill"
     assert series["raw/about/contributing.md"].name != "quill" and series["raw/notes/runbook.md"].name != "quill"
+
+
+def test_a_default_under_a_settings_heading_joins_its_timeline_under_the_settings_name(ws: Workspace) -> None:
+    """A settings reference heads each setting with its name and states "Default:" under it,
+    without the name: the timeline it makes with the release notes is titled by the name as they
+    write it (`PAGE_MODE`, not "page_mode"). A default written as a quoted name inside code marks
+    is that name, so the same default spelled as its module path and as its last part is one
+    value, and makes no timeline."""
+    write(ws, "kite/index.rst", "Kite\n====\n\nKite builds sites.\n")
+    write(ws, "kite/settings.rst", "Settings\n========\n\n``PAGE_MODE``\n-------------\n\nDefault: ``'fast'``\n\n"
+                                   "How pages are built.\n\n``DEFAULT_FIELD``\n-----------------\n\n"
+                                   "Default: ``'``:class:`kite.fields.AutoField`\\ ``'``\n\nThe field a page gets.\n")
+    write(ws, "kite/releases/4.0.rst", "Kite 4.0 release notes\n======================\n\n*Released 2025-04-02*\n\n"
+                                       "* The default value for ``PAGE_MODE`` is ``slow``.\n"
+                                       "* The default value for ``DEFAULT_FIELD`` is ``AutoField``.\n")
+    claims = _compiled_claims(ws)
+    assert "Default PAGE_MODE (kite)" in claims, claims
+    assert not [t for t in claims if "field" in t.lower()], claims

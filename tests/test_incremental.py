@@ -144,6 +144,15 @@ def test_incremental_compiles_equal_a_full_compile(ws: Workspace, tmp_path: Path
                 "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")
         }
         from_db = choose_concepts(_StoreStats(Store(state.db), collections(analyses)))
+        # ... and the phrases that hold a word, and how often each is said, are read from the
+        # totals as from the analyses
+        memory, stored = MemoryStats(analyses), _StoreStats(Store(state.db), collections(analyses))
+        for c in memory.collections():
+            words = {k for k in memory.df[c] if " " not in k}
+            found = stored.phrases(c, words)
+            assert found and found == memory.phrases(c, words)
+            keys = [*sorted(words)[::3], *(p for p, _ in found)]
+            assert stored.said(c, keys) == memory.said(c, keys)
         # ... and each source's postings say how often and how strongly it names each key, as
         # its analysis does (concept pages rank their sources from them)
         ids = dict(state.db.execute("SELECT path, id FROM offline_docs"))

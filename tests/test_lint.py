@@ -1133,6 +1133,8 @@ def test_a_default_under_a_settings_heading_or_changed_by_a_release_is_the_yards
                                     "How long a page may render.\n\n"
                                     "``link_retries``\n----------------\n\nDefault: ``3``\n\n"
                                     "How often a link is tried.\n\n"
+                                    "``page_options``\n----------------\n\nDefault: ``{'retry': True, 'limit': 3}``\n\n"
+                                    "Passed to each page.\n\n"
                                     "Page cache\n----------\n\nDefault: ``64``\n\nThe cache's size.\n")
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
         "- Drop support for Python 3.9.\n",
@@ -1141,11 +1143,12 @@ def test_a_default_under_a_settings_heading_or_changed_by_a_release_is_the_yards
                                   "- `render_timeout` defaults to 60, so slow pages pass.\n"  # line 3: stale
                                   "- `link_retries` defaults to 3, enough for CI.\n"  # line 4: current
                                   "- `max_page_size` is unlimited by default, so big pages build.\n"  # line 5: stale
-                                  "- `page_cache` defaults to 128.\n")  # line 6: no setting of that name
+                                  "- `page_cache` defaults to 128.\n"  # line 6: no setting of that name
+                                  "- `page_options` is empty by default, so we pass our own.\n")  # line 7: stale
     compile_workspace(ws, settings)
     found = [f for f in by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
              if f.paths[0] == "raw/notes/runbook.md"]
-    assert sorted(f.lines[0] for f in found) == [3, 5], [f.message for f in found]
+    assert sorted(f.lines[0] for f in found) == [3, 5, 7], [f.message for f in found]
     timeout = next(f for f in found if f.lines[0] == 3)
     assert timeout.evidence["current"] == {"path": "raw/quill/settings.rst", "sentence": "Default: `30`",
                                            "value": "30"}, timeout.evidence

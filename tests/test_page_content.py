@@ -839,6 +839,12 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
 
+        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def said(self, collection: str, keys) -> dict[str, int]:
+            return {}
+
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {}
 
@@ -894,6 +900,12 @@ def test_one_name_is_one_page_across_collections() -> None:
 
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
+
+        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def said(self, collection: str, keys) -> dict[str, int]:
+            return {}
 
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({spellings[k]: 3}) for k in keys if k in spellings}
@@ -1633,6 +1645,12 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
             rows = [r for r in weak + [r for rows in spelled.values() for r in rows] if r[0] in set(keys)]
             return max(r[1] for r in rows), sum(r[2] for r in rows), max(r[3] for r in rows), max(r[4] for r in rows)
 
+        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def said(self, collection: str, keys) -> dict[str, int]:
+            return {}
+
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({written[k]: 3}) for k in keys if k in written}
 
@@ -1662,3 +1680,48 @@ def test_an_entry_led_by_its_fields_is_described_by_its_first_statement(ws: Work
     assert lead[1].startswith("Default: `2` ([settings.md, line 9]"), lead
     error = (ws.wiki / "concepts/gearerror.md").read_text()
     assert "\nDefault: " not in error
+
+
+def test_a_word_said_mostly_in_one_phrase_names_its_page_by_the_phrase() -> None:
+    """Alembic's docs gave a page to "naming", said 52 times, 37 of them in "naming convention"
+    (a phrase its sections head): the page was "Naming", a word no reader looks up, and the
+    concept "naming conventions" had no page. A page chosen for a lone word is named by the
+    phrase that holds most of its mentions, the word its alias; not a word written mostly as
+    code (`Vault`, a class), not by a phrase that holds less than half, and not by a phrase two
+    words want."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import _choose_in
+
+    rows = [("ledger", 6, 8, 2, 1), ("vault", 5, 8, 2, 1), ("quota", 5, 8, 2, 1), ("sweep", 4, 8, 2, 1),
+            ("tally", 4, 8, 2, 1)]
+    phrases = [("ledger entry", 4), ("general ledger", 2), ("vault key", 3), ("quota limit", 2),
+               ("sweep tally", 3)]
+    said = {"ledger": 50, "ledger entry": 35, "general ledger": 6, "vault": 20, "vault key": 15, "quota": 30,
+            "quota limit": 12, "sweep": 10, "tally": 10, "sweep tally": 8}
+    written = {"ledger": "ledgers", "ledger entry": "ledger entries", "vault": "`Vault`", "quota": "quotas",
+               "sweep": "sweeps", "tally": "tallies"}
+
+    class Stats:
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            return rows[:limit]
+
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+            return []
+
+        def union(self, collection: str, keys) -> tuple[int, int, int, int]:
+            return next(r for r in rows if r[0] in set(keys))[1:]
+
+        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+            return [(p, df) for p, df in phrases if set(p.split()) & words]
+
+        def said(self, collection: str, keys) -> dict[str, int]:
+            return {k: said[k] for k in keys if k in said}
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {k: Counter({written[k]: 3}) for k in keys if k in written}
+
+    concepts = {c.title: c for c in _choose_in(Stats(), "docs", 12)}
+    assert set(concepts) == {"Ledger entries", "Vault", "Quotas", "Sweeps", "Tallies"}, list(concepts)
+    ledger = concepts["Ledger entries"]
+    assert ledger.aliases == ["Ledgers"] and set(ledger.keys) == {"ledger", "ledger entry"}

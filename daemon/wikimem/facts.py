@@ -56,6 +56,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any
@@ -73,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 47  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 48  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -464,6 +465,9 @@ def atomic_value(text: str) -> str | None:
     dropped and an on/off word spelled as a boolean; None for a phrase ("the asyncio reactor"),
     which says a value in words a comparison cannot weigh."""
     text = text.strip()
+    bare = text.strip("`'\"“”‘’")
+    if bare != text and re.fullmatch(r"[\w.:/+-]+", bare):
+        text = f"`{bare}`"  # marks inside marks ("`'``pkg.Field``'`", a quoted name as code): the name
     code = re.match(r"^(`{1,2})([^`]+)\1", text)
     value = code.group(2).strip() if code else text.strip("'\"*“”‘’ ").rstrip(".,;:")
     if not value or (not code and (" " in value or not re.fullmatch(r"[\w.:/+-]+", value))):
@@ -1869,13 +1873,16 @@ def _support_table(doc: Statements, table: Table, own: str | None) -> list[Fact]
     return out
 
 
-def label(key: tuple[str, str, str], sample: Fact | None = None) -> str:
-    """"minimum macOS version", "default TLS version (server)": what a fact is about, in words."""
+def label(key: tuple[str, str, str], sample: Fact | None = None, others: Iterable[Fact] = ()) -> str:
+    """"minimum macOS version", "default TLS version (server)": what a fact is about, in words
+    (a default of a setting spelled as the sentences spell it: `sample`'s, else the first of
+    `others` that names it; "Default: 30" under a setting's heading does not)."""
     relation, name, role = key
     if relation == "choice":
         # the sentence's own spelling of what the default is of ("DBAPI driver", "`junit_family`")
         pattern = r"[\s`*]+(?:the\s+)?".join(re.escape(w) for w in name.split())
-        spelled = re.search(rf"(?<![\w.]){pattern}(?![\w])", sample.sentence, re.IGNORECASE) if sample else None
+        spelled = next(filter(None, (re.search(rf"(?<![\w.]){pattern}(?![\w])", f.sentence, re.IGNORECASE)
+                                     for f in (*((sample,) if sample else ()), *others))), None)
         shown = re.sub(r"[`*]", "", re.sub(r"\s+", " ", spelled.group(0))) if spelled else name
         return f"default {shown}" + (f" ({role})" if role else "")
     size = len(name.split())

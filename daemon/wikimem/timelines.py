@@ -448,7 +448,7 @@ def build(facts: Iterable[Fact], series: Mapping[str, Series] | None = None,
                                   and compatible(f.value, claim.after or claim.bound))
                          and (current.release is None or (f.release is not None and f.release_key < current.release_key))),  # type: ignore[operator]
                         None)
-        said = label(key, current)
+        said = label(key, current, outcomes)
         # a capital for a phrase ("Minimum macOS version"), not inside a name spelled with one ("jQuery")
         shown = said[:1].upper() + said[1:] if said[:1].islower() and not any(
             c.isupper() for c in said.split(" ", 1)[0]) else said

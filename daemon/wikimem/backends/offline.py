@@ -63,7 +63,7 @@ from .offline_pages import (
 from .offline_store import STORE_FORMAT, STRONG, Doc, Store, StoredConcept, scoped
 from .offline_xrefs import Resolver, XrefIndex, document_named
 
-RENDER_VERSION = 47  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 48  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -829,6 +829,12 @@ class _StoreStats:
         found = self.store.mentions(scoped(collection, k) for k in keys)
         levels = [level for _, level in found.values()]
         return len(levels), sum(levels), sum(level > 0 for level in levels), sum(level >= STRONG for level in levels)
+
+    def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+        return self.store.phrases(collection, words)
+
+    def said(self, collection: str, keys: Iterable[str]) -> dict[str, int]:
+        return self.store.said(collection, keys)
 
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Any]:
         return self.store.surfaces(collection, keys)

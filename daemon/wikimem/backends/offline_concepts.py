@@ -60,6 +60,8 @@ class TermStats(Protocol):
     def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]: ...
     def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]: ...
     def union(self, collection: str, keys: Iterable[str]) -> tuple[int, int, int, int]: ...
+    def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]: ...
+    def said(self, collection: str, keys: Iterable[str]) -> dict[str, int]: ...
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]: ...
 
 
@@ -115,6 +117,19 @@ class MemoryStats:
         df, strength = self.df[collection], self.strength[collection]
         signal, strong = self.signal_docs[collection], self.strong_docs[collection]
         return sorted((k, d, strength[k], signal[k], strong[k]) for k, d in df.items() if run_together(k) in squashed)
+
+    def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+        df, signal = self.df[collection], self.signal_docs[collection]
+        return sorted((k, d) for k, d in df.items() if d >= 2 and signal[k] >= 1 and k.count(" ") == 1
+                      and (k.split(" ")[0] in words or k.split(" ")[1] in words))
+
+    def said(self, collection: str, keys: Iterable[str]) -> dict[str, int]:
+        wanted = set(keys)
+        out: Counter[str] = Counter()
+        for data in self.analyses[collection]:
+            for k in wanted & data["terms"].keys():
+                out[k] += data["terms"][k]
+        return dict(out)
 
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         table = self.by_surface[collection]
@@ -265,6 +280,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
             merged[spelled].extend(group)
             merged[squashed] = []
     _qualified_into_short(stats, collection, merged)
+    _named_by_phrase(stats, collection, merged)
     groups = sorted((g for g in merged.values() if g), key=lambda g: min(g))
     surfaces = stats.surfaces(collection, [k for g in groups for k in g])
     out: list[Concept] = []
@@ -425,6 +441,40 @@ ABBREVIATIONS = {
 _ESCAPED = re.compile(r"\\([<>\[\]\\`*_])")
 _ONE_SPAN = re.compile(r"``?[^`]+``?")
 _PATH_NAME = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+")
+
+
+PHRASE_SHARE = 0.5  # the share of a word's mentions one phrase of it must hold to name its page
+
+
+def _named_by_phrase(stats: TermStats, collection: str, merged: dict[str, list[str]]) -> None:
+    """A page chosen for a lone word that the texts mostly say inside one phrase is named by
+    that phrase: "ledger" said 50 times, 35 of them in "ledger entry" (a phrase that a section
+    heads or a source marks, in two sources or more), is the page "Ledger entries", with
+    "Ledger" its alias. A word written mostly as code (`Ledger`, a class) keeps its name; a
+    phrase another page has, or that two words want, names neither."""
+    lone = {group[0]: squashed for squashed, group in merged.items()
+            if len(group) == 1 and group[0].isalpha() and group[0].islower()}
+    if not lone:
+        return
+    written = stats.surfaces(collection, lone)
+    lone = {w: sq for w, sq in lone.items()
+            if (forms := written.get(w)) and not max(sorted(forms), key=lambda f: forms[f]).startswith("`")}
+    taken = {run_together(k) for group in merged.values() for k in group}
+    found = [p for p, _ in stats.phrases(collection, set(lone)) if run_together(p) not in taken
+             and len(set(p.split(" "))) == 2] if lone else []
+    if not found:
+        return
+    said = stats.said(collection, [*lone, *found])
+    best: dict[str, tuple[str, int]] = {}
+    for phrase in found:
+        n = said.get(phrase, 0)
+        for word in set(phrase.split(" ")) & lone.keys():
+            if n >= PHRASE_SHARE * said.get(word, 0) > 0 and n > best.get(word, ("", 0))[1]:
+                best[word] = (phrase, n)
+    wanted = Counter(phrase for phrase, _ in best.values())
+    for word, (phrase, _) in sorted(best.items()):
+        if wanted[phrase] == 1:
+            merged[lone[word]].append(phrase)
 
 
 def title_of(surface: str) -> str:

@@ -301,6 +301,31 @@ class Store:
                 f" WHERE squashed IN ({','.join('?' * len(part))})", part))
         return sorted(out)
 
+    def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+        """A collection's two-word keys that hold one of `words` first or last, said in two
+        sources or more and named (headed, marked) in one at least: (key, df)."""
+        low = collection + SEP
+        high = collection + chr(ord(SEP) + 1)
+        out = []
+        for key, df in self.db.execute(
+                "SELECT key, df FROM offline_terms WHERE key >= ? AND key < ? AND df >= 2 AND signal_docs >= 1"
+                " AND instr(key, ' ') > 0", (low, high)):
+            parts = unscoped(key).split(" ")
+            if len(parts) == 2 and (parts[0] in words or parts[1] in words):
+                out.append((unscoped(key), df))
+        return sorted(out)
+
+    def said(self, collection: str, keys: Iterable[str]) -> dict[str, int]:
+        """How often a collection's sources say each of `keys`, all together."""
+        out: dict[str, int] = {}
+        items = sorted({collection + SEP + k for k in keys})
+        for part in _chunks(items):
+            for key, n in self.db.execute(
+                    "SELECT t.key, sum(p.n) FROM offline_terms t JOIN offline_postings p ON p.term = t.id"
+                    f" WHERE t.key IN ({','.join('?' * len(part))}) GROUP BY t.key", part):
+                out[unscoped(key)] = n
+        return out
+
     def surfaces(self, collection: str, keys: Iterable[str]) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = defaultdict(Counter)
         items = sorted({collection + SEP + k for k in keys})

@@ -574,6 +574,13 @@ def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
 _WAS = re.compile(r"\s+\(was [^()]*\)$")  # a change's new value, the old one beside it ("500kB (was unlimited)")
 
 
+def _stated_value(r: Claim) -> str | None:
+    """The default a reference or a release states, as one value: a reference's "Default:"
+    shows its code without marks (`{'retry': True}`), and it is code all the same."""
+    value = _WAS.sub("", r.value_text)
+    return atomic_value(value) or (atomic_value(f"`{value}`") if not r.release and "`" not in value else None)
+
+
 def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: dict[str, list[Claim]], c: Claim,
                    where: str, line: int, seen: set[tuple[str, int, str]]) -> Iterator[Finding]:
     """A note's "`X` is off by default" where the product's reference says X's default is True:
@@ -584,7 +591,7 @@ def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: 
     refs = stated.get(c.key[1], [])
     if not refs or len({r.series for r in refs}) != 1 or (where, line, c.key[1]) in seen:
         return
-    values = {atomic_value(_WAS.sub("", r.value_text)) for r in refs}
+    values = {_stated_value(r) for r in refs}
     said = atomic_value(c.value_text)
     if len(values) != 1 or None in values or said is None:
         return
