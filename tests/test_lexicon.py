@@ -424,14 +424,15 @@ def test_the_named_stop_lists_are_defined_from_one_place() -> None:
 
 
 @pytest.mark.parametrize("word", ["whether", "which", "although", "the", "of", "because", "through", "yourselves",
-                                  "isn't", "let's"])
+                                  "isn't", "let's", "behind", "despite", "whereas", "instead"])
 def test_function_words_are_stop_words(word: str) -> None:
     """"Whether debug mode is enabled" defined a term "whether debug mode" while "whether" was
-    left out of the list."""
+    left out of the list; a page titled "Using Behind a Reverse Proxy" made a concept "Behind"."""
     from wikimem.analysis import name_key
 
     assert word in lexicon.STOPWORDS
     assert name_key("Whether debug mode") is None
+    assert name_key(f"{word.title()} the gateway") is None
 
 
 def test_the_search_index_stops_the_lexicons_words() -> None:

@@ -56,7 +56,9 @@ STOPWORDS = frozenset(
     though through thus to too toward towards under until up upon us use used uses using very via was
     wasn't way ways we we'll we're we've well were weren't what what's when where whether which while
     who whom whose why will with within without won't would wouldn't yet you you'll you're you've your
-    yours yourself yourselves i'm i've i'll let's""".split()
+    yours yourself yourselves i'm i've i'll let's across along alongside already amid amongst behind
+    beneath beside besides beyond despite except inside instead outside throughout underneath unlike
+    versus whereas whenever wherever""".split()
 )
 """Words that say nothing alone: never a concept, never the first or last word of a phrase key."""
 
