@@ -1725,3 +1725,42 @@ def test_a_word_said_mostly_in_one_phrase_names_its_page_by_the_phrase() -> None
     assert set(concepts) == {"Ledger entries", "Vault", "Quotas", "Sweeps", "Tallies"}, list(concepts)
     ledger = concepts["Ledger entries"]
     assert ledger.aliases == ["Ledgers"] and set(ledger.keys) == {"ledger", "ledger entry"}
+
+
+def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_name() -> None:
+    """`pkg.to_thread.run_sync` and `pkg.from_thread.run_sync` are two functions; the guides'
+    `run_sync` is neither for sure. The choice weighs them apart (two qualified names end alike),
+    and the pages follow that choice: three pages, not one page for all three."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import _choose_in
+
+    rows = [("run_sync", 6, 9, 3, 1), ("pkg.to_thread.run_sync", 4, 8, 2, 1),
+            ("pkg.from_thread.run_sync", 4, 8, 2, 1), ("pkg.ShaftLock".lower(), 4, 8, 2, 1), ("shaftlock", 4, 6, 2, 1)]
+    written = {"run_sync": "`run_sync`", "pkg.to_thread.run_sync": "`pkg.to_thread.run_sync`",
+               "pkg.from_thread.run_sync": "`pkg.from_thread.run_sync`", "pkg.shaftlock": "`pkg.ShaftLock`",
+               "shaftlock": "`ShaftLock`"}
+
+    class Stats:
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            return rows[:limit]
+
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+            return [r for r in rows if r[0].replace("_", "") in squashed]
+
+        def union(self, collection: str, keys) -> tuple[int, int, int, int]:
+            chosen = [r for r in rows if r[0] in set(keys)]
+            return max(r[1] for r in chosen), sum(r[2] for r in chosen), max(r[3] for r in chosen), 1
+
+        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+            return []
+
+        def said(self, collection: str, keys) -> dict[str, int]:
+            return {}
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {k: Counter({written[k]: 3}) for k in keys if k in written}
+
+    pages = sorted(sorted(c.keys) for c in _choose_in(Stats(), "docs", 12))
+    assert pages == [["pkg.from_thread.run_sync"], ["pkg.shaftlock", "shaftlock"], ["pkg.to_thread.run_sync"],
+                     ["run_sync"]], pages

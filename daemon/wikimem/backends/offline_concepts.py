@@ -216,7 +216,7 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     # a kind of thing all technical writing names ("function", "option") is a concept where a
     # source is about it or defines it ("Functions", "Options"), not for a section of that name;
     # and, a few words at most, it takes no other candidate's place (RefCell, interior mutability)
-    things, spelled_also = _as_things(stats, collection, stats.candidates(collection, limit * 4))
+    things, spelled_also, joined = _as_things(stats, collection, stats.candidates(collection, limit * 4))
     ranked = [r for r in things if eligible(n, *r[1:]) and (r[4] >= 1 or r[0] not in NAMED_THINGS)]
     # weight ties between unrelated candidates are broken by key, so the choice is stable
     rows = []
@@ -279,7 +279,13 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         if spelled != squashed and merged.get(spelled):
             merged[spelled].extend(group)
             merged[squashed] = []
-    _qualified_into_short(stats, collection, merged)
+    # a name qualified by its module ("pkg.ShaftLock") is the short name the guides write
+    # (`ShaftLock`) where _as_things weighed them as one thing: one thing, one page
+    for key, thing in sorted(joined.items()):
+        squashed = run_together(key)
+        if merged.get(squashed) == [key] and merged.get(thing):
+            merged[thing].append(key)
+            merged[squashed] = []
     _named_by_phrase(stats, collection, merged)
     groups = sorted((g for g in merged.values() if g), key=lambda g: min(g))
     surfaces = stats.surfaces(collection, [k for g in groups for k in g])
@@ -328,7 +334,8 @@ Row = tuple[str, int, int, int, int]  # (key, df, strength, signal_docs, strong_
 UNION_READ = 400  # the most sources a thing's spellings are in, together, whose union is read source by source
 
 
-def _as_things(stats: TermStats, collection: str, candidates: list[Row]) -> tuple[list[Row], dict[str, list[Row]]]:
+def _as_things(stats: TermStats, collection: str,
+               candidates: list[Row]) -> tuple[list[Row], dict[str, list[Row]], dict[str, str]]:
     """The candidates as things: the evidence for one thing spelled several ways ("shaft lock",
     `shaft_lock`, `ShaftLock`, and `pkg.ShaftLock` where a reference qualifies it) counted
     together, each spelling weak alone. A thing's row is its best spelling's key with the counts
@@ -401,31 +408,9 @@ def _as_things(stats: TermStats, collection: str, candidates: list[Row]) -> tupl
             at += 1
         out.append(row)
     out.extend(r for _, r in grouped[at:])
-    return out, also
-
-
-def _qualified_into_short(stats: TermStats, collection: str, merged: dict[str, list[str]]) -> None:
-    """A name in code qualified by its module ("pkg.ShaftLock", an API reference's entry) is
-    the name the guides write alone (`ShaftLock`): one thing, one page. Only where the texts
-    write the short name as code, spelled as an API name is (a capital or an underscore in it):
-    `pkg.xfail` and a plain "xfail" may be a function and a marker."""
-    pairs: list[tuple[str, str]] = []
-    for squashed, group in sorted(merged.items()):
-        if len(group) != 1 or "." not in group[0].strip("."):
-            continue
-        short = group[0].rsplit(".", 1)[1]
-        host = merged.get(run_together(short))
-        if short and host and short in host:
-            pairs.append((squashed, run_together(short)))
-    if not pairs:
-        return
-    forms = stats.surfaces(collection, sorted({k for _, short in pairs for k in merged[short]}))
-    for qualified, short in pairs:
-        spelled = [f.strip("`") for k in merged[short] for f in forms.get(k, ())
-                   if f.startswith("`") and f.strip("`").lower() == merged[qualified][0].rsplit(".", 1)[1]]
-        if any(f != f.lower() or "_" in f for f in spelled):
-            merged[short].extend(merged[qualified])
-            merged[qualified] = []
+    # the qualified names that joined their short form, and the thing they joined
+    joined = {key: thing for key, thing in thing_of.items() if key in lasts and thing != run_together(key)}
+    return out, also, joined
 
 
 ABBREVIATIONS = {
