@@ -687,7 +687,13 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("Deprecated `BasicAuth` and the `auth` / `proxy_auth` parameters.") == [
         ("BasicAuth", "deprecated"), ("proxy_auth", "deprecated")]
     assert removed_names("`old_hook` will be removed in 3.0.") == []
-    assert removed_names("`old_hook` is no longer deprecated.") == []
+    assert removed_names("`old_hook` is no longer deprecated.") == [("old_hook", "undeprecated")]
+    # a deprecation taken back, said either way; what it was (", which were ...") names nothing
+    assert removed_names("Undeprecate ``acme_dot`` now that dot is maintained again (#7204).") == [
+        ("acme_dot", "undeprecated")]
+    assert removed_names("`.LoopTestCase` and `.HTTPTestCase`, which were deprecated in Acme 6.2, are no longer "
+                         "deprecated.") == [("LoopTestCase", "undeprecated"), ("HTTPTestCase", "undeprecated")]
+    assert removed_names("The *cmp* argument to `acme.s()` has been **undeprecated**") == []
     assert removed_names("The `schedule()` method is deprecated, use `crawl()` instead.") == [("schedule", "deprecated")]
     # what is deprecated is not the names the sentence mentions: "except `X`", "strings in options like `X`"
     assert removed_names("Everything in `fixers`, except `ProxyFix`, is deprecated.") == []

@@ -998,7 +998,8 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
     word the item says is a name ("The `ordered` option is removed"), a worker that "has been
     dropped", a title that is only the name and "deprecated". A note using any of them is
     stale, also where a "not" stands elsewhere in its sentence; one that says it does not
-    use the name, and one that only has the plain word as a word, are not."""
+    use the name, and one that only has the plain word as a word, are not. A name the release
+    no longer deprecates ("Undeprecate `X`") makes a note that says it is deprecated stale."""
     for rel, body in QUILL.items():
         write(ws, rel, body)
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
@@ -1009,7 +1010,8 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
         "- The `ordered` class Meta option is removed. Field order is kept by default.\n"
         "- The `gevent` worker class has been dropped.\n"
         "- `quill.util.tree` deprecated\n"
-        "- The `Layout` class is removed.\n"))
+        "- The `Layout` class is removed.\n"
+        "- Undeprecate ``page_dot`` now that dot is maintained again.\n"))
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- The bootstrap imports `ink_cache` to warm the pages.\n"  # line 3: stale
                                   "- Release checks run `quill build --dry-run` first.\n"  # line 4: stale
@@ -1018,12 +1020,15 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
                                   "- Our plugin builds elements with `quill.util.tree`.\n"  # line 7: deprecated
                                   "- We do not use `ink_cache` any more.\n"  # line 8: says it does not
                                   "- Menus are ordered by weight.\n"  # line 9: the word, not the option
-                                  "- The layout of each page is set in its header.\n")  # line 10: the word, not the class
+                                  "- The layout of each page is set in its header.\n"  # line 10: the word, not the class
+                                  "- `page_dot` is deprecated, so diagrams go through graphviz.\n"  # line 11: stale
+                                  "- Diagrams are drawn with `page_dot`.\n")  # line 12: uses it, rightly
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     where = sorted((f.lines[0], f.severity) for f in found if f.paths[0] == "raw/notes/runbook.md")
-    assert where == [(3, "warning"), (4, "warning"), (5, "warning"), (6, "warning"), (7, "info")], \
+    assert where == [(3, "warning"), (4, "warning"), (5, "warning"), (6, "warning"), (7, "info"), (11, "warning")], \
         [f.message for f in found]
+    assert "no longer deprecates page_dot" in next(f for f in found if f.lines[0] == 11).message
 
 
 def test_a_note_naming_the_product_as_its_front_page_titles_it_is_about_it(ws, settings):

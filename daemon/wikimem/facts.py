@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 48  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 49  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1235,22 +1235,40 @@ def _mask_spans(text: str) -> str:
 
 def may_remove(text: str) -> bool:
     """Whether a sentence may say a release removed, renamed or restored a name (removed_names reads it)."""
-    return ("`" in text or "_" in text or "--" in text) and ("emov" in text or "enam" in text or "Drop" in text or "drop" in text or "estor" in text
-                            or "e-add" in text or "eadd" in text or "eintroduc" in text or "eprecat" in text)
+    return ("`" in text or "_" in text or "--" in text) and (
+        "emov" in text or "enam" in text or "Drop" in text or "drop" in text or "estor" in text
+        or "e-add" in text or "eadd" in text or "eintroduc" in text or "eprecat" in text)
+
+
+# a deprecation taken back: "Undeprecate `X`", "`X` and `Y`, which were deprecated in 6.2, are no
+# longer deprecated", "`X` has been **undeprecated**"
+_UNDEPRECATE_HEAD = re.compile(r"^(?:Un-?deprecate[sd]?|Un-?deprecating)\b(?P<what>.*)", re.I)
+_UNDEPRECATED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?"
+                                r"(?:no\s+longer\s+deprecated|[*_]*un-?deprecated)\b", re.I)
 
 
 def removed_names(sentence: str) -> list[tuple[str, str]]:
     """The identifiers a release's sentence says were removed or renamed ("removed"), brought
     back ("restored": "Restore previously removed `X`"), or deprecated ("Deprecated `X`", "`X` is
-    deprecated and will be removed in 4.0"), as written."""
-    if re.search(r"\b(?:not|n't|never|un-?deprecat\w*)\b", sentence, re.I):
-        return []  # "is not removed", "is no longer deprecated": nothing is gone
+    deprecated and will be removed in 4.0"), or no longer deprecated ("undeprecated": "Undeprecate `X`"), as written."""
     sentence = _AREA_TAG.sub("", sentence, count=1)  # "[cli] Removed ...": the part of the product it is
     chunks: list[str] = []
     change = "removed"
     package = False  # what went is a dependency, named as a package is
-    deprecated = _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip())
-    if deprecated is not None:
+    undone = _UNDEPRECATE_HEAD.match(sentence.strip()) or _UNDEPRECATED_TAIL.match(sentence.strip())
+    deprecated = None
+    if undone is not None:
+        change = "undeprecated"
+        what = re.split(r",\s*which\b", undone.group("what"), maxsplit=1)[0]  # what it was is no name
+        cut = _DEPRECATED_UNTIL.search(_mask_spans(what))
+        chunks.append(what[: cut.start()] if cut else what)
+    elif re.search(r"\b(?:not|n't|never|un-?deprecat\w*)\b", sentence, re.I):
+        return []  # "is not removed": nothing is gone
+    else:
+        deprecated = _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip())
+    if undone is not None:
+        pass
+    elif deprecated is not None:
         change = "deprecated"  # whatever it says will happen later ("will be removed in 4.0")
         what = deprecated.group("what")
         if (since := _DEPRECATED_SINCE.match(what)) is not None:
@@ -1287,7 +1305,7 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
         chunks.append(what)
     if not chunks and "eprecat" in sentence and _RENAMED.search(sentence):
         change = "deprecated"  # "Renamed `x` to `y` (and deprecated the old name)": x still works
-    for m in _RENAMED.finditer(sentence) if deprecated is None else ():
+    for m in _RENAMED.finditer(sentence) if deprecated is None and undone is None else ():
         # the old name, and what kind of name it is, up to where it was or what it became
         what = sentence[m.start("old" if m.group("old") else "old2"): m.end()]
         cut = _WHERE_FROM.search(_mask_spans(what))
@@ -1307,7 +1325,8 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
                     or _USE_OF.search(chunk[: span.start()]):
                 continue  # "`max_parts` restriction", "usage of `x`": the name stays
             # a name written as a string (`"acme.plugins"` entry point) is that name
-            written = span.group(1).strip().strip("\"'")
+            # ... and so is a name written relative to where it is (`.Loop.run`, `~pkg.Loop`)
+            written = span.group(1).strip().strip("\"'").lstrip(".~")
             if _OPTION_NAME.fullmatch(written):
                 if written not in names:
                     names.append(written)  # a command-line option: `--root`

@@ -449,6 +449,11 @@ _GONE_ALREADY = re.compile(r"\b(?:no\s+longer|instead\s+of|replaced?d?|removed?|
 _NOT = re.compile(r"\b(?:not|never)\b|n't\b", re.I)
 
 
+# a note that says a name is deprecated ("`X` is deprecated", "deprecated `X`"), not that it is not
+_SAYS_DEPRECATED = re.compile(r"\bdeprecat\w*", re.I)
+_NOT_DEPRECATED = re.compile(r"\b(?:no\s+longer|not|never|un-?)\s*deprecat|n't\s+deprecat", re.I)
+
+
 def _negated_near(text: str, start: int, end: int) -> bool:
     """Whether a negation stands within four words before text[start:end] or three after it."""
     before = re.search(r"(?:\S+\s+){0,4}\S*$", text[:start])
@@ -481,10 +486,11 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
             old = gone.get(key.lower())
             # the newest release's word on it; one release that says both, brought back
             if old is None or (c.release_key or ()) > (old.release_key or ()) \
-                    or ((c.release_key or ()) == (old.release_key or ()) and c.change == "restored"):
+                    or ((c.release_key or ()) == (old.release_key or ()) and c.change in ("restored", "undeprecated")):
                 gone[key.lower()] = c
-    # the newest says it came back: not gone; deprecated, a note that uses it is out of date too
-    gone = {k: c for k, c in gone.items() if c.change in ("removed", "deprecated")}
+    # the newest says it came back: not gone; deprecated, a note that uses it is out of date too;
+    # no longer deprecated, a note that says it is deprecated is
+    gone = {k: c for k, c in gone.items() if c.change in ("removed", "deprecated", "undeprecated")}
     if not gone:
         return
     products = {c.series for c in gone.values()}
@@ -507,10 +513,15 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
         except (SkipSource, OSError, ValueError, RecursionError):
             continue
         for sentence in split_sentences(doc):
-            if sentence.kind == "heading" or _GONE_ALREADY.search(sentence.text):
+            if sentence.kind == "heading":
                 continue
+            said_gone = _GONE_ALREADY.search(sentence.text) is not None
+            said_deprecated = _SAYS_DEPRECATED.search(sentence.text) is not None \
+                and not _NOT_DEPRECATED.search(sentence.text)
             for key in hits:
                 c = gone[key]
+                if (said_gone and c.change != "undeprecated") or (c.change == "undeprecated" and not said_deprecated):
+                    continue
                 short = key != c.value_text.lower()
                 # a name as written, or qualified by its module ("aiohttp.BasicAuth"); a name that is a
                 # plain word (a method `schedule()`) only as code or a call, not "to schedule the spiders"
@@ -527,11 +538,14 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                 if used is None or _negated_near(sentence.text, used.start(), used.end()):
                     continue
                 when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
+                said = f"{c.series} {c.change} {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it"
+                if c.change == "undeprecated":
+                    said = (f"{c.series} no longer deprecates {c.value_text}, since {when} ({c.source}, line {c.line}): "
+                            f"{path} says it is deprecated")
                 yield Finding.make(
                     # a deprecated name still works: worth knowing, less pressing than a name that is gone
-                    "stale-note", "warning" if c.change == "removed" else "info",
-                    f"{c.series} {c.change} {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it; "
-                    f"update the note, or accept this if it means something else",
+                    "stale-note", "info" if c.change == "deprecated" else "warning",
+                    f"{said}; update the note, or accept this if it means something else",
                     paths=[path, c.source], lines=[sentence.line, c.line],
                     evidence={
                         "fact": f"{c.value_text} {c.change} ({c.series})",
