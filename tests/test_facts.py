@@ -1274,3 +1274,19 @@ def test_a_default_under_a_settings_heading_joins_its_timeline_under_the_setting
     claims = _compiled_claims(ws)
     assert "Default PAGE_MODE (kite)" in claims, claims
     assert not [t for t in claims if "field" in t.lower()], claims
+
+
+def test_a_page_of_one_releases_notes_says_what_that_release_removed(tmp_path: Path) -> None:
+    """Sphinx projects keep a page for each release ("What's new in Kite 6.3"), its sections named
+    for kinds of change, not for releases: the names such a page says went, or came back, were not
+    read at all, so a note still using them was never found."""
+    from wikimem.lint.corpus import compute
+
+    page = tmp_path / "v6.3.0.rst"
+    page.write_text("What's new in Kite 6.3.0\n========================\n\nMar 11, 2025\n------------\n\n"
+                    "Deprecation notices\n~~~~~~~~~~~~~~~~~~~\n\n"
+                    "- ``LoopTestCase``, which was deprecated in Kite 6.2, is no longer deprecated.\n"
+                    "- The ``old_loop_factory`` argument has been removed.\n", encoding="utf-8")
+    claims = compute("docs/releases/v6.3.0.rst", str(page), "x", 0, 10**8).claims
+    assert [(c.value_text, c.change, c.release) for c in claims if c.key[0] == "removed"] == [
+        ("LoopTestCase", "undeprecated", "6.3.0"), ("old_loop_factory", "removed", "6.3.0")]

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 49  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 50  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1369,8 +1369,11 @@ def extract(doc: Statements) -> list[Fact]:
             setting = (entry[6] if len(entry) > 6 else "") or _heading_name(heading)
             if not release_doc and not section_release and setting:
                 out.extend(_stated_default(doc, setting, sentence, line))
-        if section_release and may_remove(sentence) and len(sentence) <= 600:
-            out.extend(Fact(("removed", name.lower(), ""), (), name, False, section_release, doc.path, sentence, line,
+        # the release that removed it: the section's, or the document's where it is one release's
+        # notes ("What's new in Acme 6.3.0", a page for each release)
+        removed_in = section_release or (own if release_doc else None)
+        if removed_in and may_remove(sentence) and len(sentence) <= 600:
+            out.extend(Fact(("removed", name.lower(), ""), (), name, False, removed_in, doc.path, sentence, line,
                             date, doc.series, change) for name, change in removed_names(sentence))
         # a release's item that only drops a versioned name ("Drop Python 3.8 in #1281") has no hint word
         bare_drop = bool(section_release or release_doc) and _DROP_ITEM.match(sentence) is not None
