@@ -999,7 +999,9 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
     dropped", a title that is only the name and "deprecated". A note using any of them is
     stale, also where a "not" stands elsewhere in its sentence; one that says it does not
     use the name, and one that only has the plain word as a word, are not. A name the release
-    no longer deprecates ("Undeprecate `X`") makes a note that says it is deprecated stale."""
+    no longer deprecates ("Undeprecate `X`") makes a note that says it is deprecated stale. A
+    common word a release a major version or more ago removed (the `install` command) is the
+    word in a note, and a deprecation of one use of a name ("in case of ...") is not of the name."""
     for rel, body in QUILL.items():
         write(ws, rel, body)
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
@@ -1011,7 +1013,9 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
         "- The `gevent` worker class has been dropped.\n"
         "- `quill.util.tree` deprecated\n"
         "- The `Layout` class is removed.\n"
-        "- Undeprecate ``page_dot`` now that dot is maintained again.\n"))
+        "- Undeprecate ``page_dot`` now that dot is maintained again.\n"
+        "- Deprecate ``render_page`` in case of drafts, to change its return value in 5.0.\n")
+        + "\n## Version 2.0 (2021-03-01)\n\n- The vestigial ``install`` command has been removed.\n")
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- The bootstrap imports `ink_cache` to warm the pages.\n"  # line 3: stale
                                   "- Release checks run `quill build --dry-run` first.\n"  # line 4: stale
@@ -1022,7 +1026,9 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
                                   "- Menus are ordered by weight.\n"  # line 9: the word, not the option
                                   "- The layout of each page is set in its header.\n"  # line 10: the word, not the class
                                   "- `page_dot` is deprecated, so diagrams go through graphviz.\n"  # line 11: stale
-                                  "- Diagrams are drawn with `page_dot`.\n")  # line 12: uses it, rightly
+                                  "- Diagrams are drawn with `page_dot`.\n"  # line 12: uses it, rightly
+                                  "- Setup runs `pip install quill` first.\n"  # line 13: the word, and long ago
+                                  "- `render_page` builds each page.\n")  # line 14: one use deprecated, not the name
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     where = sorted((f.lines[0], f.severity) for f in found if f.paths[0] == "raw/notes/runbook.md")

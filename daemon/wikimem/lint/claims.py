@@ -454,6 +454,17 @@ _SAYS_DEPRECATED = re.compile(r"\bdeprecat\w*", re.I)
 _NOT_DEPRECATED = re.compile(r"\b(?:no\s+longer|not|never|un-?)\s*deprecat|n't\s+deprecat", re.I)
 
 
+def _plain(name: str) -> bool:
+    """A name spelled as a word is (`schedule`, `Engine`): found in a note only as code or a call."""
+    return name.isalpha() and (name.islower() or name[1:].islower())
+
+
+def _recent(release: str | None, newest: str | None) -> bool:
+    """Whether a release is of the product's newest major version or the one before it."""
+    mine, top = release_numbers(release), release_numbers(newest)
+    return not mine or not top or mine[0] >= top[0] - 1
+
+
 def _negated_near(text: str, start: int, end: int) -> bool:
     """Whether a negation stands within four words before text[start:end] or three after it."""
     before = re.search(r"(?:\S+\s+){0,4}\S*$", text[:start])
@@ -480,6 +491,10 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
     for c in read.every:
         s = read.series.get(c.source)
         if c.key[0] != "removed" or c.plan or s is None or not s.product:
+            continue
+        if _plain(c.value_text) and not _recent(c.release, s.newest):
+            # a common word an old release removed ("the `install` command", a major version
+            # or more ago) is more often the word in a note than that name
             continue
         c = replace(c, series=s.product)
         for key in filter(None, (c.value_text.lower(), _short_name(c.value_text))):
@@ -529,7 +544,7 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                     pattern = rf"\.{re.escape(key)}\b"
                 elif key.startswith("--"):
                     pattern = rf"(?<![\w-]){re.escape(key)}(?![\w-])"  # an option: `--root`, not `--root-dir`
-                elif c.value_text.isalpha() and (c.value_text.islower() or c.value_text[1:].islower()):
+                elif _plain(c.value_text):
                     # a plain word (`schedule()`, the `Engine` class) only as code or a call
                     pattern = rf"`[^`\n]*(?<![\w]){re.escape(key)}(?![\w])[^`\n]*`|(?<![\w]){re.escape(key)}\("
                 else:
