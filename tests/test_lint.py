@@ -1163,6 +1163,7 @@ def test_a_default_under_a_settings_heading_or_changed_by_a_release_is_the_yards
     timeout = next(f for f in found if f.lines[0] == 3)
     assert timeout.evidence["current"] == {"path": "raw/quill/settings.rst", "sentence": "Default: `30`",
                                            "value": "30"}, timeout.evidence
+    assert timeout.evidence["note"]["value"] == "60" and "says 60;" in timeout.message  # not "60,"
     size = next(f for f in found if f.lines[0] == 5)
     assert size.evidence["current"]["path"] == "raw/quill/changes.md" and "500kB" in size.message
 

@@ -177,7 +177,7 @@ def _pages_for(ctx: Context, raw: str) -> list[str]:
 
 def _said(c: Claim) -> str:
     """A claim's value for a finding's evidence: its numbers, or a word value as written."""
-    return " ".join(c.value_text.split()) if is_choice(c) else dotted(c.value)
+    return " ".join(c.value_text.split()).rstrip(",;:") if is_choice(c) else dotted(c.value)
 
 
 def _rkey(c: Claim) -> tuple[object, ...] | None:
@@ -634,12 +634,12 @@ def _stale_default(tracked: dict[tuple[str, str, str], list[Timeline]], stated: 
     says = f"the notes of {ref.release} say" if ref.release else "the reference says"
     yield Finding.make(
         "stale-note", "warning",
-        f"{label}: {where} says {' '.join(c.value_text.split())}; {says} {now}, from "
+        f"{label}: {where} says {_said(c)}; {says} {now}, from "
         f"{ref.source}: update the note to {now}, or accept this if it means something else",
         paths=[where, ref.source], lines=[line, ref.line],
         evidence={
             "fact": label,
-            "note": {"path": where, "sentence": c.sentence, "value": c.value_text},
+            "note": {"path": where, "sentence": c.sentence, "value": _said(c)},
             "current": {"path": ref.source, "sentence": ref.sentence, "value": now},
         },
     )
