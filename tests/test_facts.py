@@ -706,6 +706,9 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("Deprecated the `strict_mode` parameter of `Pool.connection_from_url()`.") == [
         ("strict_mode", "deprecated")]
     assert removed_names("Deprecated `project.license` as a TOML table in `pyproject.toml`.") == []
+    # ... nor one use of a name, or what it returns
+    assert removed_names("Deprecate ``walk_path`` in case of all_pairs to change return value in v3.3.") == []
+    assert removed_names("Deprecate walk_path functions to have consistent return values in v3.3 (#6567)") == []
     # Sphinx's note: "Deprecated since version 3.1:", then what it says is deprecated, if it says
     assert removed_names("Deprecated since version 3.14: The `proxy_auth` parameter is deprecated and will be removed "
                          "in 4.0.") == [("proxy_auth", "deprecated")]

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 51  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 52  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1203,9 +1203,10 @@ _WHERE_FROM = re.compile(_WHAT_ENDS + r"|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)
 # where what a release deprecates ends: as a removal's, but a list goes on past "and" and commas
 # ("Deprecate `X`, `Y` and the `Z` parameter in favor of `W`")
 _DEPRECATED_UNTIL = re.compile(_WHAT_ENDS, re.I)
-# a deprecation of one use of a name, not of the name: "Deprecate `x` in case of `y` to change
-# its return value", "Deprecated `x` when called without `y`"
-_ONLY_WHEN = re.compile(r"\s(?:in\s+(?:the\s+)?case|when|if|unless|where)\b", re.I)
+# a deprecation of one use of a name, or of what it does, not of the name: "Deprecate `x` in case
+# of `y`", "Deprecated `x` when called without `y`", "Deprecate `x` to have consistent return values"
+_ONLY_WHEN = re.compile(r"\s(?:in\s+(?:the\s+)?case|when|if|unless|where|to\s+(?:change|have|make|return|give))\b",
+                        re.I)
 # a deprecation note's own heading ("Deprecated since version 3.1: ...", as Sphinx writes it)
 _DEPRECATED_SINCE = re.compile(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*", re.I)
 _SAID_DEPRECATED = re.compile(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
