@@ -1225,7 +1225,7 @@ worker workers backend backends plugin plugins extension extensions handler hand
 _USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
 _SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
 # a name a release item writes without marks, where nothing in it is marked: an option
-# ("--dry-run") or an identifier spelled with an underscore ("easy_install")
+# ("--dry-run") or an identifier spelled with an underscore ("easy_setup")
 _UNMARKED = re.compile(r"(?<![\w`/.-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z]\w*_\w*[A-Za-z0-9](?:\(\))?)(?![\w`/-]|\.\w)")
 _IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
 _OPTION_NAME = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -1254,24 +1254,22 @@ _UNDEPRECATED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+be
 def removed_names(sentence: str) -> list[tuple[str, str]]:
     """The identifiers a release's sentence says were removed or renamed ("removed"), brought
     back ("restored": "Restore previously removed `X`"), or deprecated ("Deprecated `X`", "`X` is
-    deprecated and will be removed in 4.0"), or no longer deprecated ("undeprecated": "Undeprecate `X`"), as written."""
+    deprecated and will be removed in 4.0"), or no longer deprecated ("undeprecated": "Undeprecate
+    `X`"), as written."""
     sentence = _AREA_TAG.sub("", sentence, count=1)  # "[cli] Removed ...": the part of the product it is
     chunks: list[str] = []
     change = "removed"
     package = False  # what went is a dependency, named as a package is
     undone = _UNDEPRECATE_HEAD.match(sentence.strip()) or _UNDEPRECATED_TAIL.match(sentence.strip())
-    deprecated = None
+    if undone is None and re.search(r"\b(?:not|n't|never|un-?deprecat\w*)\b", sentence, re.I):
+        return []  # "is not removed": nothing is gone
+    deprecated = None if undone is not None else (
+        _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip()))
     if undone is not None:
         change = "undeprecated"
         what = re.split(r",\s*which\b", undone.group("what"), maxsplit=1)[0]  # what it was is no name
         cut = _DEPRECATED_UNTIL.search(_mask_spans(what))
         chunks.append(what[: cut.start()] if cut else what)
-    elif re.search(r"\b(?:not|n't|never|un-?deprecat\w*)\b", sentence, re.I):
-        return []  # "is not removed": nothing is gone
-    else:
-        deprecated = _DEPRECATE_HEAD.match(sentence.strip()) or _DEPRECATED_TAIL.match(sentence.strip())
-    if undone is not None:
-        pass
     elif deprecated is not None:
         change = "deprecated"  # whatever it says will happen later ("will be removed in 4.0")
         what = deprecated.group("what")
