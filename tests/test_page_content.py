@@ -1764,15 +1764,3 @@ def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_na
     pages = sorted(sorted(c.keys) for c in _choose_in(Stats(), "docs", 12))
     assert pages == [["pkg.from_thread.run_sync"], ["pkg.shaftlock", "shaftlock"], ["pkg.to_thread.run_sync"],
                      ["run_sync"]], pages
-
-
-def test_a_small_reference_gives_a_page_to_a_topic_one_section_heads_and_another_source_says() -> None:
-    """ItsDangerous's ten pages of prose (the rest is autodoc) head a section "The Salt", and one
-    more page says "salt": no concept, where a topic a section heads needs two more sources. In a
-    reference of under 20 sources one more is enough; a mark in code alone is not, nor in a
-    larger set."""
-    from wikimem.backends.offline_concepts import CODE, HEADED, eligible
-
-    assert eligible(12, 2, HEADED, 1, 0)
-    assert not eligible(12, 2, CODE, 1, 0)
-    assert not eligible(25, 2, HEADED, 1, 0) and eligible(25, 3, HEADED, 1, 0)

@@ -150,8 +150,8 @@ def budget(n: int) -> int:
 def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int) -> bool:
     """Does a candidate name a thing worth a page? Some source must be about it or define it
     (or several must head a section for it, or mark it as an API name, or one heads a section
-    for it and two more return to it, one more in a reference of under 20 sources); and a phrase
-    that nearly every source mentions needs more than one source about it."""
+    for it and two more return to it); and a phrase that nearly every source mentions needs
+    more than one source about it."""
     if df < 2:
         return False
     named = strong_docs >= 1 or (signal_docs >= 2 and strength >= 2 * 3) or (signal_docs >= 3 and strength >= 3 * CODE)
@@ -161,9 +161,6 @@ def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int)
     named = named or (df >= 3 and strength - CODE * (signal_docs - 1) >= HEADED)
     if n < 10:
         named = named or signal_docs >= 1  # a handful of notes: a heading or a marked term is enough
-    elif n < 20:
-        # a small reference: a section of one source named for it, and another source that says it
-        named = named or strength - CODE * (signal_docs - 1) >= HEADED
     if not named:
         return False
     if n >= 8 and df > 0.7 * n and strong_docs < 2:
