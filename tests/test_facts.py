@@ -734,6 +734,8 @@ def test_the_names_a_release_removed_renamed_or_restored() -> None:
     assert removed_names("The `gevent` worker class has been dropped.") == [("gevent", "removed")]
     assert removed_names("Python 3.7 support has been dropped.") == []
     assert removed_names("`acme.util.etree` deprecated") == [("acme.util.etree", "deprecated")]
+    assert removed_names("The `send_chunk` adjustment now defaults to `1` and is deprecated pending removal in a "
+                         "future release.") == [("send_chunk", "deprecated")]
     # "..., which has been removed": the last thing named went, not the others
     assert removed_names("The `Page` and `Site` classes no longer share a base `Renderable` class, which has been "
                          "removed.") == [("Renderable", "removed")]

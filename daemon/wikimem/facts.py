@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 52  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 53  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1190,9 +1190,12 @@ _DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Depreca
 # "`old_hook` is deprecated", "The `schedule()` method is deprecated": the names open the sentence
 # ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
 # ... or a changelog item's title that is only the name and the word ("`acme.util.etree` deprecated")
+# ... or a second thing said of the name the sentence opens on ("The `x` option now defaults to `1`
+# and is deprecated")
 _DEPRECATED_TAIL = re.compile(r"^(?:the\s+)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+[a-z]+)?\s+"
                               r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
-                              r"|deprecated\s*[.:]?\s*$)", re.I)
+                              r"|deprecated\s*[.:]?\s*$"
+                              r"|[^.;]{0,80}?\band\s+(?:is|has\s+been)\s+(?:now\s+)?deprecated\b)", re.I)
 # (what it was in may be code: "Renamed the `x` argument in `pkg.run()` to `y`")
 _RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)(?:[^`.;]|`[^`]+`){0,60}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
