@@ -94,6 +94,16 @@ Table B-1 lists the operators.
 """
 
 
+class NoPhrases:
+    """A concept-choice stub's phrase counts (TermStats.phrases, .said): no phrase holds a word."""
+
+    def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
+        return []
+
+    def said(self, collection: str, keys) -> dict[str, int]:
+        return {}
+
+
 def analysed(tmp_path: Path, name: str, text: str):
     path = tmp_path / name
     path.write_text(text)
@@ -831,19 +841,13 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
     limit = budget(n)
     names = [f"gadget{a}{b}" for a in "bcdfghjk" for b in "lmnpqrtv"][: limit + 3]  # no plural among them
 
-    class Stats:
+    class Stats(NoPhrases):
         def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
             rows = [("function", 7, 5, 1, 1), ("type", 6, 5, 1, 1)]  # the strongest, about them
             return (rows + [(k, 4, 10, 2, 1) for k in names])[:limit]
 
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
-
-        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
-            return []
-
-        def said(self, collection: str, keys) -> dict[str, int]:
-            return {}
 
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {}
@@ -891,7 +895,7 @@ def test_one_name_is_one_page_across_collections() -> None:
     spellings = {"panic": "Panic", "panic!": "`panic!`", "configuration file": "Configuration file",
                  "configuration": "Configuration"}
 
-    class Stats:
+    class Stats(NoPhrases):
         def collections(self) -> dict[str, int]:
             return {name: 12 for name in rows}
 
@@ -900,12 +904,6 @@ def test_one_name_is_one_page_across_collections() -> None:
 
         def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
             return []
-
-        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
-            return []
-
-        def said(self, collection: str, keys) -> dict[str, int]:
-            return {}
 
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({spellings[k]: 3}) for k in keys if k in spellings}
@@ -1631,7 +1629,7 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
                "pkg.to_thread.run_sync": "`pkg.to_thread.run_sync()`", "run_sync": "`run_sync()`",
                "pkg.from_thread.run_sync": "`pkg.from_thread.run_sync()`", "os.path": "`os.path`", "path": "`path`"}
 
-    class Stats:
+    class Stats(NoPhrases):
         def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
             return (fillers + weak)[:limit]
 
@@ -1644,12 +1642,6 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
                 return 5, 9, 3, 1
             rows = [r for r in weak + [r for rows in spelled.values() for r in rows] if r[0] in set(keys)]
             return max(r[1] for r in rows), sum(r[2] for r in rows), max(r[3] for r in rows), max(r[4] for r in rows)
-
-        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
-            return []
-
-        def said(self, collection: str, keys) -> dict[str, int]:
-            return {}
 
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({written[k]: 3}) for k in keys if k in written}
@@ -1741,7 +1733,7 @@ def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_na
                "pkg.from_thread.run_sync": "`pkg.from_thread.run_sync`", "pkg.shaftlock": "`pkg.ShaftLock`",
                "shaftlock": "`ShaftLock`"}
 
-    class Stats:
+    class Stats(NoPhrases):
         def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
             return rows[:limit]
 
@@ -1751,12 +1743,6 @@ def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_na
         def union(self, collection: str, keys) -> tuple[int, int, int, int]:
             chosen = [r for r in rows if r[0] in set(keys)]
             return max(r[1] for r in chosen), sum(r[2] for r in chosen), max(r[3] for r in chosen), 1
-
-        def phrases(self, collection: str, words: set[str]) -> list[tuple[str, int]]:
-            return []
-
-        def said(self, collection: str, keys) -> dict[str, int]:
-            return {}
 
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({written[k]: 3}) for k in keys if k in written}
