@@ -145,7 +145,7 @@ def _recent(f: Fact, newest: str | None) -> bool:
     return bool(a and b) and a[:2] >= b[:2]  # type: ignore[index]
 
 
-def _old(f: Fact, newest: str | None, newest_date: str | None) -> bool:
+def old_release(f: Fact, newest: str | None, newest_date: str | None) -> bool:
     """A release OLD_MAJORS major versions behind the newest; where the major version is the
     year (calendar versions: "24.3.0" of 2024), OLD_MAJORS years behind by date; and any release
     dated OLD_YEARS years or more before the newest (a project whose majors come a decade apart:
@@ -176,7 +176,7 @@ def _strong(f: Fact, newest: str | None, kinds: Mapping[str, str], newest_date: 
     statement of an older release elsewhere (an announcement) is weaker."""
     if f.release is None:
         return False
-    old = _old(f, newest, newest_date)
+    old = old_release(f, newest, newest_date)
     newest_itself = newest is not None and version_key(f.release)[:2] == version_key(newest)[:2]
     return bool(f.date or newest_itself or kinds.get(f.source) == "reference" or f.source in running) and not old
 
@@ -224,7 +224,7 @@ def _decide(key: tuple[str, str, str], outcomes: list[Fact], kinds: Mapping[str,
         # it grows release by release; the highest value of all could be another numbering of
         # the name (a runtime's own versions before the language versions it implements)
         top = max(outcomes, key=lambda f: (f.release is not None, f.release_key or (), f.date or "", f.value))
-        if _old(top, newest, newest_date):
+        if old_release(top, newest, newest_date):
             return None  # the last said of it is majors behind the newest release, which added versions since
         # said by an earlier major series, it is the latest statement, not what holds now: the
         # releases since may have added versions in words the rules do not read

@@ -48,7 +48,7 @@ from ..lexicon import release_numbers, version_key
 from ..products import Series, series_of
 from ..raw_tree import ENTRY_NAMES
 from ..sources import SkipSource, load_markdown, load_source
-from ..timelines import Timeline, build, whose
+from ..timelines import Timeline, build, old_release, whose
 from .context import Context
 from .corpus import SourceText, cache
 from .model import Finding
@@ -459,12 +459,6 @@ def _plain(name: str) -> bool:
     return name.isalpha() and (name.islower() or name[1:].islower())
 
 
-def _recent(release: str | None, newest: str | None) -> bool:
-    """Whether a release is of the product's newest major version or the one before it."""
-    mine, top = release_numbers(release), release_numbers(newest)
-    return not mine or not top or mine[0] >= top[0] - 1
-
-
 def _negated_near(text: str, start: int, end: int) -> bool:
     """Whether a negation stands within four words before text[start:end] or three after it."""
     before = re.search(r"(?:\S+\s+){0,4}\S*$", text[:start])
@@ -492,9 +486,9 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
         s = read.series.get(c.source)
         if c.key[0] != "removed" or c.plan or s is None or not s.product:
             continue
-        if _plain(c.value_text) and not _recent(c.release, s.newest):
-            # a common word an old release removed ("the `install` command", a major version
-            # or more ago) is more often the word in a note than that name
+        if _plain(c.value_text) and old_release(c, s.newest, s.newest_date):
+            # a common word an old release removed (the timelines' old: majors or years behind
+            # the newest; "the `install` command") is more often the word in a note than that name
             continue
         c = replace(c, series=s.product)
         for key in filter(None, (c.value_text.lower(), _short_name(c.value_text))):
