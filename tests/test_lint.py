@@ -849,6 +849,19 @@ QUILL = {
     "quill/guide.md": "# Writing pages\n\nA page is a Markdown file with a title.\n",
     "quill/themes.md": "# Themes\n\nA theme is a folder of templates.\n",
 }
+
+
+def write_quill(ws, newest: str = "", older: str = "") -> None:
+    """Quill's documents, with `newest` items added to its newest release's notes (4.1) and
+    `older` releases' notes after the oldest."""
+    for rel, body in QUILL.items():
+        write(ws, rel, body)
+    if newest or older:
+        changes = QUILL["quill/changes.md"].replace("- Drop support for Python 3.9.\n",
+                                                    "- Drop support for Python 3.9.\n" + newest)
+        write(ws, "quill/changes.md", changes + (f"\n{older}" if older else ""))
+
+
 RUNBOOK = ("# Our runbook (Quill)\n\n"
            "- Quill supports Python 3.8 and newer, so the old build workers stay.\n"  # line 3: stale
            "- We need Python 3.10 at least on new hosts.\n"  # line 4: current
@@ -880,8 +893,7 @@ def test_a_list_a_sentence_introduces_is_read_by_lint_as_by_the_timelines(ws, se
 
 
 def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "notes/runbook.md", RUNBOOK)
     page(ws, "people/ana.md", "# Ana\n\nAna keeps the deploy images; Quill supports Python 3.9 and newer there.\n")
     compile_workspace(ws, settings)
@@ -899,8 +911,7 @@ def test_a_note_is_stale_against_the_version_after_a_drop(ws, settings):
     """Nothing states Quill's minimum Python after 4.1 drops 3.9, but its documents number
     Python one by one past it: the minimum is 3.10, a note stating 3.9 is stale and one stating
     3.10 is current."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/install.md", "# Installing Quill\n\nQuill supports PostgreSQL 14 and higher.\n\n"
                                   "The test suite runs on Python 3.12 and Python 3.13.\n")
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
@@ -916,8 +927,7 @@ def test_a_note_is_stale_against_the_version_after_a_drop(ws, settings):
 
 
 def test_the_newest_version_supported_has_a_timeline_and_an_older_one_in_a_note_is_stale(ws, settings):
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
         "- Drop support for Python 3.9.\n", "- Drop support for Python 3.9.\n- Test against Python 3.14.\n").replace(
         "- Quill supports Python 3.9 and newer.\n", "- Quill supports Python 3.9 and newer.\n- Add support for Python 3.13.\n"))
@@ -935,8 +945,7 @@ def test_the_newest_version_supported_has_a_timeline_and_an_older_one_in_a_note_
 def test_a_newest_version_supported_said_majors_ago_is_no_current_value(ws, settings):
     """The last release that named a newest Python is two major versions behind the newest
     release: versions were added since without a word the rules read, so no claim is made."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
         "## Version 4.1 (2025-03-01)", "## Version 6.0 (2026-03-01)\n\n- Faster builds.\n\n## Version 4.1 (2025-03-01)").replace(
         "- Quill supports Python 3.9 and newer.\n", "- Quill supports Python 3.9 and newer.\n- Add support for Python 3.13.\n").replace(
@@ -958,11 +967,7 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     a note that still uses them is stale; one that says it moved off them and a name that came
     back in a later release are not; a name only deprecated is worth an "info" finding, written
     as the note writes it (qualified by its module)."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
-    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
-        "- Drop support for Python 3.9.\n",
-        "- Drop support for Python 3.9.\n"
+    write_quill(ws, newest=(
         "- The `QUILL_ENV` environment variable and `site.theme_dir` property are removed.\n"
         "- Rename `render_many` parameter to `render_all` in page hooks.\n"
         "- Remove `Site.page_cache` and `Site.asset_cache`.\n"
@@ -1002,11 +1007,7 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
     no longer deprecates ("Undeprecate `X`") makes a note that says it is deprecated stale. A
     common word a release a major version or more ago removed (the `install` command) is the
     word in a note, and a deprecation of one use of a name ("in case of ...") is not of the name."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
-    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
-        "- Drop support for Python 3.9.\n",
-        "- Drop support for Python 3.9.\n"
+    write_quill(ws, newest=(
         "- Removed ink_cache and page_index modules.\n"
         "- Removed support for the --dry-run parameter to quill build.\n"
         "- The `ordered` class Meta option is removed. Field order is kept by default.\n"
@@ -1014,8 +1015,8 @@ def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_s
         "- `quill.util.tree` deprecated\n"
         "- The `Layout` class is removed.\n"
         "- Undeprecate ``page_dot`` now that dot is maintained again.\n"
-        "- Deprecate ``render_page`` in case of drafts, to change its return value in 5.0.\n")
-        + "\n## Version 2.0 (2021-03-01)\n\n- The vestigial ``install`` command has been removed.\n")
+        "- Deprecate ``render_page`` in case of drafts, to change its return value in 5.0.\n"),
+        older="## Version 2.0 (2021-03-01)\n\n- The vestigial ``install`` command has been removed.\n")
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- The bootstrap imports `ink_cache` to warm the pages.\n"  # line 3: stale
                                   "- Release checks run `quill build --dry-run` first.\n"  # line 4: stale
@@ -1061,11 +1062,7 @@ def test_a_note_stating_a_word_default_the_product_changed_is_stale(ws, settings
     so, and a note that still states the old value is a stale note; one that states the new
     value, written another way (a module path, a call), is not. A generic subject stated on two
     reference pages ("the default name") is no contradiction."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
-    write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
-        "- Drop support for Python 3.9.\n",
-        "- Drop support for Python 3.9.\n- Switch the default page renderer to be 'markdown-it'.\n"))
+    write_quill(ws, newest="- Switch the default page renderer to be 'markdown-it'.\n")
     write(ws, "quill/pages.md", "# Pages\n\nThe default name is `index`.\n")
     write(ws, "quill/themes.md", "# Themes\n\nA theme is a folder of templates. The default name is `plain`.\n")
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
@@ -1087,8 +1084,7 @@ def test_a_note_stating_another_default_than_the_reference_is_stale(ws, settings
     each setting's default under it, is the yardstick. A note that says another value (a switch
     said as on/off, a number, a name in code) is stale; the same value written another way, a
     value said in a phrase, and a setting the reference does not give are not."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/settings.rst", "Settings\n========\n\nQuill reads ``quill.toml``.\n\n"
                                     ".. confval:: strict_links\n   :default: True\n\n   Fails the build on a broken link.\n\n"
                                     ".. confval:: worker_count\n   :default: 4\n\n   How many pages render at once.\n\n"
@@ -1114,8 +1110,7 @@ def test_a_note_stating_another_default_than_the_newest_release_says_is_stale(ws
     default", Werkzeug 3.0.0) makes no timeline, and no reference page states it: a team's note
     that says the hash defaults to PBKDF2 went unflagged. The newest release that says what the
     default is states it, when no reference does; a note that agrees is not stale."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/changes.md", QUILL["quill/changes.md"].replace(
         "- Drop support for Python 3.9.\n",
         "- Drop support for Python 3.9.\n- ``seal_page`` uses blake2 by default.\n").replace(
@@ -1137,8 +1132,7 @@ def test_a_default_under_a_settings_heading_or_changed_by_a_release_is_the_yards
     setting's default; a release item that says a default changed ("defaults to 500kB instead
     of unlimited") states the new one. A note that says the old value of either is stale; one
     that agrees, and a "Default:" under a heading of words, are not weighed against it."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/settings.rst", "Settings\n========\n\nQuill reads ``quill.toml``.\n\n"
                                     "``render_timeout``\n------------------\n\nDefault: ``30``\n\n"
                                     "How long a page may render.\n\n"
@@ -1174,8 +1168,7 @@ def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_wa
     text = " ".join(f"Step {i} of the rollout flushes the render queue after frame {i * 7}." for i in range(25))
     for n in range(6):
         write(ws, f"copies/note-{n}.md", f"# Rollout copy {n}\n\n{text}\n")
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "notes/runbook.md", RUNBOOK)
     compile_workspace(ws, settings)
     (ws.state_dir / "lint-cache.db").unlink(missing_ok=True)
@@ -1190,8 +1183,7 @@ def test_n_identical_files_are_one_duplicate_finding_and_lint_agrees_cold_and_wa
 def test_a_releases_statement_beside_the_products_pages_is_history_not_a_contradiction(ws, settings):
     """A support table row of an old release (3.0: Python 3.8) and the install page (3.10) are
     not "neither is newer": the row is about its release; two pages that disagree still are."""
-    for rel, body in QUILL.items():
-        write(ws, rel, body)
+    write_quill(ws)
     write(ws, "quill/support.md", "# Support\n\n| Quill version | Python versions |\n|---|---|\n"
                                   "| 4.1 | 3.10, 3.11, 3.12 |\n| 3.0 | 3.8, 3.9 |\n")
     compile_workspace(ws, settings)
