@@ -1295,3 +1295,17 @@ def test_a_page_of_one_releases_notes_says_what_that_release_removed(tmp_path: P
     claims = compute("docs/releases/v6.3.0.rst", str(page), "x", 0, 10**8).claims
     assert [(c.value_text, c.change, c.release) for c in claims if c.key[0] == "removed"] == [
         ("LoopTestCase", "undeprecated", "6.3.0"), ("old_loop_factory", "removed", "6.3.0")]
+
+
+def test_an_aside_between_a_subject_and_its_verb_leaves_the_subject_its_own(tmp_path: Path) -> None:
+    """Waitress's index compares it with another server: "The CherryPy WSGI server, for example,
+    targets Python 2 and Python 3". The aside between subject and verb hid the subject, and the
+    sentence read as the product's own minimum ("Stated otherwise: Python 2 and Python 3" on its
+    timeline)."""
+    from wikimem.lint.corpus import compute
+
+    page = tmp_path / "index.md"
+    page.write_text("# Acme\n\nThe Gizmo web server, for example, targets Python 2 and Python 3.\n\n"
+                    "The Gizmo web server targets Python 2 and Python 3.\n", encoding="utf-8")
+    roles = [c.key[2] for c in compute("docs/index.md", str(page), "x", 0, 10**8).claims if c.key[:2] == ("min", "python")]
+    assert len(roles) == 2 and roles[0] == roles[1] and "server" in roles[0], roles

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 53  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 54  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1026,6 +1026,11 @@ _OPENS_ON = re.compile(r"\W*(?:this|that|the)\s+[`*]*([A-Za-z][\w.-]*)[`*]*\s+(?
                        r"should|has|needs?|requires?|works?)\b", re.I)
 
 
+# an aside set off by commas between a subject and its verb
+_ASIDE = re.compile(r",\s*(?:for\s+(?:example|instance)|e\.g\.|however|in\s+particular|of\s+course|in\s+turn|too|"
+                    r"also|though|likewise|similarly)\s*,\s*", re.I)
+
+
 def _scope(lead: str, product: str | None) -> str:
     """What requires the value, when it is not the product: "ELFv2 support requires ..." -> "elfv2".
     A requirement in parentheses is an aside on what comes before them ("make it wait for the
@@ -1034,6 +1039,7 @@ def _scope(lead: str, product: str | None) -> str:
     if opened > closed:
         lead = lead[:opened]
     lead = re.sub(r"\([^()]*\)", " ", lead)  # "Acme 2.0 (released today) requires": the aside is no subject
+    lead = _ASIDE.sub(" ", lead)  # "The Gizmo server, for example, targets ...": nor is this one
     parts = re.split(r"[,;:()]|[.!?]\s", lead)
     clause = parts[-1].lower()
     if clause.strip() in ("which", "that", "who") and len(parts) > 1:
