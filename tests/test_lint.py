@@ -907,6 +907,30 @@ def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
     assert "update the note" in python.message and "raw/quill/install.md" in python.message
 
 
+def test_a_note_that_says_a_version_is_accepted_is_stale_below_the_oldest_accepted(ws, settings):
+    """What a team writes when it relies on a dependency's version being good enough for the
+    product ("`x==13`, which Quill still accepts", "the oldest PostgreSQL that Quill accepts",
+    "is recent enough", "is all Quill needs", "is still supported") is weighed against the
+    product's minimum: below it, stale; at or above it, current. A version said to be not
+    supported, or in the past, is not read as accepted."""
+    write_quill(ws)
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- We pin `postgresql==13`, which Quill still accepts.\n"  # 3: stale
+                                  "- The lock file has `postgresql>=12`, the oldest PostgreSQL that Quill accepts.\n"  # 4: stale
+                                  "- The image's PostgreSQL 13.2 (from the distribution) is recent enough.\n"  # 5: stale
+                                  "- Python 3.9 is all Quill needs on the build hosts.\n"  # 6: stale
+                                  "- Python 3.8 LTS is still supported by Quill.\n"  # 7: stale
+                                  "- PostgreSQL 14 is recent enough for the search page.\n"  # 8: current
+                                  "- Python 3.11, which Quill still accepts, runs the docs job.\n"  # 9: current
+                                  "- Python 3.7 is not supported anymore, so the old hosts went.\n")  # 10: not accepted
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md") == [3, 4, 5, 6, 7]
+    pinned = next(f for f in found if f.lines[0] == 3)
+    assert pinned.evidence["note"]["sentence"] == "We pin `postgresql==13`, which Quill still accepts."
+    assert "Minimum PostgreSQL version" in pinned.message and "timeline says 14" in pinned.message
+
+
 def test_a_note_is_stale_against_the_version_after_a_drop(ws, settings):
     """Nothing states Quill's minimum Python after 4.1 drops 3.9, but its documents number
     Python one by one past it: the minimum is 3.10, a note stating 3.9 is stale and one stating

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 54  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 55  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -322,11 +322,31 @@ software product core""".split())  # a changelog's "Core: Use CLDR 49" is the pr
 # a list item that is only a versioned name, open-ended: "Python 3.10+ or PyPy 3", "cPython 3.11 and higher"
 _BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
                         r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
+# what a team's note says a product accepts of a dependency, in the words notes use (lint weighs
+# it against the oldest version the product's documents accept): "we pin `toolkit==0.19`, which
+# Acme still accepts", "`toolkit>=2.1`, the oldest Toolkit that Acme accepts", "the image's
+# Toolkit 7.68 (the distribution's) is recent enough", "Toolkit 3.6 is all Acme needs",
+# "Toolkit 2.2 LTS is still supported"
+# (a lowercase name with a pin's operator or a dotted version: "only 3" names nothing)
+_NOTED_VERSION = (r"[`'*]*(?P<name>" + _NAME + r"|[a-z][\w+.-]*[\w+](?=[`'*]*\s*(?:==|>=|~=|v?\d+\.\d)))[`'*]*"
+                  r"\s*(?:==|>=|~=|\s)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)[`'*]*(?:\s+LTS)?(?:\s*\([^()]{0,40}\))?")
+
+
+def _who(n: int) -> str:
+    return rf"(?P<who{n}>{_NAME}|[a-z][\w+.-]*[\w+])"
+
+
+_ACCEPTED = re.compile(
+    _NOTED_VERSION + r"(?i:"
+    r",\s+which\s+(?:the\s+)?(?-i:" + _who(1) + r")\s+(?:still\s+|also\s+|now\s+|officially\s+)?(?:accepts|supports|works\s+with|runs\s+on)\b|"
+    r",\s+the\s+(?:oldest|lowest|earliest)\s+(?:[\w.+-]+\s+)?(?:that\s+)?(?-i:" + _who(2) + r")\s+(?:still\s+)?(?:accepts|supports|allows|works\s+with|runs\s+on)\b|"
+    r"\s+(?:is|are)\s+(?:still\s+)?(?:(?:recent|new)\s+enough\b|supported\b(?:\s+by\s+(?-i:" + _who(4) + r"))?)|"
+    r"\s+is\s+all\s+(?:that\s+)?(?-i:" + _who(3) + r")\s+(?:needs|requires)\b)")
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
                   r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
-                  r"up to|at most",
+                  r"up to|at most|enough",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
@@ -1525,6 +1545,19 @@ def extract(doc: Statements) -> list[Fact]:
             said = f"{m.group('name')} {m.group('low')} to {m.group('high')}"
             add(("min", name, scope), low, said, plan_here, at, newest=high)
             add(("max", name, scope), high, f"{m.group('name')} {m.group('high')}", plan_here, at)
+        for m in _ACCEPTED.finditer(sentence) if not past and not _NEGATION.search(sentence) else ():
+            written = m.group("name")
+            name = entity(written)
+            if not name or name in STOPWORDS or (product and name == product) \
+                    or any(a <= m.start("name") < b for a, b in taken):
+                continue
+            # who accepts it, where the sentence says; the words before the version name whose it is
+            # ("the build image's Toolkit 7.68"), not who accepts it
+            who = entity(next((w for k in ("who1", "who2", "who3", "who4") if (w := m.group(k))), "")) or ""
+            scope = who if who != product else ""
+            taken.append((m.start(), m.end()))
+            add(("supported", name, scope), _version(m.group("ver")), f"{written} {m.group('ver')}", plan_here,
+                default_release)
         # --- the newest version supported: added by a release ("Add support for Python 3.14"), or
         # bounded ("supports Python up to 3.13", "tested against Python 3.14 at most")
         adds = [*_ADDS_SUPPORT.finditer(sentence), *(_SUPPORT_ITEM.finditer(sentence) if release_doc or section_release else ())] \
