@@ -1021,6 +1021,20 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     assert "4.1" in env.message
 
 
+def test_a_note_using_the_replacement_a_deprecation_names_is_not_stale(ws, settings):
+    """ "`quill.render_pages` has been deprecated in favor of `quill.lowlevel.render_pages`": the
+    replacement ends in the same last part, and a note that uses it uses the new name; a note
+    calling the old one on an object of its own (`site.render_pages()`) still gets its finding."""
+    write_quill(ws, newest="- `quill.render_pages` has been deprecated in favor of `quill.lowlevel.render_pages`.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Drafts are built with `quill.lowlevel.render_pages`.\n"  # line 3: the replacement
+                                  "- The nightly job calls `site.render_pages()` on the whole site.\n")  # line 4: the old one
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert [(f.paths[0], f.lines[0], f.severity) for f in found] == [("raw/notes/runbook.md", 4, "info")], \
+        [f.message for f in found]
+
+
 def test_a_note_using_a_name_a_release_removed_in_another_way_of_writing_it_is_stale(ws, settings):
     """Release notes write what went in more ways than code spans: a name without marks
     ("Removed ink_cache and ..."), an option ("support for the --dry-run parameter"), a plain

@@ -475,6 +475,18 @@ def _short_name(name: str) -> str | None:
     return last if "_" in last or any(c.isupper() for c in last[1:]) or len(last) >= 8 else None
 
 
+def _names_another(text: str, start: int, c: Claim) -> bool:
+    """Whether the dotted name a note writes where a removed name's last part stands is another
+    name the release's own words give ("`acme.run` is deprecated in favor of
+    `acme.lowlevel.run`", a note using `acme.lowlevel.run`): the replacement, not the name gone."""
+    m = re.search(r"[\w.]*$", text[:start])
+    end = re.match(r"\.?[\w.]*\w", text[start:])
+    whole = (m.group(0) if m else "") + (end.group(0) if end else "")
+    if not whole or whole.lower() == c.value_text.lower():
+        return False
+    return re.search(rf"(?<![\w.]){re.escape(whole)}(?![\w])", c.sentence, re.I) is not None
+
+
 def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
     """A note (a source outside a product's documentation) that still uses a name the product's
     release notes say was removed or renamed (facts.removed_names): "Export `ACME_ENV=development`"
@@ -545,6 +557,8 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                     pattern = rf"(?<![\w]){re.escape(key)}(?![\w])"
                 used = re.search(pattern, sentence.text, re.I)
                 if used is None or _negated_near(sentence.text, used.start(), used.end()):
+                    continue
+                if short and _names_another(sentence.text, used.start(), c):
                     continue
                 when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
                 said = f"{c.series} {c.change} {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it"
