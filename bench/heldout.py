@@ -62,6 +62,7 @@ VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)*")  # not the digit of a name ("ps
 ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`")
 CODE_SPAN = re.compile(r"``.+?``|(?<![:`])`[^`\n]+`")
 SCOPE_PREFIX = re.compile(r"(?<![\w/.-])_[a-z][a-z0-9]*\.[A-Za-z_]")
+DOTTED = re.compile(r"[\w.]*\w")
 LABEL_DEF = re.compile(r"^\.\. _([^:`\n]+):\s*$", re.M)
 CODE_SPAN = re.compile(r"``([^`\n]+)``|(?<!`)`([^`\n]+)`(?!`)")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
@@ -198,7 +199,11 @@ def markup(ws: Path) -> dict[str, Any]:
         # option", "`` :func:`spam` ``"); a role's own backquote follows its colon
         if ROLE.search(CODE_SPAN.sub(" ", text)):
             role_pages.append(rel)
-        if m := SCOPE_PREFIX.search(text):
+        # a name the documents write with its underscore themselves (a module file `_run.py`, a
+        # private path a changelog names) is their text, not a scope prefix the wiki left on
+        if m := next((m for m in SCOPE_PREFIX.finditer(text)
+                      if not re.search(rf"(?<![\w.]){re.escape(DOTTED.match(text, m.start()).group(0))}(?![\w])", written)),
+                     None):
             scope_pages.append(rel)
             examples.append(f"{rel}: {text[max(0, m.start() - 30): m.end() + 20]!r}")
         # a page's note on a label it could not resolve names the label on purpose
@@ -410,7 +415,8 @@ def facts(ws: Path, truth: Path) -> dict[str, Any]:
             "precision": round(len(right) / len(judged), 3) if judged else None,
             "truth_current": len(current_truth), "found_right": len([i for i in current_truth if i in found]),
             "recall": round(len([i for i in current_truth if i in found]) / len(current_truth), 3) if current_truth else None,
-            "from_non_product_lines": from_negative, "wrong": wrong, "unmatched": unmatched}
+            "from_non_product_lines": from_negative, "wrong": wrong, "unmatched": unmatched,
+            "missed": [product[i]["fact"] for i in current_truth if i not in found]}
 
 
 def stale_notes(ws: Path, notes: Path) -> dict[str, Any]:
