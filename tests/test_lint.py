@@ -922,10 +922,12 @@ def test_a_note_that_says_a_version_is_accepted_is_stale_below_the_oldest_accept
                                   "- Python 3.8 LTS is still supported by Quill.\n"  # 7: stale
                                   "- PostgreSQL 14 is recent enough for the search page.\n"  # 8: current
                                   "- Python 3.11, which Quill still accepts, runs the docs job.\n"  # 9: current
-                                  "- Python 3.7 is not supported anymore, so the old hosts went.\n")  # 10: not accepted
+                                  "- Python 3.7 is not supported anymore, so the old hosts went.\n"  # 10: not accepted
+                                  "- Quill only asks for PostgreSQL 12 or later.\n"  # 11: stale, a minimum in other words
+                                  "- Quill asks for PostgreSQL 14 or later.\n")  # 12: current
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
-    assert sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md") == [3, 4, 5, 6, 7]
+    assert sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md") == [3, 4, 5, 6, 7, 11]
     pinned = next(f for f in found if f.lines[0] == 3)
     assert pinned.evidence["note"]["sentence"] == "We pin `postgresql==13`, which Quill still accepts."
     assert "Minimum PostgreSQL version" in pinned.message and "timeline says 14" in pinned.message
@@ -957,13 +959,15 @@ def test_the_newest_version_supported_has_a_timeline_and_an_older_one_in_a_note_
         "- Quill supports Python 3.9 and newer.\n", "- Quill supports Python 3.9 and newer.\n- Add support for Python 3.13.\n"))
     write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
                                   "- Quill supports Python up to 3.13, so the new CI image has to wait.\n"  # line 3: stale
-                                  "- Quill is tested against Python 3.14 at most.\n")  # line 4: current
+                                  "- Quill is tested against Python 3.14 at most.\n"  # line 4: current
+                                  "- Quill is only tested up to Python 3.12, so the workers stay on it.\n"  # line 5: stale
+                                  "- Quill is tested up to Python 3.14 in CI.\n")  # line 6: current
     compile_workspace(ws, settings)
     timeline = (ws.wiki / "facts" / "quill-newest-python-version-supported.md").read_text(encoding="utf-8")
     assert "Current: **Python 3.14**, 4.1" in timeline and "Test against Python 3.14." in timeline
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     where = sorted((f.paths[0], f.lines[0]) for f in found if f.paths[0].startswith("raw/notes/"))
-    assert where == [("raw/notes/runbook.md", 3)], [f.message for f in found]
+    assert where == [("raw/notes/runbook.md", 3), ("raw/notes/runbook.md", 5)], [f.message for f in found]
 
 
 def test_a_newest_version_supported_said_majors_ago_is_no_current_value(ws, settings):
@@ -1019,6 +1023,23 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     env = next(f for f in found if f.lines[0] == 3)
     assert env.evidence["current"]["path"] == "raw/quill/changes.md" and "QUILL_ENV" in env.message
     assert "4.1" in env.message
+
+
+def test_a_deprecation_said_of_both_names_or_of_the_old_name_is_read(ws, settings):
+    """ "Both `X` and `Y` have been deprecated" deprecates both; "The old `render_all` name is now
+    deprecated" deprecates a plain word, which the item says is a name: a note using them gets
+    its "info" finding, written as code."""
+    write_quill(ws, newest="- Both `quill.PageSet` and `quill.PageMatcher` have been deprecated.\n"
+                           "- The keyword previously called `render_all` is now `render_every`.\n"
+                           "  The old `render_all` name is now deprecated.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Drafts are grouped with `quill.PageMatcher`.\n"  # line 3: deprecated
+                                  "- Hooks pass `render_all=True` to see every page.\n"  # line 4: deprecated
+                                  "- We render all pages at night.\n")  # line 5: the words, not the name
+    compile_workspace(ws, settings)
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert sorted((f.lines[0], f.severity) for f in found if f.paths[0] == "raw/notes/runbook.md") == \
+        [(3, "info"), (4, "info")], [f.message for f in found]
 
 
 def test_a_note_using_the_replacement_a_deprecation_names_is_not_stale(ws, settings):

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 55  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 56  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -104,7 +104,7 @@ _CONDITION = re.compile(r"\b(?:on|with|for|using|targeting|when|if|under|in|agai
 _DEPENDS_ON = re.compile(r"\b(?:depends?|depending|relies|rely|relying)\s+on\s+[`'\"*]*$", re.I)
 _HEAD_TRIGGER = re.compile(r"(?:Requires?|Required|Requiring|Needs?)\s+")
 # "required for use with Acme 1.15": what follows "for" or "by" is what needs it, not what is needed
-_MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|"
+_MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|asks?\s+for|"
                           r"needed(?!\s+(?:by|for|with))|at\s+least|"
                           r"(?:minimum|oldest|lowest)(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
 # ... said after the value: "(Use X 4) by default", "X 4 is now used by default", "X 4 is the default"
@@ -115,7 +115,7 @@ _USE_HEAD = re.compile(r"(?:Use[sd]?|Using)\s+(?=[A-Z])")
 _DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
 _OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above|greater|up)\b|^[\w-]*\+", re.I)
 # "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
-_SUPPORT_WORDS = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
+_SUPPORT_WORDS = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|asks?\s+for|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
                             re.I)
 # ... or follow, in the same clause: "Toolkit 1.4 or greater is required", "1.5 or newer is all it needs"
 _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
@@ -179,7 +179,10 @@ _OPEN_AFTER = re.compile(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)
 # a drop scoped to a part of the product: "... support in the Widget backend", "... for the `x` backend"
 _IN_PART = re.compile(r"\s+(?:support\s+)?(?:in|within|for|from|on)\s+(?:the\s+)?(?:[A-Z][\w.]*[a-z][\w.]*|`[^`]+`)", )
 _UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
-                    r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b")
+                    r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b"
+                    # "Acme is only tested up to Python 3.12"
+                    r"|\b(?i:tested|supported|supports?|works?|runs?)\s+(?:(?i:only)\s+)?(?i:up\s+to)\s+"
+                    r"(?P<name3>[A-Z][\w+.]*)\s+v?(?P<ver3>\d+(?:\.\d+)+)")
 # what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
 _LAPSED = r"(?:the\s+)?(?:(?:end[- ]of[- ]life|eol|legacy|obsolete|unsupported|old(?:er)?)\s+)?"
 # "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9"
@@ -346,7 +349,7 @@ _ACCEPTED = re.compile(
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
                   r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
-                  r"up to|at most|enough",
+                  r"up to|at most|enough|asks? for",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
@@ -1217,8 +1220,8 @@ _DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Depreca
 # ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
 # ... or a changelog item's title that is only the name and the word ("`acme.util.etree` deprecated")
 # ... or a second thing said of the name the sentence opens on ("The `x` option now defaults to `1`
-# and is deprecated")
-_DEPRECATED_TAIL = re.compile(r"^(?:the\s+)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+[a-z]+)?\s+"
+# and is deprecated"); "Both `x` and `y` have been deprecated", "The old `x` name is now deprecated"
+_DEPRECATED_TAIL = re.compile(r"^(?:both\s+|the\s+(?:old\s+|former\s+|legacy\s+)?)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+(?!(?:is|are|has|have|was|were|now)\b)(?P<kind>[a-z]+))?\s+"
                               r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
                               r"|deprecated\s*[.:]?\s*$"
                               r"|[^.;]{0,80}?\band\s+(?:is|has\s+been)\s+(?:now\s+)?deprecated\b)", re.I)
@@ -1249,7 +1252,7 @@ _CODE_KINDS = frozenset("""parameter parameters argument arguments attribute att
 class classes property properties decorator decorators module modules option options setting settings config
 configuration key keys variable variables environment field fields alias aliases flag flags constant constants hook hooks
 command commands keyword type types helper helpers shim shims extra extras entry entries object objects
-worker workers backend backends plugin plugins extension extensions handler handlers
+worker workers backend backends plugin plugins extension extensions handler handlers name names
 """.split())
 _USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
 _SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
@@ -1302,6 +1305,8 @@ def removed_names(sentence: str) -> list[tuple[str, str]]:
     elif deprecated is not None:
         change = "deprecated"  # whatever it says will happen later ("will be removed in 4.0")
         what = deprecated.group("what")
+        if (kind := deprecated.groupdict().get("kind")) and kind.lower() in _CODE_KINDS:
+            what += " " + kind  # "The old `x` name is deprecated": the kind of name it is
         if (since := _DEPRECATED_SINCE.match(what)) is not None:
             # "Deprecated since version 3.1: The `x` parameter is deprecated ...": the note says
             # what; one that only says what to use instead ("Use `y`.") names no deprecated name
@@ -1580,14 +1585,15 @@ def extract(doc: Statements) -> list[Fact]:
             written = m.group("name") or m.group("name2") or m.groupdict().get("name3") or ""
             add(("max", name, scope), max(versions), f"{written} {dotted(max(versions))}", plan_here, at)
         for m in _UP_TO.finditer(sentence) if ("up to" in low or "most" in low) and not past else ():
-            name = entity(m.group("name") or m.group("name2"))
-            ver = m.group("ver") or m.group("ver2")
+            name = entity(m.group("name") or m.group("name2") or m.group("name3"))
+            ver = m.group("ver") or m.group("ver2") or m.group("ver3")
             if not name or name in STOPWORDS or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
             # who: the words before the verb ("attrs supports Python up to 3.13")
             scope, at = whose(_VERB_BEFORE.sub("", sentence[: m.start()]))
             taken.append((m.start(), m.end()))
-            add(("max", name, scope), _version(ver), f"{m.group('name') or m.group('name2')} {ver}", plan_here, at)
+            add(("max", name, scope), _version(ver), f"{m.group('name') or m.group('name2') or m.group('name3')} {ver}",
+                plan_here, at)
         drops = "support" in low or "dropped" in low
         for many in _DROPPED_MANY.finditer(sentence) if drops else ():
             scope, at = whose(sentence[: many.start()])
