@@ -916,6 +916,34 @@ def test_one_name_is_one_page_across_collections() -> None:
         assert not any(a.lower() in titles - {concept.title.lower()} for a in concept.aliases), concept
 
 
+def test_a_word_and_its_forms_are_one_page_though_the_words_stem_is_shorter() -> None:
+    """An unseen set had concepts/filter.md and concepts/filtering.md: "filtering" stems to
+    "filter", while "filter" itself stems to "filt", so the two were never seen as one word's
+    forms ("deploy" and "deploying" always were); "film" is a word of its own."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import choose_concepts
+
+    rows = [("filtering", 5, 5, 1, 1), ("filter", 5, 4, 1, 1), ("deploy", 4, 4, 1, 1), ("deploying", 3, 4, 1, 1),
+            ("film", 4, 4, 1, 1), ("template", 6, 5, 1, 1)]
+
+    class Stats(NoPhrases):
+        def collections(self) -> dict[str, int]:
+            return {"docs": 12}
+
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            return rows[:limit]
+
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+            return []
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {k: Counter({k.capitalize(): 3}) for k in keys}
+
+    groups = sorted(tuple(sorted(c.keys)) for c in choose_concepts(Stats()).values())
+    assert groups == [("deploy", "deploying"), ("film",), ("filter", "filtering"), ("template",)]
+
+
 def test_an_acronyms_last_s_is_no_plural() -> None:
     """lint reported httpx's HTTP and HTTPS pages as two pages for one thing."""
     from wikimem.lint.extract import title_key

@@ -252,11 +252,17 @@ def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
         if len(hosts) == 1 and max(df[k] for k in hosts[0]) >= 0.6 * df[word] and strong.get(word, 0) <= 1:
             hosts[0].append(word)
             merged[squashed] = []
-    # one word in its forms: "deploy", "deploying", "deployment"; "template", "templating"
+    # one word in its forms: "deploy", "deploying", "deployment"; "template", "templating"; and a
+    # word that is another's stem though its own is shorter ("filter", whose stem is "filt", and
+    # "filtering")
     by_stem: dict[str, list[str]] = defaultdict(list)
     for squashed, group in sorted(merged.items()):
         if len(group) == 1 and " " not in group[0] and group[0].isalpha():
             by_stem[stem(group[0])].append(squashed)
+    for base in sorted(by_stem):
+        host = next((w for w in by_stem[base] if w != base and w in by_stem), None)
+        if host is not None:
+            by_stem[host].extend(by_stem.pop(base))
     for family in by_stem.values():
         if len(family) > 1:
             host = max(family, key=lambda sq: (strong.get(merged[sq][0], 0), df.get(merged[sq][0], 0), sq))
