@@ -350,17 +350,68 @@ def _target_after(text: str, at: int) -> str:
     return text[at:end]
 
 
+# what may hold a backquote a renderer does not pair: a link's destination ("[a](b`c)"), a link
+# reference definition's, and a URL a renderer links without angle brackets
+_TAKES_BACKQUOTES = re.compile(r"\]\(|\]:|://|www\.", re.IGNORECASE)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """The code spans of a text as CommonMark pairs them (a run of backquotes opens one, the next
+    run of as many closes it; a backslash before the opening run makes it text; an autolink
+    takes the backquotes inside it), kept only where no renderer could read them otherwise:
+    on one line (a blank line, a heading or a list item between the two runs would part them)
+    and without a `|` (a table's cell border to a renderer with tables), before any link
+    destination or URL on its line that could hold one of the backquotes."""
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(text)
+    while True:
+        at = text.find("`", i)
+        if at == -1:
+            return spans
+        auto = next((m for m in _SAFE_AUTOLINK.finditer(text, i) if m.start() < at and m.end() > at
+                     and not _escaped(text, m.start())), None) if "<" in text[i:at] else None
+        if auto is not None:
+            i = auto.end()  # a link to http(s) before the run, holding it
+            continue
+        run = at
+        while run < n and text[run] == "`":
+            run += 1
+        width = run - at
+        if _escaped(text, at):
+            i = at + 1  # "\`": a backquote as text; the rest of the run may still open one
+            continue
+        close = run
+        while True:
+            close = text.find("`" * width, close)
+            if close == -1 or text[close + width : close + width + 1] != "`":
+                break
+            while close < n and text[close] == "`":
+                close += 1  # a longer run closes nothing
+        if close == -1:
+            i = run  # no run of as many: the backquotes are text
+            continue
+        inside = text[run:close]
+        # ... and ends before any link destination or URL on its line begins (a citation after a
+        # quote leaves the quote's spans as they are)
+        if "\n" not in inside and "\r" not in inside and "|" not in inside \
+                and not _TAKES_BACKQUOTES.search(text, text.rfind("\n", 0, at) + 1, close + width):
+            spans.append((run, close))
+        i = close + width
+
+
 def inert(text: str) -> str:
     """A fragment of Markdown from a source made inert: it renders no HTML and links nothing
     but relative targets and http(s) / mailto; every other byte is kept.
 
     Every `<` not already escaped becomes `\\<` (raw HTML and autolinks all start with one),
-    except an autolink to http(s) or mailto. A `]` that closes a link, image or link reference
-    definition whose target is anything else (javascript:, file:, data:...) is escaped, so
-    the brackets read as text. Ordinary text has neither and comes back as it was.
+    except an autolink to http(s) or mailto, and a `<` inside a code span on one line (nothing
+    renders there, and a backslash would show: `Vec<T>`). A `]` that closes a link, image or
+    link reference definition whose target is anything else (javascript:, file:, data:...) is
+    escaped, so the brackets read as text. Ordinary text has neither and comes back as it was.
     """
     if not _ACTIVE.search(text):
         return text
+    spans = _code_spans(text) if "`" in text else []
     out: list[str] = []
     i = 0
     n = len(text)
@@ -377,6 +428,10 @@ def inert(text: str) -> str:
             i = at + 1
             continue
         if ch == "<":
+            if spans and any(a <= at < b for a, b in spans):
+                out.append(ch)
+                i = at + 1
+                continue
             safe = _SAFE_AUTOLINK.match(text, at)
             if safe:
                 out.append(safe.group(0))
