@@ -924,10 +924,11 @@ def test_a_note_that_says_a_version_is_accepted_is_stale_below_the_oldest_accept
                                   "- Python 3.11, which Quill still accepts, runs the docs job.\n"  # 9: current
                                   "- Python 3.7 is not supported anymore, so the old hosts went.\n"  # 10: not accepted
                                   "- Quill only asks for PostgreSQL 12 or later.\n"  # 11: stale, a minimum in other words
-                                  "- Quill asks for PostgreSQL 14 or later.\n")  # 12: current
+                                  "- Quill asks for PostgreSQL 14 or later.\n"  # 12: current
+                                  "- Quill still installs on Python 3.9, so the batch image stays.\n")  # 13: stale
     compile_workspace(ws, settings)
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
-    assert sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md") == [3, 4, 5, 6, 7, 11]
+    assert sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md") == [3, 4, 5, 6, 7, 11, 13]
     pinned = next(f for f in found if f.lines[0] == 3)
     assert pinned.evidence["note"]["sentence"] == "We pin `postgresql==13`, which Quill still accepts."
     assert "Minimum PostgreSQL version" in pinned.message and "timeline says 14" in pinned.message
@@ -961,13 +962,15 @@ def test_the_newest_version_supported_has_a_timeline_and_an_older_one_in_a_note_
                                   "- Quill supports Python up to 3.13, so the new CI image has to wait.\n"  # line 3: stale
                                   "- Quill is tested against Python 3.14 at most.\n"  # line 4: current
                                   "- Quill is only tested up to Python 3.12, so the workers stay on it.\n"  # line 5: stale
-                                  "- Quill is tested up to Python 3.14 in CI.\n")  # line 6: current
+                                  "- Quill is tested up to Python 3.14 in CI.\n"  # line 6: current
+                                  "- Nothing newer than Python 3.13 is supported by Quill yet.\n"  # line 7: stale
+                                  "- Quill only claims Python up to 3.13, so the pods stay on it.\n")  # line 8: stale
     compile_workspace(ws, settings)
     timeline = (ws.wiki / "facts" / "quill-newest-python-version-supported.md").read_text(encoding="utf-8")
     assert "Current: **Python 3.14**, 4.1" in timeline and "Test against Python 3.14." in timeline
     found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
-    where = sorted((f.paths[0], f.lines[0]) for f in found if f.paths[0].startswith("raw/notes/"))
-    assert where == [("raw/notes/runbook.md", 3), ("raw/notes/runbook.md", 5)], [f.message for f in found]
+    where = sorted(f.lines[0] for f in found if f.paths[0] == "raw/notes/runbook.md")
+    assert where == [3, 5, 7, 8], [f.message for f in found]
 
 
 def test_a_newest_version_supported_said_majors_ago_is_no_current_value(ws, settings):

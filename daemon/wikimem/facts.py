@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 56  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 57  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -123,7 +123,7 @@ _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = re.compile(
     # a feature list's "Compatible with Python 3.10+" opens on its verb; "Support HTTP 308" is a feature
-    r"\b(?:supports?|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|accepts?|targets?|"
+    r"\b(?:supports?|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|installs\s+on|accepts?|targets?|"
     # "The supported Python versions are: CPython 3.11, 3.12" (a list that sentence introduces)
     r"supported\s+(?:[A-Z][\w+.]*\s+)?versions?\s+(?:are|include)\s*:?)\s+"
     r"(?:(?:the\s+)?versions?\s+of\s+)?"
@@ -345,10 +345,14 @@ _ACCEPTED = re.compile(
     r",\s+the\s+(?:oldest|lowest|earliest)\s+(?:[\w.+-]+\s+)?(?:that\s+)?(?-i:" + _who(2) + r")\s+(?:still\s+)?(?:accepts|supports|allows|works\s+with|runs\s+on)\b|"
     r"\s+(?:is|are)\s+(?:still\s+)?(?:(?:recent|new)\s+enough\b|supported\b(?:\s+by\s+(?-i:" + _who(4) + r"))?)|"
     r"\s+is\s+all\s+(?:that\s+)?(?-i:" + _who(3) + r")\s+(?:needs|requires)\b)")
+# "Nothing newer than Python 3.13 is supported by Acme": the newest, said by what is not
+_NOTHING_NEWER = re.compile(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s+(?i:newer|later|higher|above)\s+than\s+"
+                            rf"(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)"
+                            r"(?:[^.;]{0,30}?\b(?i:supported|accepted)\s+by\s+(?P<who>" + _NAME + r"|[a-z][\w+.-]*[\w+]))?")
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
+                  r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
                   r"up to|at most|enough|asks? for",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
@@ -1162,8 +1166,8 @@ def dotted(v: tuple[int, ...]) -> str:
     return ".".join(map(str, v))
 
 
-_VERB_BEFORE = re.compile(r"\b(?:is\s+|are\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
-                          r"runs?\s+on|works\s+(?:on|with)|handles?|works)\s*$", re.I)
+_VERB_BEFORE = re.compile(r"\b(?:is\s+|are\s+)?(?:(?:only|officially)\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
+                          r"runs?\s+on|works\s+(?:on|with)|handles?|works|claims?|declares?|lists?)\s*$", re.I)
 _ANY_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
 _CLAUSE_BREAK = re.compile(r"[,;:(]|\s(?:and|but|while|whereas)\s", re.I)
 
@@ -1510,7 +1514,7 @@ def extract(doc: Statements) -> list[Fact]:
             add(("min", name, ""), max(versions), f"{m.group('name')} {m.group('list').strip()}", plan_here,
                 m.group("subject"), "last")
         supports = "support" in low or "compatible" in low or "works" in low or "runs" in low or "accept" in low \
-            or "target" in low
+            or "target" in low or "installs" in low
         for m in _SUPPORTS.finditer(sentence) if supports else ():
             name = entity(m.group("name"))
             versions = _versions(m.group("list"))
@@ -1550,6 +1554,14 @@ def extract(doc: Statements) -> list[Fact]:
             said = f"{m.group('name')} {m.group('low')} to {m.group('high')}"
             add(("min", name, scope), low, said, plan_here, at, newest=high)
             add(("max", name, scope), high, f"{m.group('name')} {m.group('high')}", plan_here, at)
+        for m in _NOTHING_NEWER.finditer(sentence) if "than" in low and not past else ():
+            name = entity(m.group("name"))
+            if not name or name in STOPWORDS or (product and name == product) or any(a <= m.start() < b for a, b in taken):
+                continue
+            who = entity(m.group("who") or "") or ""
+            scope, at = (who if who != product else "", default_release) if who else whose(sentence[: m.start()])
+            taken.append((m.start(), m.end()))
+            add(("max", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", plan_here, at)
         for m in _ACCEPTED.finditer(sentence) if not past and not _NEGATION.search(sentence) else ():
             written = m.group("name")
             name = entity(written)
