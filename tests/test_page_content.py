@@ -1041,6 +1041,9 @@ def test_a_concept_named_in_code_then_words_keeps_its_spelling() -> None:
     assert _surface("Use the `typer` command", "typer command") == "`typer` command"
     assert title_of("`Box<T>`") == "Box<T>"
     assert title_of("`template:`") == "template"  # a code name introducing what follows
+    # a cross-reference left in code with its target: an unseen changelog's "`Converter
+    # <cattrs.Converter>` now uses ..." titled a page "Converter \\<cattrs.Converter>"
+    assert title_of("`Loop <acme.Loop>`") == "Loop" and title_of("`Vec<u8>`") == "Vec<u8>"
     # a name with capitals inside keeps its spelling (mdBook's guide titled a page "MdBook")
     assert title_of("mdBook") == "mdBook" and title_of("macOS versions") == "macOS versions"
     assert title_of("rollback") == "Rollback" and title_of("error handling") == "Error handling"

@@ -468,12 +468,17 @@ def _named_by_phrase(stats: TermStats, collection: str, merged: dict[str, list[s
             merged[lone[word]].append(phrase)
 
 
+_SHOWN_TARGET = re.compile(r"(?<=\S)\s+<[^<>\s`]+>(?=`+$)")
+
+
 def title_of(surface: str) -> str:
     """Prose phrases get a capital ("Rollback"); code keeps its spelling (`i32`, `println!`)."""
     # the escape a sentence's inert text gave a "<" ("Box\\<T>") is not part of the name: the
     # pages escape it again where Markdown needs it
     surface = _ESCAPED.sub(r"\1", surface.strip())
     if _ONE_SPAN.fullmatch(surface):
+        # a cross-reference left in code with its target (`Loop <acme.Loop>`): the text it shows
+        surface = _SHOWN_TARGET.sub("", surface)
         return surface.strip("`").rstrip(":,") or surface.strip("`")  # `template:` names `template`
     if surface.startswith("`"):
         return surface  # code, then words ("`typer` command"): as the source writes it
