@@ -345,6 +345,31 @@ def test_a_phrase_in_its_short_form_is_the_same_concept() -> None:
     assert len(found) == 1 and found[0].slug == "event-dictionary", [(c.key, c.slug) for c in found]
 
 
+def test_files_at_the_top_of_raw_join_the_one_collection_beside_them(ws: Workspace, tmp_path: Path) -> None:
+    """A package's docs/ and, directly in raw/, its README and changelog are one collection
+    (raw_tree.collection_in): a name said once in the changelog and once in a guide is said by
+    two sources of it. A second folder that becomes a collection leaves the top files in none,
+    and the pages are those of a full compile both ways."""
+    (ws.raw / "docs").mkdir()
+    for i in range(6):
+        (ws.raw / "docs" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    for i, name in ((6, "README.md"), (7, "CHANGES.md")):
+        (ws.raw / name).write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "top files beside one collection")
+    state = State(ws.state_db)
+    try:
+        keys = {k.split("\x1f", 1)[0] for (k,) in state.db.execute("SELECT key FROM offline_terms")}
+    finally:
+        state.close()
+    assert keys == {"docs"}, keys  # nothing counted apart, in a collection of two
+    (ws.raw / "guide").mkdir()
+    for i in range(8, 13):
+        (ws.raw / "guide" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    assert_same(ws, tmp_path / "full2", "a second collection beside them")
+
+
 def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws: Workspace, tmp_path: Path) -> None:
     """The fifth source in a new folder makes it a collection (raw_tree.MIN_COLLECTION): its
     sources move from the shared collection to their own, and only they are counted again.

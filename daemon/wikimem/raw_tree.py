@@ -357,12 +357,17 @@ def _stem(path: str) -> str:
 
 
 def collection_in(folders: Iterable[str]) -> Callable[[str], str]:
-    """collection_of for a known set of collection folders (a path that left raw/ still has one)."""
+    """The collection a path's concepts are chosen in, for a known set of collection folders (a
+    path that left raw/ still has one). Beside one collection, a file directly in raw/ belongs to
+    it: a package's documents are docs/ and, at the top, its README and changelog, which name the
+    same things (a name the changelog and one guide say is said by two sources, not one in each
+    of two collections). Beside several, it is in none of them ("")."""
     known = set(folders)
+    sole = next(iter(known)) if len(known) == 1 else ""
 
     def collection_of(path: str) -> str:
         folder = top_folder(path)
-        return folder if folder in known else ""
+        return folder if folder in known else sole if not folder else ""
 
     return collection_of
 

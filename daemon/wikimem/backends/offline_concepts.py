@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from ..analysis import ABOUT, CODE, DEFINED, HEADED, NAMED_THINGS
 from ..lexicon import run_together, stem
 from ..pages import slugify
+from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from .offline_store import STRONG, term_weight
 
@@ -69,7 +70,9 @@ class MemoryStats:
     """TermStats counted from analyses in memory: the reference the state.db tables must equal."""
 
     def __init__(self, analyses: dict[str, dict[str, Any]]):
-        collection = collections_of(analyses)
+        found = collections_of(analyses)
+        collection_of = collection_in({c for c in found.values() if c})
+        collection = {path: collection_of(path) for path in analyses}
         self.docs: Counter[str] = Counter()
         self.df: dict[str, Counter[str]] = defaultdict(Counter)
         self.strength: dict[str, Counter[str]] = defaultdict(Counter)
