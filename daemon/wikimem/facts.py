@@ -1562,7 +1562,8 @@ def extract(doc: Statements) -> list[Fact]:
             scope, at = (who if who != product else "", default_release) if who else whose(sentence[: m.start()])
             taken.append((m.start(), m.end()))
             add(("max", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", plan_here, at)
-        for m in _ACCEPTED.finditer(sentence) if not past and not _NEGATION.search(sentence) else ():
+        accepted = "which" in low or "enough" in low or "supported" in low or " all " in low or minimum
+        for m in _ACCEPTED.finditer(sentence) if accepted and not past and not _NEGATION.search(sentence) else ():
             written = m.group("name")
             name = entity(written)
             if not name or name in STOPWORDS or (product and name == product) \
