@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import write
 from wikimem.analysis import analyze
 from wikimem.compiler import compile_workspace
@@ -321,6 +323,21 @@ def test_what_the_author_flags_is_a_key_fact(tmp_path: Path) -> None:
     assert "Note: All of the included extensions are in **maintenance mode**." in facts, facts
     assert "Warning: Enabling symlinks in the static folder can expose files outside of it." in facts, facts
     assert not [f for f in facts if "written long ago" in f], facts
+
+
+@pytest.mark.parametrize("mark", ["**Potentially breaking**", "_Possibly breaking_", "**Behavior change**"])
+def test_a_change_marked_as_possibly_breaking_is_kept_as_a_breaking_one(tmp_path: Path, mark: str) -> None:
+    """An unseen changelog marks items "**Potentially breaking**:" in releases past the ten
+    newest: they are kept as a release's breaking changes are, before what it fixed."""
+    releases = []
+    for minor in range(12, -1, -1):
+        releases += [f"## 4.{minor}.0 (2026-01-{minor + 1:02d})", ""]
+        releases += [f"- Fix a crash in the widget parser path {minor}{k} with a trailing comment." for k in range(4)]
+        if minor == 1:
+            releases += [f"- {mark}: The converters raise `HookNotFound` on hook creation, instead of on hook use."]
+        releases += [""]
+    facts = fact_texts(analysed(tmp_path, "HISTORY.md", "\n".join(["# History", "", *releases])))
+    assert any("The converters raise `HookNotFound` on hook creation" in f for f in facts), facts
 
 
 def test_the_release_that_opened_the_newest_major_series_keeps_what_it_broke(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 57  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 58  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -1206,7 +1206,8 @@ _SUPPORTED_RANGE = re.compile(r"\b(?P<name>[A-Z][\w+.]*?)\s+v?(?P<low>\d+(?:\.\d
 # an item that marks itself as breaking ("*Backwards-incompatible*: Rename ...", "**Breaking:** ..."),
 # the verb of a removal, and its passive ("... are removed"): the analysis ranks a release's
 # sentences with the same words
-BREAKING_PREFIX = r"[*_]*(?:backwards?[- ]incompatible|breaking(?:\s+change)?)[*_]*:[*_]*\s*"
+BREAKING_PREFIX = (r"[*_]*(?:backwards?[- ]incompatible|(?:potentially\s+|possibly\s+)?breaking(?:\s+change)?|"
+                   r"behaviou?r\s+change)[*_]*:[*_]*\s*")
 REMOVE_VERB = r"Remove[sd]?|Removing|Drop(?:ped|s)?"
 REMOVED_PASSIVE = r"\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b"
 _REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
