@@ -96,6 +96,22 @@ def test_a_less_than_sign_in_code_shows_as_written() -> None:
         assert "\\<b>" in inert(kept), kept
 
 
+def test_a_less_than_sign_glued_to_a_url_is_an_entity() -> None:
+    """A renderer that links bare URLs (markdown-it's linkify) took the escape's backslash into
+    "https://x.org/\\<script>" as part of the URL and left `<script>` live: after a word that may be
+    linked on its own (a domain, a scheme, an address) a `<` is written `&lt;`, text everywhere."""
+    for text, written in (("see https://x.org/<script>", "see https://x.org/&lt;script>"),
+                          ("mail a@b.org<b>", "mail a@b.org&lt;b>"), ("Box<T> and <b>", "Box\\<T> and \\<b>")):
+        assert inert(text) == written and active(inert(text)) == []
+    linkify = pytest.importorskip("linkify_it", reason="linkify-it-py is not installed: the renderer that links bare URLs")
+    assert linkify is not None
+    renderer = MarkdownIt("gfm-like")
+    renderer.validateLink = lambda url: True
+    for text in ("https://|#<script>", "see x.org/<img src=x onerror=alert(1)>", "a@b.co<script>"):
+        tokens = renderer.parse(inert(text))
+        assert not [t for t in tokens for t in (t.children or []) if t.type == "html_inline"], text
+
+
 @settings(max_examples=300, deadline=None)
 @given(ANY)
 def test_any_text_made_inert_renders_no_html_and_no_other_link(text: str) -> None:

@@ -312,6 +312,7 @@ _SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 # an autolink that may stay one: <https://...>, <mailto:...>
 _SAFE_AUTOLINK = re.compile(r"<(?:https?://|mailto:)[^\s<>\x00-\x1f]*>", re.IGNORECASE)
 _ACTIVE = re.compile(r"<|\][(:]")
+_LINKABLE = re.compile(r"[.@:]")  # a word a renderer may link on its own: a domain, an address, a scheme
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
 _INDENTED_FENCE = re.compile(r"( {1,3})(?:`{3}|~{3})")
 
@@ -437,7 +438,11 @@ def inert(text: str) -> str:
                 out.append(safe.group(0))
                 i = safe.end()
                 continue
-            out.append("\\<")
+            # glued to what a renderer that links bare URLs may take for one ("x.org/<", "a://b<"),
+            # the escape's backslash would go into the link and leave the `<` live: an entity
+            # is text to every renderer
+            word = text[max(text.rfind(" ", 0, at), text.rfind("\n", 0, at), text.rfind("\t", 0, at)) + 1 : at]
+            out.append("&lt;" if _LINKABLE.search(word) else "\\<")
             i = at + 1
             continue
         # "](target" closes a link or image, "]:" may end a reference definition's label

@@ -63,6 +63,8 @@ def words(text: str) -> str:
     """
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
+    if "&lt;" in text:
+        text = text.replace("&lt;", "<")  # how a page writes a `<` glued to a URL (pages.inert)
     return " " + " ".join(_WORDS.findall(text.lower())) + " "
 
 
