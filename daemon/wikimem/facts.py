@@ -331,12 +331,13 @@ _BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)
 # Toolkit 7.68 (the distribution's) is recent enough", "Toolkit 3.6 is all Acme needs",
 # "Toolkit 2.2 LTS is still supported"
 # (a lowercase name with a pin's operator or a dotted version: "only 3" names nothing)
-_NOTED_VERSION = (r"[`'*]*(?P<name>" + _NAME + r"|[a-z][\w+.-]*[\w+](?=[`'*]*\s*(?:==|>=|~=|v?\d+\.\d)))[`'*]*"
+_LOWER_NAME = r"[a-z][\w+.-]*[\w+]"  # a name in lowercase: "toolkit", "py-toolkit", "toolkit2"
+_NOTED_VERSION = (r"[`'*]*(?P<name>" + _NAME + "|" + _LOWER_NAME + r"(?=[`'*]*\s*(?:==|>=|~=|v?\d+\.\d)))[`'*]*"
                   r"\s*(?:==|>=|~=|\s)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)[`'*]*(?:\s+LTS)?(?:\s*\([^()]{0,40}\))?")
 
 
 def _who(n: int) -> str:
-    return rf"(?P<who{n}>{_NAME}|[a-z][\w+.-]*[\w+])"
+    return rf"(?P<who{n}>{_NAME}|{_LOWER_NAME})"
 
 
 _ACCEPTED = re.compile(
@@ -348,7 +349,7 @@ _ACCEPTED = re.compile(
 # "Nothing newer than Python 3.13 is supported by Acme": the newest, said by what is not
 _NOTHING_NEWER = re.compile(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s+(?i:newer|later|higher|above)\s+than\s+"
                             rf"(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)"
-                            r"(?:[^.;]{0,30}?\b(?i:supported|accepted)\s+by\s+(?P<who>" + _NAME + r"|[a-z][\w+.-]*[\w+]))?")
+                            r"(?:[^.;]{0,30}?\b(?i:supported|accepted)\s+by\s+" + _who(0) + ")?")
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
@@ -1559,7 +1560,7 @@ def extract(doc: Statements) -> list[Fact]:
             name = entity(m.group("name"))
             if not name or name in STOPWORDS or (product and name == product) or any(a <= m.start() < b for a, b in taken):
                 continue
-            who = entity(m.group("who") or "") or ""
+            who = entity(m.group("who0") or "") or ""
             scope, at = (who if who != product else "", default_release) if who else whose(sentence[: m.start()])
             taken.append((m.start(), m.end()))
             add(("max", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", plan_here, at)
