@@ -317,7 +317,8 @@ def collections(paths: Iterable[str]) -> dict[str, str]:
 
     Concepts are chosen per collection, so one collection of documents (years of release notes)
     never crowds out another's (a book); a folder of two notes is too small to choose
-    concepts alone, and chooses them with the other small ones."""
+    concepts alone, and chooses them with the other small ones. (Where there is one collection,
+    collection_in chooses the concepts of the files directly in raw/ with it.)"""
     paths = list(paths)
     counts: dict[str, int] = {}
     for path in paths:
