@@ -1640,6 +1640,22 @@ def test_a_version_note_is_no_lead(ws: Workspace, settings) -> None:
     assert not lead.startswith("*New in version"), lead
 
 
+def test_what_an_old_release_changed_is_no_lead(ws: Workspace, settings) -> None:
+    """ "`Validator` is replaced by `Draft3Validator` with a slightly different interface", an item
+    of a twelve-year-old release, led an unseen set's page *Validator* as if it said what a
+    validator is: a release's statement is history, shown under the page's changes over time."""
+    write(ws, "CHANGES.md", "# Changes\n\n## 4.0.0 (2026-01-01)\n\n- Faster builds.\n\n## 0.4.0 (2012-01-01)\n\n"
+          "- `Gadget` is replaced by `Widget` with a slightly different interface.\n")
+    for name in ("guide", "faq", "howto", "tuning", "nightly"):
+        write(ws, f"docs/{name}.md", f"# {name.title()}\n\nEach `Gadget` checks one record against its rules. "
+              f"Make a `Gadget` for each kind of record you keep.\n")
+    compile_workspace(ws, settings)
+    page = (ws.wiki / "concepts/gadget.md").read_text()
+    head, _, changes = page.partition("## Changes over time")
+    assert "replaced by" not in head, head  # no claim of what it is, rather than history as one
+    assert "**0.4.0** (2012-01-01): \"`Gadget` is replaced by `Widget`" in changes, changes
+
+
 def test_a_lead_is_weighed_on_its_words_not_on_its_links_targets(ws: Workspace, settings) -> None:
     """An entry's first statement, "Adds appropriate [CORS headers](https://.../en-US/docs/...)
     to outgoing responses ...", was no lead: the "us" of the URL's "en-US" read as narration

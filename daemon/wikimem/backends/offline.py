@@ -63,7 +63,7 @@ from .offline_pages import (
 from .offline_store import STORE_FORMAT, STRONG, Doc, Store, StoredConcept, scoped
 from .offline_xrefs import Resolver, XrefIndex, document_named
 
-RENDER_VERSION = 53  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 54  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes

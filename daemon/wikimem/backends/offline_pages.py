@@ -1238,14 +1238,15 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
             if described is not None:
                 return described, m
             if m.definition is not None and m.definition < len(sentences) \
-                    and _defines_plainly(sentences[m.definition]):
+                    and _defines_plainly(sentences[m.definition]) and not _release_of(m, sentences[m.definition])[0]:
                 penalty = _lead_penalty(sentences[m.definition].text)
                 if penalty == 0 or (not strict and penalty > -2):
                     return sentences[m.definition], m
     for m in [*main, *others]:
         for i, s in mentioning.get(m.path, []):
             term = defined_term(s.text) if (m.path, i) in by_name else None
-            if term and term[0] in concept.own_keys and term[2] and _lead_penalty(s.text) == 0:
+            if term and term[0] in concept.own_keys and term[2] and _lead_penalty(s.text) == 0 \
+                    and not _release_of(m, s)[0]:
                 return s, m
     # a glossary's entry for it (a section headed by its very name) opens by saying what it is:
     # the entry's first sentence, the concept as its subject ("A canary release sends ..."); in
@@ -1269,7 +1270,8 @@ def _choose_lead(concept: Concept, main: list[Member], quoted: list[Member], sen
                  if (m.path, i) in by_name and s.kind in ("para", "item") and len(s.text) >= 30 and "://" not in s.text
                  and _OPENS_SENTENCE.match(s.text)  # not a piece: "(PNG or SVG) like e.g. Wikipedia."
                  and s.text.rstrip("*_\"'”)").endswith((".", "!"))
-                 and not REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))]
+                 and not REFERS_BACK.match(s.text) and not s.text.endswith((":", "?"))
+                 and not _release_of(m, s)[0]]  # what a release changed is history, not what it is
         clean = [s for _, s in plain if _lead_penalty(s.text) == 0]
         subject = [s for s in clean[:8] if _lead_score(s, keys) >= 3]
         fair = [s for _, s in plain if _lead_penalty(s.text) >= -1.5]
