@@ -356,6 +356,17 @@ def _target_after(text: str, at: int) -> str:
 _TAKES_BACKQUOTES = re.compile(r"\]\(|\]:|://|www\.", re.IGNORECASE)
 
 
+def _autolink_over(text: str, start: int, at: int) -> int | None:
+    """The end of a link to http(s) that opens in text[start:at] and holds text[at], or None;
+    the search stops at `at` (the autolinks after it are the next runs' business)."""
+    for m in _SAFE_AUTOLINK.finditer(text, start):
+        if m.start() >= at:
+            return None
+        if m.end() > at and not _escaped(text, m.start()):
+            return m.end()
+    return None
+
+
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """The code spans of a text as CommonMark pairs them (a run of backquotes opens one, the next
     run of as many closes it; a backslash before the opening run makes it text; an autolink
@@ -369,10 +380,9 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
         at = text.find("`", i)
         if at == -1:
             return spans
-        auto = next((m for m in _SAFE_AUTOLINK.finditer(text, i) if m.start() < at and m.end() > at
-                     and not _escaped(text, m.start())), None) if "<" in text[i:at] else None
+        auto = _autolink_over(text, i, at) if "<" in text[i:at] else None
         if auto is not None:
-            i = auto.end()  # a link to http(s) before the run, holding it
+            i = auto  # a link to http(s) before the run, holding it
             continue
         run = at
         while run < n and text[run] == "`":
