@@ -432,3 +432,18 @@ def test_the_changelog_index_md_names_first_is_the_one_with_releases() -> None:
     (group,) = plan({"sources": entries}, order)
     picked = _highlights(group)
     assert [e.raw for e in picked[:2]] == ["raw/index.rst", "raw/CHANGES.rst"]
+
+
+def test_a_catalog_counts_one_page_in_the_singular() -> None:
+    """'Concepts of raw/ — 1 page', not '1 pages': each catalog line and title says its count
+    as a reader would."""
+    concepts = [Entry(f"concepts/c{i}.md", f"Concept {i}", "A concept of the guide.", "concept",
+                      "raw/guide/a.md", 2, collections=("guide",)) for i in range(300)]
+    concepts.append(Entry("concepts/lone.md", "Lone", "A concept of the files at the top.", "concept",
+                          "raw/README.md", 2, collections=("",)))
+    pages = build({"sources": [], "concepts": concepts}, extra_links=[])
+    text = "\n".join(pages.values())
+    assert "[Concepts of raw/](raw/index.md) — 1 page\n" in text
+    assert "[Concepts of guide](guide/index.md) — 300 pages\n" in text
+    assert "# Concepts of raw/: 1 page\n" in pages["concepts/raw/index.md"]
+    assert not re.search(r"\b1 (pages|entries|settings)\b", text)

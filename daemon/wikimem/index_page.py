@@ -701,8 +701,8 @@ def _group_catalogs(group: Group) -> dict[str, str]:
     lines = [e.line(top) for e in group.entries]
     links = [_child_line(top, c) for c in group.children if c.all_entries()]
     how = "newest first" if group.series else "in reading order" if group.ordered else "by title"
-    unit = "settings" if group.key == DEFAULTS else "pages"
-    title = f"{group.label}: {len(group.all_entries())} {unit}"
+    unit = "setting" if group.key == DEFAULTS else "page"
+    title = f"{group.label}: {_counted(len(group.all_entries()), unit)}"
     whole = _catalog_page(title, how, [*lines, *([""] if lines and links else []), *links], group.folder)
     if _fits_file(whole, len(lines) + len(links)):
         out[top] = whole
@@ -724,9 +724,9 @@ def _group_catalogs(group: Group) -> dict[str, str]:
             out[f"{group.folder}/{name}"] = _catalog_page(f"{group.label}, {label}", how, [x for x, _, _ in chunk],
                                                          group.folder, back=True)
             count = sum(1 for x, _, _ in chunk if x.startswith("- ["))
-            noun = "entries" if level > 1 else unit
+            noun = "entry" if level > 1 else unit
             uppers.append((f"- [{escape_link_text(label.capitalize())}: {escape_link_text(span)}]({name})"
-                           f" — {count} {noun}", chunk[0][1], chunk[-1][2]))
+                           f" — {_counted(count, noun)}", chunk[0][1], chunk[-1][2]))
         listing = [line for line, _, _ in uppers] + ([""] if links else []) + links
         page = _catalog_page(title, how, listing, group.folder)
         if _fits_file(page, len(listing)) or len(uppers) <= 1:
@@ -744,7 +744,14 @@ def _child_line(top: str, child: Group) -> str:
     """A sub-group as its parent's catalog lists it: its folder's name and its size (the name
     says what it holds; every byte of a catalog is read on the way to each of its pages)."""
     name = child.label.split(" / ")[-1]
-    return f"- [{escape_link_text(name)}]({relative_link(top, child.catalog)}) — {len(child.all_entries())} pages"
+    return f"- [{escape_link_text(name)}]({relative_link(top, child.catalog)}) — {_counted(len(child.all_entries()), 'page')}"
+
+
+def _counted(n: int, noun: str) -> str:
+    """'1 page', '2 pages', '1 entry', '3 entries'."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _blocks(group: Group, items: list[tuple[str, str, str]]) -> list[list[tuple[str, str, str]]]:
