@@ -539,6 +539,7 @@ def markdown(results: list[dict[str, Any]], verbose: bool) -> str:
             out += [f"- timeline wrong: {e}" for e in r["facts"]["wrong"]]
             out += [f"- timeline from a non-product line: {e}" for e in r["facts"]["from_non_product_lines"]]
             out += [f"- timeline not in the truth: {e}" for e in r["facts"]["unmatched"]]
+            out += [f"- fact without a timeline: {e}" for e in r["facts"].get("missed", [])]
             out += [f"- off the wiki: {', '.join(r['navigation']['off_wiki'])}"] if r["navigation"]["off_wiki"] else []
             out += [f"- concept missed: {', '.join(r['concepts']['missed'])}"] if r["concepts"]["missed"] else []
             if "stale_notes" in r:
