@@ -1187,6 +1187,10 @@ def test_a_requirement_in_an_api_members_description_is_the_members() -> None:
                                                   [], Profile(kind=kind)))]
 
     assert read("Shape.make_valid()") == [("min", "toolkit", "shape.make_valid")]
+    # a method described inside its class's description, named alone, is code all the same
+    assert read("register_window_hook") == [("min", "toolkit", "register_window_hook")]
+    assert read("ShapeReader") == [("min", "toolkit", "shapereader")]
+    assert read("Ownership") == [("min", "toolkit", "aside")]
     assert read("crypto/tls", "release") == [("min", "toolkit", "")]
     # alone in a reference page, "Requires Toolkit 3.12." is the need of what the text describes
     assert read("") == [("min", "toolkit", "aside")]
@@ -1309,3 +1313,67 @@ def test_an_aside_between_a_subject_and_its_verb_leaves_the_subject_its_own(tmp_
                     "The Gizmo web server targets Python 2 and Python 3.\n", encoding="utf-8")
     roles = [c.key[2] for c in compute("docs/index.md", str(page), "x", 0, 10**8).claims if c.key[:2] == ("min", "python")]
     assert len(roles) == 2 and roles[0] == roles[1] and "server" in roles[0], roles
+
+
+def test_a_pre_release_of_a_runtime_is_of_its_release_line() -> None:
+    """ "Add preliminary support for Python 3.15b1" supports 3.15 (a new set's newest Python was
+    3.13, the pre-release unread); "The minimum supported version of Python 3.15 is now 3.15b2"
+    is the oldest build of that line that works, not the product's minimum Python (its timeline
+    said 'Python 3.15' where the minimum was 3.10)."""
+    (fact,) = facts_of("Add preliminary support for Python 3.15b1. This has not been tested.", release="3.5.1")
+    assert (fact.key, fact.value) == (("max", "python", ""), (3, 15))
+    (fact,) = facts_of("Add support for Python 3.14rc2.", release="3.5.0")
+    assert (fact.key, fact.value) == (("max", "python", ""), (3, 14))
+    assert facts_of("The minimum supported version of Python 3.15 is now 3.15b2.", release="3.5.2") == []
+    assert facts_of("The minimum supported version of Python 3.15 is now 3.15.1.", release="3.5.2") == []
+    (fact,) = facts_of("The minimum supported version of Python is now 3.10.", release="3.3.0")
+    assert (fact.key, fact.value) == (("min", "python", ""), (3, 10))
+    assert facts_of("Add support for Python 3b1.", release="3.5.1") == []
+
+
+def test_a_requirement_of_the_products_own_old_releases_is_of_those_releases() -> None:
+    """A front page's history, "acme-2.1.11 was the last version of acme to support Python 2.5,
+    and acme ≥ 2.2.0 requires Python ≥ 2.6", is of release 2.2.0: a new set's timeline took it
+    for what the current documentation says, over a release's "Require Python 3.9"."""
+    def read(text: str) -> list:
+        return [(f.key, f.value, f.release) for f in extract(Statements(
+            "raw/README.md", "Acme: bindings for the Toolkit", ("acme", None), "acme", None,
+            [(text, 1, None, None, "", "para", "")], [], Profile(kind="reference")))]
+
+    from wikimem.facts import Profile
+
+    assert read("acme-2.1.11 was the last version of acme to support Python 2.5, and acme ≥ 2.2.0 requires "
+                "Python ≥ 2.6.") == [(("min", "python", ""), (2, 6), "2.2.0")]
+    assert read("acme-2.2.0 requires Python 2.6 or newer.") == [(("min", "python", ""), (2, 6), "2.2.0")]
+    assert read("acme>=2.2 requires Python>=2.6.") == [(("min", "python", ""), (2, 6), "2.2")]
+    assert read("acme requires Python 3.9 or newer.") == [(("min", "python", ""), (3, 9), None)]
+    # a name before the verb that is the one required again is not the product's release
+    assert {f.release for f in facts_of("NEW: Drop Python 3.10 and require Python >= 3.11.5.", release="13.0")} \
+        == {"13.0"}
+
+
+def test_a_bundled_librarys_version_said_of_it() -> None:
+    """ "Bundled libtoolkit is updated to 4.3.5" is the version a release bundles, as "Bump
+    bundled libtoolkit to 4.3.4" is: a new set's timeline stopped at the older release."""
+    from wikimem.facts import Profile
+
+    def read(text: str) -> list:
+        return [(f.key, f.value) for f in extract(Statements("raw/changelog.md", "Changelog", None, "", None,
+                                                             [(text, 1, "26.0.0", None, "", "item", "")], [],
+                                                             Profile(kind="release")))]
+
+    assert read("Bundled libtoolkit is updated to 4.3.5, which changes its license from LGPL to MPL.") \
+        == [(("value", "libtoolkit", ""), (4, 3, 5))]
+    assert read("The bundled Toolkit version has been bumped from 1.2 to 4.3.5.") == [(("value", "toolkit", ""), (4, 3, 5))]
+    assert read("Bump bundled libtoolkit to 4.3.4") == [(("value", "libtoolkit", ""), (4, 3, 4))]
+    assert read("Bundled libtoolkit is updated to support 4.3.5 APIs.") == []
+
+
+def test_the_python_a_package_declares_in_its_metadata() -> None:
+    """ "Specify `requires-python >= 3.8`" raises the minimum Python: the metadata field is where
+    a package states it (an unseen changelog's only statement of its minimum)."""
+    (fact,) = facts_of("Specify `requires-python >= 3.8`. Technically we still work on 3.7, but 3.8 is the "
+                       "minimum we run on CI.", release="4.3.0")
+    assert (fact.key, fact.value) == (("min", "python", ""), (3, 8))
+    (fact,) = facts_of("Require python_requires >= 3.9 in the package metadata.", release="2.0")
+    assert (fact.key, fact.value) == (("min", "python", ""), (3, 9))

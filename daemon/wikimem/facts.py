@@ -74,13 +74,15 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 58  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 59  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
 _WORD_NAME = r"(?:[A-Z](?:[\w+.]*[\w+])?|[a-z]+[A-Z](?:[\w+.]*[\w+])?)"
 _NAME = rf"{_WORD_NAME}(?:[ ](?:{_WORD_NAME}|kernel)){{0,2}}"
-VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+# a pre-release of a dotted version ("Python 3.15b1", "Toolkit 2.0rc2") is a version of that release
+# line: "support for Python 3.15b1" supports 3.15, as the line's first builds do
+VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?:(?:(?<=\.\d)|(?<=\.\d\d))(?:a|b|rc)\d+)?(?![\w.]*\w)")
 # lowercase names ("glibc 2.17", "npm 9.1") count only right after a requirement word, with a dotted version
 LOWER_AFTER_TRIGGER = re.compile(
     r"\b(?:requires?|required|requiring|needs?|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?"
@@ -170,8 +172,9 @@ _SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,3
                            r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
                            r"supported\b", re.I)
 # what may follow a version a release adds support for: the sentence's end, a reference, another
-# version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's)
-_ADDED_ENDS = re.compile(r"\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
+# version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's); a
+# pre-release glued to it is of that version ("support for Python 3.15b1")
+_ADDED_ENDS = re.compile(r"(?:(?<=\.\d)(?:a|b|rc)\d+|(?<=\.\d\d)(?:a|b|rc)\d+)?\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
                          r"free-?thread\w*|builds?|alphas?|betas?|release\s+candidates?|pre-?releases?)\b)", re.I)
 # a version left open ("3.10+", "3.10 and newer", "3.10 - 3.12"): a range's start
 _OPEN_AFTER = re.compile(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
@@ -251,6 +254,10 @@ _VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:
                        r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
                        r"(?:(?i:version)\s+)?(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
                        r"(?![\w.]*\w)")
+# ... and said of it: "Bundled acme is updated to 4.3.5", "The vendored acme version has been bumped to 2.1"
+_VENDORED_PASSIVE = re.compile(r"\b(?i:vendored|bundled|embedded)\s+[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+(?:(?i:version)\s+)?"
+                               r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+"
+                               r"(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
 _NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
 # "The minimum supported Python is 3.9", "The minimum Toolkit dependency is updated to ``4.3.1``"
@@ -317,7 +324,7 @@ _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect require requires required requiring update updates updated bump bumps bumped
 itself are officially fully formally explicitly actively generally primarily mainly has have had add adds added
-make makes made current latest newest present""".split())  # "the current version of X" is X
+make makes made current latest newest present specify specifies specified declare declares declared""".split())  # "the current version of X" is X
 # what "this" or "the" may name and still be the product ("this release requires Python 3.9",
 # "the oldest version the framework supports")
 _THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
@@ -1095,8 +1102,9 @@ def _scope(lead: str, product: str | None) -> str:
         if subject is not None and subject.group(1).lower() not in _THIS_WHOLE | _SCOPE_SKIP \
                 and entity(subject.group(1)) != product:
             return subject.group(1).lower()
-    if product and product in words or any(w in ("it", "we") for w in words) or alone:
-        return ""
+    if product and (product in words or any(re.fullmatch(rf"{re.escape(product)}-v?\d+(?:\.\d+)*", w) for w in words)) \
+            or any(w in ("it", "we") for w in words) or alone:
+        return ""  # (the product as its releases are written too: "acme-2.2.0 requires ...")
     kept = [w for w in words if w not in _SCOPE_SKIP and not re.fullmatch(r"v?\d[\w.]*", w)][-2:]
     if kept and all(w in _THIS_WHOLE for w in kept):
         return ""  # "the framework requires ...": the product, by what it is
@@ -1107,10 +1115,16 @@ def _named_release(lead: str, scope: str) -> str | None:
     """The release a sentence names for its own subject: "Acme 1.4 supports ..." -> "1.4" (scope "acme")."""
     if not scope or " " in scope:
         return None
+    clause = re.split(r"[;:()]", lead)[-1]
     found = None
-    for m in VERSIONED.finditer(re.split(r"[;:()]", lead)[-1]):
+    for m in VERSIONED.finditer(clause):
         if entity(m.group("name")) == scope:
             found = m.group("ver")
+    if found is None and scope in clause.lower():
+        # the name as a package writes it, lowercase or with a bound: "acme ≥ 2.2.0 requires ..."
+        for m in _OWN_BOUND.finditer(clause):
+            if m.group("name").lower() == scope and (m.group("sep").strip() or m.group("name").islower()):
+                found = m.group("ver")
     return found
 
 
@@ -1152,12 +1166,16 @@ def product_role(role: str, product: str) -> str | None:
     return None
 
 
-def _described(subject: str) -> str:
+def _described(subject: str, *, plain_names: bool = False) -> str:
     """The key of the API member a description describes ("GEOSGeometry.make_valid()" ->
     "geosgeometry.make_valid"): a callable or a member of a class or module. A package's or a
-    glossary term's section ("crypto/tls", "Ownership") speaks for the product: ""."""
+    glossary term's section ("crypto/tls", "Ownership") speaks for the product: "".
+    plain_names: a name only code is written as counts too (`register_hook`, `ShapeReader`: words
+    joined by an underscore, or run together with an inner capital), as the thing a requirement
+    in its description is of: a method described inside its class's, a setting."""
     name = subject.strip("`* ")
-    if not re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?|[A-Za-z_]\w*\(.*\)", name):
+    if not re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?|[A-Za-z_]\w*\(.*\)", name) and not (
+            plain_names and re.fullmatch(r"_*[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9]|[A-Z][a-z0-9]+[A-Z]\w*", name)):
         return ""
     return re.sub(r"\(.*$", "", name).lower()
 
@@ -1401,6 +1419,8 @@ def extract(doc: Statements) -> list[Fact]:
         # a sentence of the description of an API or option (`.. method:: Geometry.make_valid()`)
         # is about that: "Requires Toolkit 3.8." there is the method's need, not the product's
         described = _described(entry[6]) if len(entry) > 6 and entry[6] else ""
+        # what a requirement in the sentence is of: the member described, named any way code is
+        needs_of = _described(entry[6], plain_names=True) if len(entry) > 6 and entry[6] else ""
         section_release = release
         default_release = section_release or own
         date = release_date or (doc.date if not section_release else None)
@@ -1670,23 +1690,27 @@ def extract(doc: Statements) -> list[Fact]:
         uses = "use" in low or "upgrade" in low or "update" in low or "bump" in low or "brings" in low or "bundles" in low \
             or "ships" in low
         if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
-            vendored = list(_VENDORED.finditer(sentence)) if "vendored" in low or "bundled" in low or "embedded" in low else []
+            vendored = [*_VENDORED.finditer(sentence), *_VENDORED_PASSIVE.finditer(sentence)] \
+                if "vendored" in low or "bundled" in low or "embedded" in low else []
             for m in [*vendored, *_USES.finditer(sentence)]:
                 if any(a <= m.start("name") < b for a, b in taken):
                     continue
-                clause = sentence[m.start() : m.start("name")].lower()
+                # the verb: before the name, or after it where the sentence speaks of it ("... is updated to")
+                clause = sentence[m.start() : m.end() if m.re is _VENDORED_PASSIVE else m.start("name")].lower()
                 if not re.search(r"upgrade|update|bump|brings|bundles|ships|refresh|\buse", clause):
                     continue  # a name after a colon alone says nothing of using it
                 name = entity(m.group("name"))
                 if not name or name in STOPWORDS or (product and name == product):
                     continue
-                taken.append((m.start("name"), m.end()))
+                taken.append((m.start() if m.re is _VENDORED_PASSIVE else m.start("name"), m.end()))
                 scope, at = whose(sentence[: m.start()])
                 if name in scope.split():
                     scope = ""  # "The jQuery library is upgraded to jQuery 3.7": the bundled thing itself
                 add(("value", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", False, at)
         # --- "increased from A to B"
         for m in _FROM_TO.finditer(sentence) if " from " in low else ():
+            if any(a <= m.start("new") < b for a, b in taken):
+                continue  # read already ("The bundled acme is updated from 1.2 to 1.3": acme's version)
             # the words nearest the verb name what changed: "... is dropped because jQuery version
             # is updated from 1.11.0 to 3.1.0" is about jQuery
             what = _CLAUSE.split(m.group("what").lower())[-1]
@@ -1722,12 +1746,12 @@ def extract(doc: Statements) -> list[Fact]:
                 default_release, "from", _version(old_value))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, default_release, date, product, taken))
-        if described:
+        if needs_of:
             for i in range(first, len(out)):
                 f = out[i]
-                if (product_role(f.key[2], "") is not None or f.key[2] == "aside") and f.key[1] != described:
+                if (product_role(f.key[2], "") is not None or f.key[2] == "aside") and f.key[1] != needs_of:
                     kind_role = f.key[2].split(", ")[0] if f.key[2].split(", ")[0] in ROLES.values() else ""
-                    out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {described}" if kind_role else described))
+                    out[i] = replace(f, key=(f.key[0], f.key[1], f"{kind_role}, {needs_of}" if kind_role else needs_of))
     if release_doc:
         out.extend(_bare_drops(doc, out, own))
     # what changes not released yet state is a plan (statements_of: an upcoming release)
@@ -1783,6 +1807,14 @@ def _row_facts(doc: Statements, table: Table) -> list[Fact]:
             continue
         out.append(replace(f, key=(f.key[0], f.key[1], subject)))
     return out
+
+
+# a package's name with a version or a lower bound, as a sentence names its own releases: "acme ≥
+# 2.2.0", "acme>=2.2", "acme-2.2.0", "acme 2.2"
+# ("Acme 2.2" is VERSIONED's: capitalized and spaced, the name may be longer than the word before the number)
+_OWN_BOUND = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z][\w.]*[A-Za-z0-9])(?P<sep>\s*(?:>=|≥)\s*|-|\s+)v?(?P<ver>\d+(?:\.\d+)+)\b")
+# what a versioned name's minimum is said to be, right after it ("... of Python 3.15 is now 3.15b2")
+_LINE_MINIMUM = re.compile(r"\s+(?:is|has\s+been|becomes?)\s+(?:now\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*(?:[a-z]+\d*)?)")
 
 
 def _requirements(doc: Statements, sentence: str, line: int, default_release: str | None,
@@ -1847,6 +1879,9 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
                 relation, trigger_at = "default", m.start()
         if relation is None or trigger_at is None:
             continue
+        if relation == "min" and (line_of := _LINE_MINIMUM.match(after)) is not None \
+                and line_of.group("ver").startswith(m.group("ver")) and line_of.group("ver") != m.group("ver"):
+            continue  # "the minimum version of Python 3.15 is now 3.15b2": the oldest build of that line
         lead = sentence[:trigger_at]
         if _PAST.search(lead) or _NEGATION.search(sentence[max(0, trigger_at - 25) : m.start()]):
             continue
@@ -1874,6 +1909,10 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
             for s in VERSIONED.finditer(lead):
                 if entity(s.group("name")) == product and (s.start(), s.end()) not in values:
                     subject = s.group("ver")
+            if subject is None:
+                # "acme ≥ 2.2.0 requires Python ≥ 2.6", "acme-2.2 requires ...": the releases
+                # from one on, named the way a package's name is written, lowercase or bounded
+                subject = _named_release(lead, product)
         if subject is None and not plan:
             subject = at
         values.append((m.start(), m.end()))

@@ -236,9 +236,12 @@ def title_key(text: str) -> str:
 
 
 # the other spellings of a product's name, and its name with the major version run in ("py" is
-# not one of Python's: it is a library of its own, and a pin of it is no Python version)
+# not one of Python's: it is a library of its own, and a pin of it is no Python version); and the
+# metadata fields a Python package states the Python it needs in ("requires-python >= 3.8")
 _PRODUCT_NAMES = {"os x": "macos", "mac os x": "macos", "osx": "macos", "apple os x": "macos", "mac os": "macos",
-                  "jinja2": "jinja", "python3": "python", "cpython": "python"}
+                  "jinja2": "jinja", "python3": "python", "cpython": "python",
+                  "requires-python": "python", "requires_python": "python", "python_requires": "python",
+                  "python-requires": "python"}
 
 
 def product_key(name: str) -> str:
