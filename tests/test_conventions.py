@@ -800,3 +800,17 @@ def test_interpreted_text_with_an_explicit_title_shows_the_title(tmp_path: Path)
     doc = load_source(tmp_path / "options.rst", "options.rst", max_bytes=10**6)
     assert doc.title == "Custom `class Meta` options"  # a title keeps its code spans, as others do
     assert doc.blocks[1].text == "Set `the unknown option` or read the guide."
+
+
+def test_a_c_functions_term_is_its_name_not_its_return_type(tmp_path: Path) -> None:
+    """`.. c:function:: AcmeObject* Acme_GetParent(AcmeObject* g)` defines Acme_GetParent: an
+    unseen C API reference had four functions under one term "AcmeObject*", their return type."""
+    text = ("C API\n=====\n\n.. c:type:: AcmeObject\n\n   The C name of the Python object.\n\n"
+            ".. c:function:: AcmeObject* Acme_GetParent(AcmeObject* g)\n\n   Returns the parent of *g*.\n\n"
+            ".. c:function:: PyObject *Acme_Switch(AcmeObject* g, PyObject* args)\n\n   Switches to *g*.\n\n"
+            ".. c:function:: void Acme_Import(void)\n\n   Imports the module.\n\n"
+            ".. cpp:function:: const acme::Widget& acme::make_widget(int size)\n\n   Makes a widget.\n\n"
+            ".. c:macro:: ACME_STARTED(g)\n\n   True once *g* started.\n")
+    doc = load(tmp_path, "c_api.rst", text)
+    assert [b.text for b in doc.blocks if b.kind == "term"] == [
+        "AcmeObject", "Acme_GetParent", "Acme_Switch", "Acme_Import", "acme::make_widget", "ACME_STARTED"]

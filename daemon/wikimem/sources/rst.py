@@ -42,7 +42,9 @@ from .inline import (
 # an inline text longer than this is not prose a person wrote (a line of 200,000 roles):
 # docutils' inline patterns are superlinear on some of them, so such text is kept as it is
 MAX_INLINE = 20_000
-_SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.]+\s+)*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*[:=])")
+# the name in a signature, after what may come before it: "class", "async", a C type with its
+# pointer marks ("PyObject* Acme_New(...)", "const char *acme_name(void)")
+_SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.:]+(?:\s+|\s*[*&]+\s*))*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*(?:=|:(?!:)))")
 _PEP_FIELD = re.compile(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
 
 VERSION_LABELS = {
