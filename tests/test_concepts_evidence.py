@@ -135,3 +135,17 @@ def test_an_acronym_written_before_a_number_cites_a_series_and_names_no_thing(tm
         "Connections use TLS by default. TLS certificates are verified.\n"))
     assert "pep" not in signals
     assert signals["tls"][0] == CODE
+
+
+def test_the_first_word_of_a_hyphenated_heading_is_no_thing_alone(tmp_path: Path) -> None:
+    """ "Free-threading Is Experimental" (an unseen set's caveats page) made a concept page
+    "Free": the heading is about free-threading, and "free" alone is a fragment of it. Said on
+    its own in a heading, the word still counts."""
+    text = ("# Caveats\n\nWhat to know first.\n\n## Free-threading Is Experimental\n\n"
+            "Free-threading support is new. Free-threading builds need care. Free memory is released.\n")
+    signals = _signals(tmp_path, "caveats.md", text)
+    assert "free" not in signals
+    assert "free threading" in signals
+    signals = _signals(tmp_path, "memory.md", text.replace("## Free-threading Is Experimental",
+                                                           "## Free-threading and free memory"))
+    assert "free" in signals

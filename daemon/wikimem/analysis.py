@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 139
+ANALYSIS_VERSION = 140
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -817,6 +817,7 @@ def _api_name(span: str) -> bool:
         or "." in bare or "/" in bare
 
 
+_COMPOUND_FIRST = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*)-(?=[A-Za-z])")
 _ONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*+(?:[-_.][A-Za-z0-9]++)++")
 
 
@@ -832,6 +833,11 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     title_tokens = tokens(stripped)
     whole = " ".join(title_tokens) if _ONE_NAME.fullmatch(stripped) else None
     modifiers = _modifiers(title_tokens)
+    if whole is None and "-" in stripped:
+        # "Free-threading Is Experimental" is about free-threading: the first word of a
+        # hyphenated compound is a fragment of it, not a thing the title names alone
+        modifiers |= {_fold(m.group(1)) for m in _COMPOUND_FIRST.finditer(stripped)} - set(
+            _fold(w) for w in _COMPOUND_FIRST.sub(" ", stripped).split())
     keys = phrase_keys(title_tokens)
     for key in keys:
         if _generic(key) or (whole is not None and key != whole) or key in modifiers:
