@@ -1256,3 +1256,19 @@ def test_a_releases_statement_beside_the_products_pages_is_history_not_a_contrad
     compile_workspace(ws, settings)
     (con,) = by_rule(run_lint(ws, settings, ["contradicted"], write=False), "contradicted")
     assert set(con.paths) == {"raw/quill/install.md", "raw/quill/faq.md"}
+
+
+def test_a_note_stating_an_older_bundled_version_is_stale(ws, settings):
+    """An unseen set's changelog says "Bundled libtoolkit is updated to 4.3.5" (the version a
+    release bundles, said of it); a team's note "The Quill wheels bundle libtoolkit 4.3.4" is
+    stale against it, and one stating 4.3.5 is current."""
+    write_quill(ws, newest="- Bundled libtoolkit is updated to 4.3.5, which changes its license.\n",
+                older="## Version 2.0 (2022-03-01)\n\n- Bump bundled libtoolkit to 4.3.4\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- The Quill wheels bundle libtoolkit 4.3.4, the same as our hosts.\n"  # line 3: stale
+                                  "- Quill ships with libtoolkit 4.3.5 now.\n")  # line 4: current
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-libtoolkit-version.md").read_text(encoding="utf-8")
+    assert "**libtoolkit 4.3.5**" in timeline
+    (stale,) = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert (stale.paths[0], stale.lines[0]) == ("raw/notes/runbook.md", 3)

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 59  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 60  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -258,6 +258,10 @@ _VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:
 _VENDORED_PASSIVE = re.compile(r"\b(?i:vendored|bundled|embedded)\s+[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+(?:(?i:version)\s+)?"
                                r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+"
                                r"(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+# "The acme wheels bundle libtoolkit 4.3.4", "Acme ships with Toolkit 2.1": a bundled thing's version
+# (a dotted one: "bundles 3 fonts" is a count)
+_BUNDLES = re.compile(r"\b(?:bundles?|ships?\s+with|vendors)\s+(?:the\s+|a\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+                      r"(?:(?i:version)\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
 _NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
 # "The minimum supported Python is 3.9", "The minimum Toolkit dependency is updated to ``4.3.1``"
@@ -324,7 +328,7 @@ _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so
 it we this release releases version versions support for on of the a an is be being further additionally last
 intend intends plan expect require requires required requiring update updates updated bump bumps bumped
 itself are officially fully formally explicitly actively generally primarily mainly has have had add adds added
-make makes made current latest newest present specify specifies specified declare declares declared""".split())  # "the current version of X" is X
+make makes made current latest newest present specify specifies specified declare declares declared wheel wheels""".split())  # "the current version of X" is X
 # what "this" or "the" may name and still be the product ("this release requires Python 3.9",
 # "the oldest version the framework supports")
 _THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
@@ -360,7 +364,7 @@ _NOTHING_NEWER = re.compile(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|brings|bundles|ships with|tested|test against|"
+                  r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|brings|bundles?\b|ships with|vendors|tested|test against|"
                   r"up to|at most|enough|asks? for",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
@@ -1707,6 +1711,16 @@ def extract(doc: Statements) -> list[Fact]:
                 if name in scope.split():
                     scope = ""  # "The jQuery library is upgraded to jQuery 3.7": the bundled thing itself
                 add(("value", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", False, at)
+        # --- what the product bundles, said of it now: "The acme wheels bundle libtoolkit 4.3.4"
+        for m in _BUNDLES.finditer(sentence) if ("bundle" in low or "ships" in low or "vendor" in low) and not plan_here \
+                and not past else ():
+            name = entity(m.group("name"))
+            if not name or name in STOPWORDS or (product and name == product) \
+                    or any(a <= m.start("name") < b for a, b in taken) or _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
+                continue
+            taken.append((m.start("name"), m.end()))
+            scope, at = whose(sentence[: m.start()])
+            add(("value", name, scope), _version(m.group("ver")), f"{m.group('name')} {m.group('ver')}", False, at)
         # --- "increased from A to B"
         for m in _FROM_TO.finditer(sentence) if " from " in low else ():
             if any(a <= m.start("new") < b for a, b in taken):
