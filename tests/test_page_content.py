@@ -1422,6 +1422,11 @@ def test_what_an_older_release_renamed_is_kept_with_what_it_replaced() -> None:
     assert _replaces("Coq renamed to Rocq (#2883, #2908)")
     assert _replaces("`Group.resultcallback` is renamed to `result_callback`.")
     assert _replaces("Rename `VerifiedHTTPSConnection` to `HTTPSConnection` (Pull #1805)")
+    # the kind of thing between its name and the verb (an unseen changelog's older release)
+    assert _replaces("Pool database `close_all()` method renamed to `close_idle()` to better reflect the behavior.")
+    assert _replaces("The `timeout` option has been renamed to `connect_timeout`.")
+    assert _replaces("Replace `docid` implicit primary key on legacy `Index` (v4) with `rowid`, which is equivalent.")
+    assert not _replaces("Replace the cable with a shorter one.")
     assert not _replaces("The option was renamed to make it clearer.")
     assert not _replaces("Uploaded files are renamed to their hash.")
 

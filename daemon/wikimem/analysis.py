@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 140
+ANALYSIS_VERSION = 141
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1178,6 +1178,8 @@ _REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PA
 
 # "now uses a `style` attribute instead of an `align` attribute": one named thing replaces another
 _REPLACED = re.compile(r"`[^`]+`[^.;`]{0,60}\binstead\s+of\b[^.;`]{0,20}`[^`]+`", re.I)
+# "Replace `docid` implicit primary key on legacy `Index` with `rowid`"
+_REPLACE_WITH = re.compile(r"\breplace[sd]?\s+(?:the\s+)?`[^`]+`[^.;]{0,60}?\swith\s+(?:the\s+)?`[^`]+`", re.I)
 
 
 def _removes(text: str) -> bool:
@@ -1187,14 +1189,18 @@ def _removes(text: str) -> bool:
 
 
 # "Coq renamed to Rocq", "`foo` was renamed to `bar`", "Rename `x` option to `y`": a name replaced
-_RENAMED_TO = re.compile(r"(?:`[^`]+`|\b[A-Z][\w.+-]*)\s+(?:(?:is|was|has\s+been)\s+)?(?i:renamed)\s+(?:to|as)\s+"
+# "`close_all()` renamed to `close_idle()`", "`close_all()` method renamed to ...": the kind of thing may come between
+_RENAMED_TO = re.compile(r"(?:`[^`]+`|\b[A-Z][\w.+-]*)(?:\s+(?i:method|function|class|option|setting|argument|parameter|"
+                         r"attribute|property|field|module|command|flag|hook|decorator|key|variable|signal|event))?"
+                         r"\s+(?:(?:is|was|has\s+been)\s+)?(?i:renamed)\s+(?:to|as)\s+"
                          r"(?:`[^`]+`|[A-Z][\w.+-]*)"
                          r"|\b(?i:rename[ds]?)\s+(?:the\s+)?(?:`[^`]+`|[A-Z][\w.+-]*)[^.;`]{0,30}?\s+to\s+(?:`[^`]+`|[A-Z][\w.+-]*)")
 
 
 def _replaces(text: str) -> bool:
     """Whether a changelog's sentence says a release replaced one named thing with another."""
-    return ("nstead" in text and _REPLACED.search(text) is not None) or ("ename" in text and _RENAMED_TO.search(text) is not None)
+    return ("nstead" in text and _REPLACED.search(text) is not None) or ("ename" in text and _RENAMED_TO.search(text) is not None) \
+        or ("eplace" in text and _REPLACE_WITH.search(text) is not None)
 
 
 def _release_kinds(sections: Sequence[Section], releases: frozenset[int], older: set[int]) -> tuple[set[int], set[int]]:
