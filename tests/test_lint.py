@@ -1272,3 +1272,16 @@ def test_a_note_stating_an_older_bundled_version_is_stale(ws, settings):
     assert "**libtoolkit 4.3.5**" in timeline
     (stale,) = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
     assert (stale.paths[0], stale.lines[0]) == ("raw/notes/runbook.md", 3)
+
+
+def test_a_switch_said_off_agrees_with_false(ws, settings):
+    """An unseen set's note "`strict_mode` is off by default" was reported stale against the
+    changelog's "`strict_mode` now defaults to `False` instead of `True`": off is False. A note
+    that still says on is stale."""
+    write_quill(ws, newest="- `strict_mode` now defaults to `False` instead of `True`.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- `strict_mode` is off by default, so drafts build.\n"  # line 3: current
+                                  "- `strict_mode` is on by default, so we pass it off.\n")  # line 4: stale
+    compile_workspace(ws, settings)
+    (stale,) = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert (stale.paths[0], stale.lines[0]) == ("raw/notes/runbook.md", 4)

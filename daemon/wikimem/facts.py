@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 60  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 61  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -450,7 +450,13 @@ def choice_key(value: str) -> str:
     text = re.sub(r"\(.*\)$", "", text).strip()
     if re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", text):
         text = text.rsplit(".", 1)[-1]
-    return re.sub(r"[\s_-]+", "", text.lower())
+    key = re.sub(r"[\s_-]+", "", text.lower())
+    return _SWITCH_STATES.get(key, key)
+
+
+# a switch's state, however it is said: a note's "`x` is off by default" agrees with "`x` now
+# defaults to `False`"
+_SWITCH_STATES = {"on": "true", "enabled": "true", "yes": "true", "off": "false", "disabled": "false", "no": "false"}
 
 
 def choice_value(value: str) -> tuple[int, ...]:
