@@ -360,6 +360,11 @@ def test_search_orders_a_series_by_the_lexicons_version() -> None:
     ("TBD", None),
     ("1.4.2", None),
     ("in 2020", None),
+    ("Changes in Version 4.20.1 (2026/11/19)", "2026-11-19"),  # the year first, with slashes
+    ("(2020/2/3)", "2020-02-03"),
+    ("2020/13/01", None),
+    ("version 2026.1.3", None),  # a calendar version, not a date
+    ("2024.05.01", None),
 ])
 def test_find_date(text: str, date: str | None) -> None:
     assert find_date(text) == date

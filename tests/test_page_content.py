@@ -1478,6 +1478,18 @@ def test_releases_under_a_years_heading_stay_releases(tmp_path: Path) -> None:
     assert {s.title: s.version for s in sections if s.version}.get("1.1.0 (2024-02-01)") == "1.1.0"
 
 
+def test_a_release_heading_that_says_changes_in_version(tmp_path: Path) -> None:
+    """ "Changes in Version 4.20.1 (2026/11/19)": an unseen changelog's 146 releases were read
+    as no release at all (its timelines saw none of them), and its dates, the year first with
+    slashes, as none."""
+    path = tmp_path / "changelog.rst"
+    path.write_text("Changelog\n=========\n\nChanges in Version 4.2.1 (2026/11/19)\n"
+                    "-------------------------------------\n\n- Fix a thing.\n\n"
+                    "Changes in Version 4.2.0\n------------------------\n\n- Requires Toolkit 2.6 or later.\n")
+    sections = load_source(path, "raw/changelog.rst", max_bytes=1_000_000).sections
+    assert [(s.version, s.date) for s in sections if s.version] == [("4.2.1", "2026-11-19"), ("4.2.0", None)]
+
+
 def test_a_releases_ci_chores_give_way_to_what_changed_for_users(tmp_path: Path) -> None:
     """A release's maintenance list: bumps of CI actions and "CI:" items are the project's own
     machinery; the removal of an entry point and an undeprecation are what a user asks about."""

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 141
+ANALYSIS_VERSION = 142
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

@@ -374,6 +374,8 @@ def first_number(text: str) -> str | None:
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], 1)}
 ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
+# "2026/11/19": the year first, with slashes (with dots it is as likely a calendar version, "2026.1.3")
+_YEAR_FIRST_DATE = re.compile(r"\b((?:19|20)\d\d)/(\d{1,2})/(\d{1,2})\b")
 _TEXT_DATE = (
     r"\b(\d{1,2})\.?\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b"
     r"|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b"
@@ -383,13 +385,18 @@ _UNRELEASED = r"(?i)\b(?:unreleased|not\s+(?:yet\s+)?released|to\s+be\s+released
 
 
 def find_date(text: str) -> str | None:
-    """The first calendar date in a short text, as YYYY-MM-DD: "2020-09-26", "September 26,
-    2020", "26 Sep 2020"; None when there is none, or none that is a real day."""
+    """The first calendar date in a short text, as YYYY-MM-DD: "2020-09-26", "2020/09/26",
+    "September 26, 2020", "26 Sep 2020"; None when there is none, or none that is a real day."""
     iso = ISO_DATE.search(text)
     m = _re(_TEXT_DATE).search(text)
     candidates: list[tuple[int, str]] = []
     if iso:
         candidates.append((iso.start(), f"{iso.group(1)}-{iso.group(2)}-{iso.group(3)}"))
+    elif "/" in text:
+        year_first = _YEAR_FIRST_DATE.search(text)
+        if year_first:
+            year, month, day = year_first.groups()
+            candidates.append((year_first.start(), f"{year}-{int(month):02d}-{int(day):02d}"))
     if m:
         if m.group(1):
             day, month, year = m.group(1), m.group(2), m.group(3)

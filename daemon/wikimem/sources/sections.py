@@ -17,10 +17,10 @@ from ..lexicon import ISO_DATE, VERSION, find_date, release_date, unreleased
 from .document import Block, Section
 
 # "Version 3.1.0", "Release 0.16 (2020-01-12)", "[1.2.0] - 2024-01-01", "Changes in 0.17",
-# "What's new in 2.0", "v2.0.0", "1.4.2 (unreleased)"
+# "Changes in Version 4.2 (2024/05/01)", "What's new in 2.0", "v2.0.0", "1.4.2 (unreleased)"
 _MARKED = re.compile(
-    r"^(?:(?:version|release|changes\s+(?:in|for)|what['’]?s\s+new\s+in|new\s+in)\s+)?\[?" + VERSION
-    + r"\]?(?P<rest>.*)$", re.IGNORECASE)
+    r"^(?:(?:(?:changes\s+(?:in|for)|what['’]?s\s+new\s+in|new\s+in)\s+(?:(?:version|release)\s+)?|version\s+|release\s+))?\[?"
+    + VERSION + r"\]?(?P<rest>.*)$", re.IGNORECASE)
 # "Name 1.21", "Name 2.0.1 Release Notes", "name 6.1.0 (2020-09-26)": a product name before the number
 _PRODUCT = re.compile(r"^(?P<product>[A-Za-z][\w+.-]*(?:\s[A-Za-z][\w+.-]*)?)\s+" + VERSION + r"(?P<rest>.*)$")
 _LEAD_WORD = re.compile(r"^(?:version|release|changes|what|new|\[|v\d)", re.IGNORECASE)
