@@ -1377,3 +1377,16 @@ def test_the_python_a_package_declares_in_its_metadata() -> None:
     assert (fact.key, fact.value) == (("min", "python", ""), (3, 8))
     (fact,) = facts_of("Require python_requires >= 3.9 in the package metadata.", release="2.0")
     assert (fact.key, fact.value) == (("min", "python", ""), (3, 9))
+
+
+def test_a_default_changed_to_a_value_after_another_to() -> None:
+    """An unseen changelog: "changes the default value of the `directConnection` URI option and
+    keyword argument to `Client` to `False` instead of `None`" made a timeline whose current
+    value was `Client`: the first "to" is the subject's, the value the last one."""
+    from wikimem.facts import choice_key
+
+    (fact,) = facts_of("Warning: Acme 4.0 changes the default value of the `directConnection` URI option and keyword "
+                       "argument to `Client` to `False` instead of `None`, allowing discovery.", release="4.0")
+    assert fact.key[0] == "choice" and choice_key(fact.value_text) == "false"
+    (fact,) = facts_of("Changed the default renderer from `a` to `b` to speed things up.", release="2.0")
+    assert fact.value_text == "b"

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 61  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 62  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -572,6 +572,10 @@ def _on_title(doc: Statements) -> str:
     return "on " + " ".join(re.findall(r"[a-z0-9+#]+", doc.title.lower())[:4])
 
 
+# another "to" and a value right after a default's value, ending the clause: the value said last
+_TO_AGAIN = re.compile(rf"\s+to\s+(?:be\s+)?(?P<v>{_CHOICE_VALUE})(?=\s*(?:$|[.,;:)]|\s+instead\b|\s+(?:in|for|when|since|from)\b))", re.I)
+
+
 def _choices(doc: Statements, sentence: str, line: int, release: str | None, date: str | None,
              product: str | None) -> list[Fact]:
     """The word defaults a sentence states: a change ("Switch the default X to Y", "The default X
@@ -590,6 +594,11 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
             value_group = "new" if m.group("new") is not None else "new2"  # _CHOICE_DEFAULTS' "is X by default"
             # a value written inside the code that names its setting is a value as it stands
             new = m.group("new") if pattern is _CHOICE_ASSIGNED else _choice_ok(sentence, m, value_group)
+            later = _TO_AGAIN.match(sentence, m.end(value_group)) if new is not None and pattern is not _CHOICE_ASSIGNED else None
+            if later is not None:
+                # "changes the default of the `x` keyword argument to `Client` to `False` instead of
+                # `None`": the first "to" was the subject's ("argument to `Client`"), the last is the value
+                new = _choice_ok(sentence, later, "v")
             if pattern is not _CHOICE_SET and "which" not in m.group(0) and _OBJECT_BEFORE.search(sentence, 0, m.start()):
                 # "The `label` attribute of `Widget` now defaults to ...", "Compatibility between
                 # the default behavior and X is now improved": the default is not the subject
