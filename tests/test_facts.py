@@ -1252,6 +1252,11 @@ def test_the_product_a_documentation_set_documents() -> None:
     assert series["raw/README.rst"].product == "quill"
     history = {**badges, "raw/NEWS.rst": page("Change history", "release")}
     assert series_of(history)["raw/NEWS.rst"].product == "quill"
+    # a README that opens on a notice ("Warning": the project is in maintenance) names no
+    # product "warning" (an unseen set's timelines were all "(warning)")
+    notice = {**badges, "raw/README.rst": page("Warning"), "raw/docs/warning.rst": page("Warning")}
+    assert series_of(notice)["raw/NEWS.rst"].product == "quill"
+    assert series_of(notice)["raw/README.rst"].product == "quill"
     # a changelog in a folder without a front page (a site's about/) is the product's that raw/'s
     # front page names; a note beside it stays no one's
     about = {
@@ -1390,3 +1395,26 @@ def test_a_default_changed_to_a_value_after_another_to() -> None:
     assert fact.key[0] == "choice" and choice_key(fact.value_text) == "false"
     (fact,) = facts_of("Changed the default renderer from `a` to `b` to speed things up.", release="2.0")
     assert fact.value_text == "b"
+
+
+def test_drops_and_additions_written_in_haste() -> None:
+    """An unseen changelog's items: "Drop support Python 3.8" read as Python 3.8 supported,
+    "Drop support of Python 3.7" and "Add support of Python 3.12 https://..." as nothing, and
+    "Drop 3.9 support" after them as nothing; its docs' "Currently supporting CPython 3.10+."
+    was unread too."""
+    from wikimem.facts import Profile
+
+    def read(*items: str) -> set:
+        statements = [(text, n, version, None, "", "item", "") for n, (text, version) in enumerate(items, 1)]
+        return {(f.key, f.value, f.change) for f in extract(Statements("raw/NEWS", "Changes", None, "", None, statements,
+                                                                        [], Profile(kind="release")))}
+
+    assert read(("Drop support Python 3.8 (#1021)", "0.37.0")) == {(("min", "python", ""), (3, 8), "drop")}
+    assert read(("Drop support of Python 3.7 (#967)", "0.36.0")) == {(("min", "python", ""), (3, 7), "drop")}
+    assert read(("Add support of Python 3.12 https://example.org/pull/817", "0.34.0")) \
+        == {(("max", "python", ""), (3, 12), "")}
+    assert (("min", "python", ""), (3, 9), "drop") in read(("Drop 3.9 support (#1085)", "0.40.0"),
+                                                          ("Drop support Python 3.8 (#1021)", "0.37.0"))
+    (fact,) = facts_of("Currently supporting CPython 3.10+.")
+    assert (fact.key, fact.value) == (("min", "python", ""), (3, 10))
+    assert facts_of("Supporting Python 3.8 was hard.") == []

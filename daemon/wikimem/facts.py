@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 62  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 63  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -125,7 +125,7 @@ _SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = re.compile(
     # a feature list's "Compatible with Python 3.10+" opens on its verb; "Support HTTP 308" is a feature
-    r"\b(?:supports?|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|installs\s+on|accepts?|targets?|"
+    r"\b(?:supports?|(?i:currently\s+)supporting|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|installs\s+on|accepts?|targets?|"
     # "The supported Python versions are: CPython 3.11, 3.12" (a list that sentence introduces)
     r"supported\s+(?:[A-Z][\w+.]*\s+)?versions?\s+(?:are|include)\s*:?)\s+"
     r"(?:(?:the\s+)?versions?\s+of\s+)?"
@@ -154,7 +154,7 @@ _NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=na
 # Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
 # Python up to 3.13", "tested against Python 3.14 at most"
 _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
-                           r"full\s+|experimental\s+|preliminary\s+)?support\s+for\s+"
+                           r"full\s+|experimental\s+|preliminary\s+)?support\s+(?:for|of)\s+"
                            rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
                            r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?!(?:is|are|was|were)\s)(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
                            r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
@@ -174,7 +174,7 @@ _SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,3
 # what may follow a version a release adds support for: the sentence's end, a reference, another
 # version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's); a
 # pre-release glued to it is of that version ("support for Python 3.15b1")
-_ADDED_ENDS = re.compile(r"(?:(?<=\.\d)(?:a|b|rc)\d+|(?<=\.\d\d)(?:a|b|rc)\d+)?\s*(?:$|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
+_ADDED_ENDS = re.compile(r"(?:(?<=\.\d)(?:a|b|rc)\d+|(?<=\.\d\d)(?:a|b|rc)\d+)?\s*(?:$|https?://|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
                          r"free-?thread\w*|builds?|alphas?|betas?|release\s+candidates?|pre-?releases?)\b)", re.I)
 # a version left open ("3.10+", "3.10 and newer", "3.10 - 3.12"): a range's start
 _OPEN_AFTER = re.compile(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
@@ -188,8 +188,10 @@ _UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\
                     r"(?P<name3>[A-Z][\w+.]*)\s+v?(?P<ver3>\d+(?:\.\d+)+)")
 # what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
 _LAPSED = r"(?:the\s+)?(?:(?:end[- ]of[- ]life|eol|legacy|obsolete|unsupported|old(?:er)?)\s+)?"
-# "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9"
-_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\s+" + _LAPSED +
+_DROP_VERB = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?$", re.I)
+# "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9", and as written in
+# haste: "Drop support of Python 3.7", "Drop support Python 3.8"
+_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+(?:(?:for|of)\s+)?" + _LAPSED +
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
 _DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
@@ -1563,8 +1565,8 @@ def extract(doc: Statements) -> list[Fact]:
                 continue
             if any(a <= m.start() < b for a, b in taken):
                 continue
-            if _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]):
-                continue
+            if _NEGATION.search(sentence[max(0, m.start() - 25) : m.start()]) or _DROP_VERB.search(sentence[max(0, m.start() - 25) : m.start()]):
+                continue  # "Drop support Python 3.8": a drop (_DROP), not a version supported
             listed = re.sub(r"[\s,]*(?:and|or|to|up\s+to|,)$", "", m.group("list").strip())
             scope, at = whose(sentence[: m.start()])
             taken.append((m.start("name"), m.end()))
@@ -1794,8 +1796,10 @@ def extract(doc: Statements) -> list[Fact]:
 
 
 # "Drop support for 3.9": the versions alone, the name said in the changelog's other drops
-_DROP_BARE = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?:the\s+)?support\s+for\s+"
-                        r"(?P<list>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)(?![\w.])", re.I)
+# ... "Drop support for 3.9", "Drop 3.9 support"
+_DROP_BARE = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?:(?:the\s+)?support\s+(?:for|of)\s+"
+                        r"(?P<list>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)(?![\w.])|"
+                        r"(?P<list2>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)\s+support\b)", re.I)
 
 
 def _bare_drops(doc: Statements, found: list[Fact], own: str | None) -> list[Fact]:
@@ -1813,9 +1817,10 @@ def _bare_drops(doc: Statements, found: list[Fact], own: str | None) -> list[Fac
         m = _DROP_BARE.search(sentence) if "support" in sentence.lower() else None
         if m is None or _INTENT.search(sentence[: m.start()]):
             continue
-        versions = _versions(m.group("list"))
+        listed = m.group("list") or m.group("list2")
+        versions = _versions(listed)
         if versions:
-            out.append(Fact(("min", key, ""), max(versions), f"{shown} {m.group('list').strip()}", bool(_PLAN.search(sentence)),
+            out.append(Fact(("min", key, ""), max(versions), f"{shown} {listed.strip()}", bool(_PLAN.search(sentence)),
                             release or own, doc.path, sentence, line, release_date or (doc.date if not release else None),
                             doc.series, "drop"))
     return out

@@ -88,10 +88,12 @@ DOC_WORDS = frozenset(
     """about api apis appendix change changelog changes contents doc docs documentation faq getting glossary guide
     guides handbook history home how-to howto index install installation intro introduction manual news note
     notes overview page pages project quickstart readme reference release releases started table tutorial
-    tutorials unreleased user users welcome""".split()
+    tutorials unreleased user users welcome
+    warning warnings caution attention danger important notice hint hints tip tips deprecated deprecation""".split()
 )
 """The words a documentation set's titles use for its own parts ("Django documentation", "API
-Reference", "Welcome to Alembic's documentation!"): never the name of what the set documents."""
+Reference", "Welcome to Alembic's documentation!"), and for a notice a page opens on (a README
+whose first heading is "Warning"): never the name of what the set documents."""
 
 
 # --- the key of a name ---------------------------------------------------------------------------
