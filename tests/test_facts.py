@@ -1372,6 +1372,12 @@ def test_a_bundled_librarys_version_said_of_it() -> None:
     assert read("The bundled Toolkit version has been bumped from 1.2 to 4.3.5.") == [(("value", "toolkit", ""), (4, 3, 5))]
     assert read("Bump bundled libtoolkit to 4.3.4") == [(("value", "libtoolkit", ""), (4, 3, 4))]
     assert read("Bundled libtoolkit is updated to support 4.3.5 APIs.") == []
+    # an unseen changelog's updates, each read as none: the bundled one to a version, and a
+    # release's "Update X from A to B" without the word "bundled"
+    assert read("Update the bundled libtoolkit to 1.51 from 1.44.2.") == [(("value", "libtoolkit", ""), (1, 51))]
+    assert read("Update the embedded libtoolkit from 4.31 to 4.33.") == [(("value", "libtoolkit", ""), (4, 33))]
+    assert read("Update lib-toolkit from 1.33.1 to 1.34.5.") == [(("value", "lib-toolkit", ""), (1, 34, 5))]
+    assert read("Updated the minimum from 3.8 to 3.9.") == []
 
 
 def test_the_python_a_package_declares_in_its_metadata() -> None:

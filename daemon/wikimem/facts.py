@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 63  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 64  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -256,6 +256,9 @@ _VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:
                        r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
                        r"(?:(?i:version)\s+)?(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
                        r"(?![\w.]*\w)")
+# ... and a release's "Update libtoolkit from 1.33.1 to 1.34.5": a name, then both versions, dotted
+_UPDATED_FROM_TO = re.compile(r"\b(?i:update[sd]?|upgrade[sd]?|bump(?:ed|s)?)\s+(?:the\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+                              r"(?:(?i:version)\s+)?(?i:from)\s+v?\d+(?:\.\d+)+\s+(?i:to)\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # ... and said of it: "Bundled acme is updated to 4.3.5", "The vendored acme version has been bumped to 2.1"
 _VENDORED_PASSIVE = re.compile(r"\b(?i:vendored|bundled|embedded)\s+[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+(?:(?i:version)\s+)?"
                                r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+"
@@ -366,7 +369,7 @@ _NOTHING_NEWER = re.compile(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|brings|bundles?\b|ships with|vendors|tested|test against|"
+                  r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|update|brings|bundle|embedded|ships with|vendors|tested|test against|"
                   r"up to|at most|enough|asks? for",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
@@ -1713,6 +1716,7 @@ def extract(doc: Statements) -> list[Fact]:
         if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
             vendored = [*_VENDORED.finditer(sentence), *_VENDORED_PASSIVE.finditer(sentence)] \
                 if "vendored" in low or "bundled" in low or "embedded" in low else []
+            vendored += list(_UPDATED_FROM_TO.finditer(sentence)) if " from " in low else []
             for m in [*vendored, *_USES.finditer(sentence)]:
                 if any(a <= m.start("name") < b for a, b in taken):
                     continue
@@ -1721,8 +1725,9 @@ def extract(doc: Statements) -> list[Fact]:
                 if not re.search(r"upgrade|update|bump|brings|bundles|ships|refresh|\buse", clause):
                     continue  # a name after a colon alone says nothing of using it
                 name = entity(m.group("name"))
-                if not name or name in STOPWORDS or (product and name == product):
-                    continue
+                if not name or name in STOPWORDS or (product and name == product) \
+                        or (m.re is _UPDATED_FROM_TO and name in _SECTION_KINDS):
+                    continue  # ("Updated the minimum from 3.8 to 3.9" names no thing: _FROM_TO reads it)
                 taken.append((m.start() if m.re is _VENDORED_PASSIVE else m.start("name"), m.end()))
                 scope, at = whose(sentence[: m.start()])
                 if name in scope.split():
