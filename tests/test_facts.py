@@ -1424,3 +1424,19 @@ def test_drops_and_additions_written_in_haste() -> None:
     (fact,) = facts_of("Currently supporting CPython 3.10+.")
     assert (fact.key, fact.value) == (("min", "python", ""), (3, 10))
     assert facts_of("Supporting Python 3.8 was hard.") == []
+
+
+def test_a_from_to_names_what_changed_after_a_sentence_it_runs_into() -> None:
+    """An unseen set's "what's new" pages: "The bundled version of libtoolkit has been updated
+    from 1.24 to 1.34" made a timeline "Bundled libtoolkit" beside "Libtoolkit version"; "... have
+    been updated. lib-ares has been updated from 1.13.0 to 1.14.0" (a sentence starting in
+    lowercase, left joined to the one before) one titled "Acme updated. lib-ares"; and "Linux CI
+    has been updated from Ubuntu 12.04 to Ubuntu 14.04" one of the project's CI."""
+    keys = {f.key[1]: f.value_text for f in facts_of(
+        "The bundled version of libtoolkit has been updated from 1.24 to 1.34, and lib-ares has been updated "
+        "from 1.14 to 1.15.", release="1.5")}
+    assert set(keys) == {"libtoolkit", "lib-ares"}
+    (fact,) = facts_of("One of the libraries bundled with Acme have been updated. lib-ares has been updated from "
+                       "1.13.0 to 1.14.0 (release notes).", release="1.3")
+    assert fact.key[1] == "lib-ares" and fact.value_text == "lib-ares has been updated from 1.13.0 to 1.14.0"
+    assert facts_of("Linux CI has been updated from Ubuntu 12.04 to Ubuntu 14.04.", release="1.2") == []

@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 64  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 65  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -218,6 +218,19 @@ _NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIO
                            r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
 # an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
 _INTENT = re.compile(r"\bto\s+$", re.I)
+_SENTENCE_BREAK = re.compile(r"[.;:!?]\s+")
+
+
+def _last_break(text: str) -> int:
+    """Where the last sentence that `text` runs into starts (0 when it holds one)."""
+    end = 0
+    for end_match in _SENTENCE_BREAK.finditer(text):
+        end = end_match.end()
+    return end
+
+
+# a from-to said of the project's own build and test machinery
+_CI_WHAT = re.compile(r"\b(?:ci|continuous\s+integration|test\s+(?:suite|matrix|runner)s?|tests)\b")
 # words that open a clause: what a from-to statement is about comes after the last of them
 _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
 # "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8"
@@ -1748,8 +1761,11 @@ def extract(doc: Statements) -> list[Fact]:
             if any(a <= m.start("new") < b for a, b in taken):
                 continue  # read already ("The bundled acme is updated from 1.2 to 1.3": acme's version)
             # the words nearest the verb name what changed: "... is dropped because jQuery version
-            # is updated from 1.11.0 to 3.1.0" is about jQuery
-            what = _CLAUSE.split(m.group("what").lower())[-1]
+            # is updated from 1.11.0 to 3.1.0" is about jQuery, and "... have been updated.
+            # c-ares has been updated from ..." (a sentence the splitter left joined) about c-ares
+            what = _CLAUSE.split(_SENTENCE_BREAK.split(m.group("what").lower())[-1])[-1]
+            if _CI_WHAT.search(what):
+                continue  # "Linux CI has been updated from Ubuntu 12.04 to 14.04": the project's own machinery
             words = [w for w in re.findall(r"[a-z][\w+./-]*", what) if w not in STOPWORDS and w not in _SCOPE_SKIP]
             if not words:
                 continue
@@ -1759,7 +1775,8 @@ def extract(doc: Statements) -> list[Fact]:
                 continue
             # "upgraded from Unicode 15 to Unicode 17" names the thing; "version of PostgreSQL" too
             named = re.search(r"\bfrom\s+([A-Z][\w+.]*)\s+v?\d", m.group(0)) or re.search(r"\bof\s+([A-Z][\w+.]*)", m.group(0)) \
-                or re.search(r"\bof\s+[`'*]+([A-Za-z][\w+.-]*)[`'*]+", m.group(0))  # "version of `acme2`"
+                or re.search(r"\bof\s+[`'*]+([A-Za-z][\w+.-]*)[`'*]+", m.group(0)) \
+                or re.search(r"\bversion\s+of\s+(?!the\b|a\b|an\b)([a-z][\w+.-]*[\w+])", what)  # "version of `acme2`", "version of libtoolkit"
             # "The maximum stack depth for ... goroutine profiles has been raised from 32 to 128":
             # what changed is the maximum stack depth, however far from the verb it is said
             quantity = _QUANTITY.search(sentence[: m.end("what")])
@@ -1778,7 +1795,7 @@ def extract(doc: Statements) -> list[Fact]:
                 old_value, new_value, end = new_value, chained.group("new"), chained.end()
                 chained = _FROM_NEXT.match(sentence, end)
             add((relation, product_key(key_entity), ""), _version(new_value),
-                sentence[m.start():end].strip(), plan_here,
+                sentence[m.start() + _last_break(m.group("what")):end].strip(), plan_here,
                 default_release, "from", _version(old_value))
         # --- "requires X 1.2 or later", "defaults to TLS 1.2"
         out.extend(_requirements(doc, sentence, line, default_release, date, product, taken))
