@@ -214,6 +214,17 @@ def test_a_recommended_way_a_limit_an_order_a_migration_step_and_a_counted_list_
     assert not any(f.startswith("Running the tool") for f in facts) and any(f.startswith("Exit code 2") for f in facts)
 
 
+def test_two_options_that_do_not_go_together_are_a_key_fact(tmp_path: Path) -> None:
+    # an unseen CLI reference: "`--report` cannot be combined with `--metadata`" and "You cannot
+    # combine `--env-dir` with `--no-isolation`" were on no page (a limit said without "not")
+    text = ("# Command line\n\nThe tool builds packages.\n\n" + FILLER + "\n\n## Options\n\n"
+            "The report lists each file. `--report` cannot be combined with `--metadata`.\n\n"
+            "You cannot combine `--env-dir` with `--no-isolation`.\n\n"
+            "The `--quiet` and `--verbose` flags are mutually exclusive.\n")
+    facts = fact_texts(analysed(tmp_path, "cli.md", text))
+    assert_facts_start_with(facts, ("`--report` cannot be combined", "You cannot combine", "The `--quiet` and"))
+
+
 def test_a_projects_policy_in_its_own_voice_is_a_key_fact_and_its_tutorial_voice_is_not(tmp_path: Path) -> None:
     # versioning and deprecation pages speak as "we": how long deprecated things keep working, in
     # which releases they go, what each number of a version means; a tutorial's "we will" is chatter

@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 142
+ANALYSIS_VERSION = 143
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1526,7 +1526,11 @@ _LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?
                          r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
                          r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
                          r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
-                         r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b",
+                         r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b"
+                         # two options that do not go together: "`--report` cannot be combined with `--metadata`",
+                         # "You cannot combine X with Y", "X and Y are mutually exclusive"
+                         r"|\b(?:cannot|can\s*not|can't|may\s+not|must\s+not)\s+(?:be\s+)?(?:combined|used\s+(?:together|with)|mixed|combine)\b"
+                         r"|\bmutually\s+exclusive\b",
                          re.I)
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
@@ -1665,7 +1669,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         or (may_hold(text, low, _STANDS_FOR_WORDS) and _STANDS_FOR.search(text) is not None) \
         or ("way" in low and _BEST_WAY.search(text) is not None)
     # a sentence that states a limit, an order or a migration step, or counts the list it introduces
-    stated = (("effect" in low or "ignored" in low or "only" in low or " not " in low or "omitted" in low or "unset" in low)
+    stated = (("effect" in low or "ignored" in low or "only" in low or "not " in low or "omitted" in low or "unset" in low
+               or "can't" in low or "exclusive" in low)
               and _LIMITATION.search(text) is not None) \
         or ("order" in low and _IN_ORDER.search(text) is not None) \
         or (("before" in low or "after" in low) and _BEFORE_AFTER.search(text) is not None) \
