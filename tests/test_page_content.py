@@ -410,6 +410,22 @@ def test_a_release_keeps_every_thing_it_removed(tmp_path: Path) -> None:
         assert any(f.startswith(f"Remove `old_hook_{k}()`") for f in facts), (k, facts)
 
 
+def test_a_removal_after_an_items_tag_is_a_removal(tmp_path: Path) -> None:
+    """An unseen changelog tags its items ("[env] Drop PyPy support (#1035)", "[fix] Remove
+    monotonic from requirements (#1018)"): its older releases' removals were on no page."""
+    releases = []
+    for minor in range(14, 0, -1):
+        releases += [f"0.{minor}.0", "=" * len(f"0.{minor}.0"), ""]
+        releases += [f"* [fix] Fix `widget_{minor}_{k}` so it can be used when loading files (#{minor}{k})."
+                     for k in range(4)]
+        if minor == 2:
+            releases += ["* [env] Drop PyPy support (#1035 #1037)", "* [fix] Remove monotonic from requirements (#1018)"]
+        releases += [""]
+    facts = fact_texts(analysed(tmp_path, "NEWS.rst", "Changes\n=======\n\n" + "\n".join(releases)))
+    assert any(f.startswith("[env] Drop PyPy support") for f in facts), facts
+    assert any(f.startswith("[fix] Remove monotonic") for f in facts), facts
+
+
 def crowded(title: str, section: str, answers: str, commands: int = 4) -> str:
     """A long page whose few kept sentences go to what says most: forty plain sentences, a
     handful that name a command and a number (answers of their own), and `answers` among them."""

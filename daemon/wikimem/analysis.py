@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 143
+ANALYSIS_VERSION = 144
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1172,8 +1172,8 @@ _BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecati
 # an instruction in place of what the sentence before took away: "Use the `lifespan` parameter instead."
 _USE_INSTEAD = re.compile(r"^(?:please\s+)?(?:use|call|pass|import|set|write)\b[^.;]{0,160}?\binstead\b", re.I)
 # a statement that a release took something away: "Remove `x`", "Drop support for Python 3.7",
-# "The `X` environment variable ... are removed"
-_REMOVAL = re.compile(rf"^(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PASSIVE}", re.I)
+# "The `X` environment variable ... are removed", after an item's tag ("[env] Drop PyPy support (#1035)")
+_REMOVAL = re.compile(rf"^(?:\[[\w -]{{1,20}}\]\s*)?(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PASSIVE}", re.I)
 
 
 # "now uses a `style` attribute instead of an `align` attribute": one named thing replaces another
