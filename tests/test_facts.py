@@ -1378,6 +1378,8 @@ def test_a_bundled_librarys_version_said_of_it() -> None:
     assert read("Update the embedded libtoolkit from 4.31 to 4.33.") == [(("value", "libtoolkit", ""), (4, 33))]
     assert read("Update lib-toolkit from 1.33.1 to 1.34.5.") == [(("value", "lib-toolkit", ""), (1, 34, 5))]
     assert read("Updated the minimum from 3.8 to 3.9.") == []
+    # an item of the project's own CI names what the CI runs, not what the product bundles
+    assert read("Travis CI: Upgrade PyPy from 6.0.0 to 7.1.1 #3783") == []
 
 
 def test_the_python_a_package_declares_in_its_metadata() -> None:

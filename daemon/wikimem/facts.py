@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 65  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 66  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -219,6 +219,8 @@ _NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIO
 # an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
 _INTENT = re.compile(r"\bto\s+$", re.I)
 _SENTENCE_BREAK = re.compile(r"[.;:!?]\s+")
+# a release item labelled as the project's own CI ("CI: ...", "Travis CI: ...", "[ci] ...")
+_CI_LABEL = re.compile(r"^\W*(?:[\w ]{0,30}\b(?-i:CI)\b[\w ]{0,12}:|\[ci\])", re.I)
 
 
 def _last_break(text: str) -> int:
@@ -1726,7 +1728,8 @@ def extract(doc: Statements) -> list[Fact]:
         # a release's notes, or of a release the sentence names ("Acme 2.19 ships with CLDR 47")
         uses = "use" in low or "upgrade" in low or "update" in low or "bump" in low or "brings" in low or "bundles" in low \
             or "ships" in low
-        if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past:
+        if uses and (doc.profile.kind == "release" or _NAMES_RELEASE.match(sentence)) and not plan_here and not past \
+                and not _CI_LABEL.match(sentence):  # "Travis CI: Upgrade PyPy from 6.0.0 to 7.1.1": the project's CI
             vendored = [*_VENDORED.finditer(sentence), *_VENDORED_PASSIVE.finditer(sentence)] \
                 if "vendored" in low or "bundled" in low or "embedded" in low else []
             vendored += list(_UPDATED_FROM_TO.finditer(sentence)) if " from " in low else []
