@@ -1423,6 +1423,9 @@ def test_drops_and_additions_written_in_haste() -> None:
         == {(("max", "python", ""), (3, 12), "")}
     assert (("min", "python", ""), (3, 9), "drop") in read(("Drop 3.9 support (#1085)", "0.40.0"),
                                                           ("Drop support Python 3.8 (#1021)", "0.37.0"))
+    (fact,) = facts_of("Acme is no longer officially supported on Python 3.3 which was EOL'ed on 2017-09-29.",
+                       release="1.8.0", title="Changes")
+    assert (fact.key[:2], fact.value, fact.change) == (("min", "python"), (3, 3), "drop")
     (fact,) = facts_of("Currently supporting CPython 3.10+.")
     assert (fact.key, fact.value) == (("min", "python", ""), (3, 10))
     assert facts_of("Supporting Python 3.8 was hard.") == []

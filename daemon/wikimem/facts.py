@@ -74,7 +74,7 @@ from .lexicon import (
 )
 from .sources.sections import release_of
 
-FORMAT = 66  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
+FORMAT = 67  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
 # a versioned name: "macOS 10.15", "Windows Server 2016", "TLS 1.2", "OS X 10.10", "Linux kernel 2.6.32"
 # a capitalized name ("Node.js", "C++", "macOS"); dots inside a name, never at its end
@@ -235,8 +235,10 @@ def _last_break(text: str) -> int:
 _CI_WHAT = re.compile(r"\b(?:ci|continuous\s+integration|test\s+(?:suite|matrix|runner)s?|tests)\b")
 # words that open a clause: what a from-to statement is about comes after the last of them
 _CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
-# "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8"
-_NO_LONGER_SUPPORTS = re.compile(r"\b(?:no\s+longer|not\s+any\s*more)\s+supports?\s+(?:running\s+(?:with|on|under)\s+)?"
+# "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8", "Acme is
+# no longer officially supported on Python 3.3"
+_NO_LONGER_SUPPORTS = re.compile(r"\b(?:no\s+longer|not\s+any\s*more)\s+(?:officially\s+)?(?:supports?|supported\s+(?:on|with|under))\s+"
+                                 r"(?:running\s+(?:with|on|under)\s+)?"
                                  rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})")
 # "Python 2.6 and 3.3 are no longer supported", "Python 3.6 is not supported anymore"
 _NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
