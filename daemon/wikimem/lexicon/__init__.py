@@ -89,7 +89,7 @@ DOC_WORDS = frozenset(
     guides handbook history home how-to howto index install installation intro introduction manual news note
     notes overview page pages project quickstart readme reference release releases started table tutorial
     tutorials unreleased user users welcome
-    warning warnings caution attention danger important notice hint hints tip tips deprecated deprecation""".split()
+    warning warnings caution attention danger important notice hint hints tip tips""".split()
 )
 """The words a documentation set's titles use for its own parts ("Django documentation", "API
 Reference", "Welcome to Alembic's documentation!"), and for a notice a page opens on (a README
