@@ -303,6 +303,23 @@ def test_what_a_recent_release_changed_and_what_any_release_broke_are_key_facts(
                                     "When using `@frozen`, validators are now run"))
 
 
+def test_what_a_recent_release_changed_in_how_the_product_is_built_and_shipped_is_a_key_fact(tmp_path: Path) -> None:
+    # an unseen changelog's recent releases: "Move all package metadata into `pyproject.toml`",
+    # "Strip `PYTHONPATH` ...", "Build and upload free-threaded wheels" were on no page, among fixes
+    releases = []
+    for n in range(9, 0, -1):
+        releases += [f"## 8.{n} (2026-0{n}-01)", ""]
+        releases += [f"- Fix a crash in widget parser path {n}{k} when the input has a trailing comment." for k in range(5)]
+        if n == 4:
+            releases += ["- Move all supported package metadata into `pyproject.toml`.",
+                         "- Strip `PYTHONPATH` from the environment during isolated builds.",
+                         "- Build and upload free-threaded (`cp314t`) wheels for all platforms."]
+        releases += [""]
+    facts = fact_texts(analysed(tmp_path, "CHANGES.md", "\n".join(["# Changelog", "", *releases])))
+    assert_facts_start_with(facts, ("Move all supported package metadata", "Strip `PYTHONPATH`",
+                                    "Build and upload free-threaded"))
+
+
 def test_every_item_of_the_newest_release_and_an_older_releases_replacements_are_key_facts(tmp_path: Path) -> None:
     # the newest release's "Fixed" list says what it changed in items without a change verb;
     # a release years back replaced one named thing with another, which a reader still meets

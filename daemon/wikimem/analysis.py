@@ -45,7 +45,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 144
+ANALYSIS_VERSION = 145
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -1164,7 +1164,12 @@ _BREAKING_MARK = re.compile("^" + _BREAKING_PREFIX, re.I)
 # after a breaking mark too
 _CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
                      r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
-                     r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed|Switch(?:ed|es)?|Migrated?|Migrates)\b|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
+                     r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed|Switch(?:ed|es)?|Migrated?|Migrates"
+                     # what a release changed in how it is built, shipped or run: "Move all package metadata
+                     # into `pyproject.toml`", "Stopped injecting `wheel` ...", "Strip `PYTHONPATH` from ...",
+                     # "Build and upload free-threaded wheels"
+                     r"|Moved?|Moves|Stop(?:ped|s)?|Strip(?:ped|s)?|Publish(?:ed|es)?|Build\s+and\s+(?:upload|publish))\b"
+                     r"|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
                      r"|instead\s+of|by\s+default)\b", re.I)
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
