@@ -269,20 +269,20 @@ _USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|b
 # the version a release vendors of a dependency, named in any case: "Updated vendored packaging
 # version to 26.3", "Updated vendored `packaging` version from 23.0 to 23.1", "Bump vendored
 # version of `packaging` to 23.0", "Update the bundled acme to version 2.1"
+_BUNDLED_NAME = r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+_TO_VERSION = r"(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)"  # "[from 1.2] to 1.3"
 _VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:e[sd])?)\s+(?:the\s+)?"
-                       r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
-                       r"(?:(?i:version)\s+)?(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
-                       r"(?![\w.]*\w)")
+                       r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?" + _BUNDLED_NAME +
+                       r"(?:(?i:version)\s+)?" + _TO_VERSION)
 # ... and a release's "Update libtoolkit from 1.33.1 to 1.34.5": a name, then both versions, dotted
-_UPDATED_FROM_TO = re.compile(r"\b(?i:update[sd]?|upgrade[sd]?|bump(?:ed|s)?)\s+(?:the\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+_UPDATED_FROM_TO = re.compile(r"\b(?i:update[sd]?|upgrade[sd]?|bump(?:ed|s)?)\s+(?:the\s+)?" + _BUNDLED_NAME +
                               r"(?:(?i:version)\s+)?(?i:from)\s+v?\d+(?:\.\d+)+\s+(?i:to)\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # ... and said of it: "Bundled acme is updated to 4.3.5", "The vendored acme version has been bumped to 2.1"
-_VENDORED_PASSIVE = re.compile(r"\b(?i:vendored|bundled|embedded)\s+[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+(?:(?i:version)\s+)?"
-                               r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+"
-                               r"(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+_VENDORED_PASSIVE = re.compile(r"\b(?i:vendored|bundled|embedded)\s+" + _BUNDLED_NAME + r"(?:(?i:version)\s+)?"
+                               r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+" + _TO_VERSION)
 # "The acme wheels bundle libtoolkit 4.3.4", "Acme ships with Toolkit 2.1": a bundled thing's version
 # (a dotted one: "bundles 3 fonts" is a count)
-_BUNDLES = re.compile(r"\b(?:bundles?|ships?\s+with|vendors)\s+(?:the\s+|a\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+_BUNDLES = re.compile(r"\b(?:bundles?|ships?\s+with|vendors)\s+(?:the\s+|a\s+)?" + _BUNDLED_NAME +
                       r"(?:(?i:version)\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
 _NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
