@@ -795,7 +795,7 @@ def title_words(title: str) -> tuple[str, ...]:
 
 def _is_requirements(doc: Any) -> bool:
     text = "\n".join(b.text for b in doc.blocks[:20] if b.kind != "heading")[:3000]
-    if not _SPEC_OPERATOR.search(text):
+    if "=" not in text or not _SPEC_OPERATOR.search(text):  # (each of its operators has a "=")
         return False  # most documents have no specifier at all: nothing to count
     tokens = text.split()
     if len(tokens) < 2:
