@@ -515,3 +515,47 @@ def test_patterns_searched_only_where_their_words_are_answer_as_the_whole_patter
     if analysis._DEFINES.match(text):
         assert analysis._DEFINES_VERB.search(text)
     assert analysis.defined_term(text) == analysis._defined_term(text, analysis._called(text))
+
+
+PATTERN_CASES = [
+    *WORD_CASES,
+    *HOW_TO_AND_DEFINES_CASES,
+    "It is ignored. The value e.g. 5 ms is used, i.e. the default. Dr. Acme wrote it! Then v2.0 came.",
+    "Use **Quill** (see Fig. 3) or _Toolkit_. “Quoted.” (Aside.) [Link.] `code.` Next ...",
+    "WSGI and JSON over TLS, not .TLS or X-ABC; PEP 484 and RFC-7230 and ABCDEFGHIJ.",
+    "We'll see; you should use our let’s; lets us go. Awe, your ours, _we and éwe.",
+    "Muſt it? İt has no effect, ONLY works on Linux, and is SILENTLY IGNORED within 48 hours.",
+    "3.5x faster at 10 ms, 1,000 bytes; v1.2, a1 and x.5 and 2KiB.",
+    "Let's start. Now the first part. The latter IS a thing; These are not.",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", PATTERN_CASES)
+def test_patterns_that_open_on_a_character_match_as_their_look_behind_forms(text: str) -> None:
+    """_SENTENCE_END, _ACRONYM and _NUMBER open on their first character and look behind it; the
+    lowercase NARRATION opens on its words' first letters: the same matches as the patterns that
+    look behind first, and CaseBlind answers as the case-blind pattern."""
+    import re
+
+    from wikimem import analysis, words
+
+    def spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+        return [(m.end(1) if m.groups() else m.start(), m.end()) for m in pattern.finditer(text)]
+
+    looks_first = re.compile(r"(?<=[.!?])([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[*_]*(?:[A-Z0-9]|`))")
+    assert spans(analysis._SENTENCE_END, text) == spans(looks_first, text)
+    acronym = re.compile(r"(?<![\w.-])[A-Z][A-Z0-9]{2,7}(?![\w.-])")
+    assert spans(analysis._ACRONYM, text) == spans(acronym, text)
+    number = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
+    assert spans(analysis._NUMBER, text) == spans(number, text)
+    low = text.lower()
+    assert (words._NARRATION_LOW.search(low) is None) == (re.compile(words.NARRATION.pattern.lower()).search(low) is None)
+    for blind in (analysis._LIMITATION, analysis._POLICY, analysis._INSTEAD, analysis._CHATTY, analysis._REFERS_BACK,
+                  analysis._DEFAULT, analysis._COUNTED_LIST, *(part for _, part in analysis._HOW_TO_PARTS)):
+        assert blind.search(text, low) == (blind.pattern.search(text) is not None)
+        assert blind.match(text, low) == (blind.pattern.match(text) is not None)
+    for head in {text[: n] for n in range(len(text) + 1)}:
+        if head.endswith((".", "!", "?")):
+            at = max(0, len(head) - analysis._ABBREV_CHARS)
+            assert (analysis._ABBREV.search(head, at) is None) == (analysis._ABBREV.search(head) is None)

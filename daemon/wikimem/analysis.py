@@ -37,6 +37,7 @@ from .words import (
     CHATTY,
     CODE_SPAN,
     REFERS_BACK,
+    CaseBlind,
     code_like,
     lowercase_pattern,
     may_hold,
@@ -174,7 +175,7 @@ _DEFINES = re.compile(
 # what every match of _DEFINES holds: its verb with a space on each side (a test before it)
 _DEFINES_VERB = re.compile(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE)
 _CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
-_DEFAULT = re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE)
+_DEFAULT = CaseBlind(re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE))
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
 # default where it is described ("Specifying `--jobs 0` (default) disables ...")
 _DEFAULT_VALUE = re.compile(r"^\s*[*_]{0,2}default(?:\s+value)?(?:\s*[:=][*_]{0,2}|[*_]{0,2}\s*[:=])\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
@@ -814,25 +815,33 @@ def _written_as_code(blocks: Iterable[Any], name: str) -> bool:
 
 def _looks_like_api(text: str) -> bool:
     """A term that is a name in code (`DEBUG`, `crypto/tls`, `url_for()`, `HashMap`), not a word."""
-    if not re.fullmatch(r"[\w.:/<>!-]+(?:\(\))?", text):
+    if not _TERM_CHARS.fullmatch(text):
         return False
-    camel = bool(re.search(r"[a-z][A-Z]", text))
+    camel = bool(_CAMEL_INSIDE.search(text))
     return (text.isupper() and len(text) > 1) or camel or any(c in text for c in "_./:(<")
 
 
 def _api_name(span: str) -> bool:
     """A code span that names an API thing (a type, a function, a setting), not an expression
     or a value: `HashMap`, `Box<T>`, `url_for()`, `SECRET_KEY`; not `5`, `True`, `x + 1`."""
-    if not re.fullmatch(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?", span):
+    if not _SPAN_CHARS.fullmatch(span):
         return False
-    if re.search(r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh|cfg|ini|yaml|yml)$", span):
+    if _FILE_NAME_END.search(span):
         return False  # a file name
-    bare = re.sub(r"<.*>|\(\)$", "", span)
+    bare = _PARAMETERS.sub("", span)
     if bare in ("True", "False", "None", "nil", "null", "true", "false", "Self", "self", "Ok", "Err", "Some"):
         return False
     # a plain lowercase identifier (`width`, `guess`) is an example's variable, not an API name
     return bare[:1].isupper() or "<" in span or "::" in span or "_" in bare or span.endswith(("()", "!")) \
         or "." in bare or "/" in bare
+
+
+# (compiled once: _api_name is asked of every code span)
+_TERM_CHARS = re.compile(r"[\w.:/<>!-]+(?:\(\))?")
+_CAMEL_INSIDE = re.compile(r"[a-z][A-Z]")
+_SPAN_CHARS = re.compile(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?")
+_FILE_NAME_END = re.compile(r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh|cfg|ini|yaml|yml)$")
+_PARAMETERS = re.compile(r"<.*>|\(\)$")
 
 
 _COMPOUND_FIRST = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*)-(?=[A-Za-z])")
@@ -1283,9 +1292,9 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     seen: set[tuple[str, str | None]] = set()
     runs = _item_runs(sentences)
     opening = _section_openings(sentences, sections)
-    weighed: dict[int, tuple[float | None, bool]] = {}
+    weighed: dict[int, tuple[float | None, bool, bool]] = {}
 
-    def weigh(i: int) -> tuple[float | None, bool]:
+    def weigh(i: int) -> tuple[float | None, bool, bool]:
         if i not in weighed:
             weighed[i] = _weigh(sentences, i, runs, own)
         return weighed[i]
@@ -1305,7 +1314,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
         if s.kind not in ("para", "item", "table") or i in skip or (s.text, s.subject) in seen:
             continue
         seen.add((s.text, s.subject))
-        score, answer = weigh(i)
+        score, answer, _ = weigh(i)
         if score is None:
             continue
         if i in defining and score >= 0:
@@ -1342,7 +1351,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
     # what room is left with its next best (a figure, a requirement), never with chatter
     strong = sorted((i for i in scores if scores[i] >= 2.5 or len(sentences) < 30), key=lambda i: (-scores[i], i))
     strong_set = set(strong)
-    weak = sorted((i for i in scores if i not in strong_set and scores[i] >= 1 and _figure(sentences[i].text)),
+    weak = sorted((i for i in scores if i not in strong_set and scores[i] >= 1 and weigh(i)[2]),
                   key=lambda i: (-scores[i], i))
     others = (strong + weak[: max(0, limit // 2 - len(strong))])[:limit]
     # the answers of each section, up to its share (a long section a larger one), best first; in
@@ -1448,7 +1457,7 @@ _ASKED = re.compile(r"\?$|^(?:answer|solution|workaround|resolution|explanation)
 _VERSION_NOTE = re.compile(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
 
 
-def _term_openings(sentences: list[Sentence], weigh: Callable[[int], tuple[float | None, bool]]) -> set[int]:
+def _term_openings(sentences: list[Sentence], weigh: Callable[[int], tuple[float | None, bool, bool]]) -> set[int]:
     """The sentence that says what each term the document defines is or does (a glossary's
     entry, an API description's `.. option:: -j N`, a definition list's term): the first of its
     first two prose sentences that reads alone ("Distribute the build over N processes in
@@ -1519,27 +1528,30 @@ _HOW_TO = re.compile("|".join((_HOW_TO_WAY, _HOW_TO_TO, _HOW_TO_IF_YOU, _HOW_TO_
 # _HOW_TO's alternatives grouped by a word each of their matches holds: a group is searched for
 # only where its word is (_how_to), not all ten alternatives wherever one of the words is
 _HOW_TO_PARTS = (
-    (("way", "how"), re.compile(_HOW_TO_WAY, re.I)),
-    (("to",), re.compile(_HOW_TO_TO, re.I)),
-    (("you",), re.compile("|".join((_HOW_TO_IF_YOU, _HOW_TO_YOU_CAN, _HOW_TO_YOU)), re.I)),
-    (("use", "pass", "set"), re.compile(_HOW_TO_USE, re.I)),
-    (("can",), re.compile(_HOW_TO_CAN_BE, re.I)),
+    (("way", "how"), CaseBlind(re.compile(_HOW_TO_WAY, re.I))),
+    (("to",), CaseBlind(re.compile(_HOW_TO_TO, re.I))),
+    (("you",), CaseBlind(re.compile("|".join((_HOW_TO_IF_YOU, _HOW_TO_YOU_CAN, _HOW_TO_YOU)), re.I))),
+    (("use", "pass", "set"), CaseBlind(re.compile(_HOW_TO_USE, re.I))),
+    (("can",), CaseBlind(re.compile(_HOW_TO_CAN_BE, re.I))),
 )
 
 
 def _how_to(text: str, low: str) -> bool:
     """Whether _HOW_TO matches `text` (`low`: text.lower())."""
-    return any(may_hold(text, low, words) and part.search(text) is not None for words, part in _HOW_TO_PARTS)
+    for words, part in _HOW_TO_PARTS:
+        if may_hold(text, low, words) and part.search(text, low):
+            return True
+    return False
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
-_VALUES_OR_NAMING = re.compile(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
-                               r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I)
+_VALUES_OR_NAMING = CaseBlind(re.compile(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
+                                         r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I))
 _HOW_TO_WORDS = ("way", "how", "you", "use", "pass", "set", "can be")  # every match of _HOW_TO holds one, or starts with "to"
 _VALUES_OR_NAMING_WORDS = ("values", "options", "choices", "named")
 _STANDS_FOR_WORDS = ("short", "stands", "abbreviation", "acronym")
-_STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
-                         re.I)
+_STANDS_FOR = CaseBlind(re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
+                                   re.I))
 # what a reader asks a document and it answers in one sentence, with no figure or name: the way
 # it recommends ("The simplest way is to use ..."), where something does not work ("On Windows,
 # this setting has no effect", "does not work in forking environments", "will only start ... in
@@ -1547,34 +1559,34 @@ _STANDS_FOR = re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\
 # tag will be used"), an order things are tried in ("in this order: a, b, c"), a
 # change a migration asks for ("will need to be changed to ..."), and a list it counts ("works
 # in three phases:")
-_BEST_WAY = re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
-                       r"\bis\s+(?:to|with|by)\b", re.I)
-_LIMITATION = re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
-                         r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
-                         r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
-                         r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
-                         r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b"
-                         # two options that do not go together: "`--report` cannot be combined with `--metadata`",
-                         # "You cannot combine X with Y", "X and Y are mutually exclusive"
-                         r"|\b(?:cannot|can\s*not|can't|may\s+not|must\s+not)\s+(?:be\s+)?(?:combined|used\s+(?:together|with)|mixed|combine)\b"
-                         r"|\bmutually\s+exclusive\b",
-                         re.I)
+_BEST_WAY = CaseBlind(re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
+                                 r"\bis\s+(?:to|with|by)\b", re.I))
+_LIMITATION = CaseBlind(re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
+                                   r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
+                                   r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
+                                   r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
+                                   r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b"
+                                   # two options that do not go together: "`--report` cannot be combined with `--metadata`",
+                                   # "You cannot combine X with Y", "X and Y are mutually exclusive"
+                                   r"|\b(?:cannot|can\s*not|can't|may\s+not|must\s+not)\s+(?:be\s+)?(?:combined|used\s+(?:together|with)|mixed|combine)\b"
+                                   r"|\bmutually\s+exclusive\b",
+                                   re.I))
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
-_INSTEAD = re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I)
+_INSTEAD = CaseBlind(re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I))
 _MONTHS = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
                      r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
 _MONTH_PARTS = ("uary", "March", "April", "May", "June", "July", "August", "ber", "day")  # one in each of _MONTHS' names
 _MONTH_PART = re.compile("|".join(_MONTH_PARTS))  # (a search skips to the letters they start with)
-_IN_ORDER = re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I)
+_IN_ORDER = CaseBlind(re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I))
 # which of two steps comes first ("Converters are run *before* validators"), what a function in code
 # returns ("`inspect(cls)` returns the parameters used to build the class")
-_BEFORE_AFTER = re.compile(r"\b(?:is|are)\s+(?:always\s+)?(?:run|called|applied|executed|evaluated|processed|invoked)\s+"
-                           r"[*_]*(?:before|after)\b", re.I)
+_BEFORE_AFTER = CaseBlind(re.compile(r"\b(?:is|are)\s+(?:always\s+)?(?:run|called|applied|executed|evaluated|processed|invoked)\s+"
+                                     r"[*_]*(?:before|after)\b", re.I))
 _RETURNS = re.compile(r"^`[^`]{1,80}`\s+(?:returns|yields)\b")
-_MIGRATE = re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I)
-_COUNTED_LIST = re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
-                           r"[^.;]{0,40}:$", re.I)
+_MIGRATE = CaseBlind(re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I))
+_COUNTED_LIST = CaseBlind(re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
+                                     r"[^.;]{0,40}:$", re.I))
 _NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
@@ -1659,9 +1671,10 @@ def _fact_score(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, in
 
 
 def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] | None = None,
-           own: str | None = None) -> tuple[float | None, bool]:
-    """_fact_score, and whether the sentence is one of the answers people ask for (_answers),
-    worked out from the same reading of it."""
+           own: str | None = None) -> tuple[float | None, bool, bool]:
+    """_fact_score, whether the sentence is one of the answers people ask for (_answers), and
+    whether it states a figure or a requirement as a fact (not as a story), worked out from the
+    same reading of it."""
     s = sentences[i]
     text = s.text
     low = text.lower()  # the case-blind patterns run on it (and only where their words are)
@@ -1669,7 +1682,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     # only where it is an API's signature, which a reference shows whole
     if not ((20 if "default" not in low else 12) <= len(text) <= (400 if not text.startswith(SIGNATURE) else 1_200)) \
             or code_like(text) or (len(text) < 20 and _DEFAULT_HEADER.match(text.replace(":", "").strip()) is not None):
-        return None, False
+        return None, False, False
     plain = _plain(text)
     score = 0.0
     called = _called(text)
@@ -1694,27 +1707,27 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if s.version:
         score += 1
     how = ("`" in text and (((low.startswith("to") or may_hold(text, low, _HOW_TO_WORDS)) and _how_to(text, low))
-                            or (may_hold(text, low, _VALUES_OR_NAMING_WORDS) and _VALUES_OR_NAMING.search(text) is not None))) \
-        or (may_hold(text, low, _STANDS_FOR_WORDS) and _STANDS_FOR.search(text) is not None) \
-        or ("way" in low and _BEST_WAY.search(text) is not None)
+                            or (may_hold(text, low, _VALUES_OR_NAMING_WORDS) and _VALUES_OR_NAMING.search(text, low)))) \
+        or (may_hold(text, low, _STANDS_FOR_WORDS) and _STANDS_FOR.search(text, low)) \
+        or ("way" in low and _BEST_WAY.search(text, low))
     # a sentence that states a limit, an order or a migration step, or counts the list it introduces
     stated = (("effect" in low or "ignored" in low or "only" in low or "not " in low or "omitted" in low or "unset" in low
                or "can't" in low or "exclusive" in low)
-              and _LIMITATION.search(text) is not None) \
-        or ("order" in low and _IN_ORDER.search(text) is not None) \
-        or (("before" in low or "after" in low) and _BEFORE_AFTER.search(text) is not None) \
+              and _LIMITATION.search(text, low)) \
+        or ("order" in low and _IN_ORDER.search(text, low)) \
+        or (("before" in low or "after" in low) and _BEFORE_AFTER.search(text, low)) \
         or (text.startswith("`") and _RETURNS.match(text) is not None) \
-        or (" to be " in low and _MIGRATE.search(text) is not None) \
-        or ("instead" in low and _INSTEAD.search(text) is not None) \
+        or (" to be " in low and _MIGRATE.search(text, low)) \
+        or ("instead" in low and _INSTEAD.search(text, low)) \
         or (_MONTH_PART.search(text) is not None and len(_MONTHS.findall(text)) >= 2) \
         or (text.endswith(":") and i + 1 < len(sentences) and sentences[i + 1].kind == "item"
-            and _COUNTED_LIST.search(text) is not None
+            and _COUNTED_LIST.search(text, low)
             # a list whose items name their fields ("Exit code 5: ...") answers by its items
             and not _FIELD_ITEM.match(sentences[i + 1].text))
     # a project's commitment is no chatter, though it speaks as "we": how long it supports what
     # it deprecates, in which releases it removes things, what each number of its versions means
     policy = ("least" in low or "most" in low or "releases" in low or "number" in low or "version" in low
-              or "within" in low) and _POLICY.search(text) is not None
+              or "within" in low) and _POLICY.search(text, low)
     # what the author flags: a warning, or a note that puts its point in bold ("Note: All of the
     # included extensions are in **maintenance mode**.")
     flagged = text[:1] in "NWICDAT" and (m := _FLAGGED.match(text)) is not None \
@@ -1738,37 +1751,40 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
             score += 0.5  # a list item that states something, not a word or a link
     if s.kind == "table":
         score += 0.5
-    chatty = not policy and (CHATTY.match(text) is not None or text.endswith("?"))
+    narrated = narrates(text, low)
+    # a statement with a figure or a requirement in it, told as a fact, not as a story
+    figure = not narrated and (number or requires or says_default)
+    chatty = not policy and (_CHATTY.match(text, low) or text.endswith("?"))
     if chatty:
         score -= 2
     elif s.kind == "item" and _INFRASTRUCTURE.match(text) is not None:
-        return score - 2, False  # the project's own CI or test rig ("CI: ...", "Bump actions/checkout from 3 to 4")
-    if REFERS_BACK.match(text):
+        return score - 2, False, figure  # the project's own CI or test rig ("CI: ...", "Bump actions/checkout from 3 to 4")
+    if _REFERS_BACK.match(text, low):
         score -= 1  # kept only when it says much; then it comes with the sentence before
-    narrated = narrates(text, low)
     if narrated:
         score -= 1  # a tutorial telling what we do next, rather than how things are
     if chatty or (narrated and not stated) or score < 0:
-        return score, False  # a project's own voice stating a limit or a date is no narration ("Our release months are ...")
+        return score, False, figure  # a project's own voice stating a limit or a date is no narration ("Our release months are ...")
     if s.subject or says_default or introduced or how or stated or (listed and _full_sentence(text)):
-        return score, True
+        return score, True, figure
     if s.kind == "item" and _FIELD_ITEM.match(text):
-        return score, True  # a field of a list that names its fields ("Exit code 5: No tests were collected")
+        return score, True, figure  # a field of a list that names its fields ("Exit code 5: No tests were collected")
     if number and (_NUMBER_UNIT_LOW.search(plain_low) or _NAMED_NUMBER.search(plain_low) or any(
             not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
-        return score, True
+        return score, True, figure
     if not number and _holds_any(plain_low, _SPELLED) and _NUMBER_UNIT_LOW.search(plain_low):
-        return score, True
+        return score, True, figure
     if requires and _REQUIREMENT.search(plain_low):
-        return score, True
+        return score, True, figure
     if "_" in text and _NAME_INTRODUCED.search(text):
-        return score, True
-    return score, _holds_any(low, _KIND_WORDS) and _NAMED_KIND.search(text) is not None
+        return score, True, figure
+    return score, _holds_any(low, _KIND_WORDS) and _NAMED_KIND.search(text) is not None, figure
 
 
 # a release item about the project's own build and test machinery, not the product: a CI or
 # test prefix ("CI: ...", "TST: ...", "[ci] ..."), or a bump of a CI action ("Bump
 # actions/setup-python from 4 to 5", "Update org/upload-nightly-action to 0.5.0")
+_CHATTY, _REFERS_BACK = CaseBlind(CHATTY), CaseBlind(REFERS_BACK)  # (of every sentence a fact's score reads)
 _INFRASTRUCTURE = re.compile(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|build|tests?|dev)\]\s)"
                              r"|\W{0,3}(?:bump|update|upgrade)[sd]?\s+`?(?:actions/[\w.-]+|[\w.-]+/[\w.-]*-action\b[\w.-]*)`?\s+"
                              r"(?:from|to)\s", re.I)
@@ -1778,15 +1794,15 @@ _INFRASTRUCTURE = re.compile(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|b
 # around for at least two minor releases"), removals kept to a kind of release ("only ... in
 # major releases"), what a number of its version means ("The first number of the version is the
 # year", "A is the major version")
-_POLICY = re.compile(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|six|ten|twelve|eighteen|twenty-four)\s+"
-                     r"(?:(?:major|minor|feature|bugfix|patch)\s+)?(?:years?|months?|weeks?|releases?|versions?)\b"
-                     r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
-                     r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
-                     r"(?:version|release)"
-                     r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)"
-                     # a time it promises: "you should receive an acknowledgment within 48 hours"
-                     r"|\bwithin\s+(?:\d+|one|two|three|five|seven|ten|fourteen|thirty|ninety)\s+(?:business\s+|working\s+)?"
-                     r"(?:hours?|days?|weeks?)\b", re.I)
+_POLICY = CaseBlind(re.compile(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|six|ten|twelve|eighteen|twenty-four)\s+"
+                               r"(?:(?:major|minor|feature|bugfix|patch)\s+)?(?:years?|months?|weeks?|releases?|versions?)\b"
+                               r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
+                               r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
+                               r"(?:version|release)"
+                               r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)"
+                               # a time it promises: "you should receive an acknowledgment within 48 hours"
+                               r"|\bwithin\s+(?:\d+|one|two|three|five|seven|ten|fourteen|thirty|ninety)\s+(?:business\s+|working\s+)?"
+                               r"(?:hours?|days?|weeks?)\b", re.I))
 
 
 # a list whose items answer one question: "the ownership rules:", "Here's a summary of what
@@ -1808,13 +1824,6 @@ def _plain(text: str) -> str:
     return _XREF.sub("", text) if _XREF_LOW.search(low) else text
 
 
-def _figure(text: str) -> bool:
-    """A statement with a figure or a requirement in it, told as a fact, not as a story."""
-    plain = _plain(text)
-    low = text.lower()
-    return not narrates(text, low) and (_has_number(plain) or _requires(plain) or _says_default(text, low))
-
-
 # The case-blind patterns, each behind a test that is cheap where it cannot match (most
 # sentences): a fact's score asks a dozen of them of every sentence of a document.
 _REQUIRE_LOW = lowercase_pattern(_REQUIRE)
@@ -1824,7 +1833,7 @@ _CALLED_WORDS = ("called", "known", "referred", "named", "termed")
 
 
 def _says_default(text: str, low: str) -> bool:
-    return ("default" in low and _DEFAULT.search(text) is not None) \
+    return ("default" in low and _DEFAULT.search(text, low)) \
         or ("=" in text and "(" in text and _SIGNATURE_DEFAULTS.search(text) is not None)
 
 
@@ -1865,9 +1874,12 @@ def _called(text: str) -> re.Match[str] | None:
 _LITERAL_NUMBER = re.compile(r"[-+]?\d[\d.,:_]*(?:\s*[A-Za-z%]{1,3})?")
 
 
+_OPENS_SENTENCE = re.compile(r"[\"'“`*_]*[A-Z`]")
+
+
 def _full_sentence(text: str) -> bool:
     """Starts with a capital (or code), ends as a sentence ends, and has a few words."""
-    return bool(re.match(r"[\"'“`*_]*[A-Z`]", text)) and text.rstrip("*_\"'”)").endswith((".", "!")) \
+    return bool(_OPENS_SENTENCE.match(text)) and text.rstrip("*_\"'”)").endswith((".", "!")) \
         and len(text.split()) >= 4
 
 
