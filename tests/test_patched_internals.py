@@ -88,6 +88,14 @@ MARKDOWN_IT = {
     ("markdown_it.rules_block.list", "skipOrderedListMarker"): "1ed0fc512baf",
     ("markdown_it.rules_block.html_block", "html_block"): "456ffdd65890",
     ("markdown_it.rules_block.heading", "heading"): "cf98983ffc8f",
+    # the rules asked only about the lines they can match (sources.markdown._BLOCK_OPENS): those
+    # above and these, each checking the first character (or the indent) before any change
+    ("markdown_it.rules_block.reference", "reference"): "6fb16dfa69af",
+    ("markdown_it.rules_block.code", "code"): "cf6ef385eaeb",
+    ("markdown_it.rules_block.state_block", "StateBlock.is_code_block"): "95fe570ab24d",
+    # normalize, run only on a text it changes; text_join, off: it runs before any inline run is parsed
+    ("markdown_it.rules_core.normalize", "normalize"): "71b29c0f3e02",
+    ("markdown_it.rules_core.text_join", "text_join"): "b18dfe4edc66",
     # the text rule stops where the enabled inline rules open (sources.markdown._RULE_OPENS),
     # and where a link label's scan (skipToken, run on from the text rule's stop) must see `]`
     ("markdown_it.rules_inline.text", "text"): "04f43125e9ac",

@@ -68,6 +68,15 @@ def _parser() -> MarkdownIt:
     md.disable("inline")
     md.block.ruler.at("lheading", _setext_heading(md.block.ruler.getRules("")))
     md.block.ruler.at("paragraph", _paragraph)
+    for rule in md.block.ruler.__rules__:
+        if rule.name in _BLOCK_OPENS:
+            # `at` sets the rule's chains anew: the rule still ends a paragraph, a list, ...
+            md.block.ruler.at(rule.name, _opening(rule.fn, _BLOCK_OPENS[rule.name]), {"alt": list(rule.alt)})
+    md.block.ruler.at("code", _indented_code(_rule(md.block.ruler, "code")), {"alt": list(_alt(md.block.ruler, "code"))})
+    md.core.ruler.at("normalize", _normalize(_rule(md.core.ruler, "normalize")))
+    # text_join joins the text tokens of inline runs, run here with no inline run parsed yet
+    # (MAX_INLINE): each inline token's children are still the empty list its block rule made
+    md.core.ruler.disable("text_join")
     stops = _inline_stops([rule.name for rule in md.inline.ruler.__rules__ if rule.enabled])
     if stops is not None:
         md.inline.terminator_re = re.compile("[" + re.escape("".join(sorted(stops))) + "]")
@@ -144,6 +153,62 @@ def _paragraph(state: Any, start: int, end: int, silent: bool) -> bool:
     token = state.push("paragraph_close", "p", -1)
     state.parentType = parent
     return True
+
+
+def _rule(ruler: Any, name: str) -> Any:
+    return next(rule.fn for rule in ruler.__rules__ if rule.name == name)
+
+
+def _alt(ruler: Any, name: str) -> list[str]:
+    return next(rule.alt for rule in ruler.__rules__ if rule.name == name)
+
+
+# The characters that open a fence, a block quote, a rule, a list item, a link reference
+# definition, an HTML block, an ATX heading. markdown-it tries each of these rules at the start
+# of every block (and, silent, at lines that may end one); each calls its debug logger, then
+# returns False, changing nothing, when the line's first character is not one of its own.
+# _opening returns that False without the call: a paragraph was asked about by nine rules.
+_BLOCK_OPENS = {
+    "fence": "~`", "blockquote": ">", "hr": "*-_", "list": "*-+0123456789", "reference": "[", "html_block": "<",
+    "heading": "#",
+}
+
+
+def _opening(rule: Any, opens: str) -> Any:
+    """A block rule asked only about a line whose first character (after its indent) is one of
+    `opens`; on a blank line it is asked as before."""
+
+    def opening(state: Any, start: int, end: int, silent: bool) -> bool:
+        at = state.bMarks[start] + state.tShift[start]
+        if at < state.eMarks[start] and state.src[at] not in opens:
+            return False
+        return bool(rule(state, start, end, silent))
+
+    return opening
+
+
+def _indented_code(rule: Any) -> Any:
+    """markdown-it's indented code rule, asked only about a line indented as code (what it
+    checks first, after logging the call)."""
+
+    def indented_code(state: Any, start: int, end: int, silent: bool) -> bool:
+        if state.sCount[start] - state.blkIndent < 4:
+            return False
+        return bool(rule(state, start, end, silent))
+
+    return indented_code
+
+
+def _normalize(rule: Any) -> Any:
+    """markdown-it's normalize rule (CRLF and CR to LF, NUL to U+FFFD), which rewrites every line
+    break of the text, run only on a text that holds a CR or a NUL: read_text has made every
+    line break a LF already."""
+
+    def normalize(state: Any) -> None:
+        if "\r" in state.src or "\0" in state.src:
+            rule(state)
+
+    return normalize
 
 
 def _setext_heading(rules: list[Any]) -> Any:
