@@ -34,6 +34,8 @@ DOCUTILS = {
     ("docutils.nodes", "Node.setup_child"): "e4d4c187fb94",
     ("docutils.nodes", "unescape"): "34ad5b021d37",
     ("docutils.utils", "assemble_option_dict"): "89bbfd7fd807",
+    # what iterating a ViewList did (it defines no __iter__): its __getitem__ with 0, 1, 2, ...
+    ("docutils.statemachine", "ViewList.__getitem__"): "e157630ccbc9",
     ("docutils.parsers.rst.directives.misc", "Class"): None,
     ("docutils.parsers.rst", "Parser"): None,
 }

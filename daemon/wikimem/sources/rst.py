@@ -380,8 +380,8 @@ def _lenient(directive: type) -> type:
 def _sphinx_markup() -> Iterator[None]:
     """Sphinx's directives, and any unknown one, for the time of one parse and its reading
     (with docutils' hot paths made leaner: a transition bound when it matches, state
-    machines kept, a node's document found once, a line read straight from its list,
-    unescape skipped where there is nothing to unescape).
+    machines kept, a node's document found once, a line read straight from its list, a block's
+    lines iterated as a list, unescape skipped where there is nothing to unescape).
 
     docutils looks directives up through one module-level function; it is swapped here and
     put back after, so nothing outside a wikimem parse sees Sphinx's names (the lock keeps
@@ -416,6 +416,7 @@ def _sphinx_markup() -> Iterator[None]:
         original_setup = nodes.Node.setup_child
         original_unescape = nodes.unescape
         original_assemble = docutils_utils.assemble_option_dict
+        original_iter = statemachine.ViewList.__dict__.get("__iter__")
 
         def assemble(option_list: list[tuple[str, str | None]], spec: Any) -> Any:
             # an option written twice (a release's `:released:` given again) keeps its last
@@ -439,7 +440,7 @@ def _sphinx_markup() -> Iterator[None]:
         nodes.Node.setup_child = _setup_child
         nodes.unescape = unescape
         docutils_utils.assemble_option_dict = assemble
-        _MACHINES.clear()
+        statemachine.ViewList.__iter__ = _view_lines
         try:
             yield
         finally:
@@ -452,7 +453,17 @@ def _sphinx_markup() -> Iterator[None]:
             nodes.Node.setup_child = original_setup
             nodes.unescape = original_unescape
             docutils_utils.assemble_option_dict = original_assemble
-            _MACHINES.clear()
+            if original_iter is None:
+                del statemachine.ViewList.__iter__
+            else:
+                statemachine.ViewList.__iter__ = original_iter
+
+
+def _view_lines(self: Any) -> Iterator[str]:
+    """Iterating a ViewList (a block's lines, joined or looped over): the iterator of its list of
+    lines. ViewList defines no __iter__, so Python iterated it by calling its __getitem__ with 0,
+    1, 2, ... up to an IndexError, a Python call for each line, which returns that list's item."""
+    return iter(self.data)
 
 
 def _runtime_init(self: Any) -> None:
@@ -529,6 +540,8 @@ class _Transitions(dict):  # type: ignore[type-arg]
         return pattern, method, next_state
 
 
+# kept from one parse to the next, as docutils keeps nested_parse's: a machine's states are
+# initialised again for each parse (_runtime_init), and hold the last parse's document until then
 _MACHINES: dict[tuple[Any, ...], list[Any]] = {}
 
 
@@ -537,8 +550,8 @@ def _nested_list_parse(self: Any, block: Any, input_offset: int, node: Any, init
                        extra_settings: dict[str, Any] | None = None, match_titles: bool = False,
                        state_machine_class: Any = None, state_machine_kwargs: Any = None) -> tuple[int, bool]:
     """docutils' RSTState.nested_list_parse, with its state machines kept for the next list of
-    the same kind in the document (docutils keeps nested_parse's the same way) rather than made
-    for every list item, definition and field: making one makes all its states."""
+    the same kind, in this document or the next (docutils keeps nested_parse's the same way),
+    rather than made for every list item, definition and field: making one makes all its states."""
     machine_class = state_machine_class or self.nested_sm
     kwargs = dict(self.nested_sm_kwargs if state_machine_kwargs is None else state_machine_kwargs)
     kwargs["initial_state"] = initial_state
