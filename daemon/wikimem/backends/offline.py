@@ -41,7 +41,15 @@ from ..facts import FORMAT as FACTS_FORMAT
 from ..lexicon import read_word_list
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
-from ..sources import SkipSource, load_source, outline, title_from_name, xref
+from ..sources import (
+    SkipSource,
+    load_source,
+    outline,
+    ready_readers,
+    source_suffix,
+    title_from_name,
+    xref,
+)
 from ..state import encode_analysis
 from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
@@ -170,6 +178,7 @@ class OfflineBackend:
             return None
 
         read_word_list()  # once, before the fork: the workers share it rather than each reading it
+        ready_readers([source_suffix(p) for p in todo])  # and so the libraries that read the sources
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
         # the largest files first, one at a time while there are few: a large file taken late

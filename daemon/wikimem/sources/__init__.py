@@ -13,6 +13,8 @@ import dataclasses
 import itertools
 import posixpath
 import re
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -500,6 +502,39 @@ def load_source(file: Path, rel_path: str, *, max_bytes: int, xrefs: bool = Fals
     return doc
 
 
+# a few lines of each format, read before a fork (ready_readers): what reading a first file of it
+# loads and sets up, in a worker, is then loaded in the process the workers are forked from
+_SAMPLES = {
+    "markdown": "# Acme\n\nA *sentence* with `code`, [a link](https://example.com/) and **more**.\n\n- An item\n",
+    "rst": "Acme\n====\n\nA *sentence* with ``code``, :func:`acme.run` and `a link <https://example.com/>`_.\n\n"
+           "- An item\n\n.. note::\n\n   A note.\n",
+    "html": "<html><head><title>Acme</title></head><body><h1>Acme</h1><p>A <em>sentence</em>.</p></body></html>",
+}
+
+
+def ready_readers(suffixes: Iterable[str], least: int = 2) -> None:
+    """Load the libraries that read the given kinds of file (one suffix a file), and set up
+    their parsers, by reading a few lines of each format: for a process about to fork workers
+    that will read such files. Each worker then shares what was loaded here rather than
+    loading it itself on its first file of the kind (markdown-it, docutils and its language
+    modules, BeautifulSoup and markdownify: a tenth of a second, about). A kind fewer than
+    `least` files need is left to the worker that reads them. PDF's library is not loaded
+    before a fork: pdfium is a C library that sets itself up when loaded."""
+    wanted: Counter[str] = Counter()
+    for suffix in suffixes:
+        # a .txt may be Markdown or reST (sniff_format), an HTML page is read as Markdown
+        if suffix in MARKDOWN_SUFFIXES | PLAIN_SUFFIXES | PRESENT_SUFFIXES | HTML_SUFFIXES:
+            wanted["markdown"] += 1
+        if suffix in RST_SUFFIXES | PLAIN_SUFFIXES | INCLUDE_SUFFIXES:
+            wanted["rst"] += 1
+        if suffix in HTML_SUFFIXES:
+            wanted["html"] += 1
+    loaders = {"markdown": load_markdown, "rst": load_rst, "html": load_html}
+    for kind, sample in _SAMPLES.items():
+        if wanted[kind] >= least:
+            loaders[kind](f"raw/ready.{kind}", sample)
+
+
 def outline(doc: Document) -> dict[str, Any]:
     """What search needs of a loaded source besides its lines: title, date, anchor, the
     headings ([line, level, text]) and the sections' releases ([line, parent, version]); for a
@@ -522,4 +557,5 @@ def replace(doc: Document, **changes: Any) -> Document:
     return dataclasses.replace(doc, **changes)
 
 
-__all__ += ["Section", "outline", "replace", "title_from_name", "load_markdown", "load_rst", "load_plain", "load_present"]
+__all__ += ["Section", "outline", "ready_readers", "replace", "title_from_name", "load_markdown", "load_rst", "load_plain",
+            "load_present"]
