@@ -116,9 +116,16 @@ def _tag_class() -> type:
     return NamedParents
 
 
+_MARKS = re.compile(r"[`*_\[\]()#>|]")
+_SPACE = re.compile(r"\s+")
+
+
 def _plain_words(text: str) -> str:
-    text = re.sub(r"[`*_\[\]()#>|]", " ", html.unescape(TAG.sub(" ", text)))
-    return re.sub(r"\s+", " ", text).strip().lower()
+    """A line's words as _map_lines compares them (every raw line of the page is read so): its
+    tags and Markdown's marks made spaces, its character references read, lowercase. The tag
+    pattern is tried only on a line that holds a "<"."""
+    text = html.unescape(TAG.sub(" ", text) if "<" in text else text)
+    return _SPACE.sub(" ", _MARKS.sub(" ", text)).strip().lower()
 
 
 def _map_lines(blocks: list[Block], raw: str, offset: int) -> list[Block]:

@@ -656,7 +656,8 @@ def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = Tru
                 shown, how = role_text(name, child.content)
                 out.append(code_span(shown) if how == "code" else f"*{shown}*" if how == "emphasis" and emphasis else shown)
             else:
-                out.append(code_span(_INLINE_LANGUAGE.sub("", child.content, count=1)))
+                code = child.content
+                out.append(code_span(_INLINE_LANGUAGE.sub("", code, count=1) if code.startswith("#!") else code))
         elif kind in ("softbreak", "hardbreak"):
             out.append("\n")
         elif kind in ("em_open", "em_close"):
@@ -685,11 +686,10 @@ def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = Tru
     text = "".join(out)
     if "*" in text:
         text = text.replace("****", "")  # emphasis around nothing (an image, a tag) leaves no marks
-    if "{" in text or ":" in text:
-        # an icon shortcode (`:octicons-file-code-24:`) draws a picture, and an attribute list
-        # that ends a paragraph (`{: .source-link }`) styles it: neither is text
-        if _ICON.search(text) or _HEADING_ATTR.search(text):
-            text = _EMPTY_EMPHASIS.sub("", _ICON.sub("", _HEADING_ATTR.sub("", text)))
+    # an icon shortcode (`:octicons-file-code-24:`) draws a picture, and an attribute list
+    # that ends a paragraph (`{: .source-link }`) styles it: neither is text
+    if (":" in text and _ICON.search(text)) or ("{" in text and _HEADING_ATTR.search(text)):
+        text = _EMPTY_EMPHASIS.sub("", _ICON.sub("", _HEADING_ATTR.sub("", text)))
     return keep_lines(token.content, text)  # a sentence is cited at its own line
 
 
