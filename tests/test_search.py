@@ -1473,18 +1473,30 @@ def _segment_files(folder):
     return {name.split(".", 1)[1]: inner.open_file(name).read(inner.file_length(name)) for name in inner.list()}
 
 
-@pytest.mark.parametrize("how", ["in memory", "in runs on disk", "merged", "out of order"])
-def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path, how):
+@pytest.mark.parametrize("how", ["in memory", "in runs on disk", "merged", "out of order", "boosted", "compressed"])
+def test_the_index_writer_writes_what_whooshs_own_writes(tmp_path, monkeypatch, how):
     # the segment writer adds a document's postings grouped by term (index._segment_writer_class,
     # _pool_class) and writes them a block at a time (_field_writer_class): the files must be
     # whoosh's, byte for byte, blocks cut where it cuts them (a word in every document fills
     # several), with its statistics and field lengths; also when the pool outgrows its memory
-    # (runs sorted on disk) and when segments are merged into one (postings of merged segments)
+    # (runs sorted on disk), when segments are merged into one (postings of merged segments),
+    # for a field whose weights are boosted, and for a codec that compresses its blocks (then
+    # written a posting at a time, through whoosh's postings writer)
     from whoosh import index as windex
     from whoosh.codec.whoosh3 import W3Codec
 
+    from wikimem.search import analysis
     from wikimem.search import index as I
-    from wikimem.search.analysis import schema
+
+    def schema():
+        made = analysis.schema()
+        if how == "boosted":
+            made["body"].format.field_boost = 2.5
+        return made
+
+    if how == "compressed":
+        monkeypatch.setattr(I, "COMPRESSION", 3)
+        monkeypatch.setattr(I, "_CODEC", None)
 
     docs = [dict(path=f"raw/n{n}.md", kind="source", level="part", body=" ".join(
         ["widget"] * (1 + n % 7) + [f"part{n % 13}", "gear" if n % 3 else "", "bolt " * (n % 5),

@@ -12,8 +12,10 @@ import marshal
 import os
 import re
 import shutil
+import sys
 import time
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -390,6 +392,16 @@ def _codec() -> Any:
                     tables[fieldname] = None if reader is None else [byte_to_length(b) if b else None for b in reader]
                 return tables[fieldname]  # type: ignore[no-any-return]
 
+            def length_bytes(self, fieldname: str) -> bytes | None:
+                """Every document's length byte of the field (0 for none) in one read; None
+                without a column."""
+                from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
+
+                from .ranking import _column_bytes
+
+                reader = self._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+                return None if reader is None else _column_bytes(reader, self._doccount)
+
             def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> Any:
                 table = self.table(fieldname)
                 if table is None:  # whoosh's own answers: default without a column
@@ -649,35 +661,64 @@ def _field_writer_class() -> type:
     add_postings makes five calls and a dozen checks for each posting, two fifths of an index
     build. The files are the same: blocks cut where whoosh cuts them, with its statistics
     (kept as it keeps them: a block's highest weight before its weights become 32-bit floats,
-    a length of zero or none left out of its shortest)."""
-    from array import array
+    a length of zero or none left out of its shortest). A field's blocks and term entries are
+    gathered in memory and written at its end, their places counted here: asking the file
+    where it is and writing to it were a call each per term."""
+    from hashlib import md5
     from operator import sub
     from pickle import dumps
     from struct import Struct
 
     from whoosh.codec.base import OutOfOrderError
     from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3FieldWriter, W3TermInfo
+    from whoosh.filedb.filetables import OrderedHashWriter, md5_hash
     from whoosh.filedb.filetables import _lengths as KEY_LENGTHS
-    from whoosh.system import pack_int, pack_long, pack_ushort
-    from whoosh.util.numeric import length_to_byte
+    from whoosh.filedb.filetables import _pointer as POINTER
+    from whoosh.system import pack_int, pack_ushort
+    from whoosh.util.numeric import byte_to_length
 
     TERMINFO: Struct = W3TermInfo._struct
+    EXTENT = Struct("!qi")  # W3TermInfo.to_bytes's pack_long(offset) + pack_int(length)
+
+    class TermTable(OrderedHashWriter):  # type: ignore[misc]
+        def _write_hashes(self) -> None:
+            """whoosh's hash tables, each written in one go rather than a write per slot."""
+            dbfile = self.dbfile
+            null = (0, 0)
+            for entries in self.buckets:
+                numslots = 2 * len(entries)
+                self.directory.append((dbfile.tell(), numslots))
+                hashtable = [null] * numslots
+                for hashval, position in entries:
+                    slot = (hashval >> 8) % numslots
+                    while hashtable[slot] != null:
+                        slot = (slot + 1) % numslots
+                    hashtable[slot] = (hashval, position)
+                dbfile.write(b"".join([POINTER.pack(h, p) for h, p in hashtable]))
 
     class FieldWriter(W3FieldWriter):  # type: ignore[misc]
+        def __init__(self, *args: Any) -> None:
+            W3FieldWriter.__init__(self, *args)
+            if type(self._tindex) is OrderedHashWriter:
+                self._tindex.__class__ = TermTable
+            self._posts: list[bytes] = []  # the field's blocks not yet written, from _postat on
+            self._entries: list[bytes] = []  # its term entries not yet written, from _entryat on
+            self._postat = self._entryat = 0
+
         def add_postings(self, schema: Any, lengths: Any, items: Any) -> None:
             if isinstance(items, _Grouped):
                 self._add_grouped(schema, lengths, items)
                 return
             lastfn: str | None = None
             lasttext: bytes | None = None
-            table: list[int | None] | None = None
+            sizes: bytes | None = None
             docs: list[int] = []
             weights: list[float] = []
             values: list[bytes | None] = []
             for fieldname, btext, docnum, weight, value in items:
                 if btext != lasttext or fieldname != lastfn:
                     if lasttext is not None:
-                        self._term(lasttext, docs, weights, values, table)
+                        self._term(lasttext, docs, weights, values, sizes)
                         docs, weights, values = [], [], []
                     if fieldname != lastfn:
                         if lastfn is not None:
@@ -685,7 +726,7 @@ def _field_writer_class() -> type:
                                 raise OutOfOrderError(f"Field {lastfn!r} .. {fieldname!r}")
                             self.finish_field()
                         self.start_field(fieldname, schema[fieldname])
-                        table = lengths.table(fieldname) if lengths else None
+                        sizes = _length_bytes(lengths, fieldname)
                         lastfn, lasttext = fieldname, None
                     if docnum == -1:
                         continue  # whoosh's mark of a word for the spelling graph (none here)
@@ -696,7 +737,7 @@ def _field_writer_class() -> type:
                 weights.append(weight)
                 values.append(value)
             if lasttext is not None:
-                self._term(lasttext, docs, weights, values, table)
+                self._term(lasttext, docs, weights, values, sizes)
             if lastfn is not None:
                 self.finish_field()
 
@@ -704,85 +745,167 @@ def _field_writer_class() -> type:
             """The pool's postings as it keeps them (_pool_class): sorted by field and term alone."""
             for fieldname in grouped.fields():
                 self.start_field(fieldname, schema[fieldname])
-                table = lengths.table(fieldname) if lengths else None
-                for btext, entry in grouped.terms(fieldname):
-                    docs, weights, values = entry
-                    if grouped.unordered:
-                        docs, weights, values = (list(x) for x in zip(*_in_order(entry, True), strict=True))
-                    self._term(btext, docs, weights, values, table)
+                sizes = _length_bytes(lengths, fieldname)
+                counted = grouped.counted.get(fieldname)
+                if counted is not None and fieldname not in grouped.posted and not grouped.unordered \
+                        and self._fixed == 4:
+                    # a text field's counts, as they are: a term's weights are its counts times the
+                    # field's boost, its values the counts as whoosh packs them (pack_uint)
+                    boost, terms = counted
+                    for term in sorted(terms):  # the order of their UTF-8 bytes
+                        flat = terms[term]
+                        counts = flat[1::2]
+                        self._term(term.encode("utf-8"), flat[0::2],
+                                   counts if boost == 1.0 else [n * boost * 1.0 for n in counts],
+                                   _uint32s(counts), sizes)
+                else:
+                    for btext, entry in grouped.terms(fieldname):
+                        docs, weights, values = entry
+                        if grouped.unordered:
+                            docs, weights, values = (list(x) for x in zip(*_in_order(entry, True), strict=True))
+                        self._term(btext, docs, weights, values, sizes)
                 self.finish_field()
-
-        def _term(self, btext: bytes, docs: list[int], weights: list[float], values: list[bytes | None],
-                  table: list[int | None] | None) -> None:
-            writer = self._postwriter
-            limit = writer._blocklimit
-            if len(docs) <= limit and not writer._compression and not writer._byteids and writer._inlinelimit <= 1:
-                self._one_block(btext, docs, weights, values, table)
-                return
-            self.start_term(btext)
-            for start in range(0, len(docs), limit):
-                end = start + limit
-                writer._ids = array("I", docs[start:end])
-                block_weights = weights[start:end]
-                writer._weights = array("f", block_weights)
-                writer._values = [v for v in values[start:end] if v]
-                top = max(block_weights)
-                writer._maxweight = top if top > 0 else 0
-                known = [n for d in docs[start:end] if (n := table[d])] if table is not None else []
-                writer._minlength = min(known) if known else None
-                writer._maxlength = max(known) if known else 0
-                if end < len(docs):
-                    writer._write_block()  # a full block with more to come, as add_posting writes it
-            self.finish_term()
 
         def start_field(self, fieldname: str, fieldobj: Any) -> None:
             W3FieldWriter.start_field(self, fieldname, fieldobj)
             self._fixed = fieldobj.format.fixed_value_size()
+            self._prefix = pack_ushort(self._fieldid)
+            writer = self._postwriter
+            self._fast = not writer._compression and not writer._byteids and writer._inlinelimit <= 1
+            self._postat, self._entryat = self._postfile.tell(), self._tindex.dbfile.tell()
 
-        def _one_block(self, btext: bytes, docs: list[int], weights: list[float], values: list[bytes | None],
-                       table: list[int | None] | None) -> None:
-            """A term whose postings fit one block (most terms): the bytes start_term,
-            _write_block(last=True) and finish_term write, and the term's entry in the terms
-            table, worked out here in one go rather than through two dozen calls."""
+        def finish_field(self) -> None:
+            self._write_out()
+            W3FieldWriter.finish_field(self)
+
+        def _write_out(self) -> None:
+            if self._posts:
+                self._postfile.write(b"".join(self._posts))
+                self._posts.clear()
+            if self._entries:
+                self._tindex.dbfile.write(b"".join(self._entries))
+                self._entries.clear()
+
+        def _term(self, btext: bytes, docs: list[int], weights: list[float] | list[int],
+                  values: list[bytes | None] | bytes, sizes: bytes | None) -> None:
+            """A term's postings (their docnums, weights, and values: each one's, or all of them
+            joined when each has the format's fixed size) into blocks of whoosh's block limit,
+            and its entry into the terms table. `sizes`: each entry's length byte in the field."""
+            if not self._fast:
+                self._whooshs_term(btext, docs, weights, values, sizes)
+                return
             n = len(docs)
-            floats = array("f", weights)  # the block keeps its weights as 32-bit floats
-            first = floats[0]
-            if floats.count(first) != n:
-                mini_weights: Any = tuple(floats)
-            else:
-                mini_weights = None if first == 1.0 else first
-            kept = [v for v in values if v]
+            limit = self._postwriter._blocklimit
             fixed = self._fixed
-            mini_values = tuple(kept) if fixed is None or fixed < 0 else None if fixed == 0 else b"".join(kept)
-            top = max(weights)
-            maxweight = top if top > 0 else 0
-            known = [length for d in docs if (length := table[d])] if table is not None else []
-            shortest = length_to_byte(min(known)) if known else 0
-            longest = length_to_byte(max(known)) if known else 0
-            deltas = (docs[0], *map(sub, docs[1:], docs))
-            data = dumps((deltas, mini_weights, mini_values), 2)
-            info = dumps((n, docs[-1], maxweight, 0, shortest, longest), 2)
-            postfile = self._postfile
-            start = postfile.tell()
-            block = b"".join((WHOOSH3_HEADER_MAGIC, pack_int(-(len(info) + len(data))), info, data))
-            postfile.write(block)
-            # the term's entry: W3TermInfo.to_bytes of what add_block gathered, then
-            # OrderedHashWriter.add
-            value = TERMINFO.pack(0, 0 + sum(floats), n, shortest, longest, max(0, maxweight), docs[0], docs[-1]) \
-                + pack_long(start) + pack_int(len(block))
-            key = pack_ushort(self._fieldid) + btext
+            parts: list[bytes] = [WHOOSH3_HEADER_MAGIC]
+            total: float = 0  # the term's statistics, as W3TermInfo.add_block gathers them
+            shortest: int | None = None
+            longest = 0
+            heaviest: float = 0
+            for start in range(0, n, limit):
+                end = min(n, start + limit)
+                ids = docs[start:end] if n > limit else docs
+                floats = array("f", weights[start:end] if n > limit else weights)  # kept as 32-bit floats
+                first = floats[0]
+                if floats.count(first) != end - start:
+                    mini_weights: Any = tuple(floats)
+                else:
+                    mini_weights = None if first == 1.0 else first
+                if fixed == 0:
+                    mini_values: Any = None
+                elif isinstance(values, bytes):
+                    mini_values = values[start * fixed:end * fixed] if n > limit else values
+                else:
+                    kept = [v for v in values[start:end] if v]
+                    mini_values = tuple(kept) if fixed is None or fixed < 0 else b"".join(kept)
+                top = max(weights[start:end] if n > limit else weights)
+                maxweight = float(top) if top > 0 else 0
+                low, high = _shortest_longest(sizes, ids)
+                data = dumps(((ids[0], *map(sub, ids[1:], ids)), mini_weights, mini_values), 2)
+                info = dumps((end - start, ids[-1], maxweight, 0, low or 0, high), 2)
+                size = len(info) + len(data)
+                parts += (pack_int(size if end < n else -size), info, data)
+                total += sum(floats)
+                shortest = low if shortest is None else min(shortest, low)  # type: ignore[type-var]
+                longest = max(longest, high)
+                heaviest = max(heaviest, maxweight)
+            block = b"".join(parts)
+            at = self._postat
+            self._posts.append(block)
+            self._postat = at + len(block)
+            # the term's entry: W3TermInfo.to_bytes, then OrderedHashWriter.add
+            value = TERMINFO.pack(0, total, n, shortest or 0, longest, heaviest, docs[0], docs[-1]) \
+                + EXTENT.pack(at, len(block))
+            self._entry(self._prefix + btext, value)
+
+        def _entry(self, key: bytes, value: bytes) -> None:
             tindex = self._tindex
             if key <= tindex.lastkey:
                 raise ValueError(f"Keys must increase: {tindex.lastkey!r}..{key!r}")
-            dbfile = tindex.dbfile
-            at = dbfile.tell()
+            at = self._entryat
             tindex.index.append(at)
-            dbfile.write(b"".join((KEY_LENGTHS.pack(len(key), len(value)), key, value)))
-            h = tindex.hashfn(key)
+            entry = b"".join((KEY_LENGTHS.pack(len(key), len(value)), key, value))
+            self._entries.append(entry)
+            self._entryat = at + len(entry)
+            hashfn = tindex.hashfn
+            # md5_hash's number: the digest's last four bytes
+            h = int.from_bytes(md5(key, usedforsecurity=False).digest()[12:], "big") if hashfn is md5_hash \
+                else hashfn(key)
             tindex.buckets[h & 255].append((h, at))
             tindex.lastkey = key
 
+        def _whooshs_term(self, btext: bytes, docs: list[int], weights: list[float] | list[int],
+                          values: list[bytes | None] | bytes, sizes: bytes | None) -> None:
+            """A term through whoosh's own postings writer, a posting at a time: for a codec
+            that compresses its blocks or inlines short lists, which _term does not write."""
+            self._write_out()
+            fixed = self._fixed
+            self.start_term(btext)
+            for i, docnum in enumerate(docs):
+                value = (values[i * fixed:(i + 1) * fixed] if isinstance(values, bytes) else values[i]) or b""
+                size = sizes[docnum] if sizes is not None else 0
+                self.add(docnum, weights[i] * 1.0, value, byte_to_length(size) if size else None)
+            self.finish_term()
+            self._postat, self._entryat = self._postfile.tell(), self._tindex.dbfile.tell()
+
     return FieldWriter
+
+
+def _shortest_longest(sizes: bytes | None, docs: list[int]) -> tuple[int | None, int]:
+    """The length bytes of the shortest and the longest of these entries whose length is known
+    (not 0): (None, 0) when none is."""
+    if sizes is None:
+        return None, 0
+    got = bytes(map(sizes.__getitem__, docs))
+    longest = max(got)
+    if 0 not in got:
+        return min(got), longest
+    return min((b for b in got if b), default=None), longest
+
+
+def _length_bytes(lengths: Any, fieldname: str) -> bytes | None:
+    """Each entry's length byte in the field (0: none), from the segment's per-document reader
+    (the codec's Lengths); None without one, or without the field's column."""
+    if not lengths:
+        return None
+    if hasattr(lengths, "length_bytes"):
+        return lengths.length_bytes(fieldname)  # type: ignore[no-any-return]
+    table = lengths.table(fieldname)
+    if table is None:
+        return None
+    from whoosh.util.numeric import length_to_byte
+
+    return bytes(length_to_byte(n) if n else 0 for n in table)
+
+
+def _uint32s(counts: list[int]) -> bytes:
+    """whoosh.system.pack_uint of each count, joined: big-endian 32-bit."""
+    packed = array("I", counts)
+    if packed.itemsize != 4:
+        return b"".join(_PACKED[n] if n < 256 else _pack(n) for n in counts)
+    if sys.byteorder == "little":
+        packed.byteswap()
+    return packed.tobytes()
 
 
 def _index_one(writer: Any, ws: Workspace, path: str, stat: FileStat, max_bytes: int,
