@@ -454,20 +454,62 @@ def _segment_writer_class() -> type:
     (search.analysis.Analyzer.counts) in one loop: whoosh's add_document passes every posting
     through three generators and a call to the pool, a third of indexing a passage. What it
     writes is whoosh's own (tests/test_search.py builds both); fields of other types, and boosts,
-    take whoosh's way."""
+    take whoosh's way. What each field asks of a document is worked out once per set of field
+    names (_plan), not once per field of every document: the schema's answers were a tenth of
+    adding one."""
     from whoosh.analysis import IDTokenizer
+    from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3PerDocWriter, _lenfield
     from whoosh.formats import Existence
     from whoosh.writing import SegmentWriter
 
     from .terms import Terms
 
     class Writer(SegmentWriter):  # type: ignore[misc]
-        def add_document(self, **fields: Any) -> None:
+        def add_field(self, *args: Any, **kwargs: Any) -> None:
+            self.__dict__.pop("_plans", None)  # the schema changes: its fields are asked again
+            SegmentWriter.add_field(self, *args, **kwargs)
+
+        def remove_field(self, *args: Any, **kwargs: Any) -> None:
+            self.__dict__.pop("_plans", None)
+            SegmentWriter.remove_field(self, *args, **kwargs)
+
+        def _plan(self, names: tuple[str, ...]) -> list[_FieldPlan] | None:
+            """How add_document takes each of these fields; None when whoosh's own add_document
+            takes the document (a boost or a custom stored value, a field not in the schema, a
+            per-document writer of another codec)."""
+            plans = self.__dict__.setdefault("_plans", {})
+            if names in plans:
+                return plans[names]  # type: ignore[no-any-return]
             schema = self.schema
             known = schema._fields  # the schema's own fields by name (`in schema` also tries its dynamic ones)
-            names = sorted(fields)
-            if any(name.startswith("_") or (name not in known and name not in schema) for name in names):
-                SegmentWriter.add_document(self, **fields)  # boosts, custom stored values, unknown fields
+            if not isinstance(self.perdocwriter, W3PerDocWriter) or \
+                    any(name.startswith("_") or (name not in known and name not in schema) for name in names):
+                plans[names] = None
+                return None
+            got: list[_FieldPlan] = []
+            for name in names:
+                field = known.get(name) or schema[name]
+                way = _NOT_INDEXED
+                counts = None
+                if field.separate_spelling() or field.vector:
+                    way = _UNSUPPORTED
+                elif field.indexed:
+                    counts = getattr(field.analyzer, "counts", None)
+                    if type(field.format) is Terms and counts is not None:
+                        way = _COUNTED
+                    elif type(field.format) is Existence and type(field.analyzer) is IDTokenizer:
+                        way = _WHOLE
+                    else:
+                        way = _INDEXED
+                got.append(_FieldPlan(name, field, way, counts, field.format.field_boost if field.indexed else 1.0,
+                                      bool(field.stored), bool(field.scorable), field.column_type, _lenfield(name)))
+            plans[names] = got
+            return got
+
+        def add_document(self, **fields: Any) -> None:
+            plans = self._plan(tuple(sorted(fields)))
+            if plans is None:
+                SegmentWriter.add_document(self, **fields)
                 return
             self._check_state()
             perdoc = self.perdocwriter
@@ -475,41 +517,46 @@ def _segment_writer_class() -> type:
             counted: list[tuple[str, dict[str, int], float]] = []  # a text field's term counts
             other: list[tuple[str, list[tuple[bytes, float, bytes | None]]]] = []  # any other field's postings
             perdoc.start_doc(docnum)
+            stored, totals, columns = perdoc._storedfields, perdoc._fieldlengths, perdoc._colwriters
             try:
-                for name in names:
+                for plan in plans:
+                    name = plan.name
                     value = fields[name]
                     if value is None:
                         continue
-                    field = known.get(name) or schema[name]
-                    if field.separate_spelling() or field.vector:
-                        raise NotImplementedError(f"field {name!r}: spelling or vectors (none in the index)")
+                    way = plan.way
                     length = 0
-                    if field.indexed:
-                        counts = getattr(field.analyzer, "counts", None)
-                        if type(field.format) is Terms and counts is not None and isinstance(value, str):
-                            found = counts(value)
-                            if found:
-                                counted.append((name, found, field.format.field_boost))
-                            length = sum(found.values())
-                        elif type(field.format) is Existence and type(field.analyzer) is IDTokenizer \
-                                and isinstance(value, str):
-                            # a whole value as one term (an ID field): the one posting field.index
-                            # makes of it, without its tokenizer and three generators
-                            other.append((name, [(value.encode("utf-8"), field.format.field_boost * 1.0, b"")]))
-                            length = 1
-                        else:
-                            items = []
-                            for btext, n, weight, vbytes in field.index(value):
-                                items.append((btext, weight * 1.0, vbytes))
-                                length += n
-                            if items:
-                                other.append((name, items))
-                        if not field.scorable:
-                            length = 0
-                    perdoc.add_field(name, field, value if field.stored else None, length)
-                    column = field.column_type
-                    if column:
-                        perdoc.add_column_value(name, column, field.to_column_value(value))
+                    if way is _UNSUPPORTED:
+                        raise NotImplementedError(f"field {name!r}: spelling or vectors (none in the index)")
+                    if way is _COUNTED and isinstance(value, str):
+                        found = plan.counts(value)  # type: ignore[misc]
+                        if found:
+                            counted.append((name, found, plan.boost))
+                        length = sum(found.values())
+                    elif way is _WHOLE and isinstance(value, str):
+                        # a whole value as one term (an ID field): the one posting field.index
+                        # makes of it, without its tokenizer and three generators
+                        other.append((name, [(value.encode("utf-8"), plan.boost * 1.0, b"")]))
+                        length = 1
+                    elif way is not _NOT_INDEXED:
+                        items = []
+                        for btext, n, weight, vbytes in plan.field.index(value):
+                            items.append((btext, weight * 1.0, vbytes))
+                            length += n
+                        if items:
+                            other.append((name, items))
+                    # W3PerDocWriter.add_field, its length column kept at hand
+                    if plan.stored:
+                        stored[name] = value
+                    if length and plan.scorable:
+                        column = columns.get(plan.lengths)
+                        if column is None:
+                            perdoc._create_column(plan.lengths, LENGTHS_COLUMN)
+                            column = columns[plan.lengths]
+                        column.add(docnum, _length_byte(length))
+                        totals[name] += length
+                    if plan.column:
+                        perdoc.add_column_value(name, plan.column, plan.field.to_column_value(value))
             except Exception:
                 perdoc.cancel_doc()
                 raise
@@ -544,6 +591,45 @@ def _segment_writer_class() -> type:
             self.docnum += 1
 
     return Writer
+
+
+# how Writer.add_document indexes a field's value (_FieldPlan.way)
+_NOT_INDEXED, _COUNTED, _WHOLE, _INDEXED = "not indexed", "counted", "whole", "indexed"
+_UNSUPPORTED = "spelling or vectors"  # whoosh's extras no field of the index has
+
+
+@dataclass(frozen=True)
+class _FieldPlan:
+    """What a field asks of each document's value (Writer._plan)."""
+
+    name: str
+    field: Any
+    way: str  # _COUNTED: the analyzer's counts; _WHOLE: the value as one term; _INDEXED: field.index;
+    # _NOT_INDEXED: stored only; _UNSUPPORTED: refused
+    counts: Callable[[str], dict[str, int]] | None
+    boost: float
+    stored: bool
+    scorable: bool
+    column: Any  # the field's own column type, if any
+    lengths: str  # the name of its lengths column
+
+
+_LENGTH_BYTES: list[int] = []
+
+
+def _length_byte(length: int) -> int:
+    """whoosh's length_to_byte, from a table for the lengths most fields have."""
+    if not _LENGTH_BYTES:
+        from whoosh.util.numeric import length_to_byte
+
+        _LENGTH_BYTES.extend(length_to_byte(n) for n in range(4096))
+    return _LENGTH_BYTES[length] if 0 <= length < 4096 else _length_to_byte(length)
+
+
+def _length_to_byte(length: int) -> int:
+    from whoosh.util.numeric import length_to_byte
+
+    return length_to_byte(length)  # type: ignore[no-any-return]
 
 
 class _Grouped:
