@@ -331,24 +331,25 @@ def safe_destination(target: str) -> bool:
 
 def _escaped(text: str, at: int) -> bool:
     """Is text[at] escaped: preceded by an odd number of backslashes?"""
+    if not at or text[at - 1] != "\\":
+        return False  # most characters asked about: no backslash before them
     n = 0
     while at - n - 1 >= 0 and text[at - n - 1] == "\\":
         n += 1
     return n % 2 == 1
 
 
+# a link destination after '](' or ']:': blanks, then `<` and all up to the next `>` (or the
+# text's end), or else the run of characters up to a blank or a parenthesis
+_TARGET = re.compile(r"[ \t\r\n]*(?:<([^>]*)|([^ \t\r\n()]*))")
+
+
 def _target_after(text: str, at: int) -> str:
     """The link destination that would start at text[at] (after '](' or ']:'), as written."""
-    n = len(text)
-    while at < n and text[at] in " \t\r\n":
-        at += 1
-    if at < n and text[at] == "<":
-        end = text.find(">", at + 1)
-        return text[at + 1 : end if end != -1 else n]
-    end = at
-    while end < n and text[end] not in " \t\r\n()":
-        end += 1
-    return text[at:end]
+    found = _TARGET.match(text, at)
+    assert found is not None  # every part of the pattern may match nothing
+    bracketed = found.group(1)
+    return bracketed if bracketed is not None else found.group(2)
 
 
 # what may hold a backquote a renderer does not pair: a link's destination ("[a](b`c)"), a link
@@ -422,45 +423,45 @@ def inert(text: str) -> str:
     """
     if not _ACTIVE.search(text):
         return text
-    spans = _code_spans(text) if "`" in text else []
+    # the code spans, found when the first `<` asks (most texts with links have none); the text
+    # is copied in the runs between the characters that change (most `](` keep their `]`)
+    spans: list[tuple[int, int]] | None = None
     out: list[str] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        match = _ACTIVE.search(text, i)
+    i = at = 0  # copied up to i; looked at up to at
+    while True:
+        match = _ACTIVE.search(text, at)
         if match is None:
-            out.append(text[i:])
             break
         at = match.start()
-        out.append(text[i:at])
         ch = text[at]
         if _escaped(text, at):
-            out.append(ch)
-            i = at + 1
+            at += 1
             continue
         if ch == "<":
+            if spans is None:
+                spans = _code_spans(text) if "`" in text else []
             if spans and any(a <= at < b for a, b in spans):
-                out.append(ch)
-                i = at + 1
+                at += 1
                 continue
             safe = _SAFE_AUTOLINK.match(text, at)
             if safe:
-                out.append(safe.group(0))
-                i = safe.end()
+                at = safe.end()
                 continue
             # glued to what a renderer that links bare URLs may take for one ("x.org/<", "a://b<"),
             # the escape's backslash would go into the link and leave the `<` live: an entity
             # is text to every renderer
             word = text[max(text.rfind(" ", 0, at), text.rfind("\n", 0, at), text.rfind("\t", 0, at)) + 1 : at]
-            out.append("&lt;" if _LINKABLE.search(word) else "\\<")
-            i = at + 1
+            out += (text[i:at], "&lt;" if _LINKABLE.search(word) else "\\<")
+            at = i = at + 1
             continue
         # "](target" closes a link or image, "]:" may end a reference definition's label
         if not safe_destination(_target_after(text, at + 2)):
-            out.append("\\]")
-        else:
-            out.append("]")
-        i = at + 1
+            out += (text[i:at], "\\]")
+            i = at + 1
+        at += 1
+    if not out:
+        return text
+    out.append(text[i:])
     return "".join(out)
 
 
@@ -479,7 +480,8 @@ def inert_markdown(body: str) -> str:
     any renderer sees."""
     if not _ACTIVE.search(body):
         return body
-    body = _LINE_ENDS.sub("\n", body)
+    if "\r" in body or "\u2028" in body or "\u2029" in body or "\x85" in body:  # four scans, not one regex's
+        body = _LINE_ENDS.sub("\n", body)
     if "```" not in body and "~~~" not in body:
         return inert(body)
     lines = body.split("\n")
