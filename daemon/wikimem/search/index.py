@@ -397,10 +397,10 @@ def _codec() -> Any:
                 without a column."""
                 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
 
-                from .ranking import _column_bytes
+                from .ranking import column_bytes
 
                 reader = self._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-                return None if reader is None else _column_bytes(reader, self._doccount)
+                return None if reader is None else column_bytes(reader, self._doccount)
 
             def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> Any:
                 table = self.table(fieldname)

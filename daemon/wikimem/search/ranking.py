@@ -445,7 +445,7 @@ class FastScorer:
                 # entry the default length, which scores as a zero byte does (as 1). Asking
                 # whoosh entry by entry looks for the column's file each time
                 parts.append(bytes(reader.doc_count_all()) if column is None
-                             else _column_bytes(column, reader.doc_count_all()))
+                             else column_bytes(column, reader.doc_count_all()))
             self._length_bytes[field] = b"".join(parts) if parts is not None else None
         return self._length_bytes[field]
 
@@ -465,7 +465,7 @@ class FastScorer:
                     if column is None:
                         got.extend(float(reader.doc_field_length(d, field, 1) or 1) for d in range(count))
                     else:
-                        got.extend(map(table.__getitem__, _column_bytes(column, count)))
+                        got.extend(map(table.__getitem__, column_bytes(column, count)))
             self._lengths[field] = got
         return got
 
@@ -774,7 +774,7 @@ def _id_postings(reader: Any, offset: int, field: str) -> Iterator[tuple[str, li
         yield tbytes.decode("utf-8"), [d + offset for d in got] if offset else got
 
 
-def _column_bytes(column: Any, count: int) -> bytes:
+def column_bytes(column: Any, count: int) -> bytes:
     """A one-byte-per-entry lengths column as bytes: one read instead of a call per entry."""
     dbfile, base, stored = getattr(column, "_dbfile", None), getattr(column, "_basepos", None), getattr(column, "_count", None)
     if dbfile is None or base is None or stored is None or getattr(column, "_fixedlen", 1) != 1:
