@@ -1098,7 +1098,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
             break
 
     # every source it gathers is linked from the page (links go both ways)
-    listed = [m for m in members if m.path not in {x.path for x in main}]
+    in_main = {m.path for m in main}
+    listed = [m for m in members if m.path not in in_main]
     # the front matter lists the sources the page shows (those it links, quotes or cites), not
     # every one that mentions it: at 10k sources a product's name was mentioned in 7,519, a 214 KB list an
     # agent read before the article; search finds every mention
