@@ -1684,3 +1684,38 @@ def test_a_phrase_is_read_around_the_places_its_rarest_letters_occur(monkeypatch
             assert ana.in_a_row(text, phrase, unmade[phrase]) is expected, (phrase, text)
             held += expected
     assert held > 1000
+
+
+def test_a_raw_file_and_its_pages_move_down_alike_in_any_order():
+    """A long source compiled into a page and its parts: which of each (page, raw file) pair moves
+    down is decided by the scores before any move, and the raw file moves down once, whatever
+    order the window lists them in (entry numbers, which differ between builds of the index)."""
+    from itertools import permutations
+
+    from wikimem.search.engine import DUPLICATE_DEMOTE, demote_duplicates
+
+    scores = {"raw/notes/history.rst": 21.5, "wiki/sources/notes-history.md": 29.4,
+              "wiki/sources/notes-history/1-0.md": 11.2, "wiki/sources/notes-history/2-0.md": 11.2,
+              "raw/other.md": 15.0}
+    source = {p: "raw/notes/history.rst" for p in scores if p.startswith("wiki/")}
+    results = set()
+    for order in permutations(scores):
+        by_path = {p: scores[p] for p in order}
+        demote_duplicates(by_path, source.get)
+        results.add(tuple(sorted(by_path.items())))
+    assert len(results) == 1
+    got = dict(next(iter(results)))
+    # the page beats its raw file, the raw file beats each part: each moves down once
+    assert got["raw/notes/history.rst"] == 21.5 * DUPLICATE_DEMOTE
+    assert got["wiki/sources/notes-history.md"] == 29.4
+    assert got["wiki/sources/notes-history/1-0.md"] == got["wiki/sources/notes-history/2-0.md"] == 11.2 * DUPLICATE_DEMOTE
+    assert got["raw/other.md"] == 15.0
+
+
+def test_the_window_keeps_every_entry_that_ties_its_last():
+    from wikimem.search.engine import window
+
+    scores = {7: 3.0, 2: 1.0, 9: 2.0, 4: 1.0, 5: 1.0, 1: 0.5}
+    assert window(scores, 3) == [(3.0, -7), (2.0, -9), (1.0, -2), (1.0, -4), (1.0, -5)]
+    assert window(scores, 2) == [(3.0, -7), (2.0, -9)]
+    assert window(scores, 10) == sorted(((sc, -d) for d, sc in scores.items()), reverse=True)

@@ -10,7 +10,7 @@ import operator
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -338,8 +338,10 @@ class Engine:
         the candidates share: what every release note of a series says alike."""
         by_text: dict[str, set[str]] = {}
         entries: dict[str, list[int]] = {}
-        best = heapq.nlargest(BOILERPLATE_READ, ((sc, d, path) for path, found in cands.items() for sc, d in found))
-        for _, d, path in best:
+        # ties to the path (then the passage), not to entry numbers, which differ between builds (window)
+        best = heapq.nlargest(BOILERPLATE_READ, ((sc, path, -d) for path, found in cands.items() for sc, d in found))
+        for _, path, neg in best:
+            d = -neg
             key = boilerplate_key(str(fast.fields(d).get("body") or ""))
             if len(key) < 40:
                 continue
@@ -474,7 +476,7 @@ class Engine:
             if unread and bonus is not None:
                 read_phrases(scores, unread, bonus, want)
             # best first, ties to the lower entry number, as whoosh's collector orders them
-            top = heapq.nlargest(want, zip(scores.values(), map(operator.neg, scores), strict=True))
+            top = window(scores, want)
             if parsed.latest:
                 # the newest release's own entries are candidates however the window fell
                 seen = {-neg for _, neg in top}
@@ -508,9 +510,10 @@ class Engine:
             # a question that names the release ("the latest Acme release") asks for each
             # changelog's newest release, whose opening (its version and date) may hold none of
             # the question's words: it ranks as the best passage found
-            found = max(((sc, d) for cands in part_cands.values() for sc, d in cands), default=None)
+            # (ties to the path, then the passage: not to entry numbers, which differ between builds)
+            found = max(((sc, path, -d) for path, cands in part_cands.items() for sc, d in cands), default=None)
             if parsed.release and found is not None:
-                best_score, best_entry = found
+                best_score, best_entry = found[0], -found[2]
                 best_mask = mask(best_entry)
                 for path, first in fast.newest_release().items():
                     masks[first] = best_mask
@@ -569,14 +572,7 @@ class Engine:
             for p in defined:
                 by_path[p] = max(by_path[p], best) * DEFINED_BY_TITLE
         if DUPLICATE_DEMOTE < 1:
-            # a source page and the raw file it was compiled from say the same thing: keep the
-            # better of the two where it ranks and move the other down, so other documents
-            # get the next places
-            for page in list(by_path):
-                raw = self._docs.get(page, _NO_DOC)[_SOURCE]
-                if raw in by_path:
-                    lower = raw if by_path[raw] <= by_path[page] else page
-                    by_path[lower] *= DUPLICATE_DEMOTE
+            demote_duplicates(by_path, lambda page: self._docs.get(page, _NO_DOC)[_SOURCE])
         ranked = with_current_sources(
             sorted(((sc, p) for p, sc in by_path.items()), key=lambda sp: (-sp[0], sp[1])), self._docs, limit)
         stems = set(parsed.terms) | {t for p in parsed.phrases for t in p}
@@ -605,6 +601,36 @@ class Engine:
                 line, fields.get("anchor") or "L", heading, fields.get("body") or "",
             ))
         return out
+
+
+def window(scores: dict[int, float], want: int) -> list[tuple[float, int]]:
+    """The `want` best entries as (score, minus the entry's number), best first, with every entry
+    that ties the last of them: entry numbers follow the order the index was written in, which
+    differs from one build of the same files to the next (the seed and the compile share pages,
+    whoosh's parallel writer shares batches), so a window cut between equal scores would let the
+    build decide which of them a question finds."""
+    top = heapq.nlargest(want + 1, zip(scores.values(), map(operator.neg, scores), strict=True))
+    if len(top) <= want or top[want][0] != top[want - 1][0]:
+        return top[:want]
+    floor = top[want - 1][0]
+    taken = {neg for _, neg in top[:want]}
+    return [*top[:want], *sorted(((sc, -d) for d, sc in scores.items() if sc == floor and -d not in taken), reverse=True)]
+
+
+def demote_duplicates(by_path: dict[str, float], source_of: Callable[[str], str | None]) -> None:
+    """A source page and the raw file it was compiled from (`source_of`) say the same thing: the
+    better of the two keeps its place and the other moves down (DUPLICATE_DEMOTE), so other
+    documents get the next places. Each pair is weighed by the scores before any move, and a
+    path moves down once however many pairs it is the lower of (a long source's page and its
+    parts): moved in turn, a raw file fell further with each page weighed, in the order the
+    window listed them, which differed from one build of the index to the next."""
+    lower = set()
+    for page, score in by_path.items():
+        raw = source_of(page)
+        if raw is not None and raw in by_path:
+            lower.add(raw if by_path[raw] <= score else page)
+    for path in lower:
+        by_path[path] *= DUPLICATE_DEMOTE
 
 
 # what bounds an entry's score with its phrases' bonus is raised by this much: the bound is
