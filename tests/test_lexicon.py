@@ -513,7 +513,7 @@ def test_patterns_searched_only_where_their_words_are_answer_as_the_whole_patter
 
     assert analysis._how_to(text, text.lower()) == (analysis._HOW_TO.search(text) is not None)
     if analysis._DEFINES.match(text):
-        assert analysis._DEFINES_VERB.search(text)
+        assert analysis._DEFINES_VERB.pattern.search(text)
     assert analysis.defined_term(text) == analysis._defined_term(text, analysis._called(text))
 
 
@@ -527,6 +527,12 @@ PATTERN_CASES = [
     "Muſt it? İt has no effect, ONLY works on Linux, and is SILENTLY IGNORED within 48 hours.",
     "3.5x faster at 10 ms, 1,000 bytes; v1.2, a1 and x.5 and 2KiB.",
     "Let's start. Now the first part. The latter IS a thing; These are not.",
+    "The `--sql` option, the *field_transformer* hook, the TERM signal, the `TERM` Signals and the SIGHUP flags.",
+    "Option `--tab-width`; a config key *x*; the ſetting `y`; `make()` returns {} and x := f(); a -> b; a == b;",
+    "It ends on a semicolon;  \n",
+    "Released in January and June, on Mondays; the numbered days of Octobers; MAY or may.",
+    "Previously, it was used to work; PRIOR TO this, in the past, until now: formerly earlier.",
+    "conf.py, coverage.py and a.b but not .py or A.B or x._y",
     "",
 ]
 
@@ -552,9 +558,17 @@ def test_patterns_that_open_on_a_character_match_as_their_look_behind_forms(text
     low = text.lower()
     assert (words._NARRATION_LOW.search(low) is None) == (re.compile(words.NARRATION.pattern.lower()).search(low) is None)
     for blind in (analysis._LIMITATION, analysis._POLICY, analysis._INSTEAD, analysis._CHATTY, analysis._REFERS_BACK,
-                  analysis._DEFAULT, analysis._COUNTED_LIST, *(part for _, part in analysis._HOW_TO_PARTS)):
+                  analysis._DEFAULT, analysis._COUNTED_LIST, analysis._DEFINES_VERB, analysis._WAS,
+                  analysis._NAMED_KIND_MARKED, *(part for _, part in analysis._HOW_TO_PARTS)):
         assert blind.search(text, low) == (blind.pattern.search(text) is not None)
         assert blind.match(text, low) == (blind.pattern.match(text) is not None)
+    # the patterns that open on their mark or their capital, the tests before a pattern
+    assert (analysis._FILE_MARK.search(text) is None) == (re.search(r"[A-Za-z0-9_]\.[a-z]", text) is None)
+    assert (words._CODE_LIKE.search(text) is None) == (re.search(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->", text) is None)
+    assert analysis._named_kind(text, low) == (analysis._NAMED_KIND.search(text) is not None)
+    assert analysis._may_name_kind(text) or analysis._NAMED_KIND.search(text) is None
+    assert analysis._MONTH_NAME.search(text) is not None or not analysis._MONTHS.search(text)
+    assert analysis._was(text) == (analysis._WAS.pattern.search(text) is not None)
     for head in {text[: n] for n in range(len(text) + 1)}:
         if head.endswith((".", "!", "?")):
             at = max(0, len(head) - analysis._ABBREV_CHARS)

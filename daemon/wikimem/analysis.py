@@ -139,7 +139,9 @@ _WORD_NEITHER = re.compile("|".join((_VERSION_WORD, _PLAIN_WORD)))
 # ... and a text without a digit (most sentences) has neither a version nor a number: its words
 # are the plain words that open on a letter
 _WORD_LETTERS = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?")
-_FILE_MARK = re.compile(r"[A-Za-z0-9_]\.[a-z]")
+# (it opens on the dot and looks behind it for the character before: the search skips from dot to
+# dot rather than trying every character)
+_FILE_MARK = re.compile(r"\.(?<=[A-Za-z0-9_]\.)[a-z]")
 _DIGIT_MARK = re.compile(r"[0-9]")
 
 
@@ -173,7 +175,7 @@ _DEFINES = re.compile(
     r"(?:(?:an?|the|one|any|how|what|where|when|used|also|essentially|simply|basically|called)\b|[a-z]+(?:ed|ing)\b)",
     re.IGNORECASE)
 # what every match of _DEFINES holds: its verb with a space on each side (a test before it)
-_DEFINES_VERB = re.compile(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE)
+_DEFINES_VERB = CaseBlind(re.compile(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE))
 _CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
 _DEFAULT = CaseBlind(re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE))
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
@@ -974,7 +976,7 @@ def _defined_term(text: str, called: re.Match[str] | None) -> tuple[str, str, bo
         key = name_key(f"`{term}`") if code else name_key(term)
         if key:
             return key, (f"`{term}`" if code else term), True
-    if _DEFINES_VERB.search(text) is None:
+    if not _DEFINES_VERB.search(text, text.lower()):
         return None  # most sentences: none of the verbs _DEFINES needs, between spaces
     match = _DEFINES.match(text)
     if not match:
@@ -1410,7 +1412,7 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
                 chosen.update(items)
             elif i not in answered:
                 chosen.discard(i)  # "in the following order:" without its list says nothing (an answer says something)
-        if _WAS.search(s.text) and i + 1 < len(sentences):
+        if _was(s.text) and i + 1 < len(sentences):
             after = sentences[i + 1]
             if after.section == s.section and after.line <= s.line + 4 and _NOW.search(after.text) \
                     and after.kind in ("para", "item") and len(after.text) <= 400:
@@ -1574,10 +1576,11 @@ _LIMITATION = CaseBlind(re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:sil
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
 _INSTEAD = CaseBlind(re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I))
-_MONTHS = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
-                     r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b")
-_MONTH_PARTS = ("uary", "March", "April", "May", "June", "July", "August", "ber", "day")  # one in each of _MONTHS' names
-_MONTH_PART = re.compile("|".join(_MONTH_PARTS))  # (a search skips to the letters they start with)
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
+                "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES) + r")\b")
+# a name of them anywhere, a test before _MONTHS (a search skips to the capitals they start with)
+_MONTH_NAME = re.compile("|".join(_MONTH_NAMES))
 _IN_ORDER = CaseBlind(re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I))
 # which of two steps comes first ("Converters are run *before* validators"), what a function in code
 # returns ("`inspect(cls)` returns the parameters used to build the class")
@@ -1600,6 +1603,25 @@ _NAME_MARKED = r"(?:`[^`\n]{2,60}`|\*[^*\n]{2,40}\*)"
 _NAMED_KIND = re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
                          + r"|(?<![\w.])(?-i:[A-Z][A-Z0-9_]{2,})\s+(?:signal|setting|flag|constant|option|variable)s?\b",
                          re.IGNORECASE)
+# _NAMED_KIND in its two parts (_named_kind): a marked name, asked only of a text with a mark and
+# in lowercase; a name in capitals, opening on its first capital, which it then looks behind
+_NAMED_KIND_MARKED = CaseBlind(re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+"
+                                          + _NAME_MARKED, re.IGNORECASE))
+_NAMED_KIND_CAPITALS = re.compile(r"[A-Z](?<![\w.][A-Z])[A-Z0-9_]{2,}\s+(?i:(?:signal|setting|flag|constant|option|variable)s?)\b")
+
+
+def _may_name_kind(text: str) -> bool:
+    """Whether a text has what each match of _NAMED_KIND needs: a mark (code, emphasis) or three capitals in a row."""
+    return "`" in text or "*" in text or _CAPITALS.search(text) is not None
+
+
+_CAPITALS = re.compile(r"[A-Z][A-Z0-9_]{2}")
+
+
+def _named_kind(text: str, low: str) -> bool:
+    """Whether _NAMED_KIND matches `text` (`low`: text.lower())."""
+    return (("`" in text or "*" in text) and _NAMED_KIND_MARKED.search(text, low)) \
+        or _NAMED_KIND_CAPITALS.search(text) is not None
 
 
 def _answers(s: Sentence, own: str | None = None) -> bool:
@@ -1610,7 +1632,15 @@ def _answers(s: Sentence, own: str | None = None) -> bool:
     return _weigh([s], 0, {0: (0, 0)}, own)[1]
 
 
-_WAS = re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b", re.IGNORECASE)
+_WAS = CaseBlind(re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b",
+                            re.IGNORECASE))
+_WAS_WORDS = ("previous", "formerly", "earlier", "used", "prior", "until", "past")  # one in each match of _WAS
+
+
+def _was(text: str) -> bool:
+    """_WAS.search, looked for only where one of its words is (most sentences have none)."""
+    low = text.lower()
+    return may_hold(text, low, _WAS_WORDS) and _WAS.search(text, low)
 _NOW = re.compile(r"\bnow\b|\bnew\b|\binstead\b", re.IGNORECASE)
 # an acronym spelled out where it is introduced: "Resource Acquisition Is Initialization (RAII)"
 _ACRONYM_NEAR = re.compile(r"[\w-]\s*\([A-Z][A-Za-z]?[A-Z0-9]")
@@ -1683,7 +1713,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if not ((20 if "default" not in low else 12) <= len(text) <= (400 if not text.startswith(SIGNATURE) else 1_200)) \
             or code_like(text) or (len(text) < 20 and _DEFAULT_HEADER.match(text.replace(":", "").strip()) is not None):
         return None, False, False
-    plain = _plain(text)
+    plain, plain_low = _plain(text, low)
     score = 0.0
     called = _called(text)
     defined = defined_term(text)  # analyze asked it of every paragraph and item: kept
@@ -1695,7 +1725,6 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     says_default = _says_default(text, low)
     if says_default:
         score += 3
-    plain_low = plain.lower() if plain is not text else low
     requires = _requires(plain, plain_low)
     if requires:
         score += 1.5
@@ -1719,7 +1748,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         or (text.startswith("`") and _RETURNS.match(text) is not None) \
         or (" to be " in low and _MIGRATE.search(text, low)) \
         or ("instead" in low and _INSTEAD.search(text, low)) \
-        or (_MONTH_PART.search(text) is not None and len(_MONTHS.findall(text)) >= 2) \
+        or (_MONTH_NAME.search(text) is not None and len(_MONTHS.findall(text)) >= 2) \
         or (text.endswith(":") and i + 1 < len(sentences) and sentences[i + 1].kind == "item"
             and _COUNTED_LIST.search(text, low)
             # a list whose items name their fields ("Exit code 5: ...") answers by its items
@@ -1778,7 +1807,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
         return score, True, figure
     if "_" in text and _NAME_INTRODUCED.search(text):
         return score, True, figure
-    return score, _holds_any(low, _KIND_WORDS) and _NAMED_KIND.search(text) is not None, figure
+    # (a test of the marks and capitals _named_kind needs first: cheaper than a look for the words)
+    return score, _may_name_kind(text) and _holds_any(low, _KIND_WORDS) and _named_kind(text, low), figure
 
 
 # a release item about the project's own build and test machinery, not the product: a CI or
@@ -1811,17 +1841,21 @@ _LIST_OF_ANSWERS = re.compile(r"\b(?:rules?|steps?|requirements?|guarantees?|pri
                               r"|\b(?:is|are)\s+used\s+for\b|\buses?\s+[^:]{1,40}?\s+for\s*:\s*$", re.I)
 
 
-def _plain(text: str) -> str:
+def _plain(text: str, low: str) -> tuple[str, str]:
     """The words of a sentence with code left out and cross-references dropped; a value in code
-    (`7878`, `127.0.0.1:7878`, not an example's `1`) is kept: it is a figure."""
+    (`7878`, `127.0.0.1:7878`, not an example's `1`) is kept: it is a figure. With it lowercased,
+    given `low`, the sentence lowercased."""
     if "`" in text:
         text = CODE_SPAN.sub(
             lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
             else " x ", text)
-    low = text.lower()
+        low = text.lower()
     if not _holds_any(low, _XREF_WORDS):  # no cross-reference without one of its words
-        return text
-    return _XREF.sub("", text) if _XREF_LOW.search(low) else text
+        return text, low
+    if _XREF_LOW.search(low) is None:
+        return text, low
+    text = _XREF.sub("", text)
+    return text, text.lower()
 
 
 # The case-blind patterns, each behind a test that is cheap where it cannot match (most

@@ -35,7 +35,10 @@ NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['�
 REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b"
                          r"(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
 # code rather than prose, once its code spans are taken out (see code_like)
-_CODE_LIKE = re.compile(r"[{};]\s*$|[{}]|:=|\w\(\)|==|&&|\|\||->")
+# (each part opens on a mark, "()" on its bracket, which then looks behind it for the name before:
+# a search skips from mark to mark rather than trying every character; a brace anywhere is a
+# match, so a brace at the end needs no part of its own)
+_CODE_LIKE = re.compile(r"[{}]|;\s*$|:=|\((?<=\w\()\)|==|&&|\|\||->")
 CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is its text
 
 
@@ -57,7 +60,10 @@ def may_hold(text: str, low: str, words: tuple[str, ...]) -> bool:
     may match `text`: one of them is in `low` (text.lower()), or the text holds a letter the
     pattern may match though lower() leaves it apart (İ, ı, ſ). A test before the pattern:
     most sentences hold none of its words, and the search costs more than the test."""
-    return any(word in low for word in words) or (not text.isascii() and any(c in text for c in _FOLDED_APART))
+    for word in words:  # (a loop: a third less of the time of any() over a generator)
+        if word in low:
+            return True
+    return not text.isascii() and any(c in text for c in _FOLDED_APART)
 
 
 class CaseBlind:
