@@ -1445,3 +1445,25 @@ def test_a_from_to_names_what_changed_after_a_sentence_it_runs_into() -> None:
                        "1.13.0 to 1.14.0 (release notes).", release="1.3")
     assert fact.key[1] == "lib-ares" and fact.value_text == "lib-ares has been updated from 1.13.0 to 1.14.0"
     assert facts_of("Linux CI has been updated from Ubuntu 12.04 to Ubuntu 14.04.", release="1.2") == []
+
+
+@pytest.mark.parametrize("sentence", [
+    "Requires glibc 2.17 or newer; pluggy 1.5 or newer is all it needs, and npm 9.1+ too.",
+    "It needs the openssl 3.0.2 library, at least zlib 1.2.11 and acme 2.0 and later.",
+    "Support for Python 3.9 is dropped; Toolkit >= 3.0 is required; Quill v2.1rc1 works on Linux.",
+    "UPGRADED to acme 2.0, Ships With quill 1.0; tested against Python 3.12; asks for 2 GB.",
+    "Nothing here: 12 apples.",
+])
+def test_the_tests_before_the_patterns_answer_as_the_patterns(sentence: str) -> None:
+    """has_hint's words grouped by their first character match where HINT does; LOWER_AFTER_TRIGGER
+    and LOWER_OR_LATER are asked only where one of their words is, which each match holds."""
+    from wikimem import facts
+
+    low = sentence.lower()
+    for text in (low, sentence, low.upper()):
+        assert (facts._HINT_LOW.search(text.lower()) is None) == (facts.HINT.search(text) is None)
+    for pattern, words in ((facts.LOWER_AFTER_TRIGGER, facts._LOWER_AFTER_WORDS),
+                           (facts.LOWER_OR_LATER, facts._LOWER_OR_LATER_WORDS)):
+        for m in pattern.finditer(sentence):  # (LOWER_OR_LATER's word is in what it looks ahead at)
+            assert any(word in sentence[m.start():] for word in words), m.group(0)
+    assert [m.span() for m in facts._versioned(sentence)] == [m.span() for m in facts.VERSIONED.finditer(sentence)]

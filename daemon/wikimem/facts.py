@@ -58,6 +58,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import chain
 from typing import Any
 
@@ -91,6 +92,9 @@ LOWER_AFTER_TRIGGER = re.compile(
 # ... or before an "or newer" that a requirement word follows: "pluggy 1.5 or newer is all it needs"
 LOWER_OR_LATER = re.compile(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\+|\s+(?:or|and)\s+"
                             r"(?:newer|later|higher|greater|above)\b)")
+# one in each match of the two (a test before them: most sentences have none)
+_LOWER_AFTER_WORDS = ("requir", "need", "least")
+_LOWER_OR_LATER_WORDS = ("+", "newer", "later", "higher", "greater", "above")
 _CLAUSE_END = re.compile(r"[.;:,(]\s")
 # "Toolkit >= 3.0.0", "toolkit>=8.1.3", "Lib2>3.1.2": a dependency bound, in any case
 BOUND = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
@@ -390,9 +394,34 @@ HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|highe
                   r"up to|at most|enough|asks? for",
                   re.IGNORECASE)
 DIGIT = re.compile(r"\d")
+
+
+def _by_first_character(words: str) -> str:
+    """An alternation of words regrouped by the character each starts with: "abc|abd|x" as
+    "a(?:bc|bd)|x". A search tries one group at a character rather than every word; a group
+    keeps its words in their order, so each match is the same."""
+    alternatives: list[str] = []
+    depth = start = 0
+    for i, c in enumerate(words + "|"):
+        if c == "(" and words[i - 1 : i] != "\\":
+            depth += 1
+        elif c == ")" and words[i - 1 : i] != "\\":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            alternatives.append(words[start:i])
+            start = i + 1
+    groups: dict[str, list[str]] = {}
+    for alternative in alternatives:
+        first = alternative[:2] if alternative.startswith("\\") else alternative[:1]
+        assert alternative[len(first) : len(first) + 1] not in ("?", "*", "+", "{"), alternative  # a plain first character
+        groups.setdefault(first, []).append(alternative[len(first):])
+    return "|".join(first + (f"(?:{'|'.join(rest)})" if rest != [""] else "") for first, rest in groups.items())
+
+
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
-# start with (a sixth of the time); `has_hint` is what to ask
-_HINT_LOW = re.compile(HINT.pattern.lower())
+# start with (a sixth of the time), and tries only the words that start with each; `has_hint`
+# is what to ask
+_HINT_LOW = re.compile(_by_first_character(HINT.pattern.lower()))
 
 # a column of a support table: "Supported Versions", "Python versions", "Version"
 _VERSION_COLUMN = re.compile(r"\bversions?\b", re.I)
@@ -850,11 +879,26 @@ def profile_of(doc: Any, versions: tuple[tuple[str, tuple[str, ...]], ...] = ())
                    newest[0] if newest else None, newest[1] if newest else None, dated, _opening_subject(doc), versions)
 
 
+@lru_cache(maxsize=1024)
+def _versioned(text: str) -> tuple[re.Match[str], ...]:
+    """VERSIONED's matches in a text: read for the document's profile (_named_versions), then for
+    the requirements of the sentences that state one (_requirements)."""
+    return tuple(VERSIONED.finditer(text))
+
+
+def _holds_any(text: str, words: tuple[str, ...]) -> bool:
+    """Whether one of `words` is in `text`."""
+    for word in words:
+        if word in text:
+            return True
+    return False
+
+
 def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The versions each versioned name takes in these texts, in version order."""
     seen: dict[str, set[str]] = {}
     for text in texts:
-        for m in VERSIONED.finditer(text):
+        for m in _versioned(text):
             name = entity(m.group("name"))
             # a name of two words may be a verb and the name ("Support Docutils 0.20", "Drop
             # Docutils 0.19"): the version is the last word's too
@@ -956,8 +1000,10 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     for s in _version_lists(sentences):
         if s.kind == "data":
             continue  # a row of a long table (a list of plugins, an index) is data: it states no fact
-        if DIGIT.search(s.text):
-            versioned.append(s.text)
+        said = s.text
+        digit = DIGIT.search(said) is not None  # (asked once of a sentence, again only of one read with the one before)
+        if digit:
+            versioned.append(said)
         if s.kind == "item" and raised is not None and raised[1] == s.section and _ARROW_ITEM.match(s.text):
             # "Twisted: 18.9.0 → 21.7.0" under it: a minimum raised, read with the sentence before
             s = replace(s, text=f"{raised[0]} {s.text}")
@@ -973,20 +1019,22 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
             lead_in = None
             if _leads_in(s.text):
                 lead_in = (s.text.rstrip().rstrip(":").rstrip(), s.section)
+        if s.text != said:
+            digit = DIGIT.search(s.text) is not None
         if s.kind == "table":
             cells = [c.strip() for c in s.text.split(" | ")]
             if table is None or s.section != table_section:
                 table, table_section = Table(None, []), s.section
                 tables.append(table)
-                if not DIGIT.search(s.text):
+                if not digit:
                     table.header = cells
                     continue
-            if DIGIT.search(s.text):
+            if digit:
                 version, date = _release_here(s, sections)
                 table.rows.append((cells, s.text, s.line, version, date))
             continue
         table = None
-        if s.kind == "heading" or not (DIGIT.search(s.text) or "default" in s.text.lower() or may_remove(s.text)):
+        if s.kind == "heading" or not (digit or "default" in s.text.lower() or may_remove(s.text)):
             continue  # extract() asks has_hint
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
@@ -1881,10 +1929,10 @@ _LINE_MINIMUM = re.compile(r"\s+(?:is|has\s+been|becomes?)\s+(?:now\s+)?[`'*]*v?
 def _requirements(doc: Statements, sentence: str, line: int, default_release: str | None,
                   date: str | None, product: str | None, taken: list[tuple[int, int]]) -> list[Fact]:
     out: list[Fact] = []
-    mentions: list[re.Match[str] | _Mention] = list(VERSIONED.finditer(sentence))
+    mentions: list[re.Match[str] | _Mention] = list(_versioned(sentence))
     seen = {(m.start(), m.end()) for m in mentions}
-    lows = list(LOWER_AFTER_TRIGGER.finditer(sentence))
-    lows += [m for m in LOWER_OR_LATER.finditer(sentence)
+    lows = list(LOWER_AFTER_TRIGGER.finditer(sentence)) if _holds_any(sentence, _LOWER_AFTER_WORDS) else []
+    lows += [m for m in (LOWER_OR_LATER.finditer(sentence) if _holds_any(sentence, _LOWER_OR_LATER_WORDS) else ())
              if (later := _OR_LATER.match(sentence[m.end():])) and _SUPPORT_AFTER.match(sentence[m.end() + later.end():])]
     for low in lows:
         name = low.group("name")

@@ -335,6 +335,7 @@ def release_series(text: str | None) -> str | None:
     return ".".join(str(n) for n in numbers[:2])
 
 
+@lru_cache(maxsize=4096)  # (a document's profile sorts the versions it names by them, each asked many times)
 def version_numbers(text: str) -> tuple[int, ...]:
     """The numbers of a version as a statement writes it ("3.9", "10.15", "65,535"):
     (3, 9), (10, 15), (65535,). Only the digits count, so it never fails."""
