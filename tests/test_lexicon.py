@@ -532,7 +532,8 @@ PATTERN_CASES = [
     "It ends on a semicolon;  \n",
     "Released in January and June, on Mondays; the numbered days of Octobers; MAY or may.",
     "Previously, it was used to work; PRIOR TO this, in the past, until now: formerly earlier.",
-    "conf.py, coverage.py and a.b but not .py or A.B or x._y",
+    "conf.py, coverage.py and a.b but not .py or A.B or x._y; don't, it’s, o'clock', x'1",
+    "Resource Acquisition Is Initialization (RAII), a name (Acme) and ( XYZ) or (HTTPs).",
     "",
 ]
 
@@ -569,6 +570,8 @@ def test_patterns_that_open_on_a_character_match_as_their_look_behind_forms(text
     assert analysis._may_name_kind(text) or analysis._NAMED_KIND.search(text) is None
     assert analysis._MONTH_NAME.search(text) is not None or not analysis._MONTHS.search(text)
     assert analysis._was(text) == (analysis._WAS.pattern.search(text) is not None)
+    assert analysis._ACRONYM_OPENS.search(text) is not None or analysis._ACRONYM_NEAR.search(text) is None
+    assert analysis._WORD_LETTERS.findall(text) == re.findall(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?", text)
     for head in {text[: n] for n in range(len(text) + 1)}:
         if head.endswith((".", "!", "?")):
             at = max(0, len(head) - analysis._ABBREV_CHARS)

@@ -137,8 +137,9 @@ _WORD_NO_FILE = re.compile("|".join((_VERSION_WORD, _PATH_WORD, _PLAIN_WORD)))
 _WORD_NO_PATH = re.compile("|".join((_VERSION_WORD, _FILE_WORD, _PLAIN_WORD)))
 _WORD_NEITHER = re.compile("|".join((_VERSION_WORD, _PLAIN_WORD)))
 # ... and a text without a digit (most sentences) has neither a version nor a number: its words
-# are the plain words that open on a letter
-_WORD_LETTERS = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?")
+# are the plain words that open on a letter (possessive: nothing after a part can fail, so
+# nothing is given back, and the engine keeps no place to go back to)
+_WORD_LETTERS = re.compile(r"[A-Za-z][A-Za-z0-9]*+(?:['’][A-Za-z]++)?+")
 # (it opens on the dot and looks behind it for the character before: the search skips from dot to
 # dot rather than trying every character)
 _FILE_MARK = re.compile(r"\.(?<=[A-Za-z0-9_]\.)[a-z]")
@@ -1644,11 +1645,14 @@ def _was(text: str) -> bool:
 _NOW = re.compile(r"\bnow\b|\bnew\b|\binstead\b", re.IGNORECASE)
 # an acronym spelled out where it is introduced: "Resource Acquisition Is Initialization (RAII)"
 _ACRONYM_NEAR = re.compile(r"[\w-]\s*\([A-Z][A-Za-z]?[A-Z0-9]")
+_ACRONYM_OPENS = re.compile(r"\([A-Z][A-Za-z]?[A-Z0-9]")  # in each match of _ACRONYM_NEAR
 _EXPANSION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]?[A-Z0-9]{1,7}s?)\)")
 
 
 def _expands_acronym(text: str) -> bool:
-    if "(" not in text or not _ACRONYM_NEAR.search(text):  # the full pattern backtracks over every word run
+    # the full pattern backtracks over every word run; _ACRONYM_NEAR tries every character, so
+    # its bracket and capitals come first (a search skips from bracket to bracket)
+    if "(" not in text or not _ACRONYM_OPENS.search(text) or not _ACRONYM_NEAR.search(text):
         return False
     for match in _EXPANSION.finditer(text):
         acronym = match.group(2).rstrip("s").upper()
