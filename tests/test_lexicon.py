@@ -576,3 +576,17 @@ def test_patterns_that_open_on_a_character_match_as_their_look_behind_forms(text
         if head.endswith((".", "!", "?")):
             at = max(0, len(head) - analysis._ABBREV_CHARS)
             assert (analysis._ABBREV.search(head, at) is None) == (analysis._ABBREV.search(head) is None)
+
+
+def test_a_case_blind_pattern_keeps_its_groups_names():
+    """CaseBlind lowercases a pattern's letters, not its groups' names (`(?P<Name>`, `(?P=Name)`),
+    which a lowercased pattern would not compile with or would name otherwise."""
+    import re
+
+    from wikimem.words import CaseBlind
+
+    pattern = re.compile(r"\b(?P<Word>Acme|Quill)\s+(?P=Word)\b", re.IGNORECASE)
+    blind = CaseBlind(pattern)
+    assert blind.lowercase.groupindex == {"Word": 1}
+    for text in ("acme ACME", "Quill quill", "Acme Quill", "ACME  Acme!", "Ĳ acme acme"):
+        assert blind.search(text, text.lower()) == (pattern.search(text) is not None)

@@ -80,7 +80,7 @@ class CaseBlind:
         assert pattern.flags & re.IGNORECASE and not re.search(r"\(\?-i|\\[xuUN]", pattern.pattern)
         self.pattern = pattern
         # its letters in lowercase; an escape keeps its case (\S is not \s)
-        lowered = _LETTER_OR_ESCAPE.sub(lambda m: m.group(0) if m.group(0)[0] == "\\" else m.group(0).lower(),
+        lowered = _LETTER_OR_ESCAPE.sub(lambda m: m.group(0) if m.group(0)[0] in "\\(" else m.group(0).lower(),
                                         pattern.pattern)
         self.lowercase = re.compile(lowered, pattern.flags & ~re.IGNORECASE)
 
@@ -91,7 +91,7 @@ class CaseBlind:
         return (self.lowercase.match(low) if text.isascii() else self.pattern.match(text)) is not None
 
 
-_LETTER_OR_ESCAPE = re.compile(r"\\.|[A-Z]")
+_LETTER_OR_ESCAPE = re.compile(r"\\.|\(\?P(?:<\w+>|=\w+\))|[A-Z]")  # a group's name keeps its case too
 
 
 def lowercase_pattern(pattern: re.Pattern[str]) -> re.Pattern[str]:
