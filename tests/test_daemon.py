@@ -119,12 +119,19 @@ def source_sha(ws: Workspace, raw_rel: str) -> str | None:
     page = page_for(ws, raw_rel)
     if page is None:
         return None
-    return str(loads_page(page.name, page.read_text(encoding="utf-8")).meta.get("source_sha256"))
+    try:
+        text = page.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None  # removed since page_for found it
+    return str(loads_page(page.name, text).meta.get("source_sha256"))
 
 
 def page_for(ws: Workspace, raw_rel: str) -> Path | None:
     for page in (ws.wiki / "sources").glob("*.md"):
-        text = page.read_text(encoding="utf-8")
+        try:
+            text = page.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue  # removed by the daemon between the listing and the read: the page is gone
         if f"raw/{raw_rel}" in text.split("\n---", 1)[0]:
             return page
     return None
