@@ -289,6 +289,8 @@ def fresh_ws(root: Path, folder: Path) -> Path:
     writes a few files and paid nothing)."""
     folder.mkdir(parents=True, exist_ok=True)
     n = sum(1 for _ in folder.iterdir())
+    while (folder / f"{root.name}-{n}").exists():
+        n += 1
     fresh = folder / f"{root.name}-{n}"
     init_ws(fresh)
     shutil.rmtree(fresh / "raw")
