@@ -39,6 +39,7 @@ from .words import (
     REFERS_BACK,
     CaseBlind,
     code_like,
+    holds_any,
     lowercase_pattern,
     may_hold,
     narrates,
@@ -1805,14 +1806,14 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
     if number and (_NUMBER_UNIT_LOW.search(plain_low) or _NAMED_NUMBER.search(plain_low) or any(
             not own or m.group(0).lstrip("v") != own for m in _VERSION_STATED.finditer(plain))):
         return score, True, figure
-    if not number and _holds_any(plain_low, _SPELLED) and _NUMBER_UNIT_LOW.search(plain_low):
+    if not number and holds_any(plain_low, _SPELLED) and _NUMBER_UNIT_LOW.search(plain_low):
         return score, True, figure
     if requires and _REQUIREMENT.search(plain_low):
         return score, True, figure
     if "_" in text and _NAME_INTRODUCED.search(text):
         return score, True, figure
     # (a test of the marks and capitals _named_kind needs first: cheaper than a look for the words)
-    return score, _may_name_kind(text) and _holds_any(low, _KIND_WORDS) and _named_kind(text, low), figure
+    return score, _may_name_kind(text) and holds_any(low, _KIND_WORDS) and _named_kind(text, low), figure
 
 
 # a release item about the project's own build and test machinery, not the product: a CI or
@@ -1854,7 +1855,7 @@ def _plain(text: str, low: str) -> tuple[str, str]:
             lambda m: m.group(1) if _LITERAL_NUMBER.fullmatch(m.group(1)) and sum(c.isdigit() for c in m.group(1)) >= 2
             else " x ", text)
         low = text.lower()
-    if not _holds_any(low, _XREF_WORDS):  # no cross-reference without one of its words
+    if not holds_any(low, _XREF_WORDS):  # no cross-reference without one of its words
         return text, low
     if _XREF_LOW.search(low) is None:
         return text, low
@@ -1883,19 +1884,11 @@ def _requires(plain: str, plain_low: str | None = None) -> bool:
     """_REQUIRE's search, on the text lowercased (`plain_low`, when the caller has it), where one
     of the words every match holds is."""
     low = plain.lower() if plain_low is None else plain_low
-    return _holds_any(low, _REQUIRE_WORDS) and _REQUIRE_LOW.search(low) is not None
+    return holds_any(low, _REQUIRE_WORDS) and _REQUIRE_LOW.search(low) is not None
 
 
 _REQUIRE_WORDS = ("requir", "must", "minimum", "maximum", "least", "most", "than", "limit", "support", "compatible",
                   "deprecated", "removed", "longer", "discontinued", "license", "only")  # one in each match of _REQUIRE
-
-
-def _holds_any(text: str, words: tuple[str, ...]) -> bool:
-    """Whether one of `words` is in `text` (a loop: a third less of the time of any() over a generator)."""
-    for word in words:
-        if word in text:
-            return True
-    return False
 
 
 def _has_number(plain: str) -> bool:
@@ -1904,7 +1897,7 @@ def _has_number(plain: str) -> bool:
 
 def _called(text: str) -> re.Match[str] | None:
     """_CALLED's match ("called *X*", "known as X"), looked for only where one of its words is."""
-    if not _holds_any(text, _CALLED_WORDS):
+    if not holds_any(text, _CALLED_WORDS):
         return None
     return _CALLED.search(text)
 

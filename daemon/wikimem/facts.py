@@ -74,6 +74,7 @@ from .lexicon import (
     version_numbers,
 )
 from .sources.sections import release_of
+from .words import holds_any
 
 FORMAT = 68  # the cached record's format (record(), read by timelines.facts_of): a change re-reads every source
 
@@ -884,14 +885,6 @@ def _versioned(text: str) -> tuple[re.Match[str], ...]:
     """VERSIONED's matches in a text: read for the document's profile (_named_versions), then for
     the requirements of the sentences that state one (_requirements)."""
     return tuple(VERSIONED.finditer(text))
-
-
-def _holds_any(text: str, words: tuple[str, ...]) -> bool:
-    """Whether one of `words` is in `text`."""
-    for word in words:
-        if word in text:
-            return True
-    return False
 
 
 def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -1931,8 +1924,8 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
     out: list[Fact] = []
     mentions: list[re.Match[str] | _Mention] = list(_versioned(sentence))
     seen = {(m.start(), m.end()) for m in mentions}
-    lows = list(LOWER_AFTER_TRIGGER.finditer(sentence)) if _holds_any(sentence, _LOWER_AFTER_WORDS) else []
-    lows += [m for m in (LOWER_OR_LATER.finditer(sentence) if _holds_any(sentence, _LOWER_OR_LATER_WORDS) else ())
+    lows = list(LOWER_AFTER_TRIGGER.finditer(sentence)) if holds_any(sentence, _LOWER_AFTER_WORDS) else []
+    lows += [m for m in (LOWER_OR_LATER.finditer(sentence) if holds_any(sentence, _LOWER_OR_LATER_WORDS) else ())
              if (later := _OR_LATER.match(sentence[m.end():])) and _SUPPORT_AFTER.match(sentence[m.end() + later.end():])]
     for low in lows:
         name = low.group("name")

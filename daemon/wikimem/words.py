@@ -55,12 +55,21 @@ def says_name(text: str, name: str, *, possessive: bool = False) -> bool:
 _FOLDED_APART = ("\u0130", "\u0131", "\u017f")  # İ, dotless ı, long ſ
 
 
+def holds_any(text: str, words: tuple[str, ...]) -> bool:
+    """Whether one of `words` is in `text` (a loop: a third less of the time of any() over a
+    generator, asked of every sentence before the patterns that need one of the words)."""
+    for word in words:
+        if word in text:
+            return True
+    return False
+
+
 def may_hold(text: str, low: str, words: tuple[str, ...]) -> bool:
     """Whether a case-blind pattern every match of which holds one of `words` (in lowercase)
     may match `text`: one of them is in `low` (text.lower()), or the text holds a letter the
     pattern may match though lower() leaves it apart (İ, ı, ſ). A test before the pattern:
     most sentences hold none of its words, and the search costs more than the test."""
-    for word in words:  # (a loop: a third less of the time of any() over a generator)
+    for word in words:  # (holds_any's loop, without a call: asked several times of every sentence)
         if word in low:
             return True
     return not text.isascii() and any(c in text for c in _FOLDED_APART)
