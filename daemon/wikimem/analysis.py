@@ -30,6 +30,7 @@ from typing import Any
 from .facts import BREAKING_PREFIX, REMOVE_VERB, REMOVED_PASSIVE
 from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, parse_version, stem, version_key, word_key
+from .patterns import lazy
 from .sources import Document, Section, title_from_name, xref
 from .sources.document import SIGNATURE
 from .sources.sections import release_of
@@ -112,10 +113,10 @@ GENERIC = frozenset(
     guide guides trick tricks tip tips recipe recipes cookbook howto faq faqs""".split()
 ) - NAMED_THINGS
 # single words that describe rather than name (adjectives and participles): not a thing alone
-_ADJECTIVAL = re.compile(r"(?:ous|ful|less|ible|able|ed)$")
+_ADJECTIVAL = lazy(r"(?:ous|ful|less|ible|able|ed)$")
 _NOT_ADJECTIVAL = frozenset("embed seed speed feed need bed shed table cable variable label ssh".split())
 # leading words of a title that say what the page does, not what it is about
-_TITLE_LEAD = re.compile(
+_TITLE_LEAD = lazy(
     r"^(?:(?:an?|the)\s+)?(?:(?:a\s+)?(?:brief\s+|quick\s+|gentle\s+)?(?:introduction|guide|overview|tour)\s+(?:to|of)\s+"
     r"|(?:how\s+to|what\s+(?:is|are)|working\s+with|getting\s+started\s+with|getting\s+started|"
     r"more\s+about|all\s+about|notes\s+on|using\s+the|using|understanding)\s+)+",
@@ -129,22 +130,22 @@ _VERSION_WORD = r"(?<![\w.])[vV][0-9]+(?:\.[0-9]+)+(?![\w.])"
 _FILE_WORD = r"(?<![\w.])[A-Za-z][A-Za-z0-9_]*\.[a-z]{2,4}(?![\w.])"
 _PATH_WORD = r"[A-Za-z][A-Za-z0-9]*(?:/[A-Za-z][A-Za-z0-9]*)+(?![\w/])"
 _PLAIN_WORD = r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?|[0-9]+(?:\.[0-9]+)*"
-_WORD = re.compile("|".join((_VERSION_WORD, _FILE_WORD, _PATH_WORD, _PLAIN_WORD)))
+_WORD = lazy("|".join((_VERSION_WORD, _FILE_WORD, _PATH_WORD, _PLAIN_WORD)))
 # A file's name and a path each need a mark in the text (a letter, digit or underscore, a dot, a
 # lowercase letter; a slash): a text without it is read by _WORD less that alternative, which
 # finds the same words, each read once rather than once more for each alternative that fails
 # on it (most sentences have neither: half the time of reading their words)
-_WORD_NO_FILE = re.compile("|".join((_VERSION_WORD, _PATH_WORD, _PLAIN_WORD)))
-_WORD_NO_PATH = re.compile("|".join((_VERSION_WORD, _FILE_WORD, _PLAIN_WORD)))
-_WORD_NEITHER = re.compile("|".join((_VERSION_WORD, _PLAIN_WORD)))
+_WORD_NO_FILE = lazy("|".join((_VERSION_WORD, _PATH_WORD, _PLAIN_WORD)))
+_WORD_NO_PATH = lazy("|".join((_VERSION_WORD, _FILE_WORD, _PLAIN_WORD)))
+_WORD_NEITHER = lazy("|".join((_VERSION_WORD, _PLAIN_WORD)))
 # ... and a text without a digit (most sentences) has neither a version nor a number: its words
 # are the plain words that open on a letter (possessive: nothing after a part can fail, so
 # nothing is given back, and the engine keeps no place to go back to)
-_WORD_LETTERS = re.compile(r"[A-Za-z][A-Za-z0-9]*+(?:['’][A-Za-z]++)?+")
+_WORD_LETTERS = lazy(r"[A-Za-z][A-Za-z0-9]*+(?:['’][A-Za-z]++)?+")
 # (it opens on the dot and looks behind it for the character before: the search skips from dot to
 # dot rather than trying every character)
-_FILE_MARK = re.compile(r"\.(?<=[A-Za-z0-9_]\.)[a-z]")
-_DIGIT_MARK = re.compile(r"[0-9]")
+_FILE_MARK = lazy(r"\.(?<=[A-Za-z0-9_]\.)[a-z]")
+_DIGIT_MARK = lazy(r"[0-9]")
 
 
 def _words_in(text: str) -> Callable[[str], list[str]]:
@@ -160,50 +161,50 @@ def _words_in(text: str) -> Callable[[str], list[str]]:
 # the next sentence starts with a capital, a digit or a code span ("`# fmt: skip` can be mixed ...")
 # (the pattern opens on the mark, not on a look behind at it: a search skips from mark to mark
 # rather than trying the pattern at every character; group 1 and the end are the same)
-_SENTENCE_END = re.compile(r"[.!?]([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[*_]*(?:[A-Z0-9]|`))")
-_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
+_SENTENCE_END = lazy(r"[.!?]([\"'”’)\]*_]*)\s+(?=[\"'“‘(\[*_]*(?:[A-Z0-9]|`))")
+_ABBREV = lazy(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No|Fig|approx|incl|resp|esp|Inc|Ltd)\.|\b[A-Z]\.)$")
 _ABBREV_CHARS = len("approx.")  # the longest match of _ABBREV: it is looked for at the end only
-_NEWLINE = re.compile("\n")
-_NAME_LIKE = re.compile(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]|--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_NEWLINE = lazy("\n")
+_NAME_LIKE = lazy(r"[a-z_][\w.:/!-]*[\w!]|[a-z_]|--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 # a command-line option's long name (`--line-length`): a name a reference documents, as a flag
 # or a setting is; its key keeps the dashes, and spelled without them it is the words' phrase
-_OPTION_NAME = re.compile(r"--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[ =][A-Z_<>\[\]]+)?")
+_OPTION_NAME = lazy(r"--[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?:[ =][A-Z_<>\[\]]+)?")
 # code that PDF and plain-text extraction leave in prose ("weekend := []string{ ... }")
 
 # --- what a reader asks for -------------------------------------------------------------------
-_DEFINES = re.compile(
+_DEFINES = lazy(
     r"^(?:(?:an?|the)\s+)?(?P<mark>\*\*|\*|_|`)?(?P<term>[A-Za-z][\w’'./:<>-]*(?:\s+[\w’'.<>-]+){0,3}?)(?P=mark)?"
     r"(?:\s*\([^()]{1,40}\))?,?\s+(?:is|are|refers\s+to|means|describes|represents|stands\s+for)\s+"
     r"(?:(?:an?|the|one|any|how|what|where|when|used|also|essentially|simply|basically|called)\b|[a-z]+(?:ed|ing)\b)",
     re.IGNORECASE)
 # what every match of _DEFINES holds: its verb with a space on each side (a test before it)
-_DEFINES_VERB = CaseBlind(re.compile(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE))
-_CALLED = re.compile(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
-_DEFAULT = CaseBlind(re.compile(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE))
+_DEFINES_VERB = CaseBlind(lazy(r"\s(?:is|are|refers|means|describes|represents|stands)\s", re.IGNORECASE))
+_CALLED = lazy(r"\b(?:called|known\s+as|referred\s+to\s+as|named|termed)\s+(?:an?\s+|the\s+)?(\*\*|\*|_|`)(?P<term>[^*_`\n]{2,60})\1")
+_DEFAULT = CaseBlind(lazy(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+to\b", re.IGNORECASE))
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
 # default where it is described ("Specifying `--jobs 0` (default) disables ...")
-_DEFAULT_VALUE = re.compile(r"^\s*[*_]{0,2}default(?:\s+value)?(?:\s*[:=][*_]{0,2}|[*_]{0,2}\s*[:=])\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
+_DEFAULT_VALUE = lazy(r"^\s*[*_]{0,2}default(?:\s+value)?(?:\s*[:=][*_]{0,2}|[*_]{0,2}\s*[:=])\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
                             r"|^the\s+default\s+(?:option|value|setting|choice|mode)\s+is\s+(?P<value3>`[^`]{1,60}`)"
                             r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)"
                             r"|^\s*default\s+is\s+(?P<value5>`[^`]{1,60}`)|\((?P<value6>`[^`]{1,60}`)\s+by\s+default\)",
                             re.IGNORECASE)
-_REQUIRE = re.compile(
+_REQUIRE = lazy(
     r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|no\s+(?:more|less|later|earlier|longer)\s+than"
     r"|limit(?:ed|s)?|supports?|supported|compatible|deprecated|removed|no\s+longer|discontinued|drops?\s+support"
     r"|license[ds]?|only)\b", re.IGNORECASE)
 # (it opens on its first digit, then looks at the character before: the same test as a look
 # behind before it, and a search skips from digit to digit rather than trying every character)
-_NUMBER = re.compile(r"\d(?<![\w.]\d)\d*(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
-_NOTE_LABEL = re.compile(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
+_NUMBER = lazy(r"\d(?<![\w.]\d)\d*(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
+_NOTE_LABEL = lazy(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
                          r"|Sidebar|Topic)\b")
-_FLAGGED = re.compile(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip):\s")  # _weigh's first letters: NWICDAT
-_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
-_NUMBER_AFTER = re.compile(r"[ -]?[0-9]")  # "PEP 484", "RFC-7230": a number right after a name
+_FLAGGED = lazy(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip):\s")  # _weigh's first letters: NWICDAT
+_EMPHASIS = lazy(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
+_NUMBER_AFTER = lazy(r"[ -]?[0-9]")  # "PEP 484", "RFC-7230": a number right after a name
 # (its first capital comes before the test of the character before it, the same test: a search
 # then skips from capital to capital rather than trying the pattern at every character)
-_ACRONYM = re.compile(r"[A-Z](?<![\w.-][A-Z])[A-Z0-9]{2,7}(?![\w.-])")
+_ACRONYM = lazy(r"[A-Z](?<![\w.-][A-Z])[A-Z0-9]{2,7}(?![\w.-])")
 _XREF_WORDS = ("listing", "figure", "chapter", "section", "table", "appendix", "example")  # "Listing 3-1" opens so
-_XREF = re.compile(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
+_XREF = lazy(r"\b(?:" + "|".join(_XREF_WORDS) + r")s?\s+[\dA-Z]+(?:[-.]\d+)*", re.IGNORECASE)
 
 
 @lru_cache(maxsize=131072)
@@ -254,7 +255,7 @@ def is_content(word: str) -> bool:
         "." in word and _V_VERSION.fullmatch(word))
 
 
-_V_VERSION = re.compile(r"v[0-9]+(?:\.[0-9]+)+")
+_V_VERSION = lazy(r"v[0-9]+(?:\.[0-9]+)+")
 
 
 @lru_cache(maxsize=131072)
@@ -699,11 +700,11 @@ SHORT_CODE_CHARS = 120
 # "it will be assumed to have the following backend settings:"): the defaults are in the code
 DEFAULTS_CODE_LINES = 24
 DEFAULTS_CODE_CHARS = 1_200
-_DEFAULTS_INTRO = re.compile(r"\bdefaults?\b|\bassumed\b|\bequivalent\s+to\b", re.I)
+_DEFAULTS_INTRO = lazy(r"\bdefaults?\b|\bassumed\b|\bequivalent\s+to\b", re.I)
 _PROMPT = ("$ ", "> ", ">>> ", "% ", "# ", "C:\\>")
 # a tab's title above the code it shows ("tool.ini", "pyproject.toml", "Unix/macOS"): one short
 # line, no sentence
-_LABEL = re.compile(r"[\w.()/+ -]{1,30}")
+_LABEL = lazy(r"[\w.()/+ -]{1,30}")
 
 
 def _code_after(doc: Document, sentences: list[Sentence], block_of: list[int]) -> dict[int, list[Any]]:
@@ -770,12 +771,12 @@ def forget_sentences() -> None:
 # one identifier that only code writes so: with an underscore, a dot or "::" inside, or a
 # call's "()"; not a word ("Overview", "FAQ"), nor a name in capitals inside ("JavaScript"),
 # which prose writes too
-_BARE_NAME = re.compile(r"[A-Za-z_]\w*(?:(?:[_.]|::)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\)")
+_BARE_NAME = lazy(r"[A-Za-z_]\w*(?:(?:[_.]|::)\w+)+(?:\(\))?|[A-Za-z_]\w*\(\)")
 # one identifier with a capital inside after a small letter or two capitals ("PlainTextReply",
 # "JSONReply", "GZipFilter"): a class's name, or a word prose spells so ("GitHub")
-_CAMEL_NAME = re.compile(r"[A-Z][A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
-_VERSION_LIKE = re.compile(r"[vV]?\d+(?:\.\w+)*")
-_CODE_HEADING = re.compile(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
+_CAMEL_NAME = lazy(r"[A-Z][A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
+_VERSION_LIKE = lazy(r"[vV]?\d+(?:\.\w+)*")
+_CODE_HEADING = lazy(r"\s*``?[^`]+``?(?:\s*[,/|]?\s*``?[^`]+``?)*\s*")
 
 
 def entry_names(title: str, as_code: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
@@ -841,15 +842,15 @@ def _api_name(span: str) -> bool:
 
 
 # (compiled once: _api_name is asked of every code span)
-_TERM_CHARS = re.compile(r"[\w.:/<>!-]+(?:\(\))?")
-_CAMEL_INSIDE = re.compile(r"[a-z][A-Z]")
-_SPAN_CHARS = re.compile(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?")
-_FILE_NAME_END = re.compile(r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh|cfg|ini|yaml|yml)$")
-_PARAMETERS = re.compile(r"<.*>|\(\)$")
+_TERM_CHARS = lazy(r"[\w.:/<>!-]+(?:\(\))?")
+_CAMEL_INSIDE = lazy(r"[a-z][A-Z]")
+_SPAN_CHARS = lazy(r"[A-Za-z_][\w:.<>, &'!\-]*(?:\(\))?")
+_FILE_NAME_END = lazy(r"\.(rs|go|py|md|txt|toml|json|html|c|h|sh|cfg|ini|yaml|yml)$")
+_PARAMETERS = lazy(r"<.*>|\(\)$")
 
 
-_COMPOUND_FIRST = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*)-(?=[A-Za-z])")
-_ONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*+(?:[-_.][A-Za-z0-9]++)++")
+_COMPOUND_FIRST = lazy(r"(?<![\w-])([A-Za-z][A-Za-z0-9]*)-(?=[A-Za-z])")
+_ONE_NAME = lazy(r"[A-Za-z][A-Za-z0-9]*+(?:[-_.][A-Za-z0-9]++)++")
 
 
 def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) -> list[tuple[str, str, float]]:
@@ -889,7 +890,7 @@ def _subject_keys(title: str, tf: Counter[str], *, min_tf: int, limit: int = 4) 
     return [(key, _surface(stripped, key), score) for score, key in candidates[:limit]]
 
 
-_TITLE_PARTS = re.compile(r"[,:;()\[\]/&|]|\s[-–—]\s")
+_TITLE_PARTS = lazy(r"[,:;()\[\]/&|]|\s[-–—]\s")
 
 
 def _names_head(word: str, title: str) -> bool:
@@ -960,7 +961,7 @@ def _modifiers(toks: list[str]) -> set[str]:
     return out - heads
 
 
-_DESCRIBING = re.compile(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
+_DESCRIBING = lazy(r"[a-z](?:al|ic|ive|ous|ful|less|able|ible|ed)$")
 
 
 @lru_cache(maxsize=8192)  # asked of a sentence by analyze, then by its fact score (and by concept pages)
@@ -993,7 +994,7 @@ def _defined_term(text: str, called: re.Match[str] | None) -> tuple[str, str, bo
     return key, (f"`{term}`" if mark == "`" else term), bool(mark)
 
 
-_NEXT_WORD = re.compile(r"\s+([a-z][a-z-]*)\b")
+_NEXT_WORD = lazy(r"\s+([a-z][a-z-]*)\b")
 
 
 def _modifies_next(text: str, end: int) -> bool:
@@ -1194,10 +1195,10 @@ def _older_releases(sections: Sequence[Section], releases: frozenset[int] | None
 
 # an item that marks itself as breaking ("*Backwards-incompatible*: Rename ...", "**Breaking:** ...")
 _BREAKING_PREFIX = BREAKING_PREFIX
-_BREAKING_MARK = re.compile("^" + _BREAKING_PREFIX, re.I)
+_BREAKING_MARK = lazy("^" + _BREAKING_PREFIX, re.I)
 # a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ...",
 # after a breaking mark too
-_CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
+_CHANGE = lazy(rf"^(?:{_BREAKING_PREFIX})?"
                      r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
                      r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed|Switch(?:ed|es)?|Migrated?|Migrates"
                      # what a release changed in how it is built, shipped or run: "Move all package metadata
@@ -1208,18 +1209,18 @@ _CHANGE = re.compile(rf"^(?:{_BREAKING_PREFIX})?"
                      r"|instead\s+of|by\s+default)\b", re.I)
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
-_BREAKING = re.compile(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
+_BREAKING = lazy(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
 # an instruction in place of what the sentence before took away: "Use the `lifespan` parameter instead."
-_USE_INSTEAD = re.compile(r"^(?:please\s+)?(?:use|call|pass|import|set|write)\b[^.;]{0,160}?\binstead\b", re.I)
+_USE_INSTEAD = lazy(r"^(?:please\s+)?(?:use|call|pass|import|set|write)\b[^.;]{0,160}?\binstead\b", re.I)
 # a statement that a release took something away: "Remove `x`", "Drop support for Python 3.7",
 # "The `X` environment variable ... are removed", after an item's tag ("[env] Drop PyPy support (#1035)")
-_REMOVAL = re.compile(rf"^(?:\[[\w -]{{1,20}}\]\s*)?(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PASSIVE}", re.I)
+_REMOVAL = lazy(rf"^(?:\[[\w -]{{1,20}}\]\s*)?(?:{_BREAKING_PREFIX})?(?:{REMOVE_VERB})\b|{REMOVED_PASSIVE}", re.I)
 
 
 # "now uses a `style` attribute instead of an `align` attribute": one named thing replaces another
-_REPLACED = re.compile(r"`[^`]+`[^.;`]{0,60}\binstead\s+of\b[^.;`]{0,20}`[^`]+`", re.I)
+_REPLACED = lazy(r"`[^`]+`[^.;`]{0,60}\binstead\s+of\b[^.;`]{0,20}`[^`]+`", re.I)
 # "Replace `docid` implicit primary key on legacy `Index` with `rowid`"
-_REPLACE_WITH = re.compile(r"\breplace[sd]?\s+(?:the\s+)?`[^`]+`[^.;]{0,60}?\swith\s+(?:the\s+)?`[^`]+`", re.I)
+_REPLACE_WITH = lazy(r"\breplace[sd]?\s+(?:the\s+)?`[^`]+`[^.;]{0,60}?\swith\s+(?:the\s+)?`[^`]+`", re.I)
 
 
 def _removes(text: str) -> bool:
@@ -1230,7 +1231,7 @@ def _removes(text: str) -> bool:
 
 # "Coq renamed to Rocq", "`foo` was renamed to `bar`", "Rename `x` option to `y`": a name replaced
 # "`close_all()` renamed to `close_idle()`", "`close_all()` method renamed to ...": the kind of thing may come between
-_RENAMED_TO = re.compile(r"(?:`[^`]+`|\b[A-Z][\w.+-]*)(?:\s+(?i:method|function|class|option|setting|argument|parameter|"
+_RENAMED_TO = lazy(r"(?:`[^`]+`|\b[A-Z][\w.+-]*)(?:\s+(?i:method|function|class|option|setting|argument|parameter|"
                          r"attribute|property|field|module|command|flag|hook|decorator|key|variable|signal|event))?"
                          r"\s+(?:(?:is|was|has\s+been)\s+)?(?i:renamed)\s+(?:to|as)\s+"
                          r"(?:`[^`]+`|[A-Z][\w.+-]*)"
@@ -1425,8 +1426,8 @@ def _facts(sentences: list[Sentence], lead: list[int], shown_as_defaults: set[in
 # a section named for one term in code: a setting, an option, a function ("FILE_UPLOAD_MAX_MEMORY_SIZE",
 # "--keyring-provider", "``max_retries``", "Task.default_retry_delay()", "DEBUG"); not a word
 # ("Dependencies", "Bugs"), whose section's first sentence says no more than any other
-_ONE_TERM = re.compile(r"[`*]*[\w.:/-]*\w[\w.:/-]*(?:\(\))?[`*]*")
-_CODE_TERM = re.compile(r"`|\w[_.:/(-]\w?|^-|^[A-Z][A-Z0-9]+$|[a-z][A-Z]")
+_ONE_TERM = lazy(r"[`*]*[\w.:/-]*\w[\w.:/-]*(?:\(\))?[`*]*")
+_CODE_TERM = lazy(r"`|\w[_.:/(-]\w?|^-|^[A-Z][A-Z0-9]+$|[a-z][A-Z]")
 
 
 def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) -> set[int]:
@@ -1455,10 +1456,10 @@ def _section_openings(sentences: list[Sentence], sections: Sequence[Section]) ->
 
 
 # a section that answers a question: titled with the question, or as its answer
-_ASKED = re.compile(r"\?$|^(?:answer|solution|workaround|resolution|explanation)s?$", re.I)
+_ASKED = lazy(r"\?$|^(?:answer|solution|workaround|resolution|explanation)s?$", re.I)
 
 
-_VERSION_NOTE = re.compile(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
+_VERSION_NOTE = lazy(r"(?:Changed|New|Added|Deprecated|Removed)\s+(?:in|since)\s+version\b", re.I)
 
 
 def _term_openings(sentences: list[Sentence], weigh: Callable[[int], tuple[float | None, bool, bool]]) -> set[int]:
@@ -1488,24 +1489,24 @@ def _term_openings(sentences: list[Sentence], weigh: Callable[[int], tuple[float
 # what people ask a document about: a version ("3.10 and above", "as of version 2.0.0"), a number
 # with its unit ("1 hour", "a three minute delay", "100 characters"), a default, a requirement, a
 # name the document introduces (an environment variable, a term it defines or calls so)
-_VERSION_STATED = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)|\bversion\s+\d")
+_VERSION_STATED = lazy(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)|\bversion\s+\d")
 _UNIT = (r"(?:%|ms|milliseconds?|s|secs?|seconds?|minutes?|mins?|hours?|days?|weeks?|months?|years?|"
          r"[KMGT]i?B|bytes?|bits?|characters?|chars|lines?|items?|entries|connections?|requests?|messages?|"
          r"processes|threads|workers?|times|retries|attempts|x)")
-_NUMBER_UNIT = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b(?:one|two|three|four|five|six|seven|"
+_NUMBER_UNIT = lazy(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b(?:one|two|three|four|five|six|seven|"
                           r"eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|hundred|thousand)[\s-]+" + _UNIT + r"\b",
                           re.IGNORECASE)
 # a requirement or a limit stated outright ("must", "at least"); not the softer words a fact's score
 # also counts ("only", "supports", "compatible")
-_REQUIREMENT = re.compile(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
+_REQUIREMENT = lazy(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
                           r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
 # a list item that is a field and its value: a short name (with a number or a name in code), a
 # colon, what it is
-_FIELD_ITEM = re.compile(r"(?=[^:]{0,40}(?:\d|`))[^:\n]{1,40}:\s+\S")
+_FIELD_ITEM = lazy(r"(?=[^:]{0,40}(?:\d|`))[^:\n]{1,40}:\s+\S")
 # a figure named before its number ("uses port 5000", "a timeout of 30", "level 2"), on lowercased text
-_NAMED_NUMBER = re.compile(r"\b(?:port|limit|timeout|threshold|depth|level|priority|size|length|width|height)\s+"
+_NAMED_NUMBER = lazy(r"\b(?:port|limit|timeout|threshold|depth|level|priority|size|length|width|height)\s+"
                            r"(?:of\s+|is\s+|=\s*)?\d")
-_NUMBER_UNIT_LOW = re.compile(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
+_NUMBER_UNIT_LOW = lazy(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
 _SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "fifteen",
             "twenty", "thirty", "sixty", "hundred", "thousand")
 _REQUIREMENT_WORDS = ("requir", "must", "minimum", "maximum", "at least", "at most", "than", "deprecated", "no longer",
@@ -1527,16 +1528,16 @@ _HOW_TO_CAN_BE = (r"\bcan\s+be\s+[a-z]+(?:ed|en)\b[^.;]{0,60}?\bby\s+(?:adding|p
 _HOW_TO_YOU = (r"\byou\s+can\s+use\b(?:`[^`]*`|[^.;`]){0,80}?\bto\s+(?:explicitly\s+)?[a-z]{3,}|"
                r"`[^`]+`[^.;`]{0,40}?\b(?:lets|allows)\s+you\s+(?:to\s+)?[a-z]{3,}|"
                r"^if\s+you\s+(?:want|need|wish)\s+to\b[^.;]{0,120}?\buse\b")
-_HOW_TO = re.compile("|".join((_HOW_TO_WAY, _HOW_TO_TO, _HOW_TO_IF_YOU, _HOW_TO_USE, _HOW_TO_YOU_CAN, _HOW_TO_CAN_BE,
+_HOW_TO = lazy("|".join((_HOW_TO_WAY, _HOW_TO_TO, _HOW_TO_IF_YOU, _HOW_TO_USE, _HOW_TO_YOU_CAN, _HOW_TO_CAN_BE,
                                _HOW_TO_YOU)), re.I)
 # _HOW_TO's alternatives grouped by a word each of their matches holds: a group is searched for
 # only where its word is (_how_to), not all ten alternatives wherever one of the words is
 _HOW_TO_PARTS = (
-    (("way", "how"), CaseBlind(re.compile(_HOW_TO_WAY, re.I))),
-    (("to",), CaseBlind(re.compile(_HOW_TO_TO, re.I))),
-    (("you",), CaseBlind(re.compile("|".join((_HOW_TO_IF_YOU, _HOW_TO_YOU_CAN, _HOW_TO_YOU)), re.I))),
-    (("use", "pass", "set"), CaseBlind(re.compile(_HOW_TO_USE, re.I))),
-    (("can",), CaseBlind(re.compile(_HOW_TO_CAN_BE, re.I))),
+    (("way", "how"), CaseBlind(lazy(_HOW_TO_WAY, re.I))),
+    (("to",), CaseBlind(lazy(_HOW_TO_TO, re.I))),
+    (("you",), CaseBlind(lazy("|".join((_HOW_TO_IF_YOU, _HOW_TO_YOU_CAN, _HOW_TO_YOU)), re.I))),
+    (("use", "pass", "set"), CaseBlind(lazy(_HOW_TO_USE, re.I))),
+    (("can",), CaseBlind(lazy(_HOW_TO_CAN_BE, re.I))),
 )
 
 
@@ -1549,12 +1550,12 @@ def _how_to(text: str, low: str) -> bool:
 # what a name may be, how a thing must be named, what an abbreviation stands for: "Possible
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
-_VALUES_OR_NAMING = CaseBlind(re.compile(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
+_VALUES_OR_NAMING = CaseBlind(lazy(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
                                          r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I))
 _HOW_TO_WORDS = ("way", "how", "you", "use", "pass", "set", "can be")  # every match of _HOW_TO holds one, or starts with "to"
 _VALUES_OR_NAMING_WORDS = ("values", "options", "choices", "named")
 _STANDS_FOR_WORDS = ("short", "stands", "abbreviation", "acronym")
-_STANDS_FOR = CaseBlind(re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
+_STANDS_FOR = CaseBlind(lazy(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
                                    re.I))
 # what a reader asks a document and it answers in one sentence, with no figure or name: the way
 # it recommends ("The simplest way is to use ..."), where something does not work ("On Windows,
@@ -1563,9 +1564,9 @@ _STANDS_FOR = CaseBlind(re.compile(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands
 # tag will be used"), an order things are tried in ("in this order: a, b, c"), a
 # change a migration asks for ("will need to be changed to ..."), and a list it counts ("works
 # in three phases:")
-_BEST_WAY = CaseBlind(re.compile(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
+_BEST_WAY = CaseBlind(lazy(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
                                  r"\bis\s+(?:to|with|by)\b", re.I))
-_LIMITATION = CaseBlind(re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
+_LIMITATION = CaseBlind(lazy(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
                                    r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
                                    r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
                                    r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
@@ -1577,22 +1578,22 @@ _LIMITATION = CaseBlind(re.compile(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:sil
                                    re.I))
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
-_INSTEAD = CaseBlind(re.compile(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I))
+_INSTEAD = CaseBlind(lazy(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I))
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
                 "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES) + r")\b")
+_MONTHS = lazy(r"\b(?:" + "|".join(_MONTH_NAMES) + r")\b")
 # a name of them anywhere, a test before _MONTHS (a search skips to the capitals they start with)
-_MONTH_NAME = re.compile("|".join(_MONTH_NAMES))
-_IN_ORDER = CaseBlind(re.compile(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I))
+_MONTH_NAME = lazy("|".join(_MONTH_NAMES))
+_IN_ORDER = CaseBlind(lazy(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\border\s+of\s+precedence\b", re.I))
 # which of two steps comes first ("Converters are run *before* validators"), what a function in code
 # returns ("`inspect(cls)` returns the parameters used to build the class")
-_BEFORE_AFTER = CaseBlind(re.compile(r"\b(?:is|are)\s+(?:always\s+)?(?:run|called|applied|executed|evaluated|processed|invoked)\s+"
+_BEFORE_AFTER = CaseBlind(lazy(r"\b(?:is|are)\s+(?:always\s+)?(?:run|called|applied|executed|evaluated|processed|invoked)\s+"
                                      r"[*_]*(?:before|after)\b", re.I))
-_RETURNS = re.compile(r"^`[^`]{1,80}`\s+(?:returns|yields)\b")
-_MIGRATE = CaseBlind(re.compile(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I))
-_COUNTED_LIST = CaseBlind(re.compile(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
+_RETURNS = lazy(r"^`[^`]{1,80}`\s+(?:returns|yields)\b")
+_MIGRATE = CaseBlind(lazy(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I))
+_COUNTED_LIST = CaseBlind(lazy(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
                                      r"[^.;]{0,40}:$", re.I))
-_NAME_INTRODUCED = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
+_NAME_INTRODUCED = lazy(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
 # `--tab-width`" (not every function or class a tutorial mentions on its way)
@@ -1602,14 +1603,14 @@ _KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:u
                    r"decorator)s?")
 # ... a name in code or emphasis ("the *field_transformer* hook"), or in capitals ("the TERM signal")
 _NAME_MARKED = r"(?:`[^`\n]{2,60}`|\*[^*\n]{2,40}\*)"
-_NAMED_KIND = re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
+_NAMED_KIND = lazy(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
                          + r"|(?<![\w.])(?-i:[A-Z][A-Z0-9_]{2,})\s+(?:signal|setting|flag|constant|option|variable)s?\b",
                          re.IGNORECASE)
 # _NAMED_KIND in its two parts (_named_kind): a marked name, asked only of a text with a mark and
 # in lowercase; a name in capitals, opening on its first capital, which it then looks behind
-_NAMED_KIND_MARKED = CaseBlind(re.compile(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+"
+_NAMED_KIND_MARKED = CaseBlind(lazy(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+"
                                           + _NAME_MARKED, re.IGNORECASE))
-_NAMED_KIND_CAPITALS = re.compile(r"[A-Z](?<![\w.][A-Z])[A-Z0-9_]{2,}\s+(?i:(?:signal|setting|flag|constant|option|variable)s?)\b")
+_NAMED_KIND_CAPITALS = lazy(r"[A-Z](?<![\w.][A-Z])[A-Z0-9_]{2,}\s+(?i:(?:signal|setting|flag|constant|option|variable)s?)\b")
 
 
 def _may_name_kind(text: str) -> bool:
@@ -1617,7 +1618,7 @@ def _may_name_kind(text: str) -> bool:
     return "`" in text or "*" in text or _CAPITALS.search(text) is not None
 
 
-_CAPITALS = re.compile(r"[A-Z][A-Z0-9_]{2}")
+_CAPITALS = lazy(r"[A-Z][A-Z0-9_]{2}")
 
 
 def _named_kind(text: str, low: str) -> bool:
@@ -1634,7 +1635,7 @@ def _answers(s: Sentence, own: str | None = None) -> bool:
     return _weigh([s], 0, {0: (0, 0)}, own)[1]
 
 
-_WAS = CaseBlind(re.compile(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b",
+_WAS = CaseBlind(lazy(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b",
                             re.IGNORECASE))
 _WAS_WORDS = ("previous", "formerly", "earlier", "used", "prior", "until", "past")  # one in each match of _WAS
 
@@ -1643,11 +1644,11 @@ def _was(text: str) -> bool:
     """_WAS.search, looked for only where one of its words is (most sentences have none)."""
     low = text.lower()
     return may_hold(text, low, _WAS_WORDS) and _WAS.search(text, low)
-_NOW = re.compile(r"\bnow\b|\bnew\b|\binstead\b", re.IGNORECASE)
+_NOW = lazy(r"\bnow\b|\bnew\b|\binstead\b", re.IGNORECASE)
 # an acronym spelled out where it is introduced: "Resource Acquisition Is Initialization (RAII)"
-_ACRONYM_NEAR = re.compile(r"[\w-]\s*\([A-Z][A-Za-z]?[A-Z0-9]")
-_ACRONYM_OPENS = re.compile(r"\([A-Z][A-Za-z]?[A-Z0-9]")  # in each match of _ACRONYM_NEAR
-_EXPANSION = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]?[A-Z0-9]{1,7}s?)\)")
+_ACRONYM_NEAR = lazy(r"[\w-]\s*\([A-Z][A-Za-z]?[A-Z0-9]")
+_ACRONYM_OPENS = lazy(r"\([A-Z][A-Za-z]?[A-Z0-9]")  # in each match of _ACRONYM_NEAR
+_EXPANSION = lazy(r"((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]?[A-Z0-9]{1,7}s?)\)")
 
 
 def _expands_acronym(text: str) -> bool:
@@ -1820,7 +1821,7 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
 # test prefix ("CI: ...", "TST: ...", "[ci] ..."), or a bump of a CI action ("Bump
 # actions/setup-python from 4 to 5", "Update org/upload-nightly-action to 0.5.0")
 _CHATTY, _REFERS_BACK = CaseBlind(CHATTY), CaseBlind(REFERS_BACK)  # (of every sentence a fact's score reads)
-_INFRASTRUCTURE = re.compile(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|build|tests?|dev)\]\s)"
+_INFRASTRUCTURE = lazy(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|build|tests?|dev)\]\s)"
                              r"|\W{0,3}(?:bump|update|upgrade)[sd]?\s+`?(?:actions/[\w.-]+|[\w.-]+/[\w.-]*-action\b[\w.-]*)`?\s+"
                              r"(?:from|to)\s", re.I)
 
@@ -1829,7 +1830,7 @@ _INFRASTRUCTURE = re.compile(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|b
 # around for at least two minor releases"), removals kept to a kind of release ("only ... in
 # major releases"), what a number of its version means ("The first number of the version is the
 # year", "A is the major version")
-_POLICY = CaseBlind(re.compile(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|six|ten|twelve|eighteen|twenty-four)\s+"
+_POLICY = CaseBlind(lazy(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|six|ten|twelve|eighteen|twenty-four)\s+"
                                r"(?:(?:major|minor|feature|bugfix|patch)\s+)?(?:years?|months?|weeks?|releases?|versions?)\b"
                                r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
                                r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
@@ -1842,7 +1843,7 @@ _POLICY = CaseBlind(re.compile(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|fo
 
 # a list whose items answer one question: "the ownership rules:", "Here's a summary of what
 # the runner uses the root directory for:", "for two reasons:"
-_LIST_OF_ANSWERS = re.compile(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties|reasons?|purposes?)\b"
+_LIST_OF_ANSWERS = lazy(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties|reasons?|purposes?)\b"
                               r"|\b(?:is|are)\s+used\s+for\b|\buses?\s+[^:]{1,40}?\s+for\s*:\s*$", re.I)
 
 
@@ -1867,7 +1868,7 @@ def _plain(text: str, low: str) -> tuple[str, str]:
 # sentences): a fact's score asks a dozen of them of every sentence of a document.
 _REQUIRE_LOW = lowercase_pattern(_REQUIRE)
 _XREF_LOW = lowercase_pattern(_XREF)
-_DIGIT = re.compile(r"\d")
+_DIGIT = lazy(r"\d")
 _CALLED_WORDS = ("called", "known", "referred", "named", "termed")
 
 
@@ -1877,7 +1878,7 @@ def _says_default(text: str, low: str) -> bool:
 
 
 # a call's signature shown with its keyword defaults: "Signature: `form(max_files=1000, max_fields=1000)`"
-_SIGNATURE_DEFAULTS = re.compile(r"`[A-Za-z_][\w.]*\((?:[^`()]*,\s*)?[A-Za-z_]\w*\s*=\s*[^,`()\s][^`]*\)`")
+_SIGNATURE_DEFAULTS = lazy(r"`[A-Za-z_][\w.]*\((?:[^`()]*,\s*)?[A-Za-z_]\w*\s*=\s*[^,`()\s][^`]*\)`")
 
 
 def _requires(plain: str, plain_low: str | None = None) -> bool:
@@ -1902,10 +1903,10 @@ def _called(text: str) -> re.Match[str] | None:
     return _CALLED.search(text)
 
 
-_LITERAL_NUMBER = re.compile(r"[-+]?\d[\d.,:_]*(?:\s*[A-Za-z%]{1,3})?")
+_LITERAL_NUMBER = lazy(r"[-+]?\d[\d.,:_]*(?:\s*[A-Za-z%]{1,3})?")
 
 
-_OPENS_SENTENCE = re.compile(r"[\"'“`*_]*[A-Z`]")
+_OPENS_SENTENCE = lazy(r"[\"'“`*_]*[A-Z`]")
 
 
 def _full_sentence(text: str) -> bool:
@@ -1916,14 +1917,14 @@ def _full_sentence(text: str) -> bool:
 
 # a list item that opens on the name it describes: "* `max_age` - Session expiry time in seconds.",
 # "- **timeout** (float): ...", "`retries`: how many times ..."
-_ITEM_NAME = re.compile(r"^(?:`(?P<code>[A-Za-z_-][^`\s]{0,59})`|\*\*(?P<bold>[^*\s]{1,60})\*\*)(?:\s*\([^()\n]{1,40}\))?"
+_ITEM_NAME = lazy(r"^(?:`(?P<code>[A-Za-z_-][^`\s]{0,59})`|\*\*(?P<bold>[^*\s]{1,60})\*\*)(?:\s*\([^()\n]{1,40}\))?"
                         r"(?:\s*[-–—:]\s|\s+(?=[a-z]+\b))")  # or what the name does: "`tasks.dedupe` controls ..."
 # the code name a sentence gives its default right before saying it: "The `ExceptionMiddleware`
 # implementation defaults to ..." (two words at most between them)
-_NAMED_BEFORE = re.compile(r"`(?P<name>[A-Za-z_-][\w.:/()-]{0,59})`(?:\s+[a-z]+){0,2}\s+defaults?\s+to\b")
+_NAMED_BEFORE = lazy(r"`(?P<name>[A-Za-z_-][\w.:/()-]{0,59})`(?:\s+[a-z]+){0,2}\s+defaults?\s+to\b")
 # a section title that is a name (a capital inside, or code marks: "CORSMiddleware", "in_bulk()",
 # "CSRF_FAILURE_VIEW"), not a word ("Security", "Miscellaneous")
-_NAME_TITLE = re.compile(r"^.+[A-Z]|[_.`(]")
+_NAME_TITLE = lazy(r"^.+[A-Z]|[_.`(]")
 
 
 def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] = ()) -> list[list[Any]]:
@@ -1983,7 +1984,7 @@ def _defaults(sentences: list[Sentence], doc: Document, block_of: Sequence[int] 
 
 # a table's "Default" column; a label whose value is in the block below it ("**Default:**", its
 # colon left out) is no statement of its own
-_DEFAULT_HEADER = re.compile(r"^\**defaults?(?:\s+values?)?\**$", re.I)
+_DEFAULT_HEADER = lazy(r"^\**defaults?(?:\s+values?)?\**$", re.I)
 _NO_VALUE = frozenset({"", "-", "—", "–", "n/a", "none given", "required"})
 
 

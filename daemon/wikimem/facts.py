@@ -73,6 +73,7 @@ from .lexicon import (
     version_key,
     version_numbers,
 )
+from .patterns import compiled, lazy
 from .sources.sections import release_of
 from .words import holds_any
 
@@ -84,51 +85,51 @@ _WORD_NAME = r"(?:[A-Z](?:[\w+.]*[\w+])?|[a-z]+[A-Z](?:[\w+.]*[\w+])?)"
 _NAME = rf"{_WORD_NAME}(?:[ ](?:{_WORD_NAME}|kernel)){{0,2}}"
 # a pre-release of a dotted version ("Python 3.15b1", "Toolkit 2.0rc2") is a version of that release
 # line: "support for Python 3.15b1" supports 3.15, as the line's first builds do
-VERSIONED = re.compile(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?:(?:(?<=\.\d)|(?<=\.\d\d))(?:a|b|rc)\d+)?(?![\w.]*\w)")
+VERSIONED = lazy(rf"\b(?P<name>{_NAME})\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?:(?:(?<=\.\d)|(?<=\.\d\d))(?:a|b|rc)\d+)?(?![\w.]*\w)")
 # lowercase names ("glibc 2.17", "npm 9.1") count only right after a requirement word, with a dotted version
-LOWER_AFTER_TRIGGER = re.compile(
+LOWER_AFTER_TRIGGER = lazy(
     r"\b(?:requires?|required|requiring|needs?|at\s+least)\s+(?:the\s+|a\s+)?(?P<name>[a-z][\w+.-]*[\w+])\s+(?:version\s+)?v?"
     r"(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)"
 )
 # ... or before an "or newer" that a requirement word follows: "pluggy 1.5 or newer is all it needs"
-LOWER_OR_LATER = re.compile(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\+|\s+(?:or|and)\s+"
+LOWER_OR_LATER = lazy(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\+|\s+(?:or|and)\s+"
                             r"(?:newer|later|higher|greater|above)\b)")
 # one in each match of the two (a test before them: most sentences have none)
 _LOWER_AFTER_WORDS = ("requir", "need", "least")
 _LOWER_OR_LATER_WORDS = ("+", "newer", "later", "higher", "greater", "above")
-_CLAUSE_END = re.compile(r"[.;:,(]\s")
+_CLAUSE_END = lazy(r"[.;:,(]\s")
 # "Toolkit >= 3.0.0", "toolkit>=8.1.3", "Lib2>3.1.2": a dependency bound, in any case
-BOUND = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
+BOUND = lazy(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)")
 # what makes a bound a requirement: a verb of needing said of it ("Require X>=2", "X>=2 is now
 # required", "we depend on X>=2"); "requirements" alone (a list's heading) is not one
-_BOUND_CONTEXT = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|depends?\s+on|depending\s+on|relies\s+on|"
+_BOUND_CONTEXT = lazy(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|depends?\s+on|depending\s+on|relies\s+on|"
                             r"minimum|at\s+least|bump\w*|upgrade\w*)\b", re.I)
 # a bound right after one of these words is a condition on something else ("on Python>=3.12",
 # "when using attrs>=25", "compatible with X>=2"), not a requirement
 # a sentence that is nothing but bounds is a list of dependencies ("Werkzeug >= 3.1, Blinker >= 1.9.")
-_BOUNDS_ONLY = re.compile(r"\s*(?:[`*]*[A-Za-z][\w.+-]*[`*]*\s*(?:>=|≥)\s*v?\d+(?:\.\d+)*[`*]*\s*(?:,|;|and)?\s*)+\.?\s*")
-_CONDITION = re.compile(r"\b(?:on|with|for|using|targeting|when|if|under|in|against|of)\s+[`'\"*]*$", re.I)
-_DEPENDS_ON = re.compile(r"\b(?:depends?|depending|relies|rely|relying)\s+on\s+[`'\"*]*$", re.I)
-_HEAD_TRIGGER = re.compile(r"(?:Requires?|Required|Requiring|Needs?)\s+")
+_BOUNDS_ONLY = lazy(r"\s*(?:[`*]*[A-Za-z][\w.+-]*[`*]*\s*(?:>=|≥)\s*v?\d+(?:\.\d+)*[`*]*\s*(?:,|;|and)?\s*)+\.?\s*")
+_CONDITION = lazy(r"\b(?:on|with|for|using|targeting|when|if|under|in|against|of)\s+[`'\"*]*$", re.I)
+_DEPENDS_ON = lazy(r"\b(?:depends?|depending|relies|rely|relying)\s+on\s+[`'\"*]*$", re.I)
+_HEAD_TRIGGER = lazy(r"(?:Requires?|Required|Requiring|Needs?)\s+")
 # "required for use with Acme 1.15": what follows "for" or "by" is what needs it, not what is needed
-_MIN_TRIGGER = re.compile(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|asks?\s+for|"
+_MIN_TRIGGER = lazy(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|asks?\s+for|"
                           r"needed(?!\s+(?:by|for|with))|at\s+least|"
                           r"(?:minimum|oldest|lowest)(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
 # ... said after the value: "(Use X 4) by default", "X 4 is now used by default", "X 4 is the default"
-_DEFAULT_AFTER = re.compile(r"\s*(?:(?P<is>(?:is|are)\s+(?:now\s+)?(?:used\s+|enabled\s+)?by\s+default|(?:is|are)\s+(?:now\s+)?"
+_DEFAULT_AFTER = lazy(r"\s*(?:(?P<is>(?:is|are)\s+(?:now\s+)?(?:used\s+|enabled\s+)?by\s+default|(?:is|are)\s+(?:now\s+)?"
                             r"the\s+default)|by\s+default)\b", re.I)
-_USE_BEFORE = re.compile(r"\b(?:use[sd]?|using)\s+(?:the\s+)?$", re.I)
-_USE_HEAD = re.compile(r"(?:Use[sd]?|Using)\s+(?=[A-Z])")
-_DEFAULT_TRIGGER = re.compile(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
-_OR_LATER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above|greater|up)\b|^[\w-]*\+", re.I)
+_USE_BEFORE = lazy(r"\b(?:use[sd]?|using)\s+(?:the\s+)?$", re.I)
+_USE_HEAD = lazy(r"(?:Use[sd]?|Using)\s+(?=[A-Z])")
+_DEFAULT_TRIGGER = lazy(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
+_OR_LATER = lazy(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above|greater|up)\b|^[\w-]*\+", re.I)
 # "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
-_SUPPORT_WORDS = re.compile(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|asks?\s+for|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
+_SUPPORT_WORDS = lazy(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|asks?\s+for|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
                             re.I)
 # ... or follow, in the same clause: "Toolkit 1.4 or greater is required", "1.5 or newer is all it needs"
-_SUPPORT_AFTER = re.compile(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
+_SUPPORT_AFTER = lazy(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
                             r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
-_SUPPORTS = re.compile(
+_SUPPORTS = lazy(
     # a feature list's "Compatible with Python 3.10+" opens on its verb; "Support HTTP 308" is a feature
     r"\b(?:supports?|(?i:currently\s+)supporting|supported\s+(?:on|with)|(?i:compatible\s+with)|works\s+(?:on|with)|runs\s+on|installs\s+on|accepts?|targets?|"
     # "The supported Python versions are: CPython 3.11, 3.12" (a list that sentence introduces)
@@ -138,18 +139,18 @@ _SUPPORTS = re.compile(
     r"and\s+newer|and\s+later|and\s+higher|and\s+above|or\s+newer|or\s+later|or\s+higher|up\s+to|through|,\s*and|,|and|to|or|-|–|\+)"
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
-_LEAD_IN = re.compile(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|"
+_LEAD_IN = lazy(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|"
                       r"supported\s+(?:[\w.+-]+\s+){0,2}versions?\s+(?:are|include))\s*:\s*$", re.I)
 # a sentence that introduces a list of raised minimums ("Increased the minimum versions of the
 # following dependencies:"), and an item of it that gives one ("Twisted: 18.9.0 → 21.7.0",
 # "Pillow (images pipeline): 4.0.0 -> 7.1.0")
-_MIN_LEAD_IN = re.compile(r"\bminimum\s+(?:required\s+|supported\s+)?versions?\b[^.:]{0,80}:\s*$", re.I)
+_MIN_LEAD_IN = lazy(r"\bminimum\s+(?:required\s+|supported\s+)?versions?\b[^.:]{0,80}:\s*$", re.I)
 _ARROW = r"(?P<name>[A-Za-z][\w.+-]*)\s*(?:\([^)]*\))?\s*:\s*v?(?P<old>\d+(?:\.\d+)*)\s*(?:→|->)\s*v?(?P<new>\d+(?:\.\d+)*)(?![\w.])"
-_ARROW_ITEM = re.compile(rf"^{_ARROW}")
+_ARROW_ITEM = lazy(rf"^{_ARROW}")
 # ... and the item read with it ("Minimum versions increased for these dependencies: Twisted: 18.9.0 → 21.7.0")
-_RAISED = re.compile(rf"\bminimum\s+(?:required\s+|supported\s+)?versions?\b[^.:]{{0,80}}:\s+{_ARROW}", re.I)
+_RAISED = lazy(rf"\bminimum\s+(?:required\s+|supported\s+)?versions?\b[^.:]{{0,80}}:\s+{_ARROW}", re.I)
 # what makes one version a lower bound: "3.9 and newer", "3.10+", ">= 3.5", "from 2.4 to 3.2"
-_OPEN_ENDED = re.compile(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|\bthrough\b|-|–")
+_OPEN_ENDED = lazy(r"newer|later|higher|above|greater|onwards?|\+|>=|\bfrom\b|\bto\b|\bthrough\b|-|–")
 # a list of versions: "3.8", "2.6 and 3.3", "3.7, 3.8, and 3.9" (a serial comma read to the end)
 _VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*"
 # ... after a `name` group, which may say its name again before a version: "Docutils 0.18.1 and
@@ -158,7 +159,7 @@ _NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=na
 # the newest version supported, as a release adds it: "Add support for Python 3.14", "Test against
 # Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
 # Python up to 3.13", "tested against Python 3.14 at most"
-_ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
+_ADDS_SUPPORT = lazy(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
                            r"full\s+|experimental\s+|preliminary\s+)?support\s+(?:for|of)\s+"
                            rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
                            r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?!(?:is|are|was|were)\s)(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
@@ -170,7 +171,7 @@ _ADDS_SUPPORT = re.compile(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\
 # ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
 # support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
 # "Python 3.15 is now supported"
-_SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,39}):\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
+_SUPPORT_ITEM = lazy(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,39}):\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
                            r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
                            r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
                            r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\s*(?:[.;:]\s*)?(?:$|[(\[])))"
@@ -179,53 +180,53 @@ _SUPPORT_ITEM = re.compile(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,3
 # what may follow a version a release adds support for: the sentence's end, a reference, another
 # version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's); a
 # pre-release glued to it is of that version ("support for Python 3.15b1")
-_ADDED_ENDS = re.compile(r"(?:(?<=\.\d)(?:a|b|rc)\d+|(?<=\.\d\d)(?:a|b|rc)\d+)?\s*(?:$|https?://|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
+_ADDED_ENDS = lazy(r"(?:(?<=\.\d)(?:a|b|rc)\d+|(?<=\.\d\d)(?:a|b|rc)\d+)?\s*(?:$|https?://|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
                          r"free-?thread\w*|builds?|alphas?|betas?|release\s+candidates?|pre-?releases?)\b)", re.I)
 # a version left open ("3.10+", "3.10 and newer", "3.10 - 3.12"): a range's start
-_OPEN_AFTER = re.compile(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
+_OPEN_AFTER = lazy(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
                          r"onwards?\b)", re.I)
 # a drop scoped to a part of the product: "... support in the Widget backend", "... for the `x` backend"
-_IN_PART = re.compile(r"\s+(?:support\s+)?(?:in|within|for|from|on)\s+(?:the\s+)?(?:[A-Z][\w.]*[a-z][\w.]*|`[^`]+`)", )
-_UP_TO = re.compile(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
+_IN_PART = lazy(r"\s+(?:support\s+)?(?:in|within|for|from|on)\s+(?:the\s+)?(?:[A-Z][\w.]*[a-z][\w.]*|`[^`]+`)", )
+_UP_TO = lazy(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
                     r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b"
                     # "Acme is only tested up to Python 3.12"
                     r"|\b(?i:tested|supported|supports?|works?|runs?)\s+(?:(?i:only)\s+)?(?i:up\s+to)\s+"
                     r"(?P<name3>[A-Z][\w+.]*)\s+v?(?P<ver3>\d+(?:\.\d+)+)")
 # what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
 _LAPSED = r"(?:the\s+)?(?:(?:end[- ]of[- ]life|eol|legacy|obsolete|unsupported|old(?:er)?)\s+)?"
-_DROP_VERB = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?$", re.I)
+_DROP_VERB = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?$", re.I)
 # "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9", and as written in
 # haste: "Drop support of Python 3.7", "Drop support Python 3.8"
-_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+(?:(?:for|of)\s+)?" + _LAPSED +
+_DROP = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+(?:(?:for|of)\s+)?" + _LAPSED +
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
-_DROP_AFTER = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
+_DROP_AFTER = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
                          rf"(?P<list>{_NAMED_VERSIONS})\s+support\b", re.I)
 # "Dropped support for Python versions <3.9", "Remove support for all Python versions less than 3.6":
 # the versions dropped are those below the one named, which is the oldest supported now
-_DROP_BELOW = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\b"
+_DROP_BELOW = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\b"
                          r"[^.;]{0,40}?\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:<\s*|(?:less|older|lower|earlier)"
                          r"\s+than\s+|below\s+|prior\s+to\s+)v?(?P<ver>\d+(?:\.\d+)+)", re.I)
 # a release's item that drops a versioned name and says no more of it: "Drop Python 3.8 in #1281",
 # "Support: Removed Python 3.7." (not "Drop Python 2 compat code", "Remove Python 3.8 from CI")
-_DROP_ITEM = re.compile(r"^\W*(?:[A-Z][\w ()#,-]{0,30}:\s+)?(?:drop(?:ped|s)?|remove[sd]?)\s+"
+_DROP_ITEM = lazy(r"^\W*(?:[A-Z][\w ()#,-]{0,30}:\s+)?(?:drop(?:ped|s)?|remove[sd]?)\s+"
                         rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
                         r"(?![\d.]*\d)(?=\s*(?:$|\.(?:\s|$)|[;,(]|in\s+#|by\s+@|\[#))", re.I)
 # "Support for Python 3.8 has been dropped"
-_DROPPED = re.compile(r"\bsupport\s+for\s+" + _LAPSED + rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
+_DROPPED = lazy(r"\bsupport\s+for\s+" + _LAPSED + rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                       r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
 # "Support for GEOS 3.1 and GDAL 1.6 has been dropped": several names, each with its versions
-_DROPPED_MANY = re.compile(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
+_DROPPED_MANY = lazy(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
                            rf"{_VERSIONS})+)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b")
-_PAIR = re.compile(rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
+_PAIR = lazy(rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "Python 3.7 has been dropped", "Python 3.6 is dropped": a versioned name dropped is its support
-_NAME_DROPPED = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+(?:support\s+)?"
+_NAME_DROPPED = lazy(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+(?:support\s+)?"
                            r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
 # an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
-_INTENT = re.compile(r"\bto\s+$", re.I)
-_SENTENCE_BREAK = re.compile(r"[.;:!?]\s+")
+_INTENT = lazy(r"\bto\s+$", re.I)
+_SENTENCE_BREAK = lazy(r"[.;:!?]\s+")
 # a release item labelled as the project's own CI ("CI: ...", "Travis CI: ...", "[ci] ...")
-_CI_LABEL = re.compile(r"^\W*(?:[\w ]{0,30}\b(?-i:CI)\b[\w ]{0,12}:|\[ci\])", re.I)
+_CI_LABEL = lazy(r"^\W*(?:[\w ]{0,30}\b(?-i:CI)\b[\w ]{0,12}:|\[ci\])", re.I)
 
 
 def _last_break(text: str) -> int:
@@ -237,38 +238,38 @@ def _last_break(text: str) -> int:
 
 
 # a from-to said of the project's own build and test machinery
-_CI_WHAT = re.compile(r"\b(?:ci|continuous\s+integration|test\s+(?:suite|matrix|runner)s?|tests)\b")
+_CI_WHAT = lazy(r"\b(?:ci|continuous\s+integration|test\s+(?:suite|matrix|runner)s?|tests)\b")
 # words that open a clause: what a from-to statement is about comes after the last of them
-_CLAUSE = re.compile(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
+_CLAUSE = lazy(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if|after|before|now)\b")
 # "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8", "Acme is
 # no longer officially supported on Python 3.3"
-_NO_LONGER_SUPPORTS = re.compile(r"\b(?:no\s+longer|not\s+any\s*more)\s+(?:officially\s+)?(?:supports?|supported\s+(?:on|with|under))\s+"
+_NO_LONGER_SUPPORTS = lazy(r"\b(?:no\s+longer|not\s+any\s*more)\s+(?:officially\s+)?(?:supports?|supported\s+(?:on|with|under))\s+"
                                  r"(?:running\s+(?:with|on|under)\s+)?"
                                  rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})")
 # "Python 2.6 and 3.3 are no longer supported", "Python 3.6 is not supported anymore"
-_NO_LONGER = re.compile(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
+_NO_LONGER = lazy(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
                         r"(?:(?:is|are)\s+no\s+longer\s+supported|(?:is|are)\s+not\s+supported\s+any\s*more|"
                         r"(?:isn't|aren't)\s+supported\s+any\s*more)")
 # an item of a changelog's "Removed" section that names what went: "Python 3.8 and 3.9 support.",
 # "Support for Python 3.7."
-_REMOVED_SECTION = re.compile(r"^\W*(?:removed|removals?|dropped|removed\s+features?)\W*$", re.I)
-_REMOVED_ITEM = re.compile(rf"^(?:(?:official\s+)?support\s+for\s+)?(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
+_REMOVED_SECTION = lazy(r"^\W*(?:removed|removals?|dropped|removed\s+features?)\W*$", re.I)
+_REMOVED_ITEM = lazy(rf"^(?:(?:official\s+)?support\s+for\s+)?(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
                            r"(?:\s+support)?\s*\.?$", re.I)
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
 # "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra"
-_LAST = re.compile(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+"
+_LAST = lazy(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+"
                    r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
                    rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
-_FROM_TO = re.compile(r"\b(?P<what>(?:[\w`'*.-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
+_FROM_TO = lazy(r"\b(?P<what>(?:[\w`'*.-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
                       r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
                       r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
 # the next change of a chain, after a _FROM_TO: ", and from version 3 to version 4"
-_FROM_NEXT = re.compile(r"(?:[^.;]|\.(?=\d)){0,40}?\bfrom\s+(?:[A-Za-z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
+_FROM_NEXT = lazy(r"(?:[^.;]|\.(?=\d)){0,40}?\bfrom\s+(?:[A-Za-z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
                         r"(?:[A-Za-z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)")
 # the version of what a release bundles or uses: "Upgrade to CLDR 45", "Babel now uses CLDR 46",
 # "Core: Use CLDR 49", "This release brings Unicode 16" (a release's notes only)
-_USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
+_USES = lazy(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
                    r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
                    r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
 # the version a release vendors of a dependency, named in any case: "Updated vendored packaging
@@ -276,23 +277,23 @@ _USES = re.compile(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|b
 # version of `packaging` to 23.0", "Update the bundled acme to version 2.1"
 _BUNDLED_NAME = r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
 _TO_VERSION = r"(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)"  # "[from 1.2] to 1.3"
-_VENDORED = re.compile(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:e[sd])?)\s+(?:the\s+)?"
+_VENDORED = lazy(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:e[sd])?)\s+(?:the\s+)?"
                        r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?" + _BUNDLED_NAME +
                        r"(?:(?i:version)\s+)?" + _TO_VERSION)
 # ... and a release's "Update libtoolkit from 1.33.1 to 1.34.5": a name, then both versions, dotted
-_UPDATED_FROM_TO = re.compile(r"\b(?i:update[sd]?|upgrade[sd]?|bump(?:ed|s)?)\s+(?:the\s+)?" + _BUNDLED_NAME +
+_UPDATED_FROM_TO = lazy(r"\b(?i:update[sd]?|upgrade[sd]?|bump(?:ed|s)?)\s+(?:the\s+)?" + _BUNDLED_NAME +
                               r"(?:(?i:version)\s+)?(?i:from)\s+v?\d+(?:\.\d+)+\s+(?i:to)\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # ... and said of it: "Bundled acme is updated to 4.3.5", "The vendored acme version has been bumped to 2.1"
-_VENDORED_PASSIVE = re.compile(r"\b(?i:vendored|bundled|embedded)\s+" + _BUNDLED_NAME + r"(?:(?i:version)\s+)?"
+_VENDORED_PASSIVE = lazy(r"\b(?i:vendored|bundled|embedded)\s+" + _BUNDLED_NAME + r"(?:(?i:version)\s+)?"
                                r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+" + _TO_VERSION)
 # "The acme wheels bundle libtoolkit 4.3.4", "Acme ships with Toolkit 2.1": a bundled thing's version
 # (a dotted one: "bundles 3 fonts" is a count)
-_BUNDLES = re.compile(r"\b(?:bundles?|ships?\s+with|vendors)\s+(?:the\s+|a\s+)?" + _BUNDLED_NAME +
+_BUNDLES = lazy(r"\b(?:bundles?|ships?\s+with|vendors)\s+(?:the\s+|a\s+)?" + _BUNDLED_NAME +
                       r"(?:(?i:version)\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
-_NAMES_RELEASE = re.compile(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
+_NAMES_RELEASE = lazy(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
 # "The minimum supported Python is 3.9", "The minimum Toolkit dependency is updated to ``4.3.1``"
-_MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.]*)\s+(?:version|dependency|requirement)|"
+_MIN_IS = lazy(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.]*)\s+(?:version|dependency|requirement)|"
                      r"version\s+of\s+(?P<name2>[A-Z][\w+.]*)|(?P<name3>(?-i:[A-Z][\w+.]*))(?=\s+(?:is|has\s+been|becomes?)\s))\s+"
                      r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
                      r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
@@ -300,56 +301,56 @@ _MIN_IS = re.compile(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+
 # "Increased minimum yarl version to 1.25.1", "Bump the minimum required version of Toolkit to 3.0"
 # ... and, said after the name's version, without it: "compatibility with Toolkit 2.0 and
 # bumped minimum supported version to 1.4" (the name is the nearest versioned one before)
-_MIN_RAISED = re.compile(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
+_MIN_RAISED = lazy(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
                          r"(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.-]*)\s+version|"
                          r"version\s+of\s+(?P<name2>[A-Z][\w+.-]*)|(?P<back>(?<=\s)version))"
                          r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
-_NAMED_BEFORE = re.compile(r"\b(?:with|for|on|of)\s+(?P<name>[A-Z][\w+.-]*)\s+v?\d+(?:\.\d+)*(?![\w.]*\w)(?=[^.;]{0,60}$)")
+_NAMED_BEFORE = lazy(r"\b(?:with|for|on|of)\s+(?P<name>[A-Z][\w+.-]*)\s+v?\d+(?:\.\d+)*(?![\w.]*\w)(?=[^.;]{0,60}$)")
 # a minimum said without a name, in a section named after one thing: "Toolkit" over "Minimum
 # required version is now 4.3.0+." (a release's notes that give each dependency a heading)
-_UNNAMED_MIN = re.compile(r"^(?:the\s+)?(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?version\s+"
+_UNNAMED_MIN = lazy(r"^(?:the\s+)?(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?version\s+"
                           r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?(?:(?:raised|increased|bumped|updated)\s+to\s+)?"
                           r"[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
-_ONE_NAME = re.compile(r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*")
+_ONE_NAME = lazy(r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*")
 # the words such a heading uses for the section's kind, or the document's parts, not for what it is about
 _SECTION_KINDS = frozenset("""dependencies dependency requirements requirement prerequisites compatibility support
 supported platforms platform versions version minimum minimums runtime packaging""".split()) | DOC_WORDS | STOPWORDS
 # a dependency raised to a version "or later", its name in any case: "Update the ``toolkit``
 # dependency to 4.3.1 or later", "Bump the toolkit requirement to 2.0+" (without "or later" the
 # version may be a pin, not a minimum)
-_DEP_RAISED = re.compile(r"\b(?i:updat|upgrad|bump|rais|increas)\w*\s+(?i:the\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
+_DEP_RAISED = lazy(r"\b(?i:updat|upgrad|bump|rais|increas)\w*\s+(?i:the\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
                          r"(?i:dependency|requirement)\s+(?i:to)\s+[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)[`'*]*"
                          r"(?=\+|\s+(?i:or\s+(?:later|newer|higher|above)))")
 # "The newest Python Acme officially supports is 3.13", "the latest supported Python version is 3.14"
-_MAX_IS = re.compile(r"\b(?i:newest|latest|highest|maximum)\s+(?:(?i:supported)\s+)?(?P<name>[A-Z][\w+.]*)(?:\s+(?i:version))?\s+"
+_MAX_IS = lazy(r"\b(?i:newest|latest|highest|maximum)\s+(?:(?i:supported)\s+)?(?P<name>[A-Z][\w+.]*)(?:\s+(?i:version))?\s+"
                      r"(?:(?:that\s+)?(?P<who>[\w.+-]+)\s+(?:officially\s+|fully\s+)?(?:supports|accepts|runs\s+on)\s+)?"
                      r"(?:is|becomes)\s+(?:now\s+)?v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts",
 # "use Toolkit 3.0 (the lowest version the tool supports)"
-_IS_MIN = re.compile(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)(?:\s+is\s+(?:now\s+)?|\s*\(\s*)the\s+"
+_IS_MIN = lazy(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)(?:\s+is\s+(?:now\s+)?|\s*\(\s*)the\s+"
                      r"(?:minimum|oldest|lowest|earliest)\b(?:\s+(?:supported|required))?(?:\s+\w+)?\s+version\b"
                      r"(?:\s+(?:that\s+)?(?P<who>[A-Za-z][\w+.-]*)\s+(?:accepts|supports|requires|allows|runs\s+on|works\s+with))?")
 # a name among the words that say what changed: "The jQuery library embedded in the admin",
 # "The default OpenLayers library version", "Select2 library" (a capital inside, or a digit)
-_NAME_IN = re.compile(r"(?<![\w.-])([A-Za-z]+[A-Z][\w.+-]*|[A-Z][A-Za-z]*\d[\w.+-]*|[a-z]+[A-Z]\w*)(?![\w.-])")
+_NAME_IN = lazy(r"(?<![\w.-])([A-Za-z]+[A-Z][\w.+-]*|[A-Z][A-Za-z]*\d[\w.+-]*|[a-z]+[A-Z]\w*)(?![\w.-])")
 # a measure a release note says changed: "the maximum stack depth for ...", "the default timeout of ..."
-_QUANTITY = re.compile(r"\b(?P<rel>maximum|minimum|default)\s+[`'\"*]*(?P<qty>(?:[a-z][\w-]*[`'\"*]*\s+){0,2}?[a-z][\w-]*)[`'\"*]*"
+_QUANTITY = lazy(r"\b(?P<rel>maximum|minimum|default)\s+[`'\"*]*(?P<qty>(?:[a-z][\w-]*[`'\"*]*\s+){0,2}?[a-z][\w-]*)[`'\"*]*"
                        r"\s+(?:for|of|in|on)\b", re.I)
-_UNMARKED = re.compile(r"[`'\"*]")
+_UNMARKED = lazy(r"[`'\"*]")
 _NO_QUANTITY = frozenset("value values version versions number setting settings".split())  # says not what
-_PLAN = re.compile(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
-_PAST = re.compile(r"\b(?:previous(?:ly)?|prior\s+(?:to|versions?)|formerly|used\s+to|earlier\s+versions?|older\s+versions?)\b", re.I)
-_NEGATION = re.compile(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
+_PLAN = lazy(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
+_PAST = lazy(r"\b(?:previous(?:ly)?|prior\s+(?:to|versions?)|formerly|used\s+to|earlier\s+versions?|older\s+versions?)\b", re.I)
+_NEGATION = lazy(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
 ROLES = {"server": "server", "servers": "server", "server-side": "server", "client": "client", "clients": "client",
          "client-side": "client", "bootstrap": "bootstrap", "bootstrapping": "bootstrap"}
-_ROLE_WORD = re.compile(r"\b(?:server-side|client-side|servers?|clients?|bootstrap(?:ping)?)\b", re.I)
+_ROLE_WORD = lazy(r"\b(?:server-side|client-side|servers?|clients?|bootstrap(?:ping)?)\b", re.I)
 # names that are sentence furniture, not products: function words, the parts of a document, and
 # the labels of a reference number (an issue, a change list, a standard: "CL 1234", "RFC 9110")
 _NOT_NAMES = frozenset("""as in since before after until from with the of and or to for by on at if when this that these
 those it its version versions release releases issue issues section chapter figure table page step phase
 cl pr bug part level rfc pep iso fips ecma ieee see also note changed new added fixed""".split())
 # a lowercase name run into a number ("abc1", "py3") is a version tag, not a product's name
-_VERSION_TAG = re.compile(r"[a-z]{1,3}\d+")  # "py3", "go1"; "psycopg2" and "boto3" are names
+_VERSION_TAG = lazy(r"[a-z]{1,3}\d+")  # "py3", "go1"; "psycopg2" and "boto3" are names
 # words before "requires" that mean "the product itself": anything else names what requires the value
 _SCOPE_SKIP = frozenset("""now also still only will to does do did that which so and then currently thus therefore
 it we this release releases version versions support for on of the a an is be being further additionally last
@@ -361,7 +362,7 @@ make makes made current latest newest present specify specifies specified declar
 _THIS_WHOLE = frozenset("""release version project package library module tool toolkit framework distribution series
 software product core""".split())  # a changelog's "Core: Use CLDR 49" is the product's own
 # a list item that is only a versioned name, open-ended: "Python 3.10+ or PyPy 3", "cPython 3.11 and higher"
-_BARE_ITEM = re.compile(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
+_BARE_ITEM = lazy(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
                         r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
 # what a team's note says a product accepts of a dependency, in the words notes use (lint weighs
 # it against the oldest version the product's documents accept): "we pin `toolkit==0.19`, which
@@ -378,23 +379,23 @@ def _who(n: int) -> str:
     return rf"(?P<who{n}>{_NAME}|{_LOWER_NAME})"
 
 
-_ACCEPTED = re.compile(
+_ACCEPTED = lazy(
     _NOTED_VERSION + r"(?i:"
     r",\s+which\s+(?:the\s+)?(?-i:" + _who(1) + r")\s+(?:still\s+|also\s+|now\s+|officially\s+)?(?:accepts|supports|works\s+with|runs\s+on)\b|"
     r",\s+the\s+(?:oldest|lowest|earliest)\s+(?:[\w.+-]+\s+)?(?:that\s+)?(?-i:" + _who(2) + r")\s+(?:still\s+)?(?:accepts|supports|allows|works\s+with|runs\s+on)\b|"
     r"\s+(?:is|are)\s+(?:still\s+)?(?:(?:recent|new)\s+enough\b|supported\b(?:\s+by\s+(?-i:" + _who(4) + r"))?)|"
     r"\s+is\s+all\s+(?:that\s+)?(?-i:" + _who(3) + r")\s+(?:needs|requires)\b)")
 # "Nothing newer than Python 3.13 is supported by Acme": the newest, said by what is not
-_NOTHING_NEWER = re.compile(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s+(?i:newer|later|higher|above)\s+than\s+"
+_NOTHING_NEWER = lazy(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s+(?i:newer|later|higher|above)\s+than\s+"
                             rf"(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)"
                             r"(?:[^.;]{0,30}?\b(?i:supported|accepted)\s+by\s+" + _who(0) + ")?")
 # a fact needs one of these words; most sentences have none, and skip the patterns
-HINT = re.compile(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
+HINT = lazy(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
                   r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
                   r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|update|brings|bundle|embedded|ships with|vendors|tested|test against|"
                   r"up to|at most|enough|asks? for",
                   re.IGNORECASE)
-DIGIT = re.compile(r"\d")
+DIGIT = lazy(r"\d")
 
 
 def _by_first_character(words: str) -> str:
@@ -422,16 +423,16 @@ def _by_first_character(words: str) -> str:
 # HINT for lowercased text: without IGNORECASE the search skips to the characters its words
 # start with (a sixth of the time), and tries only the words that start with each; `has_hint`
 # is what to ask
-_HINT_LOW = re.compile(_by_first_character(HINT.pattern.lower()))
+_HINT_LOW = lazy(_by_first_character(HINT.pattern.lower()))
 
 # a column of a support table: "Supported Versions", "Python versions", "Version"
-_VERSION_COLUMN = re.compile(r"\bversions?\b", re.I)
-_CELL_NOTE = re.compile(r"\([^)]*\)|\[[^\]]*\]")  # "3.12 (added in 4.2.8)": the note is no version listed
-_CELL_VERSIONS = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\.[xX*])?(?![\w.]*[A-Za-wyz])")
+_VERSION_COLUMN = lazy(r"\bversions?\b", re.I)
+_CELL_NOTE = lazy(r"\([^)]*\)|\[[^\]]*\]")  # "3.12 (added in 4.2.8)": the note is no version listed
+_CELL_VERSIONS = lazy(r"(?<![\w.])v?\d+(?:\.\d+)*(?:\.[xX*])?(?![\w.]*[A-Za-wyz])")
 # a document whose words are mostly package specifiers is a requirements list (a docs build's
 # requirements.txt), whose pins are its build's, not the product's
-_SPEC = re.compile(r"[A-Za-z][\w.\-\[\],]*\s*(?:===|==|>=|<=|~=|!=|>|<)\s*[\w.*+!-]+|-[a-zA-Z]|--[\w-]+|[\w./-]+\.(?:txt|in|cfg|toml)|#.*")
-_SPEC_OPERATOR = re.compile(r"[\w\]](?:===|==|>=|<=|~=|!=)\s*\d")
+_SPEC = lazy(r"[A-Za-z][\w.\-\[\],]*\s*(?:===|==|>=|<=|~=|!=|>|<)\s*[\w.*+!-]+|-[a-zA-Z]|--[\w-]+|[\w./-]+\.(?:txt|in|cfg|toml)|#.*")
+_SPEC_OPERATOR = lazy(r"[\w\]](?:===|==|>=|<=|~=|!=)\s*\d")
 # --- a default that is a word, not a number ("choice" facts): what it is set to by name
 # a value as written: a code span, a quoted or emphasised word, else one bare token
 _CHOICE_VALUE = r"(?:``[^`]{1,80}``|`[^`]{1,80}`|'[^'\s][^']{0,60}'|\"[^\"\s][^\"]{0,60}\"|\*[^*\s][^*]{0,60}\*|[A-Za-z_][\w.-]*\w|[A-Za-z])"
@@ -440,52 +441,52 @@ _CHOICE_VALUE = r"(?:``[^`]{1,80}``|`[^`]{1,80}`|'[^'\s][^']{0,60}'|\"[^\"\s][^\
 _CHOICE_WHAT = r"(?:`{1,2}[^`]{1,60}`{1,2}|\*[^*\s]{1,40}\*|[A-Za-z][\w-]*)(?:\s+(?:`{1,2}[^`]{1,60}`{1,2}|\*[^*\s]{1,40}\*|[A-Za-z][\w-]*)){0,6}?"
 _CHOICE_OF = r"(?:(?:value\s+)?(?:of|for)\s+(?:the\s+)?)?"
 # "Switch the default upgrade strategy to be 'only-if-needed'", "Changed the default X from A to B"
-_CHOICE_SET = re.compile(
+_CHOICE_SET = lazy(
     rf"\b(?:switch(?:ed|es)?|chang(?:e|ed|es)|set|sets|made|make|makes)\s+the\s+default\s+{_CHOICE_OF}(?P<what>{_CHOICE_WHAT})"
     rf"\s+(?:value\s+)?(?:from\s+(?P<old>{_CHOICE_VALUE})\s+)?to\s+(?:be\s+|use\s+)?(?P<new>{_CHOICE_VALUE})", re.I)
 # "The default renderer now is `X`", "The default value for `f` has changed to `x`", "pip's default
 # upgrade strategy is eager" (a state: how a note says it), "The default X will change to Y" (a plan)
-_CHOICE_IS = re.compile(
+_CHOICE_IS = lazy(
     rf"(?:\b(?P<whose>the|its|their|our|your|[A-Za-z][\w.-]*['’]s)\s+|^\W*)default\s+{_CHOICE_OF}(?P<what>{_CHOICE_WHAT})"
     r"\s+(?:option\s+|setting\s+|value\s+)?(?:(?P<change>(?:has\s+(?:been\s+)?|was\s+|is\s+|will\s+be\s+)?(?:changed|switched)"
     rf"|will\s+change)\s+(?:from\s+(?P<old>{_CHOICE_VALUE})\s+)?to|(?P<now>is\s+now|now\s+is|has\s+become|became|will\s+be)|(?P<is>is))"
     rf"\s+(?P<new>{_CHOICE_VALUE})", re.I)
 # "`utf8mb4` is now the default character set"
-_CHOICE_BECOMES = re.compile(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+(?P<what>{_CHOICE_WHAT})(?=\s*(?:[.;:,(]|$|\s+(?:for|in|on|when|if)\b))", re.I)
+_CHOICE_BECOMES = lazy(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+(?P<what>{_CHOICE_WHAT})(?=\s*(?:[.;:,(]|$|\s+(?:for|in|on|when|if)\b))", re.I)
 # a setting's value written as code, said to be the default: "`language_level=3` is now the
 # default", "`binding=True` is the default"
-_CHOICE_ASSIGNED = re.compile(r"`{1,2}(?P<what>[A-Za-z_][\w.-]*)\s*=\s*(?P<new>[^`\s=]{1,40})`{1,2}\s+is\s+"
+_CHOICE_ASSIGNED = lazy(r"`{1,2}(?P<what>[A-Za-z_][\w.-]*)\s*=\s*(?P<new>[^`\s=]{1,40})`{1,2}\s+is\s+"
                               r"(?P<now>now\s+)?the\s+default\b(?!\s+(?:for|in|on|when|if)\b)", re.I)
 # what a setting or a function named in code defaults to: "`Request.max_upload_size` defaults
 # to 500kB instead of unlimited" (a change), "`hash_password` uses bcrypt by default",
 # "`max_upload_size` is unlimited by default" (a state); a figure with its unit is a value here
 _CODE_WHAT = r"`{1,2}[^`]{1,60}`{1,2}"
 _CHOICE_FIGURE = r"(?:\d[\d,.]*(?:\s?(?:[kKMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?))?(?![\w.,]))"
-_CHOICE_DEFAULTS = re.compile(
+_CHOICE_DEFAULTS = lazy(
     rf"(?P<what>{_CODE_WHAT})(?:\s*,\s*which)?\s+(?:(?P<now>now)\s+)?(?:defaults\s+to\s+(?P<new>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
     rf"(?:\s+instead\s+of\s+(?P<old>{_CHOICE_VALUE}|{_CHOICE_FIGURE}))?|(?:is|are|uses)\s+(?P<new2>{_CHOICE_VALUE}|{_CHOICE_FIGURE})"
     r"\s+by\s+default\b)", re.I)
 # "its `repeat` init kwarg changed its default value from `False` to `True`": a setting named in
 # code, what kind of setting it is, then its change
-_CHOICE_ITS = re.compile(
+_CHOICE_ITS = lazy(
     rf"(?P<what>{_CODE_WHAT})(?:\s+(?:init\s+|config\s+|keyword\s+)?(?:kwarg|argument|parameter|option|setting|attribute))?"
     rf"\s+(?:has\s+)?changed\s+its\s+default(?:\s+value)?\s+(?:from\s+(?P<old>{_CHOICE_VALUE})\s+)?to\s+(?P<new>{_CHOICE_VALUE})",
     re.I)
-_OBJECT_BEFORE = re.compile(r"\b(?:of|for|in|on|from|to|with|by|between|about|against|than)\s*$", re.I)
+_OBJECT_BEFORE = lazy(r"\b(?:of|for|in|on|from|to|with|by|between|about|against|than)\s*$", re.I)
 _CHOICE_NOT_WHAT = frozenset("value values version versions number setting settings option options one is be".split())
 # a bare word is a value where it ends its clause ("is eager: ..."), not where the sentence goes on
 # ("is fine for development"); a name spelled as code ("only-if-needed", "KeyValueRenderer") anywhere
-_CHOICE_END = re.compile(r"\s*(?:[.;:,()]|$|\s+(?:by\s+default|instead|now)\b)")
+_CHOICE_END = lazy(r"\s*(?:[.;:,()]|$|\s+(?:by\s+default|instead|now)\b)")
 # a case after the value narrows the default to it ("... to UTF-8 when loading .env files"); "if
 # nothing is configured" says what a default is, and leaves it whole
-_CHOICE_CASE = re.compile(r"[`'\"*]*\s+(?:when|if|while|whenever)\b(?![^.;:]{0,40}?(?:\bno\b|\bnot\b|n't\b|\bnothing\b))",
+_CHOICE_CASE = lazy(r"[`'\"*]*\s+(?:when|if|while|whenever)\b(?![^.;:]{0,40}?(?:\bno\b|\bnot\b|n't\b|\bnothing\b))",
                           re.I)
-_CODE_LIKE = re.compile(r"[-_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
+_CODE_LIKE = lazy(r"[-_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
 # the clause a default is stated in opens with a condition ("When using X, the default ...",
 # "(where `x` is False by default)"): the default of that case, not the default. A condition of
 # absence ("If omitted, the default is 5", "When no timeout is given") states the default itself
-_CASE_OPENS = re.compile(r"(?:^|[(;:]|\*\*|\])\s*(?:when|if|where|whenever|for\s+projects?)\b(?P<rest>[^.;:()]*)$", re.I)
-_ABSENT = re.compile(r"\b(?:no|not|n't|nothing|none|omit\w*|unset|unspecified|missing|absent|empty|otherwise)\b", re.I)
+_CASE_OPENS = lazy(r"(?:^|[(;:]|\*\*|\])\s*(?:when|if|where|whenever|for\s+projects?)\b(?P<rest>[^.;:()]*)$", re.I)
+_ABSENT = lazy(r"\b(?:no|not|n't|nothing|none|omit\w*|unset|unspecified|missing|absent|empty|otherwise)\b", re.I)
 
 
 def _case_before(sentence: str, at: int) -> bool:
@@ -551,10 +552,10 @@ def _choice_subject(what: str) -> str | None:
 
 
 # "Default: ``180``" under the setting a reference describes (`.. confval:: name`, a section named for it)
-_STATED_DEFAULT = re.compile(r"^\s*Default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\.?\s*$", re.I)
+_STATED_DEFAULT = lazy(r"^\s*Default(?:\s+value)?\s*[:=]\s*(?P<value>.+?)\.?\s*$", re.I)
 # a setting's name: dotted or joined words, a constant, an option, or one lowercase word as code
 # names it (`.. confval:: language`); "Timeouts" or "Build options" name a part of a page
-_SETTING_NAME = re.compile(r"[A-Za-z_][\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9]{2,}|--?[a-z][\w-]*|[a-z][a-z0-9]{2,}")
+_SETTING_NAME = lazy(r"[A-Za-z_][\w.-]*[_.-][\w.-]*|[A-Z][A-Z0-9]{2,}|--?[a-z][\w-]*|[a-z][a-z0-9]{2,}")
 
 
 def atomic_value(text: str) -> str | None:
@@ -590,7 +591,7 @@ def _stated_default(doc: Statements, subject: str, sentence: str, line: int) -> 
                  doc.series)]
 
 
-_HEADING_NAME = re.compile(r"`([^`\s]+)`|([A-Za-z]\w*[_.][\w.]*\w|[A-Z][A-Z0-9_]{2,})")
+_HEADING_NAME = lazy(r"`([^`\s]+)`|([A-Za-z]\w*[_.][\w.]*\w|[A-Z][A-Z0-9_]{2,})")
 
 
 def _heading_name(heading: str) -> str:
@@ -625,7 +626,7 @@ def _on_title(doc: Statements) -> str:
 
 
 # another "to" and a value right after a default's value, ending the clause: the value said last
-_TO_AGAIN = re.compile(rf"\s+to\s+(?:be\s+)?(?P<v>{_CHOICE_VALUE})(?=\s*(?:$|[.,;:)]|\s+instead\b|\s+(?:in|for|when|since|from)\b))", re.I)
+_TO_AGAIN = lazy(rf"\s+to\s+(?:be\s+)?(?P<v>{_CHOICE_VALUE})(?=\s*(?:$|[.,;:)]|\s+instead\b|\s+(?:in|for|when|since|from)\b))", re.I)
 
 
 def _choices(doc: Statements, sentence: str, line: int, release: str | None, date: str | None,
@@ -697,7 +698,7 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
 
 
 # a title that says the document is a release's notes, a changelog or a migration guide
-_RELEASE_TITLE = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
+_RELEASE_TITLE = lazy(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
                             r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
 
 
@@ -907,7 +908,7 @@ def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
 # "Acme is a tool for ...", "*Acme* is the uncompromising ...": a name the opening defines; a
 # name of several words is the short name it gives in brackets ("Advanced Python Toolkit (APT)
 # is a library ...")
-_DEFINES_ITSELF = re.compile(r"^[\W_]{0,3}(?:[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){1,5}[*_`]{0,2}\s+\([*_`]{0,2}(?P<short>[A-Za-z][\w.+-]*)[*_`]{0,2}\)|"
+_DEFINES_ITSELF = lazy(r"^[\W_]{0,3}(?:[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){1,5}[*_`]{0,2}\s+\([*_`]{0,2}(?P<short>[A-Za-z][\w.+-]*)[*_`]{0,2}\)|"
                              r"(?P<name>[A-Za-z][\w.+-]*?)[*_`]{0,2})\s+is\s+(?:a|an|the)\s", re.M)
 
 
@@ -942,7 +943,7 @@ def introduces_list(text: str) -> bool:
 
 
 # an item of a list that names one version of one thing: "CPython 3.11", "Python (3.11+)"
-_ONE_VERSION_ITEM = re.compile(r"^(?P<name>[A-Za-z][\w+.-]*?)\s*(?P<open>\()?\s*v?(?P<ver>\d+(?:\.\d+)*)(?P<plus>\+)?"
+_ONE_VERSION_ITEM = lazy(r"^(?P<name>[A-Za-z][\w+.-]*?)\s*(?P<open>\()?\s*v?(?P<ver>\d+(?:\.\d+)*)(?P<plus>\+)?"
                                r"(?(open)\))\s*\.?$")
 
 
@@ -1135,16 +1136,16 @@ def _role(sentence: str, at: int, spans: list[tuple[int, int]]) -> str:
 
 
 # the verbs of a statement of support, to find where a sentence's first one starts
-_CLAUSE_VERB = re.compile(r"\b(?:supports?|drops?|adds?|removes?|requires?|needs?|bumps?|raises?)\b")
+_CLAUSE_VERB = lazy(r"\b(?:supports?|drops?|adds?|removes?|requires?|needs?|bumps?|raises?)\b")
 
 
 # a sentence that opens on a thing it names: "This flag ...", "The `--fast` option ..."
-_OPENS_ON = re.compile(r"\W*(?:this|that|the)\s+[`*]*([A-Za-z][\w.-]*)[`*]*\s+(?:is|are|was|does|do|can|only|will|must|"
+_OPENS_ON = lazy(r"\W*(?:this|that|the)\s+[`*]*([A-Za-z][\w.-]*)[`*]*\s+(?:is|are|was|does|do|can|only|will|must|"
                        r"should|has|needs?|requires?|works?)\b", re.I)
 
 
 # an aside set off by commas between a subject and its verb
-_ASIDE = re.compile(r",\s*(?:for\s+(?:example|instance)|e\.g\.|however|in\s+particular|of\s+course|in\s+turn|too|"
+_ASIDE = lazy(r",\s*(?:for\s+(?:example|instance)|e\.g\.|however|in\s+particular|of\s+course|in\s+turn|too|"
                     r"also|though|likewise|similarly)\s*,\s*", re.I)
 
 
@@ -1267,10 +1268,10 @@ def dotted(v: tuple[int, ...]) -> str:
     return ".".join(map(str, v))
 
 
-_VERB_BEFORE = re.compile(r"\b(?:is\s+|are\s+)?(?:(?:only|officially)\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
+_VERB_BEFORE = lazy(r"\b(?:is\s+|are\s+)?(?:(?:only|officially)\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
                           r"runs?\s+on|works\s+(?:on|with)|handles?|works|claims?|declares?|lists?)\s*$", re.I)
-_ANY_DROP = re.compile(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
-_CLAUSE_BREAK = re.compile(r"[,;:(]|\s(?:and|but|while|whereas)\s", re.I)
+_ANY_DROP = lazy(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
+_CLAUSE_BREAK = lazy(r"[,;:(]|\s(?:and|but|while|whereas)\s", re.I)
 
 
 def _drops_here(sentence: str, start: int, end: int) -> bool:
@@ -1290,9 +1291,9 @@ def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
     return len(versions) >= 3 and not re.search(r"newer|later|higher|above|\+|>=|\bfrom\b|\bto\b|-|–", listed)
 
 
-_CLOSED_RANGE = re.compile(r"(?:from\s+)?v?\d+(?:\.\d+)*\s*(?:to|through|–|-)\s*v?\d+(?:\.\d+)*")
+_CLOSED_RANGE = lazy(r"(?:from\s+)?v?\d+(?:\.\d+)*\s*(?:to|through|–|-)\s*v?\d+(?:\.\d+)*")
 # "Toolkit 1.4.x to 2.1.x is now supported": a closed range said of what is supported
-_SUPPORTED_RANGE = re.compile(r"\b(?P<name>[A-Z][\w+.]*?)\s+v?(?P<low>\d+(?:\.\d+)*)(?:\.x)?\s+(?:to|through|–|-)\s+"
+_SUPPORTED_RANGE = lazy(r"\b(?P<name>[A-Z][\w+.]*?)\s+v?(?P<low>\d+(?:\.\d+)*)(?:\.x)?\s+(?:to|through|–|-)\s+"
                               r"v?(?P<high>\d+(?:\.\d+)*)(?:\.x)?\s+(?:is|are)\s+(?:(?:now|also|officially|fully)\s+)*"
                               r"supported\b(?!\s+(?:by|for|with)\b)")
 
@@ -1311,47 +1312,47 @@ BREAKING_PREFIX = (r"[*_]*(?:backwards?[- ]incompatible|(?:potentially\s+|possib
                    r"behaviou?r\s+change)[*_]*:[*_]*\s*")
 REMOVE_VERB = r"Remove[sd]?|Removing|Drop(?:ped|s)?"
 REMOVED_PASSIVE = r"\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b"
-_REMOVE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?"
+_REMOVE_HEAD = lazy(rf"^(?:{BREAKING_PREFIX})?"
                           rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
                           r"(?P<what>.*)", re.I)
 # "`X` has been removed", and "`X` has been dropped" where what went is a name (not "support for ...")
-_REMOVED_TAIL = re.compile(rf"^(?P<what>.*?)(?:{REMOVED_PASSIVE}|\b(?:is|are|has\s+been|have\s+been|was|were)\s+"
+_REMOVED_TAIL = lazy(rf"^(?P<what>.*?)(?:{REMOVED_PASSIVE}|\b(?:is|are|has\s+been|have\s+been|was|were)\s+"
                            r"(?:now\s+)?dropped\b)", re.I)
 # "Removed support for the `--dry-run` parameter": what went is the parameter
-_SUPPORT_FOR = re.compile(r"^\s*(?:the\s+)?support\s+(?:for|of)\s+", re.I)
-_DEPENDENCY_ON = re.compile(r"\s+(?:the\s+|its\s+)?(?:(?:hard|runtime|install|optional)\s+)?(?:dependency|dependencies|requirement)\s+"
+_SUPPORT_FOR = lazy(r"^\s*(?:the\s+)?support\s+(?:for|of)\s+", re.I)
+_DEPENDENCY_ON = lazy(r"\s+(?:the\s+|its\s+)?(?:(?:hard|runtime|install|optional)\s+)?(?:dependency|dependencies|requirement)\s+"
                             r"(?:on|of)\s+", re.I)
-_DEPRECATE_HEAD = re.compile(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
+_DEPRECATE_HEAD = lazy(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
 # "`old_hook` is deprecated", "The `schedule()` method is deprecated": the names open the sentence
 # ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
 # ... or a changelog item's title that is only the name and the word ("`acme.util.etree` deprecated")
 # ... or a second thing said of the name the sentence opens on ("The `x` option now defaults to `1`
 # and is deprecated"); "Both `x` and `y` have been deprecated", "The old `x` name is now deprecated"
-_DEPRECATED_TAIL = re.compile(r"^(?:both\s+|the\s+(?:old\s+|former\s+|legacy\s+)?)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+(?!(?:is|are|has|have|was|were|now)\b)(?P<kind>[a-z]+))?\s+"
+_DEPRECATED_TAIL = lazy(r"^(?:both\s+|the\s+(?:old\s+|former\s+|legacy\s+)?)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+(?!(?:is|are|has|have|was|were|now)\b)(?P<kind>[a-z]+))?\s+"
                               r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
                               r"|deprecated\s*[.:]?\s*$"
                               r"|[^.;]{0,80}?\band\s+(?:is|has\s+been)\s+(?:now\s+)?deprecated\b)", re.I)
 # (what it was in may be code: "Renamed the `x` argument in `pkg.run()` to `y`")
-_RENAMED = re.compile(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)(?:[^`.;]|`[^`]+`){0,60}?\bto\s+`[^`]+`"
+_RENAMED = lazy(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)(?:[^`.;]|`[^`]+`){0,60}?\bto\s+`[^`]+`"
                       r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
 # setting `X`" (why); a comma or "and" between two names goes on
 _WHAT_ENDS = r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|instead|now)\s|\(|;"
-_WHERE_FROM = re.compile(_WHAT_ENDS + r"|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
+_WHERE_FROM = lazy(_WHAT_ENDS + r"|,(?!\s*(?:and\s+|or\s+)?`)|\s(?:and|or)\s(?!\s*`)", re.I)
 # where what a release deprecates ends: as a removal's, but a list goes on past "and" and commas
 # ("Deprecate `X`, `Y` and the `Z` parameter in favor of `W`")
-_DEPRECATED_UNTIL = re.compile(_WHAT_ENDS, re.I)
+_DEPRECATED_UNTIL = lazy(_WHAT_ENDS, re.I)
 # a deprecation of one use of a name, or of what it does, not of the name: "Deprecate `x` in case
 # of `y`", "Deprecated `x` when called without `y`", "Deprecate `x` to have consistent return values"
-_ONLY_WHEN = re.compile(r"\s(?:in\s+(?:the\s+)?case|when|if|unless|where|to\s+(?:change|have|make|return|give))\b",
+_ONLY_WHEN = lazy(r"\s(?:in\s+(?:the\s+)?case|when|if|unless|where|to\s+(?:change|have|make|return|give))\b",
                         re.I)
 # a deprecation note's own heading ("Deprecated since version 3.1: ...", as Sphinx writes it)
-_DEPRECATED_SINCE = re.compile(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*", re.I)
-_SAID_DEPRECATED = re.compile(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
+_DEPRECATED_SINCE = lazy(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*", re.I)
+_SAID_DEPRECATED = lazy(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
 # what a name removed may be called after it ("`on_event()` decorator", "`ACME_ENV` environment
 # variable"); another word there says something else went ("`max_parts` restriction")
 # a changelog item's tag for the part of the product it is about: "[watchmedo] Removed ...", "[core] ..."
-_AREA_TAG = re.compile(r"^\s*\[[\w .:/-]{1,30}\]\s*")
+_AREA_TAG = lazy(r"^\s*\[[\w .:/-]{1,30}\]\s*")
 _WHERE_USED = frozenset("cli command command-line line keyword positional optional config configuration public private "
                         "internal undocumented deprecated legacy".split())
 _CODE_KINDS = frozenset("""parameter parameters argument arguments attribute attributes method methods function functions
@@ -1360,13 +1361,13 @@ configuration key keys variable variables environment field fields alias aliases
 command commands keyword type types helper helpers shim shims extra extras entry entries object objects
 worker workers backend backends plugin plugins extension extensions handler handlers name names
 """.split())
-_USE_OF = re.compile(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
-_SPAN = re.compile(r"`([^`]+)`(?P<owner>'s)?")
+_USE_OF = lazy(r"\b(?:usage|uses?|calls?|references?|mentions?|imports?)\s+(?:of|to)\s+$", re.I)
+_SPAN = lazy(r"`([^`]+)`(?P<owner>'s)?")
 # a name a release item writes without marks, where nothing in it is marked: an option
 # ("--dry-run") or an identifier spelled with an underscore ("easy_setup")
-_UNMARKED = re.compile(r"(?<![\w`/.-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z]\w*_\w*[A-Za-z0-9](?:\(\))?)(?![\w`/-]|\.\w)")
-_IDENTIFIER = re.compile(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
-_OPTION_NAME = re.compile(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+_UNMARKED = lazy(r"(?<![\w`/.-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Za-z]\w*_\w*[A-Za-z0-9](?:\(\))?)(?![\w`/-]|\.\w)")
+_IDENTIFIER = lazy(r"@?(?P<name>[A-Za-z_][\w.]*[\w])(?P<call>\(\))?")
+_OPTION_NAME = lazy(r"--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 def _mask_spans(text: str) -> str:
@@ -1384,8 +1385,8 @@ def may_remove(text: str) -> bool:
 
 # a deprecation taken back: "Undeprecate `X`", "`X` and `Y`, which were deprecated in 6.2, are no
 # longer deprecated", "`X` has been **undeprecated**"
-_UNDEPRECATE_HEAD = re.compile(r"^(?:Un-?deprecate[sd]?|Un-?deprecating)\b(?P<what>.*)", re.I)
-_UNDEPRECATED_TAIL = re.compile(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?"
+_UNDEPRECATE_HEAD = lazy(r"^(?:Un-?deprecate[sd]?|Un-?deprecating)\b(?P<what>.*)", re.I)
+_UNDEPRECATED_TAIL = lazy(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?"
                                 r"(?:no\s+longer\s+deprecated|[*_]*un-?deprecated)\b", re.I)
 
 
@@ -1780,14 +1781,14 @@ def extract(doc: Statements) -> list[Fact]:
                 if any(a <= m.start("name") < b for a, b in taken):
                     continue
                 # the verb: before the name, or after it where the sentence speaks of it ("... is updated to")
-                clause = sentence[m.start() : m.end() if m.re is _VENDORED_PASSIVE else m.start("name")].lower()
+                clause = sentence[m.start() : m.end() if m.re is compiled(_VENDORED_PASSIVE) else m.start("name")].lower()
                 if not re.search(r"upgrade|update|bump|brings|bundles|ships|refresh|\buse", clause):
                     continue  # a name after a colon alone says nothing of using it
                 name = entity(m.group("name"))
                 if not name or name in STOPWORDS or (product and name == product) \
-                        or (m.re is _UPDATED_FROM_TO and name in _SECTION_KINDS):
+                        or (m.re is compiled(_UPDATED_FROM_TO) and name in _SECTION_KINDS):
                     continue  # ("Updated the minimum from 3.8 to 3.9" names no thing: _FROM_TO reads it)
-                taken.append((m.start() if m.re is _VENDORED_PASSIVE else m.start("name"), m.end()))
+                taken.append((m.start() if m.re is compiled(_VENDORED_PASSIVE) else m.start("name"), m.end()))
                 scope, at = whose(sentence[: m.start()])
                 if name in scope.split():
                     scope = ""  # "The jQuery library is upgraded to jQuery 3.7": the bundled thing itself
@@ -1865,7 +1866,7 @@ def extract(doc: Statements) -> list[Fact]:
 
 # "Drop support for 3.9": the versions alone, the name said in the changelog's other drops
 # ... "Drop support for 3.9", "Drop 3.9 support"
-_DROP_BARE = re.compile(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?:(?:the\s+)?support\s+(?:for|of)\s+"
+_DROP_BARE = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?:(?:the\s+)?support\s+(?:for|of)\s+"
                         r"(?P<list>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)(?![\w.])|"
                         r"(?P<list2>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)\s+support\b)", re.I)
 
@@ -1914,9 +1915,9 @@ def _row_facts(doc: Statements, table: Table) -> list[Fact]:
 # a package's name with a version or a lower bound, as a sentence names its own releases: "acme ≥
 # 2.2.0", "acme>=2.2", "acme-2.2.0", "acme 2.2"
 # ("Acme 2.2" is VERSIONED's: capitalized and spaced, the name may be longer than the word before the number)
-_OWN_BOUND = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z][\w.]*[A-Za-z0-9])(?P<sep>\s*(?:>=|≥)\s*|-|\s+)v?(?P<ver>\d+(?:\.\d+)+)\b")
+_OWN_BOUND = lazy(r"(?<![\w.-])(?P<name>[A-Za-z][\w.]*[A-Za-z0-9])(?P<sep>\s*(?:>=|≥)\s*|-|\s+)v?(?P<ver>\d+(?:\.\d+)+)\b")
 # what a versioned name's minimum is said to be, right after it ("... of Python 3.15 is now 3.15b2")
-_LINE_MINIMUM = re.compile(r"\s+(?:is|has\s+been|becomes?)\s+(?:now\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*(?:[a-z]+\d*)?)")
+_LINE_MINIMUM = lazy(r"\s+(?:is|has\s+been|becomes?)\s+(?:now\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*(?:[a-z]+\d*)?)")
 
 
 def _requirements(doc: Statements, sentence: str, line: int, default_release: str | None,
@@ -2034,7 +2035,7 @@ def _requirements(doc: Statements, sentence: str, line: int, default_release: st
 
 
 # the versions a list goes on with after its first ("3.11" then ", 3.12, 3.13, or 3.14")
-_LIST_ON = re.compile(r"(?:\s*,\s*(?:(?:or|and)\s+)?v?\d+(?:\.\d+)*|\s+(?:or|and)\s+v?\d+(?:\.\d+)*(?![\w.]*\w))+")
+_LIST_ON = lazy(r"(?:\s*,\s*(?:(?:or|and)\s+)?v?\d+(?:\.\d+)*|\s+(?:or|and)\s+v?\d+(?:\.\d+)*(?![\w.]*\w))+")
 
 
 def _cell(text: str) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .patterns import given_flags, lazy
+
 # --- what a sentence's wording says about it (key facts, key points, leads) --------------------
 # a sentence that only sends the reader elsewhere, which says nothing itself: "For more, see
 # ...", "For details about the changes, see the release notes", "Please refer to ...", "More
@@ -16,10 +18,10 @@ _POINTER = (
     r"(?:[^.!?]|\.(?=\S)){0,80}?\b(?:see|refer\s+to|read|consult|visit)\b"  # a version's dot ends no sentence
     r"|(?:please\s+)?(?:refer\s+to|consult)\b|please\s+(?:see|read)\b|see\s+also\b"
     r"|more\s+(?:information|details)\s+(?:is|are|can\s+be)\s+(?:available|found)\b")
-POINTER = re.compile(rf"^(?:{_POINTER})", re.IGNORECASE)
+POINTER = lazy(rf"^(?:{_POINTER})", re.IGNORECASE)
 # a tutorial's chatter, not a statement: "Let's ...", "Now ...", "As you can see", "To
 # illustrate"; and a pointer elsewhere
-CHATTY = re.compile(
+CHATTY = lazy(
     r"^(?:let['’]s|we['’]ll|we\s+will|we['’]re|in\s+this\s+(?:chapter|section)|now\b|next\b|here\b|then\b|so\b"
     r"|as\s+you\s+(?:can\s+)?see|you['’]ll|remember|recall|(?:in\s+)?listing\s+\d|for\s+example\b|for\s+instance\b"
     r"|first,|finally,|this\s+(?:chapter|section)|in\s+(?:this|the\s+(?:previous|next|following))\s+(?:example|listing|code)"
@@ -27,19 +29,19 @@ CHATTY = re.compile(
     rf"|{_POINTER})",
     re.IGNORECASE)
 # a pointer to a later part of the text
-FORWARD = re.compile(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
+FORWARD = lazy(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
                      r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
 # a tutorial telling what we do next rather than how things are
-NARRATION = re.compile(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
+NARRATION = lazy(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
 # a sentence that leans on the one before ("This practice ..."); "This is a ..." defines
-REFERS_BACK = re.compile(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b"
+REFERS_BACK = lazy(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b"
                          r"(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
 # code rather than prose, once its code spans are taken out (see code_like)
 # (each part opens on a mark, "()" on its bracket, which then looks behind it for the name before:
 # a search skips from mark to mark rather than trying every character; a brace anywhere is a
 # match, so a brace at the end needs no part of its own)
-_CODE_LIKE = re.compile(r"[{}]|;\s*$|:=|\((?<=\w\()\)|==|&&|\|\||->")
-CODE_SPAN = re.compile(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is its text
+_CODE_LIKE = lazy(r"[{}]|;\s*$|:=|\((?<=\w\()\)|==|&&|\|\||->")
+CODE_SPAN = lazy(r"``?([^`\n]+?)``?")  # a Markdown code span; group 1 is its text
 
 
 def says_name(text: str, name: str, *, possessive: bool = False) -> bool:
@@ -80,18 +82,20 @@ class CaseBlind:
     On an ASCII text (nearly every sentence) its lowercase form without IGNORECASE is asked of
     `low`: lower() folds ASCII letters as IGNORECASE does, so it matches where the pattern
     matches the text, in about half the time. Any other text is asked as it is (lower() leaves
-    İ, ı and ſ apart from the letters IGNORECASE matches them to)."""
+    İ, ı and ſ apart from the letters IGNORECASE matches them to). Both forms are compiled when
+    first asked (patterns.lazy)."""
 
     __slots__ = ("pattern", "lowercase")
 
     def __init__(self, pattern: re.Pattern[str]) -> None:
+        flags = given_flags(pattern)
         # no part that is case-sensitive after all, nor a letter written as its code
-        assert pattern.flags & re.IGNORECASE and not re.search(r"\(\?-i|\\[xuUN]", pattern.pattern)
+        assert flags & re.IGNORECASE and not re.search(r"\(\?-i|\\[xuUN]", pattern.pattern)
         self.pattern = pattern
         # its letters in lowercase; an escape keeps its case (\S is not \s)
         lowered = _LETTER_OR_ESCAPE.sub(lambda m: m.group(0) if m.group(0)[0] in "\\(" else m.group(0).lower(),
                                         pattern.pattern)
-        self.lowercase = re.compile(lowered, pattern.flags & ~re.IGNORECASE)
+        self.lowercase = lazy(lowered, flags & ~re.IGNORECASE)
 
     def search(self, text: str, low: str) -> bool:
         return (self.lowercase.search(low) if text.isascii() else self.pattern.search(text)) is not None
@@ -100,20 +104,20 @@ class CaseBlind:
         return (self.lowercase.match(low) if text.isascii() else self.pattern.match(text)) is not None
 
 
-_LETTER_OR_ESCAPE = re.compile(r"\\.|\(\?P(?:<\w+>|=\w+\))|[A-Z]")  # a group's name keeps its case too
+_LETTER_OR_ESCAPE = lazy(r"\\.|\(\?P(?:<\w+>|=\w+\))|[A-Z]")  # a group's name keeps its case too
 
 
 def lowercase_pattern(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """A case-blind pattern for lowercased text: the same pattern, its letters in lowercase,
     without IGNORECASE (a third of the time). Only for patterns with no escaped capitals."""
-    assert pattern.flags & re.IGNORECASE and not re.search(r"\\[A-Z]", pattern.pattern)
-    return re.compile(pattern.pattern.lower())
+    assert given_flags(pattern) & re.IGNORECASE and not re.search(r"\\[A-Z]", pattern.pattern)
+    return lazy(pattern.pattern.lower())
 
 
 # NARRATION for lowercased text, each word opening on its first letter and then looking behind
 # it for the start of a word (the test \b makes there): the search skips to the letters the
 # words start with, rather than trying the pattern at every character (a third of the time)
-_NARRATION_LOW = re.compile(r"(?:w(?<!\w.)e|w(?<!\w.)e['’](?:ll|re|ve|d)|u(?<!\w.)s|o(?<!\w.)ur|l(?<!\w.)et['’]s"
+_NARRATION_LOW = lazy(r"(?:w(?<!\w.)e|w(?<!\w.)e['’](?:ll|re|ve|d)|u(?<!\w.)s|o(?<!\w.)ur|l(?<!\w.)et['’]s"
                             r"|y(?<!\w.)ou['’]ll|y(?<!\w.)ou\s+should)\b")
 _FORWARD_LOW = lowercase_pattern(FORWARD)
 
@@ -135,4 +139,4 @@ def code_like(text: str) -> bool:
     return _CODE_LIKE.search(CODE_SPAN.sub("", text) if "`" in text else text) is not None
 
 
-_CODE_MARK = re.compile(r"[{};=(&|>]")  # one in each match of _CODE_LIKE
+_CODE_MARK = lazy(r"[{};=(&|>]")  # one in each match of _CODE_LIKE

@@ -39,6 +39,7 @@ from ..analysis import (
 from ..config import Settings
 from ..facts import FORMAT as FACTS_FORMAT
 from ..lexicon import read_word_list
+from ..patterns import compile_all as compile_patterns
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
 from ..sources import (
@@ -178,6 +179,7 @@ class OfflineBackend:
             return None
 
         read_word_list()  # once, before the fork: the workers share it rather than each reading it
+        compile_patterns()  # the analysis's patterns, which every worker asks: compiled once, shared
         ready_readers([source_suffix(p) for p in todo])  # and so the libraries that read the sources
         context = multiprocessing.get_context("fork")  # single-threaded here, so fork is safe
         pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
