@@ -176,3 +176,47 @@ def test_concept_pages_rendered_beside_the_compile_are_those_it_renders_alone(tm
     helped = multiprocessing.get_context("fork").Value("i", 0)
     assert _compiled(tmp_path / "beside", monkeypatch, 2, helped) == alone
     assert helped.value >= 1  # pages the helper rendered
+
+
+def test_a_core_spare_later_is_taken_then_for_the_jobs_left():
+    single_threaded()
+    context = multiprocessing.get_context("fork")
+    helped, began = context.Event(), context.Event()
+    asked = []
+
+    def spare() -> bool:
+        # busy for this process's first ten looks (the seed indexing raw/), spare after
+        if os.getpid() == PARENT:
+            asked.append(1)
+            return len(asked) > 10
+        return True
+
+    def work(job: int) -> tuple[int, bool]:
+        if job >= 10:  # both processes take some of the jobs left once the helper runs
+            mine, other = (began, helped) if os.getpid() == PARENT else (helped, began)
+            if not mine.is_set():
+                mine.set()
+                assert other.wait(30), "the other process took no job"
+        return _who(job)
+
+    results = dict(beside.shared(list(range(40)), work, least=2, spare=spare))
+    assert sorted(results) == list(range(40)) and all(v == i * i for i, (v, _) in results.items())
+    assert all(results[i][1] for i in range(10))  # done here, before a core was spare
+    assert any(not in_parent for _, in_parent in results.values())  # the helper did some after
+    assert not multiprocessing.active_children()
+
+
+def test_no_helper_is_forked_for_fewer_jobs_than_least_left(monkeypatch):
+    single_threaded()
+    asked = []
+
+    def spare() -> bool:
+        asked.append(1)
+        return len(asked) > 25  # spare only once fewer than `least` jobs are left
+
+    def no_fork(*args, **kwargs):
+        raise AssertionError("a helper forked for fewer jobs than least")
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_fork)
+    results = dict(beside.shared(list(range(30)), _who, least=10, spare=spare))
+    assert results == {i: (i * i, True) for i in range(30)}

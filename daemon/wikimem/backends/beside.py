@@ -38,14 +38,28 @@ def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | Non
     give the same result in either process. `spare()` says whether a core is spare (the
     compile's other process waits): no helper is forked unless one is (a forked process holds
     pages of memory the compile goes on changing), and the helper takes no job while none is, so
-    it never slows that process down. With few jobs, in a process with other threads (the
-    daemon: forking there is unsafe) or on one core, this process does them all; if the helper
-    fails, this process does what it did not hand back. `least`: LEAST_JOBS unless given."""
-    forks = len(jobs) >= (LEAST_JOBS if least is None else least) and (os.cpu_count() or 1) >= 2 \
-        and threading.active_count() == 1 and (spare is None or spare())
-    started = _start_helper(jobs, work, spare) if forks else None
+    it never slows that process down. A core that becomes spare while this process works is
+    taken then, between two jobs, while `least` jobs are left (the seed, done indexing raw/, waits
+    for pages long before the last concept page). With fewer jobs, in a process with other
+    threads (the daemon: forking there is unsafe) or on one core, this process does them all; if
+    the helper fails, this process does what it did not hand back. `least`: LEAST_JOBS unless
+    given."""
+    least = LEAST_JOBS if least is None else least
+    may_fork = len(jobs) >= least and (os.cpu_count() or 1) >= 2 and threading.active_count() == 1
+    started = None
     done: set[int] = set()
     try:
+        # alone, until a core is spare: jobs are taken in order, so the helper starts at `first`
+        first = 0
+        while first < len(jobs):
+            if may_fork and len(jobs) - first >= least and (spare is None or spare()):
+                started = _start_helper(jobs, work, spare, first)
+                if started is not None:
+                    break
+                may_fork = False  # no process to be had: not asked again
+            yield first, work(jobs[first])
+            done.add(first)
+            first += 1
         if started is not None:
             helper, counter, receive = started
             while (taken := _take(counter, len(jobs))) is not None:
@@ -78,13 +92,13 @@ def shared(jobs: Sequence[Job], work: Callable[[Job], Done], *, least: int | Non
 
 
 def _start_helper(jobs: Sequence[Any], work: Callable[[Any], Any],
-                  spare: Callable[[], bool] | None) -> tuple[Any, Any, Any] | None:
-    """The helper forked, with the counter both processes take jobs from and the end of the
-    pipe its results come by; None when no process is to be had (a limit on processes, or
-    memory)."""
+                  spare: Callable[[], bool] | None, first: int = 0) -> tuple[Any, Any, Any] | None:
+    """The helper forked, with the counter both processes take jobs from (from `first`) and the
+    end of the pipe its results come by; None when no process is to be had (a limit on
+    processes, or memory)."""
 
     context = multiprocessing.get_context("fork")
-    counter = context.Value("q", 0)
+    counter = context.Value("q", first)
     receive, send = context.Pipe(duplex=False)
     helper = context.Process(target=_help, args=(jobs, work, counter, send, os.getpid(), spare),
                              name="wikimem-beside", daemon=True)
