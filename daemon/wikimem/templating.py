@@ -10,6 +10,19 @@ from typing import Any
 PACKAGE_TEMPLATES = Path(__file__).parent / "templates"
 
 
+_compiled_in: Path | None = None  # where templates are kept compiled between processes (keep_compiled)
+
+
+def keep_compiled(folder: Path) -> None:
+    """Keep the templates compiled in `folder` (in a workspace's .wikimem/), for the next process
+    to load rather than compile: a page template takes some 10 ms to compile, a fair part of a
+    one-file compile. A template whose file changed is compiled again (Jinja checks its source)."""
+    global _compiled_in
+    if folder != _compiled_in:
+        _compiled_in = folder
+        _environment.cache_clear()
+
+
 @cache
 def _environment(workspace_templates: Path | None) -> Any:
     # Jinja2 loads here, on the first render: what imports templating mostly never renders
@@ -23,8 +36,31 @@ def _environment(workspace_templates: Path | None) -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        bytecode_cache=_bytecode_cache(_compiled_in) if _compiled_in is not None else None,
     )
     return env
+
+
+def _bytecode_cache(folder: Path) -> Any:
+    """Jinja's cache of compiled templates in `folder`, which never fails a render: a file that
+    cannot be read or written (a read-only workspace, a damaged file) is compiled as if unseen."""
+    import jinja2
+
+    class Cache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Any) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - derived data: compiled again
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass  # kept next time, perhaps: this render has what it needs
+
+    return Cache(str(folder))
 
 
 def render(name: str, root: Path | None = None, **context: Any) -> str:
