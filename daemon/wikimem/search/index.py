@@ -1290,17 +1290,16 @@ SEED_NAME = INDEX_DIR + ".seed"
 def ready_seed() -> None:
     """Load what start_seed needs before it forks (whoosh's index and field modules, the schema),
     and what the compile needs after, to index the pages the seed has not taken and finish the
-    index (whoosh's writer, codec and reader, the page loader, the searcher repair opens): for a
+    index (whoosh's writer, codec and reader, the page loader, the reader repair opens): for a
     compile to call while its workers read the sources, rather than at start_seed, when the
     workers are done and a core waits for the seed, or at the end, when nothing else is left to
     do."""
     import whoosh.codec.whoosh3  # noqa: F401 - loaded, for _codec
     import whoosh.reading  # noqa: F401
-    import whoosh.searching  # noqa: F401 - loaded, for repair's searcher, the compile's last step
     import whoosh.writing  # noqa: F401
     from whoosh import index as windex  # noqa: F401 - loaded, for start_seed
 
-    from . import documents, mapped, ranking  # noqa: F401 - loaded, for the pages, and for repair
+    from . import documents, mapped, ranking  # noqa: F401 - loaded, for the pages and the field writer
 
     schema()
 
@@ -1921,7 +1920,6 @@ def repair(ws: Workspace) -> str | None:
     from whoosh import index as windex
 
     from . import mapped
-    from .ranking import weighting
 
     folder = index_dir(ws)
     if not (folder / "manifest.json").exists():
@@ -1929,7 +1927,9 @@ def repair(ws: Workspace) -> str | None:
     try:
         mapped.install()  # as Engine._open reads them
         ix = windex.open_dir(str(folder))
-        ix.searcher(weighting=weighting()).close()
+        # a searcher reads nothing more of the files than its reader does (it wraps one per
+        # segment), and it would load whoosh's query modules, which a compile has no use for
+        ix.reader().close()
     except Exception as exc:  # noqa: BLE001 - whatever whoosh raises on a damaged file: derived data, rebuilt
         reindex(ws)
         return f"search index was damaged ({type(exc).__name__}: {exc}); rebuilt it"
