@@ -630,6 +630,25 @@ def test_a_torn_search_segment_is_rebuilt_by_the_next_compile_or_search(tmp_path
     assert hits and any(h.hit.path.startswith("raw/") for h in hits)
 
 
+def test_repair_catches_a_tear_anywhere_in_any_index_file(tmp_path: Path) -> None:
+    """repair opens the index's reader, as every search does first: a segment or the table of
+    contents cut short at any point is found (and the index built again), whichever file."""
+    from wikimem import search
+
+    ws = seeded(tmp_path / "ws")
+    folder = ws.state_dir / "search"
+    for fraction in (0.02, 0.5, 0.98):
+        for name in sorted(p.name for p in (*folder.glob("*.seg"), *folder.glob("*.toc"))):
+            file = folder / name
+            if not file.exists():  # the rebuild before renamed it
+                continue
+            data = file.read_bytes()
+            file.write_bytes(data[: int(len(data) * fraction)])
+            said = search.repair(ws)
+            assert said is not None and "search index was damaged" in said, (name, fraction)
+            assert search.repair(ws) is None  # built again: it reads fine
+
+
 def test_a_log_entry_appended_since_the_last_lint_cannot_be_edited_unnoticed(tmp_path: Path) -> None:
     """Before: lint recorded the log's entries when it ran, so an entry a compile appended after
     it could be edited before the next lint and pass. Now every append is recorded as written."""
