@@ -48,6 +48,7 @@ from .pages import (
     split_front_matter,
     unemphasized,
 )
+from .patterns import lazy
 from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its file name
 from .sources import SkipSource, load_source
 from .state import State as StateDB
@@ -77,7 +78,7 @@ DESCRIPTION_CHARS = 100
 SOFT_BYTES = 2_500
 MIN_SUBGROUP = 3  # a sub-folder with fewer pages is listed with its parent group
 TOC_NAMES = frozenset({"summary.md", "index.rst", "index.txt", "index.md", "contents.rst", "contents.txt", "toc.md"})
-_NUMBERED = re.compile(r"^(?:[a-z]*?)(\d+)(?:[-_.](\d+))?", re.IGNORECASE)
+_NUMBERED = lazy(r"^(?:[a-z]*?)(\d+)(?:[-_.](\d+))?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
 
 # the part page of a changelog's newest release, as its source page's "Source:" line links it
 # (source_page.md.j2: ", on this wiki: [name](part)" after the date, or " · newest release: ...")
-_NEWEST = re.compile(r"^Source: .*?(?:, on this wiki| · newest release): \[(?P<name>(?:[^\]\\\n]|\\.){1,200})\]\((?P<link>[^)\s]+\.md)\)",
+_NEWEST = lazy(r"^Source: .*?(?:, on this wiki| · newest release): \[(?P<name>(?:[^\]\\\n]|\\.){1,200})\]\((?P<link>[^)\s]+\.md)\)",
                      re.M)
 
 
@@ -225,8 +226,8 @@ def _newest_part(rel: str, body: str) -> tuple[str, str]:
 # a setting's outline line with its default ("- [DOWNLOAD_DELAY](../raw/settings.rst#L740) = `1`", also
 # folded into its section's line: "- [Limits](...#L700): [MAX_SIZE](...#L712) = `1024`"), and a
 # row of a page's Defaults table ("| `--jobs` | `1` | [12](../raw/cli.rst#L12) |"), as source pages write them
-_OUTLINE_DEFAULT = re.compile(r"^\s*- (?:\[[^\]\n]*\]\([^)\s]*\):\s)?\[(?P<name>[^\]\n]{1,120})\]\((?P<link>[^)\s]+#L\d+(?:-L\d+)?)\) = (?P<value>.{1,160})$", re.M)
-_TABLE_DEFAULT = re.compile(r"^\| (?P<name>.{1,120}?) \| (?P<value>.{1,160}?) \| \[\d+\]\((?P<link>[^)\s]+#L\d+(?:-L\d+)?)\) \|$", re.M)
+_OUTLINE_DEFAULT = lazy(r"^\s*- (?:\[[^\]\n]*\]\([^)\s]*\):\s)?\[(?P<name>[^\]\n]{1,120})\]\((?P<link>[^)\s]+#L\d+(?:-L\d+)?)\) = (?P<value>.{1,160})$", re.M)
+_TABLE_DEFAULT = lazy(r"^\| (?P<name>.{1,120}?) \| (?P<value>.{1,160}?) \| \[\d+\]\((?P<link>[^)\s]+#L\d+(?:-L\d+)?)\) \|$", re.M)
 
 
 def _page_defaults(rel: str, body: str) -> tuple[tuple[str, str, str], ...]:
@@ -680,7 +681,7 @@ def _highlights(group: Group) -> list[Entry]:
     return out
 
 
-_CHANGELOG = re.compile(r"\b(?:change\s*log|changes|history|news|release\s+notes)\b", re.I)
+_CHANGELOG = lazy(r"\b(?:change\s*log|changes|history|news|release\s+notes)\b", re.I)
 
 
 def _stem(raw: str) -> str:

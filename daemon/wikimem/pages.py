@@ -19,6 +19,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from .lexicon import today as lexicon_today
 from .links import code_spans
+from .patterns import lazy
 
 PAGE_KINDS = ("source", "concept", "answer", "fact")
 # front matter keys in the order they are written; others follow in their own order
@@ -57,8 +58,8 @@ class GuardedYAMLHandler(YAMLHandler):
 HANDLER = GuardedYAMLHandler()
 # libyaml's C loader when present: front matter of thousands of pages is read on every index build
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_FM_OPEN = re.compile(r"\A---[ \t]*\r?\n")
-_FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_FM_OPEN = lazy(r"\A---[ \t]*\r?\n")
+_FM_CLOSE = lazy(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
 
 def split_front_matter(text: str) -> tuple[str | None, str, int]:
@@ -152,7 +153,7 @@ def content_hash(text: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_SLUG_STRIP = re.compile(r"[^a-z0-9]+")
+_SLUG_STRIP = lazy(r"[^a-z0-9]+")
 
 
 def slugify(text: str, *, max_length: int = 80) -> str:
@@ -194,7 +195,7 @@ def _relative(start_dir: str, to_path: str) -> str:
 _URL_ESCAPES = {c: f"%{c:02X}" for c in [*range(0x21), 0x7F, *b"()<>[]\\&%#?"]}
 
 
-_INERT_ESCAPE = re.compile(r"\\([\\\[\]<`])")
+_INERT_ESCAPE = lazy(r"\\([\\\[\]<`])")
 
 
 def plain_text(text: str) -> str:
@@ -222,7 +223,7 @@ def _escape_brackets(text: str) -> str:
     return "".join(out)
 
 
-_LINK_TEXT_CODE = re.compile(r"`[^`]+`")
+_LINK_TEXT_CODE = lazy(r"`[^`]+`")
 
 
 _LINK_TEXT_ESCAPES = {ord(c): "\\" + c for c in "\\[]<`"}
@@ -230,7 +231,7 @@ _LINK_TEXT_ESCAPES = {ord(c): "\\" + c for c in "\\[]<`"}
 
 # --- text from a source, as wikimem writes it into Markdown ---------------------------------
 
-_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_BREAKS = lazy(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def one_line(text: str) -> str:
@@ -242,8 +243,8 @@ def one_line(text: str) -> str:
 
 # emphasis: a run of one or two "*" or "_" that opens at a word's start and closes at a word's
 # end; inside a word ("tmp_path", "INSTALLED_APPS", "a*b") they are text
-_EMPHASIS = re.compile(r"(?<![\w*\\])(\*\*|\*|__|_)(?![\s*_])(.+?)(?<![\s\\*_])\1(?![\w*])")
-_DUNDER = re.compile(r"__[A-Za-z]\w*__")
+_EMPHASIS = lazy(r"(?<![\w*\\])(\*\*|\*|__|_)(?![\s*_])(.+?)(?<![\s\\*_])\1(?![\w*])")
+_DUNDER = lazy(r"__[A-Za-z]\w*__")
 
 
 def unemphasized(text: str) -> str:
@@ -308,13 +309,13 @@ def _inside_code(text: str, at: int) -> bool:
 
 
 ALLOWED_SCHEMES = ("http", "https", "mailto")
-_SCHEME = re.compile(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+_SCHEME = lazy(r"([a-z][a-z0-9+.-]*):", re.IGNORECASE)
 # an autolink that may stay one: <https://...>, <mailto:...>
-_SAFE_AUTOLINK = re.compile(r"<(?:https?://|mailto:)[^\s<>\x00-\x1f]*>", re.IGNORECASE)
-_ACTIVE = re.compile(r"<|\][(:]")
-_LINKABLE = re.compile(r"[.@:]")  # a word a renderer may link on its own: a domain, an address, a scheme
-_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)")
-_INDENTED_FENCE = re.compile(r"( {1,3})(?:`{3}|~{3})")
+_SAFE_AUTOLINK = lazy(r"<(?:https?://|mailto:)[^\s<>\x00-\x1f]*>", re.IGNORECASE)
+_ACTIVE = lazy(r"<|\][(:]")
+_LINKABLE = lazy(r"[.@:]")  # a word a renderer may link on its own: a domain, an address, a scheme
+_FENCE_OPEN = lazy(r"(`{3,}|~{3,})(.*)")
+_INDENTED_FENCE = lazy(r"( {1,3})(?:`{3}|~{3})")
 
 
 def safe_destination(target: str) -> bool:
@@ -341,7 +342,7 @@ def _escaped(text: str, at: int) -> bool:
 
 # a link destination after '](' or ']:': blanks, then `<` and all up to the next `>` (or the
 # text's end), or else the run of characters up to a blank or a parenthesis
-_TARGET = re.compile(r"[ \t\r\n]*(?:<([^>]*)|([^ \t\r\n()]*))")
+_TARGET = lazy(r"[ \t\r\n]*(?:<([^>]*)|([^ \t\r\n()]*))")
 
 
 def _target_after(text: str, at: int) -> str:
@@ -354,7 +355,7 @@ def _target_after(text: str, at: int) -> str:
 
 # what may hold a backquote a renderer does not pair: a link's destination ("[a](b`c)"), a link
 # reference definition's, and a URL a renderer links without angle brackets
-_TAKES_BACKQUOTES = re.compile(r"\]\(|\]:|://|www\.", re.IGNORECASE)
+_TAKES_BACKQUOTES = lazy(r"\]\(|\]:|://|www\.", re.IGNORECASE)
 
 
 def _autolink_over(text: str, start: int, at: int) -> int | None:
@@ -467,7 +468,7 @@ def inert(text: str) -> str:
 
 # where a renderer may end a line: CommonMark's \r\n and \r besides \n, and the Unicode line
 # and paragraph separators (and NEL) that other renderers and JavaScript's line splitting do
-_LINE_ENDS = re.compile("\r\n?|[\u2028\u2029\x85]")
+_LINE_ENDS = lazy("\r\n?|[\u2028\u2029\x85]")
 
 
 def inert_markdown(body: str) -> str:
@@ -552,7 +553,7 @@ def inert_added(before: str, after: str) -> str:
 
 # what in front matter may need guard_page's work: a multi-line value, an escape, `<`, a
 # backtick, a bracket (other than the empty list `[]` every page has)
-_GUARD_FRONT = re.compile(r"^ |[<`\\]|\[(?!\])|(?<!\[)\]", re.MULTILINE)
+_GUARD_FRONT = lazy(r"^ |[<`\\]|\[(?!\])|(?<!\[)\]", re.MULTILINE)
 
 
 def guard_page(text: str) -> str:
@@ -604,19 +605,19 @@ def today() -> str:
 
 # --- the front matter fast path: what wikimem itself writes, read without YAML
 
-_SIMPLE_KEY = re.compile(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
+_SIMPLE_KEY = lazy(r"^([A-Za-z_][\w-]*):(?:[ \t]+(.*?))?[ \t]*$")
 
-_SIMPLE_ITEM = re.compile(r"^- (.*?)[ \t]*$")
+_SIMPLE_ITEM = lazy(r"^- (.*?)[ \t]*$")
 
-_PLAIN = re.compile(r"^[A-Za-z_/.][^:#{}\[\],&*!|>'\"%@`]*$")
+_PLAIN = lazy(r"^[A-Za-z_/.][^:#{}\[\],&*!|>'\"%@`]*$")
 
-_ISO_DAY = re.compile(r"^\d{4}-\d\d-\d\d$")
+_ISO_DAY = lazy(r"^\d{4}-\d\d-\d\d$")
 
 _YAML_WORDS = frozenset("true false yes no on off null ~ y n".split())
 
 _PLAIN_SEEN: dict[str, bool] = {}  # list items repeat across pages (raw/... paths): each is tested once
 
-_COUNT = re.compile(r"0|[1-9][0-9]{0,8}")
+_COUNT = lazy(r"0|[1-9][0-9]{0,8}")
 
 
 def simple_meta(fm: str) -> dict[str, Any] | None:
@@ -677,9 +678,9 @@ OWNER_KEY = "wikimem"
 DIGEST_HEX = 32  # 128 bits of sha256: a person's edit never matches by chance
 # `wikimem: offline:19.15.27.4 3f2a...`: who wrote the page, and the digest of what it wrote. The
 # writer starts with a letter, so YAML reads the value as the same plain string (never a number)
-_OWNER_VALUE = re.compile(rf"([A-Za-z][\w.:+/-]*) ([0-9a-f]{{{DIGEST_HEX}}})")
-_OWNER_LINE = re.compile(rf"^{OWNER_KEY}:.*\n?", re.MULTILINE)
-_WRITER_UNSAFE = re.compile(r"[^\w.:+/-]+")
+_OWNER_VALUE = lazy(rf"([A-Za-z][\w.:+/-]*) ([0-9a-f]{{{DIGEST_HEX}}})")
+_OWNER_LINE = lazy(rf"^{OWNER_KEY}:.*\n?", re.MULTILINE)
+_WRITER_UNSAFE = lazy(r"[^\w.:+/-]+")
 
 
 def page_digest(meta: dict[str, Any], body: str) -> str:

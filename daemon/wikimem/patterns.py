@@ -1,11 +1,13 @@
 """Regular expressions compiled the first time they are used.
 
-The analysis and the fact readers hold some 400 patterns. Compiling them all when their
-modules load took a fifth of a one-file compile's process (about 60 ms), though a short
-document reaches few of them: most sentences fail a pattern's cheap pre-test before it is
-asked. A `lazy` pattern is an `re.Pattern` to its callers, compiled when first asked;
-`compile_all` compiles every one made so far, for a process about to fork workers that will
-each ask most of them (compiled once before the fork, the workers share them).
+The analysis, the fact readers, the source readers and the page modules hold some 400
+patterns at module level. Compiling them all when their modules load took a fifth of a
+one-file compile's process (about 80 ms), though a short document reaches few of them: most
+sentences fail a pattern's cheap pre-test before it is asked, and a Markdown file reaches no
+reST or HTML pattern. A `lazy` pattern is an `re.Pattern` to its callers, compiled when
+first asked; `compile_all` compiles every one made so far, for a process about to fork
+workers that will each ask most of them (compiled once before the fork, the workers share
+them).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from ..lexicon import version_key
 from ..links import LINK_OR_URL, LINK_TARGET, RELATIVE_LINK_OPENING
 from ..naming import is_catalog
 from ..pages import Page, escape_link_text, inert, relative_link, slugify
+from ..patterns import lazy
 from ..sources import xref
 from ..templating import render
 from ..words import (
@@ -91,7 +92,7 @@ LEAD_BYTES = 120  # a listed document's lead, as a layout counts it (its gist ru
 PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its line: a page for it costs more than it saves
 
 # one word boundary before the words, not one per word (a fourth of the time per sentence)
-_SIGNAL = re.compile(r"\d|\b(?:defaults?|requires?|minimum|maximum|must|supports?|deprecated|removed|no longer)\b",
+_SIGNAL = lazy(r"\d|\b(?:defaults?|requires?|minimum|maximum|must|supports?|deprecated|removed|no longer)\b",
                      re.IGNORECASE)
 _SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
@@ -1191,7 +1192,7 @@ def _subject_of(m: Member, s: Sentence, concept: Concept) -> str:
 
 
 # a name in code: an identifier with an inner capital, an underscore or a dot, or all capitals
-_CODE_NAME = re.compile(r"`|\w[_.]\w|^[A-Z][A-Z0-9_]+$|[a-z][A-Z]|[A-Z]{2}[a-z]|\(\)$")
+_CODE_NAME = lazy(r"`|\w[_.]\w|^[A-Z][A-Z0-9_]+$|[a-z][A-Z]|[A-Z]{2}[a-z]|\(\)$")
 
 
 def _about(count: int) -> int:
@@ -1319,16 +1320,16 @@ def is_entry_for(sections: Sequence[Sequence[Any]], index: int | None, title: st
 
 # an entry's line that is no description of it: its default, a version note, a signature
 # ("Default: `1`", "**Type**: int"; "Default broker URL." describes it)
-_NOT_A_DESCRIPTION = re.compile(r"[*_]*(?:(?:defaults?|type|signature)[*_]*\s*(?::|=|is\b|to\b|values?\b)|"
+_NOT_A_DESCRIPTION = lazy(r"[*_]*(?:(?:defaults?|type|signature)[*_]*\s*(?::|=|is\b|to\b|values?\b)|"
                                 r"(?:new|changed|added|deprecated)\s+(?:in|since)\b|deprecated\b|since\b)"
                                 r"|[*_]{1,2}[^*_:\n]{1,40}(?::[*_]{1,2}|[*_]{1,2}:)", re.IGNORECASE)  # a field: "**Command line:** ..."
 # a line that states a default as its label does ("Default: `1`", "**Default:** `30`"), not a
 # sentence that says what something in the entry defaults to ("When `detail` is not provided, it
 # defaults to ...")
-_DEFAULT_LABEL = re.compile(r"[*_]*defaults?[*_]*\s*[:=]", re.IGNORECASE)
+_DEFAULT_LABEL = lazy(r"[*_]*defaults?[*_]*\s*[:=]", re.IGNORECASE)
 
 
-_PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
+_PROSE_WORD = lazy(r"[^\W\d_]{2,}")
 
 
 @lru_cache(maxsize=4096)  # a sentence is weighed for every concept it names
@@ -1370,8 +1371,8 @@ def _thin(text: str) -> bool:
     return len(_PROSE_WORD.findall(text)) < 4
 
 
-_GLOSSARY = re.compile(r"\b(?:glossary|glossaries|terminology|terms|definitions|vocabulary)\b", re.IGNORECASE)
-_CLASSIFIES = re.compile(r"^[^,;:]{0,80}?\b(?:is|are)\s+(?:a|an|one)\s")
+_GLOSSARY = lazy(r"\b(?:glossary|glossaries|terminology|terms|definitions|vocabulary)\b", re.IGNORECASE)
+_CLASSIFIES = lazy(r"^[^,;:]{0,80}?\b(?:is|are)\s+(?:a|an|one)\s")
 
 
 def _names_only(heading: str, key: str) -> bool:
@@ -1417,14 +1418,14 @@ def _lead_score(s: Sentence, keys: list[str]) -> float:
 
 # the end of a sentence that introduces what follows it in the document ("..., and it looks like
 # this:", "...; as follows:"): what it introduces (code, a list) is not on the page
-_INTRODUCER = re.compile(r"\s*[,;]\s*(?:and\s+|so\s+)?(?:(?:it|this|they|these|that|which)\s+(?:looks?|reads?)\s+"
+_INTRODUCER = lazy(r"\s*[,;]\s*(?:and\s+|so\s+)?(?:(?:it|this|they|these|that|which)\s+(?:looks?|reads?)\s+"
                          r"like\s+(?:this|so)|as\s+follows)\s*:\s*$", re.IGNORECASE)
 
 
 # a sentence opens with a capital or a name ("reStructuredText is ...", "html is an alias ..."),
 # not with a bracket or a small word: the piece of one a split left ("(PNG or SVG) like e.g.
 # Wikipedia.", "a template has the ability ...")
-_OPENS_SENTENCE = re.compile(
+_OPENS_SENTENCE = lazy(
     r"(?![\"'“`*_]*(?:[(\[{,;:.]|(?:a|an|the|and|or|but|so|which|that|like|of|to|in|for|with|as|if|when|"
     r"while|because|than|then|e\.g|i\.e|etc)\b))")
 
@@ -1460,8 +1461,8 @@ def _lead_penalty(text: str) -> float:
     return penalty
 
 
-_LINK_TARGET = re.compile(r"(?<=\])\([^()\s]*\)|<?https?://[^\s>)]+>?")
-_VERSION_NOTE = re.compile(r"[*_]*(?:new|changed|added|deprecated)\s+(?:in|since)\s+(?:version\s+)?v?\d", re.IGNORECASE)
+_LINK_TARGET = lazy(r"(?<=\])\([^()\s]*\)|<?https?://[^\s>)]+>?")
+_VERSION_NOTE = lazy(r"[*_]*(?:new|changed|added|deprecated)\s+(?:in|since)\s+(?:version\s+)?v?\d", re.IGNORECASE)
 
 
 def _release_of(m: Member, s: Sentence) -> tuple[str | None, str | None]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..patterns import lazy
 from ..workspace import Workspace
 
 KINDS = ("source", "concept", "fact", "answer", "raw")
@@ -25,7 +26,7 @@ CONCEPT_INDEX_CHARS = 12_000  # text of a concept page that is indexed (see load
 
 # a part page's opening line as the offline backend writes it for a run of sections
 # (source_part.md.j2: "Part of [Document](../page.md): the outline of the sections [A](..) to [B](..)")
-_RUN_PART = re.compile(r"^Part of \[(?P<doc>(?:[^\]\\\n]|\\.){1,300})\]\([^)\s]*\)[^\n]{0,300}?: the outline of the "
+_RUN_PART = lazy(r"^Part of \[(?P<doc>(?:[^\]\\\n]|\\.){1,300})\]\([^)\s]*\)[^\n]{0,300}?: the outline of the "
                        r"sections \[", re.M)
 
 
@@ -98,12 +99,12 @@ def chunk_blocks(blocks: Iterable[Any]) -> list[Chunk]:
     return chunks
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)")
-_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
-_CELL = re.compile(r"(?<!\\)\|")
-_TABLE_RULE = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_FENCE = lazy(r" {0,3}(`{3,}|~{3,})")
+_ATX = lazy(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ITEM = lazy(r"\s*(?:[-*+]|\d{1,9}[.)])[ \t]+(.*)")
+_SETEXT = lazy(r" {0,3}(=+|-+)[ \t]*$")
+_CELL = lazy(r"(?<!\\)\|")
+_TABLE_RULE = lazy(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
 
 def page_blocks(body: str, offset: int = 0) -> list[Any]:
@@ -357,11 +358,11 @@ def _release_key(version: str) -> tuple[int, ...]:
     return (*(int(x) for x in match.group(1).split(".")), 0 if not match.group(2).strip(".-_ ") else -1)
 
 
-_ADORNMENT = re.compile(r"^\s*([=\-~^\"'`#*+<>_:.])\1{2,}\s*$")
+_ADORNMENT = lazy(r"^\s*([=\-~^\"'`#*+<>_:.])\1{2,}\s*$")
 
 
 # a reST (or Sphinx) description of one object: its passage is named after the object
-_OBJECT = re.compile(
+_OBJECT = lazy(
     r"^\s*\.\. (?:[a-z]+:)?(?:data|function|class|method|attribute|exception|decorator|property"
     r"|module|option|cmdoption|envvar|confval|describe|object|setting|directive|role|program)"
     r"::\s*([^\s(]+)"

@@ -22,6 +22,7 @@ from ..lexicon import find_date, meta_date, title_release
 from ..links import LINK_OR_URL, LINK_TARGET
 from ..naming import is_ignored_name as is_ignored_name  # re-exported: the watcher uses it
 from ..pages import FrontMatterError, parse_meta, split_front_matter
+from ..patterns import lazy
 from . import xref
 from .document import Block, Document, Section, SkipSource, TocEntry, title_from_name
 from .html import load_html
@@ -63,7 +64,7 @@ def source_suffix(path: str | Path) -> str:
         return "." + ext.lower() if ext else ""
     return ".txt" if name.lower() in PLAIN_NAMES else ""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
+_CONTROL = lazy(r"[\x00-\x08\x0b\x0e-\x1f]")
 
 
 def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str]]:
@@ -86,17 +87,17 @@ def read_text(path: Path, raw_bytes: bytes | None = None) -> tuple[str, list[str
 # --- knowing the format by content ------------------------------------------------------------
 
 # a directive, or a substitution's definition (`.. |acme| replace:: Acme`)
-_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\. (?:\|[^|\n]+\|\s+)?[A-Za-z][\w:-]*::", re.MULTILINE)
-_RST_TARGET = re.compile(r"^\.\. _[^:\n]+:", re.MULTILINE)
-_RST_ROLE = re.compile(r":[A-Za-z][\w:+-]*:`[^`\n]+`")
-_RST_FIELD = re.compile(r"^:[A-Za-z][\w -]*: \S", re.MULTILINE)
-_RST_REFERENCE = re.compile(r"`[^`\n]+`__?(?!\w)")
-_RST_LITERAL = re.compile(r"::\n\n[ \t]+\S")
-_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}[ \t]*$")
-_ADORNMENT_LINE = re.compile(_ADORNMENT.pattern, re.MULTILINE)
-_MD_HEADING = re.compile(r"^#{1,6} \S", re.MULTILINE)
-_MD_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
-_MD_TABLE = re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
+_RST_DIRECTIVE = lazy(r"^[ \t]*\.\. (?:\|[^|\n]+\|\s+)?[A-Za-z][\w:-]*::", re.MULTILINE)
+_RST_TARGET = lazy(r"^\.\. _[^:\n]+:", re.MULTILINE)
+_RST_ROLE = lazy(r":[A-Za-z][\w:+-]*:`[^`\n]+`")
+_RST_FIELD = lazy(r"^:[A-Za-z][\w -]*: \S", re.MULTILINE)
+_RST_REFERENCE = lazy(r"`[^`\n]+`__?(?!\w)")
+_RST_LITERAL = lazy(r"::\n\n[ \t]+\S")
+_ADORNMENT = lazy(r"^([=\-~^\"'`#*+<>:._])\1{2,}[ \t]*$")
+_ADORNMENT_LINE = lazy(_ADORNMENT.pattern, re.MULTILINE)
+_MD_HEADING = lazy(r"^#{1,6} \S", re.MULTILINE)
+_MD_FENCE = lazy(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+_MD_TABLE = lazy(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE)
 
 
 def _count(pattern: re.Pattern[str], text: str, most: int, *needs: str) -> int:
@@ -135,7 +136,7 @@ def _underlines(text: str) -> tuple[int, int, int, int]:
 
 # a document that opens with reST's explicit markup (a target, a comment, a directive) or a
 # field list (`:orphan:`, `:tocdepth: 2`): neither Markdown nor plain text starts so
-_RST_OPENING = re.compile(r"\A\s*(?:\.\. (?:_[^:\n]+:|[A-Za-z][\w:-]*::|\S)|:[A-Za-z][\w -]*:(?:[ \t]|$))", re.MULTILINE)
+_RST_OPENING = lazy(r"\A\s*(?:\.\. (?:_[^:\n]+:|[A-Za-z][\w:-]*::|\S)|:[A-Za-z][\w -]*:(?:[ \t]|$))", re.MULTILINE)
 
 
 def sniff_format(text: str, suffix: str) -> str:
@@ -221,9 +222,9 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
 # a line of a command's --help output that lists an option: "  -c FILE, --config=FILE  Read ...",
 # its description on the line or on the lines under it, indented deeper
 _OPTION_FORM = r"-{1,2}[A-Za-z0-9?][\w-]*(?:[ =][^\s,]+)?"  # one form of an option: "-c FILE", "--config=FILE", "-?"
-_HELP_OPTION = re.compile(rf"^(?P<indent>[ \t]{{0,8}})(?P<options>{_OPTION_FORM}"
+_HELP_OPTION = lazy(rf"^(?P<indent>[ \t]{{0,8}})(?P<options>{_OPTION_FORM}"
                           r"(?:,[ \t]*-{1,2}[A-Za-z0-9][\w-]*(?:[ =][^\s,]+)?)*)(?:[ \t]{2,}(?P<text>\S.*))?$")
-_OPTION = re.compile(_OPTION_FORM)
+_OPTION = lazy(_OPTION_FORM)
 HELP_OPTIONS_MIN = 3  # options with a description, at least, for a code block to be read as a --help listing
 
 
@@ -259,7 +260,7 @@ def help_options(blocks: list[Block]) -> list[Block]:
 
 
 # a towncrier news fragment: `1234.bugfix.rst`, `1234.feature.1.md`, an orphan `+abc.misc.rst`
-_FRAGMENT = re.compile(r"^(?P<id>\d+|\+[\w-]+)\.(?P<type>[A-Za-z]+)(?:\.\d+)?\.(?:rst|rest|md|markdown|txt)$")
+_FRAGMENT = lazy(r"^(?P<id>\d+|\+[\w-]+)\.(?P<type>[A-Za-z]+)(?:\.\d+)?\.(?:rst|rest|md|markdown|txt)$")
 _FRAGMENT_TYPES = {"bugfix": "bug fix", "bugfixes": "bug fix", "bug": "bug fix", "fix": "bug fix", "doc": "documentation",
                    "docs": "documentation", "misc": "change", "trivial": "change", "removal": "removal",
                    "deprecation": "deprecation", "feature": "feature", "breaking": "breaking change",
@@ -314,7 +315,7 @@ def load_markdown(path: str, text: str) -> Document:
 
 
 # the object an API page documents, by the autodoc directive it opens on (mkdocstrings' "::: acme.utils")
-_AUTODOC = re.compile(r"\A\s*:::[ \t]+(?P<name>[A-Za-z_][\w.]*)[ \t]*$", re.M)
+_AUTODOC = lazy(r"\A\s*:::[ \t]+(?P<name>[A-Za-z_][\w.]*)[ \t]*$", re.M)
 
 
 def _documented_object(body: str) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..lexicon import find_date, meta_date
 from ..pages import FrontMatterError, parse_meta, split_front_matter
+from ..patterns import lazy
 from .document import Block, Document, SkipSource, title_from_name
 from .inline import TAG, clean_inline
 from .markdown import parse_markdown
@@ -19,13 +20,13 @@ from .sections import comment_meta, section_tree
 
 # a "<" with another "<" before any ">" opens no tag; left as it is, the parser looks for the
 # end of each such tag to the end of the file (a line of "<a <a <a" costs its length squared)
-_LONE_LT = re.compile(r"<(?=[^<>]*+(?:<|\Z))")
+_LONE_LT = lazy(r"<(?=[^<>]*+(?:<|\Z))")
 # a page template ("{% ... %}" tags: a site theme's partial, not a page of text): it opens
 # with its tags (after any comment), or its lines are its block tags ("{% if ... %}") where no
 # <pre> or <code> shows them as text
-_TEMPLATE = re.compile(r"\A\s*+(?:<!--(?:(?!-->).)*+-->\s*+)*+(?:\{%|\{#|\{\{)", re.DOTALL)  # possessive: linear
-_BLOCK_TAG_LINE = re.compile(r"^[ \t]*\{%-?[ \t]*(?:if|for|block|extends|include|import|macro|set|with)\b", re.MULTILINE)
-_SHOWN_AS_TEXT = re.compile(r"<(?:pre|code|xmp|textarea)\b", re.IGNORECASE)
+_TEMPLATE = lazy(r"\A\s*+(?:<!--(?:(?!-->).)*+-->\s*+)*+(?:\{%|\{#|\{\{)", re.DOTALL)  # possessive: linear
+_BLOCK_TAG_LINE = lazy(r"^[ \t]*\{%-?[ \t]*(?:if|for|block|extends|include|import|macro|set|with)\b", re.MULTILINE)
+_SHOWN_AS_TEXT = lazy(r"<(?:pre|code|xmp|textarea)\b", re.IGNORECASE)
 
 
 def _is_template(body: str) -> bool:
@@ -116,8 +117,8 @@ def _tag_class() -> type:
     return NamedParents
 
 
-_MARKS = re.compile(r"[`*_\[\]()#>|]")
-_SPACE = re.compile(r"\s+")
+_MARKS = lazy(r"[`*_\[\]()#>|]")
+_SPACE = lazy(r"\s+")
 
 
 def _plain_words(text: str) -> str:

@@ -12,13 +12,14 @@ import html
 import re
 
 from ..links import SOURCE_IMAGE, SOURCE_LINK, SOURCE_REF_LINK
+from ..patterns import lazy
 
-_FOOTNOTE = re.compile(r"\[\^[^\[\]]++\]")
-TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-MDBOOK = re.compile(r"\{\{#[^}]*\}\}")
-_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_SPACES = re.compile(r"[ \t]+")
-ABSOLUTE_URL = re.compile(r"^(?:https?|mailto):", re.IGNORECASE)
+_FOOTNOTE = lazy(r"\[\^[^\[\]]++\]")
+TAG = lazy(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+MDBOOK = lazy(r"\{\{#[^}]*\}\}")
+_BR = lazy(r"<br\s*/?>", re.IGNORECASE)
+_SPACES = lazy(r"[ \t]+")
+ABSOLUTE_URL = lazy(r"^(?:https?|mailto):", re.IGNORECASE)
 
 
 def _keep_absolute(match: re.Match[str]) -> str:
@@ -42,7 +43,7 @@ def drop_comments(text: str) -> str:
     return "".join(pieces)
 
 
-_CODE = re.compile(r"(`[^`\n]*+`)")
+_CODE = lazy(r"(`[^`\n]*+`)")
 
 
 def clean_inline(text: str) -> str:
@@ -75,7 +76,7 @@ def _clean(text: str) -> str:
     return _SPACES.sub(" ", text)
 
 
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_ESCAPE = lazy(r"\\([!-/:-@\[-`{-~])")
 _HIDE = 0xE000  # an escaped character waits in the private-use area while the markup is cleaned
 _SHOW = {_HIDE + c: chr(c) for c in range(33, 127)}
 
@@ -107,9 +108,9 @@ CODE_ROLES = frozenset(
 CALLABLE_ROLES = frozenset({"func", "meth", "function", "method"})
 # roles that point at another place: shown as their title, or their target made readable
 REF_ROLES = frozenset("ref doc term numref any download keyword labels eq".split())
-EXPLICIT = re.compile(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
+EXPLICIT = lazy(r"^(.+?)\s*(?<!\x00)<(.*?)>$", re.DOTALL)
 # a directive's option line (`:sorted:`, `:caption: Title`), where a directive's content is read by hand
-OPTION_LINE = re.compile(r"^:[\w-]+:")
+OPTION_LINE = lazy(r"^:[\w-]+:")
 
 
 def role_text(role: str, text: str) -> tuple[str, str]:
@@ -154,7 +155,7 @@ def role_text(role: str, text: str) -> tuple[str, str]:
 # a dotted name's scope marker: a leading "." ("search the current module first"), or a first
 # part with a leading "_" ("_orm.Session"): a short name standing for a module, which the
 # project's pages do not show (they show `Session`)
-_SCOPED = re.compile(r"_[A-Za-z]\w*\.(?=\w)")
+_SCOPED = lazy(r"_[A-Za-z]\w*\.(?=\w)")
 
 
 def _unscoped(target: str) -> str:
@@ -176,7 +177,7 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-_WORD = re.compile(r"[^\W_]+")
+_WORD = lazy(r"[^\W_]+")
 _MATCH_AHEAD = 24  # source words a shown word may be looked for ahead of the last one matched
 
 

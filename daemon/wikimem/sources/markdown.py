@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..patterns import lazy
 from . import xref
 from .document import Block, TocEntry, counted
 from .inline import (
@@ -37,18 +38,18 @@ if TYPE_CHECKING:
 # an inline run longer than this is not prose a person wrote (a line of 200,000 brackets):
 # markdown-it's inline rules are superlinear on some of them, so such runs are kept as text
 MAX_INLINE = 20_000
-_HEADING_ATTR = re.compile(r"\s*\{:?[ \t]*(?:[#.]|[A-Za-z_][\w-]*=)[^{}]*+\}\s*$")
-_SPACES = re.compile(r"[ \t]+")
+_HEADING_ATTR = lazy(r"\s*\{:?[ \t]*(?:[#.]|[A-Za-z_][\w-]*=)[^{}]*+\}\s*$")
+_SPACES = lazy(r"[ \t]+")
 # `[:material-github:]`, "*:material-play:* Run": not a line's first word (a directive's
 # `:start-after: text` option)
-_EMPTY_EMPHASIS = re.compile(r"(?<!\S)(?:\*\*|__)(?!\S)")
-_ICON = re.compile(r"(?<=[\s\[(*_\"'])(?<!^)(?<!\n):[a-z][a-z0-9]*(?:-[a-z0-9]+)+:(?![\w`])")
+_EMPTY_EMPHASIS = lazy(r"(?<!\S)(?:\*\*|__)(?!\S)")
+_ICON = lazy(r"(?<=[\s\[(*_\"'])(?<!^)(?<!\n):[a-z][a-z0-9]*(?:-[a-z0-9]+)+:(?![\w`])")
 # a code span that names its language for highlighting (`#!py3 True`, `#!python import os`):
 # the language is shown by its colours, not as text
-_INLINE_LANGUAGE = re.compile(r"^#![A-Za-z][\w+-]*[ \t]+(?=\S)")
-_HTML_HEADING = re.compile(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
-_MYST = re.compile(r"^\{([\w:-]+)\}\s*(.*)$")
-_MYST_ROLE = re.compile(r"\{([A-Za-z][\w:.+-]*)\}$")
+_INLINE_LANGUAGE = lazy(r"^#![A-Za-z][\w+-]*[ \t]+(?=\S)")
+_HTML_HEADING = lazy(r"\s*<h([1-6])\b[^>]*+>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
+_MYST = lazy(r"^\{([\w:-]+)\}\s*(.*)$")
+_MYST_ROLE = lazy(r"\{([A-Za-z][\w:.+-]*)\}$")
 ADMONITIONS = frozenset(
     "note warning tip important hint caution danger attention error seealso admonition todo "
     "versionadded versionchanged deprecated versionremoved sidebar topic dropdown margin".split())
@@ -266,18 +267,18 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
 
 _MKDOCS_MARKS = ("!!!", "???", "===", "///", ":::")
 _UNFOLD_STARTS = (*_MKDOCS_MARKS, "```", "~~~")  # a line unfold_mkdocs looks at outside every block
-_ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
-_TAB = re.compile(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
+_ADMONITION = lazy(r'^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>[A-Za-z][\w-]*)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
+_TAB = lazy(r'^===\+?[ \t]+"[^"]*"[ \t]*$')
 # pymdownx blocks: `/// tip | Title` ... `///`, `//// tab | Linux` ... `////`, content not indented
-_SLASH_OPEN = re.compile(r"^/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*(?:\|[ \t]*(?P<title>.*?))?[ \t]*$")
-_SLASH_CLOSE = re.compile(r"^/{3,}[ \t]*$")
+_SLASH_OPEN = lazy(r"^/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*(?:\|[ \t]*(?P<title>.*?))?[ \t]*$")
+_SLASH_CLOSE = lazy(r"^/{3,}[ \t]*$")
 # MyST's colon fences: `:::{warning}` ... `:::`, `:::{versionchanged} 21.3`, content not indented
-_COLON_OPEN = re.compile(r"^:{3,}[ \t]*\{(?P<kind>[\w:-]+)\}[ \t]*(?P<title>.*?)[ \t]*$")
-_COLON_CLOSE = re.compile(r"^:{3,}[ \t]*$")
+_COLON_OPEN = lazy(r"^:{3,}[ \t]*\{(?P<kind>[\w:-]+)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_COLON_CLOSE = lazy(r"^:{3,}[ \t]*$")
 _VERSIONED = {"versionadded": "Added in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version",
               "versionremoved": "Removed in version"}
-_FENCE_LINE = re.compile(r"^(`{3,}|~{3,})")
-_BLOCK_START = re.compile(r"^(?:[-*+][ \t]|\d+[.)][ \t]|#|>|\||`{3}|~{3}|<)")
+_FENCE_LINE = lazy(r"^(`{3,}|~{3,})")
+_BLOCK_START = lazy(r"^(?:[-*+][ \t]|\d+[.)][ \t]|#|>|\||`{3}|~{3}|<)")
 _CALLOUTS = frozenset("note tip warning danger caution important hint attention error seealso todo info example "
                       "success question failure bug quote abstract admonition details".split())
 
@@ -404,7 +405,7 @@ def _colon_glossaries(lines: list[str]) -> list[str]:
 
 
 # MyST's target: `(label)=` on a line of its own, naming what follows it
-_MYST_TARGET = re.compile(r"^\(([^()\s][^()\n]*)\)=$")
+_MYST_TARGET = lazy(r"^\(([^()\s][^()\n]*)\)=$")
 
 
 class _Walker:
@@ -593,7 +594,7 @@ class _Walker:
 
 
 # a link to another document of the set (a Markdown, reST or text file), not to an image or a download
-_LOCAL_DOCUMENT = re.compile(r"\.(?:md|markdown|mdx|rst|rest|txt)$|/$", re.IGNORECASE)
+_LOCAL_DOCUMENT = lazy(r"\.(?:md|markdown|mdx|rst|rest|txt)$|/$", re.IGNORECASE)
 
 
 def _opens_with_link(token: Token) -> bool:
@@ -693,7 +694,7 @@ def render_inline(token: Token, *, keep_links: bool = True, emphasis: bool = Tru
     return keep_lines(token.content, text)  # a sentence is cited at its own line
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z]\w*")
+_IDENTIFIER = lazy(r"[A-Za-z]\w*")
 
 
 def _dunder(children: list[Token], at: int) -> bool:
@@ -704,7 +705,7 @@ def _dunder(children: list[Token], at: int) -> bool:
             and children[at + 2].type in ("strong_close", "em_close") and children[at].markup == "__")
 
 
-_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ )", re.MULTILINE)
+_CODE_MARKS = lazy(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ )", re.MULTILINE)
 
 
 def _looks_like_prose(text: str) -> bool:

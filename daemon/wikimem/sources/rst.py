@@ -25,6 +25,7 @@ from functools import lru_cache
 from types import FunctionType, MethodType
 from typing import Any
 
+from ..patterns import lazy
 from . import xref
 from .document import SIGNATURE, Block, TocEntry, counted
 from .inline import (
@@ -44,8 +45,8 @@ from .inline import (
 MAX_INLINE = 20_000
 # the name in a signature, after what may come before it: "class", "async", a C type with its
 # pointer marks ("PyObject* Acme_New(...)", "const char *acme_name(void)")
-_SIGNATURE_NAME = re.compile(r"^\s*(?:[\w.:]+(?:\s+|\s*[*&]+\s*))*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*(?:=|:(?!:)))")
-_PEP_FIELD = re.compile(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
+_SIGNATURE_NAME = lazy(r"^\s*(?:[\w.:]+(?:\s+|\s*[*&]+\s*))*?([~\w.:-]+[\w]|[\w])\s*(?:\(|\[|$|\s*(?:=|:(?!:)))")
+_PEP_FIELD = lazy(r"^([A-Z][A-Za-z-]+):[ \t]+(.*)$")
 
 VERSION_LABELS = {
     "versionadded": "New in version", "versionchanged": "Changed in version",
@@ -283,8 +284,8 @@ _DOCUTILS_ROLES = frozenset(
 
 # interpreted text without a role that names something in code: a dotted or underscored name,
 # a call, a name with capitals or digits inside (`attrs.define`, `url_for()`, `HashMap`, `utf8`)
-_CODE_NAME = re.compile(r"[~!.]*[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
-_REFERENCE_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-/][a-z0-9]+)*")
+_CODE_NAME = lazy(r"[~!.]*[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
+_REFERENCE_NAME = lazy(r"[a-z][a-z0-9]*(?:[-/][a-z0-9]+)*")
 
 
 def _default_role_node(text: str, rawsource: str) -> Any:
@@ -316,7 +317,7 @@ def _default_role_node(text: str, rawsource: str) -> Any:
 # item that opens a release; `:bug:`742``, `:feature:`-``, `:support:`- backported`` say what
 # kind of change an item is, its issue number (or "-" for none) and keywords
 _CHANGE_KINDS = frozenset({"bug", "feature", "support"})
-_CHANGE_ROLE = re.compile(r"(?:\d+|-)(?:\s+[a-z][a-z-]*)*")
+_CHANGE_ROLE = lazy(r"(?:\d+|-)(?:\s+[a-z][a-z-]*)*")
 
 
 def _changelog_role(role: str, text: str, rawsource: str) -> Any:
@@ -927,7 +928,7 @@ def _inside_api(node: Any) -> bool:
 
 # the tags Sphinx's HTML builder sets: its format, its name, and both with their prefixes
 HTML_TAGS = frozenset({"html", "format_html", "builder_html"})
-_TAG_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+_TAG_TOKEN = lazy(r"\(|\)|[^\s()]+")
 
 
 def shown_in_html(expression: str) -> bool:
@@ -980,9 +981,9 @@ def shown_in_html(expression: str) -> bool:
 
 # Sphinx's info fields, as its pages show them: ":param int backlog:" is "`backlog` (int)",
 # ":raises ValueError:" is "Raises `ValueError`"
-_INFO_PARAM = re.compile(r"^(?:param|parameter|arg|argument|key|keyword|kwarg|kwparam|var|ivar|cvar)\s+"
+_INFO_PARAM = lazy(r"^(?:param|parameter|arg|argument|key|keyword|kwarg|kwparam|var|ivar|cvar)\s+"
                          r"(?:(?P<type>.+?)\s+)?(?P<name>\**[A-Za-z_]\w*)$")
-_INFO_RAISES = re.compile(r"^(?:raises|raise|except|exception)\s+(?P<name>[\w.]+)$")
+_INFO_RAISES = lazy(r"^(?:raises|raise|except|exception)\s+(?P<name>[\w.]+)$")
 _INFO_LABELS = {"returns": "Returns", "return": "Returns", "rtype": "Return type", "raises": "Raises", "yields": "Yields",
                 "ytype": "Yield type"}
 
@@ -999,9 +1000,9 @@ def _info_field(name: str) -> str:
     return _INFO_LABELS.get(name.lower(), name)
 
 
-_CONTINUED = re.compile(r"\\[ \t]*\n")
+_CONTINUED = lazy(r"\\[ \t]*\n")
 # a keyword parameter with its default inside a signature's parentheses: "(app, *, port=None)"
-_KEYWORD_DEFAULT = re.compile(r"\([^()]*\b[A-Za-z_]\w*\s*=\s*[^,)\s]")
+_KEYWORD_DEFAULT = lazy(r"\([^()]*\b[A-Za-z_]\w*\s*=\s*[^,)\s]")
 
 
 def _api_name(signature: str) -> str | None:
@@ -1014,7 +1015,7 @@ def _api_name(signature: str) -> str | None:
     return name.strip(":").rstrip(",") or None  # `-a, --write-all`: its first form
 
 
-_CODE_MARKS = re.compile(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ |>>>)", re.MULTILINE)
+_CODE_MARKS = lazy(r"[{};]|:=|=>|->|\w\(|^[ \t]*(?:#|//|\$ |>>>)", re.MULTILINE)
 
 
 def _prose(text: str) -> bool:
@@ -1475,7 +1476,7 @@ class _Reader:
 # Sphinx's dashes: `---` an em dash and `--` an en dash, between spaces or words alike
 # ("DiGraph---Directed graphs", "pages 3--5"); an option's `--name` written outside code stays
 # as written
-_DASHES = re.compile(r"(?<!-)(-{2,3})(?!-)")
+_DASHES = lazy(r"(?<!-)(-{2,3})(?!-)")
 
 
 def _dash(m: re.Match[str]) -> str:

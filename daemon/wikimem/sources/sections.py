@@ -14,19 +14,20 @@ import re
 from typing import Any
 
 from ..lexicon import ISO_DATE, VERSION, find_date, release_date, unreleased
+from ..patterns import lazy
 from .document import Block, Section
 
 # "Version 3.1.0", "Release 0.16 (2020-01-12)", "[1.2.0] - 2024-01-01", "Changes in 0.17",
 # "Changes in Version 4.2 (2024/05/01)", "What's new in 2.0", "v2.0.0", "1.4.2 (unreleased)"
-_MARKED = re.compile(
+_MARKED = lazy(
     r"^(?:(?:(?:changes\s+(?:in|for)|what['’]?s\s+new\s+in|new\s+in)\s+(?:(?:version|release)\s+)?|version\s+|release\s+))?\[?"
     + VERSION + r"\]?(?P<rest>.*)$", re.IGNORECASE)
 # "Name 1.21", "Name 2.0.1 Release Notes", "name 6.1.0 (2020-09-26)": a product name before the number
-_PRODUCT = re.compile(r"^(?P<product>[A-Za-z][\w+.-]*(?:\s[A-Za-z][\w+.-]*)?)\s+" + VERSION + r"(?P<rest>.*)$")
-_LEAD_WORD = re.compile(r"^(?:version|release|changes|what|new|\[|v\d)", re.IGNORECASE)
-_RELEASED = re.compile(r"^\s*(?:\(?\s*(?:released|release date|date|published)\b|\(?unreleased\b)", re.IGNORECASE)
+_PRODUCT = lazy(r"^(?P<product>[A-Za-z][\w+.-]*(?:\s[A-Za-z][\w+.-]*)?)\s+" + VERSION + r"(?P<rest>.*)$")
+_LEAD_WORD = lazy(r"^(?:version|release|changes|what|new|\[|v\d)", re.IGNORECASE)
+_RELEASED = lazy(r"^\s*(?:\(?\s*(?:released|release date|date|published)\b|\(?unreleased\b)", re.IGNORECASE)
 # a heading's link, as a Markdown loader keeps it ("[v1.2.0](https://.../releases/tag/v1.2.0)"): its text
-_HEADING_LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
+_HEADING_LINK = lazy(r"\[([^\[\]]*)\]\([^()\s]*\)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,12 +71,12 @@ def heading_version(title: str) -> HeadingVersion | None:
 
 
 # a paragraph that is only a release set in bold ("**4.16.0**", "**Version 2.1** (2024-03-01)")
-_BOLD_RELEASE = re.compile(r"^\*\*(?P<name>[^*\n]{1,60})\*\*(?P<rest>[^*\n]{0,60})$")
+_BOLD_RELEASE = lazy(r"^\*\*(?P<name>[^*\n]{1,60})\*\*(?P<rest>[^*\n]{0,60})$")
 # a paragraph that is only a short emphasized name ("*Bug fixes*", "**Other changes:**")
-_EMPHASIZED_LABEL = re.compile(r"^(?P<mark>\*{1,2})(?P<name>[^*\n]{1,40}?):?(?P=mark):?$")
+_EMPHASIZED_LABEL = lazy(r"^(?P<mark>\*{1,2})(?P<name>[^*\n]{1,40}?):?(?P=mark):?$")
 BOLD_RELEASES_MIN = 2  # paragraphs of a document that name a release in bold, for them to be its releases
 LABEL_WORDS = 4  # words of such a name, at most, for it to head a release's lists
-_VERSION_START = re.compile(r"\s*v?\d")
+_VERSION_START = lazy(r"\s*v?\d")
 
 
 def bold_releases(blocks: list[Block]) -> list[Block]:
@@ -258,7 +259,7 @@ def _named_before(section: Section) -> str:
     return str(section.title).split(str(section.version), 1)[0].strip(" #*`:[-v").lower()
 
 
-_COMMENT_META = re.compile(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
+_COMMENT_META = lazy(r"\A\s*<!--(\{.*?\})-->", re.DOTALL)
 
 
 def comment_meta(body: str, warnings: list[str]) -> dict[str, Any]:
