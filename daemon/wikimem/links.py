@@ -9,12 +9,10 @@ import posixpath
 import re
 from urllib.parse import unquote
 
-from .patterns import lazy
-
 # A fence line: ``` or ~~~ (three or more) after indentation, and the rest of the line
-_FENCE_LINE = lazy(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
 
-_BACKTICKS = lazy(r"`+")
+_BACKTICKS = re.compile(r"`+")
 
 # Every pattern here runs over whole pages, some written by people: none may backtrack over a
 # line (or the page) from each of its starting points, or one pathological line (a long run of
@@ -29,18 +27,18 @@ _BACKTICKS = lazy(r"`+")
 # far faster; extract_links moves the offset back one character for an image.
 _LINK_TAIL = r"\]\(\s*(?:<([^<>\n]++)>|((?:[^()\s]|\([^()\s]*\))++))(?:\s+\"[^\"\n]*+\")?\s*\)"
 
-_MD_LINK = lazy(r"\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
+_MD_LINK = re.compile(r"\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
 
 # the same where the page has escaped brackets: "\[" starts no link (CommonMark), and a run of them
 # must not be a label scanned again from each; the lookbehind costs a quarter more, so only there
-_MD_LINK_ESCAPES = lazy(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
+_MD_LINK_ESCAPES = re.compile(r"(?<!\\)\[([^\[\]\\\n]*+(?:\\.[^\[\]\\\n]*+)*+)" + _LINK_TAIL)
 
 # reference definitions: "[label]: target" on a line of its own
-REF_DEF = lazy(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
+REF_DEF = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?", re.MULTILINE)
 
-WIKILINK = lazy(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
+WIKILINK = re.compile(r"\[\[([^\[\]\|#\n]++)(#[^\[\]\|\n]*+)?(?:\|([^\[\]\n]*+))?\]\]")
 
-_EXTERNAL = lazy(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
+_EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")
 
 # --- the patterns every other reader of Markdown uses ----------------------------------------
 # One home for them: the compile, lint, search, index.md and the loaders ask these, each named for
@@ -51,43 +49,43 @@ _PARENS_TARGET = r"(?:[^()\s]|\([^()\s]*\))*+"  # a link target: no space, balan
 URL = r"\b[a-z][a-z0-9+.-]*://\S+"
 """A bare web address: a scheme, "://", and what follows up to a space."""
 
-LINK_TEXT_TARGET = lazy(r"(?<!\\)\[([^\[\]\n]*+)\]\((" + _PARENS_TARGET + r")\)")
+LINK_TEXT_TARGET = re.compile(r"(?<!\\)\[([^\[\]\n]*+)\]\((" + _PARENS_TARGET + r")\)")
 """[text](target) in text wikimem or a model wrote: the text is group 1, the target group 2."""
 
-LINK_TEXT = lazy(r"(?<!\\)!?\[([^\[\]\n]*+)\]\((?:[^()\n]|\([^()\n]*\))*+\)")
+LINK_TEXT = re.compile(r"(?<!\\)!?\[([^\[\]\n]*+)\]\((?:[^()\n]|\([^()\n]*\))*+\)")
 """A link or an image, read for its text (group 1): what a line says with its links as words."""
 
-LINK_OR_URL = lazy(LINK_TEXT.pattern + r"|<?" + URL)
+LINK_OR_URL = re.compile(LINK_TEXT.pattern + r"|<?" + URL)
 """A link (its text is group 1) or a bare web address (no group 1)."""
 
-LINK_TARGET = lazy(r"(?<!\\)\]\((" + _PARENS_TARGET + r")\)")
+LINK_TARGET = re.compile(r"(?<!\\)\]\((" + _PARENS_TARGET + r")\)")
 """The "](target)" that closes a link, the target in group 1: where a link points, or a text
 read without its targets."""
 
-RELATIVE_LINK_OPENING = lazy(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
+RELATIVE_LINK_OPENING = re.compile(r"(?<!\\)\[([^\[\]]*)\]\((?!(?:https?|mailto):)")
 """The "[text](" that opens a link to a relative target (text in group 1): what makes quoted
 text a link where it should stay text."""
 
 _CITATION = r"\(\[[^\[\]\n]*+\]\(([^()\s]++)\)\)"
-CITATION_AT_END = lazy(r"\s*" + _CITATION + r"\s*$")
+CITATION_AT_END = re.compile(r"\s*" + _CITATION + r"\s*$")
 """A citation closing a line: " ([file.md, line 41](../../raw/file.md#L41))"."""
 
-CITED_QUOTE_END = lazy(r"[\"”][ \t]*" + _CITATION)
+CITED_QUOTE_END = re.compile(r"[\"”][ \t]*" + _CITATION)
 """A quote's closing mark and the citation right after it; the citation's target is group 1."""
 
-RAW_CITATION = lazy(r"\(\[[^\[\]\n]*+\]\((?P<target>[^()\s\[\]]*raw/[^()\s\[\]]*+)\)\)")
+RAW_CITATION = re.compile(r"\(\[[^\[\]\n]*+\]\((?P<target>[^()\s\[\]]*raw/[^()\s\[\]]*+)\)\)")
 """A citation of a raw source in a page's own words: "([notes.md, line 41](../../raw/notes.md#L41))"."""
 
 # a source's link text may hold one level of brackets: [`Null[T]`](/pkg/sql/#Null)
 _SOURCE_TEXT = r"((?:[^\[\]]|\[[^\[\]]*+\])*+)"
-SOURCE_IMAGE = lazy(r"!\[" + _SOURCE_TEXT + r"\]\((?:[^()]|\([^()]*\))*+\)")
+SOURCE_IMAGE = re.compile(r"!\[" + _SOURCE_TEXT + r"\]\((?:[^()]|\([^()]*\))*+\)")
 """An image in a source's Markdown, its alt text in group 1."""
 
-SOURCE_LINK = lazy(r"\[" + _SOURCE_TEXT + r"\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*+)>?(?:\s+\"[^\"\n]*+\")?\s*\)")
+SOURCE_LINK = re.compile(r"\[" + _SOURCE_TEXT + r"\]\(\s*<?((?:[^()\s<>]|\([^()\s]*\))*+)>?(?:\s+\"[^\"\n]*+\")?\s*\)")
 """A link in a source's Markdown: text in group 1, target in group 2 (balanced parentheses:
 wiki/Name_(disambiguation)), an optional title."""
 
-SOURCE_REF_LINK = lazy(r"\[([^\[\]]++)\]\[[^\[\]]*+\]")
+SOURCE_REF_LINK = re.compile(r"\[([^\[\]]++)\]\[[^\[\]]*+\]")
 """A reference link in a source's Markdown, [text][label]: its text in group 1."""
 
 
