@@ -71,3 +71,14 @@ def test_a_damaged_or_unwritable_cache_never_fails_a_render(tmp_path: Path) -> N
     blocked.write_text("not a folder", encoding="utf-8")
     templating._compiled_in = None
     assert _render(blocked / "templates.compiled") == plain  # cannot be made: rendered all the same
+
+
+def test_templates_compiled_with_other_options_are_never_loaded(tmp_path: Path) -> None:
+    """Jinja checks a template's source, not the options it was compiled with (trimming blocks,
+    say): they name the cache's files, so a wikimem that compiles otherwise starts afresh."""
+    ours = templating._bytecode_cache(tmp_path, {"trim_blocks": True, "lstrip_blocks": True})
+    other = templating._bytecode_cache(tmp_path, {"trim_blocks": False, "lstrip_blocks": True})
+    again = templating._bytecode_cache(tmp_path, {"lstrip_blocks": True, "trim_blocks": True})
+    assert ours.pattern != other.pattern and ours.pattern == again.pattern
+    _render_in_a_new_process(tmp_path / "kept")
+    assert all(p.name.startswith("__wikimem_") for p in (tmp_path / "kept").iterdir())

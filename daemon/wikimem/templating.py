@@ -29,22 +29,27 @@ def _environment(workspace_templates: Path | None) -> Any:
     import jinja2
 
     search = [str(p) for p in (workspace_templates, PACKAGE_TEMPLATES) if p and p.is_dir()]
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(search),
-        autoescape=False,  # Markdown, not HTML
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-        bytecode_cache=_bytecode_cache(_compiled_in) if _compiled_in is not None else None,
-    )
-    return env
+    options: dict[str, Any] = {
+        "autoescape": False,  # Markdown, not HTML
+        "keep_trailing_newline": True,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+        "undefined": jinja2.StrictUndefined,
+    }
+    cached = _bytecode_cache(_compiled_in, options) if _compiled_in is not None else None
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(search), bytecode_cache=cached, **options)
 
 
-def _bytecode_cache(folder: Path) -> Any:
+def _bytecode_cache(folder: Path, options: dict[str, Any]) -> Any:
     """Jinja's cache of compiled templates in `folder`, which never fails a render: a file that
-    cannot be read or written (a read-only workspace, a damaged file) is compiled as if unseen."""
+    cannot be read or written (a read-only workspace, a damaged file) is compiled as if unseen.
+    Jinja checks a template's source and its own version; the options a template is compiled
+    with are in the files' names, so another wikimem's compiled templates are never loaded."""
+    import hashlib
+
     import jinja2
+
+    tag = hashlib.sha256(repr(sorted(options.items())).encode("utf-8")).hexdigest()[:12]
 
     class Cache(jinja2.FileSystemBytecodeCache):
         def load_bytecode(self, bucket: Any) -> None:
@@ -60,7 +65,7 @@ def _bytecode_cache(folder: Path) -> Any:
             except OSError:
                 pass  # kept next time, perhaps: this render has what it needs
 
-    return Cache(str(folder))
+    return Cache(str(folder), pattern=f"__wikimem_{tag}_%s.cache")
 
 
 def render(name: str, root: Path | None = None, **context: Any) -> str:
