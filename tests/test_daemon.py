@@ -363,6 +363,17 @@ def test_a_missing_raw_folder_never_empties_the_wiki(ws: Workspace, running) -> 
     assert page.exists()
 
 
+def test_the_preload_leaves_a_batchs_process_nothing_to_compile(ws: Workspace, settings: Settings) -> None:
+    """What a batch's process compiles is gone with it: the daemon compiles the patterns made
+    lazily (wikimem.patterns) and the templates, where a compile keeps them, before it forks."""
+    from wikimem import patterns, templating
+
+    daemon = Daemon(ws, settings, fast(settings, isolate_batches=True), log_to_stderr=False)
+    daemon._preload()
+    assert all(p._compiled is not None for p in patterns._MADE)
+    assert templating._compiled_in == ws.state_dir / templating.COMPILED_FOLDER
+
+
 # ---------------------------------------------------------------- a batch in a process of its own
 def test_an_isolated_batch_runs_in_a_child_and_brings_back_its_result_or_its_error(
     ws: Workspace, settings: Settings, monkeypatch: pytest.MonkeyPatch

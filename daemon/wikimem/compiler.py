@@ -801,7 +801,7 @@ def _compile_locked(
     remove_stale_temp_files(ws.state_dir / "proposed")
     state = State(ws.state_db)
     journal = WriteJournal(ws.state_dir)
-    templating.keep_compiled(ws.state_dir / "templates.compiled")
+    templating.keep_compiled(ws.state_dir / templating.COMPILED_FOLDER)
     try:
         scanned = raw_tree.scan(ws)
         report.ignored = scanned.ignored_summary()

@@ -10,6 +10,7 @@ from typing import Any
 PACKAGE_TEMPLATES = Path(__file__).parent / "templates"
 
 
+COMPILED_FOLDER = "templates.compiled"  # in a workspace's .wikimem/: the templates kept compiled
 _compiled_in: Path | None = None  # where templates are kept compiled between processes (keep_compiled)
 
 
