@@ -219,7 +219,7 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
 # --- the bench contract (bench/contract.py): every module's --json ---------------------------------
 
 # every bench/*.py that is a figure module, not the harness or its helpers
-HELPERS = {"run", "scale", "baselines", "contract", "alternate", "heldout"}  # not figure modules of run.py (heldout needs PyPI)
+HELPERS = {"run", "scale", "baselines", "contract", "alternate", "heldout", "questions"}  # not figure modules of run.py (heldout needs PyPI; questions a compiled 10k workspace)
 
 
 def figure_modules() -> list[str]:
