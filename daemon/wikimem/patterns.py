@@ -48,7 +48,8 @@ class _Lazy:
 
 
 def lazy(source: str, flags: int = 0) -> re.Pattern[str]:
-    """re.compile(source, flags), compiled on first use."""
+    """re.compile(source, flags), compiled on first use. For a module's own patterns: every one
+    made is kept for compile_all, so a pattern made per call belongs to re.compile."""
     return cast("re.Pattern[str]", _Lazy(source, flags))
 
 

@@ -44,8 +44,8 @@ def _environment(workspace_templates: Path | None) -> Any:
 def _bytecode_cache(folder: Path, options: dict[str, Any]) -> Any:
     """Jinja's cache of compiled templates in `folder`, which never fails a render: a file that
     cannot be read or written (a read-only workspace, a damaged file) is compiled as if unseen.
-    Jinja checks a template's source and its own version; the options a template is compiled
-    with are in the files' names, so another wikimem's compiled templates are never loaded."""
+    Jinja checks a template's source and its own version, not the options it was compiled with:
+    those are in the files' names, so a template compiled with other options is never loaded."""
     import hashlib
 
     import jinja2
