@@ -184,10 +184,10 @@ _DEFAULT = CaseBlind(lazy(r"\bdefaults?\b|\bby\s+default\b|\bdefault(?:s|ed)?\s+
 # "Default: 8", "defaults to 8"; "The default option is `normal`"; an option's value marked as its
 # default where it is described ("Specifying `--jobs 0` (default) disables ...")
 _DEFAULT_VALUE = lazy(r"^\s*[*_]{0,2}default(?:\s+value)?(?:\s*[:=][*_]{0,2}|[*_]{0,2}\s*[:=])\s*(?P<value>.+?)\s*$|\bdefaults?\s+to\s+(?P<value2>.+?)[.;]?\s*$"
-                            r"|^the\s+default\s+(?:option|value|setting|choice|mode)\s+is\s+(?P<value3>`[^`]{1,60}`)"
-                            r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)"
-                            r"|^\s*default\s+is\s+(?P<value5>`[^`]{1,60}`)|\((?P<value6>`[^`]{1,60}`)\s+by\s+default\)",
-                            re.IGNORECASE)
+                      r"|^the\s+default\s+(?:option|value|setting|choice|mode)\s+is\s+(?P<value3>`[^`]{1,60}`)"
+                      r"|`-{1,2}[\w-]+[ =](?P<value4>[^`\s]{1,40})`\s*\(default\)"
+                      r"|^\s*default\s+is\s+(?P<value5>`[^`]{1,60}`)|\((?P<value6>`[^`]{1,60}`)\s+by\s+default\)",
+                      re.IGNORECASE)
 _REQUIRE = lazy(
     r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|no\s+(?:more|less|later|earlier|longer)\s+than"
     r"|limit(?:ed|s)?|supports?|supported|compatible|deprecated|removed|no\s+longer|discontinued|drops?\s+support"
@@ -196,7 +196,7 @@ _REQUIRE = lazy(
 # behind before it, and a search skips from digit to digit rather than trying every character)
 _NUMBER = lazy(r"\d(?<![\w.]\d)\d*(?:[.,]\d+)*(?:\s*(?:%|ms|s|seconds?|minutes?|hours?|days?|[KMGT]i?B|bytes?|bits?|x))?\b")
 _NOTE_LABEL = lazy(r"^(?:Note|Warning|Tip|Important|Hint|Caution|Danger|Attention|Error|See also|To do|Includes"
-                         r"|Sidebar|Topic)\b")
+                   r"|Sidebar|Topic)\b")
 _FLAGGED = lazy(r"^(Note|Warning|Important|Caution|Danger|Attention|Tip):\s")  # _weigh's first letters: NWICDAT
 _EMPHASIS = lazy(r"(?<![\w*])(\*\*|\*|_)([A-Za-z][A-Za-z \-'’]{2,40}?)\1(?![\w*])")
 _NUMBER_AFTER = lazy(r"[ -]?[0-9]")  # "PEP 484", "RFC-7230": a number right after a name
@@ -1199,14 +1199,14 @@ _BREAKING_MARK = lazy("^" + _BREAKING_PREFIX, re.I)
 # a statement of what a release changed: "X is now ...", "no longer", "has been removed", "Added ...",
 # after a breaking mark too
 _CHANGE = lazy(rf"^(?:{_BREAKING_PREFIX})?"
-                     r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
-                     r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed|Switch(?:ed|es)?|Migrated?|Migrates"
-                     # what a release changed in how it is built, shipped or run: "Move all package metadata
-                     # into `pyproject.toml`", "Stopped injecting `wheel` ...", "Strip `PYTHONPATH` from ...",
-                     # "Build and upload free-threaded wheels"
-                     r"|Moved?|Moves|Stop(?:ped|s)?|Strip(?:ped|s)?|Publish(?:ed|es)?|Build\s+and\s+(?:upload|publish))\b"
-                     r"|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
-                     r"|instead\s+of|by\s+default)\b", re.I)
+               r"(?:Added|Adds?|Removed|Removes?|Deprecated|Deprecates?|Dropped|Drops?|Renamed|Renames?|Changed|Changes?"
+               r"|Replaced|Replaces?|Made|Makes?|Allows?|Allowed|Switch(?:ed|es)?|Migrated?|Migrates"
+               # what a release changed in how it is built, shipped or run: "Move all package metadata
+               # into `pyproject.toml`", "Stopped injecting `wheel` ...", "Strip `PYTHONPATH` from ...",
+               # "Build and upload free-threaded wheels"
+               r"|Moved?|Moves|Stop(?:ped|s)?|Strip(?:ped|s)?|Publish(?:ed|es)?|Build\s+and\s+(?:upload|publish))\b"
+               r"|\b(?:now|no\s+longer|anymore|(?:has|have)\s+been|(?:is|are)\s+deprecated"
+               r"|instead\s+of|by\s+default)\b", re.I)
 # the sections of a release that say what it breaks or takes away (Keep a Changelog's "Removed",
 # towncrier's "Backwards-incompatible Changes", "Breaking changes", "Deprecations")
 _BREAKING = lazy(r"\b(?:incompatib\w*|breaking|removals?|removed|deprecations?|deprecated)\b", re.I)
@@ -1232,10 +1232,10 @@ def _removes(text: str) -> bool:
 # "Coq renamed to Rocq", "`foo` was renamed to `bar`", "Rename `x` option to `y`": a name replaced
 # "`close_all()` renamed to `close_idle()`", "`close_all()` method renamed to ...": the kind of thing may come between
 _RENAMED_TO = lazy(r"(?:`[^`]+`|\b[A-Z][\w.+-]*)(?:\s+(?i:method|function|class|option|setting|argument|parameter|"
-                         r"attribute|property|field|module|command|flag|hook|decorator|key|variable|signal|event))?"
-                         r"\s+(?:(?:is|was|has\s+been)\s+)?(?i:renamed)\s+(?:to|as)\s+"
-                         r"(?:`[^`]+`|[A-Z][\w.+-]*)"
-                         r"|\b(?i:rename[ds]?)\s+(?:the\s+)?(?:`[^`]+`|[A-Z][\w.+-]*)[^.;`]{0,30}?\s+to\s+(?:`[^`]+`|[A-Z][\w.+-]*)")
+                   r"attribute|property|field|module|command|flag|hook|decorator|key|variable|signal|event))?"
+                   r"\s+(?:(?:is|was|has\s+been)\s+)?(?i:renamed)\s+(?:to|as)\s+"
+                   r"(?:`[^`]+`|[A-Z][\w.+-]*)"
+                   r"|\b(?i:rename[ds]?)\s+(?:the\s+)?(?:`[^`]+`|[A-Z][\w.+-]*)[^.;`]{0,30}?\s+to\s+(?:`[^`]+`|[A-Z][\w.+-]*)")
 
 
 def _replaces(text: str) -> bool:
@@ -1494,18 +1494,18 @@ _UNIT = (r"(?:%|ms|milliseconds?|s|secs?|seconds?|minutes?|mins?|hours?|days?|we
          r"[KMGT]i?B|bytes?|bits?|characters?|chars|lines?|items?|entries|connections?|requests?|messages?|"
          r"processes|threads|workers?|times|retries|attempts|x)")
 _NUMBER_UNIT = lazy(r"(?<![\w.])\d+(?:[.,]\d+)*\s*-?\s*" + _UNIT + r"\b|\b(?:one|two|three|four|five|six|seven|"
-                          r"eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|hundred|thousand)[\s-]+" + _UNIT + r"\b",
-                          re.IGNORECASE)
+                    r"eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|hundred|thousand)[\s-]+" + _UNIT + r"\b",
+                    re.IGNORECASE)
 # a requirement or a limit stated outright ("must", "at least"); not the softer words a fact's score
 # also counts ("only", "supports", "compatible")
 _REQUIREMENT = lazy(r"\b(?:requires?|required|must|minimum|maximum|at\s+least|at\s+most|"
-                          r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
+                    r"no\s+(?:more|less|later|earlier)\s+than|deprecated|no\s+longer|drop(?:s|ped)?\s+support)\b")
 # a list item that is a field and its value: a short name (with a number or a name in code), a
 # colon, what it is
 _FIELD_ITEM = lazy(r"(?=[^:]{0,40}(?:\d|`))[^:\n]{1,40}:\s+\S")
 # a figure named before its number ("uses port 5000", "a timeout of 30", "level 2"), on lowercased text
 _NAMED_NUMBER = lazy(r"\b(?:port|limit|timeout|threshold|depth|level|priority|size|length|width|height)\s+"
-                           r"(?:of\s+|is\s+|=\s*)?\d")
+                     r"(?:of\s+|is\s+|=\s*)?\d")
 _NUMBER_UNIT_LOW = lazy(_NUMBER_UNIT.pattern.replace("[KMGT]i?B", "[kmgt]i?b"))  # on lowercased text
 _SPELLED = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "fifteen",
             "twenty", "thirty", "sixty", "hundred", "thousand")
@@ -1551,12 +1551,12 @@ def _how_to(text: str, low: str) -> bool:
 # values for `scope` are: ...", "Each file should be named like `<ISSUE>.<TYPE>.rst`", "DBAPI
 # is shorthand for ..." (the first two only where the sentence names code)
 _VALUES_OR_NAMING = CaseBlind(lazy(r"\b(?:possible|valid|allowed|accepted|supported|available)\s+(?:values|options|choices)\s+"
-                                         r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I))
+                                   r"(?:for|of)\b|\b(?:should|must|shall)\s+be\s+named\b", re.I))
 _HOW_TO_WORDS = ("way", "how", "you", "use", "pass", "set", "can be")  # every match of _HOW_TO holds one, or starts with "to"
 _VALUES_OR_NAMING_WORDS = ("values", "options", "choices", "named")
 _STANDS_FOR_WORDS = ("short", "stands", "abbreviation", "acronym")
 _STANDS_FOR = CaseBlind(lazy(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for\b|\bis\s+an?\s+(?:abbreviation|acronym)\s+(?:of|for)\b",
-                                   re.I))
+                             re.I))
 # what a reader asks a document and it answers in one sentence, with no figure or name: the way
 # it recommends ("The simplest way is to use ..."), where something does not work ("On Windows,
 # this setting has no effect", "does not work in forking environments", "will only start ... in
@@ -1565,17 +1565,17 @@ _STANDS_FOR = CaseBlind(lazy(r"\bis\s+(?:short|shorthand)\s+for\b|\bstands\s+for
 # change a migration asks for ("will need to be changed to ..."), and a list it counts ("works
 # in three phases:")
 _BEST_WAY = CaseBlind(lazy(r"\b(?:simplest|easiest|best|recommended|preferred|quickest|safest)\s+way\b[^.;]{0,60}?"
-                                 r"\bis\s+(?:to|with|by)\b", re.I))
+                           r"\bis\s+(?:to|with|by)\b", re.I))
 _LIMITATION = CaseBlind(lazy(r"\bhas\s+no\s+effect\b|\b(?:is|are)\s+(?:silently\s+)?ignored\b|\bonly\s+(?:works|available|"
-                                   r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
-                                   r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
-                                   r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
-                                   r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b"
-                                   # two options that do not go together: "`--report` cannot be combined with `--metadata`",
-                                   # "You cannot combine X with Y", "X and Y are mutually exclusive"
-                                   r"|\b(?:cannot|can\s*not|can't|may\s+not|must\s+not)\s+(?:be\s+)?(?:combined|used\s+(?:together|with)|mixed|combine)\b"
-                                   r"|\bmutually\s+exclusive\b",
-                                   re.I))
+                             r"registered|supported|applies|enabled)\s+(?:on|in|with|to|when|for)\b|\bnot\s+(?:available|supported)\s+on\b"
+                             r"|\b(?:will|can|may|must|shall)\s+only\s+(?:be\s+)?[a-z]{3,}"
+                             r"|\b(?:does|do|will)\s+not\s+(?:work\s+(?:in|on|with|when|for|under)|support)\b|\b(?:is|are)\s+not\s+supported\b"
+                             r"|\b(?:omitted|not\s+(?:given|specified|set|provided|passed)|unset)\b[^.;]{0,60}?\b(?:is|are|will\s+be)\s+used\b"
+                             # two options that do not go together: "`--report` cannot be combined with `--metadata`",
+                             # "You cannot combine X with Y", "X and Y are mutually exclusive"
+                             r"|\b(?:cannot|can\s*not|can't|may\s+not|must\s+not)\s+(?:be\s+)?(?:combined|used\s+(?:together|with)|mixed|combine)\b"
+                             r"|\bmutually\s+exclusive\b",
+                             re.I))
 # what to use in place of something ("Use Rich instead."), and the months or weekdays a thing
 # happens in ("Our release months are January, April, July, October.")
 _INSTEAD = CaseBlind(lazy(r"\b(?:use|prefer|switch\s+to|migrate\s+to)\s+\S.{0,60}?\binstead\b", re.I))
@@ -1588,11 +1588,11 @@ _IN_ORDER = CaseBlind(lazy(r"\bin\s+(?:this|that|the\s+following)\s+order\b|\bor
 # which of two steps comes first ("Converters are run *before* validators"), what a function in code
 # returns ("`inspect(cls)` returns the parameters used to build the class")
 _BEFORE_AFTER = CaseBlind(lazy(r"\b(?:is|are)\s+(?:always\s+)?(?:run|called|applied|executed|evaluated|processed|invoked)\s+"
-                                     r"[*_]*(?:before|after)\b", re.I))
+                               r"[*_]*(?:before|after)\b", re.I))
 _RETURNS = lazy(r"^`[^`]{1,80}`\s+(?:returns|yields)\b")
 _MIGRATE = CaseBlind(lazy(r"\b(?:need|needs|have|has)\s+to\s+be\s+(?:changed|updated|renamed|replaced|rewritten|adjusted)\b", re.I))
 _COUNTED_LIST = CaseBlind(lazy(r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*s\b"
-                                     r"[^.;]{0,40}:$", re.I))
+                               r"[^.;]{0,40}:$", re.I))
 _NAME_INTRODUCED = lazy(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w.])")  # an environment variable, a setting
 # a name in code with the kind of thing it is beside it, of the kinds a reader sets or runs: "the
 # `alembic check` command", "the `--sql` option", "the `capture_logs()` context manager", "option
@@ -1604,12 +1604,12 @@ _KINDS_OF_NAMES = (r"(?:command|subcommand|option|flag|switch|setting|config(?:u
 # ... a name in code or emphasis ("the *field_transformer* hook"), or in capitals ("the TERM signal")
 _NAME_MARKED = r"(?:`[^`\n]{2,60}`|\*[^*\n]{2,40}\*)"
 _NAMED_KIND = lazy(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+" + _NAME_MARKED
-                         + r"|(?<![\w.])(?-i:[A-Z][A-Z0-9_]{2,})\s+(?:signal|setting|flag|constant|option|variable)s?\b",
-                         re.IGNORECASE)
+                   + r"|(?<![\w.])(?-i:[A-Z][A-Z0-9_]{2,})\s+(?:signal|setting|flag|constant|option|variable)s?\b",
+                   re.IGNORECASE)
 # _NAMED_KIND in its two parts (_named_kind): a marked name, asked only of a text with a mark and
 # in lowercase; a name in capitals, opening on its first capital, which it then looks behind
 _NAMED_KIND_MARKED = CaseBlind(lazy(_NAME_MARKED + r"\s+" + _KINDS_OF_NAMES + r"\b|\b" + _KINDS_OF_NAMES + r":?\s+"
-                                          + _NAME_MARKED, re.IGNORECASE))
+                                    + _NAME_MARKED, re.IGNORECASE))
 _NAMED_KIND_CAPITALS = lazy(r"[A-Z](?<![\w.][A-Z])[A-Z0-9_]{2,}\s+(?i:(?:signal|setting|flag|constant|option|variable)s?)\b")
 
 
@@ -1636,7 +1636,7 @@ def _answers(s: Sentence, own: str | None = None) -> bool:
 
 
 _WAS = CaseBlind(lazy(r"\b(?:previous(?:ly)?|formerly|earlier|used\s+to|prior\s+to|until\s+now|in\s+the\s+past)\b",
-                            re.IGNORECASE))
+                      re.IGNORECASE))
 _WAS_WORDS = ("previous", "formerly", "earlier", "used", "prior", "until", "past")  # one in each match of _WAS
 
 
@@ -1822,8 +1822,8 @@ def _weigh(sentences: list[Sentence], i: int, runs: dict[int, tuple[int, int]] |
 # actions/setup-python from 4 to 5", "Update org/upload-nightly-action to 0.5.0")
 _CHATTY, _REFERS_BACK = CaseBlind(CHATTY), CaseBlind(REFERS_BACK)  # (of every sentence a fact's score reads)
 _INFRASTRUCTURE = lazy(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|build|tests?|dev)\]\s)"
-                             r"|\W{0,3}(?:bump|update|upgrade)[sd]?\s+`?(?:actions/[\w.-]+|[\w.-]+/[\w.-]*-action\b[\w.-]*)`?\s+"
-                             r"(?:from|to)\s", re.I)
+                       r"|\W{0,3}(?:bump|update|upgrade)[sd]?\s+`?(?:actions/[\w.-]+|[\w.-]+/[\w.-]*-action\b[\w.-]*)`?\s+"
+                       r"(?:from|to)\s", re.I)
 
 
 # a project's policy: a commitment with a span ("support ... for at least 1 year", "keep it
@@ -1831,20 +1831,20 @@ _INFRASTRUCTURE = lazy(r"\W{0,3}(?:(?-i:CI|BLD|TST|TEST|DEV)\s*:|\[(?:ci|build|t
 # major releases"), what a number of its version means ("The first number of the version is the
 # year", "A is the major version")
 _POLICY = CaseBlind(lazy(r"\bat\s+(?:least|most)\s+(?:\d+|one|two|three|four|five|six|ten|twelve|eighteen|twenty-four)\s+"
-                               r"(?:(?:major|minor|feature|bugfix|patch)\s+)?(?:years?|months?|weeks?|releases?|versions?)\b"
-                               r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
-                               r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
-                               r"(?:version|release)"
-                               r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)"
-                               # a time it promises: "you should receive an acknowledgment within 48 hours"
-                               r"|\bwithin\s+(?:\d+|one|two|three|five|seven|ten|fourteen|thirty|ninety)\s+(?:business\s+|working\s+)?"
-                               r"(?:hours?|days?|weeks?)\b", re.I))
+                         r"(?:(?:major|minor|feature|bugfix|patch)\s+)?(?:years?|months?|weeks?|releases?|versions?)\b"
+                         r"|\bonly\b[^.;]{0,60}?\bin\s+(?:major|minor|feature|new)\s+(?:releases?|versions?)\b"
+                         r"|\b(?:first|second|third|last)\s+(?:number|part|component|digit|segment)[*_]*\s+of\s+(?:the|a|each|every|our)\s+"
+                         r"(?:version|release)"
+                         r"|\b[A-Z]\*?\s+is\s+the\s+(?:major|minor|patch|micro|bugfix|release)\s+(?:version|number|release)"
+                         # a time it promises: "you should receive an acknowledgment within 48 hours"
+                         r"|\bwithin\s+(?:\d+|one|two|three|five|seven|ten|fourteen|thirty|ninety)\s+(?:business\s+|working\s+)?"
+                         r"(?:hours?|days?|weeks?)\b", re.I))
 
 
 # a list whose items answer one question: "the ownership rules:", "Here's a summary of what
 # the runner uses the root directory for:", "for two reasons:"
 _LIST_OF_ANSWERS = lazy(r"\b(?:rules?|steps?|requirements?|guarantees?|principles?|properties|reasons?|purposes?)\b"
-                              r"|\b(?:is|are)\s+used\s+for\b|\buses?\s+[^:]{1,40}?\s+for\s*:\s*$", re.I)
+                        r"|\b(?:is|are)\s+used\s+for\b|\buses?\s+[^:]{1,40}?\s+for\s*:\s*$", re.I)
 
 
 def _plain(text: str, low: str) -> tuple[str, str]:
@@ -1918,7 +1918,7 @@ def _full_sentence(text: str) -> bool:
 # a list item that opens on the name it describes: "* `max_age` - Session expiry time in seconds.",
 # "- **timeout** (float): ...", "`retries`: how many times ..."
 _ITEM_NAME = lazy(r"^(?:`(?P<code>[A-Za-z_-][^`\s]{0,59})`|\*\*(?P<bold>[^*\s]{1,60})\*\*)(?:\s*\([^()\n]{1,40}\))?"
-                        r"(?:\s*[-–—:]\s|\s+(?=[a-z]+\b))")  # or what the name does: "`tasks.dedupe` controls ..."
+                  r"(?:\s*[-–—:]\s|\s+(?=[a-z]+\b))")  # or what the name does: "`tasks.dedupe` controls ..."
 # the code name a sentence gives its default right before saying it: "The `ExceptionMiddleware`
 # implementation defaults to ..." (two words at most between them)
 _NAMED_BEFORE = lazy(r"`(?P<name>[A-Za-z_-][\w.:/()-]{0,59})`(?:\s+[a-z]+){0,2}\s+defaults?\s+to\b")

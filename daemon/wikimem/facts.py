@@ -93,7 +93,7 @@ LOWER_AFTER_TRIGGER = lazy(
 )
 # ... or before an "or newer" that a requirement word follows: "pluggy 1.5 or newer is all it needs"
 LOWER_OR_LATER = lazy(r"(?<![\w.-])(?P<name>[a-z][\w+.-]*[\w+])\s+v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?=\+|\s+(?:or|and)\s+"
-                            r"(?:newer|later|higher|greater|above)\b)")
+                      r"(?:newer|later|higher|greater|above)\b)")
 # one in each match of the two (a test before them: most sentences have none)
 _LOWER_AFTER_WORDS = ("requir", "need", "least")
 _LOWER_OR_LATER_WORDS = ("+", "newer", "later", "higher", "greater", "above")
@@ -103,7 +103,7 @@ BOUND = lazy(r"\b(?P<name>[A-Za-z][\w.+-]*?[A-Za-z+])\s*(?P<op>>=|>|≥)\s*v?(?P
 # what makes a bound a requirement: a verb of needing said of it ("Require X>=2", "X>=2 is now
 # required", "we depend on X>=2"); "requirements" alone (a list's heading) is not one
 _BOUND_CONTEXT = lazy(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|depends?\s+on|depending\s+on|relies\s+on|"
-                            r"minimum|at\s+least|bump\w*|upgrade\w*)\b", re.I)
+                      r"minimum|at\s+least|bump\w*|upgrade\w*)\b", re.I)
 # a bound right after one of these words is a condition on something else ("on Python>=3.12",
 # "when using attrs>=25", "compatible with X>=2"), not a requirement
 # a sentence that is nothing but bounds is a list of dependencies ("Werkzeug >= 3.1, Blinker >= 1.9.")
@@ -113,21 +113,21 @@ _DEPENDS_ON = lazy(r"\b(?:depends?|depending|relies|rely|relying)\s+on\s+[`'\"*]
 _HEAD_TRIGGER = lazy(r"(?:Requires?|Required|Requiring|Needs?)\s+")
 # "required for use with Acme 1.15": what follows "for" or "by" is what needs it, not what is needed
 _MIN_TRIGGER = lazy(r"\b(?:requires?|requiring|required(?!\s+(?:by|for|with))|needs?(?!\s+(?:by|for))|asks?\s+for|"
-                          r"needed(?!\s+(?:by|for|with))|at\s+least|"
-                          r"(?:minimum|oldest|lowest)(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
+                    r"needed(?!\s+(?:by|for|with))|at\s+least|"
+                    r"(?:minimum|oldest|lowest)(?:\s+\w+){0,3}\s+(?:is|of))\b", re.I)
 # ... said after the value: "(Use X 4) by default", "X 4 is now used by default", "X 4 is the default"
 _DEFAULT_AFTER = lazy(r"\s*(?:(?P<is>(?:is|are)\s+(?:now\s+)?(?:used\s+|enabled\s+)?by\s+default|(?:is|are)\s+(?:now\s+)?"
-                            r"the\s+default)|by\s+default)\b", re.I)
+                      r"the\s+default)|by\s+default)\b", re.I)
 _USE_BEFORE = lazy(r"\b(?:use[sd]?|using)\s+(?:the\s+)?$", re.I)
 _USE_HEAD = lazy(r"(?:Use[sd]?|Using)\s+(?=[A-Z])")
 _DEFAULT_TRIGGER = lazy(r"\b(?:defaults?\s+to|default\s+(?:is|of)|is\s+now|now\s+is|unchanged\s+at|will\s+be)\b", re.I)
 _OR_LATER = lazy(r"^\s*(?:[\w-]+\s+){0,2}(?:or|and)\s+(?:later|newer|higher|above|greater|up)\b|^[\w-]*\+", re.I)
 # "or later" alone is no requirement ("runs on FreeBSD 12.0 or later" describes one port); one of these must come first
 _SUPPORT_WORDS = lazy(r"\b(?:requir(?:e|es|ed|ing)|needs?|needed|asks?\s+for|minimum|at\s+least|only\s+(?:supports?|runs?))\b",
-                            re.I)
+                      re.I)
 # ... or follow, in the same clause: "Toolkit 1.4 or greater is required", "1.5 or newer is all it needs"
 _SUPPORT_AFTER = lazy(r"^(?:[^.;:]|\.(?=\d)){0,40}?\b(?:is|are)\s+(?:now\s+)?(?:required|needed|all\s+(?:that\s+)?(?:the\s+)?"
-                            r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
+                      r"(?P<who>[\w.+-]+)\s+needs?)\b", re.I)
 # "supports Python 3.9 and newer", "is compatible with Python versions from 2.4 to 3.2"
 _SUPPORTS = lazy(
     # a feature list's "Compatible with Python 3.10+" opens on its verb; "Support HTTP 308" is a feature
@@ -140,7 +140,7 @@ _SUPPORTS = lazy(
     r"\s*(?:\d+(?:\.\d+)*)?)*)")
 # a sentence that introduces a list of what the product supports ("The current version works on:")
 _LEAD_IN = lazy(r"\b(?:supports?|supported\s+(?:on|with)|compatible\s+with|works\s+(?:on|with)|runs\s+on|"
-                      r"supported\s+(?:[\w.+-]+\s+){0,2}versions?\s+(?:are|include))\s*:\s*$", re.I)
+                r"supported\s+(?:[\w.+-]+\s+){0,2}versions?\s+(?:are|include))\s*:\s*$", re.I)
 # a sentence that introduces a list of raised minimums ("Increased the minimum versions of the
 # following dependencies:"), and an item of it that gives one ("Twisted: 18.9.0 → 21.7.0",
 # "Pillow (images pipeline): 4.0.0 -> 7.1.0")
@@ -160,68 +160,68 @@ _NAMED_VERSIONS = r"\d+(?:\.\d+)*(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:(?P=na
 # Python 3.15", "Added explicit support for Python 3.11"; and as a note bounds it: "supports
 # Python up to 3.13", "tested against Python 3.14 at most"
 _ADDS_SUPPORT = lazy(r"\b(?:add(?:ed|s|ing)?|declare[sd]?|introduce[sd]?)\s+(?:official\s+|explicit\s+|initial\s+|"
-                           r"full\s+|experimental\s+|preliminary\s+)?support\s+(?:for|of)\s+"
-                           rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
-                           r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?!(?:is|are|was|were)\s)(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
-                           r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
-                           # "add Python 3.14 as a supported version", "formally add Python 3.10 support"
-                           r"|\badd(?:ed|s|ing)?\s+(?:official\s+)?(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+"
-                           r"(?=as\s+an?\s+(?:officially\s+)?supported\s+version|support\b(?!\s+(?:for|of|in|to|on|within)\b)|to\s+the\s+(?:list\s+of\s+)?supported\s+versions)",
-                           re.I)
+                     r"full\s+|experimental\s+|preliminary\s+)?support\s+(?:for|of)\s+"
+                     rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})"
+                     r"|\b(?:test(?:ed|s|ing)?\s+(?:against|on|with)|official(?:ly)?\s+support(?:s|ed)?(?:\s+for)?)\s+(?!(?:is|are|was|were)\s)(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+"
+                     r"(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+(?:\.\d+)*)*)"
+                     # "add Python 3.14 as a supported version", "formally add Python 3.10 support"
+                     r"|\badd(?:ed|s|ing)?\s+(?:official\s+)?(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+"
+                     r"(?=as\s+an?\s+(?:officially\s+)?supported\s+version|support\b(?!\s+(?:for|of|in|to|on|within)\b)|to\s+the\s+(?:list\s+of\s+)?supported\s+versions)",
+                     re.I)
 # ... and as a release's item says it: "Support Python 3.15", "Support for Python 3.13", "Python 3.15
 # support.", "Add official Python 3.14 support", "Add syntactic support for Python 3.15",
 # "Python 3.15 is now supported"
 _SUPPORT_ITEM = lazy(r"^\W*(?:(?:\[[^\]]{1,40}\]\([^)\s]*\)|[^:\s][^:]{0,39}):\s+)?(?:add(?:ed|s)?\s+)?(?:(?:official|explicit|initial|full|experimental|preliminary|"
-                           r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
-                           r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
-                           r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\s*(?:[.;:]\s*)?(?:$|[(\[])))"
-                           r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
-                           r"supported\b", re.I)
+                     r"syntactic|basic)\s+)?(?:support(?:s|ed)?\s+(?:for\s+)?(?P<name>[A-Z][\w+.]*)\s+"
+                     r"(?P<list>\d+(?:\.\d+)+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*(?:[A-Z][\w+.]*\s+)?\d+(?:\.\d+)*)*)"
+                     r"|(?P<name2>[A-Z][\w+.]*)\s+(?P<list2>\d+(?:\.\d+)+)\s+support(?=\s*(?:[.;:]\s*)?(?:$|[(\[])))"
+                     r"|\b(?P<name3>[A-Z][\w+.]*)\s+(?P<list3>\d+(?:\.\d+)+)\s+(?:is|are)\s+now\s+(?:officially\s+|fully\s+)?"
+                     r"supported\b", re.I)
 # what may follow a version a release adds support for: the sentence's end, a reference, another
 # version; not a noun ("support for the Python 3.10 `match/case` syntax" is a feature's); a
 # pre-release glued to it is of that version ("support for Python 3.15b1")
 _ADDED_ENDS = lazy(r"(?:(?<=\.\d)(?:a|b|rc)\d+|(?<=\.\d\d)(?:a|b|rc)\d+)?\s*(?:$|https?://|[.,;:)\[(]|(?:and|or|is|are|now|in|on|with|to|since|as|support|officially|"
-                         r"free-?thread\w*|builds?|alphas?|betas?|release\s+candidates?|pre-?releases?)\b)", re.I)
+                   r"free-?thread\w*|builds?|alphas?|betas?|release\s+candidates?|pre-?releases?)\b)", re.I)
 # a version left open ("3.10+", "3.10 and newer", "3.10 - 3.12"): a range's start
 _OPEN_AFTER = lazy(r"\s*(?:\+|(?:or|and)\s+(?:newer|later|higher|above|up)\b|[-–]\s*\d|through\b|to\s+\d|"
-                         r"onwards?\b)", re.I)
+                   r"onwards?\b)", re.I)
 # a drop scoped to a part of the product: "... support in the Widget backend", "... for the `x` backend"
 _IN_PART = lazy(r"\s+(?:support\s+)?(?:in|within|for|from|on)\s+(?:the\s+)?(?:[A-Z][\w.]*[a-z][\w.]*|`[^`]+`)", )
 _UP_TO = lazy(r"\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:up\s+to|at\s+most)\s+v?(?P<ver>\d+(?:\.\d+)+)"
-                    r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b"
-                    # "Acme is only tested up to Python 3.12"
-                    r"|\b(?i:tested|supported|supports?|works?|runs?)\s+(?:(?i:only)\s+)?(?i:up\s+to)\s+"
-                    r"(?P<name3>[A-Z][\w+.]*)\s+v?(?P<ver3>\d+(?:\.\d+)+)")
+              r"|\b(?P<name2>[A-Z][\w+.]*)\s+v?(?P<ver2>\d+(?:\.\d+)+)\s+at\s+(?:the\s+)?most\b"
+              # "Acme is only tested up to Python 3.12"
+              r"|\b(?i:tested|supported|supports?|works?|runs?)\s+(?:(?i:only)\s+)?(?i:up\s+to)\s+"
+              r"(?P<name3>[A-Z][\w+.]*)\s+v?(?P<ver3>\d+(?:\.\d+)+)")
 # what a dropped version is called before its name: "the end-of-life Python 3.7", "EOL Python 3.4"
 _LAPSED = r"(?:the\s+)?(?:(?:end[- ]of[- ]life|eol|legacy|obsolete|unsupported|old(?:er)?)\s+)?"
 _DROP_VERB = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?$", re.I)
 # "Drop support for Python 3.8", "Removed support for end-of-life Python 3.9", and as written in
 # haste: "Drop support of Python 3.7", "Drop support Python 3.8"
 _DROP = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+(?:(?:for|of)\s+)?" + _LAPSED +
-                   rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})", re.I)
+             rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})", re.I)
 # "Drop Python 3.11 support", "Removed Toolkit 0.20 support": the versions before the word "support"
 _DROP_AFTER = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?P<name>[A-Z][\w+.]*)\s+"
-                         rf"(?P<list>{_NAMED_VERSIONS})\s+support\b", re.I)
+                   rf"(?P<list>{_NAMED_VERSIONS})\s+support\b", re.I)
 # "Dropped support for Python versions <3.9", "Remove support for all Python versions less than 3.6":
 # the versions dropped are those below the one named, which is the oldest supported now
 _DROP_BELOW = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing|end(?:ed|s)?)\s+(?:the\s+)?support\s+for\b"
-                         r"[^.;]{0,40}?\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:<\s*|(?:less|older|lower|earlier)"
-                         r"\s+than\s+|below\s+|prior\s+to\s+)v?(?P<ver>\d+(?:\.\d+)+)", re.I)
+                   r"[^.;]{0,40}?\b(?P<name>[A-Z][\w+.]*)\s+(?:versions?\s+)?(?:<\s*|(?:less|older|lower|earlier)"
+                   r"\s+than\s+|below\s+|prior\s+to\s+)v?(?P<ver>\d+(?:\.\d+)+)", re.I)
 # a release's item that drops a versioned name and says no more of it: "Drop Python 3.8 in #1281",
 # "Support: Removed Python 3.7." (not "Drop Python 2 compat code", "Remove Python 3.8 from CI")
 _DROP_ITEM = lazy(r"^\W*(?:[A-Z][\w ()#,-]{0,30}:\s+)?(?:drop(?:ped|s)?|remove[sd]?)\s+"
-                        rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
-                        r"(?![\d.]*\d)(?=\s*(?:$|\.(?:\s|$)|[;,(]|in\s+#|by\s+@|\[#))", re.I)
+                  rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
+                  r"(?![\d.]*\d)(?=\s*(?:$|\.(?:\s|$)|[;,(]|in\s+#|by\s+@|\[#))", re.I)
 # "Support for Python 3.8 has been dropped"
 _DROPPED = lazy(r"\bsupport\s+for\s+" + _LAPSED + rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
-                      r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
+                r"(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b", re.I)
 # "Support for GEOS 3.1 and GDAL 1.6 has been dropped": several names, each with its versions
 _DROPPED_MANY = lazy(rf"\b(?i:support\s+for)\s+(?P<pairs>[A-Z][\w+.]*\s+{_VERSIONS}(?:\s*(?:,\s*and|,|and)\s+[A-Z][\w+.]*\s+"
-                           rf"{_VERSIONS})+)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b")
+                     rf"{_VERSIONS})+)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?(?:dropped|removed)\b")
 _PAIR = lazy(rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "Python 3.7 has been dropped", "Python 3.6 is dropped": a versioned name dropped is its support
 _NAME_DROPPED = lazy(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+(?:support\s+)?"
-                           r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
+                     r"(?:has\s+been|have\s+been|is|are|was|were)\s+(?:now\s+)?dropped\b")
 # an infinitive names an intention, not an outcome: "is taking longer than others to drop Python 2.7 support"
 _INTENT = lazy(r"\bto\s+$", re.I)
 _SENTENCE_BREAK = lazy(r"[.;:!?]\s+")
@@ -244,73 +244,73 @@ _CLAUSE = lazy(r"\b(?:because|since|as|when|while|so|and|but|that|which|where|if
 # "Acme no longer supports Python 3.8", "... no longer supports running with Python 3.8", "Acme is
 # no longer officially supported on Python 3.3"
 _NO_LONGER_SUPPORTS = lazy(r"\b(?:no\s+longer|not\s+any\s*more)\s+(?:officially\s+)?(?:supports?|supported\s+(?:on|with|under))\s+"
-                                 r"(?:running\s+(?:with|on|under)\s+)?"
-                                 rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})")
+                           r"(?:running\s+(?:with|on|under)\s+)?"
+                           rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})")
 # "Python 2.6 and 3.3 are no longer supported", "Python 3.6 is not supported anymore"
 _NO_LONGER = lazy(rf"\b(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})\s+"
-                        r"(?:(?:is|are)\s+no\s+longer\s+supported|(?:is|are)\s+not\s+supported\s+any\s*more|"
-                        r"(?:isn't|aren't)\s+supported\s+any\s*more)")
+                  r"(?:(?:is|are)\s+no\s+longer\s+supported|(?:is|are)\s+not\s+supported\s+any\s*more|"
+                  r"(?:isn't|aren't)\s+supported\s+any\s*more)")
 # an item of a changelog's "Removed" section that names what went: "Python 3.8 and 3.9 support.",
 # "Support for Python 3.7."
 _REMOVED_SECTION = lazy(r"^\W*(?:removed|removals?|dropped|removed\s+features?)\W*$", re.I)
 _REMOVED_ITEM = lazy(rf"^(?:(?:official\s+)?support\s+for\s+)?(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_NAMED_VERSIONS})"
-                           r"(?:\s+support)?\s*\.?$", re.I)
+                     r"(?:\s+support)?\s*\.?$", re.I)
 # "0.15.x is the last version supporting Python 2.6, 3.3 and 3.4"
 # "... that is supported on FreeBSD 11.x", "... that will run on macOS 10.13 High Sierra"
 _LAST = lazy(r"\b(?P<subject>\d+(?:\.\d+)*)(?:\.x)?\s+is\s+the\s+last\s+(?:version|release)\s+"
-                   r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
-                   rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
+             r"(?:that\s+(?:will\s+|is\s+)?|to\s+)?(?:support(?:s|ing)?|supported\s+on|runs?\s+on|be\s+supported\s+on)\s+"
+             rf"(?P<name>[A-Z][\w+.]*)\s+(?P<list>{_VERSIONS})")
 # "the minimum supported version of PostgreSQL is increased from 13 to 14", "upgraded from Unicode 15 to Unicode 17"
 _FROM_TO = lazy(r"\b(?P<what>(?:[\w`'*.-]+\s+){1,7}?)(?:is|was|has\s+been|have\s+been|are)?\s*(?:increased|raised|bumped|changed|updated|"
-                      r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
-                      r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
+                r"upgraded|decreased|lowered|reduced)\s+from\s+(?:[A-Z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
+                r"(?:[A-Z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)", re.I)
 # the next change of a chain, after a _FROM_TO: ", and from version 3 to version 4"
 _FROM_NEXT = lazy(r"(?:[^.;]|\.(?=\d)){0,40}?\bfrom\s+(?:[A-Za-z][\w+.]*\s+)?v?(?P<old>\d[\d,.]*\d|\d)\s+to\s+"
-                        r"(?:[A-Za-z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)")
+                  r"(?:[A-Za-z][\w+.]*\s+)?v?(?P<new>\d[\d,.]*\d|\d)")
 # the version of what a release bundles or uses: "Upgrade to CLDR 45", "Babel now uses CLDR 46",
 # "Core: Use CLDR 49", "This release brings Unicode 16" (a release's notes only)
 _USES = lazy(r"(?:^|[:;]\s*|\b(?i:now)\s+|\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?)\s+to\s+|"
-                   r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
-                   r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
+             r"\b(?i:brings|bundles|ships\s+with)\s+)(?:(?i:use[sd]?|uses)\s+)?(?:the\s+)?(?P<name>(?:[A-Z]|[a-z]+[A-Z])[\w+.-]*[\w+])\s+(?:version\s+)?v?(?P<ver>\d+(?:\.\d+)*)"
+             r"(?![\w.]*\w)(?!\s*(?:\+|or\s|and\s|support|compat))")
 # the version a release vendors of a dependency, named in any case: "Updated vendored packaging
 # version to 26.3", "Updated vendored `packaging` version from 23.0 to 23.1", "Bump vendored
 # version of `packaging` to 23.0", "Update the bundled acme to version 2.1"
 _BUNDLED_NAME = r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
 _TO_VERSION = r"(?:(?i:from)\s+v?\d+(?:\.\d+)*\s+)?(?i:to)\s+(?:(?i:version)\s+)?v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)"  # "[from 1.2] to 1.3"
 _VENDORED = lazy(r"\b(?i:upgrade[sd]?|update[sd]?|bump(?:ed|s)?|refresh(?:e[sd])?)\s+(?:the\s+)?"
-                       r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?" + _BUNDLED_NAME +
-                       r"(?:(?i:version)\s+)?" + _TO_VERSION)
+                 r"(?i:vendored|bundled|embedded)\s+(?:(?i:version)\s+of\s+)?" + _BUNDLED_NAME +
+                 r"(?:(?i:version)\s+)?" + _TO_VERSION)
 # ... and a release's "Update libtoolkit from 1.33.1 to 1.34.5": a name, then both versions, dotted
 _UPDATED_FROM_TO = lazy(r"\b(?i:update[sd]?|upgrade[sd]?|bump(?:ed|s)?)\s+(?:the\s+)?" + _BUNDLED_NAME +
-                              r"(?:(?i:version)\s+)?(?i:from)\s+v?\d+(?:\.\d+)+\s+(?i:to)\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
+                        r"(?:(?i:version)\s+)?(?i:from)\s+v?\d+(?:\.\d+)+\s+(?i:to)\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # ... and said of it: "Bundled acme is updated to 4.3.5", "The vendored acme version has been bumped to 2.1"
 _VENDORED_PASSIVE = lazy(r"\b(?i:vendored|bundled|embedded)\s+" + _BUNDLED_NAME + r"(?:(?i:version)\s+)?"
-                               r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+" + _TO_VERSION)
+                         r"(?i:is|has\s+been|was|got)\s+(?:(?i:now)\s+)?(?i:updated|upgraded|bumped|refreshed)\s+" + _TO_VERSION)
 # "The acme wheels bundle libtoolkit 4.3.4", "Acme ships with Toolkit 2.1": a bundled thing's version
 # (a dotted one: "bundles 3 fonts" is a count)
 _BUNDLES = lazy(r"\b(?:bundles?|ships?\s+with|vendors)\s+(?:the\s+|a\s+)?" + _BUNDLED_NAME +
-                      r"(?:(?i:version)\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
+                r"(?:(?i:version)\s+)?v?(?P<ver>\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
 _NAMES_RELEASE = lazy(rf"^\W*{_NAME}\s+v?\d+(?:\.\d+)*\s+(?:now\s+)?(?:uses|bundles|brings|ships\s+with|includes)\b")
 # "The minimum Python version is now 3.10", "the minimum supported version of PostgreSQL is 14",
 # "The minimum supported Python is 3.9", "The minimum Toolkit dependency is updated to ``4.3.1``"
 _MIN_IS = lazy(r"\b(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.]*)\s+(?:version|dependency|requirement)|"
-                     r"version\s+of\s+(?P<name2>[A-Z][\w+.]*)|(?P<name3>(?-i:[A-Z][\w+.]*))(?=\s+(?:is|has\s+been|becomes?)\s))\s+"
-                     r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
-                     r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
-                     r"(?:(?:raised|increased|bumped|updated|upgraded)\s+to\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+               r"version\s+of\s+(?P<name2>[A-Z][\w+.]*)|(?P<name3>(?-i:[A-Z][\w+.]*))(?=\s+(?:is|has\s+been|becomes?)\s))\s+"
+               r"(?:(?:that\s+)?(?:the\s+|this\s+)?(?P<who>[\w.+-]+)\s+(?:supports|accepts|requires|needs|allows)\s+)?"
+               r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?"
+               r"(?:(?:raised|increased|bumped|updated|upgraded)\s+to\s+)?[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
 # "Increased minimum yarl version to 1.25.1", "Bump the minimum required version of Toolkit to 3.0"
 # ... and, said after the name's version, without it: "compatibility with Toolkit 2.0 and
 # bumped minimum supported version to 1.4" (the name is the nearest versioned one before)
 _MIN_RAISED = lazy(r"\b(?:increas|rais|bump|updat|upgrad)\w*\s+(?:the\s+)?(?:minimum|lowest|oldest)\s+"
-                         r"(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.-]*)\s+version|"
-                         r"version\s+of\s+(?P<name2>[A-Z][\w+.-]*)|(?P<back>(?<=\s)version))"
-                         r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+                   r"(?:supported\s+|required\s+)?(?:(?!(?:supported|required)\s)(?P<name>[A-Z][\w+.-]*)\s+version|"
+                   r"version\s+of\s+(?P<name2>[A-Z][\w+.-]*)|(?P<back>(?<=\s)version))"
+                   r"\s+to\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
 _NAMED_BEFORE = lazy(r"\b(?:with|for|on|of)\s+(?P<name>[A-Z][\w+.-]*)\s+v?\d+(?:\.\d+)*(?![\w.]*\w)(?=[^.;]{0,60}$)")
 # a minimum said without a name, in a section named after one thing: "Toolkit" over "Minimum
 # required version is now 4.3.0+." (a release's notes that give each dependency a heading)
 _UNNAMED_MIN = lazy(r"^(?:the\s+)?(?:minimum|oldest|lowest)\s+(?:supported\s+|required\s+)?version\s+"
-                          r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?(?:(?:raised|increased|bumped|updated)\s+to\s+)?"
-                          r"[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
+                    r"(?:is|has\s+been|becomes?)\s+(?:now\s+)?(?:(?:raised|increased|bumped|updated)\s+to\s+)?"
+                    r"[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)", re.I)
 _ONE_NAME = lazy(r"[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*")
 # the words such a heading uses for the section's kind, or the document's parts, not for what it is about
 _SECTION_KINDS = frozenset("""dependencies dependency requirements requirement prerequisites compatibility support
@@ -319,23 +319,23 @@ supported platforms platform versions version minimum minimums runtime packaging
 # dependency to 4.3.1 or later", "Bump the toolkit requirement to 2.0+" (without "or later" the
 # version may be a pin, not a minimum)
 _DEP_RAISED = lazy(r"\b(?i:updat|upgrad|bump|rais|increas)\w*\s+(?i:the\s+)?[`'*]*(?P<name>[A-Za-z][\w+.-]*[\w+])[`'*]*\s+"
-                         r"(?i:dependency|requirement)\s+(?i:to)\s+[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)[`'*]*"
-                         r"(?=\+|\s+(?i:or\s+(?:later|newer|higher|above)))")
+                   r"(?i:dependency|requirement)\s+(?i:to)\s+[`'*]*v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)[`'*]*"
+                   r"(?=\+|\s+(?i:or\s+(?:later|newer|higher|above)))")
 # "The newest Python Acme officially supports is 3.13", "the latest supported Python version is 3.14"
 _MAX_IS = lazy(r"\b(?i:newest|latest|highest|maximum)\s+(?:(?i:supported)\s+)?(?P<name>[A-Z][\w+.]*)(?:\s+(?i:version))?\s+"
-                     r"(?:(?:that\s+)?(?P<who>[\w.+-]+)\s+(?:officially\s+|fully\s+)?(?:supports|accepts|runs\s+on)\s+)?"
-                     r"(?:is|becomes)\s+(?:now\s+)?v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
+               r"(?:(?:that\s+)?(?P<who>[\w.+-]+)\s+(?:officially\s+|fully\s+)?(?:supports|accepts|runs\s+on)\s+)?"
+               r"(?:is|becomes)\s+(?:now\s+)?v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)")
 # "Toolkit 2.0.0 is now the minimum required version", "Toolkit 3.0 is the oldest version the tool accepts",
 # "use Toolkit 3.0 (the lowest version the tool supports)"
 _IS_MIN = lazy(rf"\b(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)(?![\w.]*\w)(?:\s+is\s+(?:now\s+)?|\s*\(\s*)the\s+"
-                     r"(?:minimum|oldest|lowest|earliest)\b(?:\s+(?:supported|required))?(?:\s+\w+)?\s+version\b"
-                     r"(?:\s+(?:that\s+)?(?P<who>[A-Za-z][\w+.-]*)\s+(?:accepts|supports|requires|allows|runs\s+on|works\s+with))?")
+               r"(?:minimum|oldest|lowest|earliest)\b(?:\s+(?:supported|required))?(?:\s+\w+)?\s+version\b"
+               r"(?:\s+(?:that\s+)?(?P<who>[A-Za-z][\w+.-]*)\s+(?:accepts|supports|requires|allows|runs\s+on|works\s+with))?")
 # a name among the words that say what changed: "The jQuery library embedded in the admin",
 # "The default OpenLayers library version", "Select2 library" (a capital inside, or a digit)
 _NAME_IN = lazy(r"(?<![\w.-])([A-Za-z]+[A-Z][\w.+-]*|[A-Z][A-Za-z]*\d[\w.+-]*|[a-z]+[A-Z]\w*)(?![\w.-])")
 # a measure a release note says changed: "the maximum stack depth for ...", "the default timeout of ..."
 _QUANTITY = lazy(r"\b(?P<rel>maximum|minimum|default)\s+[`'\"*]*(?P<qty>(?:[a-z][\w-]*[`'\"*]*\s+){0,2}?[a-z][\w-]*)[`'\"*]*"
-                       r"\s+(?:for|of|in|on)\b", re.I)
+                 r"\s+(?:for|of|in|on)\b", re.I)
 _UNMARKED = lazy(r"[`'\"*]")
 _NO_QUANTITY = frozenset("value values version versions number setting settings".split())  # says not what
 _PLAN = lazy(r"\b(?:will|intend(?:s|ed)?|plan(?:s|ned)?|expect(?:s|ed)?|anticipat\w*|going\s+to|future|propos\w+)\b", re.I)
@@ -363,7 +363,7 @@ _THIS_WHOLE = frozenset("""release version project package library module tool t
 software product core""".split())  # a changelog's "Core: Use CLDR 49" is the product's own
 # a list item that is only a versioned name, open-ended: "Python 3.10+ or PyPy 3", "cPython 3.11 and higher"
 _BARE_ITEM = lazy(rf"^(?P<value>(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)*)\s*(?:\+|(?:and|or)\s+(?:higher|newer|later|above|greater|up)))"
-                        r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
+                  r"(?:\s*(?:,|or|and)\s+[\w. +-]{1,30})?\s*\.?$")
 # what a team's note says a product accepts of a dependency, in the words notes use (lint weighs
 # it against the oldest version the product's documents accept): "we pin `toolkit==0.19`, which
 # Acme still accepts", "`toolkit>=2.1`, the oldest Toolkit that Acme accepts", "the image's
@@ -387,14 +387,14 @@ _ACCEPTED = lazy(
     r"\s+is\s+all\s+(?:that\s+)?(?-i:" + _who(3) + r")\s+(?:needs|requires)\b)")
 # "Nothing newer than Python 3.13 is supported by Acme": the newest, said by what is not
 _NOTHING_NEWER = lazy(r"\b(?i:nothing|none|no\s+(?:versions?|releases?))\s+(?i:newer|later|higher|above)\s+than\s+"
-                            rf"(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)"
-                            r"(?:[^.;]{0,30}?\b(?i:supported|accepted)\s+by\s+" + _who(0) + ")?")
+                      rf"(?P<name>{_NAME})\s+v?(?P<ver>\d+(?:\.\d+)+)(?![\w.]*\w)"
+                      r"(?:[^.;]{0,30}?\b(?i:supported|accepted)\s+by\s+" + _who(0) + ")?")
 # a fact needs one of these words; most sentences have none, and skip the patterns
 HINT = lazy(r"requir|least|minimum|oldest|lowest|default|later|newer|higher|above|\+|only support|only run|support|"
-                  r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
-                  r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|update|brings|bundle|embedded|ships with|vendors|tested|test against|"
-                  r"up to|at most|enough|asks? for",
-                  re.IGNORECASE)
+            r"compatible|>=|>|increased|raised|bump|vendored|upgraded|changed|updated|decreased|lowered|needs?\b|accept|"
+            r"works (?:on|with)|runs on|installs on|targets?\b|dropped|upgrade|update|brings|bundle|embedded|ships with|vendors|tested|test against|"
+            r"up to|at most|enough|asks? for",
+            re.IGNORECASE)
 DIGIT = lazy(r"\d")
 
 
@@ -456,7 +456,7 @@ _CHOICE_BECOMES = lazy(rf"(?P<new>{_CHOICE_VALUE})\s+is\s+now\s+the\s+default\s+
 # a setting's value written as code, said to be the default: "`language_level=3` is now the
 # default", "`binding=True` is the default"
 _CHOICE_ASSIGNED = lazy(r"`{1,2}(?P<what>[A-Za-z_][\w.-]*)\s*=\s*(?P<new>[^`\s=]{1,40})`{1,2}\s+is\s+"
-                              r"(?P<now>now\s+)?the\s+default\b(?!\s+(?:for|in|on|when|if)\b)", re.I)
+                        r"(?P<now>now\s+)?the\s+default\b(?!\s+(?:for|in|on|when|if)\b)", re.I)
 # what a setting or a function named in code defaults to: "`Request.max_upload_size` defaults
 # to 500kB instead of unlimited" (a change), "`hash_password` uses bcrypt by default",
 # "`max_upload_size` is unlimited by default" (a state); a figure with its unit is a value here
@@ -480,7 +480,7 @@ _CHOICE_END = lazy(r"\s*(?:[.;:,()]|$|\s+(?:by\s+default|instead|now)\b)")
 # a case after the value narrows the default to it ("... to UTF-8 when loading .env files"); "if
 # nothing is configured" says what a default is, and leaves it whole
 _CHOICE_CASE = lazy(r"[`'\"*]*\s+(?:when|if|while|whenever)\b(?![^.;:]{0,40}?(?:\bno\b|\bnot\b|n't\b|\bnothing\b))",
-                          re.I)
+                    re.I)
 _CODE_LIKE = lazy(r"[-_.\d]|[a-z][A-Z]|^[A-Z]{2,}$")
 # the clause a default is stated in opens with a condition ("When using X, the default ...",
 # "(where `x` is False by default)"): the default of that case, not the default. A condition of
@@ -699,7 +699,7 @@ def _choices(doc: Statements, sentence: str, line: int, release: str | None, dat
 
 # a title that says the document is a release's notes, a changelog or a migration guide
 _RELEASE_TITLE = lazy(r"\b(?:change\s*log|changes|history|news|release\s+notes?|what['’]?s\s+new|unreleased|"
-                            r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
+                      r"announce\w*|migrat\w*|upgrad\w*|porting)\b", re.I)
 
 
 def has_hint(text: str, release: bool = False) -> bool:
@@ -909,7 +909,7 @@ def _named_versions(texts: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
 # name of several words is the short name it gives in brackets ("Advanced Python Toolkit (APT)
 # is a library ...")
 _DEFINES_ITSELF = lazy(r"^[\W_]{0,3}(?:[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){1,5}[*_`]{0,2}\s+\([*_`]{0,2}(?P<short>[A-Za-z][\w.+-]*)[*_`]{0,2}\)|"
-                             r"(?P<name>[A-Za-z][\w.+-]*?)[*_`]{0,2})\s+is\s+(?:a|an|the)\s", re.M)
+                       r"(?P<name>[A-Za-z][\w.+-]*?)[*_`]{0,2})\s+is\s+(?:a|an|the)\s", re.M)
 
 
 def _opening_subject(doc: Any) -> str:
@@ -944,7 +944,7 @@ def introduces_list(text: str) -> bool:
 
 # an item of a list that names one version of one thing: "CPython 3.11", "Python (3.11+)"
 _ONE_VERSION_ITEM = lazy(r"^(?P<name>[A-Za-z][\w+.-]*?)\s*(?P<open>\()?\s*v?(?P<ver>\d+(?:\.\d+)*)(?P<plus>\+)?"
-                               r"(?(open)\))\s*\.?$")
+                         r"(?(open)\))\s*\.?$")
 
 
 def _version_lists(sentences: Any) -> list[Any]:
@@ -1141,12 +1141,12 @@ _CLAUSE_VERB = lazy(r"\b(?:supports?|drops?|adds?|removes?|requires?|needs?|bump
 
 # a sentence that opens on a thing it names: "This flag ...", "The `--fast` option ..."
 _OPENS_ON = lazy(r"\W*(?:this|that|the)\s+[`*]*([A-Za-z][\w.-]*)[`*]*\s+(?:is|are|was|does|do|can|only|will|must|"
-                       r"should|has|needs?|requires?|works?)\b", re.I)
+                 r"should|has|needs?|requires?|works?)\b", re.I)
 
 
 # an aside set off by commas between a subject and its verb
 _ASIDE = lazy(r",\s*(?:for\s+(?:example|instance)|e\.g\.|however|in\s+particular|of\s+course|in\s+turn|too|"
-                    r"also|though|likewise|similarly)\s*,\s*", re.I)
+              r"also|though|likewise|similarly)\s*,\s*", re.I)
 
 
 def _scope(lead: str, product: str | None) -> str:
@@ -1269,7 +1269,7 @@ def dotted(v: tuple[int, ...]) -> str:
 
 
 _VERB_BEFORE = lazy(r"\b(?:is\s+|are\s+)?(?:(?:only|officially)\s+)?(?:supports?|supported\s+(?:on|with)|tested\s+(?:against|on|with)|"
-                          r"runs?\s+on|works\s+(?:on|with)|handles?|works|claims?|declares?|lists?)\s*$", re.I)
+                    r"runs?\s+on|works\s+(?:on|with)|handles?|works|claims?|declares?|lists?)\s*$", re.I)
 _ANY_DROP = lazy(r"\b(?:drop(?:ped|s|ping)?|remov\w*|no\s+longer|deprecat\w*|end(?:ed|s)?\s+support|last)\b", re.I)
 _CLAUSE_BREAK = lazy(r"[,;:(]|\s(?:and|but|while|whereas)\s", re.I)
 
@@ -1294,8 +1294,8 @@ def _is_list(listed: str, versions: list[tuple[int, ...]]) -> bool:
 _CLOSED_RANGE = lazy(r"(?:from\s+)?v?\d+(?:\.\d+)*\s*(?:to|through|–|-)\s*v?\d+(?:\.\d+)*")
 # "Toolkit 1.4.x to 2.1.x is now supported": a closed range said of what is supported
 _SUPPORTED_RANGE = lazy(r"\b(?P<name>[A-Z][\w+.]*?)\s+v?(?P<low>\d+(?:\.\d+)*)(?:\.x)?\s+(?:to|through|–|-)\s+"
-                              r"v?(?P<high>\d+(?:\.\d+)*)(?:\.x)?\s+(?:is|are)\s+(?:(?:now|also|officially|fully)\s+)*"
-                              r"supported\b(?!\s+(?:by|for|with)\b)")
+                        r"v?(?P<high>\d+(?:\.\d+)*)(?:\.x)?\s+(?:is|are)\s+(?:(?:now|also|officially|fully)\s+)*"
+                        r"supported\b(?!\s+(?:by|for|with)\b)")
 
 
 # --- what a release took away, by name ------------------------------------------------------------
@@ -1313,15 +1313,15 @@ BREAKING_PREFIX = (r"[*_]*(?:backwards?[- ]incompatible|(?:potentially\s+|possib
 REMOVE_VERB = r"Remove[sd]?|Removing|Drop(?:ped|s)?"
 REMOVED_PASSIVE = r"\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?removed\b"
 _REMOVE_HEAD = lazy(rf"^(?:{BREAKING_PREFIX})?"
-                          rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
-                          r"(?P<what>.*)", re.I)
+                    rf"(?:(?P<back>Restore[sd]?|Re-?add(?:ed|s)?|Reintroduce[sd]?)|{REMOVE_VERB})\b"
+                    r"(?P<what>.*)", re.I)
 # "`X` has been removed", and "`X` has been dropped" where what went is a name (not "support for ...")
 _REMOVED_TAIL = lazy(rf"^(?P<what>.*?)(?:{REMOVED_PASSIVE}|\b(?:is|are|has\s+been|have\s+been|was|were)\s+"
-                           r"(?:now\s+)?dropped\b)", re.I)
+                     r"(?:now\s+)?dropped\b)", re.I)
 # "Removed support for the `--dry-run` parameter": what went is the parameter
 _SUPPORT_FOR = lazy(r"^\s*(?:the\s+)?support\s+(?:for|of)\s+", re.I)
 _DEPENDENCY_ON = lazy(r"\s+(?:the\s+|its\s+)?(?:(?:hard|runtime|install|optional)\s+)?(?:dependency|dependencies|requirement)\s+"
-                            r"(?:on|of)\s+", re.I)
+                      r"(?:on|of)\s+", re.I)
 _DEPRECATE_HEAD = lazy(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\b(?P<what>.*)", re.I)
 # "`old_hook` is deprecated", "The `schedule()` method is deprecated": the names open the sentence
 # ("Using strings in options like `selectinload` is deprecated" deprecates the strings)
@@ -1329,12 +1329,12 @@ _DEPRECATE_HEAD = lazy(rf"^(?:{BREAKING_PREFIX})?(?:Deprecate[sd]?|Deprecating)\
 # ... or a second thing said of the name the sentence opens on ("The `x` option now defaults to `1`
 # and is deprecated"); "Both `x` and `y` have been deprecated", "The old `x` name is now deprecated"
 _DEPRECATED_TAIL = lazy(r"^(?:both\s+|the\s+(?:old\s+|former\s+|legacy\s+)?)?(?P<what>`[^`]+`(?:\s*(?:,|and|or|/)\s*`[^`]+`)*)(?:\s+(?!(?:is|are|has|have|was|were|now)\b)(?P<kind>[a-z]+))?\s+"
-                              r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
-                              r"|deprecated\s*[.:]?\s*$"
-                              r"|[^.;]{0,80}?\band\s+(?:is|has\s+been)\s+(?:now\s+)?deprecated\b)", re.I)
+                        r"(?:(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b"
+                        r"|deprecated\s*[.:]?\s*$"
+                        r"|[^.;]{0,80}?\band\s+(?:is|has\s+been)\s+(?:now\s+)?deprecated\b)", re.I)
 # (what it was in may be code: "Renamed the `x` argument in `pkg.run()` to `y`")
 _RENAMED = lazy(r"\bRenamed?\s+(?:the\s+)?(?P<old>`[^`]+`)(?:[^`.;]|`[^`]+`){0,60}?\bto\s+`[^`]+`"
-                      r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
+                r"|(?P<old2>`[^`]+`)[^`.;]{0,40}?\b(?:is|was|has\s+been)\s+renamed\s+to\s+`", re.I)
 # where what was removed ends: "... from `acme.utils`" (where), "... to prevent errors when
 # setting `X`" (why); a comma or "and" between two names goes on
 _WHAT_ENDS = r"\s(?:from|in|on|of|to|for|when|while|because|since|so|that|which|as|by|with|without|if|instead|now)\s|\(|;"
@@ -1345,7 +1345,7 @@ _DEPRECATED_UNTIL = lazy(_WHAT_ENDS, re.I)
 # a deprecation of one use of a name, or of what it does, not of the name: "Deprecate `x` in case
 # of `y`", "Deprecated `x` when called without `y`", "Deprecate `x` to have consistent return values"
 _ONLY_WHEN = lazy(r"\s(?:in\s+(?:the\s+)?case|when|if|unless|where|to\s+(?:change|have|make|return|give))\b",
-                        re.I)
+                  re.I)
 # a deprecation note's own heading ("Deprecated since version 3.1: ...", as Sphinx writes it)
 _DEPRECATED_SINCE = lazy(r"\s*(?:since|in)\s+(?:version\s+)?[\w.]+\s*:\s*", re.I)
 _SAID_DEPRECATED = lazy(r"\s(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?deprecated\b", re.I)
@@ -1387,7 +1387,7 @@ def may_remove(text: str) -> bool:
 # longer deprecated", "`X` has been **undeprecated**"
 _UNDEPRECATE_HEAD = lazy(r"^(?:Un-?deprecate[sd]?|Un-?deprecating)\b(?P<what>.*)", re.I)
 _UNDEPRECATED_TAIL = lazy(r"^(?P<what>.*?)\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?"
-                                r"(?:no\s+longer\s+deprecated|[*_]*un-?deprecated)\b", re.I)
+                          r"(?:no\s+longer\s+deprecated|[*_]*un-?deprecated)\b", re.I)
 
 
 def removed_names(sentence: str) -> list[tuple[str, str]]:
@@ -1867,8 +1867,8 @@ def extract(doc: Statements) -> list[Fact]:
 # "Drop support for 3.9": the versions alone, the name said in the changelog's other drops
 # ... "Drop support for 3.9", "Drop 3.9 support"
 _DROP_BARE = lazy(r"\b(?:drop(?:ped|s|ping)?|remove[sd]?|removing)\s+(?:(?:the\s+)?support\s+(?:for|of)\s+"
-                        r"(?P<list>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)(?![\w.])|"
-                        r"(?P<list2>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)\s+support\b)", re.I)
+                  r"(?P<list>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)(?![\w.])|"
+                  r"(?P<list2>\d+\.\d+(?:\s*(?:,\s*(?:and|or)\b|,|and|or)\s*\d+\.\d+)*)\s+support\b)", re.I)
 
 
 def _bare_drops(doc: Statements, found: list[Fact], own: str | None) -> list[Fact]:

@@ -212,7 +212,7 @@ def _entry(rel: str, page: Page, meta: dict[str, Any], sources: list[str]) -> En
 # the part page of a changelog's newest release, as its source page's "Source:" line links it
 # (source_page.md.j2: ", on this wiki: [name](part)" after the date, or " · newest release: ...")
 _NEWEST = lazy(r"^Source: .*?(?:, on this wiki| · newest release): \[(?P<name>(?:[^\]\\\n]|\\.){1,200})\]\((?P<link>[^)\s]+\.md)\)",
-                     re.M)
+               re.M)
 
 
 def _newest_part(rel: str, body: str) -> tuple[str, str]:

@@ -30,12 +30,12 @@ CHATTY = lazy(
     re.IGNORECASE)
 # a pointer to a later part of the text
 FORWARD = lazy(r"\b(?:later\s+in|in\s+(?:this|the\s+next|a\s+later)\s+(?:chapter|section)|in\s+chapter\s+\d+"
-                     r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
+               r"|we['’]ll\s+(?:see|discuss|cover|look|explore|talk))\b", re.IGNORECASE)
 # a tutorial telling what we do next rather than how things are
 NARRATION = lazy(r"\b(?:we|we['’](?:ll|re|ve|d)|us|our|let['’]s|you['’]ll|you\s+should)\b", re.IGNORECASE)
 # a sentence that leans on the one before ("This practice ..."); "This is a ..." defines
 REFERS_BACK = lazy(r"^(?:this|that|these|those|such|it|they|the\s+latter|the\s+former)\b"
-                         r"(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
+                   r"(?!\s+(?:is|are)\s+(?:a|an|the)\b)", re.IGNORECASE)
 # code rather than prose, once its code spans are taken out (see code_like)
 # (each part opens on a mark, "()" on its bracket, which then looks behind it for the name before:
 # a search skips from mark to mark rather than trying every character; a brace anywhere is a
@@ -118,7 +118,7 @@ def lowercase_pattern(pattern: re.Pattern[str]) -> re.Pattern[str]:
 # it for the start of a word (the test \b makes there): the search skips to the letters the
 # words start with, rather than trying the pattern at every character (a third of the time)
 _NARRATION_LOW = lazy(r"(?:w(?<!\w.)e|w(?<!\w.)e['’](?:ll|re|ve|d)|u(?<!\w.)s|o(?<!\w.)ur|l(?<!\w.)et['’]s"
-                            r"|y(?<!\w.)ou['’]ll|y(?<!\w.)ou\s+should)\b")
+                      r"|y(?<!\w.)ou['’]ll|y(?<!\w.)ou\s+should)\b")
 _FORWARD_LOW = lowercase_pattern(FORWARD)
 
 

@@ -93,7 +93,7 @@ PART_MIN_BYTES = 500  # a section whose outline is smaller stays folded on its l
 
 # one word boundary before the words, not one per word (a fourth of the time per sentence)
 _SIGNAL = lazy(r"\d|\b(?:defaults?|requires?|minimum|maximum|must|supports?|deprecated|removed|no longer)\b",
-                     re.IGNORECASE)
+               re.IGNORECASE)
 _SIGNAL_LOW = lowercase_pattern(_SIGNAL)
 # "[text](target)" left in a quote that is not an absolute link: code such as x.[](i), or
 # a link the loader could not parse; escaped so it renders as text instead of a dead link
@@ -1321,8 +1321,8 @@ def is_entry_for(sections: Sequence[Sequence[Any]], index: int | None, title: st
 # an entry's line that is no description of it: its default, a version note, a signature
 # ("Default: `1`", "**Type**: int"; "Default broker URL." describes it)
 _NOT_A_DESCRIPTION = lazy(r"[*_]*(?:(?:defaults?|type|signature)[*_]*\s*(?::|=|is\b|to\b|values?\b)|"
-                                r"(?:new|changed|added|deprecated)\s+(?:in|since)\b|deprecated\b|since\b)"
-                                r"|[*_]{1,2}[^*_:\n]{1,40}(?::[*_]{1,2}|[*_]{1,2}:)", re.IGNORECASE)  # a field: "**Command line:** ..."
+                          r"(?:new|changed|added|deprecated)\s+(?:in|since)\b|deprecated\b|since\b)"
+                          r"|[*_]{1,2}[^*_:\n]{1,40}(?::[*_]{1,2}|[*_]{1,2}:)", re.IGNORECASE)  # a field: "**Command line:** ..."
 # a line that states a default as its label does ("Default: `1`", "**Default:** `30`"), not a
 # sentence that says what something in the entry defaults to ("When `detail` is not provided, it
 # defaults to ...")
@@ -1419,7 +1419,7 @@ def _lead_score(s: Sentence, keys: list[str]) -> float:
 # the end of a sentence that introduces what follows it in the document ("..., and it looks like
 # this:", "...; as follows:"): what it introduces (code, a list) is not on the page
 _INTRODUCER = lazy(r"\s*[,;]\s*(?:and\s+|so\s+)?(?:(?:it|this|they|these|that|which)\s+(?:looks?|reads?)\s+"
-                         r"like\s+(?:this|so)|as\s+follows)\s*:\s*$", re.IGNORECASE)
+                   r"like\s+(?:this|so)|as\s+follows)\s*:\s*$", re.IGNORECASE)
 
 
 # a sentence opens with a capital or a name ("reStructuredText is ...", "html is an alias ..."),

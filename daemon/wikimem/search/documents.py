@@ -27,7 +27,7 @@ CONCEPT_INDEX_CHARS = 12_000  # text of a concept page that is indexed (see load
 # a part page's opening line as the offline backend writes it for a run of sections
 # (source_part.md.j2: "Part of [Document](../page.md): the outline of the sections [A](..) to [B](..)")
 _RUN_PART = lazy(r"^Part of \[(?P<doc>(?:[^\]\\\n]|\\.){1,300})\]\([^)\s]*\)[^\n]{0,300}?: the outline of the "
-                       r"sections \[", re.M)
+                 r"sections \[", re.M)
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
 # its description on the line or on the lines under it, indented deeper
 _OPTION_FORM = r"-{1,2}[A-Za-z0-9?][\w-]*(?:[ =][^\s,]+)?"  # one form of an option: "-c FILE", "--config=FILE", "-?"
 _HELP_OPTION = lazy(rf"^(?P<indent>[ \t]{{0,8}})(?P<options>{_OPTION_FORM}"
-                          r"(?:,[ \t]*-{1,2}[A-Za-z0-9][\w-]*(?:[ =][^\s,]+)?)*)(?:[ \t]{2,}(?P<text>\S.*))?$")
+                    r"(?:,[ \t]*-{1,2}[A-Za-z0-9][\w-]*(?:[ =][^\s,]+)?)*)(?:[ \t]{2,}(?P<text>\S.*))?$")
 _OPTION = lazy(_OPTION_FORM)
 HELP_OPTIONS_MIN = 3  # options with a description, at least, for a code block to be read as a --help listing
 

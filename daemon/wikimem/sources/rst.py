@@ -982,7 +982,7 @@ def shown_in_html(expression: str) -> bool:
 # Sphinx's info fields, as its pages show them: ":param int backlog:" is "`backlog` (int)",
 # ":raises ValueError:" is "Raises `ValueError`"
 _INFO_PARAM = lazy(r"^(?:param|parameter|arg|argument|key|keyword|kwarg|kwparam|var|ivar|cvar)\s+"
-                         r"(?:(?P<type>.+?)\s+)?(?P<name>\**[A-Za-z_]\w*)$")
+                   r"(?:(?P<type>.+?)\s+)?(?P<name>\**[A-Za-z_]\w*)$")
 _INFO_RAISES = lazy(r"^(?:raises|raise|except|exception)\s+(?P<name>[\w.]+)$")
 _INFO_LABELS = {"returns": "Returns", "return": "Returns", "rtype": "Return type", "raises": "Raises", "yields": "Yields",
                 "ytype": "Yield type"}
