@@ -1264,12 +1264,16 @@ def test_the_entry_tables_are_those_of_the_stored_fields(ws):
     live = [d for d in range(eng._searcher.doc_count_all()) if not reader.is_deleted(d)]
     assert len(live) < eng._searcher.doc_count_all()
     first: dict[str, int] = {}
+    # the stored fields FastScorer reads from each segment's column are whoosh's, offsets and all
+    read = S.FastScorer(eng._searcher)
     for d in live:
         stored = eng._searcher.stored_fields(d)
         assert (paths[d], bool(levels[d]), kinds[d]) == (stored["path"], stored["level"] == "doc", stored["kind"])
+        assert read.fields(d) == stored
         if stored["level"] != "doc":
             first.setdefault(stored["path"], d)
     assert fast.first_part == first
+    assert all(column is not None for column in read.stored_columns())
     eng.close()
 
 

@@ -4,6 +4,7 @@ question's rare words."""
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -196,11 +197,11 @@ class PhraseCheck:
             smallest = min(lists, key=len)
             if not smallest:
                 continue
-            others = [scores for scores in lists if scores is not smallest]
-            anded = [(sum(scores[d] for scores in lists), d) for d in smallest
-                     if all(d in scores for scores in others)]
-            self.candidates += [(field, d, boost * score)
-                                for score, d in sorted(anded, key=lambda sd: (-sd[0], sd[1]))[:PHRASE_CANDIDATES]]
+            # the entries in every list (a set's intersection), as (minus the score, entry): in
+            # order, best first with ties to the lower entry number
+            anded = sorted((-sum(scores[d] for scores in lists), d)
+                           for d in set(smallest).intersection(*(s for s in lists if s is not smallest)))
+            self.candidates += [(field, d, boost * -score) for score, d in anded[:PHRASE_CANDIDATES]]
         self._held: dict[tuple[str, int], bool] = {}
         self._unmade: dict[str, tuple[None, ...]] = {}  # words that cannot make the phrase's terms
 
@@ -408,11 +409,13 @@ class FastScorer:
 
         self.searcher = searcher
         self.leaves = [(s.reader(), offset) for s, offset in searcher.leaf_searchers()]
+        self._offsets = [offset for _, offset in self.leaves]
+        self._stored_columns: list[Any] | None = None
         self._lenfield, self._lencolumn = _lenfield, LENGTHS_COLUMN
         self._byte_len = [float(byte_to_length(b)) or 1.0 for b in range(256)]  # a length of 0 scores as 1
         self._lengths: dict[str, list[float]] = {}
         self._length_bytes: dict[str, bytes | None] = {}
-        self._cache: dict[tuple[str, ...], dict[int, float]] = {}
+        self._cache: dict[tuple[str, str, float], dict[int, float]] = {}
         self._cached = 0
         self._totals: dict[str, dict[int, float]] = {}
         self._weighting = searcher.weighting
@@ -518,7 +521,10 @@ class FastScorer:
         return self._scores(field, term, None)
 
     def _scores(self, field: str, term: str, boost: float | None) -> dict[int, float]:
-        key = (field, term) if boost is not None else (field, term, "")
+        # a boost of 1 scores as none does (a float times 1.0 is itself): the body's boosted
+        # scores are a quoted phrase's too, read once
+        factor = 1.0 if boost is None else boost
+        key = (field, term, factor)
         got = self._cache.get(key)
         if got is not None:
             return got
@@ -529,8 +535,8 @@ class FastScorer:
             b = w._field_B.get(field, w.B)
             k1 = w.K1
             idf = self.searcher.idf(field, term)
-            if boost is not None:
-                idf *= boost
+            if factor != 1.0:
+                idf *= factor
             avg = self.searcher.avg_field_length(field) or 1
             # bm25(idf, tf, fl, avgfl, B, K1) from whoosh.scoring, inlined, with the boost
             c1, c2 = k1 * (1 - b), k1 * b / avg
@@ -669,8 +675,34 @@ class FastScorer:
         if got is None:
             if len(self._fields) >= 4096:
                 self._fields.clear()
-            got = self._fields[docnum] = self.searcher.stored_fields(docnum)
+            got = self._fields[docnum] = self._stored_fields(docnum)
         return got
+
+    def _stored_fields(self, docnum: int) -> dict[str, Any]:
+        """The searcher's stored_fields, read from the entry's segment's column directly: a quoted
+        phrase reads a hundred entries' text on a large wiki, and whoosh's layers between the
+        searcher and the column took as long as the column's read and unpickling. Fields the
+        schema no longer holds are left out, as whoosh leaves them out."""
+        n = bisect.bisect_right(self._offsets, docnum) - 1
+        column = self.stored_columns()[n]
+        if column is None:
+            return self.searcher.stored_fields(docnum)
+        schema = self.searcher.schema
+        return {name: value for name, value in (column[docnum - self._offsets[n]] or {}).items() if name in schema}
+
+    def stored_columns(self) -> list[Any]:
+        """Each segment's column of stored fields, opened on first use (None where the codec
+        keeps them otherwise)."""
+        if self._stored_columns is None:
+            from whoosh.codec.whoosh3 import STORED_COLUMN
+
+            columns = []
+            for reader, _ in self.leaves:
+                opened = getattr(getattr(reader, "_perdoc", None), "_cached_reader", None)
+                columns.append(opened("_stored", STORED_COLUMN) if opened is not None and reader.doc_count_all()
+                               else None)
+            self._stored_columns = columns
+        return self._stored_columns
 
     @property
     def warmed(self) -> bool:
@@ -694,9 +726,7 @@ class FastScorer:
         for fname in FIELD_BOOSTS:
             self.lengths(fname)
             yield
-        for reader, _ in self.leaves:
-            if reader.doc_count_all():
-                reader.stored_fields(0)  # each segment opens its own
+        self.stored_columns()
         yield
 
     def entries(self) -> tuple[list[str], bytearray, list[str]]:
