@@ -1130,10 +1130,11 @@ def test_a_pathological_wiki_page_costs_its_length_not_its_square():
 
 def test_the_package_imports_each_part_on_first_use():
     # unpickling the index's schema imports the analyzer alone; the engine is not loaded with it
+    # (the package's import hook is, to be in place before whoosh loads: search/spared.py)
     code = ("import sys, wikimem.search.analysis; "
             "print(sorted(m for m in sys.modules if m.startswith('wikimem.search.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['wikimem.search.analysis']"
+    assert out.strip() == "['wikimem.search.analysis', 'wikimem.search.spared']"
     # every exported name resolves, and `engine` is the function, not the submodule of that name,
     # even when the submodule is imported first
     assert all(getattr(S, name) is not None for name in S.__all__)

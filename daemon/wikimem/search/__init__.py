@@ -28,6 +28,10 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from . import spared
+
+spared.install()  # before anything here loads whoosh
+
 if TYPE_CHECKING:
     from .analysis import (
         TOKEN,
