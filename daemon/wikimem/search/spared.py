@@ -1,18 +1,20 @@
-"""Two imports whoosh makes when it loads and never uses, spared.
+"""Three imports whoosh makes when it loads and never uses, spared.
 
 Loading whoosh's modules imported `urllib.request` (for `whoosh.compat.urlretrieve`, a
-download helper nothing here calls: it brings http.client, ssl, email and socket) and the
+download helper nothing here calls: it brings http.client, ssl, email and socket), the
 `cached_property` package (for one property of a segment reader; the package imports asyncio,
-to support coroutine properties). Together they were about 20 ms of every process that opens
-the index: a sixth of a cold `wikimem search`, and as much of a one-file compile.
+to support coroutine properties) and `whoosh.lang.morph_en` (English word forms for a query
+type never built here, compiled into patterns when it loads). Together they were about 25 ms
+of every process that opens the index: a sixth of a cold `wikimem search`, and as much of a
+one-file compile.
 
-While `whoosh.compat` and `whoosh.reading` load, those two names stand for small modules of
-their own: `urlretrieve` imports the real one when called, and the property is the standard
-library's `functools.cached_property` (the same: computed on first use, then kept in the
-instance's dict). Once each has loaded, its stand-in leaves `sys.modules`, so whatever imports
-either name later gets the real module; a stand-in asked for any other name (another thread
-importing while whoosh loads) loads the real module and answers from it. Where the real module
-is loaded already, whoosh's module loads as it always did.
+While the whoosh module that imports one loads, that name stands for a small module of its
+own: a function whoosh takes from it imports the real one when called, and the property is
+the standard library's `functools.cached_property` (the same: computed on first use, then kept
+in the instance's dict). Once the whoosh module has loaded, the stand-in leaves `sys.modules`,
+so whatever imports the name later gets the real module; a stand-in asked for any other name
+(another thread importing while whoosh loads) loads the real module and answers from it.
+Where the real module is loaded already, whoosh's module loads as it always did.
 """
 
 from __future__ import annotations
@@ -22,22 +24,28 @@ import importlib
 import importlib.machinery
 import sys
 import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import importlib.abc
 
 
-def _urlretrieve(*args: Any, **kwargs: Any) -> Any:
-    from urllib.request import urlretrieve
+def _when_called(module: str, name: str) -> Callable[..., Any]:
+    """`module.name`, a function, imported when first called."""
 
-    return urlretrieve(*args, **kwargs)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = name
+    return call
 
 
 # whoosh's module -> (the module it imports and does not need, what whoosh takes of it)
 STAND_INS: dict[str, tuple[str, dict[str, Any]]] = {
-    "whoosh.compat": ("urllib.request", {"urlretrieve": _urlretrieve}),
+    "whoosh.compat": ("urllib.request", {"urlretrieve": _when_called("urllib.request", "urlretrieve")}),
     "whoosh.reading": ("cached_property", {"cached_property": functools.cached_property}),
+    "whoosh.query.terms": ("whoosh.lang.morph_en", {"variations": _when_called("whoosh.lang.morph_en", "variations")}),
 }
 
 
