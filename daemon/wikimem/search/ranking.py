@@ -12,7 +12,6 @@ from typing import Any
 
 from ..lexicon import QUERY_STOP
 from .analysis import analyzer
-from .documents import NEWEST_ERA
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
 # (title, aliases, headings) say more than a passing mention in the body
@@ -635,6 +634,9 @@ class FastScorer:
 
     def newest_release(self) -> dict[str, int]:
         """path -> the first passage of its newest release, for each changelog (see release_eras)."""
+        # imported here: a question that asks for no release loads no document readers
+        from .documents import NEWEST_ERA
+
         first: dict[str, int] = {}
         for d in sorted(self._read("era", str(NEWEST_ERA))[0]):
             first.setdefault(self.entry(d)[0], d)
