@@ -12,7 +12,6 @@ counter, so the two end together whichever pages are long, and the seed is never
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import threading
 import time
@@ -96,6 +95,7 @@ def _start_helper(jobs: Sequence[Any], work: Callable[[Any], Any],
     """The helper forked, with the counter both processes take jobs from (from `first`) and the
     end of the pipe its results come by; None when no process is to be had (a limit on
     processes, or memory)."""
+    import multiprocessing  # here: a compile with too few pages for a helper has no use for it
 
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", first)

@@ -13,12 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -177,6 +175,10 @@ class OfflineBackend:
             # in a process with other threads (the daemon: watcher, scheduler) work stays
             # in-process: forking there is unsafe, and a forkserver would outlive the batch
             return None
+
+        # loaded here: a compile of a few sources (a drop) has no use for them
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
         read_word_list()  # once, before the fork: the workers share it rather than each reading it
         compile_patterns()  # the analysis's patterns, which every worker asks: compiled once, shared
