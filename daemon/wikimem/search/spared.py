@@ -93,8 +93,8 @@ class _Loader:
 
 
 class _Finder:
-    """First on sys.meta_path: finds whoosh's two modules as the path finder does, with the
-    loader above; every other module is left to the finders after it."""
+    """First on sys.meta_path: finds the whoosh modules of STAND_INS as the path finder does,
+    with the loader above; every other module is left to the finders after it."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         wanted = STAND_INS.get(fullname)
@@ -108,7 +108,7 @@ class _Finder:
 
 
 def install() -> None:
-    """Spare the two imports in this process, unless whoosh has loaded them already (once)."""
+    """Spare the imports in this process, unless whoosh has loaded its modules already (once)."""
     if any(isinstance(finder, _Finder) for finder in sys.meta_path):
         return
     if all(name in sys.modules for name in STAND_INS):
