@@ -5,6 +5,7 @@ the same run, so a figure is a ratio that survives a noisy machine:
 
     python bench/baselines.py index RAW_DIR INDEX_DIR     # plain whoosh index of the raw files
     python bench/baselines.py query INDEX_DIR "question"  # one cold plain whoosh query
+    python bench/baselines.py update INDEX_DIR RAW_DIR FILE  # one changed or new file into that index
     python bench/baselines.py walk RAW_DIR                # walk and stat every file: a no-op's floor
     python bench/baselines.py read WIKI_DIR               # read every page: a whole-wiki check's floor
     python bench/baselines.py warm-whoosh INDEX_DIR QUERIES.json N
@@ -59,6 +60,15 @@ def build_index(raw: Path, index_dir: Path) -> int:
         count += 1
     writer.commit()
     return count
+
+
+def update_index(index_dir: Path, raw: Path, file: Path) -> None:
+    """One file of raw/ read again into a plain index (added, or in place of its document)."""
+    from whoosh import index
+
+    writer = index.open_dir(str(index_dir)).writer()
+    writer.update_document(path=file.relative_to(raw).as_posix(), content=file_text(file))
+    writer.commit()
 
 
 def open_searcher(index_dir: Path) -> Any:
@@ -188,6 +198,9 @@ def main(argv: list[str]) -> int:
         print(json.dumps({"documents": count}))
     elif cmd == "query":
         print(json.dumps({"results": query(open_searcher(Path(args[0])), args[1])}))
+    elif cmd == "update":
+        update_index(Path(args[0]), Path(args[1]), Path(args[2]))
+        print(json.dumps({"updated": args[2]}))
     elif cmd == "read":
         print(json.dumps({"files": read_all(Path(args[0]))}))
     elif cmd == "walk":

@@ -51,6 +51,7 @@ sys.path.insert(0, str(REPO / "daemon"))
 sys.path.insert(0, str(HERE))
 
 import contract  # noqa: E402 - bench/contract.py, next to this file
+import peers  # noqa: E402 - bench/peers.py, next to this file
 import scale  # noqa: E402 - bench/scale.py, next to this file
 
 PY = sys.executable
@@ -237,6 +238,12 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The value q% of the way up the sorted values (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[round(q / 100 * (len(ordered) - 1))]
+
+
 def fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
@@ -373,6 +380,9 @@ class Bench:
         self.startup = median([checked(wikimem("--version"), "wikimem --version").seconds for _ in range(3)])
         self.search_cli = has_command("search")
         self.mcp_cli = has_command("mcp")
+        # a peer measured where it is installed (bench/peers.py): a third process in the same
+        # rounds as wikimem and its baseline, in rows of its own
+        self.qmd, self.qmd_missing = peers.Qmd.find(getattr(args, "qmd", None), work)
 
     def add(self, row: Row) -> None:
         self.rows.append(row.judge())
@@ -391,12 +401,37 @@ class Bench:
 
     def interleaved(self, ours: Callable[[int], Sample], theirs: Callable[[int], Sample], n: int,
                     what: str) -> tuple[list[Sample], list[Sample]]:
+        a, b, _ = self.with_peer(ours, theirs, None, n, what)
+        return a, b
+
+    def with_peer(self, ours: Callable[[int], Sample], theirs: Callable[[int], Sample],
+                  peer: Callable[[int], Sample] | None, n: int,
+                  what: str) -> tuple[list[Sample], list[Sample], list[Sample]]:
+        """n rounds of the baseline, then wikimem, then the peer (qmd) when it is given."""
         a: list[Sample] = []
         b: list[Sample] = []
+        c: list[Sample] = []
         for i in range(n):
             b.append(checked(theirs(i), f"baseline for {what}"))
             a.append(checked(ours(i), what))
-        return a, b
+            if peer is not None:
+                c.append(checked(peer(i), f"qmd for {what}"))
+        return a, b, c
+
+    def qmd_measure(self, cmd: list[str], home: Path) -> Sample:
+        assert self.qmd is not None
+        return measure(cmd, env=self.qmd.env(home))
+
+    def versus_qmd(self, fig: str, ours: list[float], theirs: list[float], unit: str = "s", note: str = "",
+                   stat: Callable[[list[float]], float] = median) -> None:
+        """A row of wikimem's figure against qmd's, measured in the same rounds (no goal: a peer);
+        `stat` makes each side's figure of its samples (the median, unless a row says)."""
+        if self.qmd is None or not theirs:
+            return
+        self.add(Row(
+            f"{fig}, vs qmd", stat(ours), unit, self.qmd.label, stat(theirs), status="info",
+            note=note or f"n={len(theirs)}", samples=ours, baseline_samples=theirs,
+        ))
 
     # 1. full offline compile of the corpora vs a plain whoosh index of the same files
     def full_compile(self, root: Path, label: str, n: int, goal: bool = True) -> tuple[Sample, Sample] | None:
@@ -498,14 +533,22 @@ class Bench:
             # the first search may build the index: not what "cold process" measures
             checked(wikimem("search", self.queries[0], "--root", str(root), "--json", timeout=1800), "first search")
             n = 3 if self.quick else 2 * self.repeats + 1
-            a, b = self.interleaved(
+            peer = None
+            if self.qmd is not None:
+                home = self.qmd.indexed(root / "raw")  # made untimed, as wikimem's and whoosh's were
+                qmd = self.qmd
+
+                def peer(i: int) -> Sample:
+                    return self.qmd_measure(qmd.search_cmd(self.queries[i % len(self.queries)]), home)
+            a, b, c = self.with_peer(
                 lambda i: wikimem("search", self.queries[i % len(self.queries)], "--root", str(root), "--json"),
-                lambda i: baseline("query", str(index_dir), self.queries[i % len(self.queries)]), n, fig)
+                lambda i: baseline("query", str(index_dir), self.queries[i % len(self.queries)]), peer, n, fig)
             self.add(Row(
                 fig, median([s.seconds for s in a]), "s", "cold plain whoosh query", median([s.seconds for s in b]),
                 goal="≤ 1.0x", goal_ratio=1.0, note=f"n={n}",
                 samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
             ))
+            self.versus_qmd(fig, [s.seconds for s in a], [s.seconds for s in c])
             self.add(Row(
                 f"cold search process peak RSS, {label}", median([s.rss_mb for s in a]), "MB",
                 "cold plain whoosh query", median([s.rss_mb for s in b]), goal="≤ 1.5x", goal_ratio=1.5,
@@ -552,8 +595,18 @@ class Bench:
             first = checked(baseline("query", str(index), question), "plain whoosh query")
             return Sample(built.seconds + first.seconds, max(built.rss_mb, first.rss_mb), 0, "", "")
 
+        peer = None
+        if self.qmd is not None:
+            qmd = self.qmd
+
+            def peer(_: int) -> Sample:
+                home = qmd.new_home("from-nothing")
+                built = checked(self.qmd_measure(qmd.index_cmd(root / "raw"), home), "qmd collection add")
+                first = checked(self.qmd_measure(qmd.search_cmd(question), home), "qmd search")
+                return Sample(built.seconds + first.seconds, max(built.rss_mb, first.rss_mb), 0, first.stdout, "")
+
         with self.figure(fig, baseline="plain whoosh index of raw/ + a query"):
-            a, b = self.interleaved(ours, theirs, n, fig)
+            a, b, c = self.with_peer(ours, theirs, peer, n, fig)
             index_s = median([float((s.json() or {}).get("index", {}).get("seconds", 0.0)) for s in a])
             self.add(Row(
                 fig, median([s.seconds for s in a]), "s", "plain whoosh index of raw/ + a query",
@@ -561,6 +614,8 @@ class Bench:
                 note=f"compile + first search (processes); the compile's index share {index_s:.2f} s; n={n}",
                 samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
             ))
+            self.versus_qmd(fig, [s.seconds for s in a], [s.seconds for s in c],
+                            note=f"qmd: `collection add` + `search`, its index only (no wiki); n={n}")
 
     # 4c. MCP start to ready: from spawning `wikimem mcp` to its answer to `initialize`
     def mcp_start(self, root: Path, label: str) -> None:
@@ -606,10 +661,17 @@ class Bench:
             return
         questions = self.queries[1:] + ['"virtual environment"', "trait objects", "goroutines channels"]
 
+        def ours_call(i: int, question: str) -> dict[str, Any]:
+            return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": {"name": "search", "arguments": {"query": question}}}
+
         def first_search(_: int) -> Sample:
+            return first_search_of([*wikimem_cmd(), "mcp", "--root", str(root)], child_env(), ours_call)
+
+        def first_search_of(cmd: list[str], env: dict[str, str],
+                            call: Callable[[int, str], dict[str, Any]]) -> Sample:
             started = time.perf_counter()
-            proc = subprocess.Popen([*wikimem_cmd(), "mcp", "--root", str(root)], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=child_env())
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
             assert proc.stdin is not None and proc.stdout is not None
 
             def ask(message: dict[str, Any]) -> dict[str, Any]:
@@ -621,8 +683,7 @@ class Bench:
                 return answer
 
             def search(i: int, question: str) -> dict[str, Any]:
-                return ask({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                            "params": {"name": "search", "arguments": {"query": question}}})
+                return ask(call(i, question))
             try:
                 ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
@@ -640,21 +701,40 @@ class Bench:
                 proc.wait(30)
             return Sample(seconds, 0.0, 0, json.dumps(after), "")
 
+        peer = None
+        if self.qmd is not None:
+            qmd = self.qmd
+
+            def peer(_: int) -> Sample:
+                home = qmd.indexed(root / "raw")
+                return first_search_of(qmd.mcp_cmd(), qmd.env(home), qmd.mcp_search)
+
         with self.figure(fig, baseline="cold plain whoosh query process"):
             n = 3 if self.quick else 7
             first_search(-1)  # a workspace just copied or compiled: its first search checks every file once
-            a, b = self.interleaved(first_search, lambda _: baseline("query", str(index_dir), self.queries[0]), n, fig)
+            if peer is not None:
+                peer(-1)
+            a, b, c = self.with_peer(first_search, lambda _: baseline("query", str(index_dir), self.queries[0]),
+                                     peer, n, fig)
             times = sorted(s.seconds for s in a)
             after = sorted(x for s in a for x in json.loads(s.stdout))
             self.add(Row(
                 fig, median(times), "s", "cold plain whoosh query process", median([s.seconds for s in b]),
                 goal="≤ 0.4 s", goal_abs=0.4,
-                note=f"p95 {times[round(0.95 * (len(times) - 1))]:.3f} s; then {len(questions)} searches each: "
-                     f"p50 {median(after) * 1000:.1f} ms, p95 {after[round(0.95 * (len(after) - 1))] * 1000:.1f} ms, "
+                note=f"p95 {percentile(times, 95):.3f} s; then {len(questions)} searches each: "
+                     f"p50 {median(after) * 1000:.1f} ms, p95 {percentile(after, 95) * 1000:.1f} ms, "
                      f"max {after[-1] * 1000:.1f} ms; n={n}",
                 samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
                 extra={"searches_after_ms": [round(x * 1000, 2) for x in after]},
             ))
+            if c:
+                theirs_after = sorted(x for s in c for x in json.loads(s.stdout))
+                self.versus_qmd(fig, [s.seconds for s in a], [s.seconds for s in c],
+                                note=f"qmd's query tool, BM25 alone; n={n}")
+                self.versus_qmd(f"MCP search p95, the {len(questions)} searches after the first, {label}",
+                                [x * 1000 for x in after], [x * 1000 for x in theirs_after], unit="ms",
+                                note=f"p50 {median(after) * 1000:.1f} ms against {median(theirs_after) * 1000:.1f} ms; "
+                                     f"n={len(after)}", stat=lambda v: percentile(v, 95))
 
     # 4e. a file dropped, then searchable (one-shot compile and search), where the drop is the
     # fifth file of a new folder (the folder becomes a collection) against an ordinary drop
@@ -688,6 +768,83 @@ class Bench:
                 note=f"compile + search processes; n={n}",
                 samples=[s.seconds for s in fifth], baseline_samples=[s.seconds for s in sixth],
             ))
+
+    # 4f. one changed file, and one new file, then found by search: wikimem's compile and search
+    # processes, whoosh's update of its plain index and a query, qmd's update and search. Each
+    # edits a copy of raw/ of its own, so each finds one file changed or added since it last looked
+    def small_changes(self, root: Path, label: str) -> None:
+        # the first Markdown file of the corpora (not one of the drops of the figure before)
+        target = min(p for p in (root / "raw").rglob("*.md") if not p.relative_to(root / "raw").parts[0].startswith("bench-"))
+        rel = target.relative_to(root / "raw").as_posix()
+        copies = {"whoosh": self.work / "small-changes" / "whoosh-raw", "qmd": self.work / "small-changes" / "qmd-raw"}
+        for copy in copies.values():
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(root / "raw", copy)
+        index_dir = self.work / "small-changes" / "whoosh-index"
+        checked(baseline("index", str(copies["whoosh"]), str(index_dir)), "plain whoosh index")
+        qmd = self.qmd
+        home = qmd.indexed(copies["qmd"]) if qmd is not None else None
+        original = target.read_text(encoding="utf-8")
+
+        def edit(raw: Path, word: str, new: bool, i: int) -> str:
+            """Change raw/'s target file (or add one beside it) with `word`; the file's path in raw/."""
+            if new:
+                path = (Path(rel).parent / f"bench-new-{i}.md").as_posix()
+                (raw / path).write_text(f"# Teapot note {i}\n\nThe {word} pours tea in 3 minutes.\n", encoding="utf-8")
+                return path
+            (raw / rel).write_text(original.rstrip("\n") + f"\n\nThe {word} pours tea.\n", encoding="utf-8")
+            return rel
+
+        for new in (False, True):
+            fig = (f"a new file dropped, then searchable, {label}" if new
+                   else f"one changed file, then found by search, {label}")
+
+            def ours(i: int, new: bool = new) -> Sample:
+                word = f"teapot{'n' if new else 'c'}{i}w"
+                path = edit(root / "raw", word, new, i)
+                compiled = checked(wikimem("compile", "--root", str(root), "--json", "--quiet"), "compile")
+                hit = checked(wikimem("search", word, "--root", str(root), "--json"), "search")
+                if path not in hit.stdout:
+                    raise BenchError(f"raw/{path} was not found by search after its compile")
+                return Sample(compiled.seconds + hit.seconds, 0.0, 0, "", "")
+
+            def theirs(i: int, new: bool = new) -> Sample:
+                word = f"teapot{'n' if new else 'c'}{i}b"
+                path = edit(copies["whoosh"], word, new, i)
+                updated = checked(baseline("update", str(index_dir), str(copies["whoosh"]),
+                                           str(copies["whoosh"] / path)), "plain whoosh update")
+                hit = checked(baseline("query", str(index_dir), word), "plain whoosh query")
+                if path not in hit.stdout:
+                    raise BenchError(f"{path} was not found by the plain whoosh query after its update")
+                return Sample(updated.seconds + hit.seconds, 0.0, 0, "", "")
+
+            peer = None
+            if qmd is not None and home is not None:
+                def peer(i: int, new: bool = new, qmd: peers.Qmd = qmd, home: Path = home) -> Sample:
+                    word = f"teapot{'n' if new else 'c'}{i}q"
+                    path = edit(copies["qmd"], word, new, i)
+                    updated = checked(self.qmd_measure(qmd.update_cmd(), home), "qmd update")
+                    hit = checked(self.qmd_measure(qmd.search_cmd(word), home), "qmd search")
+                    if not peers.found(hit.stdout, path):
+                        raise BenchError(f"{path} was not found by qmd search after qmd update")
+                    return Sample(updated.seconds + hit.seconds, 0.0, 0, "", "")
+
+            with self.figure(fig, baseline="plain whoosh update + a query"):
+                n = 2 if self.quick else self.repeats + 2
+                a, b, c = self.with_peer(ours, theirs, peer, n, fig)
+                self.add(Row(
+                    fig, median([s.seconds for s in a]), "s", "plain whoosh update + a query",
+                    median([s.seconds for s in b]), goal="≤ 0.5 s", goal_abs=0.5,
+                    note=f"compile + search processes, the word found; n={n}",
+                    samples=[s.seconds for s in a], baseline_samples=[s.seconds for s in b],
+                ))
+                self.versus_qmd(fig, [s.seconds for s in a], [s.seconds for s in c],
+                                note=f"qmd: `update` + `search`, the word found; n={n}")
+        # the corpus as it was, for the figures after this one
+        target.write_text(original, encoding="utf-8")
+        for extra in (root / "raw").rglob("bench-new-*.md"):
+            extra.unlink()
+        checked(wikimem("compile", "--root", str(root), "--quiet"), "compile of the corpora as they were")
 
     # 5. warm search p50, in-process and over MCP
     def index_build(self, root: Path, label: str) -> None:
@@ -885,6 +1042,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     bench = Bench(args, work)
     say(f"work folder {work}; scale {bench.scale:,}; repeats {bench.repeats}; "
         f"search command {'yes' if bench.search_cli else 'no'}, mcp command {'yes' if bench.mcp_cli else 'no'}")
+    if bench.qmd is not None:
+        say(f"peer: {bench.qmd.label}, run as {' '.join(bench.qmd.cmd)}")
+    elif bench.qmd_missing:
+        bench.add(Row("peer: qmd", status="skipped", note=bench.qmd_missing))
     try:
         corpus = work / "corpus"
         if not any((scale.CORPUS / name / "raw").is_dir() for name in scale.CORPORA):
@@ -916,6 +1077,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not (corpus / ".wikimem").is_dir():
                 checked(wikimem("compile", "--root", str(corpus), "--quiet"), "compile of the corpora")
             bench.collection_drop(corpus, label)
+            say("one changed file, and one new file, then found by search, corpora")
+            bench.small_changes(corpus, label)
 
         sizes = [bench.scale] if bench.quick or bench.scale <= 1000 else [1000, bench.scale]
         for size in sizes if bench.groups & SCALE_GROUPS else []:
@@ -966,6 +1129,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quick": bench.quick, "scale": bench.scale, "repeats": bench.repeats,
         "machine": info, "seconds": round(time.perf_counter() - started, 1),
         "corpus_pool": scale.load_pool().fingerprint,
+        "peers": {"qmd": bench.qmd.version if bench.qmd is not None else None},
         "rows": [r.to_json() for r in bench.rows],
         "modules": bench.raw_modules,
         "table": table(bench.rows),
@@ -983,6 +1147,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-modules", action="store_true", help="skip the figure modules (retrieval, lint_bench, ...)")
     parser.add_argument("--only", default=None, metavar="GROUPS",
                         help=f"comma-separated figure groups: {','.join(GROUPS)} (full compiles always run)")
+    parser.add_argument("--qmd", default=None, metavar="CMD",
+                        help="the qmd command to measure beside wikimem (default $WIKIMEM_BENCH_QMD, else qmd on PATH; "
+                             "none: no peer; see bench/peers.py)")
     parser.add_argument("--corpus-root", type=Path, default=None,
                         help="folder holding topics/raw, versions/raw, formats/raw (default ../shared/corpus)")
     args = parser.parse_args(argv)

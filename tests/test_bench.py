@@ -189,7 +189,7 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(BENCH / "run.py"), "--quick", "--scale", "12", "--repeats", "1",
          "--only", "noop,change,search", "--corpus-root", str(tiny_corpus(tmp_path / "corpus")), "--out", str(out),
-         "--workdir", str(tmp_path)],
+         "--workdir", str(tmp_path), "--qmd", "none"],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -200,10 +200,15 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
     own = [r for r in result["rows"] if "search" not in r["figure"]]
     assert len(own) == 6 and not [r for r in own if r["status"] == "error"], result["table"]
     # cold search and its peak RSS at both sizes, against a plain index and against the same index;
-    # from nothing to searchable; a folder's fifth file (it becomes a collection); warm in-process (no build in quick)
+    # from nothing to searchable; a folder's fifth file (it becomes a collection); a file dropped
+    # and a file changed, each then found by search; warm in-process (no build in quick)
     assert sorted(r["figure"].split(",")[0] for r in result["rows"] if "search" in r["figure"]) == [
-        *["cold search process"] * 4, *["cold search process peak RSS"] * 4, "fifth file into a new folder",
-        "from nothing to searchable", "warm search p50 in-process"]
+        "a new file dropped", *["cold search process"] * 4, *["cold search process peak RSS"] * 4,
+        "fifth file into a new folder", "from nothing to searchable", "one changed file", "warm search p50 in-process"]
+    for small in ("a new file dropped, then searchable, 6 corpus sources",
+                  "one changed file, then found by search, 6 corpus sources"):
+        assert rows[small]["baseline"] == "plain whoosh update + a query" and rows[small]["status"] != "error"
+    assert result["peers"] == {"qmd": None} and not [r for r in result["rows"] if "qmd" in r["figure"]]
     assert not [r for r in result["rows"] if "MCP" in r["figure"] or "lint" in r["figure"]]
     full = rows["full compile, 6 corpus sources"]
     assert full["value"] > 0 and full["baseline_value"] > 0 and full["ratio"] is not None
@@ -219,7 +224,7 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
 # --- the bench contract (bench/contract.py): every module's --json ---------------------------------
 
 # every bench/*.py that is a figure module, not the harness or its helpers
-HELPERS = {"run", "scale", "baselines", "contract", "alternate", "heldout", "questions"}  # not figure modules of run.py (heldout needs PyPI; questions a compiled 10k workspace)
+HELPERS = {"run", "scale", "baselines", "contract", "alternate", "heldout", "questions", "peers"}  # not figure modules of run.py (heldout needs PyPI; questions a compiled 10k workspace)
 
 
 def figure_modules() -> list[str]:
@@ -437,3 +442,64 @@ def test_merge_bench_rows_follow_the_contract() -> None:
     kept = next(r for f, r in rows.items() if f.startswith("a person's lines kept"))
     assert kept["value"] == 36 and kept["status"] == "ok"
     assert rows["no-op compile, 100 sources"]["goal_ratio"] == 1.1
+
+
+# --- peers (bench/peers.py): qmd found, isolated and asked as run.py asks it --------------------
+
+FAKE_QMD = '''\
+"""A stand-in for qmd: the commands and output bench/peers.py uses, over files it lists itself."""
+import json, os, pathlib, sys
+home = pathlib.Path(os.environ["HOME"])
+state = home / ".cache" / "qmd" / "fake.json"
+args = sys.argv[1:]
+if args[:1] == ["status"]:
+    sys.exit(int(os.environ.get("FAKE_QMD_STATUS", "0")))
+if args[:1] == ["--version"]:
+    print("qmd 9.9.9 (fake)")
+elif args[:2] == ["collection", "add"]:
+    state.parent.mkdir(parents=True)
+    state.write_text(json.dumps({"root": args[2], "files": {}}))
+    args = ["update"]
+if args[:1] == ["update"]:
+    data = json.loads(state.read_text())
+    root = pathlib.Path(data["root"])
+    data["files"] = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.md")}
+    state.write_text(json.dumps(data))
+elif args[:1] == ["search"]:
+    files = json.loads(state.read_text())["files"]
+    print(json.dumps([{"file": "qmd://raw/" + rel} for rel, text in sorted(files.items()) if args[1] in text]))
+'''
+
+
+def test_qmd_is_found_isolated_and_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    peers = load("peers")
+    fake = tmp_path / "fake_qmd.py"
+    fake.write_text(FAKE_QMD)
+    spec = f"{sys.executable} {fake}"
+    assert peers.Qmd.find("none", tmp_path) == (None, "")
+    monkeypatch.setenv("FAKE_QMD_STATUS", "139")
+    qmd, why = peers.Qmd.find(spec, tmp_path / "work")
+    assert qmd is None and "status` exited 139" in why and "Node.js 22" in why
+    monkeypatch.delenv("FAKE_QMD_STATUS")
+    monkeypatch.setenv("WIKIMEM_BENCH_QMD", spec)  # found without --qmd
+    qmd, why = peers.Qmd.find(None, tmp_path / "work")
+    assert qmd is not None and why == "" and qmd.version == "9.9.9" and qmd.label.startswith("qmd 9.9.9")
+    raw = tmp_path / "raw"
+    (raw / "a").mkdir(parents=True)
+    (raw / "a" / "kettle.md").write_text("# Kettle\n\nThe kettle boils.\n")
+    home = qmd.indexed(raw)
+    assert qmd.indexed(raw) == home and home.is_relative_to(tmp_path / "work")  # made once, in the work folder
+    assert (home / ".cache" / "qmd" / "fake.json").is_file()  # its index is in that home, not the user's
+
+    def ask(cmd: list[str]) -> str:
+        return subprocess.run(cmd, env=qmd.env(home), capture_output=True, text=True, check=True).stdout
+
+    assert peers.found(ask(qmd.search_cmd("boils")), "a/kettle.md")
+    (raw / "a" / "teapot.md").write_text("The teapot pours.\n")
+    assert not peers.found(ask(qmd.search_cmd("pours")), "a/teapot.md")  # not seen before its update
+    ask(qmd.update_cmd())
+    assert peers.found(ask(qmd.search_cmd("pours")), "a/teapot.md")
+    assert not peers.found("not json", "a/teapot.md")
+    call = qmd.mcp_search(3, "trait objects")
+    assert call["params"]["arguments"] == {"searches": [{"type": "lex", "query": "trait objects"}], "limit": 10,
+                                           "rerank": False}
