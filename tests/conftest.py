@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -90,6 +93,10 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 os.environ.setdefault("WIKIMEM_TESTING", "1")
+# the compiled patterns every wikimem process keeps (wikimem/recache.py) go to a folder of the
+# test run's own, not the user's cache, and every process the tests start shares it
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="wikimem-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 
 @pytest.fixture

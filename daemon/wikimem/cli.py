@@ -19,10 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import click
+from . import recache
 
-from . import __version__
-from .errors import WikimemError
+recache.install()  # before the rest loads: the patterns it compiles come from the kept code
+
+import click  # noqa: E402 - after recache.install, as every import below
+
+from . import __version__  # noqa: E402
+from .errors import WikimemError  # noqa: E402
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_LINT, EXIT_BUSY = 0, 1, 2, 3, 4
 F = TypeVar("F", bound=Callable[..., Any])

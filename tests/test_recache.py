@@ -1,0 +1,93 @@
+"""wikimem/recache.py: patterns compiled in one process are made from their kept code in the next,
+and match exactly as `re` compiles them."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = r'''
+import json, re, sys, time
+from wikimem import recache
+recache.install()
+made = {}
+patterns = [(r"(?P<year>\d{4})-(?P<month>\d\d)", 0), (r"^\s*#+\s+(.*?)\s*#*$", re.M), (r"caf\u00e9|na[iï]ve", re.I),
+            (rb"\x00+(?P<tail>[a-z]*)", 0), (r"(a)(b)?(?:c)", re.X | re.S)]
+for p, f in patterns:
+    compiled = re.compile(p, f)
+    made[repr((p, int(f)))] = [compiled.flags, compiled.groups, dict(compiled.groupindex),
+                               [m.groups() for m in compiled.finditer(b"\x00\x00ab" if isinstance(p, bytes) else
+                                "2024-05 ## Title ##\nnaive CAFE abc ab a")] if not isinstance(p, bytes) else
+                               [m.group("tail").decode() for m in compiled.finditer(b"\x00\x00ab\x00z")]]
+print(json.dumps({"made": made, "kept": len(recache._kept), "new": len(recache._new)}))
+'''
+
+
+def run(cache: Path) -> dict:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_patterns_are_kept_and_made_again_alike(tmp_path: Path) -> None:
+    first = run(tmp_path)
+    assert first["kept"] == 0 and first["new"] >= 5
+    files = list((tmp_path / "wikimem").glob("re-*.marshal"))
+    assert len(files) == 1
+    data = marshal.loads(files[0].read_bytes())
+    assert data["python"] == sys.version and (r"(?P<year>\d{4})-(?P<month>\d\d)", 0) in data["patterns"]
+    second = run(tmp_path)
+    assert second["kept"] >= 5 and second["new"] == 0  # every pattern made from the kept code
+    assert second["made"] == first["made"]  # flags, groups, names and matches as re made them
+
+
+def test_a_damaged_or_foreign_file_is_ignored(tmp_path: Path) -> None:
+    run(tmp_path)
+    file = next((tmp_path / "wikimem").glob("re-*.marshal"))
+    reference = run(tmp_path / "other")["made"]
+    file.write_bytes(b"\x00garbage")
+    got = run(tmp_path)
+    assert got["kept"] == 0 and got["made"] == reference
+    data = marshal.loads(file.read_bytes())  # written again, whole
+    data["python"] = "another build"
+    file.write_bytes(marshal.dumps(data))
+    got = run(tmp_path)
+    assert got["kept"] == 0 and got["made"] == reference
+
+
+def test_a_kept_entry_the_engine_refuses_is_compiled_as_always(tmp_path: Path) -> None:
+    run(tmp_path)
+    file = next((tmp_path / "wikimem").glob("re-*.marshal"))
+    data = marshal.loads(file.read_bytes())
+    for key, parts in data["patterns"].items():
+        data["patterns"][key] = (parts[0], [999999], *parts[2:])  # code no engine runs
+    file.write_bytes(marshal.dumps(data))
+    assert run(tmp_path)["made"] == run(tmp_path / "fresh")["made"]
+
+
+def test_the_cli_keeps_its_patterns(tmp_path: Path) -> None:
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    subprocess.run([sys.executable, "-m", "wikimem.cli", "init", str(tmp_path / "ws")], env=env, check=True,
+                   capture_output=True)
+    data = marshal.loads(next((tmp_path / "wikimem").glob("re-*.marshal")).read_bytes())
+    assert len(data["patterns"]) > 20
+
+
+def test_a_full_file_keeps_what_its_writer_used(tmp_path: Path) -> None:
+    run(tmp_path)
+    file = next((tmp_path / "wikimem").glob("re-*.marshal"))
+    data = marshal.loads(file.read_bytes())
+    used = dict(data["patterns"])
+    for n in range(2_100):  # patterns from other runs, never asked for again
+        data["patterns"][(f"stale{n}", 0)] = used[next(iter(used))]
+    file.write_bytes(marshal.dumps(data))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    subprocess.run([sys.executable, "-c", SCRIPT.replace("patterns = [", "patterns = [(r'new(one)', 0), ")], env=env,
+                   check=True, capture_output=True)
+    kept = marshal.loads(file.read_bytes())["patterns"]
+    assert ("new(one)", 0) in kept and not [k for k in kept if str(k[0]).startswith("stale")]
+    assert set(used) <= set(kept)
