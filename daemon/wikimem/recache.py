@@ -22,7 +22,6 @@ import marshal
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +129,8 @@ def _save(path: Path) -> None:
         patterns = {**_kept, **_new}
     else:
         patterns = {**{key: _kept[key] for key in _used if key in _kept}, **_new}
+    import tempfile  # loaded here: most processes write nothing
+
     with contextlib.suppress(OSError, ValueError):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".re-", suffix=".tmp", dir=path.parent)
