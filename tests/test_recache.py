@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wikimem import recache
+
 SCRIPT = r'''
 import json, re, sys, time
 from wikimem import recache
@@ -91,3 +93,11 @@ def test_a_full_file_keeps_what_its_writer_used(tmp_path: Path) -> None:
     kept = marshal.loads(file.read_bytes())["patterns"]
     assert ("new(one)", 0) in kept and not [k for k in kept if str(k[0]).startswith("stale")]
     assert set(used) <= set(kept)
+
+
+def test_no_home_no_file(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME")}
+    env["XDG_CACHE_HOME"] = "relative/cache"  # not a folder one can name from anywhere
+    env["PYTHONPATH"] = str(Path(recache.__file__).resolve().parents[1])  # this checkout's, from any folder
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout)["new"] == 0 and not (tmp_path / "relative").exists()

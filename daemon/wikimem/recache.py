@@ -34,6 +34,8 @@ _kept: dict[tuple[str | bytes, int], tuple[Any, ...]] = {}
 _new: dict[tuple[str | bytes, int], tuple[Any, ...]] = {}
 _used: set[tuple[str | bytes, int]] = set()  # the kept patterns this process made
 _installed = False
+_loaded = False  # the file is read when a pattern is first compiled: a process that compiles
+# none (the MCP server answering `initialize`) never reads it
 
 
 def cache_file() -> Path | None:
@@ -45,6 +47,8 @@ def cache_file() -> Path | None:
     except (ImportError, AttributeError):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # no home to be found ("~" left as it is): nowhere to keep them
+        return None
     return Path(base) / "wikimem" / f"re-{sys.implementation.cache_tag}-{engine}.marshal"
 
 
@@ -64,12 +68,15 @@ def install() -> None:
     path = cache_file()
     if path is None:
         return
-    _kept.update(_read(path))
     original = compiler.compile
 
     def compile(p: Any, flags: int = 0) -> Any:
+        global _loaded
         if not isinstance(p, (str, bytes)) or flags & re.DEBUG:
             return original(p, flags)
+        if not _loaded:
+            _loaded = True
+            _kept.update(_read(path))
         key = (p, int(flags))
         kept = _kept.get(key)
         if kept is not None:
