@@ -79,20 +79,28 @@ def test_the_cli_keeps_its_patterns(tmp_path: Path) -> None:
     assert len(data["patterns"]) > 20
 
 
-def test_a_full_file_keeps_what_its_writer_used(tmp_path: Path) -> None:
+def test_patterns_no_recent_writer_made_go_and_the_file_stays_bounded(tmp_path: Path) -> None:
     run(tmp_path)
     file = next((tmp_path / "wikimem").glob("re-*.marshal"))
     data = marshal.loads(file.read_bytes())
-    used = dict(data["patterns"])
-    for n in range(2_100):  # patterns from other runs, never asked for again
-        data["patterns"][(f"stale{n}", 0)] = used[next(iter(used))]
+    used = set(data["patterns"])
+    some = data["patterns"][next(iter(used))]
+    data["writes"] = 1 + recache.KEEP_WRITES
+    for n in range(50):  # made by a writer KEEP_WRITES writes ago, and by none since
+        data["patterns"][(f"stale{n}", 0)] = some
+        data["last"][(f"stale{n}", 0)] = 1
+    for n in range(recache.MAX_KEPT):  # made by the last writer, but more than the file keeps
+        data["patterns"][(f"recent{n}", 0)] = some
+        data["last"][(f"recent{n}", 0)] = data["writes"]
     file.write_bytes(marshal.dumps(data))
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
     subprocess.run([sys.executable, "-c", SCRIPT.replace("patterns = [", "patterns = [(r'new(one)', 0), ")], env=env,
                    check=True, capture_output=True)
-    kept = marshal.loads(file.read_bytes())["patterns"]
-    assert ("new(one)", 0) in kept and not [k for k in kept if str(k[0]).startswith("stale")]
-    assert set(used) <= set(kept)
+    after = marshal.loads(file.read_bytes())
+    kept = after["patterns"]
+    assert after["writes"] == data["writes"] + 1 and len(kept) == recache.MAX_KEPT == len(after["last"])
+    assert ("new(one)", 0) in kept and used <= set(kept)  # what this writer made, first
+    assert not [k for k in kept if str(k[0]).startswith("stale")]
 
 
 def test_no_home_no_file(tmp_path: Path) -> None:

@@ -25,14 +25,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# a file that would grow past this keeps only what the process writing it used: patterns built
-# from text that changes (a set joined in its iteration order, which differs from one process to
-# the next) add one each time
-MAX_KEPT = 2_000
+# Some patterns are built from text that changes (a set joined in its iteration order, which
+# differs from one process to the next; words of the documents read), and each process adds its
+# own. Every write of the file is numbered, and a pattern that none of the last KEEP_WRITES
+# writers made goes; past MAX_KEPT, those made longest ago go first. The file stays near what
+# the processes of the day use: reading it is a cost every process pays (1 MB: 4 ms).
+KEEP_WRITES = 16
+MAX_KEPT = 1_500
 
 _kept: dict[tuple[str | bytes, int], tuple[Any, ...]] = {}
 _new: dict[tuple[str | bytes, int], tuple[Any, ...]] = {}
 _used: set[tuple[str | bytes, int]] = set()  # the kept patterns this process made
+_last: dict[tuple[str | bytes, int], int] = {}  # a kept pattern -> the last write that made it
+_writes = [0]  # the number of the file's last write, as read
 _installed = False
 _loaded = False  # the file is read when a pattern is first compiled: a process that compiles
 # none (the MCP server answering `initialize`) never reads it
@@ -76,7 +81,7 @@ def install() -> None:
             return original(p, flags)
         if not _loaded:
             _loaded = True
-            _kept.update(_read(path))
+            _read(path)
         key = (p, int(flags))
         kept = _kept.get(key)
         if kept is not None:
@@ -117,14 +122,17 @@ def _make(pattern: str | bytes, parts: tuple[Any, ...]) -> Any:
     return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)
 
 
-def _read(path: Path) -> dict[tuple[str | bytes, int], tuple[Any, ...]]:
+def _read(path: Path) -> None:
     try:
         data = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
-        return {}
-    if not isinstance(data, dict) or data.get("python") != sys.version or not isinstance(data.get("patterns"), dict):
-        return {}
-    return data["patterns"]
+        return
+    if (not isinstance(data, dict) or data.get("python") != sys.version or not isinstance(data.get("patterns"), dict)
+            or not isinstance(data.get("last"), dict) or not isinstance(data.get("writes"), int)):
+        return
+    _kept.update(data["patterns"])
+    _last.update(data["last"])
+    _writes[0] = data["writes"]
 
 
 def _save(path: Path) -> None:
@@ -132,10 +140,12 @@ def _save(path: Path) -> None:
     reads the file meanwhile finds the old one or the new one, never half."""
     if not _new:
         return
-    if len(_kept) + len(_new) <= MAX_KEPT:
-        patterns = {**_kept, **_new}
-    else:
-        patterns = {**{key: _kept[key] for key in _used if key in _kept}, **_new}
+    writes = _writes[0] + 1
+    last = {key: n for key, n in _last.items() if key in _kept and n > writes - KEEP_WRITES}
+    last.update((key, writes) for key in (*_used, *_new))
+    if len(last) > MAX_KEPT:
+        last = dict(sorted(last.items(), key=lambda item: -item[1])[:MAX_KEPT])
+    patterns = {key: _new[key] if key in _new else _kept[key] for key in last}
     import tempfile  # loaded here: most processes write nothing
 
     with contextlib.suppress(OSError, ValueError):
@@ -143,11 +153,14 @@ def _save(path: Path) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".re-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(marshal.dumps({"python": sys.version, "patterns": patterns}))
+                handle.write(marshal.dumps({"python": sys.version, "writes": writes, "patterns": patterns,
+                                            "last": last}))
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
     _kept.update(_new)
+    _last.update(last)
+    _writes[0] = writes
     _new.clear()
