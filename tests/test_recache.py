@@ -15,7 +15,7 @@ from wikimem import recache
 SCRIPT = r'''
 import json, re, sys, time
 from wikimem import recache
-recache.install()
+recache.install("test")
 made = {}
 patterns = [(r"(?P<year>\d{4})-(?P<month>\d\d)", 0), (r"^\s*#+\s+(.*?)\s*#*$", re.M), (r"caf\u00e9|na[iï]ve", re.I),
             (rb"\x00+(?P<tail>[a-z]*)", 0), (r"(a)(b)?(?:c)", re.X | re.S)]
@@ -71,12 +71,15 @@ def test_a_kept_entry_the_engine_refuses_is_compiled_as_always(tmp_path: Path) -
     assert run(tmp_path)["made"] == run(tmp_path / "fresh")["made"]
 
 
-def test_the_cli_keeps_its_patterns(tmp_path: Path) -> None:
+def test_the_cli_keeps_its_patterns_one_file_per_command(tmp_path: Path) -> None:
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
-    subprocess.run([sys.executable, "-m", "wikimem.cli", "init", str(tmp_path / "ws")], env=env, check=True,
+    subprocess.run([sys.executable, "-m", "wikimem.cli", "--debug", "init", str(tmp_path / "ws")], env=env, check=True,
                    capture_output=True)
-    data = marshal.loads(next((tmp_path / "wikimem").glob("re-*.marshal")).read_bytes())
-    assert len(data["patterns"]) > 20
+    subprocess.run([sys.executable, "-m", "wikimem.cli", "search", "x", "--root", str(tmp_path / "ws")], env=env,
+                   check=True, capture_output=True)
+    files = {p.name.rsplit("-", 1)[1]: p for p in (tmp_path / "wikimem").glob("re-*.marshal")}
+    assert set(files) == {"init.marshal", "search.marshal"}
+    assert len(marshal.loads(files["init.marshal"].read_bytes())["patterns"]) > 20
 
 
 def test_patterns_no_recent_writer_made_go_and_the_file_stays_bounded(tmp_path: Path) -> None:
@@ -109,3 +112,16 @@ def test_no_home_no_file(tmp_path: Path) -> None:
     env["PYTHONPATH"] = str(Path(recache.__file__).resolve().parents[1])  # this checkout's, from any folder
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["new"] == 0 and not (tmp_path / "relative").exists()
+
+
+def test_a_python_whose_re_compiles_otherwise_keeps_nothing(tmp_path: Path) -> None:
+    """The first pattern a process compiles is made both ways; made otherwise than `re` makes it
+    (here: a step that gives other code), nothing is kept and `re` compiles every pattern."""
+    other = SCRIPT.replace('recache.install("test")', '''real = recache._parts
+recache._parts = lambda *args: (lambda parts: (parts[0], [*parts[1][:-1], 0], *parts[2:]))(real(*args))
+recache.install("test")''')
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    got = json.loads(subprocess.run([sys.executable, "-c", other], env=env, capture_output=True, text=True,
+                                    check=True).stdout)
+    assert got["new"] == 0 and got["made"] == run(tmp_path / "reference")["made"]
+    assert not list((tmp_path / "wikimem").glob("re-*.marshal"))

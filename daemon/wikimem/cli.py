@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 
 from . import recache
 
-recache.install()  # before the rest loads: the patterns it compiles come from the kept code
+# before the rest loads, so the patterns it compiles come from the kept code; one file of them
+# per command (its first word that is not an option)
+recache.install(next((word for word in sys.argv[1:] if not word.startswith("-")), ""))
 
 import click  # noqa: E402 - after recache.install, as every import below
 

@@ -7,10 +7,13 @@ engine runs, a list of numbers that depends only on the pattern, its flags and t
 running it. The last step (`_sre.compile`) turns that code into a pattern object.
 
 This keeps the code of each pattern compiled in a file of the user's cache folder
-($XDG_CACHE_HOME/wikimem, else ~/.cache/wikimem), one file per Python build and engine
-version, and makes a pattern found there with that last step alone. A pattern is kept only if
-the one made from its kept code equals (`==` compares the code) the one `re` compiled. Where
-anything here fails (another Python's `re`, an unreadable file, a full disk), patterns are
+($XDG_CACHE_HOME/wikimem, else ~/.cache/wikimem), one file per command (a search compiles a
+fifth of what a compile does, and reading a compile's patterns cost a search more than it
+saved), Python build and engine version, and makes a pattern found there with that last step
+alone. A pattern is kept only if
+the one made from its kept code equals (`==` compares the code) the one `re` compiled; a
+process checks that with the first pattern it compiles, and makes the others the same way.
+Where anything here fails (another Python's `re`, an unreadable file, a full disk), patterns are
 compiled as always.
 """
 
@@ -38,13 +41,18 @@ _new: dict[tuple[str | bytes, int], tuple[Any, ...]] = {}
 _used: set[tuple[str | bytes, int]] = set()  # the kept patterns this process made
 _last: dict[tuple[str | bytes, int], int] = {}  # a kept pattern -> the last write that made it
 _writes = [0]  # the number of the file's last write, as read
+# whether a pattern made by the two steps here (_parts, _make) equalled the one `re` compiled:
+# None before the first pattern this process compiles, True when it did (then every pattern is
+# made that way), False when it did not or could not (then `re` compiles each, and none is kept)
+_checked: list[bool | None] = [None]
 _installed = False
 _loaded = False  # the file is read when a pattern is first compiled: a process that compiles
 # none (the MCP server answering `initialize`) never reads it
 
 
-def cache_file() -> Path | None:
-    """The file for this Python build and its regex engine, or None without _sre's version."""
+def cache_file(kind: str = "") -> Path | None:
+    """The file for a kind of process (the command it runs) on this Python build and its regex
+    engine, or None without _sre's version."""
     try:
         import _sre
 
@@ -54,12 +62,13 @@ def cache_file() -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):  # no home to be found ("~" left as it is): nowhere to keep them
         return None
-    return Path(base) / "wikimem" / f"re-{sys.implementation.cache_tag}-{engine}.marshal"
+    name = "".join(c for c in kind.lower() if c.isascii() and c.isalpha())[:20] or "other"
+    return Path(base) / "wikimem" / f"re-{sys.implementation.cache_tag}-{engine}-{name}.marshal"
 
 
-def install() -> None:
+def install(kind: str = "") -> None:
     """Compile patterns from the kept code from now on in this process, and keep the new ones
-    at its exit. Does nothing a second time, or where this Python's `re` is not the one this
+    at its exit, in the file of its `kind` (the command it runs). Does nothing a second time, or where this Python's `re` is not the one this
     module reads (its compile in two steps, in re._compiler)."""
     global _installed
     if _installed:
@@ -70,7 +79,7 @@ def install() -> None:
     if compiler is None or parser is None or not all(
             hasattr(m, n) for m, n in ((compiler, "compile"), (compiler, "_code"), (parser, "parse"))):
         return
-    path = cache_file()
+    path = cache_file(kind)
     if path is None:
         return
     original = compiler.compile
@@ -91,11 +100,23 @@ def install() -> None:
                 return made
             except Exception:  # noqa: BLE001 - a kept entry this engine refuses: compiled as always
                 del _kept[key]
-        made = original(p, flags)
-        with contextlib.suppress(Exception):  # a pattern not kept is compiled again next time, no more
-            parts = _parts(compiler, parser, p, int(flags))
-            if _make(p, parts) == made:
+        if _checked[0]:
+            # this process's first pattern came out of the two steps here as `re` makes it: the
+            # rest are made the one way (a pattern compiled twice cost an MCP server's start 2 ms)
+            with contextlib.suppress(Exception):  # compiled by `re` instead, and not kept
+                parts = _parts(compiler, parser, p, int(flags))
+                made = _make(p, parts)
                 _new[key] = parts
+                return made
+            return original(p, flags)
+        made = original(p, flags)
+        if _checked[0] is None:
+            _checked[0] = False
+            with contextlib.suppress(Exception):  # not as `re` makes it: nothing is kept
+                parts = _parts(compiler, parser, p, int(flags))
+                if _make(p, parts) == made:
+                    _new[key] = parts
+                    _checked[0] = True
         return made
 
     compiler.compile = compile
