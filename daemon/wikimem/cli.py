@@ -22,8 +22,12 @@ from typing import Any, TypeVar
 from . import recache
 
 # before the rest loads, so the patterns it compiles come from the kept code; one file of them
-# per command (its first word that is not an option)
-recache.install(next((word for word in sys.argv[1:] if not word.startswith("-")), ""))
+# per command (its first word that is not an option). Not for the processes that live long (the
+# MCP server, the daemon): they compile their patterns once, and the server answers its first
+# messages before it compiles most of them
+_COMMAND = next((word for word in sys.argv[1:] if not word.startswith("-")), "")
+if _COMMAND not in ("mcp", "run"):
+    recache.install(_COMMAND)
 
 import click  # noqa: E402 - after recache.install, as every import below
 
