@@ -781,9 +781,13 @@ class Bench:
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(root / "raw", copy)
         index_dir = self.work / "small-changes" / "whoosh-index"
-        checked(baseline("index", str(copies["whoosh"]), str(index_dir)), "plain whoosh index")
         qmd = self.qmd
-        home = qmd.indexed(copies["qmd"]) if qmd is not None else None
+        home: Path | None = None
+        with self.figure(f"one changed file, then found by search, {label}", baseline="plain whoosh update + a query"):
+            checked(baseline("index", str(copies["whoosh"]), str(index_dir)), "plain whoosh index")
+            home = qmd.indexed(copies["qmd"]) if qmd is not None else None
+        if not index_dir.is_dir() or (qmd is not None and home is None):
+            return  # what failed is the figure's error row
         original = target.read_text(encoding="utf-8")
 
         def edit(raw: Path, word: str, new: bool, i: int) -> str:

@@ -10,10 +10,9 @@ This keeps the code of each pattern compiled in a file of the user's cache folde
 ($XDG_CACHE_HOME/wikimem, else ~/.cache/wikimem), one file per command (a search compiles a
 fifth of what a compile does, and reading a compile's patterns cost a search more than it
 saved), Python build and engine version, and makes a pattern found there with that last step
-alone. A pattern is kept only if
-the one made from its kept code equals (`==` compares the code) the one `re` compiled; a
-process checks that with the first pattern it compiles, and makes the others the same way.
-Where anything here fails (another Python's `re`, an unreadable file, a full disk), patterns are
+alone. Each process makes the first pattern it compiles both ways, and goes on (making the
+others the one way, keeping them) only if the two are equal (`==` compares the code). Where
+anything here fails (another Python's `re`, an unreadable file, a full disk), patterns are
 compiled as always.
 """
 
@@ -68,8 +67,9 @@ def cache_file(kind: str = "") -> Path | None:
 
 def install(kind: str = "") -> None:
     """Compile patterns from the kept code from now on in this process, and keep the new ones
-    at its exit, in the file of its `kind` (the command it runs). Does nothing a second time, or where this Python's `re` is not the one this
-    module reads (its compile in two steps, in re._compiler)."""
+    at its exit, in the file of its `kind` (the command it runs). Does nothing a second time, or
+    where this Python's `re` is not the one this module reads (its compile in two steps, in
+    re._compiler)."""
     global _installed
     if _installed:
         return
@@ -167,20 +167,13 @@ def _save(path: Path) -> None:
     if len(last) > MAX_KEPT:
         last = dict(sorted(last.items(), key=lambda item: -item[1])[:MAX_KEPT])
     patterns = {key: _new[key] if key in _new else _kept[key] for key in last}
-    import tempfile  # loaded here: most processes write nothing
+    try:
+        from .workspace import atomic_write  # loaded here: most processes write nothing
 
-    with contextlib.suppress(OSError, ValueError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".re-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(marshal.dumps({"python": sys.version, "writes": writes, "patterns": patterns,
-                                            "last": last}))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, marshal.dumps({"python": sys.version, "writes": writes, "patterns": patterns,
+                                          "last": last}), durable=False)
+    except Exception:  # noqa: BLE001 - derived: the next process compiles what this one did not keep
+        return
     _kept.update(_new)
     _last.update(last)
     _writes[0] = writes
