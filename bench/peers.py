@@ -51,17 +51,18 @@ class Qmd:
         if not spec or spec == "none":
             return None, ""
         cmd = shlex.split(spec)
-        probe = cls(cmd, "?", work)
-        home = probe.new_home("probe")
+        qmd = cls(cmd, "?", work)
+        home = qmd.new_home("probe")
         try:
-            status = subprocess.run([*cmd, "status"], env=probe.env(home), capture_output=True, timeout=120, check=False)
+            status = subprocess.run([*cmd, "status"], env=qmd.env(home), capture_output=True, timeout=120, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return None, f"{spec}: {exc}"
         if status.returncode != 0:
             why = (status.stderr or status.stdout).decode("utf-8", "replace").strip().splitlines()
             return None, f"`{spec} status` exited {status.returncode}" + (f": {why[-1][:200]}" if why else
                                                                           " (qmd needs Node.js 22 or later)")
-        return cls(cmd, _version(cmd, probe.env(home)), work), ""
+        qmd.version = _version(cmd, qmd.env(home))
+        return qmd, ""
 
     def new_home(self, name: str) -> Path:
         """A home folder no qmd has used yet."""
@@ -97,10 +98,6 @@ class Qmd:
         """A `tools/call` of qmd's query tool: BM25 alone (see the module's docstring)."""
         return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "query", "arguments": {
             "searches": [{"type": "lex", "query": question}], "limit": 10, "rerank": False}}}
-
-    def home_of(self, raw: Path) -> Path | None:
-        """The home of an index of `raw` made earlier in this run, if any."""
-        return self.homes.get(raw)
 
     def indexed(self, raw: Path) -> Path:
         """The home of an index of `raw`, made now (untimed) if this run has none yet."""

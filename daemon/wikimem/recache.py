@@ -46,7 +46,7 @@ _writes = [0]  # the number of the file's last write, as read
 _checked: list[bool | None] = [None]
 _installed = False
 _loaded = False  # the file is read when a pattern is first compiled: a process that compiles
-# none (the MCP server answering `initialize`) never reads it
+# none never reads it
 
 
 def cache_file(kind: str = "") -> Path | None:
@@ -157,8 +157,8 @@ def _read(path: Path) -> None:
 
 
 def _save(path: Path) -> None:
-    """Write the kept patterns with this process's new ones, in one replace: a process that
-    reads the file meanwhile finds the old one or the new one, never half."""
+    """At the process's exit: write the kept patterns with its new ones, in one replace (a
+    process that reads the file meanwhile finds the old one or the new one, never half)."""
     if not _new:
         return
     writes = _writes[0] + 1
@@ -167,14 +167,8 @@ def _save(path: Path) -> None:
     if len(last) > MAX_KEPT:
         last = dict(sorted(last.items(), key=lambda item: -item[1])[:MAX_KEPT])
     patterns = {key: _new[key] if key in _new else _kept[key] for key in last}
-    try:
+    with contextlib.suppress(Exception):  # derived: the next process compiles what this one did not keep
         from .workspace import atomic_write  # loaded here: most processes write nothing
 
         atomic_write(path, marshal.dumps({"python": sys.version, "writes": writes, "patterns": patterns,
                                           "last": last}), durable=False)
-    except Exception:  # noqa: BLE001 - derived: the next process compiles what this one did not keep
-        return
-    _kept.update(_new)
-    _last.update(last)
-    _writes[0] = writes
-    _new.clear()
