@@ -400,3 +400,66 @@ def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws
     compile_(ws)
     assert_same(ws, tmp_path / "full", "a folder stopped being a collection")
     assert {p: i for p, i in ids().items() if "/fresh/" not in p} == {p: i for p, i in now.items() if "/fresh/" not in p}
+
+
+def test_an_edit_chooses_again_only_its_own_collections_concepts(ws: Workspace, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each collection's concepts are a function of its own counts: an edit in one collection
+    chooses that one's again and takes the others' as they were chosen (kept in state.db), and
+    the pages are still those of a full compile. A concept page whose members' shown content did
+    not move is not rendered, and the analyses of its members are not read."""
+    for i in range(60):
+        (ws.raw / f"n{i // 20}").mkdir(exist_ok=True)
+        (ws.raw / f"n{i // 20}" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    from wikimem.backends import offline
+
+    chosen_in: list[str] = []
+    real_choose_in = offline.choose_in
+
+    def choose_in(stats, collection, n):  # type: ignore[no-untyped-def]
+        chosen_in.append(collection)
+        return real_choose_in(stats, collection, n)
+
+    monkeypatch.setattr(offline, "choose_in", choose_in)
+    edited = ws.raw / "n1" / "note-025.md"
+    edited.write_text(note(random.Random(25), 25, edit=2), encoding="utf-8")
+    compile_(ws)
+    assert chosen_in == ["n1"]
+    assert_same(ws, tmp_path / "full", "an edit in one collection")
+
+    # the analyses read are those of the edited source and of the members the concept pages
+    # rendered read sentences from, not those of every member of every concept it names
+    rendered: dict[str, set[str]] = {}
+    read: list[str] = []
+    real_page, real_analysis = offline.concept_page, offline.OfflineBackend._analysis
+
+    def concept_page(concept, members, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rendered[concept.key] = {m.path for m in offline.read_by_concept_page(members)}
+        return real_page(concept, members, *args, **kwargs)
+
+    def analysis(self, batch, path, sha):  # type: ignore[no-untyped-def]
+        read.append(path)
+        return real_analysis(self, batch, path, sha)
+
+    monkeypatch.setattr(offline, "concept_page", concept_page)
+    monkeypatch.setattr(offline.OfflineBackend, "_analysis", analysis)
+    chosen_in.clear()
+    quiet = ws.raw / "n2" / "note-059.md"
+    quiet.write_text(quiet.read_text(encoding="utf-8") + "\nA line about the weather.\n", encoding="utf-8")
+    compile_(ws)
+    assert chosen_in == ["n2"]
+    assert "raw/n2/note-059.md" in read
+    assert set(read) <= {"raw/n2/note-059.md", *(p for members in rendered.values() for p in members)}
+    assert_same(ws, tmp_path / "full", "an edit of a source its concept pages read")
+
+    # the collections' choice kept in state.db is dropped by --rebuild and by a damaged record
+    state = State(ws.state_db)
+    try:
+        state.set_meta(offline.CHOSEN, {"version": "another", "in": {}})
+    finally:
+        state.close()
+    chosen_in.clear()
+    quiet.write_text(quiet.read_text(encoding="utf-8") + "\nAnother line.\n", encoding="utf-8")
+    compile_(ws)
+    assert sorted(chosen_in) == ["n0", "n1", "n2"]

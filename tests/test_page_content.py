@@ -896,7 +896,7 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
     at the end of its budget: the kinds of things (a few words) come on top of it."""
     from collections import Counter
 
-    from wikimem.backends.offline_concepts import _choose_in, budget
+    from wikimem.backends.offline_concepts import budget, choose_in
 
     n = 12
     limit = budget(n)
@@ -913,7 +913,7 @@ def test_a_kind_of_thing_takes_no_other_concepts_place() -> None:
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {}
 
-    chosen = {c.key for c in _choose_in(Stats(), "docs", n)}
+    chosen = {c.key for c in choose_in(Stats(), "docs", n)}
     assert {"function", "type"} <= chosen
     assert chosen - {"function", "type"} == set(names[:limit])
 
@@ -1741,7 +1741,7 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
     and not where two qualified names end alike (`to_thread.run_sync`, `from_thread.run_sync`)."""
     from collections import Counter
 
-    from wikimem.backends.offline_concepts import _choose_in, budget
+    from wikimem.backends.offline_concepts import budget, choose_in
 
     n = 12
     limit = budget(n)
@@ -1771,7 +1771,7 @@ def test_a_thing_spelled_several_ways_is_weighed_once_with_all_its_evidence() ->
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({written[k]: 3}) for k in keys if k in written}
 
-    concepts = _choose_in(Stats(), "docs", n)
+    concepts = choose_in(Stats(), "docs", n)
     lock = [c for c in concepts if "shaftlock" in c.keys]
     assert len(lock) == 1 and {"pkg.shaftlock", "shaft lock"} <= set(lock[0].keys), [c.keys for c in concepts]
     assert not [c for c in concepts if "run_sync" in c.keys or "path" in c.keys]
@@ -1808,7 +1808,7 @@ def test_a_word_said_mostly_in_one_phrase_names_its_page_by_the_phrase() -> None
     words want."""
     from collections import Counter
 
-    from wikimem.backends.offline_concepts import _choose_in
+    from wikimem.backends.offline_concepts import choose_in
 
     rows = [("ledger", 6, 8, 2, 1), ("vault", 5, 8, 2, 1), ("quota", 5, 8, 2, 1), ("sweep", 4, 8, 2, 1),
             ("tally", 4, 8, 2, 1)]
@@ -1838,7 +1838,7 @@ def test_a_word_said_mostly_in_one_phrase_names_its_page_by_the_phrase() -> None
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({written[k]: 3}) for k in keys if k in written}
 
-    concepts = {c.title: c for c in _choose_in(Stats(), "docs", 12)}
+    concepts = {c.title: c for c in choose_in(Stats(), "docs", 12)}
     assert set(concepts) == {"Ledger entries", "Vault", "Quotas", "Sweeps", "Tallies"}, list(concepts)
     ledger = concepts["Ledger entries"]
     assert ledger.aliases == ["Ledgers"] and set(ledger.keys) == {"ledger", "ledger entry"}
@@ -1850,7 +1850,7 @@ def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_na
     and the pages follow that choice: three pages, not one page for all three."""
     from collections import Counter
 
-    from wikimem.backends.offline_concepts import _choose_in
+    from wikimem.backends.offline_concepts import choose_in
 
     rows = [("run_sync", 6, 9, 3, 1), ("pkg.to_thread.run_sync", 4, 8, 2, 1),
             ("pkg.from_thread.run_sync", 4, 8, 2, 1), ("pkg.ShaftLock".lower(), 4, 8, 2, 1), ("shaftlock", 4, 6, 2, 1)]
@@ -1872,6 +1872,6 @@ def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_na
         def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
             return {k: Counter({written[k]: 3}) for k in keys if k in written}
 
-    pages = sorted(sorted(c.keys) for c in _choose_in(Stats(), "docs", 12))
+    pages = sorted(sorted(c.keys) for c in choose_in(Stats(), "docs", 12))
     assert pages == [["pkg.from_thread.run_sync"], ["pkg.shaftlock", "shaftlock"], ["pkg.to_thread.run_sync"],
                      ["run_sync"]], pages

@@ -55,7 +55,7 @@ ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 # the kinds of things technical writing names all the time ("the function returns", "pass an
 # option"), but what a chapter or a reference page may be about ("Functions", "Options", "Error
 # Handling", "Packages and Crates"): a word, or an end of a phrase, as any other; alone, named
-# only by a source about it (its title), and a concept only then (offline_concepts._choose_in)
+# only by a source about it (its title), and a concept only then (offline_concepts.choose_in)
 NAMED_THINGS = frozenset(
     """function functions method methods class classes module modules package packages library libraries
     error errors test tests type types variable variables field fields option options argument arguments

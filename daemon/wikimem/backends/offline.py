@@ -53,7 +53,15 @@ from ..state import encode_analysis
 from . import offline_hubs
 from .base import Batch, BatchResult, PageEdit, SourceOutcome
 from .beside import shared
-from .offline_concepts import Concept, MemoryStats, TermStats, choose_concepts, relevance, title_of
+from .offline_concepts import (
+    Concept,
+    MemoryStats,
+    TermStats,
+    choose_concepts,
+    choose_in,
+    relevance,
+    title_of,
+)
 from .offline_pages import (
     MAIN_MEMBERS,
     QUOTED_MEMBERS,
@@ -75,6 +83,7 @@ MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
 OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Listener.rendered)
+CHOSEN = "offline.chosen"  # state.db's meta key of each collection's own concepts (_Compile._choose_in)
 
 # a concept page to render: its key, the concept, its ranked members, its related concepts, its
 # timelines (title, page) and how many sources it has
@@ -194,10 +203,12 @@ class OfflineBackend:
 
     @staticmethod
     def _ranked(concept: Concept, docs: list[Doc], weights: dict[int, tuple[int, int]],
-                analysis_of: Any) -> list[Member]:
+                analysis_of: Any = None) -> list[Member]:
         """A concept's members, most relevant first. Ranked from the store's counts; the members
         its page reads sentences from (the most relevant, and the first that define it) are
-        made from their analyses, the rest are listed by title only."""
+        made from their analyses, the rest are listed by title only. Without `analysis_of`,
+        every member is made from the counts alone: in the same order, with the same level and
+        mentions (the store counts them as the analysis does), but no sentences to read."""
         order = sorted(docs, key=lambda d: (-relevance(weights[d.id][1], weights[d.id][0]), d.path))
         # a page shows its first members and the first that define it (concept_page): members
         # are made of those alone, the rest counted (a concept of 7,519 sources made 7,519)
@@ -205,7 +216,8 @@ class OfflineBackend:
         newest = recent(order)  # for its changes over time
         shown = {d.path for d in (*order[:SHOWN_MEMBERS], *defining, *newest)}
         full = {d.path for d in (*order[:QUOTED_MEMBERS], *defining, *newest)}
-        return [_member(d, analysis_of(d), concept) if d.path in full else _light_member(d, *weights[d.id])
+        return [_member(d, analysis_of(d), concept) if analysis_of is not None and d.path in full
+                else _light_member(d, *weights[d.id])
                 for d in order if d.path in shown]
 
     def compile(self, batch: Batch) -> BatchResult:
@@ -283,6 +295,11 @@ class _Compile:
         self.edits: list[PageEdit] = []
         self.offered = 0  # edits the listener was told of
         self.includes: dict[str, str] = {}  # of the sources that came: the file each includes before its title
+        # each collection's own concepts as last chosen, and as chosen now (_choose_in)
+        kept = None if self.full else state.get_meta(CHOSEN)
+        self.chosen_before: dict[str, Any] = \
+            kept["in"] if isinstance(kept, dict) and kept.get("version") == backend.version else {}
+        self.chosen_now: dict[str, Any] = {}
 
     def analysis_of(self, doc: Doc) -> dict[str, Any]:
         if doc.path not in self.analyses:
@@ -366,6 +383,9 @@ class _Compile:
         moved = self.store.update(self._removals(), self._additions(), self.collection, self.counted_in)
         self.moved_keys = {key.split("\x1f", 1)[1] for key in moved}
         self.added = {p for p in self.coming if p in self.ok}
+        # the collections whose counts moved (those of every source counted in or out)
+        self.recounted = {key.split("\x1f", 1)[0] for key in moved} | {self.collection(p) for p in self.added} \
+            | {self.counted_in(p) for p in self.leaving}
         self.n = len(self.ok)
         self.collections = sorted({self.collection(p) for p in self.ok})
 
@@ -405,7 +425,10 @@ class _Compile:
     def choose_concepts(self) -> None:
         ok, store = self.ok, self.store
         self.old = old = store.concepts()
-        self.concepts = concepts = choose_concepts(_StoreStats(store, {p: self.collection(p) for p in ok}))
+        self.concepts = concepts = choose_concepts(_StoreStats(store, {p: self.collection(p) for p in ok}),
+                                                   self._choose_in)
+        if self.chosen_now != self.chosen_before:
+            self.state.set_meta(CHOSEN, {"version": self.backend.version, "in": self.chosen_now})
         self.by_key = {k: c for c in concepts.values() for k in c.keys}
         self.redefined = {
             k for k, c in concepts.items()
@@ -425,6 +448,21 @@ class _Compile:
         self.df = {k: old[k].df for k in concepts if k not in self.check}
         for k in sorted(self.check):
             self._gather(k)
+
+    def _choose_in(self, stats: TermStats, collection: str, n: int) -> list[Concept]:
+        """A collection's own concepts: those chosen last time while its counts have not moved
+        (an edit in one collection leaves the others' choice as it was), else chosen again. What
+        each collection chose is kept in state.db, under the version of the code that chose it."""
+        before = self.chosen_before.get(collection)
+        if before is not None and before["n"] == n and collection not in self.recounted:
+            chosen = [Concept(key, title, list(aliases), slug, tuple(keys), tuple(colls))
+                      for key, title, aliases, slug, keys, colls in before["concepts"]]
+        else:
+            chosen = choose_in(stats, collection, n)
+        # as chosen, before choose_concepts merges them across collections
+        self.chosen_now[collection] = {"n": n, "concepts": [[c.key, c.title, list(c.aliases), c.slug, list(c.keys),
+                                                             list(c.collections)] for c in chosen]}
+        return chosen
 
     def _members_of(self, c: Concept) -> list[Doc]:
         """The sources a concept gathers: those of the collections that chose it that mention
@@ -638,7 +676,9 @@ class _Compile:
         for k in sorted(self.check):
             concept = concepts[k]
             docs = self.members[k]
-            ranked = self.backend._ranked(concept, docs, self.weight_of[k], self.analysis_of)
+            # ranked from the counts alone: the members' analyses are read only for a page
+            # rendered (checking the concepts of one edited source read 85 analyses for 6 pages)
+            ranked = self.backend._ranked(concept, docs, self.weight_of[k])
             main = [m.path for m in ranked[:2]]
             related = _related(concept, [ok[p] for p in main], concepts)
             its_lines = sorted({t.slug: t for key in concept.keys for t in self.of_subject.get(key, [])}.values(),
@@ -646,19 +686,22 @@ class _Compile:
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
                                [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines],
                                longer.get(k, ())])
-            # what the page is made of: the members it can show, in their order, with their
-            # content, and how many there are in all; a member it cannot show changing (the one
-            # edited note among thousands) leaves the page as it is, unrendered
-            # (with how the cross-references of the members it reads sentences from resolve)
+            # what the page is made of: the members it can show, in their order, and how many
+            # there are in all; the content of those it reads sentences from (and how their
+            # cross-references resolve), the rest are listed by title alone. A member it cannot
+            # show changing (the one edited note among thousands), or one it only lists, leaves
+            # the page as it is, unrendered
             read = {m.path for m in read_by_concept_page(ranked)}
             fingerprint = hashlib.sha1("\n".join([
                 head, str(len(docs)),
-                *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{ok[m.path].sha256}\0{m.level}\0{m.mentions}"
-                  f"\0{shown_as.get(m.path, '') if m.path in read else ''}" for m in ranked),
+                *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{m.level}\0{m.mentions}"
+                  + (f"\0{ok[m.path].sha256}\0{shown_as.get(m.path, '')}" if m.path in read else "")
+                  for m in ranked),
             ]).encode()).hexdigest()
             before = old.get(k)
             if self.full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
                     or concept.page not in self.existing:
+                ranked = self.backend._ranked(concept, docs, self.weight_of[k], self.analysis_of)
                 self.to_render.append((k, concept, ranked, related,
                                        [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs),
                                        longer.get(k, ())))

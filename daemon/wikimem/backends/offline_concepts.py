@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
@@ -171,12 +171,17 @@ def eligible(n: int, df: int, strength: int, signal_docs: int, strong_docs: int)
     return True
 
 
-def choose_concepts(stats: TermStats) -> dict[str, Concept]:
-    """The concepts of every collection, merged into one page per thing across collections."""
+ChooseIn = Callable[["TermStats", str, int], list[Concept]]
+
+
+def choose_concepts(stats: TermStats, per_collection: ChooseIn | None = None) -> dict[str, Concept]:
+    """The concepts of every collection, merged into one page per thing across collections.
+    `per_collection(stats, collection, n)` gives one collection's own: choose_in by default,
+    a function of that collection's counts alone."""
     chosen: dict[str, Concept] = {}
     spelled: dict[str, str] = {}  # _spelling(key) -> the key chosen first
     for collection, n in sorted(stats.collections().items()):
-        for concept in _choose_in(stats, collection, n):
+        for concept in (per_collection or choose_in)(stats, collection, n):
             existing = chosen.get(spelled.get(_spelling(concept.key), concept.key))
             if existing is None:
                 chosen[concept.key] = concept
@@ -214,7 +219,7 @@ def _spelling(key: str) -> str:
     return run_together(key).rstrip("!") or run_together(key)
 
 
-def _choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
+def choose_in(stats: TermStats, collection: str, n: int) -> list[Concept]:
     limit = budget(n)
     # a kind of thing all technical writing names ("function", "option") is a concept where a
     # source is about it or defines it ("Functions", "Options"), not for a section of that name;
