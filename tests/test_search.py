@@ -264,6 +264,25 @@ def many_notes(ws, n=90):
                                    f"## Usage {i}\n\nThe widget uses {topic} in step {i} of {i % 7} stages.\n")
 
 
+def test_an_update_drops_the_segments_it_left_empty(ws):
+    """Each small update deletes a changed file's entries and writes a segment of its own: a
+    segment left without a live entry is dropped at once, not kept (and opened by every search)
+    until whoosh's merge policy reaches it."""
+    from whoosh import index as windex
+
+    many_notes(ws, 30)
+    S.update_index(ws)
+    for i in range(7):
+        write(ws, "many/n3.md", f"# Widget note 3\n\nRewritten {i}: the falcon flies in round{i}.\n")
+        S.update_index(ws, only=["raw/many/n3.md"])
+        segments = windex.open_dir(str(S.index_dir(ws)))._segments()
+        assert len(segments) <= 2 and all(s.doc_count() > 0 for s in segments), \
+            [(s.doc_count_all(), s.deleted_count()) for s in segments]
+        assert paths(S.search(ws, f"round{i}")) == ["raw/many/n3.md"]
+        assert i == 0 or not S.search(ws, f"round{i - 1}")
+    assert paths(S.search(ws, "widget basalt detail number 12"))[0] == "raw/many/n12.md"
+
+
 @pytest.mark.parametrize("edited", [False, True])
 def test_fast_scorer_scores_exactly_as_whoosh_does(ws, edited):
     many_notes(ws)
