@@ -41,7 +41,7 @@ def test_patterns_are_kept_and_made_again_alike(tmp_path: Path) -> None:
     files = list((tmp_path / "wikimem").glob("re-*.marshal"))
     assert len(files) == 1
     data = marshal.loads(files[0].read_bytes())
-    assert data["python"] == sys.version and (r"(?P<year>\d{4})-(?P<month>\d\d)", 0) in data["patterns"]
+    assert data["python"] == f"{sys.version} -O{sys.flags.optimize}" and (r"(?P<year>\d{4})-(?P<month>\d\d)", 0) in data["patterns"]
     second = run(tmp_path)
     assert second["kept"] >= 5 and second["new"] == 0  # every pattern made from the kept code
     assert second["made"] == first["made"]  # flags, groups, names and matches as re made them
@@ -125,3 +125,66 @@ recache.install("test")''')
                                     check=True).stdout)
     assert got["new"] == 0 and got["made"] == run(tmp_path / "reference")["made"]
     assert not list((tmp_path / "wikimem").glob("re-*.marshal"))
+
+
+CLASSES = r'''
+from __future__ import annotations
+import dataclasses, json, sys
+from wikimem import recache
+if sys.argv[1] == "kept":
+    recache.install("test")
+from dataclasses import dataclass, field
+
+@dataclass(frozen=True)
+class Point:
+    x: int
+    y: int = 0
+    tags: tuple[str, ...] = ()
+
+@dataclass(order=True)
+class Box:
+    name: str
+    items: list[int] = field(default_factory=list)
+    _hidden: int = field(default=3, repr=False)
+
+p, b = Point(1, 2, ("a",)), Box("b", [1])
+try:
+    p.x = 5
+    frozen = "assigned"
+except dataclasses.FrozenInstanceError as exc:
+    frozen = type(exc).__name__
+b.items.append(2)
+print(json.dumps({
+    "repr": [repr(p), repr(b), repr(Box("c"))], "eq": [p == Point(1, 2, ("a",)), b == Box("b", [1, 2]), Box("a") < b],
+    "hash": hash(p) == hash(Point(1, 2, ("a",))), "frozen": frozen, "fresh": Box("d").items is not Box("d").items,
+    "annotations": [str(Point.__init__.__annotations__), str(Box.__init__.__annotations__)],
+    "defaults": [repr(Point.__init__.__defaults__), Point.__match_args__],
+    "kept": sum(1 for k in recache._kept if k[1] == recache.CODE),
+    "new": sum(1 for k in recache._new if k[1] == recache.CODE),
+}))
+'''
+
+
+def classes(cache: Path, how: str) -> dict:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    proc = subprocess.run([sys.executable, "-c", CLASSES, how], env=env, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_the_functions_of_dataclasses_are_made_from_kept_code_alike(tmp_path: Path) -> None:
+    """A class made with `dataclasses` gets functions compiled from source text: the code compiled
+    in one process is run in the next, and the classes behave as `dataclasses` alone makes them
+    (here defined in a module with `from __future__ import annotations`, whose flag the kept code
+    must not take)."""
+    reference = classes(tmp_path, "plain")
+    first = classes(tmp_path, "kept")
+    assert first["kept"] == 0 and first["new"] >= 6
+    data = marshal.loads(next((tmp_path / "wikimem").glob("re-*.marshal")).read_bytes())
+    assert any("def __init__(self" in source for source in data["code"])
+    second = classes(tmp_path, "kept")
+    assert second["kept"] >= 6 and second["new"] == 0
+    for got in (first, second):
+        assert {k: v for k, v in got.items() if k not in ("kept", "new")} == \
+            {k: v for k, v in reference.items() if k not in ("kept", "new")}
+    assert reference["frozen"] == "FrozenInstanceError" and reference["annotations"][0] == \
+        "{'x': 'int', 'y': 'int', 'tags': 'tuple[str, ...]', 'return': None}"
