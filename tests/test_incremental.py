@@ -400,3 +400,53 @@ def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws
     compile_(ws)
     assert_same(ws, tmp_path / "full", "a folder stopped being a collection")
     assert {p: i for p, i in ids().items() if "/fresh/" not in p} == {p: i for p, i in now.items() if "/fresh/" not in p}
+
+
+def _book(ws: Workspace, chapters: int = 30) -> list[str]:
+    """A book: an mdBook SUMMARY.md that lists its chapters, each a note. More than
+    PARALLEL_THRESHOLD sources, so a compile from nothing analyses them in worker processes."""
+    (ws.raw / "book").mkdir()
+    names = [f"chapter-{i:02d}.md" for i in range(chapters)]
+    for i, name in enumerate(names):
+        (ws.raw / "book" / name).write_text(note(random.Random(i), i), encoding="utf-8")
+    summary = ["# Summary", ""] + [f"- [Chapter {i}]({name})" for i, name in enumerate(names)]
+    (ws.raw / "book" / "SUMMARY.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
+    return names
+
+
+def test_a_hub_read_by_a_worker_process_lists_again_what_changed(ws: Workspace, tmp_path: Path) -> None:
+    """A compile from nothing reads its sources in worker processes, which handed back what
+    counting needs but not the table of contents: the hubs were never recorded (state.db,
+    offline.hubs), so an incremental compile kept listing a deleted chapter, and an edited
+    chapter's old lead, on the hub's page."""
+    names = _book(ws)
+    compile_(ws)
+    book = ws.raw / "book"
+    (book / names[3]).write_text("# Chapter three\n\nAn entirely new lead for the third chapter.\n", encoding="utf-8")
+    compile_(ws)
+    assert "An entirely new lead for the third chapter." in (ws.wiki / "sources" / "book-summary.md").read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "an edit of a chapter a hub lists")
+    (book / names[5]).unlink()
+    compile_(ws)
+    assert names[5].removesuffix(".md") not in (ws.wiki / "sources" / "book-summary.md").read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "a deletion of a chapter a hub lists")
+
+
+def test_a_state_db_that_missed_hubs_reads_them_from_the_cached_analyses(ws: Workspace, tmp_path: Path) -> None:
+    """A state.db written before every hub was recorded (offline.hubs, which missed those read
+    in worker processes) has them read once from the cached analyses."""
+    names = _book(ws)
+    compile_(ws)
+    state = State(ws.state_db)
+    state.delete_meta("offline.hub_targets")
+    state.set_meta("offline.hubs", {})
+    state.close()
+    (ws.raw / "book" / names[7]).unlink()
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "a deletion, with the hubs missing from state.db")
+    state = State(ws.state_db)
+    try:
+        assert state.get_meta("offline.hubs") is None
+        assert list(state.get_meta("offline.hub_targets")) == ["raw/book/SUMMARY.md"]
+    finally:
+        state.close()
