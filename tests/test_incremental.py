@@ -450,3 +450,44 @@ def test_a_state_db_that_missed_hubs_reads_them_from_the_cached_analyses(ws: Wor
         assert list(state.get_meta("offline.hub_targets")) == ["raw/book/SUMMARY.md"]
     finally:
         state.close()
+
+
+def test_page_names_follow_raw_as_a_full_compile_names_them(ws: Workspace, tmp_path: Path) -> None:
+    """Two files whose names make one page name: the first in path order has it, the other a
+    longer one (compiler.assign_page). When the first goes, the other's page takes the short
+    name, as a compile from nothing names it; when a file that comes first arrives, it takes
+    the name and the other's page moves. Links to the moved page follow it."""
+    for i in range(6):
+        (ws.raw / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "CHANGES.md").write_text("# Changes\n\nRelease notes: the gearbox turns both ways.\n", encoding="utf-8")
+    (ws.raw / "changes.md").write_text(note(random.Random(40), 40), encoding="utf-8")
+    (ws.raw / "SUMMARY.md").write_text("# Summary\n\n- [Changes](changes.md)\n- [Note](note-1.md)\n", encoding="utf-8")
+    compile_(ws)
+    assert (ws.wiki / "sources" / "changes.md").is_file() and (ws.wiki / "sources" / "changes-md.md").is_file()
+    (ws.raw / "CHANGES.md").unlink()
+    report = compile_(ws)
+    assert not (ws.wiki / "sources" / "changes-md.md").exists()
+    assert "raw/changes.md" in (ws.wiki / "sources" / "changes.md").read_text(encoding="utf-8")
+    assert "raw/changes.md" in report.compiled
+    assert_same(ws, tmp_path / "full", "the file that held the short name deleted")
+    (ws.raw / "CHANGES.md").write_text("# Changes\n\nRelease notes, back again.\n", encoding="utf-8")
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "a file that comes first in path order added")
+    assert compile_(ws).noop
+
+
+def test_a_page_name_held_by_a_persons_page_is_not_taken(ws: Workspace) -> None:
+    """The file that held a name goes, but a person edited its page (kept): the other source
+    keeps its longer name rather than write over it."""
+    for i in range(4):
+        (ws.raw / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "CHANGES.md").write_text("# Changes\n\nRelease notes: the gearbox turns both ways.\n", encoding="utf-8")
+    (ws.raw / "changes.md").write_text(note(random.Random(40), 40), encoding="utf-8")
+    compile_(ws)
+    short = ws.wiki / "sources" / "changes.md"
+    short.write_text(short.read_text(encoding="utf-8") + "\nA person's own note.\n", encoding="utf-8")
+    (ws.raw / "CHANGES.md").unlink()
+    compile_(ws)
+    assert "A person's own note." in short.read_text(encoding="utf-8")
+    assert "raw/changes.md" in (ws.wiki / "sources" / "changes-md.md").read_text(encoding="utf-8")
+    assert compile_(ws).noop
