@@ -491,3 +491,22 @@ def test_a_page_name_held_by_a_persons_page_is_not_taken(ws: Workspace) -> None:
     assert "A person's own note." in short.read_text(encoding="utf-8")
     assert "raw/changes.md" in (ws.wiki / "sources" / "changes-md.md").read_text(encoding="utf-8")
     assert compile_(ws).noop
+
+
+def test_a_folder_emptied_of_its_pages_goes_with_them(ws: Workspace, tmp_path: Path) -> None:
+    """A long document's part pages (sources/<page stem>/) go when it is renamed or deleted:
+    their folder goes with them, as a compile from nothing has none."""
+    from test_source_parts import reference
+
+    (ws.raw / "reference.md").write_text(reference(), encoding="utf-8")
+    (ws.raw / "note.md").write_text(note(random.Random(1), 1), encoding="utf-8")
+    compile_(ws)
+    assert (ws.wiki / "sources" / "reference").is_dir()
+    (ws.raw / "reference.md").rename(ws.raw / "settings.md")
+    compile_(ws)
+    assert not (ws.wiki / "sources" / "reference").exists() and (ws.wiki / "sources" / "settings").is_dir()
+    (ws.raw / "settings.md").unlink()
+    compile_(ws)
+    assert not (ws.wiki / "sources" / "settings").exists()
+    assert (ws.wiki / "sources").is_dir()  # a folder of the layout stays, empty or not
+    assert_same(ws, tmp_path / "full", "a long document renamed and deleted")

@@ -63,6 +63,7 @@ from .workspace import (
     file_sha256,
     owned,
     read_owned,
+    remove_empty_folders,
     remove_owned,
     remove_stale_temp_files,
     writer_lock,
@@ -772,7 +773,8 @@ class PageWriter:
         journal.record(self.intents)
         for target, data in self.planned.items():
             if data is None:
-                remove_owned(self.ws.wiki, target)
+                if remove_owned(self.ws.wiki, target):
+                    remove_empty_folders(self.ws.wiki, target, self.ws.layout)
             else:
                 atomic_write(target, data, durable=False, base=self.ws.wiki)
 
