@@ -224,8 +224,8 @@ def remove_owned(base: Path, path: Path) -> bool:
 
 def remove_empty_folders(base: Path, path: Path, keep: Collection[Path] = ()) -> None:
     """After wikimem removed the file `path`: the folders it leaves empty go too (a source's
-    part pages' folder, facts/ without a timeline), up to `base` but never `base` nor a folder
-    in `keep`, so that the tree is the one a compile from nothing makes."""
+    part pages' folder, a catalog's, facts/ without a timeline), up to `base` but never `base`
+    nor a folder in `keep`, so that the tree is the one a compile from nothing makes."""
     folder = path.parent
     while folder != base and folder not in keep and base in folder.parents:
         try:
