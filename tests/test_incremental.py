@@ -463,3 +463,113 @@ def test_an_edit_chooses_again_only_its_own_collections_concepts(ws: Workspace, 
     quiet.write_text(quiet.read_text(encoding="utf-8") + "\nAnother line.\n", encoding="utf-8")
     compile_(ws)
     assert sorted(chosen_in) == ["n0", "n1", "n2"]
+
+
+def _book(ws: Workspace, chapters: int = 30) -> list[str]:
+    """A book: an mdBook SUMMARY.md that lists its chapters, each a note. More than
+    PARALLEL_THRESHOLD sources, so a compile from nothing analyses them in worker processes."""
+    (ws.raw / "book").mkdir()
+    names = [f"chapter-{i:02d}.md" for i in range(chapters)]
+    for i, name in enumerate(names):
+        (ws.raw / "book" / name).write_text(note(random.Random(i), i), encoding="utf-8")
+    summary = ["# Summary", ""] + [f"- [Chapter {i}]({name})" for i, name in enumerate(names)]
+    (ws.raw / "book" / "SUMMARY.md").write_text("\n".join(summary) + "\n", encoding="utf-8")
+    return names
+
+
+def test_a_hub_read_by_a_worker_process_lists_again_what_changed(ws: Workspace, tmp_path: Path) -> None:
+    """A compile from nothing reads its sources in worker processes, which handed back what
+    counting needs but not the table of contents: the hubs were never recorded (state.db,
+    offline.hubs), so an incremental compile kept listing a deleted chapter, and an edited
+    chapter's old lead, on the hub's page."""
+    names = _book(ws)
+    compile_(ws)
+    book = ws.raw / "book"
+    (book / names[3]).write_text("# Chapter three\n\nAn entirely new lead for the third chapter.\n", encoding="utf-8")
+    compile_(ws)
+    assert "An entirely new lead for the third chapter." in (ws.wiki / "sources" / "book-summary.md").read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "an edit of a chapter a hub lists")
+    (book / names[5]).unlink()
+    compile_(ws)
+    assert names[5].removesuffix(".md") not in (ws.wiki / "sources" / "book-summary.md").read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "a deletion of a chapter a hub lists")
+
+
+def test_a_state_db_that_missed_hubs_reads_them_from_the_cached_analyses(ws: Workspace, tmp_path: Path) -> None:
+    """A state.db written before every hub was recorded (offline.hubs, which missed those read
+    in worker processes) has them read once from the cached analyses."""
+    names = _book(ws)
+    compile_(ws)
+    state = State(ws.state_db)
+    state.delete_meta("offline.hub_targets")
+    state.set_meta("offline.hubs", {})
+    state.close()
+    (ws.raw / "book" / names[7]).unlink()
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "a deletion, with the hubs missing from state.db")
+    state = State(ws.state_db)
+    try:
+        assert state.get_meta("offline.hubs") is None
+        assert list(state.get_meta("offline.hub_targets")) == ["raw/book/SUMMARY.md"]
+    finally:
+        state.close()
+
+
+def test_page_names_follow_raw_as_a_full_compile_names_them(ws: Workspace, tmp_path: Path) -> None:
+    """Two files whose names make one page name: the first in path order has it, the other a
+    longer one (compiler.assign_page). When the first goes, the other's page takes the short
+    name, as a compile from nothing names it; when a file that comes first arrives, it takes
+    the name and the other's page moves. Links to the moved page follow it."""
+    for i in range(6):
+        (ws.raw / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "CHANGES.md").write_text("# Changes\n\nRelease notes: the gearbox turns both ways.\n", encoding="utf-8")
+    (ws.raw / "changes.md").write_text(note(random.Random(40), 40), encoding="utf-8")
+    (ws.raw / "SUMMARY.md").write_text("# Summary\n\n- [Changes](changes.md)\n- [Note](note-1.md)\n", encoding="utf-8")
+    compile_(ws)
+    assert (ws.wiki / "sources" / "changes.md").is_file() and (ws.wiki / "sources" / "changes-md.md").is_file()
+    (ws.raw / "CHANGES.md").unlink()
+    report = compile_(ws)
+    assert not (ws.wiki / "sources" / "changes-md.md").exists()
+    assert "raw/changes.md" in (ws.wiki / "sources" / "changes.md").read_text(encoding="utf-8")
+    assert "raw/changes.md" in report.compiled
+    assert_same(ws, tmp_path / "full", "the file that held the short name deleted")
+    (ws.raw / "CHANGES.md").write_text("# Changes\n\nRelease notes, back again.\n", encoding="utf-8")
+    compile_(ws)
+    assert_same(ws, tmp_path / "full", "a file that comes first in path order added")
+    assert compile_(ws).noop
+
+
+def test_a_page_name_held_by_a_persons_page_is_not_taken(ws: Workspace) -> None:
+    """The file that held a name goes, but a person edited its page (kept): the other source
+    keeps its longer name rather than write over it."""
+    for i in range(4):
+        (ws.raw / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "CHANGES.md").write_text("# Changes\n\nRelease notes: the gearbox turns both ways.\n", encoding="utf-8")
+    (ws.raw / "changes.md").write_text(note(random.Random(40), 40), encoding="utf-8")
+    compile_(ws)
+    short = ws.wiki / "sources" / "changes.md"
+    short.write_text(short.read_text(encoding="utf-8") + "\nA person's own note.\n", encoding="utf-8")
+    (ws.raw / "CHANGES.md").unlink()
+    compile_(ws)
+    assert "A person's own note." in short.read_text(encoding="utf-8")
+    assert "raw/changes.md" in (ws.wiki / "sources" / "changes-md.md").read_text(encoding="utf-8")
+    assert compile_(ws).noop
+
+
+def test_a_folder_emptied_of_its_pages_goes_with_them(ws: Workspace, tmp_path: Path) -> None:
+    """A long document's part pages (sources/<page stem>/) go when it is renamed or deleted:
+    their folder goes with them, as a compile from nothing has none."""
+    from test_source_parts import reference
+
+    (ws.raw / "reference.md").write_text(reference(), encoding="utf-8")
+    (ws.raw / "note.md").write_text(note(random.Random(1), 1), encoding="utf-8")
+    compile_(ws)
+    assert (ws.wiki / "sources" / "reference").is_dir()
+    (ws.raw / "reference.md").rename(ws.raw / "settings.md")
+    compile_(ws)
+    assert not (ws.wiki / "sources" / "reference").exists() and (ws.wiki / "sources" / "settings").is_dir()
+    (ws.raw / "settings.md").unlink()
+    compile_(ws)
+    assert not (ws.wiki / "sources" / "settings").exists()
+    assert (ws.wiki / "sources").is_dir()  # a folder of the layout stays, empty or not
+    assert_same(ws, tmp_path / "full", "a long document renamed and deleted")

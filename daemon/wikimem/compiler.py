@@ -16,7 +16,7 @@ import posixpath
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -63,6 +63,7 @@ from .workspace import (
     file_sha256,
     owned,
     read_owned,
+    remove_empty_folders,
     remove_owned,
     remove_stale_temp_files,
     writer_lock,
@@ -478,6 +479,9 @@ class Plan:
     rerender: bool = False  # the same, because another version of the backend wrote them
     merged: bool = False  # git merged pages another clone wrote: the backend runs (state.RENDER_PENDING)
     refs: dict[str, SourceRef] = field(default_factory=dict)  # each candidate with its page
+    # a source whose page name changes, as a compile from nothing names it (_assign_pages) -> its
+    # page until now: compiled, and the old page goes
+    repaged: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     scanned_ns: int = 0  # when the scan that read the sources' times began (SourceRow.seen_ns)
 
@@ -573,36 +577,74 @@ KEPT_PAGES_META = "pages.kept"  # source pages kept as a person's when their sou
 
 def _assign_pages(ws: Workspace, todo: Plan, gone: dict[str, SourceRow], listed: dict[str, set[str]],
                   state_kept: list[str] | None = None) -> None:
-    """todo.refs: every candidate with its page; a new source gets a free name."""
-    rows, current, changed = todo.rows, todo.current, todo.changed
-    taken = {row.page for p, row in rows.items() if row.page and p in current and p not in changed}
-    # a removed source's page is not handed to a new source in the same run: it is being
-    # deleted (or kept, when a person edited it) by this very compile
-    held = {row.page for p, row in gone.items() if row.page and p not in todo.renamed.values()}
+    """todo.refs: every candidate with its page.
+
+    Page names are those a compile from nothing gives raw/: in path order, each file the first
+    free of its names (assign_page), so two files whose names make one page name (CHANGES.md,
+    changes.md) share it out in path order. A source keeps its page until the files of raw/
+    change: when a file comes, goes or is renamed, each source takes the name a compile from
+    nothing would give it (the file that held a name went: the other takes it), and its page
+    moves, as a renamed source's does (todo.repaged). Never onto a page a person kept or wrote:
+    then the source keeps its page, and a new one gets a free name."""
+    rows, current, candidates = todo.rows, todo.current, todo.candidates
+    kept = set(state_kept) if state_kept is not None else set()
     foreign: dict[str, tuple[list[str], str]] | None = None
     # in path order, as the scan lists them, but a file of a type no loader reads (it will be
     # skipped) after the others: it never takes the page name of a document that has a page
-    for f in sorted(todo.candidates, key=lambda f: source_suffix(f.path) not in SUPPORTED_SUFFIXES):
-        row = rows.get(f.path)
-        page = row.page if row and row.page else None
+    def order(files: Iterable[RawFile]) -> list[RawFile]:
+        return sorted(files, key=lambda f: source_suffix(f.path) not in SUPPORTED_SUFFIXES)
+
+    def paged(path: str) -> str | None:
+        row = rows.get(path)
+        return row.page if row and row.page else None
+
+    if not (todo.renamed or todo.removed or any(paged(f.path) is None for f in candidates)):
+        # the same files as the last compile: the same names
+        for f in candidates:
+            todo.refs[f.path] = SourceRef(f.path, todo.shas[f.path], paged(f.path) or "")
+        return
+    ideal: dict[str, str] = {}
+    named: set[str] = set()
+    for f in order(current.values()):
+        ideal[f.path] = name = assign_page(f.path, named)
+        named.add(name)
+    # a page a source of raw/ holds, and a removed source's page (deleted by this compile, or
+    # kept when a person edited it)
+    holder = {had: p for p in current if (had := paged(p))}
+    held = {row.page: p for p, row in gone.items() if row.page and p not in todo.renamed.values()}
+    moving = {f.path for f in candidates if paged(f.path) != ideal[f.path]}
+    if moving:
+        foreign = _foreign_pages(ws, todo.pages, listed)
+
+    def free(path: str, page: str) -> bool:
+        occupant = holder.get(page)
+        if occupant is not None and occupant != path and occupant not in moving:
+            return False
+        if page in held and (page in kept or _persons_page(ws, page, todo.pages)):
+            return False
+        owners = foreign.get(page) if foreign is not None else None
+        return owners is None or (owners[0] == [path] and page not in kept)
+
+    while stuck := {p for p in moving if not free(p, ideal[p])}:
+        moving -= stuck
+    in_use = {had for had, p in holder.items() if p not in moving} | {ideal[p] for p in moving}
+    for f in order(candidates):
+        page: str | None = ideal[f.path] if f.path in moving else paged(f.path)
         if page is None:
-            if foreign is None:
-                foreign = _foreign_pages(ws, todo.pages, listed)
-            # a page file wikimem has no record of (a person's, or one whose source went
-            # away while a person's edit kept it) is never taken over, unless it names this
-            # very source (its own page, when state.db was rebuilt after a fresh clone) and was
-            # not kept as a person's when that source went: a new document at the path of a
-            # source whose page a person kept gets a page of its own
-            kept = set(state_kept) if state_kept is not None else set()
-            blocked = taken | held | {rel for rel, (owners, _sha) in foreign.items()
-                                      if owners != [f.path] or rel in kept}
+            # a new source whose name is a person's page (or held by a source that keeps it)
+            assert foreign is not None
+            blocked = in_use | set(held) | {rel for rel, (owners, _sha) in foreign.items()
+                                            if owners != [f.path] or rel in kept}
             page = assign_page(f.path, blocked)
-            first = assign_page(f.path, taken)
-            if first != page and _persons_page(ws, first, todo.pages):
+            if _persons_page(ws, ideal[f.path], todo.pages):
                 todo.warnings.append(
-                    f"{f.path}: {first} is a page a person edited (kept when its source went), so this "
+                    f"{f.path}: {ideal[f.path]} is a page a person edited (kept when its source went), so this "
                     f"source's page is {page}")
-            taken.add(page)
+            in_use.add(page)
+        elif (before := paged(f.path)) is not None and before != page:
+            todo.repaged[f.path] = before
+            if f.path not in todo.changed:
+                todo.changed.append(f.path)
         todo.refs[f.path] = SourceRef(f.path, todo.shas[f.path], page)
 
 
@@ -731,7 +773,8 @@ class PageWriter:
         journal.record(self.intents)
         for target, data in self.planned.items():
             if data is None:
-                remove_owned(self.ws.wiki, target)
+                if remove_owned(self.ws.wiki, target):
+                    remove_empty_folders(self.ws.wiki, target, self.ws.layout)
             else:
                 atomic_write(target, data, durable=False, base=self.ws.wiki)
 
@@ -887,22 +930,29 @@ def apply(
     unreadable = {path: row.page for path, outcome in outcomes.items() if outcome.status == "skipped"
                   and (row := todo.rows.get(path)) is not None and row.status == "compiled" and row.page}
     _remove_stale_parts(writer, todo, result.edits, per_source, unreadable)
+    # a page another source now has (its name freed, _assign_pages) is not removed
+    claimed = {ref.page for ref in todo.refs.values()}
     # removed sources: drop their pages
     for path, page in sorted(todo.removed.items()):
         bucket = per_source.setdefault(path, _bucket())
-        if page:
+        if page and page not in claimed:
             writer.apply(PageEdit(page, None, "source", path), bucket)
         state.delete_source(path)
         report.removed_sources.append(path)
     for path, page in sorted(unreadable.items()):
-        writer.apply(PageEdit(page, None, "source", path), per_source.setdefault(path, _bucket()))
+        if page not in claimed or todo.refs[path].page == page:
+            writer.apply(PageEdit(page, None, "source", path), per_source.setdefault(path, _bucket()))
     # renamed sources: the old page goes, the new one was rendered above
     for new, old in sorted(todo.renamed.items()):
         old_page = todo.rows[old].page
-        if old_page and old_page != todo.refs[new].page:
+        if old_page and old_page not in claimed:
             writer.apply(PageEdit(old_page, None, "source", old), per_source.setdefault(new, _bucket()))
         state.delete_source(old)
         report.renamed.append((old, new))
+    # sources whose page name changed: likewise
+    for path, old_page in sorted(todo.repaged.items()):
+        if old_page not in claimed and path in outcomes and outcomes[path].status == "compiled":
+            writer.apply(PageEdit(old_page, None, "source", path), per_source.setdefault(path, _bucket()))
     writer.write(journal)
     if seeding is not None:
         seeding.written()

@@ -53,7 +53,7 @@ from .raw_tree import ENTRY_NAMES  # the page that speaks for a folder, by its f
 from .sources import SkipSource, load_source
 from .state import State as StateDB
 from .templating import render
-from .workspace import file_sha256, remove_owned, write_changed
+from .workspace import file_sha256, remove_empty_folders, remove_owned, write_changed
 
 if TYPE_CHECKING:
     from .state import State
@@ -1078,24 +1078,12 @@ def write_index(ws: Workspace, state: State | None = None) -> list[tuple[str, st
         if rel not in pages and _group_of(rel, groups) not in left_out:
             remove_owned(ws.wiki, ws.wiki / rel)
             changes.append((rel, "removed"))
-            _prune_empty(ws.wiki, ws.wiki / rel)
+            remove_empty_folders(ws.wiki, ws.wiki / rel, ws.layout)
     if state is not None:
         written = {**{rel: kept[rel] for rel in kept if _group_of(rel, groups) in left_out},
                    **_file_stats(ws, pages)}
         state.set_meta("index.written", {"inputs": inputs, "files": written})
     return changes
-
-
-def _prune_empty(wiki: Path, file: Path) -> None:
-    """Remove the folders a removed catalog leaves empty (sources/flask/patterns/), never a
-    section folder (sources/) or wiki/ itself."""
-    folder = file.parent
-    while folder.parent != wiki and wiki in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
 
 
 __all__ = ["Entry", "Group", "build", "build_parts", "collect", "describe", "entry_from_text", "is_catalog",

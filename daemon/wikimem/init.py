@@ -30,7 +30,7 @@ class InitResult:
 def init_workspace(ws: Workspace) -> InitResult:
     created: list[str] = []
     existing: list[str] = []
-    for folder in (ws.raw, ws.wiki, ws.wiki / "sources", ws.wiki / "concepts", ws.wiki / "answers", ws.state_dir):
+    for folder in (ws.raw, ws.wiki, *ws.layout, ws.state_dir):
         (existing if folder.is_dir() else created).append(ws.rel(folder) + "/")
         folder.mkdir(parents=True, exist_ok=True)
     files = {

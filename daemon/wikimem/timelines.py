@@ -63,7 +63,7 @@ from .lexicon import release_numbers, version_key, version_numbers
 from .pages import Page, certify, escape_link_text, inert, relative_link, slugify, today
 from .products import Series, series_of
 from .sources import SkipSource, load_source
-from .workspace import owned, read_owned, remove_owned, write_changed
+from .workspace import owned, read_owned, remove_empty_folders, remove_owned, write_changed
 
 if TYPE_CHECKING:
     from .state import State
@@ -616,6 +616,7 @@ def write(ws: Workspace, state: State, sources: dict[str, tuple[str, str]], page
                 continue
             if _is_timeline(head) and remove_owned(ws.wiki, file):
                 changes.append((rel, "removed"))
+                remove_empty_folders(ws.wiki, file, ws.layout)
     return changes
 
 

@@ -11,7 +11,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -42,6 +42,11 @@ class Workspace:
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
+
+    @property
+    def layout(self) -> tuple[Path, ...]:
+        """The folders of wiki/ that `wikimem init` makes: they stay when empty."""
+        return (self.wiki / "sources", self.wiki / "concepts", self.wiki / "answers")
 
     @property
     def state_db(self) -> Path:
@@ -215,6 +220,19 @@ def remove_owned(base: Path, path: Path) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def remove_empty_folders(base: Path, path: Path, keep: Collection[Path] = ()) -> None:
+    """After wikimem removed the file `path`: the folders it leaves empty go too (a source's
+    part pages' folder, a catalog's, facts/ without a timeline), up to `base` but never `base`
+    nor a folder in `keep`, so that the tree is the one a compile from nothing makes."""
+    folder = path.parent
+    while folder != base and folder not in keep and base in folder.parents:
+        try:
+            os.rmdir(folder)  # only an empty folder, never through a link
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def append_owned(base: Path, path: Path, data: bytes, *, header: bytes = b"") -> None:

@@ -16,7 +16,7 @@ import math
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -82,6 +82,8 @@ RENDER_VERSION = 54  # bump when page rendering changes: every page is rendered 
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
+# state.db: the targets each hub's table of contents names, of every source (offline_hubs.moved)
+HUBS_KEY = "offline.hub_targets"
 OFFER_EVERY = 16  # pages rendered between two hand-overs to the compiler (Listener.rendered)
 CHOSEN = "offline.chosen"  # state.db's meta key of each collection's own concepts (_Compile._choose_in)
 
@@ -127,7 +129,8 @@ def _load_and_analyse(job: tuple[str, str, int]) -> tuple[str, Any]:
         toc = outline(doc)
         counted = {"title": data["title"], "date": data.get("date"), "anchor": data["anchor"],
                    "terms": data["terms"], "signals": data["signals"], "labels": data["labels"],
-                   "xrefs": data["xrefs"], "named": data["named"], "title_from": data.get("title_from")}
+                   "xrefs": data["xrefs"], "named": data["named"], "title_from": data.get("title_from"),
+                   "toc": [row[:1] for row in data.get("toc") or [] if row]}  # the targets: which hubs name what
         return "ok", (counted, toc, encode_analysis(data, toc))
     except SkipSource as exc:
         return "skipped", str(exc)
@@ -375,7 +378,7 @@ class _Compile:
             self.ok[path] = doc
             if data.get("title_from"):
                 self.includes[path] = str(data["title_from"])
-            self.tocs[path] = [str(row[0]) for row in data.get("toc") or [] if row]
+            self.tocs[path] = _toc_targets(data)
             self.dirty.update(self.index.record(path, data.get("labels") or [], data.get("xrefs") or []))
             yield doc, data
 
@@ -510,7 +513,15 @@ class _Compile:
     # went or changed lists it again
     def hubs_to_list_again(self) -> None:
         state = self.state
-        known_hubs: dict[str, list[str]] = {} if self.cleared else dict(state.get_meta("offline.hubs") or {})
+        stored = None if self.cleared else state.get_meta(HUBS_KEY)
+        if stored is None and not self.cleared:
+            # a state.db that never recorded the hubs of every source (before offline.hub_targets,
+            # the hubs a compile from nothing read in worker processes were left out): read
+            # them once from the cached analyses
+            state.delete_meta("offline.hubs")
+            stored = {path: targets for path, doc in self.ok.items() if path not in self.tocs
+                      if (targets := _toc_targets(self.backend._analysis(self.batch, path, doc.sha256)))}
+        known_hubs: dict[str, list[str]] = dict(stored or {})
         for path in self.leaving:
             known_hubs.pop(path, None)
         for path, targets in self.tocs.items():
@@ -521,8 +532,8 @@ class _Compile:
         self.hub_moved = {h for h in offline_hubs.moved(known_hubs, set(self.leaving) | self.added | self.retitle_moved)
                           if h in self.ok}
         self.rank.update(self.hub_moved)
-        if known_hubs != (state.get_meta("offline.hubs") or {}):
-            state.set_meta("offline.hubs", known_hubs)
+        if known_hubs != state.get_meta(HUBS_KEY):
+            state.set_meta(HUBS_KEY, known_hubs)
 
     # --- cross-references: the sources whose references resolve otherwise than their pages
     # show (a label they name moved, a document they name came or went): render them again
@@ -801,6 +812,11 @@ def _light_member(doc: Doc, mentions: int, level: int) -> Member:
     """A member as a concept page lists it ("Also mentioned in"): no sentences read."""
     return Member(path=doc.path, page=doc.page, title=doc.title, date=doc.date, version=None, anchor=doc.anchor,
                   level=level, mentions=mentions)
+
+
+def _toc_targets(data: Mapping[str, Any]) -> list[str]:
+    """The documents a source's table of contents names, as written (offline_hubs.resolve)."""
+    return [str(row[0]) for row in data.get("toc") or [] if row]
 
 
 def _fact_links(linked: tuple[str, ...] | None) -> tuple[str, ...]:

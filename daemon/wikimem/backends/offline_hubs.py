@@ -9,7 +9,7 @@ lead in a line (analysis `gist`), so a hub page is never a dead end.
 The targets are resolved as the loaders wrote them (sources._resolve: a raw path, with or
 without its suffix, or a folder standing for its index); what names no compiled source is left
 out. Which hub pages to render again is worked out from the targets each hub names (kept in
-state.db, `offline.hubs`): a hub is rendered again when a document it names comes, goes or
+state.db, `offline.hub_targets`): a hub is rendered again when a document it names comes, goes or
 changes, so an incremental compile gives the pages a full one gives.
 """
 
