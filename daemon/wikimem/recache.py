@@ -9,8 +9,8 @@ running it. The last step (`_sre.compile`) turns that code into a pattern object
 
 Each class made with `dataclasses` is given functions (__init__, __repr__, __eq__, ...) that
 `dataclasses` writes as Python source and compiles with `exec`: 51 classes cost a compile of one
-changed file 32 ms, 80% of it compiling that source, and a search 7 ms. The code Python compiles
-from a source text depends only on that text and the Python running it.
+changed file 30 ms, 80% of it compiling that source, and a search 5 ms. The code Python compiles
+from a source text depends only on that text and the Python running it (its build, its -O level).
 
 This keeps the code of each pattern, and the code compiled from each source text `dataclasses`
 executes, in a file of the user's cache folder ($XDG_CACHE_HOME/wikimem, else ~/.cache/wikimem),
