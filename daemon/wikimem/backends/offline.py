@@ -513,7 +513,8 @@ class _Compile:
     # went or changed lists it again
     def hubs_to_list_again(self) -> None:
         state = self.state
-        stored = None if self.cleared else state.get_meta(HUBS_KEY)
+        recorded = state.get_meta(HUBS_KEY)
+        stored = None if self.cleared else recorded
         if stored is None and not self.cleared:
             # a state.db that never recorded the hubs of every source (before offline.hub_targets,
             # the hubs a compile from nothing read in worker processes were left out): read
@@ -532,7 +533,7 @@ class _Compile:
         self.hub_moved = {h for h in offline_hubs.moved(known_hubs, set(self.leaving) | self.added | self.retitle_moved)
                           if h in self.ok}
         self.rank.update(self.hub_moved)
-        if known_hubs != state.get_meta(HUBS_KEY):
+        if known_hubs != recorded:
             state.set_meta(HUBS_KEY, known_hubs)
 
     # --- cross-references: the sources whose references resolve otherwise than their pages
