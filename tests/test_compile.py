@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -439,3 +440,38 @@ def test_the_collector_is_set_for_the_compile_and_given_back(three: Workspace, m
         other.join()
     assert seen[1] == (before, 0)
     assert gc.get_threshold() == before
+
+
+def test_the_pages_are_synced_beside_the_rest_and_again_before_state_commits(ws, settings, monkeypatch):
+    # the pages written go to disk in a thread while index.md and log.md are made (os.sync lets
+    # go of the interpreter), and the compile syncs again, once that thread is done, before
+    # state.db records the pages as written: what a crash may leave is what it left before
+    import threading
+    import time
+
+    from wikimem import compiler
+    from wikimem.state import State
+
+    for n in range(4):
+        write(ws, f"notes/n{n}.md", f"# Note {n}\n\nThe widget needs a gasket.\n")
+    monkeypatch.setattr(compiler, "SYNC_BESIDE", 2)
+    events: list[str] = []
+
+    def sync() -> None:
+        if threading.current_thread().name == "wikimem-sync":
+            time.sleep(0.3)  # slower than the rest of the compile, as a disk may be
+            events.append("pages synced")
+        else:
+            events.append("synced again")
+
+    transaction = State.transaction
+
+    def recorded(self):
+        with transaction(self):
+            yield
+        events.append("committed")
+
+    monkeypatch.setattr(os, "sync", sync)
+    monkeypatch.setattr(State, "transaction", contextlib.contextmanager(recorded))
+    compile_workspace(ws, settings)
+    assert events[-3:] == ["pages synced", "synced again", "committed"]
