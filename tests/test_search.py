@@ -981,6 +981,80 @@ def test_the_compile_writes_the_page_texts_its_seed_made_as_it_would_make_them(w
     assert mine == theirs
 
 
+def test_index_md_reads_the_new_pages_from_what_the_seed_worked_out_of_them(ws, settings, tmp_path, monkeypatch):
+    # the seed works out each offered page's catalog row (index_page.catalog_row) while it has
+    # nothing to index, and the compile stores those of the pages written as the seed made them
+    # before index.md is regenerated (_Seeding.catalog): index.md is then made without reading
+    # those pages again, and what it and the catalog hold is what reading them gives
+    import time
+
+    from conftest import snapshot
+    from wikimem import index_page
+    from wikimem.config import load_settings
+    from wikimem.init import init_workspace
+    from wikimem.state import State
+    from wikimem.workspace import Workspace
+
+    seeds = _seeded_corpus(ws, monkeypatch)
+    monkeypatch.setattr("wikimem.backends.offline.OFFER_EVERY", 3)
+    abouts = S.Seed.abouts
+    handing = True
+
+    def once_handed_over(self):
+        deadline = time.monotonic() + (30 if handing else 0)
+        while not (self.offers_folder(self.folder) / "about.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return abouts(self)
+
+    monkeypatch.setattr(S.Seed, "abouts", once_handed_over)
+    read: list[str] = []  # the pages index.md's regeneration reads from disk
+    collect, entry_from_text = index_page.collect, index_page.entry_from_text
+    collecting = [False]
+
+    def collect_reading(*args):
+        collecting[0] = True
+        try:
+            return collect(*args)
+        finally:
+            collecting[0] = False
+
+    def reading(rel, text):
+        if collecting[0]:
+            read.append(rel)
+        return entry_from_text(rel, text)
+
+    monkeypatch.setattr(index_page, "collect", collect_reading)
+    monkeypatch.setattr(index_page, "entry_from_text", reading)
+    compile_workspace(ws, settings)
+    assert seeds[0] is not None and len(seeds[0].batches) > 3
+    offered = {p.removeprefix("wiki/") for p in seeds[0].contents}
+    pages = {p for p in offered if index_page.catalog_row(p, "") is not None}
+    assert len(pages) > 10
+    assert read and not pages & set(read)  # the timelines, written after, are read
+
+    other = Workspace.at(tmp_path / "other")
+    init_workspace(other)
+    shutil.rmtree(other.raw)
+    shutil.copytree(ws.raw, other.raw)
+    monkeypatch.setattr("wikimem.search.index._Abouts.hand_over", lambda self, offers: None)
+    handing = False
+    read.clear()
+    compile_workspace(other, load_settings(other.root, environ={}))
+    assert pages <= set(read)  # read from disk
+    mine, theirs = snapshot(ws.wiki), snapshot(other.wiki)
+    assert mine.pop("log.md") and theirs.pop("log.md")  # the compile's seconds aside
+    assert mine == theirs
+
+    def catalog(w):
+        state = State(w.state_db)
+        try:
+            return {rel: (size, title, data) for rel, (_, size, title, data) in state.catalog().items()}
+        finally:
+            state.close()
+
+    assert catalog(ws) == catalog(other)
+
+
 def _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lock_of):
     """Compile with a seed that takes the lock of `lock_of(its arguments)` and dies at once
     (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid, offers, ...); the

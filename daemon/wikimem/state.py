@@ -494,6 +494,11 @@ class State:
         rows = self.db.execute("SELECT path, mtime_ns, size, title, description FROM catalog")
         return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
 
+    def add_catalog(self, entries: dict[str, tuple[int, int, str, str]]) -> None:
+        """Store these rows of the catalog, leaving the others as they are."""
+        self.db.executemany("INSERT OR REPLACE INTO catalog VALUES (?, ?, ?, ?, ?)",
+                            [(k, *v) for k, v in entries.items()])
+
     def set_catalog(self, entries: dict[str, tuple[int, int, str, str]],
                     old: dict[str, tuple[int, int, str, str]] | None = None) -> None:
         """Store the catalog; with `old` (what catalog() returned), write only the difference."""

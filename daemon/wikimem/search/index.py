@@ -1208,6 +1208,15 @@ class Seed:
                 self.handed += 1
         return self.texts.pop(path, None)  # each page is written once: not held after
 
+    def abouts(self) -> dict[str, Any]:
+        """page -> what start_seed's `about` gave of the text the seed made of it, for the pages
+        offered, once the seed has worked them all out; {} before, or if it could not."""
+        try:
+            got = json.loads((self.offers_folder(self.folder) / "about.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeError, ValueError):
+            return {}
+        return got if isinstance(got, dict) else {}
+
     def waits(self) -> bool:
         """Whether the seed has nothing to index now (its core is spare). Read in any process."""
         return bool(self.waiting.value)
@@ -1317,13 +1326,16 @@ def ready_seed() -> None:
 
 
 def start_seed(ws: Workspace, files: dict[str, FileStat], outlines: dict[str, dict[str, Any]],
-               max_bytes: int, written_as: Callable[[str], str] | None = None) -> Seed | None:
+               max_bytes: int, written_as: Callable[[str], str] | None = None,
+               about: Callable[[str, str], Any] | None = None) -> Seed | None:
     """Index raw/ in a forked process, for a compile that will build the search index from
     nothing: the compile's pages take one core for seconds after its workers have read the
     sources, and raw/'s passages (most of the index) need nothing of those pages. `files`: raw/'s
     files with (size, mtime_ns, ctime_ns) as the compile found them; `outlines`: what the compile kept of
-    the sources it read (sources.outline), so they are not parsed again. None when there is an
-    index to update instead, too few files to be worth a process, or forking is unsafe here."""
+    the sources it read (sources.outline), so they are not parsed again. `about(path, text)`:
+    what else the compile wants worked out of each page offered, from the text it will be
+    written as (JSON), in the seed's spare moments (Seed.abouts). None when there is an index to
+    update instead, too few files to be worth a process, or forking is unsafe here."""
     import threading
 
     if (not hasattr(os, "fork") or threading.active_count() > 1 or len(files) < PARALLEL_INDEX
@@ -1347,7 +1359,7 @@ def start_seed(ws: Workspace, files: dict[str, FileStat], outlines: dict[str, di
     waiting = context.RawValue("b", 0)
     process = context.Process(target=_grow_seed, args=(ws, folder, files, outlines, max_bytes, send, ready, taken,
                                                        os.getpid(), offers, claimed, signal, closed, waiting,
-                                                       written_as),
+                                                       written_as, about),
                               name="wikimem-search-seed", daemon=True)
     from ..lifetime import start_frozen
 
@@ -1359,7 +1371,7 @@ def start_seed(ws: Workspace, files: dict[str, FileStat], outlines: dict[str, di
 def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
                outlines: dict[str, dict[str, Any]], max_bytes: int, send: Any, ready: Any, taken: Any,
                ppid: int, offers: Any, claimed: Any, signal: Any, closed: Any, waiting: Any,
-               written_as: Callable[[str], str] | None) -> None:
+               written_as: Callable[[str], str] | None, about: Callable[[str, str], Any] | None = None) -> None:
     """The seed's process: raw/'s files into one segment, then into another the wiki pages the
     compile offers as it renders them (written once the last is rendered: Seed.close), and into
     a third those it takes of the pages the compile shares; the manifest's part back to the
@@ -1388,6 +1400,7 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
             stored.close()
         pages_writer = None
         offered: dict[str, bytes] = {}  # page -> digest of the text indexed for it
+        told = _Abouts(about)
         try:
             seen = 0
             while True:
@@ -1403,16 +1416,21 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
                         _index_one(pages_writer, ws, path, (-1, -1), max_bytes, None, manifest, report,
                                    added=True, text=text)
                         offered[path] = _digest(text.encode("utf-8"))
+                    told.add(texts)
                     seen += 1
                 if closed.is_set() or ready.is_set():
                     if not _claim(offers, claimed, seen, peek=True):  # none left to take
                         break
                     continue
+                if told.work_some():
+                    continue  # a moment spare, used: any batch offered meanwhile goes first
                 waiting.value = 1  # for the compile: a core is spare (Seed.waits)
                 signal.acquire(timeout=1.0)
                 waiting.value = 0
+            # what the compile reads once it has written the pages comes first, then the segment
+            # of every page offered, written while the compile writes them
+            told.hand_over(Seed.offers_folder(folder))
             if pages_writer is not None:
-                # every page offered is in: their segment is written while the compile writes them
                 pages_writer.commit(merge=False)
                 pages_writer = None
             waiting.value = 1
@@ -1440,6 +1458,46 @@ def _grow_seed(ws: Workspace, folder: Path, files: dict[str, FileStat],
     finally:
         waiting.value = 1  # ended: its core is spare
         send.close()
+
+
+class _Abouts:
+    """What the compile asked the seed to work out of each page's text (start_seed's `about`),
+    worked out a few pages at a time while the seed has nothing to index, the rest once every
+    page offered is indexed, and handed over in one file (Seed.abouts)."""
+
+    STEP = 8  # pages worked out between two looks for a batch offered
+
+    def __init__(self, about: Callable[[str, str], Any] | None):
+        self.about = about
+        self.todo: list[tuple[str, str]] = []
+        self.done: dict[str, Any] = {}
+
+    def add(self, texts: list[tuple[str, str]]) -> None:
+        if self.about is not None:
+            self.todo.extend(texts)
+
+    def work_some(self, n: int = STEP) -> bool:
+        """Work out up to `n` pages; False when none was left."""
+        if not self.todo or self.about is None:
+            return False
+        for path, text in self.todo[:n]:
+            self.done[path] = self.about(path, text)
+        del self.todo[:n]
+        return True
+
+    def hand_over(self, offers: Path) -> None:
+        """The rest worked out, and all of it written whole for the compile, or nothing at all
+        if anything failed (the compile then works it out itself)."""
+        if self.about is None:
+            return
+        try:
+            while self.work_some(len(self.todo)):
+                pass
+            tmp = offers / ".about.tmp"
+            tmp.write_text(json.dumps(self.done), encoding="utf-8")
+            os.replace(tmp, offers / "about.json")
+        except Exception:  # noqa: BLE001 - derived, and the compile does without it
+            log.debug("what was worked out of the pages not handed over", exc_info=True)
 
 
 def _hand_back(offers: Path, n: int, texts: list[tuple[str, str]]) -> None:
