@@ -388,8 +388,8 @@ class _Seeding:
         """The catalog rows (index_page.collect's) of the pages just written (PageWriter's
         `planned`) that hold the text the seed worked them out of (_catalog_about), stored
         before index.md is regenerated: it finds them as it finds a page unchanged since it was
-        last read, where it would read and parse every page of a first compile again (50 ms of
-        the compile's 190 sources, on the core the seed has spare by then)."""
+        last read, where it would read and parse every page of a first compile again (50 ms for
+        187 sources, on the compile's core; the seed works them out while it waits for pages)."""
         if self.seed is None:
             return
         try:
