@@ -1371,6 +1371,48 @@ def test_the_entry_tables_are_those_of_the_stored_fields(ws):
     eng.close()
 
 
+def test_the_entry_tables_are_kept_for_the_next_process_to_open_the_same_index(ws, monkeypatch):
+    # the first scorer to build the entry tables keeps them in the index's folder; a scorer on
+    # the same index reads them back, equal to what it would build, and one on the index after
+    # an update builds its own (the kept ones name another generation) and removes the old ones
+    many_notes(ws)
+    S.update_index(ws)
+    folder = S.index_dir(ws)
+
+    def kept() -> list[str]:
+        return sorted(p.name for p in folder.iterdir() if p.name.startswith(".entries-"))
+
+    def tables(eng):
+        fast = S.FastScorer(eng._searcher)
+        return fast, (*fast.entries(), fast.first_part)
+
+    eng = S.Engine(ws)
+    eng.refresh()
+    assert kept() == []
+    _, built = tables(eng)
+    assert len(kept()) == 1
+    from wikimem.search import ranking
+
+    postings = ranking._id_postings
+    monkeypatch.setattr(ranking, "_id_postings", lambda *a: pytest.fail("the tables were built again"))
+    _, read = tables(eng)
+    assert read == built
+    monkeypatch.setattr(ranking, "_id_postings", postings)
+    eng.close()
+
+    write(ws, "many/n5.md", "# Widget note 5 on kelp\n\nRewritten: kelp stages, step 5.\n")
+    S.update_index(ws)
+    eng = S.Engine(ws)
+    eng.refresh()
+    before = kept()
+    _, after = tables(eng)
+    assert after != built and len(kept()) == 1 and kept() != before
+    (folder / kept()[0]).write_bytes(b"torn")  # a file cut short is passed by, and built again
+    fast = S.FastScorer(eng._searcher)
+    assert (*fast.entries(), fast.first_part) == after
+    eng.close()
+
+
 def test_manifest_parts_are_read_only_for_the_manifest_json_they_were_made_from(compiled):
     from wikimem.search import index as I
 
