@@ -1055,6 +1055,29 @@ def test_index_md_reads_the_new_pages_from_what_the_seed_worked_out_of_them(ws, 
     assert catalog(ws) == catalog(other)
 
 
+def test_the_seed_holds_a_bounded_number_of_page_texts_to_work_out(tmp_path, monkeypatch):
+    # a seed that is never spare while the pages come (a large wiki) works the oldest out at
+    # once past _Abouts.MOST, rather than hold every page's text to the end; what it hands over
+    # is every page's, worked out once
+    from wikimem.search import index as I
+
+    monkeypatch.setattr(I._Abouts, "MOST", 5)
+    seen: list[str] = []
+
+    def about(path, text):
+        seen.append(path)
+        return [len(text), path.upper()]
+
+    told = I._Abouts(about)
+    for batch in range(6):
+        told.add([(f"wiki/p{batch}-{n}.md", "x" * n) for n in range(4)])
+        assert len(told.todo) <= 5
+    told.hand_over(tmp_path)
+    got = json.loads((tmp_path / "about.json").read_text(encoding="utf-8"))
+    assert len(got) == 24 and sorted(seen) == sorted(got)  # each once
+    assert got["wiki/p3-2.md"] == [2, "WIKI/P3-2.MD"]
+
+
 def _compile_with_a_seed_killed_holding(ws, settings, monkeypatch, lock_of):
     """Compile with a seed that takes the lock of `lock_of(its arguments)` and dies at once
     (ws, folder, files, outlines, max_bytes, send, ready, taken, ppid, offers, ...); the

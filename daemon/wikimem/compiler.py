@@ -384,24 +384,22 @@ class _Seeding:
             log.debug("page texts not read back from the search seed", exc_info=True)
             return None
 
-    def catalog(self, planned: Mapping[Path, bytes | None], state: State) -> None:
-        """The catalog rows (index_page.collect's) of the pages just written (PageWriter's
-        `planned`) that hold the text the seed worked them out of (_catalog_about), stored
-        before index.md is regenerated: it finds them as it finds a page unchanged since it was
-        last read, where it would read and parse every page of a first compile again (50 ms for
-        187 sources, on the compile's core; the seed works them out while it waits for pages)."""
+    def catalog(self, written: Iterable[tuple[str, str]], state: State) -> None:
+        """The catalog rows (index_page.collect's) of the pages just written, (page, hash of its
+        bytes) as PageWriter journalled them, that hold the text the seed worked them out of
+        (_catalog_about), stored before index.md is regenerated: it finds them as it finds a
+        page unchanged since it was last read, where it would read and parse every page of a
+        first compile again (50 ms for 187 sources, on the compile's core; the seed works them
+        out while it waits for pages)."""
         if self.seed is None:
             return
         try:
             abouts = self.seed.abouts()
             rows: dict[str, tuple[int, int, str, str]] = {}
-            for target, data in planned.items() if abouts else ():
-                if data is None:
-                    continue
-                rel = target.relative_to(self.ws.wiki).as_posix()
+            for rel, digest in written if abouts else ():
                 got = abouts.get("wiki/" + rel)
-                if isinstance(got, list) and len(got) == 3 and got[0] == content_hash(data):
-                    st = os.lstat(target)
+                if isinstance(got, list) and len(got) == 3 and got[0] == digest:
+                    st = os.lstat(self.ws.wiki / rel)
                     rows[rel] = (st.st_mtime_ns, st.st_size, str(got[1]), str(got[2]))
             if rows:
                 state.add_catalog(rows)
@@ -991,7 +989,7 @@ def apply(
     writer.write(journal)
     syncing = _sync_beside() if len(writer.planned) >= SYNC_BESIDE else None
     if seeding is not None:
-        seeding.catalog(writer.planned, state)
+        seeding.catalog(((rel, digest) for rel, digest, *_ in writer.intents), state)
         seeding.written()
 
     _record_sources(state, todo, outcomes, report)

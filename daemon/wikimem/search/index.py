@@ -1466,6 +1466,7 @@ class _Abouts:
     page offered is indexed, and handed over in one file (Seed.abouts)."""
 
     STEP = 8  # pages worked out between two looks for a batch offered
+    MOST = 256  # pages' texts held at most: past them the oldest are worked out at once
 
     def __init__(self, about: Callable[[str, str], Any] | None):
         self.about = about
@@ -1473,8 +1474,12 @@ class _Abouts:
         self.done: dict[str, Any] = {}
 
     def add(self, texts: list[tuple[str, str]]) -> None:
+        """Pages to work out. A seed that is never spare while the pages are rendered (a large
+        wiki) would hold every page's text until the end: past MOST it works some out now."""
         if self.about is not None:
             self.todo.extend(texts)
+            while len(self.todo) > self.MOST:
+                self.work_some(len(self.todo) - self.MOST)
 
     def work_some(self, n: int = STEP) -> bool:
         """Work out up to `n` pages; False when none was left."""
