@@ -908,11 +908,14 @@ def told_apart(entries: list[Entry]) -> list[Entry]:
 CATALOG_CACHE = 9  # bump when what an Entry holds, or how it is read from a page, changes
 
 
+_SECTION_FOLDERS = frozenset(name for name, _ in SECTIONS)
+
+
 def catalog_row(rel: str, text: str) -> tuple[str, str] | None:
     """What collect keeps in state's catalog of page `rel` (relative to wiki/) holding `text`,
     less the file's time and size: (title, what the entry is made of). None for a file collect
     does not read (outside the sections' folders, or a catalog)."""
-    if rel.split("/", 1)[0] not in dict(SECTIONS) or is_catalog(rel):
+    if rel.split("/", 1)[0] not in _SECTION_FOLDERS or is_catalog(rel):
         return None
     entry = entry_from_text(rel, text)
     return entry.title, _entry_to_cache(entry)

@@ -506,10 +506,7 @@ class State:
             self.db.execute("DELETE FROM catalog")
             old = {}
         self.db.executemany("DELETE FROM catalog WHERE path=?", [(k,) for k in old if k not in entries])
-        self.db.executemany(
-            "INSERT OR REPLACE INTO catalog VALUES (?, ?, ?, ?, ?)",
-            [(k, *v) for k, v in entries.items() if old.get(k) != v],
-        )
+        self.add_catalog({k: v for k, v in entries.items() if old.get(k) != v})
 
     # --- pages
     def pages(self) -> dict[str, tuple[str, str, str | None]]:

@@ -1478,7 +1478,7 @@ class _Abouts:
         wiki) would hold every page's text until the end: past MOST it works some out now."""
         if self.about is not None:
             self.todo.extend(texts)
-            while len(self.todo) > self.MOST:
+            if len(self.todo) > self.MOST:
                 self.work_some(len(self.todo) - self.MOST)
 
     def work_some(self, n: int = STEP) -> bool:
@@ -1496,8 +1496,7 @@ class _Abouts:
         if self.about is None:
             return
         try:
-            while self.work_some(len(self.todo)):
-                pass
+            self.work_some(len(self.todo))
             tmp = offers / ".about.tmp"
             tmp.write_text(json.dumps(self.done), encoding="utf-8")
             os.replace(tmp, offers / "about.json")

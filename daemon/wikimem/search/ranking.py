@@ -748,7 +748,8 @@ class FastScorer:
         from .documents import KINDS  # here: a cold search never builds these tables
 
         total = self.searcher.doc_count_all()
-        kept = self._kept_tables(total)
+        tables = self._tables_file()
+        kept = self._kept_tables(tables, total)
         if kept is not None:
             if self._paths is None:
                 self._levels, self._kinds, self.first_part = kept[1], kept[2], kept[3]
@@ -777,13 +778,13 @@ class FastScorer:
         if self._paths is None:  # not built meanwhile by a query's entries()
             self._levels, self._kinds, self.first_part = levels, kinds, first
             self._paths = paths  # last: entry() reads the tables once this is set
-        self._keep_tables(paths, levels, kinds, first)
+        self._keep_tables(tables, paths, levels, kinds, first)
         yield
 
     # The entry tables are the most of a warm-up (21 ms of 8,700 entries, 0.29 s of 97,000), and
     # the same for every process that opens the same index: the first to build them keeps them
     # in the index's folder, and the next (an agent's MCP server, started again and again on one
-    # wiki) reads them (2 and 24 ms). The file is named for what the tables are of: the index's
+    # wiki) reads them (3.8 and 9.7 ms). The file is named for what the tables are of: the index's
     # generation and each segment's name, entries and deletions, which no later index shares
     # (whoosh names a segment at random, and a commit makes a new generation).
     def _tables_file(self) -> str | None:
@@ -799,11 +800,11 @@ class FastScorer:
             return None
         return os.path.join(folder, f".entries-{hashlib.sha1(repr(key).encode()).hexdigest()[:24]}.marshal")
 
-    def _kept_tables(self, total: int) -> tuple[list[str], bytearray, list[str], dict[str, int]] | None:
-        """The entry tables another process kept for this index (_keep_tables), if they are whole."""
+    @staticmethod
+    def _kept_tables(name: str | None, total: int) -> tuple[list[str], bytearray, list[str], dict[str, int]] | None:
+        """The entry tables another process kept in `name` (_keep_tables), if they are whole."""
         import marshal
 
-        name = self._tables_file()
         if name is None:
             return None
         try:
@@ -816,12 +817,13 @@ class FastScorer:
             return None
         return paths, bytearray(levels), kinds, first
 
-    def _keep_tables(self, paths: list[str], levels: bytearray, kinds: list[str], first: dict[str, int]) -> None:
-        """Keep the tables for the next process to open this index, whole or not at all, and
-        remove those kept for the indexes before it."""
+    @staticmethod
+    def _keep_tables(name: str | None, paths: list[str], levels: bytearray, kinds: list[str],
+                     first: dict[str, int]) -> None:
+        """Keep the tables in `name` for the next process to open this index, whole or not at
+        all, and remove those kept for the indexes before it."""
         import marshal
 
-        name = self._tables_file()
         if name is None:
             return
         folder, mine = os.path.split(name)
