@@ -1497,9 +1497,7 @@ class _Abouts:
             return
         try:
             self.work_some(len(self.todo))
-            tmp = offers / ".about.tmp"
-            tmp.write_text(json.dumps(self.done), encoding="utf-8")
-            os.replace(tmp, offers / "about.json")
+            atomic_write(offers / "about.json", json.dumps(self.done), durable=False)
         except Exception:  # noqa: BLE001 - derived, and the compile does without it
             log.debug("what was worked out of the pages not handed over", exc_info=True)
 

@@ -823,21 +823,19 @@ class FastScorer:
         """Keep the tables in `name` for the next process to open this index, whole or not at
         all, and remove those kept for the indexes before it."""
         import marshal
+        from pathlib import Path
+
+        from ..errors import PathEscape
+        from ..workspace import atomic_write
 
         if name is None:
             return
         folder, mine = os.path.split(name)
-        tmp = f"{name}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as handle:
-                handle.write(marshal.dumps((paths, bytes(levels), kinds, first)))
-            os.replace(tmp, name)
+        with contextlib.suppress(OSError, PathEscape):  # derived: the next process builds them again
+            atomic_write(Path(name), marshal.dumps((paths, bytes(levels), kinds, first)), durable=False)
             for other in os.listdir(folder):
-                if other.startswith(".entries-") and other != mine and not other.endswith(".tmp"):
+                if other.startswith(".entries-") and other != mine:
                     os.unlink(os.path.join(folder, other))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
 
 def _id_postings(reader: Any, offset: int, field: str) -> Iterator[tuple[str, list[int]]]:
