@@ -1790,6 +1790,38 @@ def test_a_stem_keeps_its_word_but_at_most_its_last_four_letters():
     assert checked > 10_000
 
 
+def test_a_snippet_finds_the_words_that_make_the_questions_stems_stemming_only_what_may_make_them():
+    from wikimem import lexicon
+    from wikimem.search import analysis, snippets
+
+    listed = (Path(lexicon.__file__).parent / "english.txt").read_text(encoding="utf-8").split()
+    words = [w for w in (w.lstrip("=") for w in listed[::13]) if w.isalpha()]
+    endings = ("", "s", "ing", "ed", "ation", "ly", "ness", "izer")
+    made = [w + endings[i % len(endings)] for i, w in enumerate(words)]
+    idents = ["raw_enabled", "flask.g", "Config.from_object", "go1.21", "__version__", "*emph*", "İstanbul"]
+    text = " ".join(made[1:] + idents) + ". Configuring configurations, relating relations."
+
+    def every_word(body: str, stems: set[str]) -> list[tuple[int, str]]:
+        hits = []
+        for m in analysis.TOKEN.finditer(body):
+            word = m.group()
+            if analysis.stem_word(word) in stems:
+                hits.append((m.start(), analysis.stem_word(word)))
+            elif "_" in word or "." in word:
+                hits += [(m.start(), analysis.stem_word(p)) for p in analysis.identifier_parts(word)
+                         if analysis.stem_word(p) in stems]
+        return hits
+
+    questions = [{analysis.stem_word(w) for w in made[i:i + 3]} for i in range(1, len(made) - 3, 67)]
+    questions += [{"configur", "relat"}, {"enabl", "raw"}, {"g", "flask"}, {"version"}, {"go1.21"}, {"istanbul"}]
+    for stems in questions:
+        analysis.STEMS.clear()  # every word new to the process, as in a first search
+        expected = every_word(text, stems)
+        analysis.STEMS.clear()
+        assert snippets._hits(text, stems, analysis.word_starts(stems)) == expected, stems
+        assert expected or stems == {"istanbul"}, stems  # a dotted capital I is no plain i
+
+
 def test_a_phrase_is_checked_against_the_analyzers_terms_stemming_only_what_may_make_them():
     from wikimem.search.ranking import holds_phrase
 

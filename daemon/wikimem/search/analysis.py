@@ -171,7 +171,7 @@ class Analyzer:
             steps = self._steps = _chain_steps(self.chain)
         if steps is None:
             return list(self.terms(value))
-        starts = _starts(wanted)
+        starts = word_starts(wanted)
         words = _WORDS
         if others is None:
             others = {}
@@ -219,14 +219,14 @@ class Analyzer:
         if steps is None or len(low) != len(value) or "\u03a3" in value or len(phrase) < 2:
             return _holds(self.terms_for(value, phrase, others), phrase)
         # the term whose letters occur least often: where the phrase may stand
-        letters = min((_starts((t,))[0] for t in phrase), key=low.count)
+        letters = min((word_starts((t,))[0] for t in phrase), key=low.count)
         count = low.count(letters)
         if count == 0:
             return False
         reach = READ_AROUND * (len(phrase) - 1)
         if count * 2 * reach >= len(value):
             return _holds(self.terms_for(value, phrase, others), phrase)
-        starts = _starts(phrase)
+        starts = word_starts(phrase)
         words = _WORDS
         need = len(phrase) - 1
         at = low.find(letters)
@@ -305,8 +305,9 @@ def _run_edges(value: str, begin: int, end: int) -> tuple[int, int]:
     return begin, end
 
 
-def _starts(wanted: Iterable[str]) -> tuple[str, ...]:
-    """The letters every word that makes one of the terms starts with (see Analyzer.terms_for)."""
+def word_starts(wanted: Iterable[str]) -> tuple[str, ...]:
+    """The letters every word that makes one of the terms starts with, in lower case: a Porter
+    stem keeps its word but at most the last four letters (see Analyzer.terms_for)."""
     return tuple({t[:max(1, len(t) - 4)] for t in wanted})
 
 

@@ -7,7 +7,7 @@ import bisect
 import re
 
 from ..links import code_spans
-from .analysis import STEMS, TOKEN, identifier_parts, stem_word
+from .analysis import STEMS, TOKEN, identifier_parts, stem_word, word_starts
 
 SNIPPET_MAX = 360  # characters: one or two whole sentences; a longer one is cut around its hits
 
@@ -68,19 +68,7 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
     if not body:
         return "", None
     spans = sentence_spans(body) or [(0, len(body))]
-    hits: list[tuple[int, str]] = []
-    for m in TOKEN.finditer(body):
-        word = m.group()
-        stem = STEMS.get(word)
-        if stem is None:
-            stem = stem_word(word)
-        if stem in stems:
-            hits.append((m.start(), stem))
-        elif "_" in word or "." in word:
-            for part in identifier_parts(word):
-                stem = STEMS.get(part) or stem_word(part)
-                if stem in stems:
-                    hits.append((m.start(), stem))
+    hits = _hits(body, stems, word_starts(stems))
     weigh = (lambda st: weights.get(st, 1.0)) if weights else (lambda st: 1.0)
     wants_value = bool(stems & _value_stems())  # asks for a default, a minimum, a size...
 
@@ -153,6 +141,29 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
             text = "…" + text
         start = cut
     return text, _line_at(lines, start)
+
+
+def _hits(body: str, stems: set[str], starts: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(offset, stem) of each word of `body` (or identifier part) that makes one of the stems,
+    in order. A word new to the process is stemmed only when it may make one of them: when it
+    starts with one of `starts` (word_starts: half the cost of a snippet was stemming words it
+    met for the first time)."""
+    hits: list[tuple[int, str]] = []
+    for m in TOKEN.finditer(body):
+        word = m.group()
+        stem = STEMS.get(word)
+        if stem is None and word.lower().startswith(starts):
+            stem = stem_word(word)
+        if stem in stems:
+            hits.append((m.start(), stem))
+        elif "_" in word or "." in word:
+            for part in identifier_parts(word):
+                stem = STEMS.get(part)
+                if stem is None and part.lower().startswith(starts):
+                    stem = stem_word(part)
+                if stem in stems:
+                    hits.append((m.start(), stem))
+    return hits
 
 
 def _outside_code(text: str, start: int, end: int, at: int, least: int = 0) -> int:
