@@ -1407,7 +1407,8 @@ def test_the_entry_tables_are_kept_for_the_next_process_to_open_the_same_index(w
 
     def tables(eng):
         fast = S.FastScorer(eng._searcher)
-        return fast, (*fast.entries(), fast.first_part)
+        entries = (*fast.entries(), fast.first_part)
+        return fast, (*entries, tuple(fast.collections()))  # the collections' table comes with them
 
     eng = S.Engine(ws)
     eng.refresh()
@@ -1418,8 +1419,11 @@ def test_the_entry_tables_are_kept_for_the_next_process_to_open_the_same_index(w
 
     postings = ranking._id_postings
     monkeypatch.setattr(ranking, "_id_postings", lambda *a: pytest.fail("the tables were built again"))
+    read_postings = ranking.FastScorer._read
+    monkeypatch.setattr(ranking.FastScorer, "_read", lambda *a: pytest.fail("the collections were read again"))
     _, read = tables(eng)
-    assert read == built
+    assert read == built and read[-1][0]  # a collection at least
+    monkeypatch.setattr(ranking.FastScorer, "_read", read_postings)
     monkeypatch.setattr(ranking, "_id_postings", postings)
     eng.close()
 
@@ -1432,7 +1436,7 @@ def test_the_entry_tables_are_kept_for_the_next_process_to_open_the_same_index(w
     assert after != built and len(kept()) == 1 and kept() != before
     (folder / kept()[0]).write_bytes(b"torn")  # a file cut short is passed by, and built again
     fast = S.FastScorer(eng._searcher)
-    assert (*fast.entries(), fast.first_part) == after
+    assert (*fast.entries(), fast.first_part, tuple(fast.collections())) == after
     eng.close()
 
 

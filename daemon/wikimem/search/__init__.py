@@ -34,6 +34,7 @@ spared.install()  # before anything here loads whoosh
 
 if TYPE_CHECKING:
     from .analysis import (
+        KINDS,
         TOKEN,
         IdentifierParts,
         analyzer,
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
         stem_word,
     )
     from .documents import (
-        KINDS,
         Chunk,
         Doc,
         chunk_blocks,
@@ -114,8 +114,8 @@ __all__ = [
 # this package for the analyzer alone; a cold search needs no document loaders); the submodules'
 # functions import what only they need, for the same reason
 _HOME = {
-    "analysis": ("TOKEN", "IdentifierParts", "stem_word", "analyzer", "identifier_parts", "path_words", "schema"),
-    "documents": ("KINDS", "Chunk", "Doc", "chunk_blocks", "load_raw_file", "load_wiki_page", "raw_text_chunks",
+    "analysis": ("KINDS", "TOKEN", "IdentifierParts", "stem_word", "analyzer", "identifier_parts", "path_words", "schema"),
+    "documents": ("Chunk", "Doc", "chunk_blocks", "load_raw_file", "load_wiki_page", "raw_text_chunks",
                   "release_eras"),
     "engine": ("ENGINES", "Engine", "Hit", "Passage", "engine", "opened", "search", "search_once",
                "search_passages", "with_current_sources"),

@@ -347,6 +347,13 @@ def analyzer() -> Any:
     return _ANALYZER
 
 
+# the values of the schema's `kind` field, and the era of the newest release's passages (its
+# `era` field; ranked as 10, found by FastScorer.newest_release): here, not with the document
+# loaders, whose import was most of what an MCP server's warm-up had left after a first search
+KINDS = ("source", "concept", "fact", "answer", "raw")
+NEWEST_ERA = 11
+
+
 def schema() -> Any:
     """Two levels of entry per file: one `doc` entry (what the file is about: title, aliases,
     path) and one `part` entry per passage (its heading trail and text). A file scores its

@@ -11,9 +11,7 @@ from typing import Any
 
 from ..patterns import lazy
 from ..workspace import Workspace
-
-KINDS = ("source", "concept", "fact", "answer", "raw")
-
+from .analysis import KINDS, NEWEST_ERA
 
 CHUNK_CHARS = 500  # passage size: 500 beat 700, 1000 and 1500 on the probes (bench/retrieval.py)
 
@@ -314,9 +312,6 @@ def load_raw_file(ws: Workspace, rel: str, max_bytes: int, outline: dict[str, An
             blocks = blocks[1:]
         chunks = chunk_blocks(blocks)
     return Doc(rel, "raw", title, "", doc.date, doc.anchor, tuple(release_eras(chunks, doc.sections)))
-
-
-NEWEST_ERA = 11  # the era of the newest release's passages: ranked as 10, found by FastScorer.newest_release
 
 
 def release_eras(chunks: list[Chunk], sections: list[Any]) -> list[Chunk]:

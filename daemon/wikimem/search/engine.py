@@ -394,7 +394,7 @@ class Engine:
         """The best passage of each of the `limit` best files; the index is brought up to date
         first unless `refresh` is false (the caller has checked, or checks beside the query)."""
         if kinds:
-            from .documents import KINDS
+            from .analysis import KINDS
 
             bad = [k for k in kinds if k not in KINDS]
             if bad:

@@ -14,7 +14,7 @@ from itertools import accumulate
 from typing import Any
 
 from ..lexicon import QUERY_STOP
-from .analysis import analyzer
+from .analysis import KINDS, NEWEST_ERA, analyzer
 
 # query-time field weights (BM25F per field, summed): the words a page is *about*
 # (title, aliases, headings) say more than a passing mention in the body
@@ -404,7 +404,7 @@ class FastScorer:
     CACHE_POSTINGS = 1_500_000
 
     ENTRY_PATHS = 100  # paths read for the entry tables between a warm-up's yields (a few ms)
-    TABLES_FORMAT = 1  # of the entry tables kept in the index's folder (_kept_tables): bump when they change
+    TABLES_FORMAT = 2  # of the entry tables kept in the index's folder (_kept_tables): bump when they change
 
     def __init__(self, searcher: Any):
         from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
@@ -638,9 +638,6 @@ class FastScorer:
 
     def newest_release(self) -> dict[str, int]:
         """path -> the first passage of its newest release, for each changelog (see release_eras)."""
-        # imported here: a question that asks for no release loads no document readers
-        from .documents import NEWEST_ERA
-
         first: dict[str, int] = {}
         for d in sorted(self._read("era", str(NEWEST_ERA))[0]):
             first.setdefault(self.entry(d)[0], d)
@@ -746,12 +743,12 @@ class FastScorer:
 
     def _entry_steps(self) -> Iterator[None]:
         """`entries`' work, a step between yields, ENTRY_PATHS paths a step."""
-        from .documents import KINDS  # here: a cold search never builds these tables
-
         total = self.searcher.doc_count_all()
         tables = self._tables_file()
         kept = self._kept_tables(tables, total)
         if kept is not None:
+            if self._collections is None:
+                self._collections = kept[4]
             if self._paths is None:
                 self._levels, self._kinds, self.first_part = kept[1], kept[2], kept[3]
                 self._paths = kept[0]
@@ -779,13 +776,14 @@ class FastScorer:
         if self._paths is None:  # not built meanwhile by a query's entries()
             self._levels, self._kinds, self.first_part = levels, kinds, first
             self._paths = paths  # last: entry() reads the tables once this is set
-        self._keep_tables(tables, paths, levels, kinds, first)
+        self._keep_tables(tables, paths, levels, kinds, first, self.collections())
         yield
 
     # The entry tables are the most of a warm-up (21 ms of 8,700 entries, 0.29 s of 97,000), and
     # the same for every process that opens the same index: the first to build them keeps them
     # in the index's folder, and the next (an agent's MCP server, started again and again on one
-    # wiki) reads them (3.8 and 9.7 ms). The file is named for what the tables are of: the index's
+    # wiki) reads them (3.8 and 9.7 ms), with the collections' (2 ms more to build at 8,700
+    # entries, read with the rest). The file is named for what the tables are of: the index's
     # generation and each segment's name, entries and deletions, which no later index shares
     # (whoosh names a segment at random, and a commit makes a new generation).
     def _tables_file(self) -> str | None:
@@ -802,25 +800,32 @@ class FastScorer:
         return os.path.join(folder, f".entries-{hashlib.sha1(repr(key).encode()).hexdigest()[:24]}.marshal")
 
     @staticmethod
-    def _kept_tables(name: str | None, total: int) -> tuple[list[str], bytearray, list[str], dict[str, int]] | None:
-        """The entry tables another process kept in `name` (_keep_tables), if they are whole."""
+    def _kept_tables(name: str | None, total: int) -> tuple[list[str], bytearray, list[str], dict[str, int],
+                                                          tuple[list[str], Any, list[int]]] | None:
+        """The entry tables another process kept in `name` (_keep_tables), if they are whole,
+        with the collections' (see collections)."""
         import marshal
+        from array import array
 
         if name is None:
             return None
         try:
             with open(name, "rb") as handle:
-                paths, levels, kinds, first = marshal.loads(handle.read())
+                paths, levels, kinds, first, (names, of, sizes) = marshal.loads(handle.read())
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if not (isinstance(paths, list) and isinstance(levels, bytes) and isinstance(kinds, list)
-                and isinstance(first, dict) and len(paths) == len(levels) == len(kinds) == total):
+                and isinstance(first, dict) and len(paths) == len(levels) == len(kinds) == total
+                and isinstance(names, list) and isinstance(sizes, list) and len(names) == len(sizes)
+                and isinstance(of, bytes) and len(of) == 2 * total):
             return None
-        return paths, bytearray(levels), kinds, first
+        collections = array("H")
+        collections.frombytes(of)
+        return paths, bytearray(levels), kinds, first, (names, collections, sizes)
 
     @staticmethod
     def _keep_tables(name: str | None, paths: list[str], levels: bytearray, kinds: list[str],
-                     first: dict[str, int]) -> None:
+                     first: dict[str, int], collections: tuple[list[str], Any, list[int]]) -> None:
         """Keep the tables in `name` for the next process to open this index, whole or not at
         all, and remove those kept for the indexes before it."""
         import marshal
@@ -833,7 +838,9 @@ class FastScorer:
             return
         folder, mine = os.path.split(name)
         with contextlib.suppress(OSError, PathEscape):  # derived: the next process builds them again
-            atomic_write(Path(name), marshal.dumps((paths, bytes(levels), kinds, first)), durable=False)
+            names, of, sizes = collections
+            atomic_write(Path(name), marshal.dumps((paths, bytes(levels), kinds, first, (names, of.tobytes(), sizes))),
+                         durable=False)
             for other in os.listdir(folder):
                 if other.startswith(".entries-") and other != mine:
                     os.unlink(os.path.join(folder, other))
