@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 
 _ANALYZER: Any = None
@@ -218,15 +219,15 @@ class Analyzer:
         low = value.lower()
         if steps is None or len(low) != len(value) or "\u03a3" in value or len(phrase) < 2:
             return _holds(self.terms_for(value, phrase, others), phrase)
+        each, starts = _phrase_starts(phrase)
         # the term whose letters occur least often: where the phrase may stand
-        letters = min((word_starts((t,))[0] for t in phrase), key=low.count)
+        letters = min(each, key=low.count)
         count = low.count(letters)
         if count == 0:
             return False
         reach = READ_AROUND * (len(phrase) - 1)
         if count * 2 * reach >= len(value):
             return _holds(self.terms_for(value, phrase, others), phrase)
-        starts = word_starts(phrase)
         words = _WORDS
         need = len(phrase) - 1
         at = low.find(letters)
@@ -309,6 +310,13 @@ def word_starts(wanted: Iterable[str]) -> tuple[str, ...]:
     """The letters every word that makes one of the terms starts with, in lower case: a Porter
     stem keeps its word but at most the last four letters (see Analyzer.terms_for)."""
     return tuple({t[:max(1, len(t) - 4)] for t in wanted})
+
+
+@lru_cache(maxsize=256)
+def _phrase_starts(phrase: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(each term's word_starts, in the phrase's order; all the terms'): the same for every text
+    a phrase is checked against (a quoted phrase's first pass checked hundreds)."""
+    return tuple(word_starts((t,))[0] for t in phrase), word_starts(phrase)
 
 
 def _holds(terms: list[str | None], phrase: tuple[str, ...]) -> bool:

@@ -175,6 +175,7 @@ def select_terms(parsed: ParsedQuery, doc_frequency: Any = None, doc_count: int 
 # candidates checked for a quoted phrase, per field: the best-scoring entries holding all its words
 PHRASE_CANDIDATES = 1000
 PHRASE_FIELDS = (("body", 2.0), ("title", 4.0), ("headings", 3.0))
+_SCORED_TWICE = frozenset(f for f, _ in PHRASE_FIELDS if FIELD_BOOSTS.get(f, 1.0) != 1.0)
 
 
 class PhraseCheck:
@@ -419,6 +420,7 @@ class FastScorer:
         self._lengths: dict[str, list[float]] = {}
         self._length_bytes: dict[str, bytes | None] = {}
         self._cache: dict[tuple[str, str, float], dict[int, float]] = {}
+        self._postings: dict[tuple[str, str], tuple[list[int], list[float]]] = {}  # see _scores
         self._cached = 0
         self._totals: dict[str, dict[int, float]] = {}
         self._weighting = searcher.weighting
@@ -531,7 +533,13 @@ class FastScorer:
         got = self._cache.get(key)
         if got is not None:
             return got
-        ids, weights = self._read(field, term)
+        # a title's or headings' postings are scored twice when the word is in a quoted phrase:
+        # boosted, and unboosted for the phrase (the body's boost is 1: one score serves both)
+        read = self._postings.pop((field, term), None)
+        ids, weights = read if read is not None else self._read(field, term)
+        if read is None and field in _SCORED_TWICE:
+            self._postings[(field, term)] = (ids, weights)
+            self._cached += len(ids)
         got = {}
         if ids:
             w = self._weighting
@@ -562,6 +570,7 @@ class FastScorer:
         """Past CACHE_POSTINGS cached scores, both caches start again (they hold the same postings)."""
         if self._cached > self.CACHE_POSTINGS:
             self._cache.clear()
+            self._postings.clear()
             self._totals.clear()
             self._phrases.clear()
             self._cached = 0
