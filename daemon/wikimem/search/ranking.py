@@ -567,7 +567,7 @@ class FastScorer:
         return got
 
     def _make_room(self) -> None:
-        """Past CACHE_POSTINGS cached scores, both caches start again (they hold the same postings)."""
+        """Past CACHE_POSTINGS cached scores and postings, the caches start again (they hold the same postings)."""
         if self._cached > self.CACHE_POSTINGS:
             self._cache.clear()
             self._postings.clear()

@@ -145,9 +145,8 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
 
 def _hits(body: str, stems: set[str], starts: tuple[str, ...]) -> list[tuple[int, str]]:
     """(offset, stem) of each word of `body` (or identifier part) that makes one of the stems,
-    in order. A word new to the process is stemmed only when it may make one of them: when it
-    starts with one of `starts` (word_starts: half the cost of a snippet was stemming words it
-    met for the first time)."""
+    in order. A word new to the process is stemmed only when it may make one of them, when it
+    starts with one of `starts` (word_starts): a first pass meets thousands of new words."""
     hits: list[tuple[int, str]] = []
     for m in TOKEN.finditer(body):
         word = m.group()
