@@ -12,7 +12,10 @@ temporary worktree, byte-compiled, and run with its own `daemon/` on PYTHONPATH.
   and ranges over the rounds, and the ratio to whoosh;
 - in-process: an `Engine` warmed as `wikimem mcp` warms it, then three passes over the
   questions quoted as phrases, and in another process the same questions unquoted, per round
-  and commit: the first pass (words the process has not seen) and the later ones, p50 in ms.
+  and commit: the first pass (words the process has not seen) and the later ones, p50 in ms;
+- "the rest": in a third process, the shared corpora's public probe questions (--corpus-root,
+  default ../shared/corpus; skipped when absent), one pass: what other questions cost on a
+  first pass on the same workspace.
 
 The commits run in turn within every round, so a machine whose speed moves moves them alike.
 """
@@ -69,7 +72,15 @@ def seconds(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def measure(ws: Path, trees: dict[str, Path], rounds: int) -> dict[str, Any]:
+def probe_questions(corpus: Path) -> list[str]:
+    """The shared corpora's public probe questions, none when they are not there."""
+    path = corpus / "probes-public.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def measure(ws: Path, trees: dict[str, Path], rounds: int, others: list[str]) -> dict[str, Any]:
     index = ws / ".wikimem" / "search"
     cold: dict[str, list[float]] = {name: [] for name in [*trees, "whoosh"]}
     passes: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
@@ -83,9 +94,13 @@ def measure(ws: Path, trees: dict[str, Path], rounds: int) -> dict[str, Any]:
                                           dict(os.environ)))
         for name, tree in trees.items():
             env = dict(os.environ, PYTHONPATH=str(tree / "daemon"))
-            for kind in ("quoted", "plain"):  # a process each: neither finds the other's words read
-                got = json.loads(subprocess.run([sys.executable, "-c", IN_PROCESS, str(ws), json.dumps(QUESTIONS), "3",
-                                                 kind], env=env, check=True, capture_output=True, text=True).stdout)
+            # a process each: none finds another's words read
+            for kind, questions, times in (("quoted", QUESTIONS, 3), ("plain", QUESTIONS, 3), ("rest", others, 1)):
+                if not questions:
+                    continue
+                got = json.loads(subprocess.run([sys.executable, "-c", IN_PROCESS, str(ws), json.dumps(questions),
+                                                 str(times), kind], env=env, check=True, capture_output=True,
+                                                text=True).stdout)
                 for key, values in got.items():
                     passes[name].setdefault(f"{kind} {key}", []).extend(values)
     return {"cold_s": cold, "in_process_ms": passes}
@@ -101,10 +116,14 @@ def report(figures: dict[str, Any]) -> str:
         median = statistics.median(values)
         lines.append(f"{name}: cold `wikimem search`, two-word questions {median:.3f} s [{min(values):.3f}-"
                      f"{max(values):.3f}] = {median / whoosh:.2f}x whoosh")
-        got = {key: statistics.median(v) for key, v in passes[name].items()}
+        got = {key: statistics.median(v) for key, v in passes[name].items() if v}
         lines.append(f"{name}: in-process p50, quoted phrase first pass {got['quoted first']:.1f} ms "
                      f"(max {max(passes[name]['quoted first']):.1f}), later {got['quoted later']:.1f} ms; "
                      f"the same words unquoted {got['plain first']:.1f} / {got['plain later']:.1f} ms")
+        if "rest first" in passes[name]:
+            rest = passes[name]["rest first"]
+            lines.append(f"{name}: the rest, {len(rest) // max(1, figures['rounds'])} probe questions of the shared "
+                         f"corpora, first pass: p50 {got['rest first']:.1f} ms [{min(rest):.1f}-{max(rest):.1f}]")
     return "\n".join(lines)
 
 
@@ -113,6 +132,8 @@ def main() -> None:
     parser.add_argument("workspace", type=Path, help="a compiled workspace (bench/scale.py, then wikimem compile)")
     parser.add_argument("--commit", action="append", default=[], help="a commit to measure (repeatable; default: this work tree)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--corpus-root", type=Path, default=REPO.parent / "shared" / "corpus",
+                        help="where the shared corpora's probe questions are (the rest's questions)")
     parser.add_argument("--json", action="store_true", help="print the samples as one JSON document")
     args = parser.parse_args()
     if not (args.workspace / ".wikimem" / "search").is_dir():
@@ -120,7 +141,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="wikimem-questions-"))
     try:
         trees = {rev or "work tree": code_tree(rev, work) for rev in (args.commit or [None])}
-        figures = measure(args.workspace.resolve(), trees, args.rounds)
+        figures = measure(args.workspace.resolve(), trees, args.rounds, probe_questions(args.corpus_root))
+        figures["rounds"] = args.rounds
         print(json.dumps(figures) if args.json else report(figures))
     finally:
         for tree in work.iterdir():
