@@ -264,6 +264,29 @@ def many_notes(ws, n=90):
                                    f"## Usage {i}\n\nThe widget uses {topic} in step {i} of {i % 7} stages.\n")
 
 
+def test_an_update_deletes_a_changed_files_entries_without_loading_whooshs_queries(ws):
+    # whoosh's delete_by_term made a searcher and a query for each path, loading modules a
+    # compile of one changed file has no other use for (search.index._Deleter); a warmed
+    # engine does not load the document loaders either
+    many_notes(ws, 30)
+    S.update_index(ws)
+    before = S.search(ws, "basalt", limit=50)
+    write(ws, "many/n2.md", "# Widget note 2 on quartz\n\nRewritten: quartz only.\n")
+    (ws.raw / "many" / "n7.md").unlink()
+    code = ("import sys; from wikimem.workspace import Workspace; from wikimem import search; "
+            "search.update_index(Workspace.at(sys.argv[1])); "
+            "print(sorted(m for m in ('whoosh.query', 'whoosh.searching') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(ws.root)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    after = {hit.path for hit in S.search(ws, "basalt", limit=50)}
+    assert {hit.path for hit in before} - after == {"raw/many/n2.md", "raw/many/n7.md"}
+    assert [hit.path for hit in S.search(ws, "quartz", limit=5)] == ["raw/many/n2.md"]
+    code = ("import sys; from wikimem.workspace import Workspace; from wikimem import search; "
+            "search.engine(Workspace.at(sys.argv[1])).warm(); print('wikimem.search.documents' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(ws.root)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_an_update_drops_the_segments_it_left_empty(ws):
     """Each small update deletes a changed file's entries and writes a segment of its own: a
     segment left without a live entry is dropped at once, not kept (and opened by every search)
