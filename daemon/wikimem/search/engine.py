@@ -432,6 +432,9 @@ class Engine:
             rare, common = common, []
         if not rare and not phrases:
             return []
+        # the phrases' candidates first: their words' title and headings postings, read unboosted
+        # for them, then serve the words' boosted scores (FastScorer._scores)
+        checks = phrase_checks(fast, parsed) if phrases else []
         scores = fast.accumulate(rare)
         # what the quoted phrases add: read now, for every candidate, when entries outside the
         # window count (the latest releases'); else while the window is taken, only for the
@@ -439,13 +442,13 @@ class Engine:
         unread: list[tuple[float, int]] = []
         bonus: PhraseBonus | None = None
         if phrases and parsed.latest:
-            eager = PhraseBonus(phrase_checks(fast, parsed))
+            eager = PhraseBonus(checks)
             for docnum in eager.of:
                 added = eager.add(docnum)
                 if added is not None:
                     scores[docnum] = scores.get(docnum, 0.0) + added
         elif phrases:
-            bonus = PhraseBonus(phrase_checks(fast, parsed), scores, [fast.term_total(t) for t in common])
+            bonus = PhraseBonus(checks, scores, [fast.term_total(t) for t in common])
             allowed = fast.kind_entries(kinds) if kinds else None
             unread = sorted((bonus.most(d) * PHRASE_BOUND, -d) for d in bonus.of if allowed is None or d in allowed)
         if common:

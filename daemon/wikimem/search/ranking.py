@@ -534,10 +534,12 @@ class FastScorer:
         if got is not None:
             return got
         # a title's or headings' postings are scored twice when the word is in a quoted phrase:
-        # boosted, and unboosted for the phrase (the body's boost is 1: one score serves both)
+        # unboosted for the phrase, then boosted for the word (the body's boost is 1: one score
+        # serves both); read once, and kept only until the boosted score is made
         read = self._postings.pop((field, term), None)
         ids, weights = read if read is not None else self._read(field, term)
-        if read is None and field in _SCORED_TWICE:
+        if read is None and boost is None and field in _SCORED_TWICE \
+                and (field, term, FIELD_BOOSTS[field]) not in self._cache:
             self._postings[(field, term)] = (ids, weights)
             self._cached += len(ids)
         got = {}
