@@ -68,7 +68,7 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
     if not body:
         return "", None
     spans = sentence_spans(body) or [(0, len(body))]
-    hits = _hits(body, stems, word_starts(stems))
+    hits = _hits(body, stems)
     weigh = (lambda st: weights.get(st, 1.0)) if weights else (lambda st: 1.0)
     wants_value = bool(stems & _value_stems())  # asks for a default, a minimum, a size...
 
@@ -143,10 +143,11 @@ def make_snippet(body: str, stems: set[str], lines: list[list[int]], width: int 
     return text, _line_at(lines, start)
 
 
-def _hits(body: str, stems: set[str], starts: tuple[str, ...]) -> list[tuple[int, str]]:
+def _hits(body: str, stems: set[str]) -> list[tuple[int, str]]:
     """(offset, stem) of each word of `body` (or identifier part) that makes one of the stems,
     in order. A word new to the process is stemmed only when it may make one of them, when it
-    starts with one of `starts` (word_starts): a first pass meets thousands of new words."""
+    starts with one of their word_starts: a first pass meets thousands of new words."""
+    starts = word_starts(stems)
     hits: list[tuple[int, str]] = []
     for m in TOKEN.finditer(body):
         word = m.group()
