@@ -435,3 +435,76 @@ def test_an_edit_within_the_second_of_a_compile_is_compiled_on_a_coarse_clock(se
     hits = search.engine(ws).passages("canary minutes", limit=10)
     mine = [h for h in hits if h.hit.path == f"raw/a{attempt}.md"]
     assert mine and "42 minutes" in mine[0].hit.snippet
+
+
+def test_owned_answers_each_case_with_the_path_or_one_line_naming_what_is_in_the_way(tmp_path: Path) -> None:
+    """`owned` checks every page a compile writes, on strings (it made a Path per folder on the
+    way): whatever spelling of wiki/ it is given, a page in a missing folder is fine, and a link,
+    a FIFO, a folder where a file goes, a file where a folder goes or a path outside is refused
+    with one line naming it."""
+    from wikimem.errors import UnsafePath
+    from wikimem.workspace import owned
+
+    outside = documents(tmp_path)
+    wiki = tmp_path / "ws" / "wiki"
+    (wiki / "sources" / "deep").mkdir(parents=True)
+    (wiki / "sources" / "a.md").write_text("# A\n")
+    (wiki / "linked").symlink_to(outside, target_is_directory=True)
+    (wiki / "sources" / "link.md").symlink_to(wiki / "sources" / "a.md")
+    os.mkfifo(wiki / "fifo.md")
+    (tmp_path / "ws" / "wikiX").mkdir()
+    expected = {
+        "sources/a.md": wiki / "sources" / "a.md",
+        "sources/new/b.md": wiki / "sources" / "new" / "b.md",
+        "sources/./deep/../a.md": wiki / "sources" / "a.md",
+        "linked/diary.md": "wiki/linked is a symbolic link",
+        "sources/link.md": "wiki/sources/link.md is a symbolic link",
+        "fifo.md": "wiki/fifo.md is not a regular file",
+        "sources/deep": "wiki/sources/deep is a folder, not a file",
+        "sources/a.md/c.md": "wiki/sources/a.md is not a folder",
+        "../wikiX/c.md": "is not inside",
+    }
+    for base in (wiki, Path(str(wiki) + "/"), Path(os.path.relpath(wiki)), tmp_path / "ws" / "." / "wiki"):
+        for rel, want in expected.items():
+            if isinstance(want, Path):
+                assert owned(base, base / rel) == Path(os.path.normpath(base / rel)), (base, rel)
+                assert owned(base, base / rel).resolve() == want.resolve()
+            else:
+                with pytest.raises(UnsafePath) as caught:
+                    owned(base, base / rel)
+                assert want in str(caught.value) and "\n" not in str(caught.value), (base, rel, caught.value)
+    assert owned(wiki, wiki / "sources", folder=True) == wiki / "sources"
+    with pytest.raises(UnsafePath, match="is a symbolic link"):
+        owned(wiki, wiki / "linked", folder=True)
+
+
+def test_a_page_edit_that_climbs_out_or_runs_through_a_link_is_refused_and_nothing_outside_is_touched(
+        ws: Workspace, tmp_path: Path) -> None:
+    """The compile's page writer checks a page's path as written (empty, absolute, `..` out of
+    wiki/) and then every folder on the way with `owned`, without resolving it: an edit a
+    backend proposes outside wiki/ or through a link is refused with one line; the others are
+    written."""
+    from wikimem.backends import PageEdit
+    from wikimem.compiler import CompileReport, PageWriter, _bucket
+    from wikimem.state import State, WriteJournal
+
+    outside = documents(tmp_path)
+    before = snapshot(outside)
+    (ws.wiki / "linked").symlink_to(outside, target_is_directory=True)
+    state = State(ws.state_db)
+    report = CompileReport(backend="offline")
+    writer = PageWriter(ws, state, {}, report)
+    bucket = _bucket()
+    for path in ("../escape.md", "sources/../../escape.md", str(tmp_path / "abs.md"), "", "linked/diary.md",
+                 "sources/kept.md"):
+        writer.apply(PageEdit(path, "# A page\n\nIts text.\n", "source", None), bucket)
+    writer.write(WriteJournal(ws.state_dir))
+    state.close()
+    assert bucket["created"] == ["sources/kept.md"] and (ws.wiki / "sources" / "kept.md").is_file()
+    assert snapshot(outside) == before
+    assert not (ws.root / "escape.md").exists() and not (tmp_path / "abs.md").exists()
+    said = [w for w in report.warnings if w.startswith("refused edit")]
+    assert len(said) == 5 and all("\n" not in w for w in said), said
+    assert sum("points outside wiki/" in w for w in said) == 2
+    assert any("is absolute" in w for w in said) and any("invalid path" in w for w in said)
+    assert any("wiki/linked is a symbolic link" in w for w in said)

@@ -59,8 +59,9 @@ from .state import RENDER_PENDING, SourceRow, State, WriteJournal, is_corrupt, s
 from .workspace import (
     Workspace,
     atomic_write,
-    confine,
+    confine_lexically,
     file_sha256,
+    open_checked,
     owned,
     read_owned,
     remove_empty_folders,
@@ -699,11 +700,14 @@ class PageWriter:
         self.planned: dict[Path, bytes | None] = {}  # target -> bytes to write, None to delete
         self.intents: list[tuple[str, str, str, str | None, bool]] = []
 
-    def _bytes(self, target: Path) -> bytes | None:
+    def _bytes(self, target: Path, rel: str) -> bytes | None:
+        """What the page holds: `target` is checked by `owned` already, and opened as open_owned
+        opens it."""
         if target in self.planned:
             return self.planned[target]
         try:
-            return read_owned(self.ws.wiki, target)
+            with open_checked(target, f"{self.ws.wiki.name}/{rel}") as handle:
+                return handle.read()
         except FileNotFoundError:
             return None
 
@@ -722,7 +726,7 @@ class PageWriter:
         """Stage one edit; say in `bucket` what it does to the page."""
         ws, state, report = self.ws, self.state, self.report
         try:
-            confine(ws.wiki, edit.path)
+            confine_lexically(ws.wiki, edit.path)
             # the page by its own name, every folder on the way a real one (a linked wiki/facts
             # or sources/ would take writes and deletes out of the workspace)
             target = owned(ws.wiki, ws.wiki / edit.path)
@@ -733,7 +737,7 @@ class PageWriter:
         if rel in ("index.md", "log.md", "AGENTS.md") or index_page.is_catalog(rel):
             report.warnings.append(f"refused edit to {rel}: written by code or owned by the user")
             return
-        disk = self._bytes(target)
+        disk = self._bytes(target, rel)
         exists = disk is not None
         if not exists and edit.content is not None and edit.base_sha256 is None and self.made is not None \
                 and rel == edit.path and (made := self.made(rel, edit.content, self.writer)) is not None:

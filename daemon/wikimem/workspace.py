@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import hashlib
 import os
 import stat
@@ -31,24 +32,26 @@ class Workspace:
     def at(cls, root: str | os.PathLike[str]) -> Workspace:
         return cls(Path(root).expanduser().resolve())
 
-    @property
+    # the folders' paths are made once: a compile asks for wiki/ thousands of times (every page
+    # it writes or checks), and each Path made anew is a few microseconds
+    @functools.cached_property
     def raw(self) -> Path:
         return self.root / "raw"
 
-    @property
+    @functools.cached_property
     def wiki(self) -> Path:
         return self.root / "wiki"
 
-    @property
+    @functools.cached_property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
-    @property
+    @functools.cached_property
     def layout(self) -> tuple[Path, ...]:
         """The folders of wiki/ that `wikimem init` makes: they stay when empty."""
         return (self.wiki / "sources", self.wiki / "concepts", self.wiki / "answers")
 
-    @property
+    @functools.cached_property
     def state_db(self) -> Path:
         return self.state_dir / "state.db"
 
@@ -74,17 +77,33 @@ def confine(base: Path, relative: str) -> Path:
     Refuses absolute paths, `..` that climbs out, and symlinks whose target is
     outside `base`. Returns the resolved path (which need not exist).
     """
-    if not relative or "\x00" in relative:
-        raise PathEscape(f"invalid path {relative!r}")
-    candidate = Path(relative)
-    if candidate.is_absolute() or relative.startswith(("/", "\\")):
-        raise PathEscape(f"{relative!r} is absolute; give a path relative to {base.name}/")
+    _written_relative(base, relative)
     # os.path.realpath on strings: the same answer as Path.resolve, at a fraction of the cost
     base_resolved = os.path.realpath(base)
     resolved = os.path.realpath(os.path.join(base_resolved, relative))
     if resolved != base_resolved and not resolved.startswith(base_resolved + os.sep):
         raise PathEscape(f"{relative!r} points outside {base.name}/")
     return Path(resolved)
+
+
+def confine_lexically(base: Path, relative: str) -> None:
+    """confine's checks of the path as written: refuses an empty path, an absolute one and one
+    whose `..` climb out of `base`. A link on the way is left to `owned`, which refuses every
+    link where confine refuses only one that leads out: a writer that checks with `owned` asks
+    this rather than confine, and does not resolve each page's path (a first compile writes
+    hundreds of pages, and resolving a path looks at every folder from the root)."""
+    _written_relative(base, relative)
+    normal = os.path.normpath(relative)
+    if normal == os.pardir or normal.startswith(os.pardir + os.sep):
+        raise PathEscape(f"{relative!r} points outside {base.name}/")
+
+
+def _written_relative(base: Path, relative: str) -> None:
+    if not relative or "\x00" in relative:
+        raise PathEscape(f"invalid path {relative!r}")
+    candidate = Path(relative)
+    if candidate.is_absolute() or relative.startswith(("/", "\\")):
+        raise PathEscape(f"{relative!r} is absolute; give a path relative to {base.name}/")
 
 
 CLOCK_TICK_NS = 20_000_000  # the coarsest tick file times are taken at on a fine-grained file system
@@ -140,37 +159,42 @@ def owned(base: Path, path: Path, *, folder: bool = False) -> Path:
     wikimem may write, delete or serve it: `base` and every folder between them a real folder,
     never a symbolic link, and `path` absent or a regular file. Raises UnsafePath, one line
     naming what is in the way. Folders that do not exist yet are fine: they are made real."""
-    path = Path(os.path.normpath(path))
-    try:
-        parts = path.relative_to(base).parts
-    except ValueError:
-        raise UnsafePath(f"{path} is not inside {base}") from None
-    if ".." in parts:
-        raise UnsafePath(f"{_shown(base, path)} leads out of {base.name}/")
-    current = base
+    # on strings, a Path made only for what is returned or said: a compile checks every page
+    # it reads and writes, and a Path per folder on the way took longer than looking at it
+    normal = os.path.normpath(path)
+    top = os.fspath(base)
+    if normal == top:
+        parts: list[str] = []
+    elif normal.startswith(top if top.endswith(os.sep) else top + os.sep):
+        parts = normal[len(top):].lstrip(os.sep).split(os.sep)
+    else:
+        raise UnsafePath(f"{Path(normal)} is not inside {base}")
+    if os.pardir in parts:
+        raise UnsafePath(f"{_shown(base, Path(normal))} leads out of {base.name}/")
+    current = top
     for depth in range(len(parts) + 1):
         if depth:
-            current = current / parts[depth - 1]
+            current = os.path.join(current, parts[depth - 1])
         try:
             st = os.lstat(current)
         except FileNotFoundError:
-            return path
+            return Path(normal)
         except NotADirectoryError:
-            raise UnsafePath(f"{_shown(base, current.parent)} is not a folder") from None
+            raise UnsafePath(f"{_shown(base, Path(current).parent)} is not a folder") from None
         last = depth == len(parts)
         mode = st.st_mode
         if stat.S_ISLNK(mode):
-            raise UnsafePath(f"{_shown(base, current)} is a symbolic link; wikimem writes, deletes and serves only "
-                             f"real files and folders in {base.name}/ (replace the link with a folder or a file)")
+            raise UnsafePath(f"{_shown(base, Path(current))} is a symbolic link; wikimem writes, deletes and serves "
+                             f"only real files and folders in {base.name}/ (replace the link with a folder or a file)")
         if last and not folder:
             if stat.S_ISDIR(mode):
-                raise UnsafePath(f"{_shown(base, current)} is a folder, not a file")
+                raise UnsafePath(f"{_shown(base, Path(current))} is a folder, not a file")
             if not stat.S_ISREG(mode):
-                raise UnsafePath(f"{_shown(base, current)} is not a regular file (a FIFO, a device or a socket); "
+                raise UnsafePath(f"{_shown(base, Path(current))} is not a regular file (a FIFO, a device or a socket); "
                                  "wikimem neither reads nor writes it")
         elif not stat.S_ISDIR(mode):
-            raise UnsafePath(f"{_shown(base, current)} is not a folder")
-    return path
+            raise UnsafePath(f"{_shown(base, Path(current))} is not a folder")
+    return Path(normal)
 
 
 def open_owned(base: Path, path: Path, *, single_link: bool = False) -> BinaryIO:
