@@ -12,6 +12,7 @@ import json
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -400,6 +401,60 @@ def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws
     compile_(ws)
     assert_same(ws, tmp_path / "full", "a folder stopped being a collection")
     assert {p: i for p, i in ids().items() if "/fresh/" not in p} == {p: i for p, i in now.items() if "/fresh/" not in p}
+
+
+def store_tables(ws: Workspace) -> tuple[dict[str, Any], dict[tuple[str, str], Any], dict[tuple[str, str], int]]:
+    """The offline backend's running totals by key and by source path (their ids depend on the order
+    sources were counted in): the terms' counts, the postings and the spellings."""
+    state = State(ws.state_db)
+    try:
+        terms = {r[0]: tuple(r[1:]) for r in state.db.execute(
+            "SELECT key, squashed, df, strength, signal_docs, strong_docs, weight FROM offline_terms")}
+        postings = {(r[0], r[1]): (r[2], r[3]) for r in state.db.execute(
+            "SELECT t.key, d.path, p.n, p.level FROM offline_postings p JOIN offline_terms t ON t.id = p.term"
+            " JOIN offline_docs d ON d.id = p.doc")}
+        surfaces = {(r[0], r[1]): r[2] for r in state.db.execute(
+            "SELECT t.key, s.surface, s.level FROM offline_surfaces s JOIN offline_terms t ON t.id = s.term")}
+    finally:
+        state.close()
+    return terms, postings, surfaces
+
+
+def test_the_running_totals_after_edits_equal_those_counted_from_nothing(ws: Workspace, tmp_path: Path) -> None:
+    """The totals are a sum: after sources are edited, deleted, added, and moved into a folder
+    that becomes a collection of its own (counted out of the collection they were in), every
+    term's counts, every posting and every spelling equal those of a compile from nothing."""
+    for i in range(36):
+        (ws.raw / f"n{i // 12}").mkdir(exist_ok=True)
+        (ws.raw / f"n{i // 12}" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "fresh").mkdir()
+    for i in range(36, 40):
+        (ws.raw / "fresh" / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    compile_(ws)
+    files = sorted(ws.raw.rglob("*.md"))
+    files[2].write_text(note(random.Random(2), 2, edit=3), encoding="utf-8")
+    files[15].unlink()
+    files[20].write_text("# Nothing much\n\nA short note about the weather today.\n", encoding="utf-8")
+    (ws.raw / "fresh" / "note-40.md").write_text(note(random.Random(40), 40), encoding="utf-8")  # a collection now
+    compile_(ws)
+    other = Workspace.at(tmp_path / "full")
+    fresh_compile(ws, other.root)
+    ours, theirs = store_tables(ws), store_tables(other)
+    assert len(ours[0]) > 500 and len(ours[1]) > 2000 and ours[2]
+    assert any(k.startswith("fresh\x1f") for k in ours[0])
+    for got, want in zip(ours, theirs, strict=True):
+        assert got == want
+    # ... and those a count of the analyses in memory gives
+    state = State(ws.state_db)
+    try:
+        analyses = {path: json.loads(data) for path, data in state.db.execute(
+            "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")}
+    finally:
+        state.close()
+    memory = MemoryStats(analyses)
+    counted = {f"{c}\x1f{k}": (memory.df[c][k], memory.strength[c][k], memory.signal_docs[c][k], memory.strong_docs[c][k])
+               for c in memory.collections() for k in memory.df[c]}
+    assert {k: row[1:5] for k, row in ours[0].items()} == counted
 
 
 def test_an_edit_chooses_again_only_its_own_collections_concepts(ws: Workspace, tmp_path: Path,

@@ -148,45 +148,62 @@ class Store:
         assigned here); a removed source is counted out of the collection it was counted in
         (`collection_before`, when the collections changed). Analyses are consumed one at a time, so a first compile of a large
         raw/ never holds them all. Returns every phrase key whose counts moved."""
-        delta: dict[str, list[int]] = {}  # key -> [df, strength, signal docs, strong docs]
+        # a first compile counts a hundred thousand (source, key) pairs: each pair is one append
+        # to its key's postings, by collection and by the key as the analysis spells it; the
+        # key is scoped to its collection once, and a key's count of sources moves by the
+        # length of its postings
+        leaving: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))  # prefix -> key -> ids
+        coming: dict[str, dict[str, list[tuple[int, int, int]]]] = defaultdict(lambda: defaultdict(list))
+        signalled: dict[str, list[int]] = {}  # scoped key -> [strength, signal docs, strong docs]
         surf: Counter[tuple[str, str]] = Counter()
-        canon: dict[str, str] = {}  # one string object per key across sources (memory)
-        post_del: dict[str, list[int]] = defaultdict(list)  # key -> ids of the sources leaving it
-        post_add: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # key -> (id, count, level)
 
-        def count(doc_id: int, path: str, data: dict[str, Any], sign: int, postings: dict[str, list[Any]]) -> None:
-            prefix = (collection_before or collection if sign < 0 else collection)(path) + SEP
-            signals = data["signals"]
-            for key, n in data["terms"].items():
-                signal = signals.get(key)
+        def count_signals(prefix: str, signals: dict[str, tuple[int, str]], sign: int) -> None:
+            for key, (level, surface) in signals.items():
                 key = prefix + key
-                key = canon.setdefault(key, key)
-                postings[key].append(doc_id if sign < 0 else (doc_id, n, signal[0] if signal else 0))
-                d = delta.get(key)
+                d = signalled.get(key)
                 if d is None:
-                    d = delta[key] = [0, 0, 0, 0]
-                d[0] += sign
-            for key, (level, surface) in data["signals"].items():
-                key = prefix + key
-                d = delta.get(key)
-                if d is None:
-                    key = canon.setdefault(key, key)
-                    d = delta[key] = [0, 0, 0, 0]
-                d[1] += sign * level
-                d[2] += sign
+                    d = signalled[key] = [0, 0, 0]
+                d[0] += sign * level
+                d[1] += sign
                 if level >= STRONG:
-                    d[3] += sign
+                    d[2] += sign
                 surf[(key, surface)] += sign * level
 
         for doc, data in removed:
-            count(doc.id, doc.path, data, -1, post_del)
+            prefix = (collection_before or collection)(doc.path) + SEP
+            gone_from = leaving[prefix]
+            for key in data["terms"]:
+                gone_from[key].append(doc.id)
+            count_signals(prefix, data["signals"], -1)
             self.db.execute("DELETE FROM offline_docs WHERE id=?", (doc.id,))
         for doc, data in added:
             cursor = self.db.execute(
                 "INSERT INTO offline_docs (path, sha256, page, title, date, anchor, concepts) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (doc.path, doc.sha256, doc.page, doc.title, doc.date, doc.anchor, None))
-            doc.id = int(cursor.lastrowid or 0)
-            count(doc.id, doc.path, data, +1, post_add)
+            doc.id = doc_id = int(cursor.lastrowid or 0)
+            prefix = collection(doc.path) + SEP
+            held_by = coming[prefix]
+            signals = data["signals"]
+            for key, n in data["terms"].items():
+                signal = signals.get(key)
+                held_by[key].append((doc_id, n, signal[0] if signal else 0))
+            count_signals(prefix, signals, +1)
+        post_del = {prefix + key: ids for prefix, table in leaving.items() for key, ids in table.items()}
+        post_add = {prefix + key: got for prefix, table in coming.items() for key, got in table.items()}
+        delta: dict[str, list[int]] = {key: [-len(ids), 0, 0, 0] for key, ids in post_del.items()}
+        for key, got in post_add.items():
+            d = delta.get(key)
+            if d is None:
+                delta[key] = [len(got), 0, 0, 0]
+            else:
+                d[0] += len(got)
+        for key, (strength, signal_docs, strong_docs) in signalled.items():
+            d = delta.get(key)
+            if d is None:
+                d = delta[key] = [0, 0, 0, 0]
+            d[1] += strength
+            d[2] += signal_docs
+            d[3] += strong_docs
         if not delta:
             return set()
 
