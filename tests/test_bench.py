@@ -224,7 +224,7 @@ def test_quick_run_end_to_end_on_a_tiny_workspace(tmp_path: Path) -> None:
 # --- the bench contract (bench/contract.py): every module's --json ---------------------------------
 
 # every bench/*.py that is a figure module, not the harness or its helpers
-HELPERS = {"run", "scale", "baselines", "contract", "alternate", "heldout", "questions", "peers"}  # not figure modules of run.py (heldout needs PyPI; questions a compiled 10k workspace)
+HELPERS = {"run", "scale", "baselines", "contract", "alternate", "heldout", "questions", "peers", "phases"}  # not figure modules of run.py (heldout needs PyPI; questions a compiled 10k workspace; phases a command to time)
 
 
 def figure_modules() -> list[str]:
@@ -421,6 +421,30 @@ def test_alternate_compiles_two_commits_in_turn_beside_whoosh(tmp_path: Path) ->
     assert re.search(r": CPU after/before \d+\.\d\d \(.*\); 1 rounds, run together", proc.stdout), proc.stdout
     after = subprocess.run(["git", "-C", str(BENCH.parent), "worktree", "list"], capture_output=True, text=True)
     assert after.stdout == before.stdout
+
+
+def test_phases_times_a_compiles_steps_in_the_process_that_runs_each(tmp_path: Path) -> None:
+    """bench/phases.py: the command runs as the CLI runs it (the wiki is written); each process
+    says what it timed itself, with spans in wall time, totals alone with --cpu."""
+    ws = tmp_path / "ws"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "daemon"))
+    subprocess.run([sys.executable, "-m", "wikimem.cli", "init", str(ws)], env=env, check=True, capture_output=True)
+    for i in range(3):
+        (ws / "raw" / f"note-{i}.md").write_text(f"# Note {i}\n\n{PARAGRAPHS[i]}\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(BENCH / "phases.py"), "--", "compile", "--root", str(ws), "-q"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (ws / "wiki" / "sources" / "note-0.md").is_file()
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("pid ")]
+    assert lines, proc.stderr
+    mine = [line for line in lines if "compile_workspace" in line]
+    assert len(mine) == 1 and re.search(r"_Compile\.count \d+ \[\d+-\d+\]", mine[0]), proc.stderr
+    assert re.search(r"compile_workspace \d+ \[(\d+)-(\d+)\]", mine[0])
+    proc = subprocess.run([sys.executable, str(BENCH / "phases.py"), "--cpu", "--fn", "wikimem.compiler:plan",
+                           "--", "compile", "--root", str(ws), "-q"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = [line for line in proc.stderr.splitlines() if line.startswith("pid ")]
+    assert len(said) == 1 and re.fullmatch(r"pid \d+: plan \d+", said[0]), proc.stderr
 
 
 def test_merge_bench_rows_follow_the_contract() -> None:
