@@ -22,7 +22,7 @@ from wikimem.backends.offline_store import Store
 from wikimem.compiler import compile_workspace
 from wikimem.config import load_settings
 from wikimem.init import init_workspace
-from wikimem.raw_tree import collections
+from wikimem.raw_tree import MIN_COLLECTION, collections
 from wikimem.state import State
 from wikimem.workspace import Workspace
 
@@ -371,17 +371,23 @@ def test_files_at_the_top_of_raw_join_the_one_collection_beside_them(ws: Workspa
     assert_same(ws, tmp_path / "full2", "a second collection beside them")
 
 
+def notes_beside_a_new_folder(ws: Workspace, count: int, per_folder: int) -> None:
+    """`count` notes in folders of `per_folder` (collections), and raw/fresh with one note fewer
+    than a collection needs (raw_tree.MIN_COLLECTION): the next note there makes it one."""
+    for i in range(count):
+        (ws.raw / f"n{i // per_folder}").mkdir(exist_ok=True)
+        (ws.raw / f"n{i // per_folder}" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    (ws.raw / "fresh").mkdir()
+    for i in range(count, count + MIN_COLLECTION - 1):
+        (ws.raw / "fresh" / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+
+
 def test_a_folder_that_becomes_a_collection_counts_only_its_own_sources_again(ws: Workspace, tmp_path: Path) -> None:
     """The fifth source in a new folder makes it a collection (raw_tree.MIN_COLLECTION): its
     sources move from the shared collection to their own, and only they are counted again.
     Before, every source was counted again and every page rendered (seconds at 187 sources);
     the pages are still those of a full compile, both ways across the threshold."""
-    for i in range(30):
-        (ws.raw / f"n{i // 10}").mkdir(exist_ok=True)
-        (ws.raw / f"n{i // 10}" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
-    (ws.raw / "fresh").mkdir()
-    for i in range(30, 34):
-        (ws.raw / "fresh" / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    notes_beside_a_new_folder(ws, 30, 10)
     compile_(ws)
 
     def ids() -> dict[str, int]:
@@ -424,12 +430,7 @@ def test_the_running_totals_after_edits_equal_those_counted_from_nothing(ws: Wor
     """The totals are a sum: after sources are edited, deleted, added, and moved into a folder
     that becomes a collection of its own (counted out of the collection they were in), every
     term's counts, every posting and every spelling equal those of a compile from nothing."""
-    for i in range(36):
-        (ws.raw / f"n{i // 12}").mkdir(exist_ok=True)
-        (ws.raw / f"n{i // 12}" / f"note-{i:03d}.md").write_text(note(random.Random(i), i), encoding="utf-8")
-    (ws.raw / "fresh").mkdir()
-    for i in range(36, 40):
-        (ws.raw / "fresh" / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    notes_beside_a_new_folder(ws, 36, 12)
     compile_(ws)
     files = sorted(ws.raw.rglob("*.md"))
     files[2].write_text(note(random.Random(2), 2, edit=3), encoding="utf-8")
