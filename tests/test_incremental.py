@@ -98,6 +98,12 @@ def assert_same(ws: Workspace, where: Path, step: str) -> None:
     assert not differ, f"after {step}: incremental and full compiles differ in {differ[:10]}"
 
 
+def counted_analyses(state: State) -> dict[str, dict[str, Any]]:
+    """Each counted source's cached analysis, by path: what a count from nothing would read."""
+    return {path: json.loads(data) for path, data in state.db.execute(
+        "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")}
+
+
 def test_incremental_compiles_equal_a_full_compile(ws: Workspace, tmp_path: Path) -> None:
     rng = random.Random(7)
     # 250 sources: adding a few crosses 256, where every source's links are ranked again
@@ -139,11 +145,7 @@ def test_incremental_compiles_equal_a_full_compile(ws: Workspace, tmp_path: Path
     # the running totals in state.db choose what counting every analysis would choose
     state = State(ws.state_db)
     try:
-        analyses = {
-            path: json.loads(data)
-            for path, data in state.db.execute(
-                "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")
-        }
+        analyses = counted_analyses(state)
         from_db = choose_concepts(_StoreStats(Store(state.db), collections(analyses)))
         # ... and the phrases that hold a word, and how often each is said, are read from the
         # totals as from the analyses
@@ -448,11 +450,9 @@ def test_the_running_totals_after_edits_equal_those_counted_from_nothing(ws: Wor
     # ... and those a count of the analyses in memory gives
     state = State(ws.state_db)
     try:
-        analyses = {path: json.loads(data) for path, data in state.db.execute(
-            "SELECT d.path, a.data FROM offline_docs d JOIN analyses a ON a.sha256 = d.sha256")}
+        memory = MemoryStats(counted_analyses(state))
     finally:
         state.close()
-    memory = MemoryStats(analyses)
     counted = {f"{c}\x1f{k}": (memory.df[c][k], memory.strength[c][k], memory.signal_docs[c][k], memory.strong_docs[c][k])
                for c in memory.collections() for k in memory.df[c]}
     assert {k: row[1:5] for k, row in ours[0].items()} == counted
