@@ -521,6 +521,53 @@ def test_an_edit_chooses_again_only_its_own_collections_concepts(ws: Workspace, 
     assert sorted(chosen_in) == ["n0", "n1", "n2"]
 
 
+def test_a_page_whose_related_concepts_alone_moved_is_made_from_the_one_kept(
+        ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A concept that comes (or goes) moves the Related section of the concept pages whose main
+    sources link it, and nothing else on them: those pages are made from the page kept in
+    state.db with the new section, not rendered from their members' sentences again, and are
+    what a full compile writes. Without a kept page (a state.db from before), it is rendered."""
+    (ws.raw / "alpha.md").write_text("# The alpha engine\n\nThe alpha engine turns the shaft. The alpha engine is "
+                                     "loud.\n\n## Widget\n\nThe widget spins inside the alpha engine.\n", encoding="utf-8")
+    (ws.raw / "beta.md").write_text("# Tuning the alpha engine\n\nThe alpha engine needs oil. Tune the alpha engine "
+                                    "weekly.\n", encoding="utf-8")
+    compile_(ws)
+    from wikimem.backends import offline
+
+    rendered: list[str] = []
+    real_page = offline.concept_page
+
+    def concept_page(concept, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rendered.append(concept.page)
+        return real_page(concept, *args, **kwargs)
+
+    monkeypatch.setattr(offline, "concept_page", concept_page)
+    page = ws.wiki / "concepts" / "alpha-engine.md"
+    before = page.read_text(encoding="utf-8")
+    assert "## Related" not in before
+    # a third source says "widget" (named under a heading of alpha.md): it becomes a concept
+    gamma = ws.raw / "gamma.md"
+    gamma.write_text("# Spare parts\n\nA widget wears out. Order a widget early.\n", encoding="utf-8")
+    report = compile_(ws)
+    assert "concepts/widget.md" in report.created and "concepts/alpha-engine.md" in report.updated
+    assert rendered == ["concepts/widget.md"]
+    assert "## Related\n\n[Widget](widget.md)" in page.read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "a concept came")
+
+    # the concept goes again, and no page is kept (as in a state.db an older wikimem wrote)
+    state = State(ws.state_db)
+    try:
+        state.db.execute("DELETE FROM offline_kept")
+    finally:
+        state.close()
+    rendered.clear()
+    gamma.unlink()
+    report = compile_(ws)
+    assert "concepts/alpha-engine.md" in report.updated and rendered == ["concepts/alpha-engine.md"]
+    assert "## Related" not in page.read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "a concept went")
+
+
 def _book(ws: Workspace, chapters: int = 30) -> list[str]:
     """A book: an mdBook SUMMARY.md that lists its chapters, each a note. More than
     PARALLEL_THRESHOLD sources, so a compile from nothing analyses them in worker processes."""

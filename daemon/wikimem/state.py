@@ -364,6 +364,9 @@ class State:
         # a source's ctime and when its times were read (SourceRow.same_file), beside its row
         self.db.execute("CREATE TABLE IF NOT EXISTS source_stats (path TEXT PRIMARY KEY, ctime_ns INTEGER NOT NULL,"
                         " seen_ns INTEGER NOT NULL)")
+        # the offline backend's concept pages as last rendered, but for their Related section
+        # (offline_pages.KeptPage): a page whose related concepts alone moved is made from it
+        self.db.execute("CREATE TABLE IF NOT EXISTS offline_kept (key TEXT PRIMARY KEY, page TEXT NOT NULL)")
         if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'xref_seen'").fetchone() is None:
             self.db.executescript(XREF_SCHEMA)
 

@@ -66,6 +66,7 @@ from .offline_pages import (
     MAIN_MEMBERS,
     QUOTED_MEMBERS,
     SHOWN_MEMBERS,
+    KeptPage,
     Member,
     Sentences,
     concept_page,
@@ -90,6 +91,8 @@ CHOSEN = "offline.chosen"  # state.db's meta key of each collection's own concep
 # a concept page to render: its key, the concept, its ranked members, its related concepts, its
 # timelines (title, page) and how many sources it has
 _ConceptJob = tuple[str, Concept, list[Member], list[Concept], list[tuple[str, str]], int, tuple[str, ...]]
+# the same, its members not ranked yet (its counted sources, as _Compile.members holds them)
+_Unranked = tuple[str, Concept, list[Doc], list[Concept], list[tuple[str, str]], int, tuple[str, ...]]
 
 __all__ = ["Concept", "MemoryStats", "OfflineBackend", "TermStats", "choose_concepts", "select_concepts", "title_of"]
 
@@ -684,6 +687,7 @@ class _Compile:
         shown_as = {**self.seen, **self.digests}
         self.stored: list[StoredConcept] = []
         self.to_render: list[_ConceptJob] = []
+        self.relinked: list[_Unranked] = []  # pages whose Related section alone moved
         longer = _longer_names(concepts, self.check)
         for k in sorted(self.check):
             concept = concepts[k]
@@ -696,36 +700,55 @@ class _Compile:
             its_lines = sorted({t.slug: t for key in concept.keys for t in self.of_subject.get(key, [])}.values(),
                                key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
-                               [(c.key, c.title, c.slug) for c in related], [(t.slug, t.title) for t in its_lines],
-                               longer.get(k, ())])
+                               [(t.slug, t.title) for t in its_lines], longer.get(k, ())])
             # what the page is made of: the members it can show, in their order, and how many
             # there are in all; the content of those it reads sentences from (and how their
             # cross-references resolve), the rest are listed by title alone. A member it cannot
             # show changing (the one edited note among thousands), or one it only lists, leaves
             # the page as it is, unrendered
             read = {m.path for m in read_by_concept_page(ranked)}
-            fingerprint = hashlib.sha1("\n".join([
+            content = hashlib.sha1("\n".join([
                 head, str(len(docs)),
                 *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{m.level}\0{m.mentions}"
                   + (f"\0{ok[m.path].sha256}\0{shown_as.get(m.path, '')}" if m.path in read else "")
                   for m in ranked),
             ]).encode()).hexdigest()
+            # the page's Related section apart (KeptPage): "<what the rest is made of>.<related>"
+            fingerprint = content + "." + hashlib.sha1(
+                json.dumps([(c.key, c.title, c.slug) for c in related]).encode()).hexdigest()[:16]
             before = old.get(k)
-            if self.full or before is None or before.fingerprint != fingerprint or before.slug != concept.slug \
-                    or concept.page not in self.existing:
-                ranked = self.backend._ranked(concept, docs, self.weight_of[k], self.analysis_of)
-                self.to_render.append((k, concept, ranked, related,
-                                       [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines], len(docs),
-                                       longer.get(k, ())))
+            job = (k, concept, docs, related, [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines],
+                   len(docs), longer.get(k, ()))
+            if self.full or before is None or before.fingerprint.partition(".")[0] != content \
+                    or before.slug != concept.slug or concept.page not in self.existing:
+                self._render_whole(job)
+            elif before.fingerprint != fingerprint:
+                self.relinked.append(job)
             if (before is None or k in self.redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
                 self.stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
                                                  df[k], fingerprint, tuple(main), concept.collections))
 
+    def _render_whole(self, job: _Unranked) -> None:
+        """A concept page to render from its members' sentences (the members ranked, read here)."""
+        k, concept, docs, related, fact_pages, total, names = job
+        ranked = self.backend._ranked(concept, docs, self.weight_of[k], self.analysis_of)
+        self.to_render.append((k, concept, ranked, related, fact_pages, total, names))
+
     def render_concept_pages(self) -> None:
         """The pages, rendered here and in a process beside this one (beside.shared) from the
-        sentences they read, loaded here first: the other process cannot read state.db."""
+        sentences they read, loaded here first: the other process cannot read state.db. A page
+        whose Related section alone moved is made from the one kept (KeptPage); one kept by
+        no compile before is rendered."""
         ok, state, to_render = self.ok, self.state, self.to_render
+        kept = self.store.kept(job[0] for job in self.relinked)
+        relinked = []
+        for job in self.relinked:
+            if job[0] in kept:
+                relinked.append(job)
+            else:
+                self._render_whole(job)
+        self.kept: list[tuple[str, str | None]] = []  # the pages rendered, to keep (finish)
         sentences_cache: dict[str, Sentences] = {}
         member_xrefs: dict[str, dict[tuple[str, str], Any]] = {}
         for _, _, ranked, _, _, _, _ in to_render:
@@ -737,19 +760,24 @@ class _Compile:
                 if refs and member.path not in member_xrefs:
                     member_xrefs[member.path] = self.resolver.resolved(member.path, refs)[0]
 
-        def render_concept(job: _ConceptJob) -> str:
+        def render_concept(job: _ConceptJob) -> tuple[str, str | None]:
             _, concept, ranked, related, fact_pages, total, names = job
-            return concept_page(concept, ranked, lambda m: sentences_cache[m.path], related, fact_pages,
-                                total=total, longer=names, xrefs=member_xrefs).dumps()
+            page = concept_page(concept, ranked, lambda m: sentences_cache[m.path], fact_pages,
+                                total=total, longer=names, xrefs=member_xrefs)
+            return page.page(related).dumps(), page.dumps()
 
         edits = self.edits
         first = len(edits)
-        for i, text in shared(to_render, render_concept, spare=self.batch.listener.spare):
+        for i, (text, keep) in shared(to_render, render_concept, spare=self.batch.listener.spare):
             edits.append(PageEdit(to_render[i][1].page, text, "concept", to_render[i][0]))
+            self.kept.append((to_render[i][0], keep))
+            self.offer(every=OFFER_EVERY)
+        for k, concept, _, related, *_ in relinked:
+            edits.append(PageEdit(concept.page, KeptPage.loads(concept.page, kept[k]).page(related).dumps(), "concept", k))
             self.offer(every=OFFER_EVERY)
         self.offer()
-        order = {job[1].page: i for i, job in enumerate(to_render)}
-        edits[first:] = sorted(edits[first:], key=lambda e: order[e.path])  # the concepts' order, as in one process
+        # the concepts' order, as in one process rendering each
+        edits[first:] = sorted(edits[first:], key=lambda e: str(e.owner))
 
     def finish(self) -> BatchResult:
         """The concepts and cross-references stored, the concept pages no concept renders any
@@ -757,6 +785,7 @@ class _Compile:
         store = self.store
         store.delete_concepts(self.dropped)
         store.put_concepts(self.stored)
+        store.keep(self.kept)
         # every concept page wikimem wrote that no chosen concept renders any more goes
         live_pages = {c.page for c in self.concepts.values()}
         for page_path, owner in store.concept_pages():

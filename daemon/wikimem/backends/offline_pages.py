@@ -14,6 +14,7 @@ related concepts, and a compact list of the other sources that mention it.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from bisect import bisect_right
@@ -954,10 +955,51 @@ def shows(from_page: str, resolved: dict[tuple[str, str], Resolved]) -> Shows:
     return show
 
 
-def concept_page(concept: Concept, members: list[Member], sentences_of: Any, related: list[Concept],
+# where a concept page kept but for its Related section has it (KeptPage): no page holds a NUL
+RELATED_MARK = "\x00related\x00"
+
+
+def related_section(page_path: str, related: Sequence[Concept]) -> str:
+    """A concept page's Related section: the concepts its main sources link, each linked."""
+    return render("concept_related.md.j2",
+                  related=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in related])
+
+
+@dataclass(frozen=True)
+class KeptPage:
+    """A concept page as concept_page rendered it, its Related section left as RELATED_MARK.
+
+    The Related section lists the concepts the page's main sources link: when a concept comes
+    or goes (a note dropped beside a dozen documents admits one), the section moves on every
+    page whose main sources link it, and nothing else on them does. Such a page is made from
+    the one kept (state.db's offline_kept) with the new section, rather than rendered again
+    from its members' sentences: the same text, without reading them."""
+
+    path: str
+    meta: dict[str, Any]
+    body: str
+
+    def page(self, related: Sequence[Concept]) -> Page:
+        """The page, with the Related section of `related`."""
+        return Page(self.path, self.meta, self.body.replace(RELATED_MARK, related_section(self.path, related), 1))
+
+    def dumps(self) -> str | None:
+        """What state.db keeps; None when the page cannot be kept (its text held the mark)."""
+        if self.body.count(RELATED_MARK) != 1:
+            return None
+        return json.dumps([self.meta, self.body], ensure_ascii=False)
+
+    @classmethod
+    def loads(cls, path: str, text: str) -> KeptPage:
+        meta, body = json.loads(text)
+        return cls(path, meta, body)
+
+
+def concept_page(concept: Concept, members: list[Member], sentences_of: Any,
                  fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None,
-                 longer: Sequence[str] = (), xrefs: dict[str, dict[tuple[str, str], Resolved]] | None = None) -> Page:
-    """The article. `members` are ranked, the first SHOWN_MEMBERS of them and the first that
+                 longer: Sequence[str] = (), xrefs: dict[str, dict[tuple[str, str], Resolved]] | None = None) -> KeptPage:
+    """The article, but for its Related section (KeptPage.page adds it). `members` are ranked,
+    the first SHOWN_MEMBERS of them and the first that
     define it at least, of `total` (all of them when not given); `sentences_of(member)` gives a
     member's sentences. `longer`: the keys of other concepts whose name holds this one's
     ("development server" for "server"): a sentence that names it only inside one of them is
@@ -1120,7 +1162,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         main=[{"title": escape_link_text(m.title), "link": link(m), "section": _section_note(m, page_path)} for m in main],
         points=points,
         changes=timeline,
-        related=[{"title": escape_link_text(c.title), "link": relative_link(page_path, c.page)} for c in related],
+        related_section=RELATED_MARK,
         timelines=[{"title": escape_link_text(title), "link": relative_link(page_path, page + ".md")}
                    for title, page in fact_pages],
         also=[{"title": escape_link_text(m.title), "link": link(m)} for m in listed[:ALSO_LISTED]],
@@ -1134,7 +1176,7 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any, rel
         "mentioned_in": _about(total),
         "aliases": concept.aliases,
     }
-    return Page(page_path, meta, body)
+    return KeptPage(page_path, meta, body)
 
 
 def _without(folded: str, longer: Sequence[str]) -> str:

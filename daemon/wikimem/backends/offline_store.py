@@ -16,8 +16,10 @@ strength, the weight that ranks it as a concept candidate), offline_surfaces (th
 that named a key, weighted by signal level), offline_postings (key -> source, with how often
 and how strongly the source names it: a concept page ranks its sources from them), offline_docs
 (per counted source: content hash, page, what its pages show of it, the concepts its page
-links) and offline_concepts (per chosen concept: its definition, source count and the
-fingerprint of what its page last showed).
+links), offline_concepts (per chosen concept: its definition, source count and the
+fingerprint of what its page last showed) and offline_kept (per concept: its page as last
+rendered but for the Related section, which alone moves on most pages when a concept comes or
+goes; made in state.State._open).
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ class Store:
 
     # --- bookkeeping -----------------------------------------------------------------------
     def clear(self) -> None:
-        for table in ("offline_terms", "offline_surfaces", "offline_postings", "offline_docs", "offline_concepts"):
+        for table in ("offline_terms", "offline_surfaces", "offline_postings", "offline_docs", "offline_concepts",
+                      "offline_kept"):
             self.db.execute(f"DELETE FROM {table}")
 
     def docs(self) -> dict[str, Doc]:
@@ -139,7 +142,25 @@ class Store:
         return list(self.db.execute("SELECT path, owner FROM pages WHERE kind='concept' ORDER BY path"))
 
     def delete_concepts(self, keys: Iterable[str]) -> None:
-        self.db.executemany("DELETE FROM offline_concepts WHERE key=?", [(k,) for k in keys])
+        items = [(k,) for k in keys]
+        self.db.executemany("DELETE FROM offline_concepts WHERE key=?", items)
+        self.db.executemany("DELETE FROM offline_kept WHERE key=?", items)
+
+    def kept(self, keys: Iterable[str]) -> dict[str, str]:
+        """The concept pages kept as last rendered but for their Related section (key -> the
+        page, as offline_pages.KeptPage.dumps wrote it), of those of `keys` that have one."""
+        out: dict[str, str] = {}
+        for part in _chunks(sorted(set(keys))):
+            out.update(self.db.execute(
+                f"SELECT key, page FROM offline_kept WHERE key IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def keep(self, items: Iterable[tuple[str, str | None]]) -> None:
+        """Keep each concept's page (key, KeptPage.dumps()); None: it has none to keep."""
+        rows = list(items)
+        self.db.executemany("INSERT OR REPLACE INTO offline_kept VALUES (?, ?)",
+                            [(k, page) for k, page in rows if page is not None])
+        self.db.executemany("DELETE FROM offline_kept WHERE key=?", [(k,) for k, page in rows if page is None])
 
     # --- counting sources in and out -------------------------------------------------------
     def update(self, removed: Iterable[tuple[Doc, dict[str, Any]]], added: Iterable[tuple[Doc, dict[str, Any]]],
