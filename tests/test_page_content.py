@@ -1875,3 +1875,25 @@ def test_two_qualified_names_that_end_alike_keep_their_pages_beside_the_short_na
     pages = sorted(sorted(c.keys) for c in choose_in(Stats(), "docs", 12))
     assert pages == [["pkg.from_thread.run_sync"], ["pkg.shaftlock", "shaftlock"], ["pkg.to_thread.run_sync"],
                      ["run_sync"]], pages
+
+
+def test_a_kept_concept_page_gives_the_page_with_any_related_section_and_is_not_kept_when_it_cannot_be() -> None:
+    from wikimem.backends.offline_concepts import Concept
+    from wikimem.backends.offline_pages import RELATED_MARK, KeptPage
+
+    def concept(key: str) -> Concept:
+        return Concept(key, key.title(), [], key.replace(" ", "-"), (key,))
+
+    body = f"# Alpha engine\n\nThe alpha engine turns the shaft.\n\n{RELATED_MARK}## Also mentioned in\n\n[Beta](beta.md)\n"
+    kept = KeptPage("concepts/alpha-engine.md", {"title": "Alpha engine", "kind": "concept", "mentioned_in": 3}, body)
+    text = kept.dumps()
+    assert text is not None
+    again = KeptPage.loads(kept.path, text)
+    assert again == kept
+    page = again.page([concept("widget"), concept("spare part")])
+    assert "## Related\n\n[Widget](widget.md) · [Spare Part](spare-part.md)\n\n## Also mentioned in" in page.body
+    assert RELATED_MARK not in page.dumps()
+    assert "## Related" not in again.page([]).body
+    # the mark twice (a source's text held it), or a value JSON does not hold: nothing is kept
+    assert KeptPage(kept.path, kept.meta, body + RELATED_MARK).dumps() is None
+    assert KeptPage(kept.path, {**kept.meta, "when": object()}, body).dumps() is None

@@ -688,6 +688,7 @@ class _Compile:
         self.stored: list[StoredConcept] = []
         self.to_render: list[_ConceptJob] = []
         self.relinked: list[_Unranked] = []  # pages whose Related section alone moved
+        self.kept: list[tuple[str, str | None]] = []  # the pages rendered, to keep (finish)
         longer = _longer_names(concepts, self.check)
         for k in sorted(self.check):
             concept = concepts[k]
@@ -748,7 +749,6 @@ class _Compile:
                 relinked.append(job)
             else:
                 self._render_whole(job)
-        self.kept: list[tuple[str, str | None]] = []  # the pages rendered, to keep (finish)
         sentences_cache: dict[str, Sentences] = {}
         member_xrefs: dict[str, dict[tuple[str, str], Any]] = {}
         for _, _, ranked, _, _, _, _ in to_render:

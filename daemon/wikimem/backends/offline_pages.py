@@ -984,10 +984,14 @@ class KeptPage:
         return Page(self.path, self.meta, self.body.replace(RELATED_MARK, related_section(self.path, related), 1))
 
     def dumps(self) -> str | None:
-        """What state.db keeps; None when the page cannot be kept (its text held the mark)."""
+        """What state.db keeps; None when the page cannot be kept (its text held the mark, or
+        its front matter a value JSON does not hold): it is rendered whole the next time."""
         if self.body.count(RELATED_MARK) != 1:
             return None
-        return json.dumps([self.meta, self.body], ensure_ascii=False)
+        try:
+            return json.dumps([self.meta, self.body])
+        except (TypeError, ValueError):
+            return None
 
     @classmethod
     def loads(cls, path: str, text: str) -> KeptPage:
@@ -999,8 +1003,8 @@ def concept_page(concept: Concept, members: list[Member], sentences_of: Any,
                  fact_pages: Sequence[tuple[str, str]] = (), total: int | None = None,
                  longer: Sequence[str] = (), xrefs: dict[str, dict[tuple[str, str], Resolved]] | None = None) -> KeptPage:
     """The article, but for its Related section (KeptPage.page adds it). `members` are ranked,
-    the first SHOWN_MEMBERS of them and the first that
-    define it at least, of `total` (all of them when not given); `sentences_of(member)` gives a
+    the first SHOWN_MEMBERS of them and the first that define it at least, of `total` (all of
+    them when not given); `sentences_of(member)` gives a
     member's sentences. `longer`: the keys of other concepts whose name holds this one's
     ("development server" for "server"): a sentence that names it only inside one of them is
     about that other thing; `xrefs` how the cross-references of each member (by path) resolve.
