@@ -568,6 +568,40 @@ def test_a_page_whose_related_concepts_alone_moved_is_made_from_the_one_kept(
     assert_same(ws, tmp_path / "full", "a concept went")
 
 
+def test_an_edit_where_a_concept_page_does_not_look_leaves_it_unrendered(
+        ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source a concept page quotes is edited: the page is rendered again only when what it
+    reads of the source moved (the sentences that may name the concept, its key facts,
+    definition, default and entry). A line added elsewhere leaves it unrendered, a change to a
+    sentence it quotes renders it; either way the pages are those of a full compile."""
+    alpha = ws.raw / "alpha.md"
+    alpha.write_text("# The alpha engine\n\nThe alpha engine turns the shaft. The alpha engine is loud.\n", encoding="utf-8")
+    (ws.raw / "beta.md").write_text("# Tuning the alpha engine\n\nThe alpha engine needs oil. Tune the alpha engine "
+                                    "weekly.\n", encoding="utf-8")
+    compile_(ws)
+    from wikimem.backends import offline
+
+    rendered: list[str] = []
+    real_page = offline.concept_page
+
+    def concept_page(concept, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rendered.append(concept.page)
+        return real_page(concept, *args, **kwargs)
+
+    monkeypatch.setattr(offline, "concept_page", concept_page)
+    alpha.write_text(alpha.read_text(encoding="utf-8") + "\nIt rained all day in the valley.\n", encoding="utf-8")
+    report = compile_(ws)
+    assert report.updated == ["sources/alpha.md"] and rendered == []
+    assert_same(ws, tmp_path / "full", "a line added where the concept page does not look")
+
+    rendered.clear()  # the full compile above rendered it
+    alpha.write_text(alpha.read_text(encoding="utf-8").replace("is loud", "is very loud"), encoding="utf-8")
+    report = compile_(ws)
+    assert rendered == ["concepts/alpha-engine.md"] and "concepts/alpha-engine.md" in report.updated
+    assert "very loud" in (ws.wiki / "concepts" / "alpha-engine.md").read_text(encoding="utf-8")
+    assert_same(ws, tmp_path / "full", "a sentence the concept page quotes changed")
+
+
 def _book(ws: Workspace, chapters: int = 30) -> list[str]:
     """A book: an mdBook SUMMARY.md that lists its chapters, each a note. More than
     PARALLEL_THRESHOLD sources, so a compile from nothing analyses them in worker processes."""

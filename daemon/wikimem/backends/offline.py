@@ -10,13 +10,14 @@ reads the sources that changed, not every source.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -72,6 +73,7 @@ from .offline_pages import (
     concept_page,
     is_entry_for,
     read_by_concept_page,
+    read_digest,
     recent,
     shows,
     source_pages,
@@ -295,6 +297,7 @@ class _Compile:
         self.dirty: set[str] = set()
         self.tocs: dict[str, list[str]] = {}  # the documents each source that came names in its table of contents
         self.analyses: dict[str, dict[str, Any]] = {}
+        self.sentences: dict[str, Sentences] = {}  # by content hash: of the sources concept pages read
         # how often and how strongly each member names its concept (from the store's postings:
         # ranking thousands of members must not read thousands of analyses)
         self.weight_of: dict[str, dict[int, tuple[int, int]]] = {}
@@ -702,33 +705,73 @@ class _Compile:
                                key=lambda t: t.slug)
             head = json.dumps([concept.title, concept.aliases, concept.slug, concept.keys,
                                [(t.slug, t.title) for t in its_lines], longer.get(k, ())])
-            # what the page is made of: the members it can show, in their order, and how many
-            # there are in all; the content of those it reads sentences from (and how their
-            # cross-references resolve), the rest are listed by title alone. A member it cannot
-            # show changing (the one edited note among thousands), or one it only lists, leaves
-            # the page as it is, unrendered
+            # what the page is made of (_made_of); a source it reads edited where it does not
+            # look leaves it as it was (_reads_alike)
             read = {m.path for m in read_by_concept_page(ranked)}
-            content = hashlib.sha1("\n".join([
-                head, str(len(docs)),
-                *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{m.level}\0{m.mentions}"
-                  + (f"\0{ok[m.path].sha256}\0{shown_as.get(m.path, '')}" if m.path in read else "")
-                  for m in ranked),
-            ]).encode()).hexdigest()
+            made_of = functools.partial(self._made_of, head, len(docs), ranked, read, shown_as)
+            content = made_of(lambda path: ok[path].sha256)
             # the page's Related section apart (KeptPage): "<what the rest is made of>.<related>"
             fingerprint = content + "." + hashlib.sha1(
                 json.dumps([(c.key, c.title, c.slug) for c in related]).encode()).hexdigest()[:16]
             before = old.get(k)
             job = (k, concept, docs, related, [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines],
                    len(docs), longer.get(k, ()))
-            if self.full or before is None or before.fingerprint.partition(".")[0] != content \
-                    or before.slug != concept.slug or concept.page not in self.existing:
+            if self.full or before is None or before.slug != concept.slug or concept.page not in self.existing \
+                    or (before.fingerprint.partition(".")[0] != content
+                        and not self._reads_alike(concept, read, made_of, before.fingerprint.partition(".")[0])):
                 self._render_whole(job)
-            elif before.fingerprint != fingerprint:
+            elif before.fingerprint.partition(".")[2] != fingerprint.partition(".")[2]:
                 self.relinked.append(job)
             if (before is None or k in self.redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
                 self.stored.append(StoredConcept(k, concept.keys, concept.title, concept.aliases, concept.slug,
                                                  df[k], fingerprint, tuple(main), concept.collections))
+
+    @staticmethod
+    def _made_of(head: str, total: int, ranked: list[Member], read: set[str], shown_as: dict[str, str],
+                 sha: Callable[[str], str]) -> str:
+        """What a concept page is made of: the members it can show, in their order, and how many
+        there are in all; the content (`sha`) of those it reads sentences from and how their
+        cross-references resolve; the rest are listed by title alone. A member it cannot show
+        changing (the one edited note among thousands), or one it only lists, leaves the page as
+        it is, unrendered."""
+        return hashlib.sha1("\n".join([
+            head, str(total),
+            *(f"{m.path}\0{m.page}\0{m.title}\0{m.date}\0{m.level}\0{m.mentions}"
+              + (f"\0{sha(m.path)}\0{shown_as.get(m.path, '')}" if m.path in read else "")
+              for m in ranked),
+        ]).encode()).hexdigest()
+
+    def _reads_alike(self, concept: Concept, read: set[str], made_of: Callable[[Callable[[str], str]], str],
+                     last: str) -> bool:
+        """Whether a concept page is what it was though sources it reads sentences from were
+        edited: made of the same members as before with those sources as they were (`made_of`
+        the content hash of each, against the page's `last` fingerprint), and each of them reads
+        the same to the page before and after the edit (read_digest: an edit where the page does
+        not look, a line added about something else). The sources as they were are those this
+        compile counted out, whose analyses are still in state.db."""
+        ok, counted = self.ok, self.counted
+        edited = sorted(path for path in read if path in counted and counted[path].sha256 != ok[path].sha256)
+        if not edited or made_of(lambda path: counted[path].sha256 if path in edited else ok[path].sha256) != last:
+            return False
+        for path in edited:
+            was = counted[path]
+            data = self.state.get_analysis(was.sha256, self.cache_key)
+            if data is None:
+                return False
+            then = read_digest(_member(was, own_title(path, data), concept), self._sentences_of(was), concept)
+            if then != read_digest(_member(ok[path], self.analysis_of(ok[path]), concept),
+                                   self._sentences_of(ok[path]), concept):
+                return False
+        return True
+
+    def _sentences_of(self, doc: Doc) -> Sentences:
+        """A source's sentences as a concept page reads them, kept for the compile (by content hash)."""
+        got = self.sentences.get(doc.sha256)
+        if got is None:
+            got = self.sentences[doc.sha256] = Sentences(
+                Sentence(*x) for x in self.state.get_sentences(doc.sha256, self.cache_key) or [])
+        return got
 
     def _render_whole(self, job: _Unranked) -> None:
         """A concept page to render from its members' sentences (the members ranked, read here)."""
@@ -741,7 +784,7 @@ class _Compile:
         sentences they read, loaded here first: the other process cannot read state.db. A page
         whose Related section alone moved is made from the one kept (KeptPage); one kept by
         no compile before is rendered."""
-        ok, state, to_render = self.ok, self.state, self.to_render
+        ok, to_render = self.ok, self.to_render
         kept = self.store.kept(job[0] for job in self.relinked)
         relinked = []
         for job in self.relinked:
@@ -754,8 +797,7 @@ class _Compile:
         for _, _, ranked, _, _, _, _ in to_render:
             for member in read_by_concept_page(ranked):
                 if member.path not in sentences_cache:
-                    sentences_cache[member.path] = Sentences(
-                        Sentence(*x) for x in state.get_sentences(ok[member.path].sha256, self.cache_key) or [])
+                    sentences_cache[member.path] = self._sentences_of(ok[member.path])
                 refs = self.analysis_of(ok[member.path]).get("xrefs")
                 if refs and member.path not in member_xrefs:
                     member_xrefs[member.path] = self.resolver.resolved(member.path, refs)[0]

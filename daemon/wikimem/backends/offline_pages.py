@@ -14,6 +14,7 @@ related concepts, and a compact list of the other sources that mention it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
@@ -953,6 +954,34 @@ def shows(from_page: str, resolved: dict[tuple[str, str], Resolved]) -> Shows:
         return f"[{escape_link_text(text)}]({relative_link(from_page, page)})"
 
     return show
+
+
+def read_digest(member: Member, sentences: Sentences, concept: Concept) -> str:
+    """A digest of everything concept_page can read of one of the members it reads
+    (read_by_concept_page): the member's own fields (its sections, key facts, definition,
+    default and entry, how strongly and often it names the concept) and the sentences the page
+    can quote or weigh: those that may name one of its keys or have one as their subject, the
+    key facts, the definition, the default and the sentences of its entry for the concept. An
+    edit of the source that leaves all of these as they were (a line added about something
+    else) leaves the page as it was (offline._Compile._reads_alike compares the digests of
+    the source before and after the edit)."""
+    keys = [f" {k} " for k in concept.keys]
+    n = len(sentences)
+    at = sentences.holding([_needles(k) for k in concept.keys]) | sentences.with_subject_in(keys) | set(member.facts)
+    default = member.default[1] if member.default is not None else None
+    for i in (member.definition, default):
+        if i is not None:
+            at.add(i)
+    if member.headed is not None:
+        at.update(i for i, s in enumerate(sentences) if s.section == member.headed)
+    h = hashlib.sha1(json.dumps([
+        member.path, member.page, member.title, member.date, member.version, member.anchor, member.level,
+        member.mentions, member.definition, member.headed, member.sections, sorted(member.facts), member.default,
+    ]).encode())
+    for i in sorted(j for j in at if 0 <= j < n):
+        s = sentences[i]
+        h.update(json.dumps([i, s.text, s.line, s.kind, s.section, s.subject, s.version, s.end, s.words]).encode())
+    return h.hexdigest()
 
 
 # where a concept page kept but for its Related section has it (KeptPage): no page holds a NUL
