@@ -521,6 +521,22 @@ def test_an_edit_chooses_again_only_its_own_collections_concepts(ws: Workspace, 
     assert sorted(chosen_in) == ["n0", "n1", "n2"]
 
 
+def concept_pages_rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The concept pages the offline backend renders from their members' sentences from now on,
+    in turn (those made otherwise, or left as they are, are not in it)."""
+    from wikimem.backends import offline
+
+    rendered: list[str] = []
+    real_page = offline.concept_page
+
+    def concept_page(concept, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rendered.append(concept.page)
+        return real_page(concept, *args, **kwargs)
+
+    monkeypatch.setattr(offline, "concept_page", concept_page)
+    return rendered
+
+
 def test_a_page_whose_related_concepts_alone_moved_is_made_from_the_one_kept(
         ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A concept that comes (or goes) moves the Related section of the concept pages whose main
@@ -532,16 +548,7 @@ def test_a_page_whose_related_concepts_alone_moved_is_made_from_the_one_kept(
     (ws.raw / "beta.md").write_text("# Tuning the alpha engine\n\nThe alpha engine needs oil. Tune the alpha engine "
                                     "weekly.\n", encoding="utf-8")
     compile_(ws)
-    from wikimem.backends import offline
-
-    rendered: list[str] = []
-    real_page = offline.concept_page
-
-    def concept_page(concept, *args, **kwargs):  # type: ignore[no-untyped-def]
-        rendered.append(concept.page)
-        return real_page(concept, *args, **kwargs)
-
-    monkeypatch.setattr(offline, "concept_page", concept_page)
+    rendered = concept_pages_rendered(monkeypatch)
     page = ws.wiki / "concepts" / "alpha-engine.md"
     before = page.read_text(encoding="utf-8")
     assert "## Related" not in before
@@ -579,16 +586,7 @@ def test_an_edit_where_a_concept_page_does_not_look_leaves_it_unrendered(
     (ws.raw / "beta.md").write_text("# Tuning the alpha engine\n\nThe alpha engine needs oil. Tune the alpha engine "
                                     "weekly.\n", encoding="utf-8")
     compile_(ws)
-    from wikimem.backends import offline
-
-    rendered: list[str] = []
-    real_page = offline.concept_page
-
-    def concept_page(concept, *args, **kwargs):  # type: ignore[no-untyped-def]
-        rendered.append(concept.page)
-        return real_page(concept, *args, **kwargs)
-
-    monkeypatch.setattr(offline, "concept_page", concept_page)
+    rendered = concept_pages_rendered(monkeypatch)
     alpha.write_text(alpha.read_text(encoding="utf-8") + "\nIt rained all day in the valley.\n", encoding="utf-8")
     report = compile_(ws)
     assert report.updated == ["sources/alpha.md"] and rendered == []
