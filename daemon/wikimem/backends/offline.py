@@ -711,16 +711,16 @@ class _Compile:
             made_of = functools.partial(self._made_of, head, len(docs), ranked, read, shown_as)
             content = made_of(lambda path: ok[path].sha256)
             # the page's Related section apart (KeptPage): "<what the rest is made of>.<related>"
-            fingerprint = content + "." + hashlib.sha1(
-                json.dumps([(c.key, c.title, c.slug) for c in related]).encode()).hexdigest()[:16]
+            linked = hashlib.sha1(json.dumps([(c.key, c.title, c.slug) for c in related]).encode()).hexdigest()[:16]
+            fingerprint = content + "." + linked
             before = old.get(k)
+            last_content, _, last_linked = before.fingerprint.partition(".") if before is not None else ("", "", "")
             job = (k, concept, docs, related, [(t.title, f"{timelines.FOLDER}/{t.slug}") for t in its_lines],
                    len(docs), longer.get(k, ()))
             if self.full or before is None or before.slug != concept.slug or concept.page not in self.existing \
-                    or (before.fingerprint.partition(".")[0] != content
-                        and not self._reads_alike(concept, read, made_of, before.fingerprint.partition(".")[0])):
+                    or (last_content != content and not self._reads_alike(concept, read, made_of, last_content)):
                 self._render_whole(job)
-            elif before.fingerprint.partition(".")[2] != fingerprint.partition(".")[2]:
+            elif last_linked != linked:
                 self.relinked.append(job)
             if (before is None or k in self.redefined or before.df != df[k] or before.fingerprint != fingerprint
                     or list(before.shown) != main):
