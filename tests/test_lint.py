@@ -839,6 +839,19 @@ def test_a_quote_of_code_that_looks_like_a_link_is_grounded(ws, settings):
     assert len(found) == 1 and "M\\[Int" in found[0].message, found  # only the misquote
 
 
+def test_a_quote_of_plain_text_that_looks_like_a_link_is_grounded(ws, settings):
+    """A plain text (or a PDF) has no links: "x.[](i)" there is what it says, and a page quotes it
+    with its brackets escaped. Lint read the file's words with "(i)" dropped as a link target,
+    and reported the compile's own quote of it as an error."""
+    write(ws, "indexing.txt", "Indexing\n\nThe expression x[i] means x.[](i) in the prototype.\n")
+    cite = "([indexing.txt, line 3](../../raw/indexing.txt#L3))"
+    page(ws, "answers/indexing.md", "---\ntitle: Indexing\nkind: answer\nsources: [raw/indexing.txt]\n---\n"
+         f'- "The expression x\\[i\\] means x.\\[\\](i) in the prototype." {cite}\n'
+         f'- "The expression x\\[i\\] means x.\\[\\](j)." {cite}\n')
+    found = by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded")
+    assert len(found) == 1 and "(j)" in found[0].message, [f.message for f in found]  # only the misquote
+
+
 # --- stale notes: the wiki's own timelines as the yardstick ---------------------------------------
 
 QUILL = {

@@ -54,6 +54,7 @@ CACHE_VERSION = code_version(b"lint-cache-1", "corpus.py", "claims.py", "extract
                              "../sources/__init__.py", "../sources/sections.py", "../sources/rst.py",
                              "../sources/markdown.py")
 _WORDS = re.compile(r"\w+")
+UNLINKED_FORMATS = frozenset({"text", "pdf"})  # formats whose text holds no Markdown links
 
 
 def words(text: str) -> str:
@@ -306,10 +307,12 @@ def compute(path: str, file: str, sha: str, mtime: int, max_bytes: int) -> Sourc
         return SourceText(path, sha, mtime_ns=mtime, skipped="unreadable (nested too deeply to parse)")
     claim_sentences = split_sentences(_claim_blocks(doc))
     sentences = [(s.text, s.line) for s in claim_sentences if s.kind != "heading"]
+    joined = "\n".join(b.text for b in doc.blocks)
+    # compared on their words, without link targets (the compile drops some); a text or a PDF has
+    # no links: "x.[](i)" there is what it says, and a page quotes it so (the brackets escaped)
     text = SourceText(
         path, sha, doc.title, doc.date, title_version(doc.title), mtime,
-        words(LINK_TARGET.sub("]",  # compared on their words, without link targets (the compile drops some)
- "\n".join(b.text for b in doc.blocks))), sentences,
+        words(joined if doc.format in UNLINKED_FORMATS else LINK_TARGET.sub("]", joined)), sentences,
     )
 
     statements = statements_of(doc, claim_sentences)
