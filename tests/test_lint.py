@@ -1043,6 +1043,25 @@ def test_a_note_still_using_a_name_a_release_removed_is_stale(ws, settings):
     assert "4.1" in env.message
 
 
+def test_a_name_gone_is_one_finding_a_note_and_a_name_in_another_case_is_not_it(ws, settings):
+    """A note that uses a name a release removed on three lines gets one finding, which lists
+    them (six identical findings on one chapter before); a deprecated `Title` function is not
+    the `<title>` element a note writes in lower case: code's names are case-sensitive."""
+    write_quill(ws, newest="- The `QUILL_ENV` environment variable is removed.\n"
+                           "- The `Title` function is now deprecated.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n"
+                                  "- Export `QUILL_ENV=dev` before `quill build` to get drafts.\n"  # line 3
+                                  "- The CI job sets `QUILL_ENV=ci` as well.\n"  # line 4
+                                  "- Each page's `<title>` comes from its first heading.\n"  # line 5: not `Title`
+                                  "- Nightly builds also export `QUILL_ENV`.\n")  # line 6
+    compile_workspace(ws, settings)
+    found = [f for f in by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+             if f.paths[0] == "raw/notes/runbook.md"]
+    assert len(found) == 1, [f.message for f in found]
+    assert found[0].lines[0] == 3 and found[0].evidence["note"]["lines"] == [3, 4, 6]
+    assert "raw/notes/runbook.md (lines 3, 4, 6) still uses it" in found[0].message
+
+
 def test_a_deprecation_said_of_both_names_or_of_the_old_name_is_read(ws, settings):
     """ "Both `X` and `Y` have been deprecated" deprecates both; "The old `render_all` name is now
     deprecated" deprecates a plain word, which the item says is a name: a note using them gets

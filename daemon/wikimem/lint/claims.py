@@ -533,6 +533,8 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
             doc = load_source(Path(ctx.raw_files[path]), path, max_bytes=int(ctx.settings.max_source_mb * 1_000_000))
         except (SkipSource, OSError, ValueError, RecursionError):
             continue
+        # one finding a name: the first sentence that uses it, with the lines of every other one
+        uses: dict[str, tuple[Claim, Any, list[int]]] = {}
         for sentence in split_sentences(doc):
             if sentence.kind == "heading":
                 continue
@@ -545,38 +547,46 @@ def _removed_in_notes(ctx: Context, read: _Read) -> Iterator[Finding]:
                     continue
                 short = key != c.value_text.lower()
                 # a name as written, or qualified by its module ("aiohttp.BasicAuth"); a name that is a
-                # plain word (a method `schedule()`) only as code or a call, not "to schedule the spiders"
+                # plain word (a method `schedule()`) only as code or a call, not "to schedule the spiders",
+                # and in its own case: code's names are case-sensitive (`Title` is not an HTML `<title>`)
+                flags: re.RegexFlag | int = re.I
                 if short:
                     pattern = rf"\.{re.escape(key)}\b"
                 elif key.startswith("--"):
                     pattern = rf"(?<![\w-]){re.escape(key)}(?![\w-])"  # an option: `--root`, not `--root-dir`
                 elif _plain(c.value_text):
-                    # a plain word (`schedule()`, the `Engine` class) only as code or a call
-                    pattern = rf"`[^`\n]*(?<![\w]){re.escape(key)}(?![\w])[^`\n]*`|(?<![\w]){re.escape(key)}\("
+                    name = re.escape(c.value_text)
+                    pattern = rf"`[^`\n]*(?<![\w]){name}(?![\w])[^`\n]*`|(?<![\w]){name}\("
+                    flags = 0
                 else:
                     pattern = rf"(?<![\w]){re.escape(key)}(?![\w])"
-                used = re.search(pattern, sentence.text, re.I)
+                used = re.search(pattern, sentence.text, flags)
                 if used is None or _negated_near(sentence.text, used.start(), used.end()):
                     continue
                 if short and _names_another(sentence.text, used.start(), c):
                     continue
-                when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
-                said = f"{c.series} {c.change} {c.value_text} in {when} ({c.source}, line {c.line}): {path} still uses it"
-                if c.change == "undeprecated":
-                    said = (f"{c.series} no longer deprecates {c.value_text}, since {when} ({c.source}, line {c.line}): "
-                            f"{path} says it is deprecated")
-                yield Finding.make(
-                    # a deprecated name still works: worth knowing, less pressing than a name that is gone
-                    "stale-note", "info" if c.change == "deprecated" else "warning",
-                    f"{said}; update the note, or accept this if it means something else",
-                    paths=[path, c.source], lines=[sentence.line, c.line],
-                    evidence={
-                        "fact": f"{c.value_text} {c.change} ({c.series})",
-                        "note": {"path": path, "sentence": sentence.text, "value": c.value_text},
-                        "current": {"path": c.source, "sentence": c.sentence, "value": c.change},
-                    },
-                )
-                break
+                if key in uses:
+                    uses[key][2].append(sentence.line)
+                else:
+                    uses[key] = (c, sentence, [sentence.line])
+        for c, sentence, lines in uses.values():
+            when = f"{c.release}, {c.date}" if c.release and c.date else c.release or c.date or "a release"
+            where = f"{path} (lines {', '.join(map(str, lines))})" if len(lines) > 1 else path
+            said = f"{c.series} {c.change} {c.value_text} in {when} ({c.source}, line {c.line}): {where} still uses it"
+            if c.change == "undeprecated":
+                said = (f"{c.series} no longer deprecates {c.value_text}, since {when} ({c.source}, line {c.line}): "
+                        f"{where} says it is deprecated")
+            yield Finding.make(
+                # a deprecated name still works: worth knowing, less pressing than a name that is gone
+                "stale-note", "info" if c.change == "deprecated" else "warning",
+                f"{said}; update the note, or accept this if it means something else",
+                paths=[path, c.source], lines=[sentence.line, c.line],
+                evidence={
+                    "fact": f"{c.value_text} {c.change} ({c.series})",
+                    "note": {"path": path, "sentence": sentence.text, "value": c.value_text, "lines": lines},
+                    "current": {"path": c.source, "sentence": c.sentence, "value": c.change},
+                },
+            )
 
 
 def _stated_defaults(read: _Read) -> dict[str, list[Claim]]:
