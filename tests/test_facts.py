@@ -171,6 +171,16 @@ def test_what_is_not_a_current_fact() -> None:
     assert fact.release == "3.1.0"
 
 
+@pytest.mark.parametrize("sentence", [
+    # a number that labels a part of the document is no version of a thing it needs
+    "We can have as many arms as we need: In Listing 6-3, our `match` has four arms.",
+    "We need to add to the code in Listing 9-3 to take different actions depending on the value it returns.",
+    "The build needs Example 2 from the tutorial and Appendix 3 for its settings.",
+])
+def test_a_numbered_part_of_the_document_is_no_version(sentence) -> None:
+    assert facts_of(sentence) == []
+
+
 def test_a_list_of_raised_minimums_gives_each_its_new_minimum(tmp_path: Path) -> None:
     """"Minimum versions increased for these dependencies:" then "Twisted: 18.9.0 → 21.7.0": a
     changelog said the minimum twice this way after an old "requires Twisted >= 13.1", and the

@@ -48,7 +48,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 145
+ANALYSIS_VERSION = 146
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 

@@ -344,10 +344,12 @@ _NEGATION = lazy(r"\b(?:no\s+longer|not|n't|never|without)\b", re.I)
 ROLES = {"server": "server", "servers": "server", "server-side": "server", "client": "client", "clients": "client",
          "client-side": "client", "bootstrap": "bootstrap", "bootstrapping": "bootstrap"}
 _ROLE_WORD = lazy(r"\b(?:server-side|client-side|servers?|clients?|bootstrap(?:ping)?)\b", re.I)
-# names that are sentence furniture, not products: function words, the parts of a document, and
-# the labels of a reference number (an issue, a change list, a standard: "CL 1234", "RFC 9110")
+# names that are sentence furniture, not products: function words, the parts of a document a
+# number labels ("Listing 6-3", "Example 2", "Appendix 1"), and the labels of a reference number
+# (an issue, a change list, a standard: "CL 1234", "RFC 9110")
 _NOT_NAMES = frozenset("""as in since before after until from with the of and or to for by on at if when this that these
 those it its version versions release releases issue issues section chapter figure table page step phase
+listing example exercise appendix footnote equation slide lesson line
 cl pr bug part level rfc pep iso fips ecma ieee see also note changed new added fixed""".split())
 # a lowercase name run into a number ("abc1", "py3") is a version tag, not a product's name
 _VERSION_TAG = lazy(r"[a-z]{1,3}\d+")  # "py3", "go1"; "psycopg2" and "boto3" are names
