@@ -977,6 +977,41 @@ def test_one_name_is_one_page_across_collections() -> None:
         assert not any(a.lower() in titles - {concept.title.lower()} for a in concept.aliases), concept
 
 
+def test_an_alias_is_no_other_pages_title_in_another_number() -> None:
+    """The 187 corpus's "HashMap<K, V>" was also called "Maps" (the lone word "map" merged in),
+    beside a page "Map": lint reported two pages for one thing. An alias that is another page's
+    title but for its case, number or punctuation goes, as one that is that title does."""
+    from collections import Counter
+
+    from wikimem.backends.offline_concepts import choose_concepts
+    from wikimem.lexicon import title_key
+
+    rows = {"book": [("hash map", 6, 10, 2, 1), ("map", 4, 3, 1, 0), ("ownership", 5, 10, 2, 1)],
+            "notes": [("map", 6, 10, 2, 1), ("goroutine", 5, 10, 2, 1)]}
+    spellings = {"book": {"hash map": "HashMap", "map": "Maps"}, "notes": {"map": "Map"}}
+
+    class Stats(NoPhrases):
+        def collections(self) -> dict[str, int]:
+            return {name: 12 for name in rows}
+
+        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+            return rows[collection][:limit]
+
+        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+            return []
+
+        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
+            return {k: Counter({spellings[collection][k]: 3}) for k in keys if k in spellings[collection]}
+
+    concepts = choose_concepts(Stats())
+    hashmap = next(c for c in concepts.values() if "hash map" in c.keys)
+    assert "map" in hashmap.keys and "Map" in {c.title for c in concepts.values()}, concepts
+    assert "Maps" not in hashmap.aliases, hashmap
+    titles = {title_key(c.title): c.key for c in concepts.values()}
+    for concept in concepts.values():
+        assert all(titles.get(title_key(a), concept.key) == concept.key for a in concept.aliases), concept
+
+
 def test_a_word_and_its_forms_are_one_page_though_the_words_stem_is_shorter() -> None:
     """An unseen set had concepts/filter.md and concepts/filtering.md: "filtering" stems to
     "filter", while "filter" itself stems to "filt", so the two were never seen as one word's

@@ -81,7 +81,7 @@ from .offline_pages import (
 from .offline_store import STORE_FORMAT, STRONG, Doc, Store, StoredConcept, scoped
 from .offline_xrefs import Resolver, XrefIndex, document_named
 
-RENDER_VERSION = 54  # bump when page rendering changes: every page is rendered again
+RENDER_VERSION = 55  # bump when page rendering changes: every page is rendered again
 MAX_CONCEPT_LINKS = 12  # per source page
 RELATED = 8  # per concept page
 PARALLEL_THRESHOLD = 24  # uncached sources before analysis uses worker processes
@@ -438,7 +438,9 @@ class _Compile:
                                                    self._choose_in)
         if self.chosen_now != self.chosen_before:
             self.state.set_meta(CHOSEN, {"version": self.backend.version, "in": self.chosen_now})
-        self.by_key = {k: c for c in concepts.values() for k in c.keys}
+        # a word one concept merged in and another is named for ("map" in "hash map", and "Map")
+        # is the named one's
+        self.by_key = {k: c for c in concepts.values() for k in c.keys} | {c.key: c for c in concepts.values()}
         self.redefined = {
             k for k, c in concepts.items()
             if k not in old or (old[k].keys, old[k].title, old[k].aliases, old[k].slug, old[k].collections)
@@ -446,11 +448,13 @@ class _Compile:
         }
         self.dropped = sorted(set(old) - set(concepts))
         self.existing = _pages_on_disk(self.batch.workspace.wiki)
-        # the concepts whose sources (or what their page shows of one) may have moved
+        # the concepts whose sources (or what their page shows of one) may have moved: also those
+        # with a word another concept came to be named for, or stopped being (see _members_of)
+        named_anew = set(concepts) ^ set(old)
         self.check = {
             k for k, c in concepts.items()
             if self.full or k in self.redefined or not old[k].fingerprint or c.page not in self.existing
-            or any(key in self.moved_keys for key in c.keys)
+            or any(key in self.moved_keys or (key in named_anew and key != k) for key in c.keys)
         }
         self.by_id = {doc.id: doc for doc in ok.values()}
         self.members: dict[str, list[Doc]] = {}
@@ -475,11 +479,14 @@ class _Compile:
 
     def _members_of(self, c: Concept) -> list[Doc]:
         """The sources a concept gathers: those of the collections that chose it that mention
-        it, and those of other collections that name it (a heading, a definition, code)."""
+        it, and those of other collections that name it (a heading, a definition, code). A word
+        its collections merged into it that another concept is named for ("map" into "hash map",
+        and a page "Map") names that concept elsewhere: one page per thing."""
         store, by_id = self.store, self.by_id
         own = store.mentions([scoped(coll, k) for coll in c.collections for k in c.keys])
         others = [coll for coll in self.collections if coll not in c.collections]
-        named = {i: w for i, w in store.mentions([scoped(coll, k) for coll in others for k in c.keys]).items()
+        its = [k for k in c.keys if k == c.key or k not in self.concepts]
+        named = {i: w for i, w in store.mentions([scoped(coll, k) for coll in others for k in its]).items()
                  if w[1] >= CODE}
         weights = self.weight_of[c.key] = {i: w for i, w in {**named, **own}.items() if i in by_id}
         return sorted((by_id[i] for i in weights), key=lambda d: d.path)

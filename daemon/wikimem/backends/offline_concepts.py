@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from ..analysis import ABOUT, CODE, DEFINED, HEADED, NAMED_THINGS
-from ..lexicon import run_together, stem
+from ..lexicon import run_together, stem, title_key
 from ..pages import slugify
 from ..raw_tree import collection_in
 from ..raw_tree import collections as collections_of
@@ -193,11 +193,12 @@ def choose_concepts(stats: TermStats, per_collection: ChooseIn | None = None) ->
             merged = {a.lower(): a for a in [*existing.aliases, *concept.aliases, concept.title]
                       if a.lower() != existing.title.lower()}
             existing.aliases = sorted(merged.values(), key=lambda a: (a.lower(), a))[:8]
-    # an alias is no other page's title: a page "Configuration File" with a lone "configuration"
-    # merged in would also be called "Configuration", another page's title: two pages for one name
-    titled = {c.title.lower(): c.key for c in chosen.values()}
+    # an alias is no other page's title, in any case or number: a page "Configuration File" with a
+    # lone "configuration" merged in would also be called "Configurations", another page's title
+    # but for its number: two pages for one name
+    titled = {title_key(c.title): c.key for c in chosen.values()}
     for concept in chosen.values():
-        concept.aliases = [a for a in concept.aliases if titled.get(a.lower(), concept.key) == concept.key]
+        concept.aliases = [a for a in concept.aliases if titled.get(title_key(a), concept.key) == concept.key]
     # slugs: unique, and never a catalog's name
     used: set[str] = set()
     for key in sorted(chosen):
