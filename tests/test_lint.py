@@ -907,6 +907,20 @@ def test_a_list_a_sentence_introduces_is_read_by_lint_as_by_the_timelines(ws, se
     assert stale.paths[0] == "raw/notes/runbook.md" and "CPython 3.11" in stale.message
 
 
+def test_a_statement_read_with_the_sentence_opening_its_list_is_quoted_as_the_file_has_it(ws, settings):
+    """ "The current version of Quill works on:", then "- Windows, Linux and macOS." and "- CPython
+    3.10, 3.11 and 3.12.": the timeline quoted "The current version of Quill works on CPython
+    3.10, ...", words the file does not hold in a row, and lint reported the compile's own quote
+    as ungrounded. The item between is left out as such: "... works on: … CPython 3.10, ..."."""
+    write_quill(ws)
+    write(ws, "quill/install.md", "# Installing Quill\n\n## Compatibility\n\nThe current version of Quill works on:\n\n"
+                                  "- Windows, Linux and macOS.\n- CPython 3.10, 3.11 and 3.12.\n")
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-minimum-python-version.md").read_text(encoding="utf-8")
+    assert '"The current version of Quill works on: … CPython 3.10, 3.11 and 3.12."' in timeline, timeline
+    assert by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded") == []
+
+
 def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
     write_quill(ws)
     write(ws, "notes/runbook.md", RUNBOOK)

@@ -990,7 +990,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     tables: list[Table] = []
     table: Table | None = None  # the table the last rows were in: rows in a run, in one section, are one table
     table_section = -2
-    lead_in: tuple[str, int] | None = None  # "X works on:" before a list, and the list's section
+    lead_in: tuple[str, int, int] | None = None  # "X works on:" before a list, the list's section, its items read
     raised: tuple[str, int] | None = None  # "The minimum versions ... increased:" before a list, and its section
     versioned: list[str] = []  # texts that may name a version
     for s in _version_lists(sentences):
@@ -1007,14 +1007,19 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
             raised = (s.text.rstrip(), s.section)  # (an item may introduce the list it holds)
         elif s.kind != "item":
             raised = None
+        shown = None  # how a page quotes the statement, where that is not its text
         if s.kind == "item" and lead_in is not None and s.section == lead_in[1]:
             # an item of a list a sentence introduces ("The current version works on:" then
-            # "- CPython 3.10, 3.11 and 3.12.") is read as that sentence finished by the item
+            # "- CPython 3.10, 3.11 and 3.12.") is read as that sentence finished by the item;
+            # after other items, it is quoted with them left out ("... works on: … CPython 3.10")
+            if lead_in[2]:
+                shown = f"{lead_in[0]}: … {s.text}"
+            lead_in = (lead_in[0], lead_in[1], lead_in[2] + 1)
             s = replace(s, text=f"{lead_in[0]} {s.text}")
         elif s.kind != "item":
             lead_in = None
             if _leads_in(s.text):
-                lead_in = (s.text.rstrip().rstrip(":").rstrip(), s.section)
+                lead_in = (s.text.rstrip().rstrip(":").rstrip(), s.section, 0)
         if s.text != said:
             digit = DIGIT.search(s.text) is not None
         if s.kind == "table":
@@ -1035,7 +1040,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
         version, date = _release_here(s, sections)
         heading = sections[s.section].title if 0 <= s.section < len(sections) else ""
         out.append((s.text, s.line, version, date, heading, s.kind, getattr(s, "subject", None) or "",
-                    _upcoming(s, sections)))
+                    _upcoming(s, sections), shown))
     found = title_release(doc.title)
     product = (found[0], found[1]) if found else None
     return Statements(doc.path, doc.title, product, product[0] if product else "", doc.date, out,
@@ -1860,6 +1865,10 @@ def extract(doc: Statements) -> list[Fact]:
     upcoming = {entry[1] for entry in doc.sentences if len(entry) > 7 and entry[7]}
     if upcoming:
         out = [replace(f, plan=True) if f.line in upcoming and not f.plan else f for f in out]
+    # a statement read with the sentence that introduces its list is quoted as the file has it
+    shown = {(entry[1], entry[0]): entry[8] for entry in doc.sentences if len(entry) > 8 and entry[8]}
+    if shown:
+        out = [replace(f, sentence=shown[(f.line, f.sentence)]) if (f.line, f.sentence) in shown else f for f in out]
     for table in doc.tables:
         supported = _support_table(doc, table, own)
         out.extend(supported if supported is not None else _row_facts(doc, table))
