@@ -479,6 +479,27 @@ def test_mkdocs_admonitions_and_tabs_are_text_not_code(tmp_path: Path) -> None:
 
 
 
+def test_markdown_inside_an_html_element_marked_so_is_read_as_markdown(tmp_path: Path) -> None:
+    """Python-Markdown's md_in_html (`<figure markdown>`, `<div markdown="1">`): CommonMark reads
+    the element as one HTML block, and an unseen blog's figure became the sentence
+    "![Installation example](install-demo.gif){ loading=lazy role="img" }", quoted on a concept
+    page. Its content is read as Markdown, on its own lines; an element not marked so, and one in
+    a code fence, are read as before."""
+    doc = load(tmp_path, "post.md", (
+        "# Release 1.8\n\nHere is what you see the first time:\n\n"
+        "<figure markdown>\n  ![Installation example](install-demo.gif){ loading=lazy }\n</figure>\n\n"
+        '<div class="grid" markdown="1">\n\n- **Fast** builds with `hatch build`.\n- Signed installers.\n\n</div>\n\n'
+        "<div>\n  ![Left as it was](x.png) in a plain element.\n</div>\n\n"
+        "```html\n<figure markdown>\n  ![Code](y.gif)\n</figure>\n```\n"))
+    got = [(b.line, b.kind, b.text) for b in doc.blocks]
+    assert (6, "para", "Installation example") in got, got
+    assert not any("install-demo" in text or "loading=lazy" in text for _, _, text in got), got
+    assert [(line, text) for line, kind, text in got if kind == "item"] == \
+        [(11, "**Fast** builds with `hatch build`."), (12, "Signed installers.")], got
+    assert (16, "para", "![Left as it was](x.png) in a plain element.") in got, got
+    assert (21, "code", "<figure markdown>\n  ![Code](y.gif)\n</figure>") in got, got
+
+
 def test_myst_colon_fences_and_version_notes_read_as_their_text(tmp_path: Path) -> None:
     """MyST's `:::{warning}` ... `:::` holds text, as its backtick form does; a version note says
     its version where it starts ("Changed in version 21.3: ..."), as reST's directive reads."""

@@ -254,7 +254,7 @@ def parse_markdown(text: str, line_offset: int = 0, *, toc: list[TocEntry] | Non
     """
     md = _parser()
     env: dict[str, Any] = {}
-    tokens = md.parse(unfold_mkdocs(text), env)
+    tokens = md.parse(unfold_mkdocs(unfold_markdown_in_html(text)), env)
     for token in tokens:
         if token.type == "inline":
             if len(token.content) <= MAX_INLINE:
@@ -354,6 +354,51 @@ def unfold_mkdocs(text: str) -> str:
             else:
                 lines[i] = f"{lead}{label}: {line.lstrip()}"
             label = None
+    return "\n".join(lines)
+
+
+# an HTML element whose content is Markdown (Python-Markdown's md_in_html: `<div markdown>`,
+# `<figure markdown="1">`), its opening tag on a line of its own
+_MARKDOWN_ELEMENT = lazy(r"""^[ \t]*<([A-Za-z][\w-]*)\b[^<>]*?\smarkdown(?:\s*=\s*(?:"(?:1|block)"|'(?:1|block)'|1|block))?[^<>]*>[ \t]*$""")
+
+
+def unfold_markdown_in_html(text: str) -> str:
+    """An HTML element marked as holding Markdown (`<figure markdown>` ... `</figure>`, each tag on
+    a line of its own) as the Markdown it holds: CommonMark reads the element as one HTML block,
+    its images and links as text ("![Demo](demo.gif){ loading=lazy }"). Its tag lines are blanked
+    and its content dedented, line for line (citations keep their lines); code fences are skipped."""
+    if "markdown" not in text or "<" not in text:
+        return text
+    lines = text.split("\n")
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        body = lines[i].lstrip()
+        if fence is not None:
+            if body.startswith(fence):
+                fence = None
+        elif (fenced := _FENCE_LINE.match(body)) is not None:
+            fence = fenced.group(1)[:3]
+        elif "markdown" in body and (opened := _MARKDOWN_ELEMENT.match(lines[i])) is not None:
+            tag = opened.group(1).lower()
+            close = re.compile(rf"^[ \t]*</{re.escape(tag)}\s*>[ \t]*$", re.IGNORECASE)
+            same = re.compile(rf"^[ \t]*<{re.escape(tag)}\b", re.IGNORECASE)
+            depth, end = 0, None
+            for j in range(i + 1, len(lines)):
+                if close.match(lines[j]):
+                    if depth == 0:
+                        end = j
+                        break
+                    depth -= 1
+                elif same.match(lines[j]):
+                    depth += 1
+            if end is not None:
+                inner = lines[i + 1:end]
+                cut = min((len(line) - len(line.lstrip(" ")) for line in inner if line.strip()), default=0)
+                lines[i + 1:end] = [line[cut:] if line.strip() else "" for line in inner]
+                lines[i] = lines[end] = ""
+                continue  # the content, now Markdown, is looked at as any other lines
+        i += 1
     return "\n".join(lines)
 
 
