@@ -209,6 +209,10 @@ def test_a_version_written_with_its_v_is_one_number_and_no_term() -> None:
     ("Hash Maps", "hash map"),
     ("macOS Versions", "macos version"),
     ("a", "a"),
+    # a name written as code keeps its number: two modules of an unseen set were "one thing"
+    ("pygments.lexers", "pygments lexers"),
+    ("pygments.lexer", "pygments lexer"),
+    ("The `max_lengths` option", "max lengths option"),
 ])
 def test_the_key_of_a_title(title: str, key: str) -> None:
     assert title_key(title) == key

@@ -226,15 +226,27 @@ def run_together(key: str) -> str:
 _TITLE_PUNCT = r"[^\w\s+#']+|_"  # "+" and "#" stay: C, C++ and C# are three things
 
 
+# a name written as code, its parts joined by dots or underscores (`pkg.lexers`, `max_length`)
+_CODE_NAME = r"[A-Za-z]\w*(?:[._][A-Za-z0-9]\w*)+"
+
+
 def title_key(text: str) -> str:
     """Near-identical titles share a key: case, punctuation, accents, plurals, possessives and a
-    leading article aside ("The APIs" and "API", "Caches" and "cache")."""
+    leading article aside ("The APIs" and "API", "Caches" and "cache"). The words of a name
+    written as code keep their number: `pkg.lexer` and `pkg.lexers` are two modules."""
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii") or text
-    words = _re(_TITLE_PUNCT).sub(" ", ascii_text.replace("’", "'")).split()
-    while len(words) > 1 and words[0].lower() in ARTICLES:
+    ascii_text = ascii_text.replace("’", "'")
+    words: list[tuple[str, bool]] = []  # (word, whether a part of a name written as code)
+    at = 0
+    for m in _re(_CODE_NAME).finditer(ascii_text) if "." in ascii_text or "_" in ascii_text else ():
+        words += [(w, False) for w in _re(_TITLE_PUNCT).sub(" ", ascii_text[at:m.start()]).split()]
+        words += [(w.lower(), True) for w in re.split(r"[._]+", m.group(0)) if w]
+        at = m.end()
+    words += [(w, False) for w in _re(_TITLE_PUNCT).sub(" ", ascii_text[at:]).split()]
+    while len(words) > 1 and not words[0][1] and words[0][0].lower() in ARTICLES:
         words = words[1:]
-    return " ".join(k for w in words if (k := word_key(w.strip("'’")) if w.strip("'’") else ""))
+    return " ".join(k for w, code in words if (k := w if code else word_key(w.strip("'’")) if w.strip("'’") else ""))
 
 
 # the other spellings of a product's name, and its name with the major version run in ("py" is
