@@ -201,6 +201,10 @@ def test_a_list_of_raised_minimums_gives_each_its_new_minimum(tmp_path: Path) ->
     assert raised == {(("min", "twisted", ""), (21, 7, 0), (18, 9, 0), "2.12.0"),
                       (("min", "lxml", ""), (4, 6, 0), (4, 4, 1), "2.12.0")}
     assert not any(f.line and "Fixed a bug" in f.sentence for f in found)
+    # each is quoted as the file has it: the second with the item between left out
+    sentences = {f.key[1]: f.sentence for f in found if f.change == "from"}
+    assert sentences == {"twisted": "Minimum versions increased for these dependencies: Twisted: 18.9.0 → 21.7.0",
+                         "lxml": "Minimum versions increased for these dependencies: … lxml: 4.4.1 -> 4.6.0"}
 
 
 def test_a_changelog_that_names_one_product_in_its_drops_drops_bare_versions_of_it_too() -> None:

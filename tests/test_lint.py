@@ -921,6 +921,26 @@ def test_a_statement_read_with_the_sentence_opening_its_list_is_quoted_as_the_fi
     assert by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded") == []
 
 
+def test_a_default_written_as_a_string_and_its_timelines_quotes_are_read_whole(ws, settings):
+    """A setting's reference says "Default: ``"quill.engines.Fast"``" and a release changed it to
+    that string: the timeline showed the value in quote marks in its "Current" line and its table,
+    and lint read each quote from the value's first mark, reporting the compile's own quotes as
+    ungrounded. A string's value is shown as the release's words give it, and a quote in a
+    table's row is read within its cell."""
+    write_quill(ws, newest="- The default value of the `RENDER_ENGINE` setting was changed from `None` to "
+                           '`"quill.engines.Fast"`.\n')
+    write(ws, "quill/settings.rst", "Settings\n========\n\nQuill reads ``quill.toml``.\n\n"
+                                    "RENDER_ENGINE\n-------------\n\n"
+                                    'Default: ``"quill.engines.Fast"``\n\nThe engine that renders pages.\n')
+    compile_workspace(ws, settings)
+    timeline = next(p for p in (ws.wiki / "facts").glob("*render*engine*.md")).read_text(encoding="utf-8")
+    assert "Current: **quill.engines.Fast**" in timeline, timeline
+    assert by_rule(run_lint(ws, settings, ["ungrounded"], write=False), "ungrounded") == []
+    from wikimem.lint.extract import quotes
+    row = '| "x.Fast" | current documentation | "Default: `"x.Fast"`" ([s.rst, line 9](../../raw/s.rst#L9)) |\n'
+    assert [q for _, q, _ in quotes(row)] == ['Default: `"x.Fast"`']
+
+
 def test_stale_note_names_both_sentences_and_how_to_fix_it(ws, settings):
     write_quill(ws)
     write(ws, "notes/runbook.md", RUNBOOK)

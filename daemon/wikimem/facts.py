@@ -589,6 +589,8 @@ def _stated_default(doc: Statements, subject: str, sentence: str, line: int) -> 
     if value is None or key is None:
         return []
     shown = m.group("value").split(" (", 1)[0].strip().strip("`")  # as written, its fallback left out
+    if len(shown) > 2 and shown[0] == shown[-1] and shown[0] in "\"'":
+        shown = shown[1:-1]  # a string's value, as a release's words give it ("changed to `"x"`": x)
     return [Fact(("choice", key, ""), choice_value(value), shown, False, None, doc.path, sentence, line, None,
                  doc.series)]
 
@@ -991,7 +993,7 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
     table: Table | None = None  # the table the last rows were in: rows in a run, in one section, are one table
     table_section = -2
     lead_in: tuple[str, int, int] | None = None  # "X works on:" before a list, the list's section, its items read
-    raised: tuple[str, int] | None = None  # "The minimum versions ... increased:" before a list, and its section
+    raised: tuple[str, int, int] | None = None  # "The minimum versions ... increased:" before a list, its section, its items read
     versioned: list[str] = []  # texts that may name a version
     for s in _version_lists(sentences):
         if s.kind == "data":
@@ -1000,14 +1002,18 @@ def statements_of(doc: Any, sentences: Any) -> Statements:
         digit = DIGIT.search(said) is not None  # (asked once of a sentence, again only of one read with the one before)
         if digit:
             versioned.append(said)
+        shown = None  # how a page quotes the statement, where that is not its text
         if s.kind == "item" and raised is not None and raised[1] == s.section and _ARROW_ITEM.match(s.text):
             # "Twisted: 18.9.0 → 21.7.0" under it: a minimum raised, read with the sentence before
+            # (quoted with the items between left out, as below)
+            if raised[2]:
+                shown = f"{raised[0]} … {s.text}"
+            raised = (raised[0], raised[1], raised[2] + 1)
             s = replace(s, text=f"{raised[0]} {s.text}")
         elif s.text.rstrip().endswith(":") and _MIN_LEAD_IN.search(s.text):
-            raised = (s.text.rstrip(), s.section)  # (an item may introduce the list it holds)
+            raised = (s.text.rstrip(), s.section, 0)  # (an item may introduce the list it holds)
         elif s.kind != "item":
             raised = None
-        shown = None  # how a page quotes the statement, where that is not its text
         if s.kind == "item" and lead_in is not None and s.section == lead_in[1]:
             # an item of a list a sentence introduces ("The current version works on:" then
             # "- CPython 3.10, 3.11 and 3.12.") is read as that sentence finished by the item;

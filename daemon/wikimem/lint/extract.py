@@ -106,6 +106,8 @@ _OPENING = ("\"", "“")
 _LABEL = re.compile(r"[ \t]*[-*][ \t]+\*[^*\n]+\*:[ \t]")
 
 QUOTE_MIN = 8  # characters between the quote marks
+_CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
+
 
 def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
     """(offset of the opening mark, quoted words, citation target) of each cited quote, in order.
@@ -121,6 +123,9 @@ def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
         line_start = max(text.rfind("\n", 0, close) + 1, floor)
         if label := _LABEL.match(text, line_start, close):
             line_start = label.end()  # the label's own quote marks open no quote
+        if text.startswith("|", text.rfind("\n", 0, close) + 1):
+            # a table's row: a quote is in one cell (a "|" in a cell's text is escaped)
+            line_start = max(line_start, *(sep.end() for sep in _CELL_SEPARATOR.finditer(text, line_start, close)))
         found = [at for at in (text.find(mark, line_start, close - QUOTE_MIN) for mark in _OPENING) if at >= 0]
         if not found:
             continue
