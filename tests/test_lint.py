@@ -1096,6 +1096,31 @@ def test_a_name_gone_is_one_finding_a_note_and_a_name_in_another_case_is_not_it(
     assert "raw/notes/runbook.md (lines 3, 4, 6) still uses it" in found[0].message
 
 
+def test_folders_the_front_pages_contents_list_are_the_products_documentation_not_notes(ws, settings):
+    """A Sphinx set whose index lists `intro/install` and `topics/commands` in its toctree, those
+    folders with no front page of their own: each of their documents was a series of its own and
+    read as a team's note, and an unseen set had 95 stale-note findings on its own reference pages
+    (a release removed a `spider` argument; every page says `spider`). They are the product's
+    documentation: its timelines read them, and only the notes beside them are weighed."""
+    write(ws, "index.rst", "Quill documentation\n===================\n\nQuill is a toolkit for static sites.\n\n"
+                           ".. toctree::\n   :caption: First steps\n\n   intro/install\n   topics/commands\n")
+    write(ws, "news.rst", "Release notes\n=============\n\nQuill 2.0.0 (2025-03-01)\n------------------------\n\n"
+                          "- The ``QUILL_ENV`` environment variable is removed.\n\n"
+                          "Quill 1.0.0 (2024-03-01)\n------------------------\n\n- Quill requires Python 3.8 or later.\n")
+    write(ws, "intro/install.rst", "Installing Quill\n================\n\nQuill requires Python 3.10 or later.\n")
+    write(ws, "intro/tutorial.rst", "Tutorial\n========\n\nA first site takes five minutes.\n")
+    write(ws, "topics/commands.rst", "Commands\n========\n\nBefore 2.0, ``quill build`` read ``QUILL_ENV`` to pick drafts; "
+                                     "``quill build`` reads ``QUILL_ENV`` no more.\n\n"
+                                     "The ``quill serve`` command reads ``QUILL_ENV`` from the shell.\n")
+    write(ws, "topics/settings.rst", "Settings\n========\n\nSettings live in ``quill.toml``.\n")
+    write(ws, "notes/runbook.md", "# Our runbook (Quill)\n\n- Export `QUILL_ENV=dev` before `quill build` to get drafts.\n")
+    compile_workspace(ws, settings)
+    timeline = (ws.wiki / "facts" / "quill-minimum-python-version.md").read_text(encoding="utf-8")
+    assert "Current: **Python 3.10**" in timeline and "raw/intro/install.rst" in timeline, timeline
+    found = by_rule(run_lint(ws, settings, ["stale-note"], write=False), "stale-note")
+    assert [f.paths[0] for f in found] == ["raw/notes/runbook.md"], [f.message for f in found]
+
+
 def test_a_deprecation_said_of_both_names_or_of_the_old_name_is_read(ws, settings):
     """ "Both `X` and `Y` have been deprecated" deprecates both; "The old `render_all` name is now
     deprecated" deprecates a plain word, which the item says is a name: a note using them gets

@@ -763,18 +763,22 @@ class Profile:
     # the versions it names of each versioned name ("Python 3.11" -> ("python", ("3.11",))): which
     # versions of a runtime exist, for the minimum left after a drop (timelines.successor)
     named: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the top folders of raw/ its table of contents lists documents of (a Sphinx index's toctree:
+    # `intro/overview`, `topics/commands`): the documentation it is the front page of
+    contents: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         return [self.title, self.kind, [list(n) for n in self.names], list(self.words), self.newest, self.newest_date,
-                [list(d) for d in self.dated], self.subject, [[n, list(v)] for n, v in self.named]]
+                [list(d) for d in self.dated], self.subject, [[n, list(v)] for n, v in self.named], list(self.contents)]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> Profile:
         title, kind, names, words, newest, newest_date, dated, subject = data[:8]
         named = data[8] if len(data) > 8 else []
+        contents = data[9] if len(data) > 9 else []
         return cls(title, kind, tuple((str(n), int(c)) for n, c in names), tuple(words), newest, newest_date,
                    tuple((str(v), str(d)) for v, d in dated), str(subject),
-                   tuple((str(n), tuple(str(x) for x in v)) for n, v in named))
+                   tuple((str(n), tuple(str(x) for x in v)) for n, v in named), tuple(str(c) for c in contents))
 
 
 @dataclass
@@ -881,8 +885,11 @@ def profile_of(doc: Any, versions: tuple[tuple[str, tuple[str, ...]], ...] = ())
         kind = "reference"
     newest = max(releases, key=lambda r: (version_key(r[0]), r[1] or "")) if releases else None
     dated = tuple(dict.fromkeys((v, d) for v, d in releases if d))
+    contents = tuple(sorted({parts[1] for entry in getattr(doc, "toc", None) or ()
+                             if len(parts := str(entry.target).split("/")) > 2 and parts[0] == "raw"}))
     return Profile(title, kind, tuple(sorted(names.items())), title_words(title),
-                   newest[0] if newest else None, newest[1] if newest else None, dated, _opening_subject(doc), versions)
+                   newest[0] if newest else None, newest[1] if newest else None, dated, _opening_subject(doc), versions,
+                   contents)
 
 
 @lru_cache(maxsize=1024)

@@ -14,8 +14,10 @@ each raw path gets its series, the key its facts are grouped under:
   set's other titles use most; the words a set uses for its own parts ("documentation", "guide",
   "reference") are never a product's name (lexicon.DOC_WORDS);
 - folders of one documentation set are one series: raw/'s front page speaks for the folders
-  below it that name no product of their own (ref/ and howto/ of the set at the top), and
-  folders that name the same product share its series;
+  below it that name no product of their own (ref/ and howto/ of the set at the top) and have
+  a front page, or whose documents its table of contents lists (a Sphinx index's toctree:
+  `topics/commands`, in a folder with no index), and folders that name the same product share
+  its series;
 - a changelog directly in raw/ that names no product is the changelog of the documentation
   set beside it (the only one, or one at least twice as large as any other); one in a folder
   without a front page (about/changelog.md) is the product's that raw/'s front page names;
@@ -134,10 +136,13 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
             product[""] = ""
     has_entry = {folder: any(_entry(p) for p in members) for folder, members in groups.items()}
     # raw/'s own front page speaks for the folders below it with a front page of their own that
-    # name no releases of their own ("API Details" of Acme's docs is Acme's)
+    # name no releases of their own ("API Details" of Acme's docs is Acme's), and for those
+    # without one whose documents its table of contents lists (a Sphinx index's toctree:
+    # `topics/commands`): the product's documentation, not a team's notes beside it
     if product.get("") and has_entry.get(""):
+        listed = {folder for p in groups[""] if _entry(p) for folder in profiles[p].contents}
         for folder in groups:
-            if folder and has_entry[folder] and not found[folder][1]:
+            if folder and (has_entry[folder] or folder in listed) and not found[folder][1]:
                 product[folder] = product[""]
     # a changelog directly in raw/ that names no product belongs to the documentation set beside
     # it: the only one, or one at least twice the size of any other (raw/ of one product's docs,
