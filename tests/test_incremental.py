@@ -708,3 +708,28 @@ def test_a_folder_emptied_of_its_pages_goes_with_them(ws: Workspace, tmp_path: P
     assert not (ws.wiki / "sources" / "settings").exists()
     assert (ws.wiki / "sources").is_dir()  # a folder of the layout stays, empty or not
     assert_same(ws, tmp_path / "full", "a long document renamed and deleted")
+
+
+def test_a_copy_of_a_document_titled_as_its_file_is_named_so_however_it_came(ws: Workspace, tmp_path: Path) -> None:
+    """`download-handlers.md`, titled "Download handlers", and a copy of it added later: the copy
+    shares the first's cached analysis, and a document named for its file is named for its own
+    (identical READMEs). The title equals the one its file name gives, so the copy was taken for
+    one that names none: "Added 2" in concept pages' source lists when it came by an edit,
+    "Download handlers" from nothing. A title the document gives is its own, whatever its file."""
+    for i in range(6):
+        (ws.raw / f"note-{i}.md").write_text(note(random.Random(i), i), encoding="utf-8")
+    text = "# Download handlers\n\nDownload handlers fetch the gearbox pages, and each handler turns both ways.\n"
+    (ws.raw / "download-handlers.md").write_text(text, encoding="utf-8")
+    (ws.raw / "untitled.md").write_text("The gearbox notes, without a heading.\n", encoding="utf-8")
+    compile_(ws)
+    (ws.raw / "added-2.md").write_text(text, encoding="utf-8")
+    (ws.raw / "untitled-copy.md").write_text("The gearbox notes, without a heading.\n", encoding="utf-8")
+    compile_(ws)
+    state = State(ws.state_db)
+    try:
+        titles = dict(state.db.execute("SELECT path, title FROM offline_docs").fetchall())
+    finally:
+        state.close()
+    assert titles["raw/added-2.md"] == "Download handlers", titles
+    assert titles["raw/untitled-copy.md"] == "Untitled copy", titles  # one that names none: its own file's name
+    assert_same(ws, tmp_path / "full", "a copy of a document added")

@@ -31,7 +31,7 @@ from .facts import BREAKING_PREFIX, REMOVE_VERB, REMOVED_PASSIVE
 from .facts import record as fact_record
 from .lexicon import STOPWORDS, find_date, parse_version, stem, version_key, word_key
 from .patterns import lazy
-from .sources import Document, Section, title_from_name, xref
+from .sources import Document, Section, xref
 from .sources.document import SIGNATURE
 from .sources.sections import release_of
 from .words import (
@@ -48,7 +48,7 @@ from .words import (
 )
 
 # bump when analysis output changes: cached analyses of another version are recomputed
-ANALYSIS_VERSION = 146
+ANALYSIS_VERSION = 147
 
 ABOUT, DEFINED, HEADED, CODE = 5, 4, 3, 2
 
@@ -677,7 +677,7 @@ def analyze(doc: Document) -> SourceAnalysis:
         summary=lead,
         tokens=toks,
         claims=fact_record(doc, _plain_sentences(sentences)),
-        named=doc.title == title_from_name(doc.path),
+        named=doc.named,
         labels=[[name, line, title] for name, line, title in doc.labels],
         xrefs=[list(k) for k in dict.fromkeys(k for s in sentences if xref.OPEN in s.text for k in xref.references(s.text))],
         title_from=doc.title_from,

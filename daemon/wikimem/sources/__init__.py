@@ -212,7 +212,7 @@ def _finish(doc: Document, *, titled_by_heading: bool = False) -> Document:
     if titled_by_heading:
         releases = [s for s in sections if s.version]
         if len(releases) >= 2 and doc.title == releases[0].title:
-            doc.title = title_from_name(doc.path)
+            doc.title, doc.named = title_from_name(doc.path), True
     if doc.version is None:
         declared = re.search(r"\d+(?:\.\d+)+", str(doc.meta.get("version") or ""))
         doc.version = declared.group(0) if declared else (found[1] if (found := title_release(doc.title)) else None)
@@ -308,7 +308,7 @@ def load_markdown(path: str, text: str) -> Document:
     doc = Document(path, "markdown", title or title_from_name(path), blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in toc], keywords=_keywords(meta), labels=labels,
-                   title_from=None if _meta_text(meta, "title") else title_from)
+                   title_from=None if _meta_text(meta, "title") else title_from, named=not title)
     if not title:
         doc = _change_entry(doc, 0)
     return _finish(doc, titled_by_heading=bool(title) and title != _meta_text(meta, "title"))
@@ -365,7 +365,8 @@ def load_rst(path: str, text: str) -> Document:
     doc = Document(path, "rst", title or title_from_name(path), result.blocks, meta, date,
                    warnings=warnings, description=_meta_text(meta, "abstract", "description", "summary", "subtitle"),
                    toc=[_resolve(path, e) for e in result.toc], keywords=[*_keywords(meta), *result.keywords],
-                   labels=result.labels, title_from=None if _meta_text(meta, "title") else result.title_from)
+                   labels=result.labels, title_from=None if _meta_text(meta, "title") else result.title_from,
+                   named=not title)
     if not title:
         doc = _change_entry(doc, result.changes)
     return _finish(doc, titled_by_heading=result.first_of_several and title == result.title)
@@ -419,7 +420,7 @@ def load_plain(path: str, text: str) -> Document:
             if rest.strip():
                 blocks.insert(index + 1, Block("para", rest.strip(), at))
             break
-    doc = Document(path, "text", title or title_from_name(path), blocks, {}, find_date(text[:2000]))
+    doc = Document(path, "text", title or title_from_name(path), blocks, {}, find_date(text[:2000]), named=not title)
     return _finish(doc)
 
 
@@ -458,7 +459,7 @@ def load_present(path: str, text: str) -> Document:
             body_lines.append(line)
     blocks = parse_markdown("\n".join(body_lines))
     doc = Document(path, "present", title or title_from_name(path), blocks, {}, date,
-                   description=subtitle if subtitle and not find_date(subtitle) else None)
+                   description=subtitle if subtitle and not find_date(subtitle) else None, named=not title)
     return _finish(doc)
 
 

@@ -108,6 +108,8 @@ class Document:
     # the file an include before the document's first title brings in (`.. include:: ../CHANGES.rst`),
     # as written: Sphinx shows that file's title, which the offline backend looks up
     title_from: str | None = None
+    # the title is its file's name (title_from_name): the document gives none of its own
+    named: bool = False
 
     @property
     def text(self) -> str:

@@ -66,12 +66,13 @@ def load_html(path: str, text: str) -> Document:
     blocks = _map_lines(parse_markdown(markdown), body, offset)
     blocks, sections = section_tree(blocks)
     title = meta.get("title") if isinstance(meta.get("title"), str) else None
-    title = title or page_title or h1_text or next((b.text for b in blocks if b.kind == "heading"), None) \
-        or title_from_name(path)
+    title = title or page_title or h1_text or next((b.text for b in blocks if b.kind == "heading"), None)
+    named = not title
+    title = title or title_from_name(path)
     date = meta_date(meta) or find_date("\n".join(b.text for b in blocks[:6]))
     subtitle = meta.get("subtitle") or meta.get("description") or description
     return Document(path, "html", clean_inline(title), blocks, meta, date, warnings=warnings, sections=sections,
-                    description=str(subtitle) if subtitle else None)
+                    description=str(subtitle) if subtitle else None, named=named)
 
 
 @lru_cache(maxsize=1)

@@ -79,4 +79,4 @@ def load_pdf(path: str, file: Path, fallback_title: str) -> Document:
     title = str(info_title).strip() or next((b.text for b in blocks if b.kind == "heading"), "")
     blocks, sections = section_tree(blocks)
     return Document(path, "pdf", title or fallback_title, blocks, {}, find_date(" ".join(pages[:1])[:2000]),
-                    anchor="page=", sections=sections)
+                    anchor="page=", sections=sections, named=not title)
