@@ -498,6 +498,13 @@ def test_markdown_inside_an_html_element_marked_so_is_read_as_markdown(tmp_path:
         [(11, "**Fast** builds with `hatch build`."), (12, "Signed installers.")], got
     assert (16, "para", "![Left as it was](x.png) in a plain element.") in got, got
     assert (21, "code", "<figure markdown>\n  ![Code](y.gif)\n</figure>") in got, got
+    # an element inside another is read as Markdown too; one never closed is left as written
+    from wikimem.sources.markdown import unfold_markdown_in_html
+
+    nested = "<div markdown>\n<div markdown>\n  - **a** item\n</div>\n</div>\n"
+    assert unfold_markdown_in_html(nested) == "\n\n- **a** item\n\n\n"
+    unclosed = "\n".join(["<div markdown>", "  ![x](y.png)"] * 3)
+    assert unfold_markdown_in_html(unclosed) == unclosed
 
 
 def test_myst_colon_fences_and_version_notes_read_as_their_text(tmp_path: Path) -> None:

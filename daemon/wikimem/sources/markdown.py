@@ -360,45 +360,48 @@ def unfold_mkdocs(text: str) -> str:
 # an HTML element whose content is Markdown (Python-Markdown's md_in_html: `<div markdown>`,
 # `<figure markdown="1">`), its opening tag on a line of its own
 _MARKDOWN_ELEMENT = lazy(r"""^[ \t]*<([A-Za-z][\w-]*)\b[^<>]*?\smarkdown(?:\s*=\s*(?:"(?:1|block)"|'(?:1|block)'|1|block))?[^<>]*>[ \t]*$""")
+_OPENING_TAG = lazy(r"^[ \t]*<([A-Za-z][\w-]*)\b")
+_CLOSING_TAG = lazy(r"^[ \t]*</([A-Za-z][\w-]*)\s*>[ \t]*$")
+MAX_MARKDOWN_DEPTH = 8  # elements inside elements: those deeper are left as they are
 
 
 def unfold_markdown_in_html(text: str) -> str:
     """An HTML element marked as holding Markdown (`<figure markdown>` ... `</figure>`, each tag on
     a line of its own) as the Markdown it holds: CommonMark reads the element as one HTML block,
     its images and links as text ("![Demo](demo.gif){ loading=lazy }"). Its tag lines are blanked
-    and its content dedented, line for line (citations keep their lines); code fences are skipped."""
+    and its content dedented, line for line (citations keep their lines); code fences are skipped.
+    One pass over the lines, each element's tags matched on a stack (an element of the same name
+    inside it opens and closes its own), so a file of unclosed tags costs no more than its lines."""
     if "markdown" not in text or "<" not in text:
         return text
     lines = text.split("\n")
     fence: str | None = None
-    i = 0
-    while i < len(lines):
-        body = lines[i].lstrip()
+    open_tags: list[tuple[str, int, bool]] = []  # (name, line, marked as holding Markdown)
+    found: list[tuple[int, int]] = []  # (opening line, closing line) of each marked element
+    for i, line in enumerate(lines):
+        body = line.lstrip()
         if fence is not None:
             if body.startswith(fence):
                 fence = None
-        elif (fenced := _FENCE_LINE.match(body)) is not None:
+            continue
+        if (fenced := _FENCE_LINE.match(body)) is not None:
             fence = fenced.group(1)[:3]
-        elif "markdown" in body and (opened := _MARKDOWN_ELEMENT.match(lines[i])) is not None:
-            tag = opened.group(1).lower()
-            close = re.compile(rf"^[ \t]*</{re.escape(tag)}\s*>[ \t]*$", re.IGNORECASE)
-            same = re.compile(rf"^[ \t]*<{re.escape(tag)}\b", re.IGNORECASE)
-            depth, end = 0, None
-            for j in range(i + 1, len(lines)):
-                if close.match(lines[j]):
-                    if depth == 0:
-                        end = j
-                        break
-                    depth -= 1
-                elif same.match(lines[j]):
-                    depth += 1
-            if end is not None:
-                inner = lines[i + 1:end]
-                cut = min((len(line) - len(line.lstrip(" ")) for line in inner if line.strip()), default=0)
-                lines[i + 1:end] = [line[cut:] if line.strip() else "" for line in inner]
-                lines[i] = lines[end] = ""
-                continue  # the content, now Markdown, is looked at as any other lines
-        i += 1
+        elif not body.startswith("<"):
+            continue
+        elif "markdown" in body and (opened := _MARKDOWN_ELEMENT.match(line)) is not None:
+            open_tags.append((opened.group(1).lower(), i, True))
+        elif open_tags and (closed := _CLOSING_TAG.match(line)) is not None:
+            if closed.group(1).lower() == open_tags[-1][0]:
+                _, at, marked = open_tags.pop()
+                if marked and len(open_tags) < MAX_MARKDOWN_DEPTH:
+                    found.append((at, i))
+        elif open_tags and (tag := _OPENING_TAG.match(line)) is not None and tag.group(1).lower() == open_tags[-1][0]:
+            open_tags.append((open_tags[-1][0], i, False))
+    for at, end in sorted(found):  # an element before those inside it: each dedented as it stands
+        inner = lines[at + 1:end]
+        cut = min((len(line) - len(line.lstrip(" ")) for line in inner if line.strip()), default=0)
+        lines[at + 1:end] = [line[cut:] if line.strip() else "" for line in inner]
+        lines[at] = lines[end] = ""
     return "\n".join(lines)
 
 
