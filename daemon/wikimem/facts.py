@@ -764,7 +764,7 @@ class Profile:
     # versions of a runtime exist, for the minimum left after a drop (timelines.successor)
     named: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the top folders of raw/ its table of contents lists documents of (a Sphinx index's toctree:
-    # `intro/overview`, `topics/commands`): the documentation it is the front page of
+    # `start/install`, `guide/commands`): the documentation it is the front page of
     contents: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:

@@ -16,7 +16,7 @@ each raw path gets its series, the key its facts are grouped under:
 - folders of one documentation set are one series: raw/'s front page speaks for the folders
   below it that name no product of their own (ref/ and howto/ of the set at the top) and have
   a front page, or whose documents its table of contents lists (a Sphinx index's toctree:
-  `topics/commands`, in a folder with no index), and folders that name the same product share
+  `guide/commands`, in a folder with no index), and folders that name the same product share
   its series;
 - a changelog directly in raw/ that names no product is the changelog of the documentation
   set beside it (the only one, or one at least twice as large as any other); one in a folder
@@ -138,7 +138,7 @@ def series_of(profiles: Mapping[str, Profile]) -> dict[str, Series]:
     # raw/'s own front page speaks for the folders below it with a front page of their own that
     # name no releases of their own ("API Details" of Acme's docs is Acme's), and for those
     # without one whose documents its table of contents lists (a Sphinx index's toctree:
-    # `topics/commands`): the product's documentation, not a team's notes beside it
+    # `guide/commands`): the product's documentation, not a team's notes beside it
     if product.get("") and has_entry.get(""):
         listed = {folder for p in groups[""] if _entry(p) for folder in profiles[p].contents}
         for folder in groups:
