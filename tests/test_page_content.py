@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,6 +105,29 @@ class NoPhrases:
 
     def said(self, collection: str, keys) -> dict[str, int]:
         return {}
+
+
+class Spelled(NoPhrases):
+    """A concept-choice stub: each collection's candidates (key, df, strength, signalling
+    documents, strong documents), 12 sources each, and how its texts spell each key."""
+
+    def __init__(self, rows: dict[str, list[tuple[str, int, int, int, int]]], spelled: dict[str, dict[str, str]]):
+        self.rows, self.spelled = rows, spelled
+
+    def collections(self) -> dict[str, int]:
+        return {name: 12 for name in self.rows}
+
+    def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
+        return self.rows[collection][:limit]
+
+    def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
+        return []
+
+    def surfaces(self, collection: str, keys: Any) -> Any:
+        from collections import Counter
+
+        own = self.spelled[collection]
+        return {k: Counter({own[k]: 3}) for k in keys if k in own}
 
 
 def analysed(tmp_path: Path, name: str, text: str):
@@ -945,8 +969,6 @@ def test_one_name_is_one_page_across_collections() -> None:
     """The 187 corpus had concepts/panic.md (Go's panic) and concepts/panic-2.md (the Rust book's
     `panic!`), which lint then reported as two pages for one thing; and the Sphinx trees'
     "Configuration File" was also called "Configuration", the title of another page."""
-    from collections import Counter
-
     from wikimem.backends.offline_concepts import choose_concepts
 
     rows = {"go": [("panic", 6, 10, 2, 1), ("goroutine", 5, 10, 2, 1)],
@@ -956,20 +978,7 @@ def test_one_name_is_one_page_across_collections() -> None:
     spellings = {"panic": "Panic", "panic!": "`panic!`", "configuration file": "Configuration file",
                  "configuration": "Configuration"}
 
-    class Stats(NoPhrases):
-        def collections(self) -> dict[str, int]:
-            return {name: 12 for name in rows}
-
-        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
-            return rows[collection][:limit]
-
-        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
-            return []
-
-        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
-            return {k: Counter({spellings[k]: 3}) for k in keys if k in spellings}
-
-    concepts = choose_concepts(Stats())
+    concepts = choose_concepts(Spelled(rows, {name: spellings for name in rows}))
     panic = [c for c in concepts.values() if "panic" in c.keys or "panic!" in c.keys]
     assert len(panic) == 1 and {"panic", "panic!"} <= set(panic[0].keys)
     titles = {c.title.lower() for c in concepts.values()}
@@ -981,29 +990,12 @@ def test_an_alias_is_no_other_pages_title_in_another_number() -> None:
     """The 187 corpus's "HashMap<K, V>" was also called "Maps" (the lone word "map" merged in),
     beside a page "Map": lint reported two pages for one thing. An alias that is another page's
     title but for its case, number or punctuation goes, as one that is that title does."""
-    from collections import Counter
-
     from wikimem.backends.offline_concepts import choose_concepts
     from wikimem.lexicon import title_key
 
     rows = {"book": [("hash map", 6, 10, 2, 1), ("map", 4, 3, 1, 0), ("ownership", 5, 10, 2, 1)],
             "notes": [("map", 6, 10, 2, 1), ("goroutine", 5, 10, 2, 1)]}
-    spellings = {"book": {"hash map": "HashMap", "map": "Maps"}, "notes": {"map": "Map"}}
-
-    class Stats(NoPhrases):
-        def collections(self) -> dict[str, int]:
-            return {name: 12 for name in rows}
-
-        def candidates(self, collection: str, limit: int) -> list[tuple[str, int, int, int, int]]:
-            return rows[collection][:limit]
-
-        def spellings(self, collection: str, squashed: set[str]) -> list[tuple[str, int, int, int, int]]:
-            return []
-
-        def surfaces(self, collection: str, keys) -> dict[str, Counter[str]]:
-            return {k: Counter({spellings[collection][k]: 3}) for k in keys if k in spellings[collection]}
-
-    concepts = choose_concepts(Stats())
+    concepts = choose_concepts(Spelled(rows, {"book": {"hash map": "HashMap", "map": "Maps"}, "notes": {"map": "Map"}}))
     hashmap = next(c for c in concepts.values() if "hash map" in c.keys)
     assert "map" in hashmap.keys and "Map" in {c.title for c in concepts.values()}, concepts
     assert "Maps" not in hashmap.aliases, hashmap
