@@ -120,10 +120,11 @@ def quotes(text: str, start: int = 0) -> Iterator[tuple[int, str, str]]:
     floor = start
     for m in CITED_QUOTE_END.finditer(text, start):
         close = m.start()
-        line_start = max(text.rfind("\n", 0, close) + 1, floor)
+        row = text.rfind("\n", 0, close) + 1
+        line_start = max(row, floor)
         if label := _LABEL.match(text, line_start, close):
             line_start = label.end()  # the label's own quote marks open no quote
-        if text.startswith("|", text.rfind("\n", 0, close) + 1):
+        if text.startswith("|", row):
             # a table's row: a quote is in one cell (a "|" in a cell's text is escaped)
             line_start = max(line_start, *(sep.end() for sep in _CELL_SEPARATOR.finditer(text, line_start, close)))
         found = [at for at in (text.find(mark, line_start, close - QUOTE_MIN) for mark in _OPENING) if at >= 0]
